@@ -1,0 +1,27 @@
+/**
+ * @module
+ * The build: scan `routes/` and `islands/`, bundle the browser side, write the manifest and the
+ * fingerprint of the sources it was made from.
+ */
+import { join } from "node:path";
+import { BUILD_DIR, fingerprint, ignoreNotFound } from "./fingerprint.ts";
+import { bundle } from "./bundle.ts";
+import { manifestSource } from "./manifest_file.ts";
+import { scan } from "./scan.ts";
+
+const ASSET_DIR = `${BUILD_DIR}/static`;
+
+export interface BuildOptions {
+  root: string;
+  dev: boolean;
+}
+
+export async function build({ root, dev }: BuildOptions): Promise<void> {
+  const found = await scan(root);
+  await Deno.remove(join(root, ASSET_DIR), { recursive: true }).catch(ignoreNotFound);
+  await Deno.mkdir(join(root, BUILD_DIR), { recursive: true });
+  const assets = await bundle({ root, outDir: ASSET_DIR, islands: found.islands, dev });
+  const source = manifestSource(found, assets, ASSET_DIR);
+  await Deno.writeTextFile(join(root, BUILD_DIR, "manifest.gen.ts"), source);
+  await Deno.writeTextFile(join(root, BUILD_DIR, "fingerprint"), await fingerprint(root, dev));
+}

@@ -1,0 +1,28 @@
+/**
+ * @module
+ * `deno task start`: builds when the sources changed since the last build, then serves `main.ts`
+ * on HOSTNAME:PORT until SIGTERM or SIGINT, letting requests in flight finish.
+ */
+import { dev, root } from "../config.ts";
+import { isStale } from "../build/fingerprint.ts";
+
+if (await isStale(root, dev)) {
+  const { build } = await import("../build/mod.ts");
+  const esbuild = await import("esbuild");
+  await build({ root, dev });
+  await esbuild.stop();
+}
+
+const { default: app } = await import("../../main.ts");
+const server = Deno.serve({
+  port: Number(Deno.env.get("PORT") ?? 8000),
+  hostname: Deno.env.get("HOSTNAME") ?? "0.0.0.0",
+  onListen: ({ hostname, port }) => console.log(`Listening on http://${hostname}:${port}/`),
+}, app.fetch);
+
+for (const signal of ["SIGTERM", "SIGINT"] as const) {
+  Deno.addSignalListener(signal, async () => {
+    await server.shutdown();
+    Deno.exit(0);
+  });
+}

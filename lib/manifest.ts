@@ -1,0 +1,56 @@
+// deno-lint-ignore-file no-explicit-any -- modules are typed by their own authors
+/**
+ * @module
+ * The shape of `_build/manifest.gen.ts`: every route, island and asset the build found, as static
+ * imports so the app runs where the file system cannot be read (Deno Deploy).
+ */
+import type { ComponentType } from "react";
+import type { Handler, Handlers, Middleware } from "./types.ts";
+
+export interface RouteModule {
+  default?: ComponentType<any>;
+  handler?: Handlers<any> | Handler<any>;
+}
+
+export interface MiddlewareModule {
+  handler: Middleware | Middleware[];
+}
+
+export interface ComponentModule {
+  default: ComponentType<any>;
+}
+
+export interface ManifestRoute {
+  file: string;
+  pattern: string;
+  module: RouteModule;
+  /** Outermost first. */
+  layouts: ComponentModule[];
+  middlewares: MiddlewareModule[];
+}
+
+/** A browser entry point: its URL and the URLs of every chunk it imports, transitively. */
+export interface Chunk {
+  entry: string;
+  imports: string[];
+}
+
+/** Browser assets of one build, as URLs under `/_app/`. */
+export interface Assets {
+  /** The island boot runtime. */
+  boot: Chunk;
+  islands: Record<string, Chunk>;
+}
+
+export interface Manifest {
+  routes: ManifestRoute[];
+  app?: ComponentModule;
+  notFound?: ComponentModule;
+  /** Layouts and middleware of the `routes/` root, applied to the not-found page. */
+  rootLayouts: ComponentModule[];
+  rootMiddlewares: MiddlewareModule[];
+  islands: { name: string; module: ComponentModule }[];
+  assets: Assets;
+  /** Where the build wrote the browser assets, relative to the project root. */
+  assetDir: string;
+}

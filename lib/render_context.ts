@@ -1,0 +1,13 @@
+/**
+ * @module
+ * Per-request values the server components of the framework read while rendering.
+ */
+import { createContext } from "react";
+import type { Assets } from "./manifest.ts";
+
+export interface RenderContextValue {
+  nonce: string;
+  assets: Assets;
+}
+
+export const RenderContext = createContext<RenderContextValue | null>(null);

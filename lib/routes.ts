@@ -1,0 +1,95 @@
+/**
+ * @module
+ * File-system route conventions: turns a path under `routes/` into a URL pattern for Hono's
+ * router and orders routes so the most specific wins. Pure functions, run by the build.
+ */
+
+const ROUTE_FILE = /\.(tsx|ts|jsx|js)$/;
+const GROUP = /^\(.+\)$/;
+const PARAM = /^\[([A-Za-z_$][\w$]*)\]$/;
+const CATCH_ALL = /^\[\.\.\.([A-Za-z_$][\w$]*)\]$/;
+const STATIC = /^[\w\-.~@!$&'()+,;=]+$/;
+
+export type SpecialFile = "_app" | "_layout" | "_middleware" | "_404";
+
+export interface RouteFile {
+  /** Path relative to `routes/`, with `/` separators. */
+  file: string;
+  pattern: string;
+}
+
+/** The special file a path names, or undefined for an ordinary route. */
+export function specialFile(file: string): SpecialFile | undefined {
+  const base = file.split("/").pop()!.replace(ROUTE_FILE, "");
+  if (base === "_app" || base === "_layout" || base === "_middleware" || base === "_404") {
+    return base;
+  }
+  return undefined;
+}
+
+export function isRouteFile(file: string): boolean {
+  return ROUTE_FILE.test(file) && !file.split("/").some((part) => part.startsWith("_"));
+}
+
+/** `blog/[slug].tsx` → `/blog/:slug`; `docs/[...path].tsx` → `/docs/:path{.+}`. */
+export function patternFor(file: string): string {
+  const segments = file.replace(ROUTE_FILE, "").split("/").filter((s) => !GROUP.test(s));
+  if (segments.at(-1) === "index") segments.pop();
+  const parts = segments.map((segment, i) => {
+    const catchAll = CATCH_ALL.exec(segment);
+    if (catchAll) {
+      if (i !== segments.length - 1) {
+        throw new Error(`routes/${file}: a catch-all [...${catchAll[1]}] must be the last segment`);
+      }
+      return `:${catchAll[1]}{.+}`;
+    }
+    const param = PARAM.exec(segment);
+    if (param) return `:${param[1]}`;
+    if (!STATIC.test(segment) || segment.includes("[")) {
+      throw new Error(
+        `routes/${file}: "${segment}" is not a valid segment; use letters, digits, -_.~ or [param]`,
+      );
+    }
+    return segment;
+  });
+  return "/" + parts.join("/");
+}
+
+/** The folders from `routes/` down to the file's own, each as a prefix ("" is the root). */
+export function foldersOf(file: string): string[] {
+  const parts = file.split("/").slice(0, -1);
+  return ["", ...parts.map((_, i) => parts.slice(0, i + 1).join("/"))];
+}
+
+function rank(segment: string): number {
+  if (segment.endsWith("{.+}")) return 2;
+  return segment.startsWith(":") ? 1 : 0;
+}
+
+/** Static segments before parameters before catch-alls, compared segment by segment. */
+export function compareRoutes(a: RouteFile, b: RouteFile): number {
+  const as = a.pattern.split("/");
+  const bs = b.pattern.split("/");
+  for (let i = 0; i < Math.min(as.length, bs.length); i++) {
+    const diff = rank(as[i]) - rank(bs[i]);
+    if (diff !== 0) return diff;
+  }
+  if (as.length !== bs.length) {
+    // A catch-all matches any depth, so the longer static prefix goes first.
+    return bs.length - as.length;
+  }
+  return a.pattern < b.pattern ? -1 : a.pattern > b.pattern ? 1 : 0;
+}
+
+/** Two files that claim one URL (`a.tsx` and `(g)/a.tsx`) are a build error. */
+export function assertUniquePatterns(routes: RouteFile[]): void {
+  const seen = new Map<string, string>();
+  for (const route of routes) {
+    const key = route.pattern.replace(/:[^/{]+/g, ":");
+    const other = seen.get(key);
+    if (other) {
+      throw new Error(`routes/${other} and routes/${route.file} both match ${route.pattern}`);
+    }
+    seen.set(key, route.file);
+  }
+}

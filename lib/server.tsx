@@ -1,0 +1,90 @@
+/**
+ * @module
+ * The application: one Hono app built from the manifest at start-up. A request flows one way —
+ * request id and security headers, static files, the route (middleware, handler, page), and
+ * the not-found page or the failure screen when that is how it ends.
+ */
+import { type Context, Hono } from "hono";
+import { requestId } from "hono/request-id";
+import { join } from "node:path";
+import { root } from "./config.ts";
+import { failureResponse, failureScript } from "./failure.ts";
+import { registerIsland } from "./islands.tsx";
+import type { Manifest, ManifestRoute } from "./manifest.ts";
+import { isNotFound } from "./not_found.ts";
+import { renderPage } from "./render.tsx";
+import { middlewaresOf, registerRoutes, type RequestScope, runMiddlewares } from "./router.ts";
+import { nonceOf, securityHeaders } from "./security.ts";
+import { staticFiles } from "./static.ts";
+import type { PageProps, RenderInit } from "./types.ts";
+
+export interface Server {
+  fetch(req: Request): Response | Promise<Response>;
+}
+
+export function createServer(manifest: Manifest): Server {
+  for (const island of manifest.islands) registerIsland(island.name, island.module.default);
+
+  const app = new Hono();
+  app.use(requestId());
+  app.use(securityHeaders);
+  app.use(staticFiles(join(root, manifest.assetDir), "/_app", true));
+  app.use(staticFiles(join(root, "static"), "", false));
+
+  const renderRoute = (
+    c: Context,
+    route: ManifestRoute,
+    scope: RequestScope,
+    data: unknown,
+    init?: RenderInit,
+  ) => {
+    const page = route.module.default;
+    if (!page) throw new Error(`routes/${route.file} has no default export to render`);
+    return render(c, { app: manifest.app, layouts: route.layouts, page }, scope, data, init);
+  };
+  registerRoutes(app, manifest.routes, renderRoute);
+
+  const notFoundPage = manifest.notFound?.default ?? DefaultNotFound;
+  const rootMiddlewares = manifest.rootMiddlewares.flatMap(middlewaresOf);
+  const renderNotFound = (c: Context) => {
+    const scope = { params: {}, url: new URL(c.req.url), state: {} };
+    const tree = { app: manifest.app, layouts: manifest.rootLayouts, page: notFoundPage };
+    return runMiddlewares(
+      c.req.raw,
+      scope,
+      rootMiddlewares,
+      () => render(c, tree, scope, undefined, { status: 404 }),
+    ).catch((error) => failureResponse(c, error));
+  };
+
+  const render = (
+    c: Context,
+    tree: Parameters<typeof renderPage>[0],
+    scope: RequestScope,
+    data: unknown,
+    init?: RenderInit,
+  ) => {
+    const props: PageProps<unknown> = { ...scope, data };
+    return renderPage(tree, {
+      context: { nonce: nonceOf(c), assets: manifest.assets },
+      props,
+      status: init?.status ?? 200,
+      headers: init?.headers,
+      signal: c.req.raw.signal,
+      onStreamError: (error) => failureScript(c, error),
+    });
+  };
+
+  app.notFound(renderNotFound);
+  app.onError((error, c) => isNotFound(error) ? renderNotFound(c) : failureResponse(c, error));
+  return { fetch: app.fetch };
+}
+
+function DefaultNotFound() {
+  return (
+    <main>
+      <title>Not found</title>
+      <h1>404 — this page could not be found</h1>
+    </main>
+  );
+}

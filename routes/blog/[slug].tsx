@@ -1,0 +1,29 @@
+import { type Handlers, notFound, type PageProps } from "../../lib/mod.ts";
+
+interface Post {
+  title: string;
+  body: string;
+}
+
+const POSTS: Record<string, Post> = {
+  "hello-world": { title: "Hello, world", body: "The first post: rendered on the server." },
+  "islands": { title: "Islands", body: "Only the interactive parts ship JavaScript." },
+};
+
+export const handler: Handlers<Post> = {
+  GET(_req, ctx) {
+    const post = POSTS[ctx.params.slug];
+    if (!post) throw notFound();
+    return ctx.render(post);
+  },
+};
+
+export default function BlogPost({ data }: PageProps<Post>) {
+  return (
+    <article>
+      <title>{data.title}</title>
+      <h1>{data.title}</h1>
+      <p>{data.body}</p>
+    </article>
+  );
+}

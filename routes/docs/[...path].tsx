@@ -1,0 +1,13 @@
+import type { PageProps } from "../../lib/mod.ts";
+
+export default function Docs({ params }: PageProps) {
+  return (
+    <>
+      <title>Docs</title>
+      <h1>Docs</h1>
+      <p>
+        A catch-all route matched <code>{params.path}</code>.
+      </p>
+    </>
+  );
+}

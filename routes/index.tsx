@@ -1,0 +1,25 @@
+const EXAMPLES = [
+  ["/counter", "An island", "a stateful component hydrated in the browser, with rich props"],
+  ["/streaming", "Streaming", "a Suspense section that streams in after the page"],
+  ["/blog/hello-world", "A dynamic route", "blog/[slug].tsx; unknown slugs answer 404"],
+  ["/docs/getting/started", "A catch-all route", "docs/[...path].tsx"],
+  ["/about", "A route group", "(info)/about.tsx: the folder stays out of the URL"],
+  ["/api/time", "An API route", "a handler and no page: JSON"],
+] as const;
+
+export default function Home() {
+  return (
+    <>
+      <title>Examples</title>
+      <h1>Examples</h1>
+      <p>Each page shows one capability of the application shell.</p>
+      <ul>
+        {EXAMPLES.map(([href, name, what]) => (
+          <li key={href}>
+            <a href={href}>{name}</a> — {what}
+          </li>
+        ))}
+      </ul>
+    </>
+  );
+}

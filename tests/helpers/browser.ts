@@ -1,0 +1,23 @@
+/**
+ * @module
+ * Headless Chromium (Debian's) driven by playwright-core, with the flags this sandbox needs.
+ */
+import { type Browser, chromium } from "playwright-core";
+
+export const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
+export async function launchBrowser(): Promise<Browser & AsyncDisposable> {
+  const browser = await chromium.launch({
+    executablePath: Deno.env.get("CHROMIUM_PATH") ?? "/usr/bin/chromium",
+    args: CHROMIUM_ARGS,
+  });
+  return Object.assign(browser, { [Symbol.asyncDispose]: () => browser.close() });
+}

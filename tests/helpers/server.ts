@@ -1,0 +1,130 @@
+/**
+ * @module
+ * Starts the real server (`lib/cli/start.ts`, as `deno task start` does) on a free loopback port
+ * and collects what it prints, so tests can talk HTTP to it and read its JSON log lines.
+ */
+import { fileURLToPath } from "node:url";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+
+export interface TestServer {
+  /** `http://127.0.0.1:PORT` */
+  origin: string;
+  port: number;
+  /** Every line the server wrote to stdout so far. */
+  stdout: string[];
+  stderr: string[];
+  /** stdout lines that parse as JSON objects. */
+  logs(): Record<string, unknown>[];
+  /** Resolves with the first JSON log line matching `predicate` (waits up to `ms`). */
+  waitForLog(
+    predicate: (line: Record<string, unknown>) => boolean,
+    ms?: number,
+  ): Promise<Record<string, unknown>>;
+  fetch(path: string, init?: RequestInit): Promise<Response>;
+  /** SIGTERM, then wait for the exit; returns the exit code. */
+  stop(): Promise<number>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+export function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr as Deno.NetAddr;
+  listener.close();
+  return port;
+}
+
+export async function startServer(
+  env: Record<string, string> = {},
+  { script = "lib/cli/start.ts" } = {},
+): Promise<TestServer> {
+  const port = freePort();
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", script],
+    cwd: ROOT,
+    env: { NODE_ENV: "production", ...env, PORT: String(port), HOSTNAME: "127.0.0.1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  const waiters = new Set<() => void>();
+  const collect = async (stream: ReadableStream<Uint8Array>, into: string[]) => {
+    const decoder = new TextDecoder();
+    let rest = "";
+    for await (const bytes of stream) {
+      const lines = (rest + decoder.decode(bytes, { stream: true })).split("\n");
+      rest = lines.pop()!;
+      into.push(...lines);
+      for (const wake of waiters) wake();
+    }
+    if (rest) into.push(rest);
+  };
+  const done = Promise.all([collect(child.stdout, stdout), collect(child.stderr, stderr)]);
+  const origin = `http://127.0.0.1:${port}`;
+
+  const logs = () =>
+    stdout.flatMap((line) => {
+      if (!line.startsWith("{")) return [];
+      try {
+        return [JSON.parse(line)];
+      } catch {
+        return [];
+      }
+    });
+
+  const waitFor = <T>(find: () => T | undefined, ms: number, what: string): Promise<T> =>
+    new Promise((resolve, reject) => {
+      const check = () => {
+        const found = find();
+        if (found === undefined) return;
+        cleanup();
+        resolve(found);
+      };
+      const timer = setTimeout(() => {
+        cleanup();
+        reject(
+          new Error(
+            `${what} not seen in ${ms} ms\nstdout:\n${stdout.join("\n")}\nstderr:\n${
+              stderr.join("\n")
+            }`,
+          ),
+        );
+      }, ms);
+      const cleanup = () => {
+        clearTimeout(timer);
+        waiters.delete(check);
+      };
+      waiters.add(check);
+      check();
+    });
+
+  await waitFor(() => stdout.find((l) => l.includes("Listening on")), 30_000, "Listening");
+
+  let stopped: Promise<number> | undefined;
+  const stop = () =>
+    stopped ??= (async () => {
+      try {
+        child.kill("SIGTERM");
+      } catch { /* already gone */ }
+      const { code } = await child.status;
+      await done;
+      return code;
+    })();
+
+  return {
+    origin,
+    port,
+    stdout,
+    stderr,
+    logs,
+    waitForLog: (predicate, ms = 5_000) =>
+      waitFor(() => logs().find(predicate), ms, "matching log line"),
+    fetch: (path, init) => fetch(origin + path, { redirect: "manual", ...init }),
+    stop,
+    async [Symbol.asyncDispose]() {
+      await stop();
+    },
+  };
+}
