@@ -34,14 +34,21 @@ export function freePort(): number {
   return port;
 }
 
+export interface StartOptions {
+  /** Project root to run in (a `copyProject()` root); defaults to this project. */
+  root?: string;
+  /** Script to run, relative to the root. */
+  script?: string;
+}
+
 export async function startServer(
   env: Record<string, string> = {},
-  { script = "lib/cli/start.ts" } = {},
+  { root = ROOT, script = "lib/cli/start.ts" }: StartOptions = {},
 ): Promise<TestServer> {
   const port = freePort();
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", script],
-    cwd: ROOT,
+    cwd: root,
     env: { NODE_ENV: "production", ...env, PORT: String(port), HOSTNAME: "127.0.0.1" },
     stdout: "piped",
     stderr: "piped",
