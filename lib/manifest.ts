@@ -5,6 +5,7 @@
  * imports so the app runs where the file system cannot be read (Deno Deploy).
  */
 import type { ComponentType } from "react";
+import type { ActionEntry } from "./actions/registry.ts";
 import type { Handler, Handlers, Middleware } from "./types.ts";
 
 export interface RouteModule {
@@ -40,6 +41,8 @@ export interface Assets {
   /** The island boot runtime. */
   boot: Chunk;
   islands: Record<string, Chunk>;
+  /** The Sentry browser SDK, loaded after the page only when Sentry is configured. */
+  sentry?: Chunk;
 }
 
 export interface Manifest {
@@ -53,4 +56,11 @@ export interface Manifest {
   assets: Assets;
   /** Where the build wrote the browser assets, relative to the project root. */
   assetDir: string;
+  actions: ManifestActions;
+}
+
+/** The server actions (`"use server"` modules) and the build's key for signing form state. */
+export interface ManifestActions {
+  secret: string;
+  entries: ActionEntry[];
 }

@@ -15,3 +15,4 @@ export type {
   State,
 } from "./types.ts";
 export { notFound } from "./not_found.ts";
+export { redirect } from "./actions/redirect.ts";

@@ -2,6 +2,7 @@
  * @module
  * `throw notFound()` from a handler or during render answers with `_404.tsx` and status 404.
  */
+import type { Context } from "hono";
 
 const NOT_FOUND = Symbol.for("app.notFound");
 
@@ -19,4 +20,24 @@ export function notFound(message?: string): NotFoundError {
 
 export function isNotFound(error: unknown): boolean {
   return typeof error === "object" && error !== null && NOT_FOUND in error;
+}
+
+declare module "hono" {
+  interface ContextVariableMap {
+    /** Set while the not-found page renders: see `isNotFoundRoute`. */
+    notFoundRoute: boolean;
+  }
+}
+
+/** Marks the request as answered by the not-found page (unknown URL, `notFound()`, `_404.tsx`). */
+export function markNotFoundRoute(c: Context): void {
+  c.set("notFoundRoute", true);
+}
+
+/**
+ * True when the not-found page answers the request — also when `_404.tsx` itself failed. Sentry
+ * sends nothing for such a request: no error event, no transaction; its failure is still logged.
+ */
+export function isNotFoundRoute(c: Context): boolean {
+  return c.get("notFoundRoute") === true;
 }

@@ -7,8 +7,10 @@
  */
 import type { ComponentType, ReactNode } from "react";
 import { renderToReadableStream } from "react-dom/server";
+import type { FormState } from "./actions/form_state.ts";
 import type { ComponentModule } from "./manifest.ts";
 import { RenderContext, type RenderContextValue } from "./render_context.ts";
+import { type BoundaryFailure, watchBoundaries } from "./stream_failure.ts";
 import type { PageProps } from "./types.ts";
 
 export interface PageTree {
@@ -25,8 +27,10 @@ export interface RenderOptions {
   signal: AbortSignal;
   /** Extra elements for the document (meta tags): React hoists them into `<head>`. */
   head?: ReactNode;
-  /** Called for a failure after the shell was sent; returns HTML to append to the stream. */
-  onStreamError?: (error: unknown) => string;
+  /** What a form posted just before returned, for its `useActionState` (see actions/). */
+  formState?: FormState;
+  /** Called for a Suspense boundary that failed; says what ends the stream. */
+  onStreamError?: (error: unknown) => BoundaryFailure;
 }
 
 function DefaultApp({ Component }: { Component: ComponentType }) {
@@ -66,38 +70,31 @@ function compose(tree: PageTree, props: PageProps<unknown>, head: ReactNode): Re
 }
 
 export async function renderPage(tree: PageTree, options: RenderOptions): Promise<Response> {
-  const streamErrors: unknown[] = [];
   const element = (
     <RenderContext value={options.context}>
       {compose(tree, options.props, options.head)}
     </RenderContext>
   );
+  // A failure before the shell is ready (in it, or in a Suspense boundary) rejects this promise
+  // and is the caller's to answer; one after goes to `onStreamError` (see stream_failure.ts).
+  const watch = options.onStreamError && watchBoundaries(options.signal, options.onStreamError);
   const stream = await renderToReadableStream(element, {
     nonce: options.context.nonce,
-    signal: options.signal,
-    // A shell failure also rejects this promise and is the caller's to handle; any other error
-    // (a Suspense boundary that failed, before or after the shell was sent) is handled at the end.
-    onError(error) {
-      streamErrors.push(error);
-    },
+    signal: watch?.signal ?? options.signal,
+    onError: watch?.onError,
+    formState: options.formState,
   });
-  const onStreamError = options.onStreamError;
-  const body = onStreamError
-    ? stream.pipeThrough(appendOnError(streamErrors, onStreamError))
-    : stream;
+  const tail = watch?.shellReady(await isComplete(stream));
+  const body = tail ? stream.pipeThrough(tail) : stream;
   const headers = new Headers(options.headers);
   headers.set("Content-Type", "text/html; charset=utf-8");
   return new Response(body, { status: options.status, headers });
 }
 
-/** Passes the stream through; once it ends, appends what `onStreamError` makes of a failure. */
-function appendOnError(
-  errors: unknown[],
-  onStreamError: (error: unknown) => string,
-): TransformStream<Uint8Array, Uint8Array> {
-  return new TransformStream({
-    flush(controller) {
-      if (errors.length > 0) controller.enqueue(new TextEncoder().encode(onStreamError(errors[0])));
-    },
-  });
+const PENDING = Symbol("pending");
+
+/** Whether React has already rendered everything (no Suspense boundary left waiting). */
+async function isComplete(stream: { allReady: Promise<void> }): Promise<boolean> {
+  // A settled `allReady` wins the race against the settled PENDING: it comes first.
+  return await Promise.race([stream.allReady, PENDING]) !== PENDING;
 }

@@ -5,6 +5,7 @@
  */
 import type { Context } from "hono";
 import { NONCE, secureHeaders } from "hono/secure-headers";
+import { browserConnectSources, sentryConfig } from "./sentry/config.ts";
 
 export const securityHeaders = secureHeaders({
   contentSecurityPolicy: {
@@ -13,7 +14,7 @@ export const securityHeaders = secureHeaders({
     // Islands sit in `display:contents` elements styled inline.
     styleSrc: ["'self'", "'unsafe-inline'"],
     imgSrc: ["'self'", "data:"],
-    connectSrc: ["'self'"],
+    connectSrc: ["'self'", ...browserConnectSources(sentryConfig)],
     objectSrc: ["'none'"],
     baseUri: ["'self'"],
     formAction: ["'self'"],

@@ -4,15 +4,20 @@
  * request id and security headers, static files, the route (middleware, handler, page), and
  * the not-found page or the failure screen when that is how it ends.
  */
-import { type Context, Hono } from "hono";
+import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { requestId } from "hono/request-id";
 import { join } from "node:path";
-import { root } from "./config.ts";
-import { failureResponse, failureScript } from "./failure.ts";
+import { formStateHead, formStateOf, mountActions } from "./actions/mod.ts";
+import { dev, root } from "./config.ts";
+import { withLiveReload } from "./dev/app.tsx";
+import { boundaryFailure, catchThrownValues, failureResponse } from "./failure.ts";
 import { registerIsland } from "./islands.tsx";
 import type { Manifest, ManifestRoute } from "./manifest.ts";
-import { isNotFound } from "./not_found.ts";
+import { isNotFound, markNotFoundRoute } from "./not_found.ts";
 import { renderPage } from "./render.tsx";
+import { rejectInvalidUrls } from "./request_guard.ts";
+import { requestLog, requestLogging } from "./request_log.ts";
+import { sentry } from "./sentry/mod.ts";
 import { middlewaresOf, registerRoutes, type RequestScope, runMiddlewares } from "./router.ts";
 import { nonceOf, securityHeaders } from "./security.ts";
 import { staticFiles } from "./static.ts";
@@ -22,14 +27,26 @@ export interface Server {
   fetch(req: Request): Response | Promise<Response>;
 }
 
+/** `requestId()` sets its header before the handler runs; a page's own Response would drop it. */
+const exposeRequestId: MiddlewareHandler = async (c, next) => {
+  await next();
+  c.res.headers.set("X-Request-Id", c.get("requestId"));
+};
+
 export function createServer(manifest: Manifest): Server {
   for (const island of manifest.islands) registerIsland(island.name, island.module.default);
 
   const app = new Hono();
   app.use(requestId());
+  app.use(exposeRequestId);
+  if (requestLogging) app.use(requestLog);
   app.use(securityHeaders);
+  app.use(catchThrownValues);
   app.use(staticFiles(join(root, manifest.assetDir), "/_app", true));
   app.use(staticFiles(join(root, "static"), "", false));
+  const devScript = dev ? withLiveReload(app) : undefined;
+  sentry?.install(app);
+  mountActions(app, manifest.actions);
 
   const renderRoute = (
     c: Context,
@@ -47,6 +64,7 @@ export function createServer(manifest: Manifest): Server {
   const notFoundPage = manifest.notFound?.default ?? DefaultNotFound;
   const rootMiddlewares = manifest.rootMiddlewares.flatMap(middlewaresOf);
   const renderNotFound = (c: Context) => {
+    markNotFoundRoute(c);
     const scope = { params: {}, url: new URL(c.req.url), state: {} };
     const tree = { app: manifest.app, layouts: manifest.rootLayouts, page: notFoundPage };
     return runMiddlewares(
@@ -65,19 +83,28 @@ export function createServer(manifest: Manifest): Server {
     init?: RenderInit,
   ) => {
     const props: PageProps<unknown> = { ...scope, data };
+    const formState = formStateOf(c);
     return renderPage(tree, {
       context: { nonce: nonceOf(c), assets: manifest.assets },
+      head: (
+        <>
+          {devScript?.(nonceOf(c))}
+          {sentry?.head(c)}
+          {formStateHead(formState)}
+        </>
+      ),
+      formState,
       props,
       status: init?.status ?? 200,
       headers: init?.headers,
       signal: c.req.raw.signal,
-      onStreamError: (error) => failureScript(c, error),
+      onStreamError: (error) => boundaryFailure(c, error),
     });
   };
 
   app.notFound(renderNotFound);
   app.onError((error, c) => isNotFound(error) ? renderNotFound(c) : failureResponse(c, error));
-  return { fetch: app.fetch };
+  return { fetch: rejectInvalidUrls(app.fetch) };
 }
 
 function DefaultNotFound() {

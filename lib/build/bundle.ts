@@ -7,21 +7,27 @@
 import * as esbuild from "esbuild";
 import { join } from "node:path";
 import type { Assets, Chunk } from "../manifest.ts";
+import type { ActionModule } from "./actions.ts";
+import { actionStubs } from "./action_stubs.ts";
 
 export interface BundleOptions {
   root: string;
   /** Output folder, relative to root. */
   outDir: string;
   islands: Map<string, string>;
+  /** `"use server"` modules: stubs take their place in the bundle. */
+  actions: ActionModule[];
   dev: boolean;
 }
 
 const BOOT = "lib/client/boot.ts";
+const SENTRY = "lib/client/sentry.ts";
 
 export async function bundle(options: BundleOptions): Promise<Assets> {
   const { root, outDir, dev } = options;
   const entryPoints = [
     { in: join(root, BOOT), out: "boot" },
+    { in: join(root, SENTRY), out: "sentry" },
     ...[...options.islands].map(([name, file]) => ({ in: join(root, file), out: name })),
   ];
   const result = await esbuild.build({
@@ -42,6 +48,7 @@ export async function bundle(options: BundleOptions): Promise<Assets> {
     jsxImportSource: "react",
     define: { "process.env.NODE_ENV": JSON.stringify(dev ? "development" : "production") },
     legalComments: "none",
+    plugins: [actionStubs(root, options.actions)],
     logLevel: "silent",
   });
   return assetsOf(result.metafile, outDir, options.islands);
@@ -70,5 +77,6 @@ function assetsOf(
   return {
     boot: chunkOf(BOOT),
     islands: Object.fromEntries([...islands].map(([name, file]) => [name, chunkOf(file)])),
+    sentry: chunkOf(SENTRY),
   };
 }

@@ -3,10 +3,17 @@
  * Writes `_build/manifest.gen.ts`: static imports of every route, layout, middleware and island,
  * so the server needs no file-system access to find them (Deno Deploy).
  */
+import { randomBytes } from "node:crypto";
 import type { Assets } from "../manifest.ts";
+import type { ActionModule } from "./actions.ts";
 import type { Scan } from "./scan.ts";
 
-export function manifestSource(scan: Scan, assets: Assets, assetDir: string): string {
+export function manifestSource(
+  scan: Scan,
+  assets: Assets,
+  assetDir: string,
+  actions: ActionModule[],
+): string {
   const imports: string[] = [];
   const names = new Map<string, string>();
   const ref = (path: string) => {
@@ -28,6 +35,14 @@ export function manifestSource(scan: Scan, assets: Assets, assetDir: string): st
   );
   const islands = [...scan.islands].map(([name, file]) =>
     `    { name: ${JSON.stringify(name)}, module: ${ref(file)} },`
+  );
+
+  const actionEntries = actions.flatMap(({ file, exports }) =>
+    exports.map(({ id, name }) =>
+      `      { id: ${JSON.stringify(id)}, name: ${JSON.stringify(name)}, file: ${
+        JSON.stringify(file)
+      }, action: ${ref(file)}.${name} },`
+    )
   );
 
   const app = scan.app ? route(scan.app) : "undefined";
@@ -52,6 +67,13 @@ ${islands.join("\n")}
   ],
   assets: ${JSON.stringify(assets)},
   assetDir: ${JSON.stringify(assetDir)},
+  actions: {
+    // Signs form state carried across a redirect; new with every build.
+    secret: ${JSON.stringify(randomBytes(32).toString("base64url"))},
+    entries: [
+${actionEntries.join("\n")}
+    ],
+  },
 };
 
 export default manifest;

@@ -23,6 +23,8 @@ const server = Deno.serve({
 for (const signal of ["SIGTERM", "SIGINT"] as const) {
   Deno.addSignalListener(signal, async () => {
     await server.shutdown();
+    const { sentry } = await import("../sentry/mod.ts");
+    await sentry?.flush(2000); // bounded: an unreachable Sentry must not hold the exit
     Deno.exit(0);
   });
 }

@@ -4,12 +4,19 @@
  * once its server HTML is complete it imports the island's chunk, decodes the props and hydrates
  * with `hydrateRoot`. Server-rendered children are kept as they are.
  */
-import { createElement } from "react";
+import { type ComponentType, createElement } from "react";
 import { hydrateRoot } from "react-dom/client";
 import { deserializeProps } from "../props.ts";
-import { showClientFailure } from "./failure.ts";
+import { failPage, reportPageError, reportUncaughtErrors } from "./failure.ts";
+import { pageFormState } from "./form_state.ts";
 
 const CONTENTS = { display: "contents" };
+
+const ROOT_OPTIONS = {
+  onUncaughtError: failPage("render"),
+  onCaughtError: reportPageError("caught"),
+  onRecoverableError: reportPageError("recoverable"),
+};
 
 class AppIsland extends HTMLElement {
   #started = false;
@@ -17,11 +24,14 @@ class AppIsland extends HTMLElement {
   connectedCallback() {
     if (this.#started) return; // moved into place by a streamed Suspense boundary
     this.#started = true;
-    whenParsed(this).then(() => this.#hydrate()).catch(showClientFailure);
+    whenParsed(this)
+      .then(() => import(this.getAttribute("src")!))
+      .then((module) => this.#hydrate(module), failPage("island-load"))
+      .catch(failPage("hydration"));
   }
 
-  async #hydrate() {
-    const module = await import(this.getAttribute("src")!);
+  #hydrate(module: { default: ComponentType }) {
+    if (!this.isConnected) return; // the page gave way to a failure screen meanwhile
     const props = deserializeProps(this.getAttribute("props")!);
     const children = this.querySelector(":scope island-children");
     if (children) {
@@ -32,9 +42,8 @@ class AppIsland extends HTMLElement {
       });
     }
     hydrateRoot(this, createElement(module.default, props), {
-      onUncaughtError: showClientFailure,
-      onCaughtError: (error) => console.error(error),
-      onRecoverableError: (error) => console.error(error),
+      ...ROOT_OPTIONS,
+      formState: pageFormState(),
     });
   }
 }
@@ -63,4 +72,5 @@ function whenParsed(el: Element): Promise<void> {
   });
 }
 
+reportUncaughtErrors();
 customElements.define("app-island", AppIsland);

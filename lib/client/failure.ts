@@ -1,23 +1,56 @@
 /**
  * @module
- * The client-side failure screen: when an island cannot load, hydrate or render, the whole page
- * gives way to the screen, so the user never acts on a half-working page.
+ * What the browser runtime does with an error. One that breaks the page while it loads (an
+ * island's chunk fails to load, hydration or render throws) replaces the whole page with the
+ * client-side screen, so the user never acts on a half-working page. One after that, in an event
+ * handler, leaves the page as it is, as in React and Next.js. Both are logged and reported.
  */
-import { SCREEN_STYLE, screenBody } from "../errors/screen.ts";
+import { FAILURE_ATTRIBUTE, screenMarkup } from "../errors/screen.ts";
+import { reportError } from "./report.ts";
 
-let shown = false;
+// esbuild writes the build's mode in here: a development build shows what broke on the screen.
+const dev = process.env.NODE_ENV === "development";
 
-export function showClientFailure(error: unknown): void {
-  console.error(error);
-  if (shown) return;
-  shown = true;
-  const head = document.createElement("head");
-  head.innerHTML = `<meta charset="utf-8"><meta name="viewport" ` +
-    `content="width=device-width,initial-scale=1"><title>Application error</title>`;
-  const style = document.createElement("style");
-  style.textContent = SCREEN_STYLE;
-  head.append(style);
-  const body = document.createElement("body");
-  body.innerHTML = screenBody({ host: location.hostname });
-  document.documentElement.replaceChildren(head, body);
+/**
+ * A fatal error: the page gives way to the client-side screen — or the server-side one, with its
+ * digest, when the error is a server failure met in the browser (a server action's).
+ */
+export function failPage(kind: string): (error: unknown) => void {
+  return (error) => {
+    console.error(error);
+    reportError({ error, kind, fatal: true });
+    const root = document.documentElement;
+    // A failure screen already shows; a server one carries the digest, which must stay in view.
+    if (root.hasAttribute(FAILURE_ATTRIBUTE)) return;
+    const digest = serverDigestOf(error);
+    root.setAttribute(FAILURE_ATTRIBUTE, digest === undefined ? "client" : "server");
+    const details = dev ? (error instanceof Error && error.stack) || String(error) : undefined;
+    root.innerHTML = screenMarkup({ host: location.hostname, digest, details });
+  };
+}
+
+function serverDigestOf(error: unknown): string | undefined {
+  const digest = (error as { digest?: unknown } | null)?.digest;
+  return typeof digest === "string" ? digest : undefined;
+}
+
+/** An error the page survives (React recovered, an error boundary caught it): logged, reported. */
+export function reportPageError(kind: string): (error: unknown) => void {
+  return (error) => {
+    console.error(error);
+    reportError({ error, kind, fatal: false });
+  };
+}
+
+/**
+ * Reports what nothing else catches — errors in event handlers, timers and forgotten promises —
+ * without touching the page. The browser has already logged them to the console.
+ */
+export function reportUncaughtErrors(): void {
+  addEventListener("error", (event) => {
+    reportError({ error: event.error ?? event.message, kind: "uncaught", fatal: false });
+  });
+  addEventListener("unhandledrejection", (event) => {
+    reportError({ error: event.reason, kind: "unhandled-rejection", fatal: false });
+  });
 }

@@ -19,7 +19,15 @@ export interface ScreenOptions {
   digest?: string;
   /** Dev only: message and stack, shown under the digest. */
   details?: string;
+  /** The request's CSP nonce, for the screen's inline style. */
+  nonce?: string;
 }
+
+/**
+ * Set on `<html>` while the screen shows (`server` or `client`): the browser runtime reads it so a
+ * late client-side failure never covers the digest of a server one.
+ */
+export const FAILURE_ATTRIBUTE = "data-failure";
 
 const ESCAPES: Record<string, string> = {
   "&": "&amp;",
@@ -29,39 +37,45 @@ const ESCAPES: Record<string, string> = {
   "'": "&#39;",
 };
 
-function escapeHtml(text: string): string {
+export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ESCAPES[c]);
 }
 
-// System fonts and no external asset, so the screen shows even when nothing else loads.
-const STYLE = `:root{color-scheme:light dark;--fg:#111;--muted:#555;--bg:#fff;--rule:#ddd}
-@media (prefers-color-scheme:dark){:root{--fg:#eee;--muted:#aaa;--bg:#111;--rule:#333}}
-html,body{height:100%;margin:0}
-body{display:flex;align-items:center;justify-content:center;background:var(--bg);color:var(--fg);
-font:16px/1.6 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}
-main{max-width:36rem;padding:2rem}
-h1{font-size:1.05rem;font-weight:500;margin:0}
-p{margin:1rem 0 0;padding-top:1rem;border-top:1px solid var(--rule);color:var(--muted);
-font:0.9rem/1.5 ui-monospace,SFMono-Regular,Menlo,monospace}
-pre{margin:1rem 0 0;white-space:pre-wrap;overflow-wrap:anywhere;color:var(--muted);
-font:0.8rem/1.5 ui-monospace,SFMono-Regular,Menlo,monospace}`;
+// System fonts, no external asset: the screen must show when nothing else loads.
+const STYLE =
+  `:root{color-scheme:light dark;--fg:#1f2328;--muted:#59636e;--bg:#fafafa;--rule:#d8dde3}
+@media (prefers-color-scheme:dark){:root{--fg:#e6e8eb;--muted:#9aa3ad;--bg:#14171a;--rule:#353b42}}
+html,body{min-height:100%;margin:0}
+body{display:flex;align-items:center;justify-content:center;box-sizing:border-box;min-height:100vh;
+padding:2rem 1.25rem;background:var(--bg);color:var(--fg);
+font:1.0625rem/1.6 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;-webkit-font-smoothing:antialiased}
+main{max-width:34rem}
+main:has(pre){max-width:56rem}
+h1{max-width:34rem;font-size:inherit;font-weight:500;margin:0;text-wrap:pretty}
+p{margin:1.5rem 0 0;padding-top:1.25rem;border-top:1px solid var(--rule);color:var(--muted);font-size:.9375rem}
+code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
+code{color:var(--fg);letter-spacing:.06em;user-select:all}
+pre{margin:1.5rem 0 0;padding:1rem;border:1px solid var(--rule);border-radius:6px;overflow-x:auto;
+color:var(--muted);font-size:.8125rem;line-height:1.5}`;
 
-/** The `<main>` of the screen: the message, and the digest for server failures. */
-export function screenBody({ host, digest, details }: ScreenOptions): string {
+/** `<head>` and `<body>` of the screen, as `document.documentElement.innerHTML` takes them. */
+export function screenMarkup({ host, digest, details, nonce }: ScreenOptions): string {
   const message = digest === undefined ? clientErrorMessage(host) : serverErrorMessage(host);
-  return `<main role="alert"><h1>${escapeHtml(message)}</h1>` +
-    (digest === undefined ? "" : `<p>Digest: ${escapeHtml(digest)}</p>`) +
-    (details === undefined ? "" : `<pre>${escapeHtml(details)}</pre>`) +
-    `</main>`;
-}
-
-/** A whole document; its only inline code is the style, which needs the nonce under our CSP. */
-export function screenDocument(options: ScreenOptions & { nonce?: string }): string {
-  const nonce = options.nonce ? ` nonce="${escapeHtml(options.nonce)}"` : "";
-  return `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">` +
+  const nonceAttribute = nonce ? ` nonce="${escapeHtml(nonce)}"` : "";
+  return `<head><meta charset="utf-8">` +
     `<meta name="viewport" content="width=device-width,initial-scale=1">` +
     `<meta name="robots" content="noindex"><title>Application error</title>` +
-    `<style${nonce}>${STYLE}</style></head><body>${screenBody(options)}</body></html>`;
+    `<style${nonceAttribute}>${STYLE}</style></head>` +
+    `<body><main role="alert"><h1>${escapeHtml(message)}</h1>` +
+    (digest === undefined ? "" : `<p>Digest: <code>${escapeHtml(digest)}</code></p>`) +
+    (details === undefined ? "" : `<pre>${escapeHtml(details)}</pre>`) +
+    `</main></body>`;
 }
 
-export { STYLE as SCREEN_STYLE };
+/** The whole screen as a document, for a response. */
+export function screenDocument(options: ScreenOptions): string {
+  const side = options.digest === undefined ? "client" : "server";
+  return `<!DOCTYPE html><html lang="en" ${FAILURE_ATTRIBUTE}="${side}">${
+    screenMarkup(options)
+  }</html>`;
+}

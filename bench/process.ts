@@ -1,0 +1,118 @@
+/**
+ * @module
+ * The processes a benchmark measures: a server started on a free loopback port with the given
+ * `deno` arguments (`task start`, or `run -A bench/bare.ts`), waiting until it answers; its
+ * resident memory; and how long a fresh one takes to its first 200.
+ */
+
+export interface Running extends AsyncDisposable {
+  origin: string;
+  /** The server's own process: under `deno task`, the task runner's child. */
+  pid(): number;
+  stop(): Promise<void>;
+}
+
+function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr as Deno.NetAddr;
+  listener.close();
+  return port;
+}
+
+interface Child {
+  process: Deno.ChildProcess;
+  /** The end of what it wrote to stderr (drained, so a chatty server never blocks on the pipe). */
+  stderr(): string;
+}
+
+function spawn(root: string, args: string[], env: Record<string, string>, port: number): Child {
+  const process = new Deno.Command(Deno.execPath(), {
+    args,
+    cwd: root,
+    env: { NODE_ENV: "production", ...env, PORT: String(port), HOSTNAME: "127.0.0.1" },
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  let tail = "";
+  (async () => {
+    for await (const text of process.stderr.pipeThrough(new TextDecoderStream())) {
+      tail = (tail + text).slice(-4000);
+    }
+  })();
+  return { process, stderr: () => tail };
+}
+
+async function kill(child: Child, signal: Deno.Signal): Promise<void> {
+  try {
+    child.process.kill(signal);
+  } catch { /* already gone */ }
+  await child.process.status;
+}
+
+/** Resolves once `url` answers 200; rejects after `ms`. */
+async function until200(url: string, ms: number, child: Child): Promise<void> {
+  const deadline = performance.now() + ms;
+  let exited = false;
+  child.process.status.then(() => exited = true);
+  while (performance.now() < deadline && !exited) {
+    try {
+      const res = await fetch(url);
+      await res.body?.cancel();
+      if (res.status === 200) return;
+    } catch { /* not listening yet */ }
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  throw new Error(`${url} did not answer 200 within ${ms} ms\n${child.stderr()}`);
+}
+
+export async function start(
+  root: string,
+  args: string[],
+  env: Record<string, string> = {},
+  readyPath = "/",
+): Promise<Running> {
+  const port = freePort();
+  const child = spawn(root, args, env, port);
+  const origin = `http://127.0.0.1:${port}`;
+  try {
+    await until200(origin + readyPath, 60_000, child);
+  } catch (error) {
+    await kill(child, "SIGKILL");
+    throw error;
+  }
+  let stopped: Promise<void> | undefined;
+  const stop = () => stopped ??= kill(child, "SIGTERM");
+  const pid = () => args[0] === "task" ? childOf(child.process.pid) : child.process.pid;
+  return { origin, pid, stop, [Symbol.asyncDispose]: stop };
+}
+
+/** Milliseconds from spawning `deno ...args` to its first 200 on `/`. */
+export async function coldStart(
+  root: string,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<number> {
+  const port = freePort();
+  const began = performance.now();
+  const child = spawn(root, args, env, port);
+  try {
+    await until200(`http://127.0.0.1:${port}/`, 30_000, child);
+    return performance.now() - began;
+  } finally {
+    await kill(child, "SIGTERM");
+  }
+}
+
+/** Resident set size of a process, in MB (`VmRSS` in /proc/PID/status). */
+export async function rssMb(pid: number): Promise<number> {
+  const status = await Deno.readTextFile(`/proc/${pid}/status`);
+  const kb = /^VmRSS:\s+(\d+) kB/m.exec(status);
+  if (!kb) throw new Error(`no VmRSS for process ${pid}`);
+  return Number(kb[1]) / 1024;
+}
+
+function childOf(pid: number): number {
+  const children = Deno.readTextFileSync(`/proc/${pid}/task/${pid}/children`).trim().split(" ");
+  if (children.length !== 1 || !children[0]) throw new Error(`process ${pid} has no single child`);
+  return Number(children[0]);
+}

@@ -1,0 +1,292 @@
+/**
+ * @module
+ * `deno task bench`: every performance figure of the framework in one run, on loopback, side by
+ * side with its target — SSR throughput and latency against a bare `Deno.serve` +
+ * `renderToReadableStream` of the same tree (Sentry off, and on when `lib/sentry` sends), bytes
+ * to the browser, cold start, build time, memory under load and the micro-benchmarks. Runs on a
+ * copy of the project, so edits made meanwhile cannot skew it. Prints a Markdown table and writes
+ * `bench/results/latest.json`.
+ *
+ * Durations (env): BENCH_SECONDS per wrk run (5), BENCH_ROUNDS of each (2), BENCH_CONNECTIONS
+ * (50), BENCH_MEMORY_SECONDS (60, in 5 rounds), BENCH_RUNS cold starts and builds (5),
+ * BENCH_MICRO=0 skips `deno bench`.
+ */
+import { join } from "node:path";
+import { copyProject, PROJECT_ROOT } from "../tests/helpers/project_copy.ts";
+import { type PageBytes, pageBytes } from "./bytes.ts";
+import { EXAMPLE_PAGES, SSR_PAGES } from "./pages.ts";
+import { coldStart, rssMb, type Running, start } from "./process.ts";
+import { startReceiver } from "./receiver.ts";
+import { fmt, type Row, table } from "./report.ts";
+import { rotatingScript, wrk, type WrkResult } from "./wrk.ts";
+
+const setting = (name: string, fallback: number) => Number(Deno.env.get(name) ?? fallback);
+const SECONDS = setting("BENCH_SECONDS", 5);
+const ROUNDS = setting("BENCH_ROUNDS", 2);
+const CONNECTIONS = setting("BENCH_CONNECTIONS", 50);
+const MEMORY_SECONDS = setting("BENCH_MEMORY_SECONDS", 60);
+const RUNS = setting("BENCH_RUNS", 5);
+const MICRO = Deno.env.get("BENCH_MICRO") !== "0";
+/** The framework exactly as `deno task start` runs it; the limit. */
+const START = ["task", "start"];
+const BARE = ["run", "-A", "bench/bare.ts"];
+
+const TARGET = {
+  ratioOff: 0.9,
+  ratioOn: 0.75,
+  p99: 1.2,
+  islandGzipKb: 75,
+  coldStartMs: 250,
+  buildMs: 1000,
+  rssMb: 150,
+  /** "No growth" between the 2nd and 5th memory rounds, allowing for GC noise. */
+  growth: 0.1,
+};
+
+const progress = (message: string) => console.error(`bench: ${message}`);
+const median = (values: number[]) =>
+  values.toSorted((a, b) => a - b)[Math.floor(values.length / 2)];
+const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+await using project = await copyProject();
+const copied = new Deno.Command("cp", { args: ["-R", join(PROJECT_ROOT, "bench"), project.root] });
+if (!(await copied.output()).success) throw new Error("could not copy bench/");
+const root = project.root;
+const hasSentry = await Deno.stat(join(root, "lib/sentry")).then(() => true, () => false);
+const rows: Row[] = [];
+
+// Build first: it also leaves the fresh build every server below starts from.
+progress(`build × ${RUNS + 1}`);
+const buildMs: number[] = [];
+for (let i = 0; i <= RUNS; i++) {
+  const began = performance.now();
+  const { success, stderr } = await new Deno.Command(Deno.execPath(), {
+    args: ["task", "build"],
+    cwd: root,
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  if (!success) throw new Error(`deno task build failed:\n${new TextDecoder().decode(stderr)}`);
+  if (i > 0) buildMs.push(performance.now() - began); // the first run warms the caches
+}
+
+await using receiver = startReceiver();
+await using running = new AsyncDisposableStack();
+const servers: Record<string, Running> = {
+  limit: running.use(await start(root, BARE, {}, "/list")),
+  off: running.use(await start(root, START)),
+};
+let sentryNote = hasSentry ? "" : "lib/sentry is not in the tree yet";
+if (hasSentry) {
+  const on = running.use(
+    await start(root, START, {
+      SENTRY_DSN: receiver.dsn,
+      SENTRY_TRACES_SAMPLE_RATE: "1.0",
+    }),
+  );
+  for (let i = 0; i < 20 && !receiver.items.get("transaction"); i++) {
+    await (await fetch(on.origin + "/list")).text();
+    await sleep(250);
+  }
+  if (receiver.items.get("transaction")) servers.on = on;
+  else {
+    sentryNote = "lib/sentry is in the tree but the server sent no transaction to the receiver";
+    await on.stop();
+  }
+}
+const modes = Object.keys(servers);
+
+// SSR: each page on each server in turn, `ROUNDS` times, so background noise hits all alike.
+const ssr: Record<string, Record<string, WrkResult[]>> = {};
+for (const path of Object.keys(SSR_PAGES)) {
+  ssr[path] = Object.fromEntries(modes.map((mode) => [mode, []]));
+  for (const mode of modes) {
+    await wrk(servers[mode].origin + path, { seconds: 1, connections: CONNECTIONS });
+  }
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const mode of modes) {
+      progress(`SSR ${path} ${mode} round ${round + 1}/${ROUNDS}`);
+      ssr[path][mode].push(
+        await wrk(servers[mode].origin + path, { seconds: SECONDS, connections: CONNECTIONS }),
+      );
+    }
+  }
+}
+const ssrSummary = Object.fromEntries(
+  Object.entries(ssr).map(([path, byMode]) => [
+    path,
+    Object.fromEntries(
+      Object.entries(byMode).map(([mode, runs]) => [mode, {
+        rps: mean(runs.map((r) => r.rps)),
+        p50Ms: mean(runs.map((r) => r.p50Ms)),
+        p99Ms: mean(runs.map((r) => r.p99Ms)),
+        errors: runs.reduce((n, r) => n + r.socketErrors + r.non2xx3xx, 0),
+      }]),
+    ),
+  ]),
+);
+for (const [path, byMode] of Object.entries(ssrSummary)) {
+  const limit = byMode.limit;
+  const waits = path === "/streaming" ? " (both wait 300 ms)" : "";
+  for (const mode of modes.filter((m) => m !== "limit")) {
+    const it = byMode[mode];
+    const label = `SSR ${path}, Sentry ${mode}`;
+    const ratio = it.rps / limit.rps;
+    const minRatio = mode === "on" ? TARGET.ratioOn : TARGET.ratioOff;
+    rows.push({
+      measure: `${label}: req/s${waits}`,
+      value: `${fmt.rps(it.rps)} vs ${fmt.rps(limit.rps)} = ${fmt.ratio(ratio)}`,
+      target: `≥ ${fmt.ratio(minRatio)} limit`,
+      pass: ratio >= minRatio && it.errors === 0,
+    });
+    rows.push({
+      measure: `${label}: p50 / p99`,
+      value: `${fmt.ms(it.p50Ms)} / ${fmt.ms(it.p99Ms)} vs ${fmt.ms(limit.p50Ms)} / ${
+        fmt.ms(limit.p99Ms)
+      }`,
+      target: `p99 ≤ ${fmt.ratio(TARGET.p99)} limit`,
+      pass: it.p99Ms <= TARGET.p99 * limit.p99Ms,
+    });
+  }
+}
+if (sentryNote) rows.push({ measure: "SSR, Sentry on", value: "not measured", target: sentryNote });
+
+// Bytes to the browser, from the Sentry-on server when there is one (the SDK must stay off the
+// critical path) — and the Sentry-off one otherwise.
+progress("bytes to the browser");
+const bytesServer = servers.on ?? servers.off;
+const bytes: (PageBytes & { island: boolean })[] = [];
+for (const path of EXAMPLE_PAGES) {
+  const html = await (await fetch(bytesServer.origin + path)).text();
+  bytes.push({
+    ...await pageBytes(bytesServer.origin, path),
+    island: html.includes("<app-island"),
+  });
+}
+for (const page of bytes) {
+  const total = page.js.gzip + page.css.gzip;
+  rows.push({
+    measure: `Bytes ${page.path}: JS / CSS (gzip)`,
+    value: `${fmt.kb(page.js.raw)} (${fmt.kb(page.js.gzip)}) / ${fmt.kb(page.css.raw)} (${
+      fmt.kb(page.css.gzip)
+    })`,
+    target: page.island ? `≤ ${TARGET.islandGzipKb} KB gzip` : "0 JS",
+    pass: page.island ? total <= TARGET.islandGzipKb * 1024 : page.js.raw === 0,
+  });
+}
+const sentryFiles = bytes.flatMap((page) => page.sentryFiles);
+rows.push({
+  measure: `Sentry browser SDK on the critical path${servers.on ? "" : " (Sentry off)"}`,
+  value: sentryFiles.length ? [...new Set(sentryFiles)].join(", ") : "none",
+  target: "never",
+  pass: sentryFiles.length === 0,
+});
+
+// Memory: RSS of one server through rounds of load across every example route.
+const memoryMode = servers.on ? "on" : "off";
+for (const mode of modes) if (mode !== memoryMode) await servers[mode].stop();
+const memoryServer = servers[memoryMode];
+const script = await rotatingScript([...EXAMPLE_PAGES, "/api/time", "/styles.css", "/nope"]);
+const roundSeconds = MEMORY_SECONDS / 5;
+const memory: { peakMb: number; endMb: number; rps: number }[] = [];
+for (let round = 1; round <= 5; round++) {
+  progress(`memory round ${round}/5 (${roundSeconds} s)`);
+  const samples: number[] = [];
+  const sampler = setInterval(async () => samples.push(await rssMb(memoryServer.pid())), 250);
+  const result = await wrk(memoryServer.origin, {
+    seconds: roundSeconds,
+    connections: CONNECTIONS,
+    script,
+  });
+  clearInterval(sampler);
+  memory.push({
+    peakMb: Math.max(...samples),
+    endMb: await rssMb(memoryServer.pid()),
+    rps: result.rps,
+  });
+}
+await Deno.remove(script);
+await memoryServer.stop();
+const peak = Math.max(...memory.map((m) => m.peakMb));
+const growth = memory[4].peakMb / memory[1].peakMb - 1;
+rows.push({
+  measure: `Memory: peak RSS, ${MEMORY_SECONDS} s of load (Sentry ${memoryMode})`,
+  value: fmt.mb(peak),
+  target: `≤ ${TARGET.rssMb} MB`,
+  pass: peak <= TARGET.rssMb,
+});
+rows.push({
+  measure: "Memory: peak RSS growth, round 2 → 5",
+  value: `${fmt.mb(memory[1].peakMb)} → ${fmt.mb(memory[4].peakMb)} (${
+    (growth * 100).toFixed(1)
+  }%)`,
+  target: `≤ ${TARGET.growth * 100}%`,
+  pass: growth <= TARGET.growth,
+});
+
+progress(`cold start × ${RUNS}`);
+const coldMs: number[] = [];
+for (let i = 0; i < RUNS; i++) coldMs.push(await coldStart(root, START));
+rows.push({
+  measure: `Cold start to first 200 (median of ${RUNS})`,
+  value: fmt.ms(median(coldMs)),
+  target: `≤ ${TARGET.coldStartMs} ms`,
+  pass: median(coldMs) <= TARGET.coldStartMs,
+});
+rows.push({
+  measure: `\`deno task build\` (median of ${RUNS})`,
+  value: fmt.ms(median(buildMs)),
+  target: `≤ ${TARGET.buildMs} ms`,
+  pass: median(buildMs) <= TARGET.buildMs,
+});
+
+let micro: { name: string; avgNs: number }[] = [];
+if (MICRO) {
+  progress("deno bench");
+  const { success, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+    args: ["bench", "-A", "--json", "bench/"],
+    cwd: root,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (!success) throw new Error(`deno bench failed:\n${new TextDecoder().decode(stderr)}`);
+  const report = JSON.parse(new TextDecoder().decode(stdout)) as {
+    benches: { name: string; results: { ok?: { avg: number } }[] }[];
+  };
+  micro = report.benches.map((b) => ({ name: b.name, avgNs: b.results[0].ok?.avg ?? NaN }));
+  for (const bench of micro) {
+    rows.push({ measure: `Micro: ${bench.name}`, value: fmt.ns(bench.avgNs), target: "—" });
+  }
+}
+
+const output = table(rows);
+console.log(output);
+const results = {
+  date: new Date().toISOString(),
+  machine: {
+    cpus: navigator.hardwareConcurrency,
+    loadavg: Deno.loadavg(),
+    deno: Deno.version.deno,
+  },
+  settings: { SECONDS, ROUNDS, CONNECTIONS, MEMORY_SECONDS, RUNS },
+  targets: TARGET,
+  sentry: {
+    measured: Boolean(servers.on),
+    note: sentryNote,
+    received: Object.fromEntries(receiver.items),
+  },
+  ssr,
+  ssrSummary,
+  bytes,
+  memory,
+  coldStartMs: coldMs,
+  buildMs,
+  micro,
+  table: output,
+  misses: rows.filter((row) => row.pass === false).map((row) => row.measure),
+};
+const resultsDir = join(PROJECT_ROOT, "bench/results");
+await Deno.mkdir(resultsDir, { recursive: true });
+await Deno.writeTextFile(join(resultsDir, "latest.json"), JSON.stringify(results, null, 2) + "\n");
+progress(`wrote bench/results/latest.json; ${results.misses.length} target(s) missed`);

@@ -1,0 +1,86 @@
+/**
+ * @module
+ * The server actions of a build, by id. Registering one also teaches React how to render it as a
+ * form's `action` on the server: `$$FORM_ACTION` gives the real URL and method plus hidden fields
+ * for arguments bound with `.bind()` (React's `useActionState` binds the previous state that way),
+ * so the form posts to the action with JavaScript off. `$$IS_SIGNATURE_EQUAL` lets React match the
+ * state an action returned to a form's `useActionState` when the page renders again.
+ */
+import { stringify } from "devalue";
+import { actionUrl, FRAMEWORK_FIELD } from "./wire.ts";
+
+// deno-lint-ignore no-explicit-any -- each action has its author's signature
+export type ActionFunction = (...args: any[]) => Promise<unknown>;
+
+export interface ActionEntry {
+  id: string;
+  /** The export's name, for logs and traces. */
+  name: string;
+  /** The module it comes from, relative to the project root (server-side only). */
+  file: string;
+  action: ActionFunction;
+}
+
+/** What React's server renderer reads from a form action (`ReactCustomFormAction`). */
+export interface FormActionFields {
+  name: string;
+  action: string;
+  method: "POST";
+  encType: "multipart/form-data";
+  data: FormData | null;
+}
+
+/** The hidden field holding a form's bound arguments, for React's per-form prefix. */
+export function boundField(prefix: string): string {
+  return `${FRAMEWORK_FIELD}${prefix}:bound`;
+}
+
+/** The field naming the prefix of the form that was posted. */
+export const REF_FIELD = `${FRAMEWORK_FIELD}REF_`;
+
+export type Registry = ReadonlyMap<string, ActionEntry>;
+
+// Multipart, so that file inputs work with JavaScript off too.
+const ENC = "multipart/form-data";
+
+export function registerActions(entries: ActionEntry[]): Registry {
+  const registry = new Map<string, ActionEntry>();
+  for (const entry of entries) {
+    if (typeof entry.action !== "function") {
+      throw new TypeError(`${entry.file}: export ${entry.name} is not a function`);
+    }
+    registry.set(entry.id, entry);
+    decorate(entry.action, entry.id, []);
+  }
+  return registry;
+}
+
+function decorate(fn: ActionFunction, id: string, bound: unknown[]): ActionFunction {
+  // Configurable: a second server in the same process (tests) registers the same functions.
+  return Object.defineProperties(fn, {
+    $$FORM_ACTION: {
+      configurable: true,
+      value: (prefix: string): FormActionFields => {
+        let data: FormData | null = null;
+        if (bound.length > 0) {
+          data = new FormData();
+          data.set(boundField(prefix), stringify(bound));
+        }
+        const url = actionUrl(id);
+        return { name: REF_FIELD + prefix, action: url, method: "POST", encType: ENC, data };
+      },
+    },
+    $$IS_SIGNATURE_EQUAL: {
+      configurable: true,
+      value: (referenceId: string, boundCount: number) =>
+        referenceId === id && boundCount === bound.length,
+    },
+    bind: {
+      configurable: true,
+      value(this: ActionFunction, thisArg: unknown, ...args: unknown[]) {
+        const fnBound = Function.prototype.bind.call(this, thisArg, ...args) as ActionFunction;
+        return decorate(fnBound, id, [...bound, ...args]);
+      },
+    },
+  });
+}

@@ -1,0 +1,114 @@
+/**
+ * @module
+ * Finds the server actions: modules under `lib/` or `routes/` whose first statement is
+ * `"use server";`. Every export of one must be an async function; each becomes an action with an
+ * id that is the same in every build of the same code and says nothing about where it lives (a
+ * hash keyed with the module's source). esbuild lists the exports and prints the module in one
+ * normal form — declarations, then a single `export { … }` — which is what the async check reads.
+ */
+import * as esbuild from "esbuild";
+import { createHmac } from "node:crypto";
+import { join, relative, sep } from "node:path";
+
+export interface ActionExport {
+  /** The export's name (`default` for the default export). */
+  name: string;
+  id: string;
+}
+
+export interface ActionModule {
+  /** Path relative to the project root, with `/` separators. */
+  file: string;
+  exports: ActionExport[];
+}
+
+const FOLDERS = ["lib", "routes"];
+const SOURCE = /\.(ts|tsx|mts|js|jsx|mjs)$/;
+// Comments and blank lines may come first; the directive must be the first statement.
+const USE_SERVER = /^(?:\s|\/\/[^\n]*|\/\*[\s\S]*?\*\/)*(["'])use server\1\s*(?:;|\n|$)/;
+
+export function isServerModule(source: string): boolean {
+  return USE_SERVER.test(source);
+}
+
+export function actionId(file: string, name: string, source: string): string {
+  return createHmac("sha256", source).update(`${file}#${name}`).digest("base64url").slice(0, 20);
+}
+
+export async function scanActions(root: string): Promise<ActionModule[]> {
+  const sources = new Map<string, string>();
+  for (const folder of FOLDERS) {
+    for (const file of await sourceFiles(root, folder)) {
+      const source = await Deno.readTextFile(join(root, file));
+      if (isServerModule(source)) sources.set(file, source);
+    }
+  }
+  if (sources.size === 0) return [];
+
+  const result = await esbuild.build({
+    absWorkingDir: root,
+    entryPoints: [...sources.keys()],
+    outdir: "_actions",
+    bundle: false,
+    write: false,
+    metafile: true,
+    format: "esm",
+    jsx: "automatic",
+    logLevel: "silent",
+  });
+  const texts = new Map(result.outputFiles.map((out) => [relative(root, out.path), out.text]));
+  return Object.entries(result.metafile.outputs)
+    .filter(([, output]) => output.entryPoint)
+    .map(([path, output]) => {
+      const file = output.entryPoint!;
+      const source = sources.get(file)!;
+      const asyncExports = asyncExportsOf(texts.get(path)!);
+      const exports = output.exports.map((name) => {
+        if (!asyncExports.has(name)) {
+          throw new Error(
+            `${file}: export "${name}" of a "use server" module must be an async function ` +
+              `declared in the module (\`export async function ${name}(…)\`)`,
+          );
+        }
+        return { name, id: actionId(file, name, source) };
+      });
+      return { file, exports };
+    })
+    .sort((a, b) => a.file < b.file ? -1 : 1);
+}
+
+const ASYNC_DECLARATION =
+  /^(?:async function ([\w$]+)\s*\(|(?:const|let|var) ([\w$]+) = async\b)/gm;
+const EXPORT_CLAUSE = /^export \{([^}]*)\};?$/m;
+
+/** Names exported as async functions, read from esbuild's normal form of a module. */
+function asyncExportsOf(code: string): Set<string> {
+  const asyncLocals = new Set<string>();
+  for (const match of code.matchAll(ASYNC_DECLARATION)) asyncLocals.add(match[1] ?? match[2]);
+  const clause = EXPORT_CLAUSE.exec(code)?.[1] ?? "";
+  const names = new Set<string>();
+  for (const item of clause.split(",")) {
+    const [local, exported = local] = item.trim().split(/\s+as\s+/);
+    if (local && asyncLocals.has(local)) names.add(exported);
+  }
+  return names;
+}
+
+async function sourceFiles(root: string, folder: string): Promise<string[]> {
+  const files: string[] = [];
+  const visit = async (dir: string) => {
+    for await (const entry of Deno.readDir(dir)) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory) await visit(path);
+      else if (entry.isFile && SOURCE.test(entry.name)) {
+        files.push(relative(root, path).split(sep).join("/"));
+      }
+    }
+  };
+  try {
+    await visit(join(root, folder));
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+  return files.sort();
+}

@@ -1,0 +1,23 @@
+/**
+ * @module
+ * One JSON line per request (method, path, status, duration, request id), off unless
+ * `LOG_REQUESTS=1`: by default stdout carries only what needs attention — failures — so a digest
+ * search is not buried in traffic. When off, no middleware is installed at all.
+ */
+import type { MiddlewareHandler } from "hono";
+import { log } from "./log.ts";
+
+export const requestLogging = ["1", "true"].includes(Deno.env.get("LOG_REQUESTS") ?? "");
+
+export const requestLog: MiddlewareHandler = async function requestLog(c, next) {
+  const start = performance.now();
+  await next();
+  log("info", `${c.req.method} ${c.req.path} ${c.res.status}`, {
+    method: c.req.method,
+    path: c.req.path,
+    status: c.res.status,
+    // Until the headers: a streamed page's body may still be on its way.
+    duration_ms: Math.round(performance.now() - start),
+    request_id: c.get("requestId") ?? null,
+  });
+};

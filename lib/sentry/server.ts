@@ -1,0 +1,101 @@
+/**
+ * @module
+ * The server SDK (`@sentry/deno`), started once from the environment's settings. Imported only when
+ * Sentry is configured (see `mod.ts`). It owns what leaves the process: failures are captured here,
+ * once each, tagged with their digest; not-found transactions are dropped before they are sent.
+ */
+import {
+  captureException,
+  dsnFromString,
+  type Event,
+  withActiveSpan,
+  withIsolationScope,
+} from "@sentry/core";
+import { flush, getDefaultIntegrations, init } from "@sentry/deno";
+import type { Context, Hono } from "hono";
+import type { SentryConfig } from "./config.ts";
+import { outgoingFetchIntegration } from "./fetch.ts";
+import { isNotFoundRoute } from "../not_found.ts";
+import { NOT_FOUND_ATTRIBUTE, requestTraceOf, sentryTracing } from "./middleware.ts";
+import { sentryHead } from "./page.tsx";
+import { spotlightIntegration } from "./spotlight.ts";
+import { sentryTunnel } from "./tunnel.ts";
+
+/** What the failure's JSON log line links to. */
+export interface ReportedFailure {
+  eventId: string | null;
+  traceId: string | null;
+}
+
+export function startSentry(config: SentryConfig) {
+  init({
+    dsn: config.dsn,
+    environment: config.environment,
+    release: config.release,
+    tracesSampleRate: config.tracesSampleRate,
+    tracePropagationTargets: config.tracePropagationTargets,
+    // Our middleware makes the request transactions (`sentryTracing`); the SDK's own `Deno.serve`
+    // patch would make a second, URL-named one. `DenoHttp` stays: it installs the
+    // AsyncLocalStorage context that keeps concurrent requests' scopes apart.
+    defaultIntegrations: getDefaultIntegrations({}).filter((i) => i.name !== "DenoServe"),
+    integrations: [
+      outgoingFetchIntegration(privateHosts(config)),
+      ...config.spotlight ? [spotlightIntegration(config.spotlight)] : [],
+    ],
+    beforeSendTransaction: (event) => isNotFoundTransaction(event) ? null : event,
+  });
+
+  const head = sentryHead(config);
+  return {
+    /** The tunnel route (when enabled), then request tracing for every route after it. */
+    install(app: Hono): void {
+      if (config.tunnel && config.dsn) app.post(config.tunnel, ...sentryTunnel(config.dsn));
+      app.use(sentryTracing());
+    },
+    captureFailure,
+    /** The page's part: none for the not-found page, so its browser sends nothing either. */
+    head: (c: Context) => isNotFoundRoute(c) ? null : head(requestTraceOf(c)?.span),
+    flush,
+  };
+}
+
+/** Captures a server failure under its request's transaction (not-found pages excepted). */
+function captureFailure(c: Context, error: unknown, digest: string): ReportedFailure {
+  const trace = requestTraceOf(c);
+  const traceId = trace?.span.spanContext().traceId ?? null;
+  if (isNotFoundRoute(c)) return { eventId: null, traceId };
+  // Explicit scopes: a failure inside a streamed boundary is reported outside the request's
+  // async context.
+  const eventId = withIsolationScope(
+    trace?.isolationScope,
+    () =>
+      withActiveSpan(trace?.span ?? null, () =>
+        captureException(error, {
+          mechanism: { handled: false, type: "auto.http.hono" },
+          captureContext: {
+            tags: {
+              digest,
+              route: trace?.route ?? c.req.path,
+              method: c.req.method,
+              request_id: c.get("requestId") ?? null,
+            },
+          },
+        })),
+  );
+  return { eventId, traceId };
+}
+
+function isNotFoundTransaction(event: Event): boolean {
+  return event.contexts?.trace?.data?.[NOT_FOUND_ATTRIBUTE] === true;
+}
+
+/** Where tracing headers must never go: Sentry's ingest and the Spotlight sidecar. */
+function privateHosts(config: SentryConfig): string[] {
+  const hosts: string[] = [];
+  const dsn = config.dsn ? dsnFromString(config.dsn) : undefined;
+  if (dsn) hosts.push(dsn.port ? `${dsn.host}:${dsn.port}` : dsn.host);
+  if (config.spotlight) hosts.push(new URL(config.spotlight).host);
+  return hosts;
+}
+
+export type SentryServer = ReturnType<typeof startSentry>;

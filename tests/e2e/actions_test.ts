@@ -1,0 +1,201 @@
+/**
+ * @module
+ * Server actions in Chromium: the guestbook form with JavaScript on (no reload) and off (posts,
+ * lands back with its errors), a page rendered after a post hydrating with its form state, and
+ * the probe island calling actions directly, catching a failure's digest, and failing uncaught,
+ * and a call from the browser continuing the page's trace.
+ */
+import assert from "node:assert/strict";
+import type { BrowserContext, Page } from "playwright-core";
+import { probeProject, SECRET } from "../helpers/action_probe.ts";
+import { launchBrowser } from "../helpers/browser.ts";
+import { type ReceivedItem, startSentryReceiver } from "../helpers/sentry_receiver.ts";
+import { startServer } from "../helpers/server.ts";
+
+/** Resolves once every island on the page is hydrated (React has claimed its first element). */
+async function hydrated(page: Page): Promise<void> {
+  await page.waitForFunction(() =>
+    [...document.querySelectorAll("app-island")].every((el) =>
+      el.firstElementChild &&
+      Object.keys(el.firstElementChild).some((key) => key.startsWith("__reactFiber"))
+    )
+  );
+}
+
+function collectErrors(page: Page): string[] {
+  const errors: string[] = [];
+  page.on("console", (msg) => msg.type() === "error" && errors.push(msg.text()));
+  page.on("pageerror", (error) => errors.push(String(error)));
+  return errors;
+}
+
+/** True while the document is the one `mark` was called in: no reload happened since. */
+async function mark(page: Page): Promise<() => Promise<boolean>> {
+  await page.evaluate(() => Object.assign(globalThis, { stillHere: true }));
+  return () => page.evaluate(() => "stillHere" in globalThis);
+}
+
+async function sign(page: Page, name: string, message: string): Promise<void> {
+  await page.getByLabel("Name").fill(name);
+  await page.getByLabel("Message").fill(message);
+  await page.getByRole("button", { name: "Sign" }).click();
+}
+
+Deno.test("server actions in the browser", async (t) => {
+  await using copy = await probeProject();
+  await using server = await startServer({}, { root: copy.root });
+  await using browser = await launchBrowser();
+  const url = (path: string) => server.origin + path;
+
+  await t.step("the guestbook signs in place with JavaScript on", async () => {
+    const page = await browser.newPage();
+    const errors = collectErrors(page);
+    await page.goto(url("/guestbook"));
+    await hydrated(page);
+    const noReload = await mark(page);
+
+    await sign(page, "", "hi");
+    await page.locator("#name-error", { hasText: "Please tell us your name." }).waitFor();
+    assert.equal(
+      await page.locator("#message-error").textContent(),
+      "Say a little more: 3 characters at least.",
+    );
+    assert.equal(await page.getByLabel("Message").inputValue(), "hi");
+
+    await sign(page, "Linus", "Signed with JavaScript on.");
+    await page.getByRole("status").filter({ hasText: "Thank you, Linus!" }).waitFor();
+    await page.locator("q", { hasText: "Signed with JavaScript on." }).waitFor();
+    assert.equal(await page.locator("#name-error").count(), 0);
+    assert.ok(await noReload(), "the page was reloaded");
+    assert.equal(page.url(), url("/guestbook"));
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  await t.step("the guestbook works with JavaScript off", async () => {
+    const context = await browser.newContext({ javaScriptEnabled: false });
+    const page = await context.newPage();
+    await page.goto(url("/guestbook"));
+
+    await sign(page, "", "hi");
+    await page.waitForURL(url("/guestbook"));
+    await page.locator("#name-error", { hasText: "Please tell us your name." }).waitFor();
+    assert.equal(await page.getByLabel("Message").inputValue(), "hi");
+
+    await sign(page, "Ada", "Signed with JavaScript off.");
+    await page.getByRole("status").filter({ hasText: "Thank you, Ada!" }).waitFor();
+    assert.equal(await page.locator("q", { hasText: "Signed with JavaScript off." }).count(), 1);
+    assert.equal(page.url(), url("/guestbook"));
+    await context.close();
+  });
+
+  await t.step("a page rendered after a post hydrates with the form's state", async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const errors = collectErrors(page);
+    await postWithoutScript(context, url("/guestbook"), { name: "", message: "hi" });
+    await page.goto(url("/guestbook"));
+    await hydrated(page);
+    assert.equal(await page.locator("#name-error").textContent(), "Please tell us your name.");
+    const noReload = await mark(page);
+    await sign(page, "Barbara", "Hydrated with the posted state.");
+    await page.getByRole("status").filter({ hasText: "Thank you, Barbara!" }).waitFor();
+    assert.ok(await noReload());
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+
+  await t.step("an island's call resolves with the action's value", async () => {
+    const page = await browser.newPage();
+    const errors = collectErrors(page);
+    await page.goto(url("/probe"));
+    await hydrated(page);
+    await page.getByRole("button", { name: "Echo" }).click();
+    await page.waitForFunction(() => document.querySelector("#echoed")?.textContent !== "");
+    assert.equal(
+      await page.locator("#echoed").textContent(),
+      `1970-01-01T00:00:00.000Z 1 ${2n ** 70n} hello.txt hello`,
+    );
+
+    await page.locator(`input[name="said"]`).fill("kept");
+    await page.getByRole("button", { name: "Remember" }).click();
+    await page.locator("#said", { hasText: "kept" }).waitFor();
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  await t.step("a failed call rejects with the digest, and nothing else", async () => {
+    const page = await browser.newPage();
+    await page.goto(url("/probe"));
+    await hydrated(page);
+    await page.getByRole("button", { name: "Fail caught" }).click();
+    await page.waitForFunction(() => document.querySelector("#caught")?.textContent !== "");
+    const digest = (await page.locator("#caught").textContent())!;
+    const line = await server.waitForLog((l) => l.digest === digest);
+    assert.equal((line.error as { message: string }).message, SECRET);
+    assert.ok(!(await page.content()).includes(SECRET));
+    await page.close();
+  });
+
+  await t.step("an uncaught action failure ends on the server-side failure screen", async () => {
+    const page = await browser.newPage();
+    await page.goto(url("/probe"));
+    await hydrated(page);
+    await page.getByRole("button", { name: "Fail uncaught" }).click();
+    const screen = page.getByRole("alert");
+    await screen.waitFor();
+    assert.match(
+      (await screen.textContent())!,
+      /a server-side exception has occurred while loading 127\.0\.0\.1/,
+    );
+    const digest = (await screen.locator("code").textContent())!;
+    await server.waitForLog((l) => l.digest === digest);
+    assert.equal(await page.locator("html").getAttribute("data-failure"), "server");
+    assert.ok(!(await page.content()).includes(SECRET));
+    await page.close();
+  });
+
+  await t.step("an island's call continues the page's trace", async () => {
+    await using receiver = startSentryReceiver();
+    await using traced = await startServer(
+      { SENTRY_DSN: receiver.dsn, SENTRY_TRACES_SAMPLE_RATE: "1" },
+      { root: copy.root },
+    );
+    const page = await browser.newPage();
+    await page.goto(traced.origin + "/probe");
+    await hydrated(page);
+    await page.getByRole("button", { name: "Echo" }).click();
+    await page.waitForFunction(() => document.querySelector("#echoed")?.textContent !== "");
+    const named = (name: string) => (item: ReceivedItem) =>
+      item.type === "transaction" && item.payload.transaction === name;
+    const pageLoad = await receiver.waitFor(named("GET /probe"));
+    const action = await receiver.waitFor(named("action echo"));
+    assert.equal(action.payload.contexts.trace.trace_id, pageLoad.payload.contexts.trace.trace_id);
+    await page.close();
+  });
+});
+
+/**
+ * Posts the page's action form as a browser with JavaScript off would, without following the
+ * redirect: the context keeps the form-state cookie for the next visit.
+ */
+async function postWithoutScript(
+  context: BrowserContext,
+  pageUrl: string,
+  values: Record<string, string>,
+): Promise<void> {
+  const page = await context.newPage();
+  await page.goto(pageUrl);
+  const { action, fields } = await page.locator("form").evaluate((form: HTMLFormElement) => ({
+    action: form.action,
+    fields: [...new FormData(form)].map(([k, v]) => [k, String(v)]),
+  }));
+  await page.close();
+  const origin = new URL(pageUrl).origin;
+  const res = await context.request.post(action, {
+    multipart: { ...Object.fromEntries(fields), ...values },
+    headers: { Origin: origin, Referer: pageUrl },
+    maxRedirects: 0,
+  });
+  assert.equal(res.status(), 303);
+}

@@ -1,0 +1,153 @@
+/**
+ * @module
+ * Failures as a person sees them in Chromium, against a copy of the project with failing islands
+ * and routes: a page that breaks while loading gives way to the client-side screen, an error in
+ * an event handler leaves the page alone, and a failure after the shell ends on the server-side
+ * screen with the digest from the server's log.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import type { Page } from "playwright-core";
+import { launchBrowser } from "../helpers/browser.ts";
+import { failingProject, SECRET } from "../helpers/failing_app.ts";
+import { startServer } from "../helpers/server.ts";
+
+const CLIENT_MESSAGE =
+  "Application error: a client-side exception has occurred while loading 127.0.0.1 (see the browser console for more information).";
+const SERVER_MESSAGE =
+  "Application error: a server-side exception has occurred while loading 127.0.0.1 (see the server logs for more information).";
+
+/** Builds the copy, then deletes one island's chunk, as a deploy does to an open tab's assets. */
+async function buildWithoutChunk(root: string, island: string): Promise<void> {
+  const build = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "lib/cli/build.ts"],
+    cwd: root,
+    env: { NODE_ENV: "production" },
+  }).output();
+  assert.ok(build.success, new TextDecoder().decode(build.stderr));
+  const dir = join(root, "_build/static");
+  const chunks = [...Deno.readDirSync(dir)].filter((e) => e.name.startsWith(`${island}-`));
+  assert.ok(chunks.length > 0, `a chunk for ${island}`);
+  for (const chunk of chunks) await Deno.remove(join(dir, chunk.name));
+}
+
+/** Every console error and uncaught page error, as text. */
+function watchErrors(page: Page): { console: string[]; uncaught: string[] } {
+  const seen = { console: [] as string[], uncaught: [] as string[] };
+  page.on("console", (msg) => msg.type() === "error" && seen.console.push(msg.text()));
+  page.on("pageerror", (error) => seen.uncaught.push(error.message));
+  return seen;
+}
+
+async function screen(page: Page, side: "client" | "server") {
+  await page.waitForSelector(`html[data-failure="${side}"] main[role=alert]`);
+  return {
+    message: await page.locator("h1").textContent(),
+    digest: await page.evaluate(() => document.querySelector("main code")?.textContent ?? null),
+    title: await page.title(),
+    // The screen's own style applies: its body is a centring flex box.
+    styled: await page.evaluate(() => getComputedStyle(document.body).display === "flex"),
+  };
+}
+
+Deno.test("failures in the browser", async (t) => {
+  await using copy = await failingProject();
+  await buildWithoutChunk(copy.root, "Lost");
+  await using server = await startServer({ NODE_ENV: "production" }, { root: copy.root });
+  await using browser = await launchBrowser();
+
+  await t.step("an island whose chunk is gone: the client-side screen", async () => {
+    const page = await browser.newPage();
+    const errors = watchErrors(page);
+    await page.goto(server.origin + "/island/lost");
+    const shown = await screen(page, "client");
+    assert.equal(shown.message, CLIENT_MESSAGE);
+    assert.equal(shown.digest, null);
+    assert.equal(shown.title, "Application error");
+    assert.ok(shown.styled);
+    assert.ok(errors.console.some((text) => /dynamically imported module/.test(text)));
+    await page.close();
+  });
+
+  await t.step("an island that throws while rendering: the client-side screen", async () => {
+    const page = await browser.newPage();
+    const errors = watchErrors(page);
+    await page.goto(server.origin + "/island/render");
+    const shown = await screen(page, "client");
+    assert.equal(shown.message, CLIENT_MESSAGE);
+    assert.ok(errors.console.some((text) => text.includes("island render failure")));
+    assert.equal(await page.locator("main pre").count(), 0, "no details in production");
+    await page.close();
+  });
+
+  await t.step("an error in an event handler leaves the page as it is", async () => {
+    const page = await browser.newPage();
+    const errors = watchErrors(page);
+    await page.goto(server.origin + "/island/click");
+    await page.getByRole("button", { name: "Clicked 0" }).click();
+    await page.getByRole("button", { name: "Clicked 1" }).waitFor();
+    assert.deepEqual(errors.uncaught, ["click handler failure"]);
+    await page.getByRole("button", { name: "Clicked 1" }).click();
+    await page.getByRole("button", { name: "Clicked 2" }).waitFor();
+    assert.equal(await page.locator("h1").textContent(), "Clicks");
+    assert.equal(await page.locator("html[data-failure]").count(), 0);
+    await page.close();
+  });
+
+  await t.step("a hydration mismatch React recovers from leaves the page as it is", async () => {
+    const page = await browser.newPage();
+    const errors = watchErrors(page);
+    await page.goto(server.origin + "/island/mismatch");
+    await page.waitForFunction(() => document.getElementById("side")?.textContent === "browser");
+    assert.equal(await page.locator("h1").textContent(), "Two truths");
+    assert.equal(await page.locator("html[data-failure]").count(), 0);
+    // Production React names the mismatch by its code: #418, "Hydration failed…".
+    assert.ok(errors.console.some((text) => text.includes("React error #418")), errors.console[0]);
+    await page.close();
+  });
+
+  for (const path of ["/fail/stream", "/fail/stream-island"]) {
+    await t.step(`a failure after the shell (${path}): the server screen stays`, async () => {
+      const page = await browser.newPage();
+      const errors = watchErrors(page);
+      await page.goto(server.origin + path);
+      const shown = await screen(page, "server");
+      assert.equal(shown.message, SERVER_MESSAGE);
+      assert.equal(shown.title, "Application error");
+      assert.ok(shown.styled);
+      const line = await server.waitForLog((l) => l.path === path && l.level === "error");
+      assert.equal(shown.digest, line.digest);
+      // Whatever React or the islands still had scheduled, the screen is what remains.
+      await page.waitForTimeout(700);
+      assert.equal(
+        await page.locator("html[data-failure=server] h1").textContent(),
+        SERVER_MESSAGE,
+      );
+      assert.ok(!(await page.content()).includes(SECRET));
+      assert.deepEqual(errors.uncaught, []);
+      await page.close();
+    });
+  }
+
+  await t.step("the server screen needs no JavaScript", async () => {
+    const context = await browser.newContext({ javaScriptEnabled: false });
+    const page = await context.newPage();
+    const res = await page.goto(server.origin + "/fail/page");
+    assert.equal(res?.status(), 500);
+    assert.equal(await page.locator("h1").textContent(), SERVER_MESSAGE);
+    assert.match((await page.locator("main code").textContent())!, /^[0-9A-Z]{5}-[0-9A-Z]{5}$/);
+    await context.close();
+  });
+});
+
+Deno.test("in development the client-side screen shows the error", async () => {
+  await using copy = await failingProject();
+  await using server = await startServer({ NODE_ENV: "development" }, { root: copy.root });
+  await using browser = await launchBrowser();
+  const page = await browser.newPage();
+  await page.goto(server.origin + "/island/render");
+  const shown = await screen(page, "client");
+  assert.equal(shown.message, CLIENT_MESSAGE);
+  const details = await page.locator("main pre").textContent();
+  assert.match(details!, /^Error: island render failure\n\s+at BrowserOnlyBug /);
+});

@@ -1,0 +1,74 @@
+/**
+ * @module
+ * The failure screen's exact wording, its HTML, and digests.
+ */
+import assert from "node:assert/strict";
+import { describe, digestOf } from "../lib/errors/digest.ts";
+import {
+  clientErrorMessage,
+  screenDocument,
+  screenMarkup,
+  serverErrorMessage,
+} from "../lib/errors/screen.ts";
+
+Deno.test("both messages, word for word", () => {
+  assert.equal(
+    clientErrorMessage("shop.example.com"),
+    "Application error: a client-side exception has occurred while loading shop.example.com (see the browser console for more information).",
+  );
+  assert.equal(
+    serverErrorMessage("shop.example.com"),
+    "Application error: a server-side exception has occurred while loading shop.example.com (see the server logs for more information).",
+  );
+});
+
+Deno.test("the server screen carries the digest; the client screen has none", () => {
+  const server = screenDocument({ host: "example.com", digest: "7KQ2M-XF9PA" });
+  assert.ok(server.startsWith("<!DOCTYPE html>"));
+  assert.ok(server.includes(`<h1>${serverErrorMessage("example.com")}</h1>`));
+  assert.ok(server.includes("<p>Digest: <code>7KQ2M-XF9PA</code></p>"));
+  assert.ok(!server.includes("<pre>"), "no details unless given (dev only)");
+
+  const client = screenMarkup({ host: "example.com" });
+  assert.ok(client.includes(`<h1>${clientErrorMessage("example.com")}</h1>`));
+  assert.ok(!client.includes("Digest"));
+});
+
+Deno.test("the screen needs nothing from outside: no link, script or external url", () => {
+  const html = screenDocument({ host: "example.com", digest: "7KQ2M-XF9PA", nonce: "abc" });
+  assert.ok(!/<link|<script|<img|url\(|@import|https?:/.test(html));
+  assert.ok(html.includes('<style nonce="abc">'));
+  assert.ok(html.includes("prefers-color-scheme:dark"), "a dark variant");
+});
+
+Deno.test("a hostile host, digest or detail is escaped", () => {
+  const hostile = `"><script>alert(1)</script><img src=x onerror=alert(2)>`;
+  const html = screenDocument({ host: hostile, digest: hostile, details: hostile, nonce: hostile });
+  assert.ok(!html.includes("<script"));
+  assert.ok(!html.includes("<img"));
+  assert.ok(html.includes("&lt;script&gt;alert(1)&lt;/script&gt;"));
+  assert.ok(html.includes('nonce="&quot;&gt;'));
+});
+
+Deno.test("a digest is short, readable aloud and the same for the same error", () => {
+  // Thrown twice from the same place: the same message and stack.
+  const [a, b] = [1, 2].map(() => new Error("the same failure"));
+  assert.equal(digestOf(a), digestOf(b));
+  assert.match(digestOf(a), /^[0-9A-HJKMNP-TV-Z]{5}-[0-9A-HJKMNP-TV-Z]{5}$/);
+  assert.notEqual(digestOf(new Error("another failure")), digestOf(a));
+  assert.equal(digestOf("plain string"), digestOf("plain string"));
+  assert.notEqual(digestOf("plain string"), digestOf("other string"));
+});
+
+Deno.test("describe names anything thrown", () => {
+  const error = new TypeError("bad type");
+  assert.deepEqual(describe(error), { name: "TypeError", message: "bad type", stack: error.stack });
+  assert.deepEqual(describe("oops"), { name: "NonError", message: "oops", stack: "" });
+  assert.deepEqual(describe({ code: 42 }), { name: "NonError", message: '{"code":42}', stack: "" });
+  assert.equal(describe(undefined).message, "undefined");
+  assert.equal(describe(null).message, "null");
+  const cyclic: Record<string, unknown> = {};
+  cyclic.self = cyclic;
+  assert.equal(describe(cyclic).message, "[object Object]");
+  assert.equal(describe(Symbol("s")).message, "Symbol(s)");
+});

@@ -1,0 +1,94 @@
+/**
+ * @module
+ * Island props cannot break out of the HTML: an `<Island>` rendered by the real server renderer
+ * with hostile props is parsed by Chromium, which must find exactly one island whose `props`
+ * attribute decodes to the original values, and must run none of the injected scripts.
+ */
+import assert from "node:assert/strict";
+import { createElement } from "react";
+import { Island, type IslandInfo } from "../lib/islands.tsx";
+import { deserializeProps, serializeProps } from "../lib/props.ts";
+import { renderPage } from "../lib/render.tsx";
+import { launchBrowser } from "./helpers/browser.ts";
+
+const HOSTILE = [
+  "</script><script>window.__pwned = 'script'</script>",
+  "<script>alert(1)</script>",
+  "<!--",
+  "<!-- <script>",
+  "-->",
+  `"><img src=x onerror="window.__pwned='attr'">`,
+  `'><img src=x onerror='window.__pwned="attr1"'>`,
+  "&amp; &lt; &#60; &",
+  "\u2028\u2029",
+  "</app-island><script>window.__pwned = 'close'</script>",
+  "]]><![CDATA[",
+  "\\u003c/script>",
+];
+
+const props = {
+  strings: HOSTILE,
+  keyed: new Map(HOSTILE.map((s, i) => [s, i])),
+  set: new Set(HOSTILE),
+  nested: { [HOSTILE[0]]: { deeper: HOSTILE[5] } },
+  when: new Date("2026-01-01T00:00:00Z"),
+  home: new URL("https://example.test/?q=</script>"),
+};
+
+/** The island shows one hostile string as text, which React must escape as well. */
+const island: IslandInfo = {
+  name: "Probe",
+  component: ({ strings }) => createElement("p", { id: "text" }, (strings as string[]).join("|")),
+};
+
+async function renderHtml(): Promise<string> {
+  const res = await renderPage({
+    layouts: [],
+    page: () => createElement(Island, { island, props }),
+  }, {
+    context: {
+      nonce: "test-nonce",
+      assets: {
+        boot: { entry: "/_app/boot.js", imports: [] },
+        islands: { Probe: { entry: "/_app/Probe.js", imports: [] } },
+      },
+    },
+    props: { data: undefined, params: {}, url: new URL("http://localhost/"), state: {} },
+    status: 200,
+    signal: new AbortController().signal,
+  });
+  return await res.text();
+}
+
+Deno.test("hostile island props stay inside their attribute", async () => {
+  const html = await renderHtml();
+  assert.ok(!html.includes("<script>alert(1)"), "the payload appears escaped in the HTML");
+  assert.ok(!html.includes("<img"));
+
+  await using browser = await launchBrowser();
+  const page = await browser.newPage();
+  // On about:blank the root-relative boot and chunk URLs do not resolve: no island code runs.
+  await page.setContent(html);
+
+  const seen = await page.evaluate(() => ({
+    pwned: (window as unknown as { __pwned?: string }).__pwned,
+    islands: [...document.querySelectorAll("app-island")].map((el) => ({
+      name: el.getAttribute("name"),
+      props: el.getAttribute("props"),
+    })),
+    scripts: [...document.scripts].map((s) => s.outerHTML),
+    images: document.images.length,
+    text: document.getElementById("text")?.textContent,
+  }));
+
+  assert.equal(seen.pwned, undefined, "no injected script ran");
+  assert.equal(seen.images, 0);
+  assert.equal(seen.islands.length, 1);
+  assert.equal(seen.islands[0].name, "Probe");
+  assert.equal(seen.islands[0].props, serializeProps("Probe", props));
+  assert.deepEqual(deserializeProps(seen.islands[0].props!), props);
+  assert.equal(seen.text, HOSTILE.join("|"));
+  // The only script is the framework's own boot module, with the nonce.
+  assert.equal(seen.scripts.length, 1);
+  assert.match(seen.scripts[0], /^<script src="\/_app\/boot\.js" type="module" async="" nonce=/);
+});

@@ -1,0 +1,139 @@
+/**
+ * @module
+ * A stand-in for Sentry's ingest on 127.0.0.1: accepts the envelopes the real SDKs post
+ * (`/api/{project}/envelope/`, gzip or deflate or plain), parses them with `@sentry/core`'s own
+ * `parseEnvelope`, and lets tests wait for items (`event`, `transaction`, …). It can answer slowly
+ * or with an error status, to show that a struggling Sentry never hurts the app.
+ */
+import { parseEnvelope } from "@sentry/core";
+
+export interface ReceivedItem {
+  /** The item type: "event", "transaction", "client_report", … */
+  type: string;
+  // deno-lint-ignore no-explicit-any -- envelopes carry whatever the SDK put in them
+  payload: any;
+  /** The envelope's header (`dsn`, `event_id`, `trace`, `sdk`, …). */
+  envelope: Record<string, unknown>;
+  /** The path it was posted to. */
+  path: string;
+}
+
+export interface ReceiverOptions {
+  /** Wait this long before answering each envelope. */
+  delayMs?: number;
+  /** Answer with this status (e.g. 500 or 429) instead of 200. */
+  status?: number;
+}
+
+export interface SentryReceiver extends AsyncDisposable {
+  port: number;
+  /** A DSN for this receiver: `http://publickey@127.0.0.1:PORT/1`. */
+  dsn: string;
+  /** Every item received so far, in order. */
+  items: ReceivedItem[];
+  /** How many envelopes were posted. */
+  envelopes(): number;
+  /** Resolves with the first item (received or to come) that matches, within `ms`. */
+  waitFor(predicate: (item: ReceivedItem) => boolean, ms?: number): Promise<ReceivedItem>;
+  close(): Promise<void>;
+}
+
+export const isErrorEvent = (item: ReceivedItem) => item.type === "event";
+export const isTransaction = (item: ReceivedItem) => item.type === "transaction";
+
+export function startSentryReceiver(options: ReceiverOptions = {}): SentryReceiver {
+  const items: ReceivedItem[] = [];
+  const waiters = new Set<() => void>();
+  const closing = new AbortController();
+  let envelopes = 0;
+
+  const server = Deno.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    onListen() {},
+  }, async (req) => {
+    const url = new URL(req.url);
+    if (req.method === "POST") {
+      const body = await decompressed(req);
+      envelopes++;
+      const [envelope, entries] = parseEnvelope(body);
+      for (const [header, payload] of entries) {
+        items.push({
+          type: String(header.type),
+          payload: payload instanceof Uint8Array ? asJson(payload) : payload,
+          envelope: envelope as Record<string, unknown>,
+          path: url.pathname,
+        });
+      }
+      for (const wake of waiters) wake();
+    }
+    if (options.delayMs) await delay(options.delayMs, closing.signal);
+    // As Sentry does: browsers post from any origin.
+    const headers = { "Access-Control-Allow-Origin": "*" };
+    return new Response(null, { status: options.status ?? 200, headers });
+  });
+  const { port } = server.addr;
+
+  return {
+    port,
+    dsn: `http://publickey@127.0.0.1:${port}/1`,
+    items,
+    envelopes: () => envelopes,
+    waitFor(predicate, ms = 10_000) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const found = items.find(predicate);
+          if (!found) return;
+          done();
+          resolve(found);
+        };
+        const timer = setTimeout(() => {
+          done();
+          const seen = items.map((i) => `${i.type} ${i.payload?.transaction ?? ""}`);
+          reject(
+            new Error(`no matching Sentry item within ${ms} ms; received: ${seen.join(", ")}`),
+          );
+        }, ms);
+        const done = () => {
+          clearTimeout(timer);
+          waiters.delete(check);
+        };
+        waiters.add(check);
+        check();
+      });
+    },
+    async close() {
+      closing.abort();
+      await server.shutdown();
+    },
+    [Symbol.asyncDispose]() {
+      return this.close();
+    },
+  };
+}
+
+async function decompressed(req: Request): Promise<Uint8Array> {
+  const encoding = req.headers.get("content-encoding");
+  if (!req.body) return new Uint8Array();
+  if (encoding !== "gzip" && encoding !== "deflate") return new Uint8Array(await req.arrayBuffer());
+  const stream = req.body.pipeThrough(new DecompressionStream(encoding));
+  return new Uint8Array(await new Response(stream).arrayBuffer());
+}
+
+function asJson(bytes: Uint8Array): unknown {
+  try {
+    return JSON.parse(new TextDecoder().decode(bytes));
+  } catch {
+    return bytes;
+  }
+}
+
+function delay(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener("abort", () => {
+      clearTimeout(timer);
+      resolve();
+    }, { once: true });
+  });
+}

@@ -1,0 +1,73 @@
+/**
+ * Content-Security-Policy: on every example page each script we emit — inline or not, streamed in
+ * late or not — carries the request's own nonce, a fresh one per request; and Chromium, loading
+ * each page until it is done (islands hydrated, Suspense streamed in), reports no violation. Run
+ * with Sentry off, and on (sending to a local receiver) since its browser SDK loads scripts too.
+ */
+import assert from "node:assert/strict";
+import { EXAMPLE_PAGES } from "../../bench/pages.ts";
+import { startReceiver } from "../../bench/receiver.ts";
+import { launchBrowser } from "../helpers/browser.ts";
+import { startServer, type TestServer } from "../helpers/server.ts";
+
+function nonceOf(res: Response): string {
+  const csp = res.headers.get("content-security-policy") ?? "";
+  const nonce = /script-src [^;]*'nonce-([^']+)'/.exec(csp)?.[1];
+  assert.ok(nonce, `no script nonce in the CSP: ${csp}`);
+  return nonce;
+}
+
+async function assertScriptsCarryNonce(server: TestServer) {
+  for (const path of EXAMPLE_PAGES) {
+    const first = await server.fetch(path);
+    const second = await server.fetch(path);
+    const [a, b] = [nonceOf(first), nonceOf(second)];
+    assert.notEqual(a, b, `${path}: the nonce must be fresh per request`);
+    const body = await first.text();
+    await second.body?.cancel();
+    for (const [tag] of body.matchAll(/<script\b[^>]*>/gi)) {
+      assert.ok(tag.includes(`nonce="${a}"`), `${path}: ${tag} lacks the request's nonce`);
+    }
+  }
+}
+
+async function assertNoViolationInChromium(server: TestServer) {
+  await using browser = await launchBrowser();
+  const page = await browser.newPage();
+  const violations: string[] = [];
+  await page.addInitScript(() => {
+    document.addEventListener("securitypolicyviolation", (event) => {
+      console.error(`CSP violation: ${event.violatedDirective} ${event.blockedURI}`);
+    });
+  });
+  page.on("console", (message) => {
+    if (/CSP violation|Content Security Policy/i.test(message.text())) {
+      violations.push(`${page.url()}: ${message.text()}`);
+    }
+  });
+  for (const path of EXAMPLE_PAGES) {
+    await page.goto(server.origin + path, { waitUntil: "networkidle" });
+    if (path === "/streaming") await page.getByText("Sunny, with a chance of hydration.").waitFor();
+    if (path === "/counter") {
+      await page.getByRole("button", { name: "Increment" }).click();
+      await page.waitForFunction(() => document.querySelector("output")?.textContent === "4");
+    }
+  }
+  assert.deepEqual(violations, []);
+}
+
+Deno.test("every script carries the request's nonce and Chromium sees no CSP violation", async () => {
+  await using server = await startServer();
+  await assertScriptsCarryNonce(server);
+  await assertNoViolationInChromium(server);
+});
+
+Deno.test("with Sentry on, too", async () => {
+  await using receiver = startReceiver();
+  await using server = await startServer({
+    SENTRY_DSN: receiver.dsn,
+    SENTRY_TRACES_SAMPLE_RATE: "1.0",
+  });
+  await assertScriptsCarryNonce(server);
+  await assertNoViolationInChromium(server);
+});

@@ -1,0 +1,62 @@
+/**
+ * Load: `wrk` (Debian's) at 50 connections for 30 s (LOAD_SECONDS) across the example routes that
+ * answer 2xx, while a fetch loop keeps asking routes that must answer 404. No socket error, no
+ * unexpected status, and the server still answers afterwards.
+ */
+import assert from "node:assert/strict";
+import { rotatingScript, wrk } from "../../bench/wrk.ts";
+import { startServer } from "../helpers/server.ts";
+
+const SECONDS = Number(Deno.env.get("LOAD_SECONDS") ?? 30);
+const OK_PATHS = [
+  "/",
+  "/list",
+  "/counter",
+  "/streaming",
+  "/blog/hello-world",
+  "/docs/getting/started",
+  "/about",
+  "/api/time",
+  "/styles.css",
+  "/favicon.svg",
+];
+const MISSING_PATHS = ["/nope", "/blog/no-such-post", "/styles.css/more", "/_app/missing.js"];
+
+Deno.test(`${SECONDS} s at 50 connections: no errors, no unexpected status`, async () => {
+  await using server = await startServer();
+  const script = await rotatingScript(OK_PATHS);
+  try {
+    const until = performance.now() + SECONDS * 1000;
+    const unexpected: string[] = [];
+    let missingAsked = 0;
+    const askMissing = async () => {
+      while (performance.now() < until) {
+        for (const path of MISSING_PATHS) {
+          const res = await server.fetch(path);
+          await res.body?.cancel();
+          missingAsked++;
+          if (res.status !== 404) unexpected.push(`${path} → ${res.status}`);
+        }
+      }
+    };
+    const [result] = await Promise.all([
+      wrk(server.origin, { seconds: SECONDS, connections: 50, script }),
+      askMissing(),
+      askMissing(),
+    ]);
+
+    assert.equal(result.socketErrors, 0, "socket errors");
+    assert.equal(result.non2xx3xx, 0, "non-2xx/3xx responses on routes that answer 200");
+    assert.ok(result.requests > 0, "wrk sent requests");
+    assert.ok(missingAsked > 0, "404 routes were asked");
+    assert.deepEqual(unexpected.slice(0, 5), [], "404 routes answered otherwise");
+
+    const after = await server.fetch("/");
+    assert.equal(after.status, 200);
+    await after.body?.cancel();
+    const errors = server.logs().filter((line) => line.level === "error");
+    assert.deepEqual(errors.slice(0, 3), [], "server logged errors under load");
+  } finally {
+    await Deno.remove(script);
+  }
+});

@@ -1,0 +1,37 @@
+/**
+ * @module
+ * Streaming SSR over real HTTP: the shell with the Suspense fallback is on the wire before the
+ * suspended content, which then streams into the same response.
+ */
+import assert from "node:assert/strict";
+import { startServer } from "./helpers/server.ts";
+
+const FALLBACK = "Loading the forecast…";
+const FORECAST = "Sunny, with a chance of hydration.";
+
+Deno.test("a Suspense section streams in after the shell", async () => {
+  await using server = await startServer();
+  const res = await server.fetch("/streaming");
+  // The status and headers went out before the forecast existed.
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get("content-type"), "text/html; charset=utf-8");
+
+  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+  const chunks: string[] = [];
+  while (!chunks.join("").includes(FALLBACK)) {
+    const { value, done } = await reader.read();
+    assert.ok(!done, "the stream ended before the fallback");
+    chunks.push(value);
+  }
+  const shell = chunks.join("");
+  assert.ok(!shell.includes(FORECAST), "the forecast is not in the chunks that carry the shell");
+  assert.ok(shell.includes("<h1>Streaming</h1>"));
+
+  for (let next = await reader.read(); !next.done; next = await reader.read()) {
+    chunks.push(next.value);
+  }
+  const body = chunks.join("");
+  assert.ok(body.includes(FORECAST), "the forecast arrives in the same response");
+  assert.ok(body.indexOf("</main>") < body.indexOf(FORECAST), "it follows the shell");
+  assert.ok(body.trimEnd().endsWith("</html>"));
+});
