@@ -1,7 +1,8 @@
 /**
  * @module
- * The pages the benchmarks look at: the three SSR pages compared with the bare server (URL path →
- * route file), and every example page whose bytes to the browser are counted.
+ * The pages the benchmarks and the reliability tests look at: the three SSR pages compared with
+ * the bare server (URL path → route file), and every example page — the home page and each page
+ * it links to, read from a running server so a newly added example is covered with no edit here.
  */
 export const SSR_PAGES: Record<string, string> = {
   "/list": "list.tsx",
@@ -9,12 +10,20 @@ export const SSR_PAGES: Record<string, string> = {
   "/streaming": "streaming.tsx",
 };
 
-export const EXAMPLE_PAGES = [
-  "/",
-  "/list",
-  "/counter",
-  "/streaming",
-  "/blog/hello-world",
-  "/docs/getting/started",
-  "/about",
-];
+/** `/` and every same-origin path the home page links to, in order. */
+export async function examplePaths(origin: string): Promise<string[]> {
+  const html = await (await fetch(origin + "/")).text();
+  const links = [...html.matchAll(/<a\b[^>]*\bhref="(\/[^"]*)"/g)].map(([, href]) => href);
+  return [...new Set(["/", ...links])];
+}
+
+/** The example paths that answer with an HTML page (not JSON, say). */
+export async function examplePages(origin: string): Promise<string[]> {
+  const pages: string[] = [];
+  for (const path of await examplePaths(origin)) {
+    const res = await fetch(origin + path);
+    await res.body?.cancel();
+    if (res.headers.get("content-type")?.startsWith("text/html")) pages.push(path);
+  }
+  return pages;
+}

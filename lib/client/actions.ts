@@ -6,6 +6,7 @@
  * carries only the failure's digest; left uncaught, it ends on the server-side failure screen.
  */
 import { actionUrl, decodeResult, encodeCall, REDIRECT_HEADER } from "../actions/wire.ts";
+import { pageTraceHeaders } from "./trace.ts";
 
 /** A server action that failed: `digest` names the failure in the server's logs. */
 export class ActionError extends Error {
@@ -22,7 +23,11 @@ export class ActionError extends Error {
 export function serverAction(id: string, name: string): (...args: unknown[]) => Promise<unknown> {
   const url = actionUrl(id);
   const call = async (...args: unknown[]) => {
-    const response = await fetch(url, { method: "POST", body: encodeCall(args) });
+    const response = await fetch(url, {
+      method: "POST",
+      body: encodeCall(args),
+      headers: pageTraceHeaders(),
+    });
     const redirect = response.headers.get(REDIRECT_HEADER);
     if (redirect) {
       location.assign(redirect);

@@ -14,6 +14,7 @@ import {
   spotlightBrowserIntegration,
 } from "@sentry/react";
 import { type ErrorReport, setReporter } from "./report.ts";
+import { sdkTakesOverFetch } from "./trace.ts";
 
 /** The settings the server renders into the page. */
 export interface BrowserSentryConfig {
@@ -39,6 +40,7 @@ export function start(config: BrowserSentryConfig): void {
       ...config.spotlight ? [spotlightBrowserIntegration({ sidecarUrl: config.spotlight })] : [],
     ],
   });
+  sdkTakesOverFetch();
   setReporter(report);
 }
 

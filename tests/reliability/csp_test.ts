@@ -5,7 +5,7 @@
  * with Sentry off, and on (sending to a local receiver) since its browser SDK loads scripts too.
  */
 import assert from "node:assert/strict";
-import { EXAMPLE_PAGES } from "../../bench/pages.ts";
+import { examplePages } from "../../bench/pages.ts";
 import { startReceiver } from "../../bench/receiver.ts";
 import { launchBrowser } from "../helpers/browser.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
@@ -18,7 +18,7 @@ function nonceOf(res: Response): string {
 }
 
 async function assertScriptsCarryNonce(server: TestServer) {
-  for (const path of EXAMPLE_PAGES) {
+  for (const path of await examplePages(server.origin)) {
     const first = await server.fetch(path);
     const second = await server.fetch(path);
     const [a, b] = [nonceOf(first), nonceOf(second)];
@@ -45,7 +45,7 @@ async function assertNoViolationInChromium(server: TestServer) {
       violations.push(`${page.url()}: ${message.text()}`);
     }
   });
-  for (const path of EXAMPLE_PAGES) {
+  for (const path of await examplePages(server.origin)) {
     await page.goto(server.origin + path, { waitUntil: "networkidle" });
     if (path === "/streaming") await page.getByText("Sunny, with a chance of hydration.").waitFor();
     if (path === "/counter") {

@@ -1,12 +1,14 @@
 /**
  * Hostile input, sent as exact bytes over TCP: malformed percent-encoding, `..` and encoded
- * traversal, NUL bytes, 64 KB URLs and headers, odd methods, bad `Host` headers and XSS payloads
- * in path parameters, query strings and `Host`. Every case must end in a 4xx or a safe render —
- * never a 5xx, never a stack trace, never a file from outside `static/`, never a script without
- * the request's nonce — and the server must be alive afterwards. The XSS URLs are also opened in
- * Chromium: no dialog may open.
+ * traversal, NUL bytes, 64 KB URLs and headers, odd methods, bad `Host` headers, XSS payloads in
+ * path parameters, query strings and `Host`, and malformed, oversized and cross-site posts to a
+ * server action. Every case must end in a 4xx or a safe render — never a 5xx, never a stack
+ * trace, never a file from outside `static/`, never a script without the request's nonce — and
+ * the server must be alive afterwards. In Chromium, no dialog may open: neither for the XSS URLs
+ * nor for XSS payloads signed into the guestbook, which come back as an island's props.
  */
 import assert from "node:assert/strict";
+import type { Page } from "playwright-core";
 import { launchBrowser } from "../helpers/browser.ts";
 import { startServer } from "../helpers/server.ts";
 import { type RawRequest, requestBytes, send } from "./raw_http.ts";
@@ -52,7 +54,7 @@ const XSS = [
   "{{constructor.constructor('alert(1)')()}}",
 ];
 
-function cases(): Case[] {
+function cases(port: number, actionId: string): Case[] {
   const all: Case[] = [];
   const get = (name: string, target: string, extra: Partial<RawRequest> = {}) =>
     all.push({ name, request: { target, ...extra } });
@@ -169,7 +171,48 @@ function cases(): Case[] {
     const encoded = encodeURIComponent(payload);
     for (const target of xssTargets(encoded)) get(`XSS ${target.slice(0, 60)}`, target);
   }
+
+  const origin = `http://127.0.0.1:${port}`;
+  const senders: [string, [string, string][]][] = [
+    ["cross-site", [["Origin", "http://evil.example"], ["Sec-Fetch-Site", "cross-site"]]],
+    ["no origin", []],
+    ["same-origin", [["Origin", origin], ["Sec-Fetch-Site", "same-origin"]]],
+  ];
+  const bodies: [string, string, string][] = [
+    ["form", "application/x-www-form-urlencoded", "name=a&message=hello"],
+    ["bad args", "application/x-www-form-urlencoded", "%24ACTION_ARGS=%7B"],
+    ["JSON", "application/json", "[1]"],
+    ["broken multipart", "multipart/form-data; boundary=x", "--x\r\ngarbage"],
+    ["no boundary", "multipart/form-data", "--x--"],
+    ["2 MB", "application/x-www-form-urlencoded", `message=${"x".repeat(2 * 1024 * 1024)}`],
+    ["XSS", "application/x-www-form-urlencoded", `name=${encodeURIComponent(XSS[0])}&message=x`],
+  ];
+  const targets = [
+    `/_action/${actionId}`,
+    "/_action/AAAAAAAAAAAAAAAAAAAA",
+    "/_action/../../deno.json",
+    "/_action/%00",
+    `/_action/${encodeURIComponent(XSS[0])}`,
+  ];
+  for (const target of targets) {
+    for (const [who, headers] of senders) {
+      for (const [what, type, body] of bodies) {
+        all.push({
+          name: `action ${target.slice(0, 40)} ${who} ${what}`,
+          request: { method: "POST", target, headers: [...headers, ["Content-Type", type]], body },
+        });
+      }
+    }
+  }
   return all;
+}
+
+/** The id of the guestbook's server action, from the form the page renders. */
+async function guestbookActionId(origin: string): Promise<string> {
+  const html = await (await fetch(origin + "/guestbook")).text();
+  const id = /<form[^>]*action="\/_action\/([^"]+)"/.exec(html)?.[1];
+  assert.ok(id, "the guestbook renders a form posting to its action");
+  return id;
 }
 
 function xssTargets(encoded: string): string[] {
@@ -202,7 +245,7 @@ function problems(status: number, headers: Headers, body: string): string[] {
 
 Deno.test("hostile requests end in a 4xx or a safe page, and the server survives", async () => {
   await using server = await startServer();
-  const all = cases();
+  const all = cases(server.port, await guestbookActionId(server.origin));
   assert.ok(all.length >= 200, `${all.length} cases`);
   const failures: string[] = [];
   const statuses = new Map<number, number>();
@@ -237,6 +280,42 @@ Deno.test("XSS payloads in URLs run no script in Chromium", async () => {
     }
   }
   // Anything scheduled by an injected handler would have run by now.
+  await page.waitForTimeout(200);
+  assert.deepEqual(dialogs, []);
+});
+
+/** Waits until the guestbook lists an entry holding `text`, as text. */
+async function listed(page: Page, text: string) {
+  await page.waitForFunction(
+    (text) => document.querySelector("ol.entries")?.textContent?.includes(text),
+    text,
+  );
+}
+
+Deno.test("XSS payloads signed into the guestbook come back as inert text", async () => {
+  await using server = await startServer();
+  await using browser = await launchBrowser();
+  const page = await browser.newPage();
+  const dialogs: string[] = [];
+  page.on("dialog", async (dialog) => {
+    dialogs.push(dialog.message());
+    await dialog.dismiss();
+  });
+  const signable = XSS.filter((payload) => payload.trim().length >= 3 && payload.length <= 40);
+  await page.goto(server.origin + "/guestbook");
+  // One at a time, each checked again after a reload: the guestbook keeps only the latest few.
+  for (const payload of signable) {
+    await page.goto(server.origin + "/guestbook", { waitUntil: "networkidle" });
+    await page.locator('input[name="name"]').fill(payload);
+    await page.locator('textarea[name="message"]').fill(payload);
+    await page.getByRole("button", { name: "Sign" }).click();
+    await listed(page, payload.trim());
+    // Now it comes from the server, as the island's props, and hydrates.
+    const res = await server.fetch("/guestbook");
+    assert.deepEqual(problems(res.status, res.headers, await res.text()), []);
+    await page.reload({ waitUntil: "networkidle" });
+    await listed(page, payload.trim());
+  }
   await page.waitForTimeout(200);
   assert.deepEqual(dialogs, []);
 });

@@ -1,30 +1,22 @@
 /**
- * Load: `wrk` (Debian's) at 50 connections for 30 s (LOAD_SECONDS) across the example routes that
- * answer 2xx, while a fetch loop keeps asking routes that must answer 404. No socket error, no
- * unexpected status, and the server still answers afterwards.
+ * Load: `wrk` (Debian's) at 50 connections for 30 s (LOAD_SECONDS) across every example route the
+ * home page links to and the static files, all answering 2xx, while fetch loops keep asking routes
+ * that must answer 404. No socket error, no unexpected status, and the server still answers
+ * afterwards.
  */
 import assert from "node:assert/strict";
+import { examplePaths } from "../../bench/pages.ts";
 import { rotatingScript, wrk } from "../../bench/wrk.ts";
 import { startServer } from "../helpers/server.ts";
 
 const SECONDS = Number(Deno.env.get("LOAD_SECONDS") ?? 30);
-const OK_PATHS = [
-  "/",
-  "/list",
-  "/counter",
-  "/streaming",
-  "/blog/hello-world",
-  "/docs/getting/started",
-  "/about",
-  "/api/time",
-  "/styles.css",
-  "/favicon.svg",
-];
 const MISSING_PATHS = ["/nope", "/blog/no-such-post", "/styles.css/more", "/_app/missing.js"];
 
 Deno.test(`${SECONDS} s at 50 connections: no errors, no unexpected status`, async () => {
   await using server = await startServer();
-  const script = await rotatingScript(OK_PATHS);
+  const okPaths = [...await examplePaths(server.origin), "/styles.css", "/favicon.svg"];
+  assert.ok(okPaths.length > 5, `example routes: ${okPaths}`);
+  const script = await rotatingScript(okPaths);
   try {
     const until = performance.now() + SECONDS * 1000;
     const unexpected: string[] = [];

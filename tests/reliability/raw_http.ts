@@ -19,6 +19,8 @@ export interface RawRequest {
   headers?: [string, string][];
   /** The `Host` header's value; null leaves it out. */
   host?: string | null;
+  /** Sent with a `Content-Length` (unless `headers` set one). */
+  body?: string;
 }
 
 export function requestBytes(port: number, request: RawRequest): string {
@@ -29,7 +31,14 @@ export function requestBytes(port: number, request: RawRequest): string {
     ...(request.headers ?? []).map(([name, value]) => `${name}: ${value}`),
     "Connection: close",
   ];
-  return lines.join("\r\n") + "\r\n\r\n";
+  const { body } = request;
+  const framed = request.headers?.some(([name]) =>
+    /^(content-length|transfer-encoding)$/i.test(name)
+  );
+  if (body !== undefined && !framed) {
+    lines.push(`Content-Length: ${new TextEncoder().encode(body).length}`);
+  }
+  return lines.join("\r\n") + "\r\n\r\n" + (body ?? "");
 }
 
 export async function send(port: number, bytes: string): Promise<RawResponse> {
