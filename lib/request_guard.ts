@@ -5,11 +5,11 @@
  * (request id, routes, the failure screen itself) takes a valid URL for granted. Runs before Hono.
  */
 
-type Fetch = (req: Request) => Response | Promise<Response>;
+type Fetch = (req: Request, info?: Deno.ServeHandlerInfo) => Response | Promise<Response>;
 
 export function rejectInvalidUrls(fetch: Fetch): Fetch {
-  return (req) =>
-    URL.canParse(req.url) ? fetch(req) : new Response("Bad Request", {
+  return (req, info) =>
+    URL.canParse(req.url) ? fetch(req, info) : new Response("Bad Request", {
       status: 400,
       headers: { "Content-Type": "text/plain; charset=utf-8" },
     });

@@ -24,7 +24,8 @@ import { staticFiles } from "./static.ts";
 import type { PageProps, RenderInit } from "./types.ts";
 
 export interface Server {
-  fetch(req: Request): Response | Promise<Response>;
+  /** `info` (from `Deno.serve`) reaches handlers as Hono's `c.env`. */
+  fetch(req: Request, info?: Deno.ServeHandlerInfo): Response | Promise<Response>;
 }
 
 /** `requestId()` sets its header before the handler runs; a page's own Response would drop it. */

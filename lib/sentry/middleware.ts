@@ -74,7 +74,7 @@ export function sentryTracing(): MiddlewareHandler {
           }
           setHttpStatus(span, c.res.status);
           if (isNotFoundRoute(c)) span.setAttribute(NOT_FOUND_ATTRIBUTE, true);
-          c.res = endWithBody(c.res, span);
+          c.res = endWithBody(c.res, span, (c.env as Deno.ServeHandlerInfo | undefined)?.completed);
         }));
     });
   };
@@ -108,10 +108,19 @@ function fromTraceparent(traceparent: string | null): string | undefined {
   return parseInt(flags, 16) & 1 ? `${traceId}-${spanId}-1` : `${traceId}-${spanId}`;
 }
 
-/** Ends `span` once the response body has been sent or abandoned, or now if there is none. */
-function endWithBody(res: Response, span: Span): Response {
+/**
+ * Ends `span` once the response body has been sent or abandoned, or now if there is none. Where
+ * `Deno.serve` tells when the response is delivered (`completed`), that is free; elsewhere the
+ * body is passed through a stream that notices its end.
+ */
+function endWithBody(res: Response, span: Span, completed?: Promise<void>): Response {
   if (!res.body) {
     span.end();
+    return res;
+  }
+  if (completed) {
+    const end = () => span.end();
+    completed.then(end, end);
     return res;
   }
   let ended = false;
