@@ -11,7 +11,8 @@ import type { ManifestActions } from "../manifest.ts";
 import { actionEndpoint } from "./endpoint.ts";
 import { type FormState, restoreFormState } from "./form_state.ts";
 import { registerActions } from "./registry.ts";
-import { ACTION_PATH, FORM_STATE_META } from "./wire.ts";
+import { FORM_STATE_META } from "./form_state_meta.ts";
+import { ACTION_PATH } from "./wire.ts";
 
 export type { FormState };
 

@@ -15,12 +15,6 @@ export const ARGS_FIELD = "$ACTION_ARGS";
 export const FRAMEWORK_FIELD = "$ACTION_";
 /** Response header of a call whose action redirected: the browser goes there. */
 export const REDIRECT_HEADER = "Action-Redirect";
-/**
- * The `<meta>` by which a page rendered after a form post hands React's form state (what the
- * action returned, for the form's `useActionState`) to `hydrateRoot`.
- */
-export const FORM_STATE_META = "app-form-state";
-
 const FILE_FIELD = "$ACTION_FILE_";
 
 export function actionUrl(id: string): string {
