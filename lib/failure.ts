@@ -43,6 +43,31 @@ export function recordFailure(c: Context, error: unknown, status: number): Failu
   };
 }
 
+/**
+ * A promise rejected with nobody to handle it (an un-awaited call in a handler, say) would end
+ * the process and every request in flight with it. It is logged with a digest and reported like
+ * any failure instead, with no request to name. Installed once the app is built, so a broken
+ * start-up still fails loudly.
+ */
+export function surviveUnhandledRejections(): void {
+  addEventListener("unhandledrejection", (event) => {
+    event.preventDefault();
+    const digest = digestOf(event.reason);
+    const described = describe(event.reason);
+    const reported = sentry?.captureUnhandled(event.reason, digest);
+    log("error", `Unhandled rejection: ${headline(described)}`, {
+      digest,
+      method: null,
+      path: null,
+      status: null,
+      request_id: null,
+      trace_id: reported?.traceId ?? null,
+      sentry_event_id: reported?.eventId ?? null,
+      error: described,
+    });
+  });
+}
+
 // One short line first: log services trim long entries (Deno Deploy Classic at 2 KB), and the
 // digest right after it must survive that. The whole message is in `error.message`.
 function headline({ name, message }: ErrorDescription): string {

@@ -10,7 +10,12 @@ import { join } from "node:path";
 import { formStateHead, formStateOf, mountActions } from "./actions/mod.ts";
 import { dev, root } from "./config.ts";
 import { withLiveReload } from "./dev/app.tsx";
-import { boundaryFailure, catchThrownValues, failureResponse } from "./failure.ts";
+import {
+  boundaryFailure,
+  catchThrownValues,
+  failureResponse,
+  surviveUnhandledRejections,
+} from "./failure.ts";
 import { registerIsland } from "./islands.tsx";
 import type { Manifest, ManifestRoute } from "./manifest.ts";
 import { isNotFound, markNotFoundRoute } from "./not_found.ts";
@@ -105,6 +110,7 @@ export function createServer(manifest: Manifest): Server {
 
   app.notFound(renderNotFound);
   app.onError((error, c) => isNotFound(error) ? renderNotFound(c) : failureResponse(c, error));
+  surviveUnhandledRejections();
   return { fetch: rejectInvalidUrls(app.fetch) };
 }
 

@@ -112,6 +112,18 @@ Deno.test("server failures in production", async (t) => {
     assert.ok(raw.indexOf(digest) < 300, "within what any log service keeps");
   });
 
+  await t.step("an unhandled rejection is logged with a digest; the server lives on", async () => {
+    const res = await server.fetch("/fail/unhandled");
+    assert.equal(await res.text(), "answered");
+    const line = await server.waitForLog((l) =>
+      String(l.msg).startsWith("Unhandled rejection: Error: unhandled")
+    );
+    assert.match(String(line.digest), /^[0-9A-Z]{5}-[0-9A-Z]{5}$/);
+    assert.equal(line.level, "error");
+    assert.ok((line.error as Record<string, string>).message.includes(SECRET));
+    assert.equal((await server.fetch("/about")).status, 200);
+  });
+
   await t.step("unknown URLs and notFound() answer 404 and are not failures", async () => {
     for (const path of ["/no/such/page", "/fail/missing", "/fail/boundary-missing"]) {
       const res = await server.fetch(path);

@@ -42,6 +42,12 @@ export default function Page() {
     `export const handler = { GET() { throw { reason: "not an Error" }; } };\n`,
   );
   await project.write(
+    "routes/unhandled.ts",
+    `export const handler = {
+  GET() { Promise.reject(new Error("nobody awaited this")); return new Response("answered"); },
+};\n`,
+  );
+  await project.write(
     "routes/upstream.ts",
     `export const handler = {
   async GET() {
@@ -159,6 +165,20 @@ Deno.test("sentry (server)", async (t) => {
     await server.stop();
     assert.deepEqual(receiver.items.map((i) => i.type), ["event"], "no transaction");
   });
+
+  await t.step(
+    "an unhandled rejection: captured with its digest, the server lives on",
+    async () => {
+      await using receiver = startSentryReceiver();
+      await using server = await startServer(sentryEnv(receiver.dsn), ROOT);
+      assert.equal(await (await server.fetch("/unhandled")).text(), "answered");
+      const event = await receiver.waitFor(isErrorEvent);
+      const line = await server.waitForLog((l) => String(l.msg).startsWith("Unhandled rejection"));
+      assert.equal(event.payload.tags.digest, line.digest);
+      assert.equal(event.payload.event_id, line.sentry_event_id);
+      assert.equal((await server.fetch("/about")).status, 200);
+    },
+  );
 
   await t.step("a thrown non-Error: captured once, its transaction ends as a 500", async () => {
     await using receiver = startSentryReceiver();

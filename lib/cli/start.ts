@@ -14,11 +14,20 @@ if (await isStale(root, dev)) {
 }
 
 const { default: app } = await import("../../main.ts");
-const server = Deno.serve({
-  port: Number(Deno.env.get("PORT") ?? 8000),
-  hostname: Deno.env.get("HOSTNAME") ?? "0.0.0.0",
-  onListen: ({ hostname, port }) => console.log(`Listening on http://${hostname}:${port}/`),
-}, app.fetch);
+const port = Number(Deno.env.get("PORT") ?? 8000);
+const hostname = Deno.env.get("HOSTNAME") ?? "0.0.0.0";
+let server: Deno.HttpServer;
+try {
+  server = Deno.serve({
+    port,
+    hostname,
+    onListen: ({ hostname, port }) => console.log(`Listening on http://${hostname}:${port}/`),
+  }, app.fetch);
+} catch (error) {
+  // Said plainly, and a non-zero exit: the app keeps unhandled rejections from ending it.
+  console.error(`Cannot listen on ${hostname}:${port}: ${(error as Error).message}`);
+  Deno.exit(1);
+}
 
 for (const signal of ["SIGTERM", "SIGINT"] as const) {
   Deno.addSignalListener(signal, async () => {

@@ -11,7 +11,7 @@ import {
   withActiveSpan,
   withIsolationScope,
 } from "@sentry/core";
-import { flush, getDefaultIntegrations, init } from "@sentry/deno";
+import { flush, getDefaultIntegrations, globalHandlersIntegration, init } from "@sentry/deno";
 import type { Context, Hono } from "hono";
 import type { SentryConfig } from "./config.ts";
 import { outgoingFetchIntegration } from "./fetch.ts";
@@ -39,6 +39,9 @@ export function startSentry(config: SentryConfig) {
     // AsyncLocalStorage context that keeps concurrent requests' scopes apart.
     defaultIntegrations: getDefaultIntegrations({}).filter((i) => i.name !== "DenoServe"),
     integrations: [
+      // Its unhandled-rejection handler ends the process; `failure.ts` keeps the server alive
+      // and reports those through `captureUnhandled`.
+      globalHandlersIntegration({ error: true, unhandledrejection: false }),
       outgoingFetchIntegration(privateHosts(config)),
       ...config.spotlight ? [spotlightIntegration(config.spotlight)] : [],
     ],
@@ -53,6 +56,7 @@ export function startSentry(config: SentryConfig) {
       app.use(sentryTracing());
     },
     captureFailure,
+    captureUnhandled,
     /** The page's part: none for the not-found page, so its browser sends nothing either. */
     head: (c: Context) => isNotFoundRoute(c) ? null : head(requestTraceOf(c)?.span),
     flush,
@@ -83,6 +87,15 @@ function captureFailure(c: Context, error: unknown, digest: string): ReportedFai
         })),
   );
   return { eventId, traceId };
+}
+
+/** Captures a rejection no code handled; it belongs to no request. */
+function captureUnhandled(error: unknown, digest: string): ReportedFailure {
+  const eventId = captureException(error, {
+    mechanism: { handled: false, type: "auto.deno.unhandledrejection" },
+    captureContext: { tags: { digest } },
+  });
+  return { eventId, traceId: null };
 }
 
 function isNotFoundTransaction(event: Event): boolean {

@@ -31,6 +31,14 @@ const FILES: Record<string, string> = {
     export const handler = {
       GET() { throw new Error("long: " + "x".repeat(5_000) + " ${SECRET}"); },
     };`,
+  // A promise nobody awaits: the response is fine, the rejection must not end the process.
+  "routes/fail/unhandled.ts": `
+    export const handler = {
+      GET() {
+        Promise.reject(new Error("unhandled: ${SECRET}"));
+        return new Response("answered");
+      },
+    };`,
   "routes/fail/page.tsx": `
     export default function Page() {
       throw new TypeError("page: ${SECRET}");
