@@ -25,6 +25,8 @@ export interface RenderOptions {
   status: number;
   headers?: HeadersInit;
   signal: AbortSignal;
+  /** Aborts the render when the request's deadline passes (see deadline.ts). */
+  deadline?: AbortSignal;
   /** Extra elements for the document (meta tags): React hoists them into `<head>`. */
   head?: ReactNode;
   /** What a form posted just before returned, for its `useActionState` (see actions/). */
@@ -77,14 +79,17 @@ export async function renderPage(tree: PageTree, options: RenderOptions): Promis
   );
   // A failure before the shell is ready (in it, or in a Suspense boundary) rejects this promise
   // and is the caller's to answer; one after goes to `onStreamError` (see stream_failure.ts).
-  const watch = options.onStreamError && watchBoundaries(options.signal, options.onStreamError);
+  const watch = options.onStreamError &&
+    watchBoundaries(options.signal, options.onStreamError, options.deadline);
   const stream = await renderToReadableStream(element, {
     nonce: options.context.nonce,
     signal: watch?.signal ?? options.signal,
     onError: watch?.onError,
     formState: options.formState,
   });
-  const tail = watch?.shellReady(await isComplete(stream));
+  // `allReady` rejects when the render is aborted; that outcome is handled through `onError`.
+  const allReady = stream.allReady.catch(() => {});
+  const tail = watch?.shellReady(await isComplete(stream), allReady);
   const body = tail ? stream.pipeThrough(tail) : stream;
   const headers = new Headers(options.headers);
   headers.set("Content-Type", "text/html; charset=utf-8");

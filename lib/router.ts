@@ -5,6 +5,7 @@
  * gets 405 with `Allow`. Matching itself is Hono's; the manifest lists routes most specific first.
  */
 import type { Context, Hono } from "hono";
+import { raceDeadline, startDeadline } from "./deadline.ts";
 import type { ManifestRoute, MiddlewareModule } from "./manifest.ts";
 import type { Handler, Handlers, Middleware, RenderInit, RouteContext, State } from "./types.ts";
 
@@ -29,7 +30,11 @@ export function registerRoutes(app: Hono, routes: ManifestRoute[], render: PageR
     const middlewares = route.middlewares.flatMap(middlewaresOf);
     app.all(route.pattern, (c) => {
       const scope: RequestScope = { params: c.req.param(), url: new URL(c.req.url), state: {} };
-      return runMiddlewares(c.req.raw, scope, middlewares, () => dispatch(c, scope));
+      const deadline = startDeadline();
+      c.set("deadline", deadline);
+      const response = runMiddlewares(c.req.raw, scope, middlewares, () => dispatch(c, scope));
+      // Until the response (a page: its shell) is ready; what streams after has its own.
+      return raceDeadline(response, deadline).finally(deadline.clear);
     });
   }
 }

@@ -104,6 +104,7 @@ export function createServer(manifest: Manifest): Server {
       status: init?.status ?? 200,
       headers: init?.headers,
       signal: c.req.raw.signal,
+      deadline: c.get("deadline")?.signal,
       onStreamError: (error) => boundaryFailure(c, error),
     });
   };

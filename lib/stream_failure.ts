@@ -9,6 +9,8 @@
  * leaves), and the HTML it returns ends the stream, after every instruction React wrote.
  */
 
+import { DeadlineExceeded, startDeadline } from "./deadline.ts";
+
 export interface BoundaryFailure {
   /** HTML appended once React has finished the stream. */
   tail: string;
@@ -25,25 +27,39 @@ export interface BoundaryWatch {
    * goes through what it returns — nothing when no boundary failed and none can fail any more.
    * Throws what a boundary threw before this point, for the caller to answer instead.
    */
-  shellReady(complete: boolean): TransformStream<Uint8Array, Uint8Array> | undefined;
+  shellReady(
+    complete: boolean,
+    allReady: Promise<void>,
+  ): TransformStream<Uint8Array, Uint8Array> | undefined;
 }
 
 export function watchBoundaries(
   request: AbortSignal,
   onFailure: (error: unknown) => BoundaryFailure,
+  deadline?: AbortSignal,
 ): BoundaryWatch {
-  // The request's abort is forwarded to our controller: cheaper per request than
-  // `AbortSignal.any`, whose weak references also keep the garbage collector busy.
+  // The request's abort (and the deadline's) is forwarded to our controller: cheaper per request
+  // than `AbortSignal.any`, whose weak references also keep the garbage collector busy.
   const render = new AbortController();
-  if (request.aborted) render.abort(request.reason);
-  else request.addEventListener("abort", () => render.abort(request.reason), { once: true });
+  const forward = (signal: AbortSignal) => {
+    if (signal.aborted) render.abort(signal.reason);
+    else signal.addEventListener("abort", () => render.abort(signal.reason), { once: true });
+  };
+  forward(request);
+  if (deadline) forward(deadline);
   const early: unknown[] = [];
   const tails: string[] = [];
   let shellReady = false;
+  let expired = false;
 
   const fail = (error: unknown) => {
-    // Once aborted, React reports the abort reason for every pending boundary: not failures.
-    if (request.aborted || render.signal.aborted) return;
+    if (request.aborted) return;
+    if (render.signal.aborted) {
+      // Once aborted, React reports the abort reason for every pending boundary: a failure only
+      // when it is the deadline that passed, and then once.
+      if (!(error instanceof DeadlineExceeded) || expired) return;
+      expired = true;
+    }
     const failure = onFailure(error);
     tails.push(failure.tail);
     if (failure.stop) render.abort();
@@ -55,13 +71,17 @@ export function watchBoundaries(
       if (shellReady) fail(error);
       else early.push(error);
     },
-    shellReady(complete) {
+    shellReady(complete, allReady) {
       if (early.length > 0) {
         render.abort();
         throw early[0];
       }
       shellReady = true;
       if (complete) return undefined;
+      // What still streams gets a deadline of its own.
+      const streaming = startDeadline();
+      forward(streaming.signal);
+      allReady.finally(streaming.clear);
       return new TransformStream({
         flush(controller) {
           if (tails.length) controller.enqueue(new TextEncoder().encode(tails.join("")));
