@@ -30,19 +30,17 @@ export interface Deadline {
   clear(): void;
 }
 
-const NONE: Deadline = { signal: new AbortController().signal, clear() {} };
-
-/** A deadline `ms` from now (or none when the timeout is off). */
-export function startDeadline(ms = REQUEST_TIMEOUT_MS): Deadline {
-  if (!(ms > 0)) return NONE;
+/** A deadline `ms` from now, or none when the timeout is off. */
+export function startDeadline(ms = REQUEST_TIMEOUT_MS): Deadline | undefined {
+  if (!(ms > 0)) return undefined;
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(new DeadlineExceeded(ms)), ms);
   return { signal: controller.signal, clear: () => clearTimeout(timer) };
 }
 
 /** Settles like `work`, or rejects with the deadline's reason if that passes first. */
-export function raceDeadline<T>(work: Promise<T>, deadline: Deadline): Promise<T> {
-  if (deadline === NONE) return work;
+export function raceDeadline<T>(work: Promise<T>, deadline: Deadline | undefined): Promise<T> {
+  if (!deadline) return work;
   const { signal } = deadline;
   return new Promise<T>((resolve, reject) => {
     const expire = () => reject(signal.reason);

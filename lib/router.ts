@@ -31,8 +31,9 @@ export function registerRoutes(app: Hono, routes: ManifestRoute[], render: PageR
     app.all(route.pattern, (c) => {
       const scope: RequestScope = { params: c.req.param(), url: new URL(c.req.url), state: {} };
       const deadline = startDeadline();
-      c.set("deadline", deadline);
       const response = runMiddlewares(c.req.raw, scope, middlewares, () => dispatch(c, scope));
+      if (!deadline) return response;
+      c.set("deadline", deadline);
       // Until the response (a page: its shell) is ready; what streams after has its own.
       return raceDeadline(response, deadline).finally(deadline.clear);
     });

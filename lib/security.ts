@@ -23,6 +23,11 @@ export const securityHeaders = secureHeaders({
   referrerPolicy: "strict-origin-when-cross-origin",
   // Browsers upgrade to HTTPS on their own where it matters; HSTS belongs to the deployment.
   strictTransportSecurity: false,
+  // Headers for browsers and plug-ins long gone (IE's download prompt and XSS auditor, Flash's
+  // cross-domain policies): every response would carry them for nothing. The CSP covers the rest.
+  xDownloadOptions: false,
+  xXssProtection: false,
+  xPermittedCrossDomainPolicies: false,
 });
 
 export function nonceOf(c: Context): string {

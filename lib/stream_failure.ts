@@ -80,8 +80,10 @@ export function watchBoundaries(
       if (complete) return undefined;
       // What still streams gets a deadline of its own.
       const streaming = startDeadline();
-      forward(streaming.signal);
-      allReady.finally(streaming.clear);
+      if (streaming) {
+        forward(streaming.signal);
+        allReady.finally(streaming.clear);
+      }
       return new TransformStream({
         flush(controller) {
           if (tails.length) controller.enqueue(new TextEncoder().encode(tails.join("")));
