@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import type { BrowserContext, Page } from "playwright-core";
 import { probeProject, SECRET } from "../helpers/action_probe.ts";
-import { launchBrowser } from "../helpers/browser.ts";
+import { launchBrowser, pageErrors } from "../helpers/browser.ts";
 import { type ReceivedItem, startSentryReceiver } from "../helpers/sentry_receiver.ts";
 import { startServer } from "../helpers/server.ts";
 
@@ -20,13 +20,6 @@ async function hydrated(page: Page): Promise<void> {
       Object.keys(el.firstElementChild).some((key) => key.startsWith("__reactFiber"))
     )
   );
-}
-
-function collectErrors(page: Page): string[] {
-  const errors: string[] = [];
-  page.on("console", (msg) => msg.type() === "error" && errors.push(msg.text()));
-  page.on("pageerror", (error) => errors.push(String(error)));
-  return errors;
 }
 
 /** True while the document is the one `mark` was called in: no reload happened since. */
@@ -49,7 +42,7 @@ Deno.test("server actions in the browser", async (t) => {
 
   await t.step("the guestbook signs in place with JavaScript on", async () => {
     const page = await browser.newPage();
-    const errors = collectErrors(page);
+    const errors = pageErrors(page);
     await page.goto(url("/guestbook"));
     await hydrated(page);
     const noReload = await mark(page);
@@ -92,7 +85,7 @@ Deno.test("server actions in the browser", async (t) => {
   await t.step("a page rendered after a post hydrates with the form's state", async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
-    const errors = collectErrors(page);
+    const errors = pageErrors(page);
     await postWithoutScript(context, url("/guestbook"), { name: "", message: "hi" });
     await page.goto(url("/guestbook"));
     await hydrated(page);
@@ -107,7 +100,7 @@ Deno.test("server actions in the browser", async (t) => {
 
   await t.step("an island's call resolves with the action's value", async () => {
     const page = await browser.newPage();
-    const errors = collectErrors(page);
+    const errors = pageErrors(page);
     await page.goto(url("/probe"));
     await hydrated(page);
     await page.getByRole("button", { name: "Echo" }).click();

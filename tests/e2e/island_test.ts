@@ -4,16 +4,14 @@
  * to clicks, with no error on the console.
  */
 import assert from "node:assert/strict";
-import { launchBrowser } from "../helpers/browser.ts";
+import { launchBrowser, pageErrors } from "../helpers/browser.ts";
 import { startServer } from "../helpers/server.ts";
 
 Deno.test("an island hydrates and responds to a click", async () => {
   await using server = await startServer();
   await using browser = await launchBrowser();
   const page = await browser.newPage();
-  const errors: string[] = [];
-  page.on("console", (msg) => msg.type() === "error" && errors.push(msg.text()));
-  page.on("pageerror", (error) => errors.push(String(error)));
+  const errors = pageErrors(page);
   await page.goto(server.origin + "/counter");
   await page.getByRole("button", { name: "Increment" }).click();
   await page.waitForFunction(() => document.querySelector("output")?.textContent === "4");

@@ -5,7 +5,7 @@
  * what it found. Hostile strings arrive intact too, under the real CSP.
  */
 import assert from "node:assert/strict";
-import { launchBrowser } from "../helpers/browser.ts";
+import { launchBrowser, pageErrors } from "../helpers/browser.ts";
 import { copyProject } from "../helpers/project_copy.ts";
 import { startServer } from "../helpers/server.ts";
 
@@ -67,9 +67,7 @@ Deno.test("island props arrive typed in the browser", async () => {
   await using server = await startServer({}, { root: project.root });
   await using browser = await launchBrowser();
   const page = await browser.newPage();
-  const errors: string[] = [];
-  page.on("console", (msg) => msg.type() === "error" && errors.push(msg.text()));
-  page.on("pageerror", (error) => errors.push(String(error)));
+  const errors = pageErrors(page);
 
   await page.goto(server.origin + "/probe");
   await page.waitForFunction(() => document.getElementById("report")?.textContent !== "");

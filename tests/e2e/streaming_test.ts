@@ -4,16 +4,14 @@
  * nonce, swap the fallback for the forecast.
  */
 import assert from "node:assert/strict";
-import { launchBrowser } from "../helpers/browser.ts";
+import { launchBrowser, pageErrors } from "../helpers/browser.ts";
 import { startServer } from "../helpers/server.ts";
 
 Deno.test("the streamed forecast replaces the fallback in the browser", async () => {
   await using server = await startServer();
   await using browser = await launchBrowser();
   const page = await browser.newPage();
-  const errors: string[] = [];
-  page.on("console", (msg) => msg.type() === "error" && errors.push(msg.text()));
-  page.on("pageerror", (error) => errors.push(String(error)));
+  const errors = pageErrors(page);
 
   await page.goto(server.origin + "/streaming");
   await page.getByText("Sunny, with a chance of hydration.").waitFor({ state: "visible" });

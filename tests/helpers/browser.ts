@@ -2,7 +2,7 @@
  * @module
  * Headless Chromium (Debian's) driven by playwright-core, with the flags this sandbox needs.
  */
-import { type Browser, chromium } from "playwright-core";
+import { type Browser, chromium, type Page } from "playwright-core";
 
 export const CHROMIUM_ARGS = [
   "--no-sandbox",
@@ -20,4 +20,12 @@ export async function launchBrowser(): Promise<Browser & AsyncDisposable> {
     args: CHROMIUM_ARGS,
   });
   return Object.assign(browser, { [Symbol.asyncDispose]: () => browser.close() });
+}
+
+/** Collects the page's console errors and uncaught exceptions, as text, as they happen. */
+export function pageErrors(page: Page): string[] {
+  const errors: string[] = [];
+  page.on("console", (msg) => msg.type() === "error" && errors.push(msg.text()));
+  page.on("pageerror", (error) => errors.push(String(error)));
+  return errors;
 }
