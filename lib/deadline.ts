@@ -5,6 +5,11 @@
  * timeout, say — when it passes ends on the failure screen with a digest, before the shell as a
  * 500 and after it through the streamed failure script, instead of holding the user and the
  * connection forever.
+ *
+ * One timer serves every deadline in flight. They all have the same length, so they expire in the
+ * order they started: a request costs an insertion into an ordered set and a deletion, where a
+ * timer of its own (set, then cleared on nearly every request) cost more than the rest of this
+ * module's work together.
  */
 
 declare module "hono" {
@@ -24,28 +29,71 @@ export class DeadlineExceeded extends Error {
 }
 
 export interface Deadline {
-  /** Aborts with `DeadlineExceeded` when the deadline passes. */
-  signal: AbortSignal;
+  /** Calls `expired` if the deadline passes before `clear()`. */
+  onExpire(expired: (error: DeadlineExceeded) => void): void;
   /** Stops the clock: the work finished in time. */
   clear(): void;
 }
 
-/** A deadline `ms` from now, or none when the timeout is off. */
-export function startDeadline(ms = REQUEST_TIMEOUT_MS): Deadline | undefined {
-  if (!(ms > 0)) return undefined;
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new DeadlineExceeded(ms)), ms);
-  return { signal: controller.signal, clear: () => clearTimeout(timer) };
+/** Callbacks rather than an AbortSignal: a request's listeners cost more than all of the rest. */
+class PendingDeadline implements Deadline {
+  readonly expiresAt = performance.now() + REQUEST_TIMEOUT_MS;
+  #expired: ((error: DeadlineExceeded) => void)[] = [];
+
+  onExpire(expired: (error: DeadlineExceeded) => void): void {
+    this.#expired.push(expired);
+  }
+
+  clear(): void {
+    pending.delete(this);
+  }
+
+  expire(): void {
+    const error = new DeadlineExceeded(REQUEST_TIMEOUT_MS);
+    for (const expired of this.#expired) expired(error);
+  }
 }
 
-/** Settles like `work`, or rejects with the deadline's reason if that passes first. */
-export function raceDeadline<T>(work: Promise<T>, deadline: Deadline | undefined): Promise<T> {
+/** Oldest first, which is also the order they expire in. */
+const pending = new Set<PendingDeadline>();
+let timer: ReturnType<typeof setTimeout> | undefined;
+
+/** A deadline `REQUEST_TIMEOUT_MS` from now, or none when the timeout is off. */
+export function startDeadline(): Deadline | undefined {
+  if (!(REQUEST_TIMEOUT_MS > 0)) return undefined;
+  const deadline = new PendingDeadline();
+  pending.add(deadline);
+  if (timer === undefined) arm(deadline.expiresAt);
+  return deadline;
+}
+
+function arm(expiresAt: number): void {
+  timer = setTimeout(expireDue, Math.max(0, expiresAt - performance.now()));
+  // Waiting deadlines never keep the process alive.
+  Deno.unrefTimer(timer);
+}
+
+function expireDue(): void {
+  const now = performance.now();
+  for (const deadline of pending) {
+    if (deadline.expiresAt > now) break;
+    pending.delete(deadline);
+    deadline.expire();
+  }
+  // Re-armed only now: expiring may start deadlines of their own meanwhile.
+  timer = undefined;
+  const next = pending.values().next();
+  if (!next.done) arm(next.value.expiresAt);
+}
+
+/**
+ * Settles like `work`, or rejects with `DeadlineExceeded` if the deadline passes first; either
+ * way the deadline is cleared.
+ */
+export function withinDeadline<T>(work: Promise<T>, deadline: Deadline | undefined): Promise<T> {
   if (!deadline) return work;
-  const { signal } = deadline;
   return new Promise<T>((resolve, reject) => {
-    const expire = () => reject(signal.reason);
-    if (signal.aborted) return expire();
-    signal.addEventListener("abort", expire, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", expire));
+    deadline.onExpire(reject);
+    work.then(resolve, reject).finally(() => deadline.clear());
   });
 }

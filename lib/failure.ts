@@ -10,7 +10,7 @@ import { dev, root } from "./config.ts";
 import { describe, digestOf, type ErrorDescription } from "./errors/digest.ts";
 import { FAILURE_ATTRIBUTE, screenDocument, screenMarkup } from "./errors/screen.ts";
 import { log } from "./log.ts";
-import { isNotFound } from "./not_found.ts";
+import { isNotFound, markNotFoundRoute } from "./not_found.ts";
 import { nonceOf } from "./security.ts";
 import { sentry } from "./sentry/mod.ts";
 import type { BoundaryFailure } from "./stream_failure.ts";
@@ -30,6 +30,7 @@ export function recordFailure(c: Context, error: unknown, status: number): Failu
     digest,
     method: c.req.method,
     path: c.req.path,
+    route: c.get("route") ?? null,
     status,
     request_id: c.get("requestId") ?? null,
     trace_id: reported?.traceId ?? null,
@@ -117,11 +118,13 @@ export const catchThrownValues: MiddlewareHandler = async function catchThrownVa
  *
  * `notFound()` thrown there is not a failure, but the 404 status is gone: the boundary stays on
  * its fallback, the rest of the page streams on, and the page is marked `noindex` so it is not
- * indexed as a real one. For the 404 page, call `notFound()` in the handler or outside Suspense.
+ * indexed as a real one; like any not-found, it sends Sentry no error and no transaction. For the
+ * 404 page, call `notFound()` in the handler or outside Suspense.
  */
 export function boundaryFailure(c: Context, error: unknown): BoundaryFailure {
   const nonce = nonceOf(c);
   if (isNotFound(error)) {
+    markNotFoundRoute(c);
     return {
       tail: `<script nonce="${nonce}">document.head.append(Object.assign(` +
         `document.createElement("meta"),{name:"robots",content:"noindex"}))</script>`,

@@ -3,11 +3,13 @@
  * Renders a page to a streamed response with React's `renderToReadableStream`: `_app`, layouts
  * and page, with the request's CSP nonce on every inline script React emits. The promise settles
  * once the shell is ready, so a failure or `notFound()` before it still decides the status; what
- * fails after it (inside a Suspense boundary) is handed to `onStreamError`.
+ * fails after it (inside a Suspense boundary) is handed to `onStreamError`. A page that is already
+ * complete by then (no Suspense boundary waiting) is sent whole rather than streamed.
  */
 import type { ComponentType, ReactNode } from "react";
 import { renderToReadableStream } from "react-dom/server";
 import type { FormState } from "./actions/form_state.ts";
+import type { Deadline } from "./deadline.ts";
 import type { ComponentModule } from "./manifest.ts";
 import { RenderContext, type RenderContextValue } from "./render_context.ts";
 import { type BoundaryFailure, watchBoundaries } from "./stream_failure.ts";
@@ -26,7 +28,7 @@ export interface RenderOptions {
   headers?: HeadersInit;
   signal: AbortSignal;
   /** Aborts the render when the request's deadline passes (see deadline.ts). */
-  deadline?: AbortSignal;
+  deadline?: Deadline;
   /** Extra elements for the document (meta tags): React hoists them into `<head>`. */
   head?: ReactNode;
   /** What a form posted just before returned, for its `useActionState` (see actions/). */
@@ -60,14 +62,14 @@ function compose(tree: PageTree, props: PageProps<unknown>, head: ReactNode): Re
   }
   const App = tree.app?.default ?? DefaultApp;
   const Body = Inner;
-  const WithHead: ComponentType = head
-    ? () => (
-      <>
-        {head}
-        <Body />
-      </>
-    )
-    : Body;
+  // Always there, even with no head: React keys a form's `useActionState` by its place in the
+  // tree, so the page that shows a form's state must have the shape of the one that posted it.
+  const WithHead: ComponentType = () => (
+    <>
+      {head}
+      <Body />
+    </>
+  );
   return <App {...props} Component={WithHead} />;
 }
 
@@ -89,11 +91,19 @@ export async function renderPage(tree: PageTree, options: RenderOptions): Promis
   });
   // `allReady` rejects when the render is aborted; that outcome is handled through `onError`.
   const allReady = stream.allReady.catch(() => {});
-  const tail = watch?.shellReady(await isComplete(stream), allReady);
-  const body = tail ? stream.pipeThrough(tail) : stream;
+  const complete = await isComplete(stream);
+  const tail = watch?.shellReady(complete, allReady);
   const headers = new Headers(options.headers);
   headers.set("Content-Type", "text/html; charset=utf-8");
-  return new Response(body, { status: options.status, headers });
+  const init = { status: options.status, headers };
+  if (complete) {
+    // Nothing left to wait for: the page goes out whole, in one write rather than a stream's
+    // chunks, and with its length, which a HEAD request keeps (see router.ts).
+    const html = await new Response(stream).bytes();
+    headers.set("Content-Length", String(html.byteLength));
+    return new Response(html, init);
+  }
+  return new Response(tail ? stream.pipeThrough(tail) : stream, init);
 }
 
 const PENDING = Symbol("pending");

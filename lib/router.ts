@@ -5,9 +5,17 @@
  * gets 405 with `Allow`. Matching itself is Hono's; the manifest lists routes most specific first.
  */
 import type { Context, Hono } from "hono";
-import { raceDeadline, startDeadline } from "./deadline.ts";
+import { startDeadline, withinDeadline } from "./deadline.ts";
 import type { ManifestRoute, MiddlewareModule } from "./manifest.ts";
+import { routeName } from "./routes.ts";
 import type { Handler, Handlers, Middleware, RenderInit, RouteContext, State } from "./types.ts";
+
+declare module "hono" {
+  interface ContextVariableMap {
+    /** The route answering the request, as it reads in logs and traces: `/blog/:slug`. */
+    route: string;
+  }
+}
 
 export interface RequestScope {
   params: Record<string, string>;
@@ -28,14 +36,15 @@ export function registerRoutes(app: Hono, routes: ManifestRoute[], render: PageR
   for (const route of routes) {
     const dispatch = dispatcher(route, render);
     const middlewares = route.middlewares.flatMap(middlewaresOf);
+    const name = routeName(route.pattern);
     app.all(route.pattern, (c) => {
+      c.set("route", name);
       const scope: RequestScope = { params: c.req.param(), url: new URL(c.req.url), state: {} };
       const deadline = startDeadline();
+      if (deadline) c.set("deadline", deadline);
       const response = runMiddlewares(c.req.raw, scope, middlewares, () => dispatch(c, scope));
-      if (!deadline) return response;
-      c.set("deadline", deadline);
       // Until the response (a page: its shell) is ready; what streams after has its own.
-      return raceDeadline(response, deadline).finally(deadline.clear);
+      return withinDeadline(response, deadline);
     });
   }
 }

@@ -55,6 +55,11 @@ export function patternFor(file: string): string {
   return "/" + parts.join("/");
 }
 
+/** How a pattern reads in logs and traces: `/docs/:path{.+}` → `/docs/:path+`. */
+export function routeName(pattern: string): string {
+  return pattern.replace(/\{\.\+\}$/, "+");
+}
+
 /** The folders from `routes/` down to the file's own, each as a prefix ("" is the root). */
 export function foldersOf(file: string): string[] {
   const parts = file.split("/").slice(0, -1);

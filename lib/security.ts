@@ -24,10 +24,16 @@ export const securityHeaders = secureHeaders({
   // Browsers upgrade to HTTPS on their own where it matters; HSTS belongs to the deployment.
   strictTransportSecurity: false,
   // Headers for browsers and plug-ins long gone (IE's download prompt and XSS auditor, Flash's
-  // cross-domain policies): every response would carry them for nothing. The CSP covers the rest.
+  // cross-domain policies) and what the CSP already says (`frame-ancestors` supersedes
+  // X-Frame-Options in every browser with CSP Level 2): every response would carry them for
+  // nothing. DNS prefetching is a speed setting, not a security one: browsers keep it.
   xDownloadOptions: false,
   xXssProtection: false,
   xPermittedCrossDomainPolicies: false,
+  xFrameOptions: false,
+  xDnsPrefetchControl: false,
+  // Nothing here sets X-Powered-By: no need to delete it from every response.
+  removePoweredBy: false,
 });
 
 export function nonceOf(c: Context): string {

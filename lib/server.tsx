@@ -48,8 +48,10 @@ export function createServer(manifest: Manifest): Server {
   if (requestLogging) app.use(requestLog);
   app.use(securityHeaders);
   app.use(catchThrownValues);
-  app.use(staticFiles(join(root, manifest.assetDir), "/_app", true));
-  app.use(staticFiles(join(root, "static"), "", false));
+  app.use(staticFiles(
+    { dir: join(root, manifest.assetDir), prefix: "/_app", immutable: true, precompressed: true },
+    { dir: join(root, "static"), prefix: "", immutable: false },
+  ));
   const devScript = dev ? withLiveReload(app) : undefined;
   sentry?.install(app);
   mountActions(app, manifest.actions);
@@ -90,11 +92,12 @@ export function createServer(manifest: Manifest): Server {
   ) => {
     const props: PageProps<unknown> = { ...scope, data };
     const formState = formStateOf(c);
+    const nonce = nonceOf(c);
     return renderPage(tree, {
-      context: { nonce: nonceOf(c), assets: manifest.assets },
+      context: { nonce, assets: manifest.assets },
       head: (
         <>
-          {devScript?.(nonceOf(c))}
+          {devScript?.(nonce)}
           {sentry?.head(c)}
           {formStateHead(formState)}
         </>
@@ -104,7 +107,7 @@ export function createServer(manifest: Manifest): Server {
       status: init?.status ?? 200,
       headers: init?.headers,
       signal: c.req.raw.signal,
-      deadline: c.get("deadline")?.signal,
+      deadline: c.get("deadline"),
       onStreamError: (error) => boundaryFailure(c, error),
     });
   };

@@ -9,7 +9,7 @@
  * leaves), and the HTML it returns ends the stream, after every instruction React wrote.
  */
 
-import { DeadlineExceeded, startDeadline } from "./deadline.ts";
+import { type Deadline, DeadlineExceeded, startDeadline } from "./deadline.ts";
 
 export interface BoundaryFailure {
   /** HTML appended once React has finished the stream. */
@@ -36,17 +36,15 @@ export interface BoundaryWatch {
 export function watchBoundaries(
   request: AbortSignal,
   onFailure: (error: unknown) => BoundaryFailure,
-  deadline?: AbortSignal,
+  deadline?: Deadline,
 ): BoundaryWatch {
   // The request's abort (and the deadline's) is forwarded to our controller: cheaper per request
   // than `AbortSignal.any`, whose weak references also keep the garbage collector busy.
   const render = new AbortController();
-  const forward = (signal: AbortSignal) => {
-    if (signal.aborted) render.abort(signal.reason);
-    else signal.addEventListener("abort", () => render.abort(signal.reason), { once: true });
-  };
-  forward(request);
-  if (deadline) forward(deadline);
+  const abort = (reason: unknown) => render.abort(reason);
+  if (request.aborted) abort(request.reason);
+  else request.addEventListener("abort", () => abort(request.reason), { once: true });
+  deadline?.onExpire(abort);
   const early: unknown[] = [];
   const tails: string[] = [];
   let shellReady = false;
@@ -81,13 +79,16 @@ export function watchBoundaries(
       // What still streams gets a deadline of its own.
       const streaming = startDeadline();
       if (streaming) {
-        forward(streaming.signal);
-        allReady.finally(streaming.clear);
+        streaming.onExpire(abort);
+        allReady.finally(() => streaming.clear());
       }
       return new TransformStream({
         flush(controller) {
           if (tails.length) controller.enqueue(new TextEncoder().encode(tails.join("")));
         },
+        // The client is gone (a write failed) before the request's signal says so: what React
+        // then reports for the boundaries still waiting is that, not a failure.
+        cancel: abort,
       });
     },
   };

@@ -78,6 +78,8 @@ Deno.test("server failures in production", async (t) => {
       assert.equal(line.digest, digest);
       assert.equal(line.level, "error");
       assert.equal(line.method, "GET");
+      // The route that failed: each path here is its own route, but for the not-found page.
+      assert.equal(line.route, path === "/fail/broken-404" ? null : path);
       assert.equal(line.status, 500);
       assert.equal(line.request_id, res.headers.get("x-request-id"));
       assert.match(String(line.request_id), /^[0-9a-f-]{36}$/);

@@ -88,9 +88,11 @@ Deno.test("security headers and path traversal", async (t) => {
       assert.equal(res.headers.get("x-content-type-options"), "nosniff", path);
       assert.equal(res.headers.get("referrer-policy"), "strict-origin-when-cross-origin", path);
       const csp = res.headers.get("content-security-policy") ?? "";
+      // Framing is the CSP's to forbid (`frame-ancestors`); X-Frame-Options would only repeat it.
       assert.match(csp, /frame-ancestors 'self'/, path);
       assert.match(csp, /object-src 'none'/, path);
-      assert.equal(res.headers.get("x-frame-options"), "SAMEORIGIN", path);
+      assert.equal(res.headers.get("cross-origin-opener-policy"), "same-origin", path);
+      assert.equal(res.headers.get("cross-origin-resource-policy"), "same-origin", path);
     }
   });
 

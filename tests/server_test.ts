@@ -46,10 +46,21 @@ Deno.test("the example app answers over HTTP", async (t) => {
     }
   });
 
-  await t.step("the home page links every example", async () => {
+  await t.step("the home page links every example, and each link answers 200", async () => {
     const { body } = await get("/");
-    for (const href of ["/counter", "/streaming", "/blog/hello-world", "/about", "/api/time"]) {
+    const examples = [
+      "/counter",
+      "/streaming",
+      "/list",
+      "/blog/hello-world",
+      "/docs/getting/started",
+      "/about",
+      "/api/time",
+      "/guestbook",
+    ];
+    for (const href of examples) {
       assert.ok(body.includes(`<a href="${href}">`), href);
+      assert.equal((await get(href)).res.status, 200, href);
     }
   });
 

@@ -1,7 +1,8 @@
 /**
  * @module
  * Static files and built assets over real HTTP: ETags and 304s, immutable caching for hashed
- * `/_app/` files, the preloads an island page needs, and no script at all on a page without one.
+ * `/_app/` files, their compressed copies, the preloads an island page needs, and no script at all
+ * on a page without one.
  */
 import assert from "node:assert/strict";
 import { startServer, type TestServer } from "./helpers/server.ts";
@@ -70,6 +71,22 @@ Deno.test("static files and island assets", async (t) => {
     for (const url of needed) assert.ok(preloaded.has(url), `${url} is preloaded`);
   });
 
+  await t.step("the action client loads at an action's first call, not with the page", async () => {
+    const html = await (await server.fetch("/guestbook")).text();
+    const island = /<app-island name="Guestbook" src="([^"]+)"/.exec(html)![1];
+    const code = await (await server.fetch(island)).text();
+    const client = /\bimport\("(\/_app\/action-client-\w+\.js)"\)/.exec(code)?.[1];
+    assert.ok(client, "the island's stubs import the action client when called");
+    const onPage = new Set([
+      ...attrs(html, /<(?:script|link)\b[^>]*>/g, "(?:src|href)"),
+      ...await importsOf(server, island),
+    ]);
+    assert.ok(!onPage.has(client), "the page does not load the action client");
+    const served = await server.fetch(client);
+    await served.body?.cancel();
+    assert.equal(served.status, 200);
+  });
+
   await t.step("hashed assets are immutable, with ETags and source maps", async () => {
     const html = await (await server.fetch("/counter")).text();
     const urls = new Set(html.match(/\/_app\/[\w.-]+\.js/g));
@@ -92,6 +109,24 @@ Deno.test("static files and island assets", async (t) => {
       assert.equal(mapRes.status, 200, map);
       assert.equal((await mapRes.json()).version, 3);
     }
+  });
+
+  await t.step("scripts go out compressed as the browser accepts, the same code", async () => {
+    const html = await (await server.fetch("/counter")).text();
+    const [boot] = html.match(/\/_app\/boot-\w+\.js/)!;
+    const identity = await server.fetch(boot, { headers: { "Accept-Encoding": "identity" } });
+    assert.equal(identity.headers.get("content-encoding"), null);
+    const code = await identity.text();
+    for (const encoding of ["br", "gzip"]) {
+      // fetch decodes the body; the header says what went over the wire.
+      const res = await server.fetch(boot, { headers: { "Accept-Encoding": encoding } });
+      assert.equal(res.headers.get("content-encoding"), encoding);
+      assert.equal(res.headers.get("vary"), "Accept-Encoding");
+      assert.equal(await res.text(), code);
+    }
+    const copy = await server.fetch(`${boot}.br`);
+    await copy.body?.cancel();
+    assert.equal(copy.status, 404, "the compressed copies have no URL of their own");
   });
 
   await t.step("a page without islands ships no script of ours", async () => {

@@ -2,7 +2,8 @@
  * @module
  * Bundles the browser side with esbuild: the island boot runtime and one entry per island, as
  * minified ESM with shared chunks, content-hashed names (an unchanged island keeps its URL across
- * deploys) and source maps. Returns each entry's URL with the chunks it needs, for preloading.
+ * deploys) and source maps, plus the action client on its own. Returns each entry's URL with the
+ * chunks it needs, for preloading.
  */
 import * as esbuild from "esbuild";
 import { join } from "node:path";
@@ -22,36 +23,61 @@ export interface BundleOptions {
 
 const BOOT = "lib/client/boot.ts";
 const SENTRY = "lib/client/sentry.ts";
+const ACTION_CLIENT = "lib/client/action_client.ts";
 
 export async function bundle(options: BundleOptions): Promise<Assets> {
   const { root, outDir, dev } = options;
-  const entryPoints = [
-    { in: join(root, BOOT), out: "boot" },
-    { in: join(root, SENTRY), out: "sentry" },
-    ...[...options.islands].map(([name, file]) => ({ in: join(root, file), out: name })),
-  ];
-  const result = await esbuild.build({
+  const common = {
     absWorkingDir: root,
-    entryPoints,
     outdir: join(root, outDir),
     entryNames: "[name]-[hash]",
-    chunkNames: "chunk-[hash]",
     bundle: true,
-    splitting: true,
     format: "esm",
     platform: "browser",
     target: ["es2022", "chrome111", "firefox113", "safari16.4"],
     minify: !dev,
     sourcemap: "linked",
     metafile: true,
+    legalComments: "none",
+    logLevel: "silent",
+  } satisfies esbuild.BuildOptions;
+  const mode = { "process.env.NODE_ENV": JSON.stringify(dev ? "development" : "production") };
+  // The action client is a bundle of its own, imported at an action's first call: no page loads
+  // it before. Built with the islands, its devalue would share files with the boot runtime's (which
+  // parses props) and, as esbuild splits by file, bring devalue's stringify to every island page.
+  const client = await esbuild.build({
+    ...common,
+    entryPoints: [{ in: join(root, ACTION_CLIENT), out: "action-client" }],
+    define: mode,
+  });
+  const clientUrl = assetUrl(outputOf(client.metafile, ACTION_CLIENT), outDir);
+  const entryPoints = [
+    { in: join(root, BOOT), out: "boot" },
+    { in: join(root, SENTRY), out: "sentry" },
+    ...[...options.islands].map(([name, file]) => ({ in: join(root, file), out: name })),
+  ];
+  const result = await esbuild.build({
+    ...common,
+    entryPoints,
+    chunkNames: "chunk-[hash]",
+    splitting: true,
     jsx: "automatic",
     jsxImportSource: "react",
-    define: { "process.env.NODE_ENV": JSON.stringify(dev ? "development" : "production") },
-    legalComments: "none",
+    define: { ...mode, ACTION_CLIENT_URL: JSON.stringify(clientUrl) },
+    external: [clientUrl],
     plugins: [actionStubs(root, options.actions)],
-    logLevel: "silent",
   });
   return assetsOf(result.metafile, outDir, options.islands);
+}
+
+/** The output file esbuild built from the entry point `source`. */
+function outputOf(metafile: esbuild.Metafile, source: string): string {
+  const [output] = Object.entries(metafile.outputs).find(([, o]) => o.entryPoint === source)!;
+  return output;
+}
+
+function assetUrl(output: string, outDir: string): string {
+  return `/_app/${output.slice(outDir.length + 1)}`;
 }
 
 function assetsOf(
@@ -59,9 +85,9 @@ function assetsOf(
   outDir: string,
   islands: Map<string, string>,
 ): Assets {
-  const url = (output: string) => `/_app/${output.slice(outDir.length + 1)}`;
+  const url = (output: string) => assetUrl(output, outDir);
   const chunkOf = (source: string): Chunk => {
-    const [output] = Object.entries(metafile.outputs).find(([, o]) => o.entryPoint === source)!;
+    const output = outputOf(metafile, source);
     const imports = new Set<string>();
     const visit = (path: string) => {
       for (const dep of metafile.outputs[path].imports) {

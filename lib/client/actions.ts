@@ -1,46 +1,24 @@
 /**
  * @module
- * The browser side of server actions: what an island gets when it imports a `"use server"`
- * module (see `build/action_stubs.ts`). Each export is a function that posts its arguments to the
- * action and resolves with what the action returned. A failed action rejects with an error that
- * carries only the failure's digest; left uncaught, it ends on the server-side failure screen.
+ * What an island gets when it imports a `"use server"` module (see `build/action_stubs.ts`): each
+ * export is a function that calls the action through the action client (`action_client.ts`), with
+ * the page's trace until the Sentry SDK carries it. The client is a bundle of its own, off the
+ * page's critical path: fetched once the browser is idle, or at the first call if that is sooner.
  */
-import { actionUrl, decodeResult, encodeCall, REDIRECT_HEADER } from "../actions/wire.ts";
 import { pageTraceHeaders } from "./trace.ts";
 
-/** A server action that failed: `digest` names the failure in the server's logs. */
-export class ActionError extends Error {
-  readonly digest?: string;
+// esbuild writes the URL of the action client's own bundle in here (see `build/bundle.ts`).
+declare const ACTION_CLIENT_URL: string;
+let client: Promise<typeof import("./action_client.ts")> | undefined;
+const actionClient = () => client ??= import(ACTION_CLIENT_URL);
 
-  constructor(name: string, status: number, digest?: string, details?: string) {
-    const why = digest ? `Digest: ${digest}` : `HTTP ${status}`;
-    super(`Server action ${name} failed. ${why}${details ? `\n\n${details}` : ""}`);
-    this.name = "ActionError";
-    this.digest = digest;
-  }
-}
+(self.requestIdleCallback ?? setTimeout)(actionClient);
 
 export function serverAction(id: string, name: string): (...args: unknown[]) => Promise<unknown> {
-  const url = actionUrl(id);
   const call = async (...args: unknown[]) => {
-    const response = await fetch(url, {
-      method: "POST",
-      body: encodeCall(args),
-      headers: pageTraceHeaders(),
-    });
-    const redirect = response.headers.get(REDIRECT_HEADER);
-    if (redirect) {
-      location.assign(redirect);
-      // The page is going away: callers (a pending `useActionState`) wait for the navigation.
-      return new Promise<never>(() => {});
-    }
-    if (!response.ok) throw await failureOf(name, response);
-    return decodeResult(await response.text());
+    const { callAction } = await actionClient();
+    // The headers come from here: the Sentry chunk tells this build's `trace.ts` when it took over.
+    return callAction(id, name, args, pageTraceHeaders());
   };
   return Object.defineProperty(call, "name", { value: name });
-}
-
-async function failureOf(name: string, response: Response): Promise<ActionError> {
-  const body = await response.json().catch(() => ({})) as { digest?: string; details?: string };
-  return new ActionError(name, response.status, body.digest, body.details);
 }

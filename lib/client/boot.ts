@@ -9,6 +9,7 @@ import { hydrateRoot } from "react-dom/client";
 import { deserializeProps } from "../props.ts";
 import { failPage, reportPageError, reportUncaughtErrors } from "./failure.ts";
 import { pageFormState } from "./form_state.ts";
+import { startSentryWhenIdle } from "./sentry_loader.ts";
 
 const CONTENTS = { display: "contents" };
 
@@ -74,3 +75,4 @@ function whenParsed(el: Element): Promise<void> {
 
 reportUncaughtErrors();
 customElements.define("app-island", AppIsland);
+startSentryWhenIdle();

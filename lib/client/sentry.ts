@@ -1,11 +1,12 @@
 /**
  * @module
- * The browser SDK (`@sentry/react`). Nothing imports it: the page's loader (`lib/sentry/page.tsx`,
- * present only when Sentry is configured) imports this chunk after the page has loaded and calls
- * `start`. The pageload transaction continues the server's trace from the `sentry-trace`/`baggage`
- * meta tags; fetches to our own origin carry the trace on; every error the runtime reported before
- * the SDK was there (`report.ts`'s queue) is sent now, and every later one as it happens. An
- * uncaught error that both our runtime and the SDK's global handlers see is sent once (`dedupe`).
+ * The browser SDK (`@sentry/react`). Nothing imports it statically: the island runtime
+ * (`sentry_loader.ts`, on pages that carry the SDK's settings) imports this chunk after the page
+ * has loaded and calls `start`. The pageload transaction continues the server's trace from the
+ * `sentry-trace`/`baggage` meta tags; fetches to our own origin carry the trace on; every error the
+ * runtime reported before the SDK was there (`report.ts`'s queue) is sent now, and every later one
+ * as it happens. An uncaught error that both our runtime and the SDK's global handlers see is sent
+ * once (`dedupe`).
  */
 import {
   browserTracingIntegration,

@@ -19,13 +19,12 @@ import {
   withIsolationScope,
 } from "@sentry/core";
 import type { Context, MiddlewareHandler } from "hono";
-import { matchedRoutes } from "hono/route";
 import { isNotFoundRoute } from "../not_found.ts";
 
 /** What a request's failure is captured under: its transaction and its isolation scope. */
 export interface RequestTrace {
-  /** The matched route's pattern, e.g. `/blog/:slug`. */
-  route: string;
+  /** The route answering the request (`/blog/:slug`), once the router chose it. */
+  route?: string;
   span: Span;
   isolationScope: Scope;
 }
@@ -36,8 +35,19 @@ declare module "hono" {
   }
 }
 
+/**
+ * The request's trace, its transaction named after the route once the router chose one (the
+ * page's baggage, a failure and the transaction's end all read it through here).
+ */
 export function requestTraceOf(c: Context): RequestTrace | undefined {
-  return c.get("sentryTrace");
+  const trace = c.get("sentryTrace");
+  const route = c.get("route");
+  if (trace && route && trace.route !== route) {
+    trace.route = route;
+    trace.span.updateName(`${c.req.method} ${route}`);
+    trace.span.setAttribute(SEMANTIC_ATTRIBUTE_SENTRY_SOURCE, "route");
+  }
+  return trace;
 }
 
 /** The span attribute `beforeSendTransaction` drops transactions by. */
@@ -46,24 +56,23 @@ export const NOT_FOUND_ATTRIBUTE = "app.not_found";
 export function sentryTracing(): MiddlewareHandler {
   return function sentryTracing(c, next) {
     const req = c.req.raw;
-    const route = routePattern(c);
     return withIsolationScope((isolationScope) => {
-      isolationScope.setSDKProcessingMetadata({
-        normalizedRequest: winterCGRequestToRequestData(req),
-      });
-      return continueTrace(incomingTrace(req.headers), () =>
+      const trace = () =>
         startSpanManual({
-          name: `${req.method} ${route}`,
+          // Until the router has chosen a route (`requestTraceOf`); not-found keeps the URL.
+          name: `${req.method} ${c.req.path}`,
           op: "http.server",
           attributes: {
             [SEMANTIC_ATTRIBUTE_SENTRY_ORIGIN]: "auto.http.hono",
-            [SEMANTIC_ATTRIBUTE_SENTRY_SOURCE]: "route",
+            [SEMANTIC_ATTRIBUTE_SENTRY_SOURCE]: "url",
             [SEMANTIC_ATTRIBUTE_SENTRY_OP]: "http.server",
             "http.request.method": req.method,
             "url.path": c.req.path,
           },
         }, async (span) => {
-          c.set("sentryTrace", { route, span, isolationScope });
+          // Only a transaction that is sent carries the request; a failure adds it when captured.
+          if (span.isRecording()) attachRequest(isolationScope, req);
+          c.set("sentryTrace", { span, isolationScope });
           try {
             await next(); // Hono's onError turns a thrown Error into c.res
           } catch (thrown) {
@@ -72,21 +81,28 @@ export function sentryTracing(): MiddlewareHandler {
             span.end();
             throw thrown;
           }
+          requestTraceOf(c);
           setHttpStatus(span, c.res.status);
-          if (isNotFoundRoute(c)) span.setAttribute(NOT_FOUND_ATTRIBUTE, true);
-          c.res = endWithBody(c.res, span, (c.env as Deno.ServeHandlerInfo | undefined)?.completed);
-        }));
+          const end = () => {
+            // Checked at the end: `notFound()` may yet come from a boundary that streams in.
+            if (isNotFoundRoute(c)) span.setAttribute(NOT_FOUND_ATTRIBUTE, true);
+            span.end();
+          };
+          const completed = (c.env as Deno.ServeHandlerInfo | undefined)?.completed;
+          const res = endWithBody(c.res, end, completed);
+          // Assigning `c.res` makes Hono copy the response: only when it really is another one.
+          if (res !== c.res) c.res = res;
+        });
+      const incoming = incomingTrace(req.headers);
+      // A first page view carries no trace to continue: no scope to make for one.
+      return incoming.sentryTrace || incoming.baggage ? continueTrace(incoming, trace) : trace();
     });
   };
 }
 
-/**
- * The pattern of the route the router matched: the last matched handler is the route's, unless
- * only the app-wide middleware matched (an unknown URL, reported as not-found and dropped).
- */
-function routePattern(c: Context): string {
-  const route = matchedRoutes(c).at(-1);
-  return route && route.path !== "/*" ? route.path : c.req.path;
+/** The request as Sentry's events show it (URL, method, headers). */
+export function attachRequest(isolationScope: Scope, req: Request): void {
+  isolationScope.setSDKProcessingMetadata({ normalizedRequest: winterCGRequestToRequestData(req) });
 }
 
 /** `sentry-trace`/`baggage` when present, else a W3C `traceparent` in the same shape. */
@@ -109,23 +125,23 @@ function fromTraceparent(traceparent: string | null): string | undefined {
 }
 
 /**
- * Ends `span` once the response body has been sent or abandoned, or now if there is none. Where
+ * Calls `end` once the response body has been sent or abandoned, or now if there is none. Where
  * `Deno.serve` tells when the response is delivered (`completed`), that is free; elsewhere the
  * body is passed through a stream that notices its end.
  */
-function endWithBody(res: Response, span: Span, completed?: Promise<void>): Response {
-  if (!res.body) {
-    span.end();
-    return res;
-  }
+function endWithBody(res: Response, end: () => void, completed?: Promise<void>): Response {
+  // `completed` first: reading `res.body` would turn a page sent whole into a stream.
   if (completed) {
-    const end = () => span.end();
     completed.then(end, end);
     return res;
   }
+  if (!res.body) {
+    end();
+    return res;
+  }
   let ended = false;
-  const end = () => {
-    if (!ended) span.end();
+  const endOnce = () => {
+    if (!ended) end();
     ended = true;
   };
   const reader = res.body.getReader();
@@ -134,16 +150,16 @@ function endWithBody(res: Response, span: Span, completed?: Promise<void>): Resp
       try {
         const { done, value } = await reader.read();
         if (done) {
-          end();
+          endOnce();
           controller.close();
         } else controller.enqueue(value);
       } catch (error) {
-        end();
+        endOnce();
         controller.error(error);
       }
     },
     cancel(reason) {
-      end();
+      endOnce();
       return reader.cancel(reason);
     },
   });

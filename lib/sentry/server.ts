@@ -16,7 +16,7 @@ import type { Context, Hono } from "hono";
 import type { SentryConfig } from "./config.ts";
 import { outgoingFetchIntegration } from "./fetch.ts";
 import { isNotFoundRoute } from "../not_found.ts";
-import { NOT_FOUND_ATTRIBUTE, requestTraceOf, sentryTracing } from "./middleware.ts";
+import { attachRequest, NOT_FOUND_ATTRIBUTE, requestTraceOf, sentryTracing } from "./middleware.ts";
 import { sentryHead } from "./page.tsx";
 import { spotlightIntegration } from "./spotlight.ts";
 import { sentryTunnel } from "./tunnel.ts";
@@ -68,6 +68,7 @@ function captureFailure(c: Context, error: unknown, digest: string): ReportedFai
   const trace = requestTraceOf(c);
   const traceId = trace?.span.spanContext().traceId ?? null;
   if (isNotFoundRoute(c)) return { eventId: null, traceId };
+  if (trace) attachRequest(trace.isolationScope, c.req.raw);
   // Explicit scopes: a failure inside a streamed boundary is reported outside the request's
   // async context.
   const eventId = withIsolationScope(

@@ -6,30 +6,15 @@
  * screen with the digest from the server's log.
  */
 import assert from "node:assert/strict";
-import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { launchBrowser } from "../helpers/browser.ts";
-import { failingProject, SECRET } from "../helpers/failing_app.ts";
+import { buildWithoutChunk, failingProject, SECRET } from "../helpers/failing_app.ts";
 import { startServer } from "../helpers/server.ts";
 
 const CLIENT_MESSAGE =
   "Application error: a client-side exception has occurred while loading 127.0.0.1 (see the browser console for more information).";
 const SERVER_MESSAGE =
   "Application error: a server-side exception has occurred while loading 127.0.0.1 (see the server logs for more information).";
-
-/** Builds the copy, then deletes one island's chunk, as a deploy does to an open tab's assets. */
-async function buildWithoutChunk(root: string, island: string): Promise<void> {
-  const build = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "lib/cli/build.ts"],
-    cwd: root,
-    env: { NODE_ENV: "production" },
-  }).output();
-  assert.ok(build.success, new TextDecoder().decode(build.stderr));
-  const dir = join(root, "_build/static");
-  const chunks = [...Deno.readDirSync(dir)].filter((e) => e.name.startsWith(`${island}-`));
-  assert.ok(chunks.length > 0, `a chunk for ${island}`);
-  for (const chunk of chunks) await Deno.remove(join(dir, chunk.name));
-}
 
 /** Every console error and uncaught page error, as text. */
 function watchErrors(page: Page): { console: string[]; uncaught: string[] } {

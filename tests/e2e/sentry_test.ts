@@ -2,11 +2,13 @@
  * Sentry in Chromium, against a receiver on 127.0.0.1 that reads what the real `@sentry/react`
  * sends: the pageload continues the server's trace, the SDK loads only after the islands hydrated,
  * errors (also one from before the SDK loaded) are sent, same-origin fetches carry the trace to the
- * server, and the not-found page sends nothing.
+ * server, and the not-found page sends nothing. Every way an island breaks — its chunk gone, its
+ * hydration or render throwing, a mismatch React recovers from — is sent with its kind.
  */
 import assert from "node:assert/strict";
 import type { Page } from "playwright-core";
 import { launchBrowser } from "../helpers/browser.ts";
+import { buildWithoutChunk, failingProject } from "../helpers/failing_app.ts";
 import { copyProject } from "../helpers/project_copy.ts";
 import {
   isErrorEvent,
@@ -143,7 +145,7 @@ Deno.test("sentry (browser): one trace from the server through the page and back
   assert.deepEqual(unexpected, []);
 });
 
-Deno.test("sentry (browser): a page without islands, through the tunnel", async () => {
+Deno.test("sentry (browser): through the tunnel; a page without islands sends nothing", async (t) => {
   await using receiver = startSentryReceiver();
   await using server = await startServer({
     SENTRY_DSN: receiver.dsn,
@@ -151,14 +153,126 @@ Deno.test("sentry (browser): a page without islands, through the tunnel", async 
     SENTRY_TUNNEL: "1",
   });
   await using browser = await launchBrowser();
-  const tab = await browser.newPage();
-  const posts: string[] = [];
-  tab.on("request", (req) => req.method() === "POST" && posts.push(new URL(req.url()).pathname));
+  /** A fresh tab, and the scripts it loads and what it posts (not what a page before it sent). */
+  const watched = async () => {
+    const tab = await browser.newPage();
+    const posts: string[] = [];
+    const scripts: string[] = [];
+    tab.on("request", (req) => {
+      if (req.method() === "POST") posts.push(new URL(req.url()).pathname);
+      if (req.resourceType() === "script") scripts.push(new URL(req.url()).pathname);
+    });
+    return { tab, posts, scripts };
+  };
 
-  await tab.goto(server.origin + "/about");
-  const served = await receiver.waitFor(transaction("GET /about", "http.server"));
-  const pageload = await receiver.waitFor(transaction("/about", "pageload"));
-  assert.equal(traceOf(pageload), traceOf(served));
-  // The page's CSP admits only our own origin: the envelope can only have come through the tunnel.
-  assert.deepEqual([...new Set(posts)], ["/_sentry"]);
+  await t.step("a page with islands sends through /_sentry", async () => {
+    const { tab, posts } = await watched();
+    await tab.goto(server.origin + "/counter");
+    const served = await receiver.waitFor(transaction("GET /counter", "http.server"));
+    const pageload = await receiver.waitFor(transaction("/counter", "pageload"));
+    assert.equal(traceOf(pageload), traceOf(served));
+    // The CSP admits only our own origin: the envelope can only have come through the tunnel.
+    assert.deepEqual([...new Set(posts)], ["/_sentry"]);
+  });
+
+  await t.step("a page without islands loads no script, the SDK included", async () => {
+    const { tab, posts, scripts } = await watched();
+    await tab.goto(server.origin + "/about", { waitUntil: "load" });
+    await receiver.waitFor(transaction("GET /about", "http.server"));
+    const inline = await tab.evaluate(() => document.scripts.length);
+    await tab.waitForTimeout(1000); // the SDK of a page with islands would have come by now
+    assert.deepEqual(scripts, []);
+    assert.equal(inline, 0);
+    assert.deepEqual(posts, []);
+    assert.equal(receiver.items.filter(transaction("/about", "pageload")).length, 0);
+  });
+});
+
+/** Garbles every island's props as the page is parsed: decoding them, hydration throws. */
+function garbleIslandProps() {
+  new MutationObserver((records) => {
+    for (const node of records.flatMap((record) => [...record.addedNodes])) {
+      if (node instanceof Element && node.localName === "app-island") {
+        node.setAttribute("props", "[garbled");
+      }
+    }
+  }).observe(document, { childList: true, subtree: true });
+}
+
+/** Each way an island breaks (`lib/client/boot.ts`), the page it breaks on and what is sent. */
+const BREAKS = [
+  {
+    what: "an island whose chunk is gone",
+    path: "/island/lost",
+    kind: "island-load",
+    message: /^Failed to fetch dynamically imported module: .*\/_app\/Lost-/,
+  },
+  {
+    what: "an island whose hydration throws (its props do not decode)",
+    path: "/island/click",
+    kind: "hydration",
+    message: /"\[garbled" is not valid JSON/,
+    before: garbleIslandProps,
+  },
+  {
+    what: "an island that throws while rendering",
+    path: "/island/render",
+    kind: "render",
+    message: /^island render failure$/,
+  },
+  {
+    what: "a hydration mismatch React recovers from",
+    path: "/island/mismatch",
+    kind: "recoverable",
+    message: /^Minified React error #418;/,
+    recovers: true,
+  },
+];
+
+Deno.test("sentry (browser): every way an island breaks is reported, by its kind", async (t) => {
+  await using project = await failingProject();
+  await buildWithoutChunk(project.root, "Lost");
+  await using receiver = startSentryReceiver();
+  await using server = await startServer(
+    { SENTRY_DSN: receiver.dsn, SENTRY_TRACES_SAMPLE_RATE: "1" },
+    { root: project.root },
+  );
+  await using browser = await launchBrowser();
+  const sent: { path: string; event: ReceivedItem; served: ReceivedItem }[] = [];
+
+  for (const { what, path, kind, message, before, recovers } of BREAKS) {
+    await t.step(`${what}: sent as "${kind}"`, async () => {
+      const tab = await browser.newPage();
+      if (before) await tab.addInitScript(before);
+      await tab.goto(server.origin + path);
+      if (recovers) {
+        await tab.waitForFunction(() => document.getElementById("side")?.textContent === "browser");
+        assert.equal(await tab.locator("html[data-failure]").count(), 0, "the page stays");
+      } else {
+        await tab.waitForSelector(`html[data-failure="client"]`);
+      }
+
+      const fromPage = (item: ReceivedItem) =>
+        isErrorEvent(item) && item.payload.request.url === server.origin + path;
+      const event = await receiver.waitFor(fromPage);
+      const [exception] = event.payload.exception.values;
+      assert.match(exception.value, message);
+      assert.deepEqual(exception.mechanism, { type: `auto.browser.${kind}`, handled: !!recovers });
+      assert.equal(event.payload.tags.kind, kind);
+      assert.equal(event.payload.level, recovers ? "error" : "fatal");
+      // The page's pageload transaction comes after its errors: by then a second copy would be here.
+      await receiver.waitFor(transaction(path, "pageload"));
+      assert.equal(receiver.items.filter(fromPage).length, 1, "reported once");
+      const served = await receiver.waitFor(transaction(`GET ${path}`, "http.server"));
+      sent.push({ path, event, served });
+      await tab.close();
+    });
+  }
+
+  await t.step("each of those errors is in the trace of its page's server request", () => {
+    // The client-side failure screen replaced those pages, their trace's meta tags with them,
+    // before the SDK started: the runtime kept the tags and put them back (`sentry_loader.ts`).
+    const outside = sent.filter(({ event, served }) => traceOf(event) !== traceOf(served));
+    assert.deepEqual(outside.map(({ path }) => path), []);
+  });
 });

@@ -3,8 +3,10 @@
  * A throwaway copy of the project with every way a page can fail, on the server and in the
  * browser, so the failure tests run the real server against real broken routes and islands
  * without adding any to the app. Every thrown message holds `SECRET`, which no production
- * response may ever contain.
+ * response may ever contain. `buildWithoutChunk` builds it short of one island's chunk.
  */
+import assert from "node:assert/strict";
+import { join } from "node:path";
 import { copyProject, type ProjectCopy } from "./project_copy.ts";
 
 export const SECRET = "s3cret-f41lure";
@@ -222,4 +224,18 @@ export async function failingProject(): Promise<ProjectCopy> {
   const copy = await copyProject();
   for (const [path, source] of Object.entries(FILES)) await copy.write(path, source);
   return copy;
+}
+
+/** Builds the copy, then deletes one island's chunk, as a deploy does to an open tab's assets. */
+export async function buildWithoutChunk(root: string, island: string): Promise<void> {
+  const build = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "lib/cli/build.ts"],
+    cwd: root,
+    env: { NODE_ENV: "production" },
+  }).output();
+  assert.ok(build.success, new TextDecoder().decode(build.stderr));
+  const dir = join(root, "_build/static");
+  const chunks = [...Deno.readDirSync(dir)].filter((e) => e.name.startsWith(`${island}-`));
+  assert.ok(chunks.length > 0, `a chunk for ${island}`);
+  for (const chunk of chunks) await Deno.remove(join(dir, chunk.name));
 }

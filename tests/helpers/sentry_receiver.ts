@@ -2,8 +2,9 @@
  * @module
  * A stand-in for Sentry's ingest on 127.0.0.1: accepts the envelopes the real SDKs post
  * (`/api/{project}/envelope/`, gzip or deflate or plain), parses them with `@sentry/core`'s own
- * `parseEnvelope`, and lets tests wait for items (`event`, `transaction`, …). It can answer slowly
- * or with an error status, to show that a struggling Sentry never hurts the app.
+ * `parseEnvelope`, and lets tests wait for items (`event`, `transaction`, …). It records every
+ * request's headers, envelope or not, and can answer slowly, never, or with an error status (and
+ * rate-limit headers), to show that a struggling Sentry never hurts the app.
  */
 import { parseEnvelope } from "@sentry/core";
 
@@ -18,11 +19,20 @@ export interface ReceivedItem {
   path: string;
 }
 
+/** A request as it reached the receiver: the SDK's envelope posts, or anything else sent here. */
+export interface ReceivedRequest {
+  method: string;
+  path: string;
+  headers: Headers;
+}
+
 export interface ReceiverOptions {
-  /** Wait this long before answering each envelope. */
+  /** Wait this long before answering each request; `Infinity` never answers (until closed). */
   delayMs?: number;
   /** Answer with this status (e.g. 500 or 429) instead of 200. */
   status?: number;
+  /** Headers to answer with, e.g. `Retry-After` and `X-Sentry-Rate-Limits` beside a 429. */
+  headers?: Record<string, string>;
 }
 
 export interface SentryReceiver extends AsyncDisposable {
@@ -31,6 +41,8 @@ export interface SentryReceiver extends AsyncDisposable {
   dsn: string;
   /** Every item received so far, in order. */
   items: ReceivedItem[];
+  /** Every request received so far, in order (recorded before any delay). */
+  requests: ReceivedRequest[];
   /** How many envelopes were posted. */
   envelopes(): number;
   /** Resolves with the first item (received or to come) that matches, within `ms`. */
@@ -43,6 +55,7 @@ export const isTransaction = (item: ReceivedItem) => item.type === "transaction"
 
 export function startSentryReceiver(options: ReceiverOptions = {}): SentryReceiver {
   const items: ReceivedItem[] = [];
+  const requests: ReceivedRequest[] = [];
   const waiters = new Set<() => void>();
   const closing = new AbortController();
   let envelopes = 0;
@@ -53,6 +66,7 @@ export function startSentryReceiver(options: ReceiverOptions = {}): SentryReceiv
     onListen() {},
   }, async (req) => {
     const url = new URL(req.url);
+    requests.push({ method: req.method, path: url.pathname, headers: req.headers });
     if (req.method === "POST") {
       const body = await decompressed(req);
       envelopes++;
@@ -69,7 +83,7 @@ export function startSentryReceiver(options: ReceiverOptions = {}): SentryReceiv
     }
     if (options.delayMs) await delay(options.delayMs, closing.signal);
     // As Sentry does: browsers post from any origin.
-    const headers = { "Access-Control-Allow-Origin": "*" };
+    const headers = { "Access-Control-Allow-Origin": "*", ...options.headers };
     return new Response(null, { status: options.status ?? 200, headers });
   });
   const { port } = server.addr;
@@ -78,6 +92,7 @@ export function startSentryReceiver(options: ReceiverOptions = {}): SentryReceiv
     port,
     dsn: `http://publickey@127.0.0.1:${port}/1`,
     items,
+    requests,
     envelopes: () => envelopes,
     waitFor(predicate, ms = 10_000) {
       return new Promise((resolve, reject) => {
@@ -130,7 +145,7 @@ function asJson(bytes: Uint8Array): unknown {
 
 function delay(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
+    const timer = Number.isFinite(ms) ? setTimeout(resolve, ms) : undefined;
     signal.addEventListener("abort", () => {
       clearTimeout(timer);
       resolve();

@@ -1,7 +1,8 @@
 /**
  * @module
- * Starts the real server (`lib/cli/start.ts`, as `deno task start` does) on a free loopback port
- * and collects what it prints, so tests can talk HTTP to it and read its JSON log lines.
+ * Starts the real server on a free loopback port (`lib/cli/start.ts`, as `deno task start` does,
+ * or `deno serve main.ts`) and collects what it prints, so tests can talk HTTP to it and read its
+ * JSON log lines.
  */
 import { fileURLToPath } from "node:url";
 
@@ -24,6 +25,8 @@ export interface TestServer {
   fetch(path: string, init?: RequestInit): Promise<Response>;
   /** SIGTERM, then wait for the exit; returns the exit code. */
   stop(): Promise<number>;
+  /** SIGKILL, for a process that does not exit on SIGTERM (then `stop()` returns at once). */
+  kill(): void;
   [Symbol.asyncDispose](): Promise<void>;
 }
 
@@ -39,15 +42,17 @@ export interface StartOptions {
   root?: string;
   /** Script to run, relative to the root. */
   script?: string;
+  /** Deno's arguments for the port, in place of `run -A {script}`: e.g. a `deno serve` line. */
+  args?: (port: number) => string[];
 }
 
 export async function startServer(
   env: Record<string, string> = {},
-  { root = ROOT, script = "lib/cli/start.ts" }: StartOptions = {},
+  { root = ROOT, script = "lib/cli/start.ts", args }: StartOptions = {},
 ): Promise<TestServer> {
   const port = freePort();
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", script],
+    args: args?.(port) ?? ["run", "-A", script],
     cwd: root,
     env: { NODE_ENV: "production", ...env, PORT: String(port), HOSTNAME: "127.0.0.1" },
     stdout: "piped",
@@ -107,7 +112,9 @@ export async function startServer(
       check();
     });
 
-  await waitFor(() => stdout.find((l) => l.includes("Listening on")), 30_000, "Listening");
+  // `deno serve` says it on stderr.
+  const listening = (l: string) => l.includes("Listening on");
+  await waitFor(() => stdout.find(listening) ?? stderr.find(listening), 30_000, "Listening");
 
   let stopped: Promise<number> | undefined;
   const stop = () =>
@@ -130,6 +137,11 @@ export async function startServer(
       waitFor(() => logs().find(predicate), ms, "matching log line"),
     fetch: (path, init) => fetch(origin + path, { redirect: "manual", ...init }),
     stop,
+    kill() {
+      try {
+        child.kill("SIGKILL");
+      } catch { /* already gone */ }
+    },
     async [Symbol.asyncDispose]() {
       await stop();
     },

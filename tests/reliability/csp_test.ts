@@ -2,12 +2,19 @@
  * Content-Security-Policy: on every example page each script we emit — inline or not, streamed in
  * late or not — carries the request's own nonce, a fresh one per request; and Chromium, loading
  * each page until it is done (islands hydrated, Suspense streamed in), reports no violation. Run
- * with Sentry off, and on (sending to a local receiver) since its browser SDK loads scripts too.
+ * with Sentry off, and on (sending to a local receiver) since its browser SDK loads scripts too:
+ * there each page with islands is left only once its pageload transaction reached the receiver,
+ * proof that the SDK loaded and sent under the CSP.
  */
 import assert from "node:assert/strict";
 import { examplePages } from "../../bench/pages.ts";
-import { startReceiver } from "../../bench/receiver.ts";
 import { launchBrowser } from "../helpers/browser.ts";
+import {
+  isTransaction,
+  type ReceivedItem,
+  type SentryReceiver,
+  startSentryReceiver,
+} from "../helpers/sentry_receiver.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
 
 function nonceOf(res: Response): string {
@@ -31,7 +38,11 @@ async function assertScriptsCarryNonce(server: TestServer) {
   }
 }
 
-async function assertNoViolationInChromium(server: TestServer) {
+const pageloadOf = (path: string) => (item: ReceivedItem) =>
+  isTransaction(item) && item.payload.contexts.trace.op === "pageload" &&
+  item.payload.transaction === path;
+
+async function assertNoViolationInChromium(server: TestServer, sentry?: SentryReceiver) {
   await using browser = await launchBrowser();
   const page = await browser.newPage();
   const violations: string[] = [];
@@ -45,6 +56,7 @@ async function assertNoViolationInChromium(server: TestServer) {
       violations.push(`${page.url()}: ${message.text()}`);
     }
   });
+  let sentOnIslandPages = 0;
   for (const path of await examplePages(server.origin)) {
     await page.goto(server.origin + path, { waitUntil: "networkidle" });
     if (path === "/streaming") await page.getByText("Sunny, with a chance of hydration.").waitFor();
@@ -52,7 +64,12 @@ async function assertNoViolationInChromium(server: TestServer) {
       await page.getByRole("button", { name: "Increment" }).click();
       await page.waitForFunction(() => document.querySelector("output")?.textContent === "4");
     }
+    if (sentry && await page.locator("app-island").count() > 0) {
+      await sentry.waitFor(pageloadOf(path));
+      sentOnIslandPages++;
+    }
   }
+  if (sentry) assert.ok(sentOnIslandPages > 0, "the SDK sent from a page with islands");
   assert.deepEqual(violations, []);
 }
 
@@ -63,11 +80,11 @@ Deno.test("every script carries the request's nonce and Chromium sees no CSP vio
 });
 
 Deno.test("with Sentry on, too", async () => {
-  await using receiver = startReceiver();
+  await using receiver = startSentryReceiver();
   await using server = await startServer({
     SENTRY_DSN: receiver.dsn,
     SENTRY_TRACES_SAMPLE_RATE: "1.0",
   });
   await assertScriptsCarryNonce(server);
-  await assertNoViolationInChromium(server);
+  await assertNoViolationInChromium(server, receiver);
 });

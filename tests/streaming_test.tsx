@@ -4,6 +4,8 @@
  * suspended content, which then streams into the same response.
  */
 import assert from "node:assert/strict";
+import { Suspense, use } from "react";
+import { renderPage } from "../lib/render.tsx";
 import { startServer } from "./helpers/server.ts";
 
 const FALLBACK = "Loading the forecast…";
@@ -34,4 +36,34 @@ Deno.test("a Suspense section streams in after the shell", async () => {
   assert.ok(body.includes(FORECAST), "the forecast arrives in the same response");
   assert.ok(body.indexOf("</main>") < body.indexOf(FORECAST), "it follows the shell");
   assert.ok(body.trimEnd().endsWith("</html>"));
+});
+
+Deno.test("a client that leaves while a page streams is no failure", async () => {
+  // When a write fails, Deno cancels the body before the request's signal says the client left;
+  // React then reports the boundaries still waiting, which must not count as failures.
+  const failures: unknown[] = [];
+  const later = new Promise<string>(() => {});
+  const Waiting = () => <p>{use(later)}</p>;
+  const res = await renderPage({
+    layouts: [],
+    page: () => (
+      <Suspense fallback={<p>waiting</p>}>
+        <Waiting />
+      </Suspense>
+    ),
+  }, {
+    context: { nonce: "n", assets: { boot: { entry: "", imports: [] }, islands: {} } },
+    props: { data: undefined, params: {}, url: new URL("http://localhost/"), state: {} },
+    status: 200,
+    signal: new AbortController().signal,
+    onStreamError: (error) => {
+      failures.push(error);
+      return { tail: "", stop: true };
+    },
+  });
+  const reader = res.body!.getReader();
+  await reader.read();
+  await reader.cancel(new Error("resource closed"));
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.deepEqual(failures, []);
 });

@@ -1,0 +1,49 @@
+/**
+ * @module
+ * The browser side of server actions: posts a call's arguments to the action and resolves with
+ * what it returned. A failed action rejects with an error that carries only the failure's digest;
+ * left uncaught, it ends on the server-side failure screen. The build bundles this module on its
+ * own and the stubs (`actions.ts`) import it at the first call, so it loads, devalue's stringify
+ * with it, only when an action runs. It shares no module instance with the islands' chunks: what it
+ * needs from their state (the trace headers) comes in as an argument.
+ */
+import { actionUrl, decodeResult, encodeCall, REDIRECT_HEADER } from "../actions/wire.ts";
+
+/** A server action that failed: `digest` names the failure in the server's logs. */
+export class ActionError extends Error {
+  readonly digest?: string;
+
+  constructor(name: string, status: number, digest?: string, details?: string) {
+    const why = digest ? `Digest: ${digest}` : `HTTP ${status}`;
+    super(`Server action ${name} failed. ${why}${details ? `\n\n${details}` : ""}`);
+    this.name = "ActionError";
+    this.digest = digest;
+  }
+}
+
+/** Calls the action `id` (exported as `name`) with `args`, sending the trace `headers`. */
+export async function callAction(
+  id: string,
+  name: string,
+  args: unknown[],
+  headers: Record<string, string>,
+): Promise<unknown> {
+  const response = await fetch(actionUrl(id), {
+    method: "POST",
+    body: encodeCall(args),
+    headers,
+  });
+  const redirect = response.headers.get(REDIRECT_HEADER);
+  if (redirect) {
+    location.assign(redirect);
+    // The page is going away: callers (a pending `useActionState`) wait for the navigation.
+    return new Promise<never>(() => {});
+  }
+  if (!response.ok) throw await failureOf(name, response);
+  return decodeResult(await response.text());
+}
+
+async function failureOf(name: string, response: Response): Promise<ActionError> {
+  const body = await response.json().catch(() => ({})) as { digest?: string; details?: string };
+  return new ActionError(name, response.status, body.digest, body.details);
+}

@@ -1,0 +1,85 @@
+/**
+ * @module
+ * What `deno task build` leaves in `_build/static/`, on a copy of the project: minified chunks with
+ * content-hashed names and linked source maps, and a deploy that changes one island renames only
+ * the chunks holding its code, so every other island and the boot runtime keep their URLs (and the
+ * browser's cache).
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { copyProject } from "./helpers/project_copy.ts";
+
+/** Each `.js` file the build wrote, with the sources its map lists. */
+type Outputs = Map<string, string[]>;
+
+async function build(root: string): Promise<Outputs> {
+  const { code, stderr } = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "lib/cli/build.ts"],
+    cwd: root,
+    env: { NODE_ENV: "production" },
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  assert.equal(code, 0, new TextDecoder().decode(stderr));
+  const outputs: Outputs = new Map();
+  const dir = join(root, "_build/static");
+  for await (const { name } of Deno.readDir(dir)) {
+    if (!name.endsWith(".js")) continue;
+    const map = JSON.parse(await Deno.readTextFile(join(dir, `${name}.map`)));
+    outputs.set(name, map.sources);
+  }
+  return outputs;
+}
+
+const entryOf = (outputs: Outputs, name: string) => {
+  const found = [...outputs.keys()].filter((file) => file.startsWith(`${name}-`));
+  assert.equal(found.length, 1, `one ${name} entry`);
+  return found[0];
+};
+
+const holds = (sources: string[], file: string) => sources.some((s) => s.endsWith(`/${file}`));
+
+Deno.test("the build: minified, content-hashed chunks, stable across unrelated changes", async (t) => {
+  await using project = await copyProject();
+  const before = await build(project.root);
+  const read = (name: string) => Deno.readTextFile(join(project.root, "_build/static", name));
+
+  await t.step("every chunk has a hashed name and a linked source map", async () => {
+    for (const name of before.keys()) {
+      assert.match(name, /^[\w-]+-[A-Z0-9]{8}\.js$/);
+      assert.ok((await read(name)).endsWith(`\n//# sourceMappingURL=${name}.map\n`), name);
+    }
+  });
+
+  await t.step("the output is minified", async () => {
+    // Minified, the ~200 KB boot runtime is a few long lines; unminified, tens of thousands.
+    const boot = await read(entryOf(before, "boot"));
+    assert.ok(boot.length / boot.split("\n").length > 1000, "boot: long lines");
+    for (const island of ["Counter", "Guestbook"]) {
+      const lines = (await read(entryOf(before, island))).split("\n");
+      assert.equal(lines.length, 3, `${island}: one line of code, then the source map's`);
+    }
+  });
+
+  await t.step("editing one island renames only the chunks that hold it", async () => {
+    const file = join(project.root, "islands/Guestbook.tsx");
+    const source = await Deno.readTextFile(file);
+    const edited = source.replace(`: "Sign"}`, `: "Sign the book"}`);
+    assert.notEqual(edited, source, "the edit applies");
+    await Deno.writeTextFile(file, edited);
+    const after = await build(project.root);
+
+    const holding = [...before].filter(([, sources]) => holds(sources, "islands/Guestbook.tsx"));
+    const renamed = [...before.keys()].filter((name) => !after.has(name));
+    assert.deepEqual(
+      renamed.sort(),
+      holding.map(([name]) => name).sort(),
+      "renamed: those holding it",
+    );
+    assert.ok(renamed.includes(entryOf(before, "Guestbook")));
+    assert.equal(after.size, before.size);
+    assert.ok((await read(entryOf(after, "Guestbook"))).includes("Sign the book"));
+    assert.equal(entryOf(after, "Counter"), entryOf(before, "Counter"));
+    assert.equal(entryOf(after, "boot"), entryOf(before, "boot"));
+  });
+});
