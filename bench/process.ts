@@ -103,6 +103,14 @@ export async function coldStart(
   }
 }
 
+/** Moves every thread of a running process onto one CPU, or back onto all (`taskset`). */
+export async function pin(pid: number, cpu: number | "all"): Promise<void> {
+  const cpus = cpu === "all" ? `0-${navigator.hardwareConcurrency - 1}` : String(cpu);
+  const args = ["-a", "-p", "-c", cpus, String(pid)];
+  const { success, stderr } = await new Deno.Command("taskset", { args, stdout: "null" }).output();
+  if (!success) throw new Error(`taskset ${args.join(" ")}: ${new TextDecoder().decode(stderr)}`);
+}
+
 /** Resident set size of a process, in MB (`VmRSS` in /proc/PID/status). */
 export async function rssMb(pid: number): Promise<number> {
   const status = await Deno.readTextFile(`/proc/${pid}/status`);

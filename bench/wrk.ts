@@ -9,6 +9,8 @@ export interface WrkOptions {
   connections: number;
   /** A Lua script for wrk (e.g. one that rotates paths). */
   script?: string;
+  /** The CPU wrk runs on (`taskset`), to load a server pinned beside it. */
+  cpu?: number;
 }
 
 export interface WrkResult {
@@ -31,7 +33,10 @@ export async function wrk(url: string, options: WrkOptions): Promise<WrkResult> 
     ...(options.script ? ["-s", options.script] : []),
     url,
   ];
-  const { code, stdout, stderr } = await new Deno.Command("wrk", { args }).output();
+  const command = options.cpu === undefined
+    ? new Deno.Command("wrk", { args })
+    : new Deno.Command("taskset", { args: ["-c", String(options.cpu), "wrk", ...args] });
+  const { code, stdout, stderr } = await command.output();
   const text = new TextDecoder().decode(stdout);
   if (code !== 0) {
     throw new Error(`wrk ${args.join(" ")} failed:\n${text}${new TextDecoder().decode(stderr)}`);

@@ -3,8 +3,7 @@
  * Renders a page to a streamed response with React's `renderToReadableStream`: `_app`, layouts
  * and page, with the request's CSP nonce on every inline script React emits. The promise settles
  * once the shell is ready, so a failure or `notFound()` before it still decides the status; what
- * fails after it (inside a Suspense boundary) is handed to `onStreamError`. A page that is already
- * complete by then (no Suspense boundary waiting) is sent whole rather than streamed.
+ * fails after it (inside a Suspense boundary) is handed to `onStreamError`.
  */
 import type { ComponentType, ReactNode } from "react";
 import { renderToReadableStream } from "react-dom/server";
@@ -91,19 +90,11 @@ export async function renderPage(tree: PageTree, options: RenderOptions): Promis
   });
   // `allReady` rejects when the render is aborted; that outcome is handled through `onError`.
   const allReady = stream.allReady.catch(() => {});
-  const complete = await isComplete(stream);
-  const tail = watch?.shellReady(complete, allReady);
+  const tail = watch?.shellReady(await isComplete(stream), allReady);
+  const body = tail ? stream.pipeThrough(tail) : stream;
   const headers = new Headers(options.headers);
   headers.set("Content-Type", "text/html; charset=utf-8");
-  const init = { status: options.status, headers };
-  if (complete) {
-    // Nothing left to wait for: the page goes out whole, in one write rather than a stream's
-    // chunks, and with its length, which a HEAD request keeps (see router.ts).
-    const html = await new Response(stream).bytes();
-    headers.set("Content-Length", String(html.byteLength));
-    return new Response(html, init);
-  }
-  return new Response(tail ? stream.pipeThrough(tail) : stream, init);
+  return new Response(body, { status: options.status, headers });
 }
 
 const PENDING = Symbol("pending");

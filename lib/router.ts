@@ -90,7 +90,7 @@ function dispatcher(route: ManifestRoute, render: PageRenderer): Dispatch {
     }
     const res = await run(c.req.raw, routeContext(c, route, scope, render));
     if (method !== "HEAD") return res;
-    // Stop the render behind a body nobody will read.
+    // Stop the render behind a body nobody will read (see head.ts for the response itself).
     await res.body?.cancel();
     return new Response(null, res);
   };

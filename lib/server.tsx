@@ -16,6 +16,7 @@ import {
   failureResponse,
   surviveUnhandledRejections,
 } from "./failure.ts";
+import { withHonestHead } from "./head.ts";
 import { registerIsland } from "./islands.tsx";
 import type { Manifest, ManifestRoute } from "./manifest.ts";
 import { isNotFound, markNotFoundRoute } from "./not_found.ts";
@@ -115,7 +116,7 @@ export function createServer(manifest: Manifest): Server {
   app.notFound(renderNotFound);
   app.onError((error, c) => isNotFound(error) ? renderNotFound(c) : failureResponse(c, error));
   surviveUnhandledRejections();
-  return { fetch: rejectInvalidUrls(app.fetch) };
+  return { fetch: rejectInvalidUrls(withHonestHead(app.fetch)) };
 }
 
 function DefaultNotFound() {

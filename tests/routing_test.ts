@@ -214,14 +214,15 @@ Deno.test("routing: middleware, layouts and handlers over HTTP", async (t) => {
     }
   });
 
-  await t.step("HEAD answers like GET, with no body and the same Content-Length", async () => {
+  await t.step("HEAD answers like GET, with no body and no false Content-Length", async () => {
     const page = await get("/form");
-    const length = page.res.headers.get("content-length");
-    assert.equal(length, String(new TextEncoder().encode(page.body).byteLength));
     const head = await get("/form", { method: "HEAD" });
     assert.equal(head.res.status, 200);
     assert.equal(head.res.headers.get("content-type"), "text/html; charset=utf-8");
-    assert.equal(head.res.headers.get("content-length"), length);
+    assert.equal(head.res.headers.get("x-request-id")?.length, 36);
+    // A page streams: no length is known, and a HEAD response may only give the one GET's body has.
+    const length = head.res.headers.get("content-length");
+    assert.ok(length === null || Number(length) === new TextEncoder().encode(page.body).length);
     assert.equal(head.body, "");
   });
 });

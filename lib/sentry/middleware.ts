@@ -130,7 +130,8 @@ function fromTraceparent(traceparent: string | null): string | undefined {
  * body is passed through a stream that notices its end.
  */
 function endWithBody(res: Response, end: () => void, completed?: Promise<void>): Response {
-  // `completed` first: reading `res.body` would turn a page sent whole into a stream.
+  // `completed` first: reading `res.body` would turn a static body (an API route's JSON, say) into a
+  // stream, off Deno's fast path.
   if (completed) {
     completed.then(end, end);
     return res;
