@@ -45,8 +45,13 @@ const TARGET = {
 };
 
 const progress = (message: string) => console.error(`bench: ${message}`);
-const median = (values: number[]) =>
-  values.toSorted((a, b) => a - b)[Math.floor(values.length / 2)];
+const median = (values: number[]) => {
+  const sorted = values.toSorted((a, b) => a - b);
+  const middle = sorted.length / 2;
+  return Number.isInteger(middle)
+    ? (sorted[middle - 1] + sorted[middle]) / 2
+    : sorted[Math.floor(middle)];
+};
 const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -124,7 +129,9 @@ const sideBySide = async (
 for (const path of Object.keys(SSR_PAGES)) {
   ssr[path] = {};
   for (const mode of modes.filter((m) => m !== "limit")) {
-    await sideBySide(mode, path, 1, 0); // warm-up
+    // Warm-up as long as a round: the servers are measured as they run for hours, JIT and heap
+    // settled (the framework's larger code takes longer to get there than the limit's).
+    await sideBySide(mode, path, SECONDS, 0);
     const rounds: SideBySide[] = ssr[path][mode] = [];
     for (let round = 0; round < 2 * ROUNDS; round++) {
       progress(
