@@ -8,7 +8,12 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { dev, root } from "./config.ts";
 import { describe, digestOf, type ErrorDescription } from "./errors/digest.ts";
-import { FAILURE_ATTRIBUTE, screenDocument, screenMarkup } from "./errors/screen.ts";
+import {
+  FAILURE_ATTRIBUTE,
+  screenDocument,
+  screenMarkup,
+  screenOverPage,
+} from "./errors/screen.ts";
 import { log } from "./log.ts";
 import { isNotFound, markNotFoundRoute } from "./not_found.ts";
 import { nonceOf } from "./security.ts";
@@ -114,7 +119,8 @@ export const catchThrownValues: MiddlewareHandler = async function catchThrownVa
  * script that replaces the whole document with the server-side screen (its style and title
  * included) and stops the render, so the user is not left on a fallback. It comes after every
  * instruction React writes (`$RC`, and `$RX`, which only marks the boundary as failed), and
- * islands removed with the page never hydrate, so nothing undoes it.
+ * islands removed with the page never hydrate, so nothing undoes it. Without JavaScript, the
+ * `<noscript>` screen after it covers the page instead (only the title stays the page's).
  *
  * `notFound()` thrown there is not a failure, but the 404 status is gone: the boundary stays on
  * its fallback, the rest of the page streams on, and the page is marked `noindex` so it is not
@@ -135,7 +141,8 @@ export function boundaryFailure(c: Context, error: unknown): BoundaryFailure {
   const markup = JSON.stringify(screenMarkup({ ...failure, nonce })).replace(/</g, "\\u003c");
   return {
     tail: `<script nonce="${nonce}">document.documentElement.setAttribute(` +
-      `"${FAILURE_ATTRIBUTE}","server");document.documentElement.innerHTML=${markup}</script>`,
+      `"${FAILURE_ATTRIBUTE}","server");document.documentElement.innerHTML=${markup}</script>` +
+      screenOverPage({ ...failure, nonce }),
     stop: true,
   };
 }

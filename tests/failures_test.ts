@@ -157,11 +157,15 @@ Deno.test("server failures in production", async (t) => {
     assert.ok(!body.includes(SECRET));
     assert.ok(!body.includes("Arrived"), "the render stopped: the slow boundary never streamed");
 
-    const tail = body.match(/<script nonce="([^"]+)">([^<]*)<\/script>$/);
-    assert.ok(tail, "the body ends with a script");
+    const tail = body.match(
+      /<script nonce="([^"]+)">([^<]*)<\/script>(<noscript [^]*<\/noscript>)$/,
+    );
+    assert.ok(tail, "the body ends with a script, and a screen for browsers without JavaScript");
     assert.equal(tail[1], cspNonce(res), "which carries the request's nonce");
     assert.ok(tail[2].includes(SERVER_MESSAGE));
     const digest = tail[2].match(/Digest: \\u003ccode>([^\\]+)\\u003c\/code>/)?.[1];
+    assert.ok(tail[3].includes(`<h1>${SERVER_MESSAGE}</h1><p>Digest: <code>${digest}</code>`));
+    assert.ok(tail[3].includes(`<style nonce="${tail[1]}">`));
 
     const lines = await failureLines(server, "/fail/stream");
     assert.equal(lines.length, 1);

@@ -59,18 +59,32 @@ pre{margin:1.5rem 0 0;padding:1rem;border:1px solid var(--rule);border-radius:6p
 color:var(--muted);font-size:.8125rem;line-height:1.5}`;
 
 /** `<head>` and `<body>` of the screen, as `document.documentElement.innerHTML` takes them. */
-export function screenMarkup({ host, digest, details, nonce }: ScreenOptions): string {
-  const message = digest === undefined ? clientErrorMessage(host) : serverErrorMessage(host);
-  const nonceAttribute = nonce ? ` nonce="${escapeHtml(nonce)}"` : "";
+export function screenMarkup({ nonce, ...options }: ScreenOptions): string {
   return `<head><meta charset="utf-8">` +
     `<meta name="viewport" content="width=device-width,initial-scale=1">` +
     `<meta name="robots" content="noindex"><title>Application error</title>` +
-    `<style${nonceAttribute}>${STYLE}</style></head>` +
-    `<body><main role="alert"><h1>${escapeHtml(message)}</h1>` +
+    `<style${nonceAttribute(nonce)}>${STYLE}</style></head><body>${screenMain(options)}</body>`;
+}
+
+/**
+ * The screen over a page already sent, for a browser without JavaScript, where the script that
+ * replaces the page cannot run: appended to the page, it hides the rest of the body.
+ */
+export function screenOverPage({ nonce, ...options }: ScreenOptions): string {
+  const hideThePage = `body>:not(noscript[${FAILURE_ATTRIBUTE}]){display:none!important}`;
+  return `<noscript ${FAILURE_ATTRIBUTE}="server"><style${nonceAttribute(nonce)}>${STYLE}\n` +
+    `${hideThePage}</style>${screenMain(options)}</noscript>`;
+}
+
+function screenMain({ host, digest, details }: ScreenOptions): string {
+  const message = digest === undefined ? clientErrorMessage(host) : serverErrorMessage(host);
+  return `<main role="alert"><h1>${escapeHtml(message)}</h1>` +
     (digest === undefined ? "" : `<p>Digest: <code>${escapeHtml(digest)}</code></p>`) +
     (details === undefined ? "" : `<pre>${escapeHtml(details)}</pre>`) +
-    `</main></body>`;
+    `</main>`;
 }
+
+const nonceAttribute = (nonce?: string) => nonce ? ` nonce="${escapeHtml(nonce)}"` : "";
 
 /** The whole screen as a document, for a response. */
 export function screenDocument(options: ScreenOptions): string {

@@ -114,6 +114,24 @@ Deno.test("failures in the browser", async (t) => {
     });
   }
 
+  await t.step("a failure after the shell, without JavaScript: the server screen", async () => {
+    const context = await browser.newContext({ javaScriptEnabled: false });
+    const page = await context.newPage();
+    await page.goto(server.origin + "/fail/stream");
+    const screen = page.locator("main[role=alert]");
+    await screen.waitFor();
+    assert.equal(await screen.locator("h1").textContent(), SERVER_MESSAGE);
+    const line = await server.waitForLog((l) => l.path === "/fail/stream" && l.level === "error");
+    assert.equal(await screen.locator("code").textContent(), line.digest);
+    // The page and its fallbacks are hidden: the screen is all there is to see.
+    assert.ok(await screen.isVisible());
+    for (const text of ["Before the failure", "Loading…", "Loading slowly…"]) {
+      assert.equal(await page.getByText(text, { exact: true }).isVisible(), false, text);
+    }
+    assert.ok(!(await page.content()).includes(SECRET));
+    await context.close();
+  });
+
   await t.step("the server screen needs no JavaScript", async () => {
     const context = await browser.newContext({ javaScriptEnabled: false });
     const page = await context.newPage();
