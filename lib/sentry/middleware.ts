@@ -36,18 +36,22 @@ declare module "hono" {
 }
 
 /**
- * The request's trace, its transaction named after the route once the router chose one (the
- * page's baggage, a failure and the transaction's end all read it through here).
+ * The request's trace, its transaction named after the route if the router chose one by now: the
+ * page's baggage and a failure read it through here, before the transaction ends.
  */
 export function requestTraceOf(c: Context): RequestTrace | undefined {
   const trace = c.get("sentryTrace");
-  const route = c.get("route");
-  if (trace && route && trace.route !== route) {
-    trace.route = route;
-    trace.span.updateName(`${c.req.method} ${route}`);
-    trace.span.setAttribute(SEMANTIC_ATTRIBUTE_SENTRY_SOURCE, "route");
-  }
+  if (trace) nameAfterRoute(c, trace);
   return trace;
+}
+
+/** The transaction starts named by the URL; the router sets the route later (`c.get("route")`). */
+function nameAfterRoute(c: Context, trace: RequestTrace): void {
+  const route = c.get("route");
+  if (!route || trace.route === route) return;
+  trace.route = route;
+  trace.span.updateName(`${c.req.method} ${route}`);
+  trace.span.setAttribute(SEMANTIC_ATTRIBUTE_SENTRY_SOURCE, "route");
 }
 
 /** The span attribute `beforeSendTransaction` drops transactions by. */
@@ -59,7 +63,7 @@ export function sentryTracing(): MiddlewareHandler {
     return withIsolationScope((isolationScope) => {
       const trace = () =>
         startSpanManual({
-          // Until the router has chosen a route (`requestTraceOf`); not-found keeps the URL.
+          // Until the router has chosen a route (`nameAfterRoute`); not-found keeps the URL.
           name: `${req.method} ${c.req.path}`,
           op: "http.server",
           attributes: {
@@ -72,7 +76,8 @@ export function sentryTracing(): MiddlewareHandler {
         }, async (span) => {
           // Only a transaction that is sent carries the request; a failure adds it when captured.
           if (span.isRecording()) attachRequest(isolationScope, req);
-          c.set("sentryTrace", { span, isolationScope });
+          const requestTrace: RequestTrace = { span, isolationScope };
+          c.set("sentryTrace", requestTrace);
           try {
             await next(); // Hono's onError turns a thrown Error into c.res
           } catch (thrown) {
@@ -81,7 +86,7 @@ export function sentryTracing(): MiddlewareHandler {
             span.end();
             throw thrown;
           }
-          requestTraceOf(c);
+          nameAfterRoute(c, requestTrace);
           setHttpStatus(span, c.res.status);
           const end = () => {
             // Checked at the end: `notFound()` may yet come from a boundary that streams in.

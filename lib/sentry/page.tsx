@@ -21,6 +21,15 @@ export function sentryHead(config: SentryConfig): (span: Span | undefined) => Re
     tunnel: config.tunnel,
     spotlight: config.spotlight,
   };
+  // Every page names the same SDK chunk (the build's): its settings are written out once.
+  let settings: { sdk: string; content: string } | undefined;
+  const settingsFor = (sdk: string) => {
+    if (settings?.sdk !== sdk) {
+      const content: SentryPageSettings = { sdk, config: browser };
+      settings = { sdk, content: JSON.stringify(content) };
+    }
+    return settings.content;
+  };
   return (span) => {
     // From the span itself, not `getTraceData()`: that gives nothing without a DSN (Spotlight only).
     const baggage = span && spanToBaggageHeader(span);
@@ -28,15 +37,13 @@ export function sentryHead(config: SentryConfig): (span: Span | undefined) => Re
       <>
         {span && <meta name="sentry-trace" content={spanToTraceHeader(span)} />}
         {baggage && <meta name="baggage" content={baggage} />}
-        <SdkSettings config={browser} />
+        <SdkSettings settingsFor={settingsFor} />
       </>
     );
   };
 }
 
-function SdkSettings({ config }: { config: SentryPageSettings["config"] }) {
+function SdkSettings({ settingsFor }: { settingsFor: (sdk: string) => string }) {
   const sdk = use(RenderContext)?.assets.sentry?.entry;
-  if (!sdk) return null;
-  const settings: SentryPageSettings = { sdk, config };
-  return <meta name={SENTRY_META} content={JSON.stringify(settings)} />;
+  return sdk ? <meta name={SENTRY_META} content={settingsFor(sdk)} /> : null;
 }
