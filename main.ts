@@ -1,9 +1,11 @@
 /**
- * The application's entry: `deno task start`, `deno serve main.ts` and Deno Deploy all serve its
- * default export. `_build/manifest.gen.ts` is written by `deno task build`.
+ * The application's entry: `deno serve main.ts` and Deno Deploy serve its default export, made
+ * from the environment's settings. `_build/manifest.gen.ts` is written by `deno task build`.
  */
-import "./lib/node_env.ts";
+import "./lib/cli/node_env.ts";
 import manifest from "./_build/manifest.gen.ts";
-import { createServer } from "./lib/server.tsx";
+import { appFromEnv } from "./lib/cli/app.ts";
 
-export default createServer(manifest);
+const { app } = await appFromEnv(manifest);
+
+export default app;

@@ -10,11 +10,14 @@ export const SSR_PAGES: Record<string, string> = {
   "/streaming": "streaming.tsx",
 };
 
-/** `/` and every same-origin path the home page links to, in order. */
+/** Examples behind a password (basic auth): not for load, which would only measure the 401. */
+export const GUARDED_PATHS = ["/admin"];
+
+/** `/` and every same-origin path the home page links to, in order, but the guarded ones. */
 export async function examplePaths(origin: string): Promise<string[]> {
   const html = await (await fetch(origin + "/")).text();
   const links = [...html.matchAll(/<a\b[^>]*\bhref="(\/[^"]*)"/g)].map(([, href]) => href);
-  return [...new Set(["/", ...links])];
+  return [...new Set(["/", ...links])].filter((path) => !GUARDED_PATHS.includes(path));
 }
 
 /** The example paths that answer with an HTML page (not JSON, say). */

@@ -3,7 +3,7 @@
  * Micro-benchmark: island props through devalue — the counter page's rich props (Date, Set, Map,
  * BigInt, URL) serialized on the server and parsed back in the browser, and a 100-row list.
  */
-import { deserializeProps, serializeProps } from "../lib/props.ts";
+import { deserializeProps, serializeProps } from "../lib/shared/props.ts";
 
 const counter = {
   start: 3,

@@ -89,7 +89,7 @@ Deno.test("anything but an async function is refused, naming file and export", a
 Deno.test("registered actions render as forms that post to them", () => {
   const sign = (_previous: unknown, form: FormData) => Promise.resolve(form.get("name"));
   const registry = registerActions([
-    { id: "ID1", name: "sign", file: "routes/_x/actions.ts", action: sign },
+    { id: "ID1", name: "sign", file: "routes/_x/actions.ts", action: sign, middlewares: [] },
   ]);
   assert.equal(registry.get("ID1")?.action, sign);
   const action = sign as typeof sign & {
@@ -114,7 +114,10 @@ Deno.test("registered actions render as forms that post to them", () => {
   assert.ok(bound.$$IS_SIGNATURE_EQUAL("ID1", 1));
 
   assert.throws(
-    () => registerActions([{ id: "x", name: "nope", file: "lib/x.ts", action: 1 as never }]),
+    () =>
+      registerActions([
+        { id: "x", name: "nope", file: "lib/x.ts", action: 1 as never, middlewares: [] },
+      ]),
     /lib\/x\.ts: export nope is not a function/,
   );
 });

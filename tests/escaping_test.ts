@@ -6,9 +6,11 @@
  */
 import assert from "node:assert/strict";
 import { createElement } from "react";
-import { Island, type IslandInfo } from "../lib/islands.tsx";
-import { deserializeProps, serializeProps } from "../lib/props.ts";
-import { renderPage } from "../lib/render.tsx";
+import { Island } from "../lib/islands/island.tsx";
+import type { IslandInfo } from "../lib/islands/registry.ts";
+import { deserializeProps, serializeProps } from "../lib/shared/props.ts";
+import { renderPage } from "../lib/render/page.tsx";
+import { deadlineClock } from "../lib/server/deadline.ts";
 import { launchBrowser } from "./helpers/browser.ts";
 
 const HOSTILE = [
@@ -56,6 +58,7 @@ async function renderHtml(): Promise<string> {
     props: { data: undefined, params: {}, url: new URL("http://localhost/"), state: {} },
     status: 200,
     signal: new AbortController().signal,
+    clock: deadlineClock(0),
   });
   return await res.text();
 }

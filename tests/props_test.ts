@@ -4,7 +4,7 @@
  * cannot make it fails loudly, naming the island and where the prop is.
  */
 import assert from "node:assert/strict";
-import { deserializeProps, serializeProps } from "../lib/props.ts";
+import { deserializeProps, serializeProps } from "../lib/shared/props.ts";
 
 const roundTrip = (props: Record<string, unknown>) =>
   deserializeProps(serializeProps("Test", props));

@@ -13,7 +13,7 @@ import {
   patternFor,
   type RouteFile,
   specialFile,
-} from "../lib/routes.ts";
+} from "../lib/build/conventions.ts";
 
 const route = (file: string): RouteFile => ({ file, pattern: patternFor(file) });
 

@@ -9,40 +9,40 @@ import assert from "node:assert/strict";
 import { copyProject } from "./helpers/project_copy.ts";
 import { startServer } from "./helpers/server.ts";
 
-/** Each middleware adds its name to `state.trail` on the way in and to `X-Unwound` on the way out. */
+/**
+ * Each middleware (Hono's own kind) adds its name to the `trail` variable on the way in and to
+ * `X-Unwound` on the way out.
+ */
 const ROOT_MIDDLEWARE = `import type { Middleware } from "../lib/mod.ts";
 
-export const handler: Middleware = async (_req, ctx) => {
-  ctx.state.trail = ["root"];
-  const res = await ctx.next();
-  res.headers.append("X-Unwound", "root");
-  return res;
+export const handler: Middleware = async (c, next) => {
+  c.set("trail", ["root"]);
+  await next();
+  c.res.headers.append("X-Unwound", "root");
 };
 `;
 
 const OUTER_MIDDLEWARE = `import type { Middleware } from "../../lib/mod.ts";
 
-export const handler: Middleware = async (_req, ctx) => {
-  (ctx.state.trail as string[]).push("outer");
-  const res = await ctx.next();
-  res.headers.append("X-Unwound", "outer");
-  return res;
+export const handler: Middleware = async (c, next) => {
+  (c.get("trail") as string[]).push("outer");
+  await next();
+  c.res.headers.append("X-Unwound", "outer");
 };
 `;
 
 /** An array: a guard that answers by itself on `?deny`, then the trail. */
 const INNER_MIDDLEWARE = `import type { Middleware } from "../../../lib/mod.ts";
 
-const guard: Middleware = (_req, ctx) =>
-  ctx.url.searchParams.has("deny")
-    ? new Response("denied by inner", { status: 403 })
-    : ctx.next();
+const guard: Middleware = async (c, next) => {
+  if (c.req.query("deny") !== undefined) return c.text("denied by inner", 403);
+  await next();
+};
 
-const trail: Middleware = async (_req, ctx) => {
-  (ctx.state.trail as string[]).push("inner");
-  const res = await ctx.next();
-  res.headers.append("X-Unwound", "inner");
-  return res;
+const trail: Middleware = async (c, next) => {
+  (c.get("trail") as string[]).push("inner");
+  await next();
+  c.res.headers.append("X-Unwound", "inner");
 };
 
 export const handler = [guard, trail];
@@ -133,7 +133,7 @@ Deno.test("routing: middleware, layouts and handlers over HTTP", async (t) => {
     },
   );
 
-  await t.step("middleware can change the Response from ctx.next(), innermost first", async () => {
+  await t.step("middleware can change the response after next(), innermost first", async () => {
     const { res } = await get("/outer/inner/page");
     assert.equal(res.headers.get("x-unwound"), "inner, outer, root");
   });

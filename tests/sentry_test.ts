@@ -644,12 +644,18 @@ function median(values: number[]): number {
 }
 
 Deno.test("sentry settings from the environment", () => {
-  const read = (env: Record<string, string>) => readSentryConfig((name) => env[name]);
+  const read = (env: Record<string, string>) => readSentryConfig((name) => env[name], false).config;
+  const problems = (env: Record<string, string>) =>
+    readSentryConfig((name) => env[name], false).problems;
   assert.equal(read({}), undefined, "off without a DSN");
   const dsn = "https://key@o1.ingest.example.io/42";
   const defaults = read({ SENTRY_DSN: dsn })!;
   assert.equal(defaults.environment, "production");
-  assert.equal(defaults.tracesSampleRate, Deno.env.get("NODE_ENV") === "development" ? 1 : 0.1);
+  assert.equal(defaults.tracesSampleRate, 0.1);
+  assert.equal(
+    readSentryConfig((name) => ({ SENTRY_DSN: dsn })[name], true).config!.tracesSampleRate,
+    1,
+  );
   assert.equal(defaults.tunnel, undefined);
   assert.deepEqual(browserConnectSources(defaults), ["https://o1.ingest.example.io"]);
 
@@ -667,10 +673,14 @@ Deno.test("sentry settings from the environment", () => {
   );
   assert.deepEqual(set.tracePropagationTargets, ["https://api.example.com", "localhost"]);
   assert.deepEqual(browserConnectSources(set), [], "the tunnel is same-origin");
-  assert.equal(read({ SENTRY_DSN: dsn, SENTRY_TRACES_SAMPLE_RATE: "2" })!.tracesSampleRate, 0.1);
-
-  assert.equal(read({ SENTRY_DSN: "not a dsn" }), undefined, "a broken DSN leaves it off");
-  assert.equal(read({ SENTRY_DSN: "https://o1.ingest.example.io/42" }), undefined, "no key");
+  // A setting that makes no sense is a problem the start reports, never a silent default.
+  assert.match(
+    problems({ SENTRY_DSN: dsn, SENTRY_TRACES_SAMPLE_RATE: "2" })[0],
+    /^SENTRY_TRACES_SAMPLE_RATE=2: /,
+  );
+  assert.match(problems({ SENTRY_DSN: "not a dsn" })[0], /^SENTRY_DSN=not a dsn: /);
+  assert.equal(problems({ SENTRY_DSN: "https://o1.ingest.example.io/42" }).length, 1, "no key");
+  assert.equal(problems({ SENTRY_DSN: dsn, SENTRY_TUNNEL: "maybe" }).length, 1);
 
   const spotlight = read({ SENTRY_SPOTLIGHT: "1" })!;
   assert.equal(spotlight.spotlight, "http://localhost:8969/stream");

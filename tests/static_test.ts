@@ -74,12 +74,16 @@ Deno.test("static files and island assets", async (t) => {
   await t.step("the action client loads at an action's first call, not with the page", async () => {
     const html = await (await server.fetch("/guestbook")).text();
     const island = /<app-island name="Guestbook" src="([^"]+)"/.exec(html)![1];
-    const code = await (await server.fetch(island)).text();
+    const chunks = [island, ...await importsOf(server, island)];
+    const code = (await Promise.all(chunks.map(async (url) =>
+      await (await server.fetch(url)).text()
+    )))
+      .join("\n");
     const client = /\bimport\("(\/_app\/action-client-\w+\.js)"\)/.exec(code)?.[1];
     assert.ok(client, "the island's stubs import the action client when called");
     const onPage = new Set([
       ...attrs(html, /<(?:script|link)\b[^>]*>/g, "(?:src|href)"),
-      ...await importsOf(server, island),
+      ...chunks,
     ]);
     assert.ok(!onPage.has(client), "the page does not load the action client");
     const served = await server.fetch(client);

@@ -5,7 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { Suspense, use } from "react";
-import { renderPage } from "../lib/render.tsx";
+import { renderPage } from "../lib/render/page.tsx";
+import { deadlineClock } from "../lib/server/deadline.ts";
 import { startServer } from "./helpers/server.ts";
 
 const FALLBACK = "Loading the forecast…";
@@ -56,6 +57,7 @@ Deno.test("a client that leaves while a page streams is no failure", async () =>
     props: { data: undefined, params: {}, url: new URL("http://localhost/"), state: {} },
     status: 200,
     signal: new AbortController().signal,
+    clock: deadlineClock(0),
     onStreamError: (error) => {
       failures.push(error);
       return { tail: "", stop: true };

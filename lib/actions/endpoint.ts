@@ -1,22 +1,23 @@
 /**
  * @module
  * `POST /_action/:id`: where action calls from islands and forms posted with JavaScript off
- * arrive. Before an action runs, the request must be a POST (405), from our own origin (403:
- * `hono/csrf`, which also refuses a request whose `Origin` is missing unless `Sec-Fetch-Site` says
- * same-origin), a form body (415), for a known action (404), within the body limit (413), and
- * decodable (400); none of these reach an action. An action that throws is a server failure.
- * Nothing here is ever cached.
+ * arrive. Before an action runs, the request must be a POST (405), from one of the app's origins
+ * (403: `hono/csrf`, which also refuses a request whose `Origin` is missing unless `Sec-Fetch-Site`
+ * says same-origin), a form body (415), for a known action (404), let through by the `_middleware`
+ * chain of the action module's folder (whatever that answers: 401, 403, a redirect), within the
+ * body limit (413), and decodable (400); none of these reach an action. An action that throws is a
+ * server failure. Nothing here is ever cached.
  */
 import { type Context, Hono, type MiddlewareHandler } from "hono";
-import { bodyLimit } from "hono/body-limit";
+import { every } from "hono/combine";
 import { csrf } from "hono/csrf";
-import { HTTPException } from "hono/http-exception";
 import { parse } from "devalue";
-import { failureResponse, recordFailure } from "../failure.ts";
-// Types only: the endpoint names the request's span without loading Sentry.
-import type {} from "../sentry/middleware.ts";
+import type { Failures } from "../errors/failure.ts";
+import { bodyRefusal, limitBody } from "../server/bodies.ts";
+import { type ActionEntry, middlewaresOf } from "../server/manifest.ts";
 import { flashFormState, formState } from "./form_state.ts";
-import { type ActionEntry, boundField, REF_FIELD, type Registry } from "./registry.ts";
+import { isRedirect } from "./redirect.ts";
+import { boundField, REF_FIELD, type Registry } from "./registry.ts";
 import {
   ARGS_FIELD,
   decodeCall,
@@ -32,10 +33,14 @@ export interface EndpointOptions {
   secret: string;
   /** Largest request body, in bytes. */
   maxBytes: number;
+  /** The app's public origins; unset, the request's own. */
+  origins?: string[];
+  failures: Failures;
 }
 
 declare module "hono" {
   interface ContextVariableMap {
+    /** The action a request to the endpoint calls, once known. */
     action: ActionEntry;
   }
 }
@@ -43,23 +48,30 @@ declare module "hono" {
 const FORM_TYPE = /^(multipart\/form-data|application\/x-www-form-urlencoded)\b/i;
 const KEY_FIELD = `${FRAMEWORK_FIELD}KEY`;
 
-export function actionEndpoint({ registry, secret, maxBytes }: EndpointOptions): Hono {
+/** Mounted at `ACTION_PATH`; errors go to the app's handler like any route's. */
+export function actionEndpoint(options: EndpointOptions): Hono {
+  const { registry, maxBytes, origins } = options;
+  const guards = new Map(
+    [...registry.values()].map((entry) => [entry.id, chainOf(entry)]),
+  );
   const endpoint = new Hono();
   endpoint.use(noStore);
-  // `csrf` answers by throwing; its response is the answer.
-  endpoint.onError((error, c) =>
-    error instanceof HTTPException ? error.getResponse() : failureResponse(c, error)
-  );
   endpoint.all(
     "/:id",
     onlyPost,
-    csrf(),
+    csrf(origins ? { origin: origins } : undefined),
     onlyForms,
     knownAction(registry),
-    bodyLimit({ maxSize: maxBytes, onError: (c) => c.text("Payload Too Large", 413) }),
-    (c) => runAction(c, secret),
+    (c, next) => guards.get(c.get("action").id)!(c, next),
+    (c) => limitBody(c, maxBytes) ?? runAction(c, options),
   );
   return endpoint;
+}
+
+/** The folder's middleware, as one: nothing to run for a module with none. */
+function chainOf(entry: ActionEntry): MiddlewareHandler {
+  const chain = entry.middlewares.flatMap(middlewaresOf);
+  return chain.length === 0 ? (_c, next) => next() : every(...chain);
 }
 
 const noStore: MiddlewareHandler = async function noStore(c, next) {
@@ -88,7 +100,6 @@ function knownAction(registry: Registry): MiddlewareHandler {
     const entry = registry.get(c.req.param("id")!);
     if (!entry) return c.text("Not Found", 404);
     c.set("action", entry);
-    c.get("sentryTrace")?.span.updateName(`action ${entry.name}`);
     await next();
   };
 }
@@ -100,37 +111,50 @@ interface Invocation {
   form?: { key: string | null; bound: number };
 }
 
-async function runAction(c: Context, secret: string): Promise<Response> {
+async function runAction(c: Context, options: EndpointOptions): Promise<Response> {
   const entry = c.get("action");
   let invocation: Invocation;
   try {
     const body = await c.req.formData();
     invocation = body.has(ARGS_FIELD) ? { args: decodeCall(body) } : formInvocation(body);
   } catch {
-    return c.text("Bad Request: the payload cannot be decoded", 400);
+    return bodyRefusal(c) ?? c.text("Bad Request: the payload cannot be decoded", 400);
   }
   const { args, form } = invocation;
-  if (!form) return await callResponse(c, entry, args);
+  if (!form) return await callResponse(c, entry, args, options.failures);
 
-  const result = await entry.action(...args); // a throw: onError, the failure screen
+  let result: unknown;
+  try {
+    result = await entry.action(...args);
+  } catch (error) {
+    if (isRedirect(error)) return c.redirect(error.location, 303);
+    throw error; // the app's error handler: the failure screen
+  }
   const location = redirectOf(result);
   if (location) return c.redirect(location, 303);
-  const page = refererPath(c);
+  const page = formPage(c, options.origins);
   if (form.key !== null) {
-    flashFormState(c, secret, page.pathname, formState(result, form.key, entry.id, form.bound));
+    const state = formState(result, form.key, entry.id, form.bound);
+    flashFormState(c, options.secret, page.pathname, state);
   }
   return c.redirect(page.pathname + page.search, 303);
 }
 
 /** The answer to the stub: the result as `devalue`, or a digest the browser can show. */
-async function callResponse(c: Context, entry: ActionEntry, args: unknown[]): Promise<Response> {
+async function callResponse(
+  c: Context,
+  entry: ActionEntry,
+  args: unknown[],
+  failures: Failures,
+): Promise<Response> {
   try {
     const result = await entry.action(...args);
     const location = redirectOf(result);
     if (location) return c.body(null, 200, { [REDIRECT_HEADER]: location });
     return c.body(encodeResult(result), 200, { "Content-Type": "application/json" });
   } catch (error) {
-    const { digest, details } = recordFailure(c, error, 500);
+    if (isRedirect(error)) return c.body(null, 200, { [REDIRECT_HEADER]: error.location });
+    const { digest, details } = failures.record(c, error, 500);
     return c.json({ digest, details }, 500);
   }
 }
@@ -160,14 +184,14 @@ function redirectOf(result: unknown): string | undefined {
   throw new TypeError("a server action may return a Response only to redirect (status 3xx)");
 }
 
-/** The page the form was on, from `Referer` when it is ours; the home page otherwise. */
-function refererPath(c: Context): URL {
-  const own = new URL(c.req.url);
-  try {
-    const referer = new URL(c.req.header("referer") ?? "");
-    if (referer.origin === own.origin || referer.origin === c.req.header("origin")) return referer;
-  } catch {
-    // no Referer, or not a URL
-  }
-  return new URL("/", own);
+/**
+ * The page the form was on, for the 303 back to it: the `Referer` when it is one of our origins,
+ * the home page otherwise. Only its path and query are kept, with one leading slash, so no
+ * `Referer` (`http://host//evil.example/`, `http://host/\evil.example/`) can point off-site.
+ */
+function formPage(c: Context, origins: string[] | undefined): { pathname: string; search: string } {
+  const referer = URL.parse(c.req.header("referer") ?? "");
+  const ours = origins ?? [new URL(c.req.url).origin];
+  if (!referer || !ours.includes(referer.origin)) return { pathname: "/", search: "" };
+  return { pathname: `/${referer.pathname.replace(/^[/\\]+/, "")}`, search: referer.search };
 }

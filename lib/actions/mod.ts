@@ -1,28 +1,40 @@
 /**
  * @module
- * Server actions in the app: registers the build's actions, mounts their endpoint and, for pages
+ * Server actions in an app: registers the build's actions, mounts their endpoint and, for pages
  * rendered after a form post, hands the form state to the renderer (`formStateOf`,
  * `formStateHead`). The build side is `build/actions.ts`; the browser side `client/actions.ts`.
  */
 import { stringify } from "devalue";
 import type { Context, Hono } from "hono";
 import { createElement, type ReactNode } from "react";
-import type { ManifestActions } from "../manifest.ts";
+import type { Failures } from "../errors/failure.ts";
+import type { ManifestActions } from "../server/manifest.ts";
+import { FORM_STATE_META } from "../shared/form_state_meta.ts";
 import { actionEndpoint } from "./endpoint.ts";
-import { type FormState, restoreFormState } from "./form_state.ts";
+import { type Claim, type FormState, restoreFormState } from "./form_state.ts";
 import { registerActions } from "./registry.ts";
-import { FORM_STATE_META } from "./form_state_meta.ts";
 import { ACTION_PATH } from "./wire.ts";
 
 export type { FormState };
 
-const DEFAULT_MAX_BYTES = 1024 * 1024;
+export interface ActionOptions {
+  /** Largest request body, in bytes. */
+  maxBytes: number;
+  origins?: string[];
+  failures: Failures;
+  /** Makes a form's state apply once (see `form_state.ts`). */
+  claim: Claim;
+}
 
-export function mountActions(app: Hono, { secret, entries }: ManifestActions): void {
+export function mountActions(
+  app: Hono,
+  { secret, entries }: ManifestActions,
+  options: ActionOptions,
+): void {
   const registry = registerActions(entries);
-  if (registry.size > 0) app.use(restoreFormState(secret));
-  const maxBytes = Number(Deno.env.get("ACTION_BODY_LIMIT")) || DEFAULT_MAX_BYTES;
-  app.route(ACTION_PATH, actionEndpoint({ registry, secret, maxBytes }));
+  if (registry.size === 0) return;
+  app.use(restoreFormState(secret, options.claim));
+  app.route(ACTION_PATH, actionEndpoint({ registry, secret, ...options }));
 }
 
 /** The state of the form posted just before this request, for `renderToReadableStream`. */

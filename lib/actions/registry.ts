@@ -7,19 +7,10 @@
  * state an action returned to a form's `useActionState` when the page renders again.
  */
 import { stringify } from "devalue";
+import type { ActionEntry, ActionFunction } from "../server/manifest.ts";
 import { actionUrl, FRAMEWORK_FIELD } from "./wire.ts";
 
-// deno-lint-ignore no-explicit-any -- each action has its author's signature
-export type ActionFunction = (...args: any[]) => Promise<unknown>;
-
-export interface ActionEntry {
-  id: string;
-  /** The export's name, for logs and traces. */
-  name: string;
-  /** The module it comes from, relative to the project root (server-side only). */
-  file: string;
-  action: ActionFunction;
-}
+export type { ActionEntry, ActionFunction };
 
 /** What React's server renderer reads from a form action (`ReactCustomFormAction`). */
 export interface FormActionFields {

@@ -8,7 +8,8 @@
  */
 import * as esbuild from "esbuild";
 import { createHmac } from "node:crypto";
-import { join, relative, sep } from "node:path";
+import { join, relative } from "node:path";
+import { filesBelow } from "./files.ts";
 
 export interface ActionExport {
   /** The export's name (`default` for the default export). */
@@ -95,20 +96,6 @@ function asyncExportsOf(code: string): Set<string> {
 }
 
 async function sourceFiles(root: string, folder: string): Promise<string[]> {
-  const files: string[] = [];
-  const visit = async (dir: string) => {
-    for await (const entry of Deno.readDir(dir)) {
-      const path = join(dir, entry.name);
-      if (entry.isDirectory) await visit(path);
-      else if (entry.isFile && SOURCE.test(entry.name)) {
-        files.push(relative(root, path).split(sep).join("/"));
-      }
-    }
-  };
-  try {
-    await visit(join(root, folder));
-  } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) throw error;
-  }
-  return files.sort();
+  const files = await filesBelow(join(root, folder));
+  return files.filter((file) => SOURCE.test(file)).map((file) => `${folder}/${file}`);
 }

@@ -7,7 +7,7 @@
  */
 import * as esbuild from "esbuild";
 import { join } from "node:path";
-import type { Assets, Chunk } from "../manifest.ts";
+import type { Assets, Chunk } from "../server/manifest.ts";
 import type { ActionModule } from "./actions.ts";
 import { actionStubs } from "./action_stubs.ts";
 
@@ -22,10 +22,16 @@ export interface BundleOptions {
 }
 
 const BOOT = "lib/client/boot.ts";
-const SENTRY = "lib/client/sentry.ts";
+const SENTRY = "lib/sentry/browser.ts";
 const ACTION_CLIENT = "lib/client/action_client.ts";
 
-export async function bundle(options: BundleOptions): Promise<Assets> {
+export interface Bundle {
+  assets: Assets;
+  /** Every file the bundle wrote, relative to `outDir`. */
+  files: string[];
+}
+
+export async function bundle(options: BundleOptions): Promise<Bundle> {
   const { root, outDir, dev } = options;
   const common = {
     absWorkingDir: root,
@@ -67,7 +73,9 @@ export async function bundle(options: BundleOptions): Promise<Assets> {
     external: [clientUrl],
     plugins: [actionStubs(root, options.actions)],
   });
-  return assetsOf(result.metafile, outDir, options.islands);
+  const files = [client, result].flatMap((r) => Object.keys(r.metafile.outputs))
+    .map((output) => output.slice(outDir.length + 1));
+  return { assets: assetsOf(result.metafile, outDir, options.islands), files };
 }
 
 /** The output file esbuild built from the entry point `source`. */

@@ -5,35 +5,39 @@
  * so that checking costs no esbuild import.
  */
 import { createHash } from "node:crypto";
-import { join, relative } from "node:path";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { filesBelow } from "./files.ts";
 
-export const BUILD_DIR = "_build";
-const SOURCES = ["routes", "islands", "lib", "deno.json"];
+const SOURCES = ["routes", "islands", "lib"];
+const CONFIG = "deno.json";
+
+/** Where a build goes: production's and development's never share a file. */
+export function buildDir(dev: boolean): string {
+  return dev ? "_build/dev" : "_build";
+}
 
 export async function fingerprint(root: string, dev: boolean): Promise<string> {
   const hash = createHash("sha256").update(dev ? "dev\n" : "prod\n");
-  const visit = async (path: string) => {
-    const info = await Deno.stat(path).catch(ignoreNotFound);
-    if (!info) return;
-    if (info.isDirectory) {
-      const names = [];
-      for await (const entry of Deno.readDir(path)) names.push(entry.name);
-      for (const name of names.sort()) await visit(join(path, name));
-    } else {
-      hash.update(`${relative(root, path)}\n`).update(await Deno.readFile(path));
-    }
-  };
-  for (const source of SOURCES) await visit(join(root, source));
+  const files = [CONFIG];
+  for (const source of SOURCES) {
+    files.push(...(await filesBelow(join(root, source))).map((file) => `${source}/${file}`));
+  }
+  for (const file of files) {
+    const bytes = await readFile(join(root, file)).catch(ignoreNotFound);
+    if (bytes) hash.update(`${file}\n`).update(bytes);
+  }
   return hash.digest("hex");
 }
 
 /** True when the sources (or the mode) changed since the last build, or there was none. */
 export async function isStale(root: string, dev: boolean): Promise<boolean> {
-  const last = await Deno.readTextFile(join(root, BUILD_DIR, "fingerprint")).catch(ignoreNotFound);
+  const last = await readFile(join(root, buildDir(dev), "fingerprint"), "utf8")
+    .catch(ignoreNotFound);
   return last !== await fingerprint(root, dev);
 }
 
 export function ignoreNotFound(error: unknown): undefined {
-  if (!(error instanceof Deno.errors.NotFound)) throw error;
+  if ((error as { code?: string }).code !== "ENOENT") throw error;
   return undefined;
 }

@@ -1,33 +1,66 @@
 /**
  * @module
  * The build: scan `routes/` and `islands/`, bundle the browser side (and, for production, compress
- * it), write the manifest and the fingerprint of the sources it was made from.
+ * it), write the manifest and the fingerprint of the sources it was made from. Production builds
+ * into `_build/`, development into `_build/dev/`, so neither disturbs a server of the other. The
+ * assets of the last few builds stay on disk: a server still running an earlier build (while
+ * `deno task build` or the tests build beside it) keeps every chunk its pages name.
  */
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { BUILD_DIR, fingerprint, ignoreNotFound } from "./fingerprint.ts";
 import { scanActions } from "./actions.ts";
 import { bundle } from "./bundle.ts";
+import { filesBelow } from "./files.ts";
+import { buildDir, fingerprint, ignoreNotFound } from "./fingerprint.ts";
 import { manifestSource } from "./manifest_file.ts";
 import { precompress } from "./precompress.ts";
 import { scan } from "./scan.ts";
-
-const ASSET_DIR = `${BUILD_DIR}/static`;
 
 export interface BuildOptions {
   root: string;
   dev: boolean;
 }
 
+/** How many builds' assets are kept. */
+const KEPT_BUILDS = 3;
+
 export async function build({ root, dev }: BuildOptions): Promise<void> {
+  const outDir = buildDir(dev);
+  const assetDir = `${outDir}/static`;
   const found = await scan(root);
   const actions = await scanActions(root);
   // A "use server" module under routes/ holds actions, not a route.
   found.routes = found.routes.filter((r) => !actions.some((a) => a.file === `routes/${r.file}`));
-  await Deno.remove(join(root, ASSET_DIR), { recursive: true }).catch(ignoreNotFound);
-  await Deno.mkdir(join(root, BUILD_DIR), { recursive: true });
-  const assets = await bundle({ root, outDir: ASSET_DIR, islands: found.islands, actions, dev });
-  if (!dev) await precompress(join(root, ASSET_DIR));
-  const source = manifestSource(found, assets, ASSET_DIR, actions);
-  await Deno.writeTextFile(join(root, BUILD_DIR, "manifest.gen.ts"), source);
-  await Deno.writeTextFile(join(root, BUILD_DIR, "fingerprint"), await fingerprint(root, dev));
+  await mkdir(join(root, assetDir), { recursive: true });
+  const bundled = await bundle({ root, outDir: assetDir, islands: found.islands, actions, dev });
+  const files = bundled.files;
+  if (!dev) files.push(...await precompress(join(root, assetDir), files));
+  await keepRecentAssets(join(root, outDir), files);
+
+  const print = await fingerprint(root, dev);
+  const source = manifestSource({
+    scan: found,
+    assets: bundled.assets,
+    assetDir,
+    actions,
+    buildId: print.slice(0, 12),
+    outDir,
+  });
+  await writeFile(join(root, outDir, "manifest.gen.ts"), source);
+  await writeFile(join(root, outDir, "fingerprint"), print);
+}
+
+/** Deletes the assets that none of the last `KEPT_BUILDS` builds wrote. */
+async function keepRecentAssets(outDir: string, files: string[]): Promise<void> {
+  const history = join(outDir, "builds.json");
+  const earlier: string[][] = JSON.parse(
+    await readFile(history, "utf8").catch(ignoreNotFound) ?? "[]",
+  );
+  const recent = [files, ...earlier].slice(0, KEPT_BUILDS);
+  const kept = new Set(recent.flat());
+  const assets = join(outDir, "static");
+  for (const file of await filesBelow(assets)) {
+    if (!kept.has(file)) await rm(join(assets, file));
+  }
+  await writeFile(history, JSON.stringify(recent));
 }

@@ -3,7 +3,7 @@
  * Finds what the build turns into a manifest: the files under `routes/` (by the conventions in
  * `routes.ts`) and the islands, `islands/*.tsx`.
  */
-import { join, relative, sep } from "node:path";
+import { join } from "node:path";
 import {
   assertUniquePatterns,
   compareRoutes,
@@ -12,7 +12,8 @@ import {
   patternFor,
   type RouteFile,
   specialFile,
-} from "../routes.ts";
+} from "./conventions.ts";
+import { filesBelow } from "./files.ts";
 
 export interface ScannedRoute extends RouteFile {
   /** Layout and middleware files that apply, outermost first (paths relative to routes/). */
@@ -26,31 +27,17 @@ export interface Scan {
   notFound?: string;
   rootLayouts: string[];
   rootMiddlewares: string[];
+  /** A module's middleware chain (its path from the project root): its folders' below `routes/`,
+   * the root's for anything else (an action module under `lib/`). */
+  middlewaresFor(file: string): string[];
   /** Island name → path relative to the project root. */
   islands: Map<string, string>;
 }
 
 const ISLAND_NAME = /^[A-Z][A-Za-z0-9]*$/;
 
-async function walk(dir: string): Promise<string[]> {
-  const files: string[] = [];
-  const visit = async (folder: string) => {
-    for await (const entry of Deno.readDir(folder)) {
-      const path = join(folder, entry.name);
-      if (entry.isDirectory) await visit(path);
-      else if (entry.isFile) files.push(relative(dir, path).split(sep).join("/"));
-    }
-  };
-  try {
-    await visit(dir);
-  } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) throw error;
-  }
-  return files.sort();
-}
-
 export async function scan(root: string): Promise<Scan> {
-  const files = await walk(join(root, "routes"));
+  const files = await filesBelow(join(root, "routes"));
   const layouts = new Map<string, string>();
   const middlewares = new Map<string, string>();
   let app: string | undefined;
@@ -82,31 +69,25 @@ export async function scan(root: string): Promise<Scan> {
   }));
 
   const islands = new Map<string, string>();
-  for await (const entry of readDirIfAny(join(root, "islands"))) {
-    if (!entry.isFile || !/\.(tsx|jsx)$/.test(entry.name)) continue;
-    const name = entry.name.replace(/\.(tsx|jsx)$/, "");
+  for (const file of await filesBelow(join(root, "islands"))) {
+    if (file.includes("/") || !/\.(tsx|jsx)$/.test(file)) continue;
+    const name = file.replace(/\.(tsx|jsx)$/, "");
     if (!ISLAND_NAME.test(name)) {
-      throw new Error(
-        `islands/${entry.name}: an island's file name is its component's (PascalCase)`,
-      );
+      throw new Error(`islands/${file}: an island's file name is its component's (PascalCase)`);
     }
-    islands.set(name, `islands/${entry.name}`);
+    islands.set(name, `islands/${file}`);
   }
 
+  // A file at the root of routes/ has the root's chain.
+  const atRoot = "_404.tsx";
   return {
     routes,
     app,
     notFound,
-    rootLayouts: chain(layouts, "_404.tsx"),
-    rootMiddlewares: chain(middlewares, "_404.tsx"),
-    islands: new Map([...islands].sort()),
+    rootLayouts: chain(layouts, atRoot),
+    rootMiddlewares: chain(middlewares, atRoot),
+    middlewaresFor: (file) =>
+      chain(middlewares, file.startsWith("routes/") ? file.slice("routes/".length) : atRoot),
+    islands,
   };
-}
-
-async function* readDirIfAny(dir: string): AsyncIterable<Deno.DirEntry> {
-  try {
-    yield* Deno.readDir(dir);
-  } catch (error) {
-    if (!(error instanceof Deno.errors.NotFound)) throw error;
-  }
 }

@@ -8,16 +8,15 @@
 import * as esbuild from "esbuild";
 import { join, relative, sep } from "node:path";
 import { build } from "../build/mod.ts";
-import { root } from "../config.ts";
 import { serveErrorPage } from "../dev/error_page.ts";
 import { spawnServer } from "../dev/server_process.ts";
 import { watch } from "../dev/watch.ts";
+import { PROJECT_ROOT as root } from "./root.ts";
+import { settingsOrExit } from "./settings.ts";
 
 const WATCHED = ["routes", "islands", "lib", "static"];
-const address = {
-  hostname: Deno.env.get("HOSTNAME") ?? "0.0.0.0",
-  port: Number(Deno.env.get("PORT") ?? 8000),
-};
+const { hostname, port } = settingsOrExit();
+const address = { hostname, port };
 
 interface Running {
   stop(): Promise<void>;

@@ -1,21 +1,33 @@
 /**
  * @module
- * `deno task start`: builds when the sources changed since the last build, then serves `main.ts`
- * on HOSTNAME:PORT until SIGTERM or SIGINT, letting requests in flight finish.
+ * `deno task start` (and the server `deno task dev` runs, with `NODE_ENV=development`): builds
+ * when the sources changed since the last build of this mode, then serves the app on
+ * HOSTNAME:PORT until SIGTERM or SIGINT, letting requests in flight finish. A server that can no
+ * longer accept connections never looks healthy: it logs one line and exits 1, for a supervisor
+ * to restart it.
  */
-import { dev, root } from "../config.ts";
+import "./node_env.ts";
 import { isStale } from "../build/fingerprint.ts";
+import type { Manifest } from "../server/manifest.ts";
+import { log } from "../server/log.ts";
+import { appFromEnv } from "./app.ts";
+import { PROJECT_ROOT } from "./root.ts";
+import { settingsOrExit } from "./settings.ts";
 
-if (await isStale(root, dev)) {
+const settings = settingsOrExit();
+const { dev, hostname, port } = settings;
+
+if (await isStale(PROJECT_ROOT, dev)) {
   const { build } = await import("../build/mod.ts");
   const esbuild = await import("esbuild");
-  await build({ root, dev });
+  await build({ root: PROJECT_ROOT, dev });
   await esbuild.stop();
 }
 
-const { default: app } = await import("../../main.ts");
-const port = Number(Deno.env.get("PORT") ?? 8000);
-const hostname = Deno.env.get("HOSTNAME") ?? "0.0.0.0";
+const manifestFile = dev ? "../../_build/dev/manifest.gen.ts" : "../../_build/manifest.gen.ts";
+const manifest: Manifest = (await import(manifestFile)).default;
+const { app, telemetry } = await appFromEnv(manifest, settings);
+
 let server: Deno.HttpServer;
 try {
   server = Deno.serve({
@@ -29,11 +41,27 @@ try {
   Deno.exit(1);
 }
 
+let stopping = false;
 for (const signal of ["SIGTERM", "SIGINT"] as const) {
   Deno.addSignalListener(signal, async () => {
+    if (stopping) return;
+    stopping = true;
+    app.close();
     await server.shutdown();
-    const { sentry } = await import("../sentry/mod.ts");
-    await sentry?.flush(2000); // bounded: an unreachable Sentry must not hold the exit
+    await telemetry?.flush(2000); // bounded: an unreachable Sentry must not hold the exit
     Deno.exit(0);
   });
+}
+
+// The server stops serving only when asked to; otherwise its accept loop failed (no more file
+// descriptors, say) and a process that answers nothing must not look alive.
+server.finished.then(
+  () => stopping || died("the server stopped accepting connections"),
+  (error) => died(`the server failed: ${error}`),
+);
+
+async function died(why: string): Promise<never> {
+  log("error", why, { fatal: true });
+  await telemetry?.flush(2000);
+  Deno.exit(1);
 }

@@ -6,7 +6,7 @@
  */
 import { type ComponentType, createElement } from "react";
 import { hydrateRoot } from "react-dom/client";
-import { deserializeProps } from "../props.ts";
+import { deserializeProps } from "../shared/props.ts";
 import { failPage, reportPageError, reportUncaughtErrors } from "./failure.ts";
 import { pageFormState } from "./form_state.ts";
 import { startSentryWhenIdle } from "./sentry_loader.ts";

@@ -6,7 +6,7 @@
  */
 import type { ReactFormState } from "react-dom/client";
 import { parse } from "devalue";
-import { FORM_STATE_META } from "../actions/form_state_meta.ts";
+import { FORM_STATE_META } from "../shared/form_state_meta.ts";
 
 let state: ReactFormState | null | undefined;
 

@@ -1,20 +1,18 @@
 /**
  * @module
  * Live reload wired into the app, in dev only: the event stream route, the script for every page
- * (carrying the request's CSP nonce), and the streams closed on SIGTERM/SIGINT so that the
- * server's graceful shutdown, which waits for open responses, ends at once.
+ * (carrying the request's CSP nonce), and the streams closed when the app closes (`closed`) so
+ * that the server's graceful shutdown, which waits for open responses, ends at once.
  */
 import type { Hono, MiddlewareHandler } from "hono";
 import type { ReactNode } from "react";
-import { nonceOf } from "../security.ts";
+import { nonceOf } from "../server/security.ts";
 import { liveReload } from "./reload.ts";
 
 /** Adds live reload to `app`; returns the element a page renders for a given nonce. */
-export function withLiveReload(app: Hono): (nonce: string) => ReactNode {
+export function withLiveReload(app: Hono, closed: AbortSignal): (nonce: string) => ReactNode {
   const reload = liveReload(app);
-  for (const signal of ["SIGTERM", "SIGINT"] as const) {
-    Deno.addSignalListener(signal, reload.close);
-  }
+  closed.addEventListener("abort", reload.close, { once: true });
   app.use(reloadFailureScreens(reload.script));
   return (nonce) => <script nonce={nonce} dangerouslySetInnerHTML={{ __html: reload.script }} />;
 }

@@ -1,24 +1,18 @@
 /**
  * @module
- * What a server failure becomes: a digest, one JSON line on stdout, and the server-side failure
- * screen with status 500. `recordFailure` is the one place a failure is logged (and reported), so
- * each failure gives exactly one line. In production no response holds the error's message or
- * stack; in development the screen shows both.
+ * What a server failure becomes: a digest, one JSON line on stdout, a report to telemetry, and the
+ * server-side failure screen with status 500. `record` is the one place a failure is logged and
+ * reported, so each failure gives exactly one line. In production no response holds the error's
+ * message or stack; in development the screen shows both.
  */
-import type { Context, MiddlewareHandler } from "hono";
-import { dev, root } from "./config.ts";
-import { describe, digestOf, type ErrorDescription } from "./errors/digest.ts";
-import {
-  FAILURE_ATTRIBUTE,
-  screenDocument,
-  screenMarkup,
-  screenOverPage,
-} from "./errors/screen.ts";
-import { log } from "./log.ts";
+import type { Context } from "hono";
+import type { BoundaryFailure } from "../render/stream_failure.ts";
+import { log } from "../server/log.ts";
+import { nonceOf } from "../server/security.ts";
+import { type FailureLinks, NO_LINKS, type Telemetry } from "../server/telemetry.ts";
+import { describe, digestOf, type ErrorDescription } from "./digest.ts";
 import { isNotFound, markNotFoundRoute } from "./not_found.ts";
-import { nonceOf } from "./security.ts";
-import { sentry } from "./sentry/mod.ts";
-import type { BoundaryFailure } from "./stream_failure.ts";
+import { FAILURE_ATTRIBUTE, screenDocument, screenMarkup, screenOverPage } from "./screen.ts";
 
 export interface Failure {
   digest: string;
@@ -26,51 +20,87 @@ export interface Failure {
   details?: string;
 }
 
-/** Names and logs a failure; returns what the screen shows. */
-export function recordFailure(c: Context, error: unknown, status: number): Failure {
-  const digest = digestOf(error);
-  const described = describe(error);
-  const reported = sentry?.captureFailure(c, error, digest);
-  log("error", headline(described), {
-    digest,
-    method: c.req.method,
-    path: c.req.path,
-    route: c.get("route") ?? null,
-    status,
-    request_id: c.get("requestId") ?? null,
-    trace_id: reported?.traceId ?? null,
-    sentry_event_id: reported?.eventId ?? null,
-    error: described,
-  });
+export interface FailureOptions {
+  dev: boolean;
+  /** The project root, which dev details leave out of stack frames. */
+  root: string;
+  telemetry?: Telemetry;
+}
+
+export interface Failures {
+  /** Names, logs and reports a failure of the request `c`; returns what the screen shows. */
+  record(c: Context, error: unknown, status: number): Failure;
+  /** The failure screen for `error`, as the request's response. */
+  response(c: Context, error: unknown, status?: number): Response;
+  /** What ends a page whose Suspense boundary failed after its shell went out. */
+  boundary(c: Context, error: unknown): BoundaryFailure;
+}
+
+export function failures({ dev, root, telemetry }: FailureOptions): Failures {
+  const details = dev ? devDetails(root) : () => undefined;
+
+  const record = (c: Context, error: unknown, status: number): Failure => {
+    const digest = digestOf(error);
+    const described = describe(error);
+    const links = telemetry?.captureFailure(error, digest, c) ?? NO_LINKS;
+    log("error", headline(described), {
+      digest,
+      method: c.req.method,
+      path: c.req.path,
+      route: c.get("route") ?? null,
+      status,
+      request_id: c.get("requestId") ?? null,
+      ...links,
+      error: described,
+    });
+    return { digest, host: new URL(c.req.url).hostname, details: details(described) };
+  };
+
   return {
-    digest,
-    host: new URL(c.req.url).hostname,
-    details: dev ? devDetails(described) : undefined,
+    record,
+    response(c, error, status = 500) {
+      const failure = record(c, error, status);
+      const html = screenDocument({ ...failure, nonce: nonceOf(c) });
+      return c.html(html, status as 500, { "Cache-Control": "no-store" });
+    },
+    boundary(c, error) {
+      const nonce = nonceOf(c);
+      if (isNotFound(error)) {
+        markNotFoundRoute(c);
+        return {
+          tail: `<script nonce="${nonce}">document.head.append(Object.assign(` +
+            `document.createElement("meta"),{name:"robots",content:"noindex"}))</script>`,
+          stop: false,
+        };
+      }
+      const failure = record(c, error, 500);
+      const markup = JSON.stringify(screenMarkup({ ...failure, nonce })).replace(/</g, "\\u003c");
+      return {
+        tail: `<script nonce="${nonce}">document.documentElement.setAttribute(` +
+          `"${FAILURE_ATTRIBUTE}","server");document.documentElement.innerHTML=${markup}</script>` +
+          screenOverPage({ ...failure, nonce }),
+        stop: true,
+      };
+    },
   };
 }
 
 /**
- * A promise rejected with nobody to handle it (an un-awaited call in a handler, say) would end
- * the process and every request in flight with it. It is logged with a digest and reported like
- * any failure instead, with no request to name. Installed once the app is built, so a broken
- * start-up still fails loudly.
+ * A promise rejected with nobody to handle it (an un-awaited call in a handler, say): logged with a
+ * digest and reported like any failure, with no request to name. The entry points install this.
  */
-export function surviveUnhandledRejections(): void {
-  addEventListener("unhandledrejection", (event) => {
-    event.preventDefault();
-    const digest = digestOf(event.reason);
-    const described = describe(event.reason);
-    const reported = sentry?.captureUnhandled(event.reason, digest);
-    log("error", `Unhandled rejection: ${headline(described)}`, {
-      digest,
-      method: null,
-      path: null,
-      status: null,
-      request_id: null,
-      trace_id: reported?.traceId ?? null,
-      sentry_event_id: reported?.eventId ?? null,
-      error: described,
-    });
+export function logUnhandledRejection(reason: unknown, telemetry?: Telemetry): void {
+  const digest = digestOf(reason);
+  const described = describe(reason);
+  const links: FailureLinks = telemetry?.captureFailure(reason, digest) ?? NO_LINKS;
+  log("error", `Unhandled rejection: ${headline(described)}`, {
+    digest,
+    method: null,
+    path: null,
+    status: null,
+    request_id: null,
+    ...links,
+    error: described,
   });
 }
 
@@ -83,66 +113,12 @@ function headline({ name, message }: ErrorDescription): string {
 
 // Deno maps stack frames back to the .ts/.tsx sources (file:line:column as written); frames in
 // dependencies and Deno's internals are noise here, and project paths read best relative.
-const PROJECT_URL = `file://${root}`;
 const LIBRARY_FRAME = /^\s+at .*(\/node_modules\/|ext:)/;
 
-function devDetails({ name, message, stack }: ErrorDescription): string {
-  const lines = (stack || `${name}: ${message}`).split("\n");
-  return lines.filter((line) => !LIBRARY_FRAME.test(line)).join("\n").replaceAll(PROJECT_URL, "");
-}
-
-export function failureResponse(c: Context, error: unknown, status = 500): Response {
-  // The client left (before the shell was ready, say) and the work failed with the request's
-  // abort reason: nothing broke, and nobody is there to see a screen (499: client closed).
-  const { signal } = c.req.raw;
-  if (signal.aborted && error === signal.reason) return new Response(null, { status: 499 });
-  const failure = recordFailure(c, error, status);
-  const html = screenDocument({ ...failure, nonce: nonceOf(c) });
-  return c.html(html, status as 500, { "Cache-Control": "no-store" });
-}
-
-/**
- * Hono hands `onError` only what is an `Error`; anything else thrown (`throw "oops"`, a rejected
- * promise with a plain object) would escape to `Deno.serve`'s bare 500. This middleware, placed
- * first after the request id and security headers, gives it the failure screen as well.
- */
-export const catchThrownValues: MiddlewareHandler = async function catchThrownValues(c, next) {
-  try {
-    await next();
-  } catch (error) {
-    c.res = failureResponse(c, error);
-  }
-};
-
-/**
- * A Suspense boundary failed after the shell went out with status 200: the page ends with a
- * script that replaces the whole document with the server-side screen (its style and title
- * included) and stops the render, so the user is not left on a fallback. It comes after every
- * instruction React writes (`$RC`, and `$RX`, which only marks the boundary as failed), and
- * islands removed with the page never hydrate, so nothing undoes it. Without JavaScript, the
- * `<noscript>` screen after it covers the page instead (only the title stays the page's).
- *
- * `notFound()` thrown there is not a failure, but the 404 status is gone: the boundary stays on
- * its fallback, the rest of the page streams on, and the page is marked `noindex` so it is not
- * indexed as a real one; like any not-found, it sends Sentry no error and no transaction. For the
- * 404 page, call `notFound()` in the handler or outside Suspense.
- */
-export function boundaryFailure(c: Context, error: unknown): BoundaryFailure {
-  const nonce = nonceOf(c);
-  if (isNotFound(error)) {
-    markNotFoundRoute(c);
-    return {
-      tail: `<script nonce="${nonce}">document.head.append(Object.assign(` +
-        `document.createElement("meta"),{name:"robots",content:"noindex"}))</script>`,
-      stop: false,
-    };
-  }
-  const failure = recordFailure(c, error, 500);
-  const markup = JSON.stringify(screenMarkup({ ...failure, nonce })).replace(/</g, "\\u003c");
-  return {
-    tail: `<script nonce="${nonce}">document.documentElement.setAttribute(` +
-      `"${FAILURE_ATTRIBUTE}","server");document.documentElement.innerHTML=${markup}</script>` +
-      screenOverPage({ ...failure, nonce }),
-    stop: true,
+function devDetails(root: string) {
+  const projectUrl = `file://${root.endsWith("/") ? root : `${root}/`}`;
+  return ({ name, message, stack }: ErrorDescription): string => {
+    const lines = (stack || `${name}: ${message}`).split("\n");
+    return lines.filter((line) => !LIBRARY_FRAME.test(line)).join("\n").replaceAll(projectUrl, "");
   };
 }

@@ -1,37 +1,17 @@
+// @jsxImportSource react
+// @jsxImportSourceTypes @types/react
 /**
  * @module
- * Server side of islands: which components are islands, and how one renders — its HTML inside an
- * `<app-island>` marker that carries the name, the chunk and the props, plus the preloads for its
- * chunks. The browser side is `client/boot.ts`.
+ * How an island renders on the server: its HTML inside an `<app-island>` marker that carries the
+ * name, the chunk and the props, plus the preloads for its chunks. The browser side is
+ * `client/boot.ts`. React's own JSX here (the pragma above): the app's runtime, which turns island
+ * components into this one, would make its own import cycle.
  */
-import {
-  type ComponentType,
-  createContext,
-  createElement,
-  type CSSProperties,
-  type ReactNode,
-  use,
-} from "react";
+import { createContext, createElement, type CSSProperties, type ReactNode, use } from "react";
 import { preinitModule, preloadModule } from "react-dom";
-import { serializeProps } from "./props.ts";
-import { RenderContext } from "./render_context.ts";
-
-export interface IslandInfo {
-  name: string;
-  component: ComponentType<Record<string, unknown>>;
-}
-
-// deno-lint-ignore ban-types
-const islands = new WeakMap<Function, IslandInfo>();
-
-export function registerIsland(name: string, component: IslandInfo["component"]): void {
-  islands.set(component, { name, component });
-}
-
-// deno-lint-ignore ban-types
-export function islandOf(type: Function): IslandInfo | undefined {
-  return islands.get(type);
-}
+import { RenderContext } from "../render/context.ts";
+import { serializeProps } from "../shared/props.ts";
+import type { IslandInfo } from "./registry.ts";
 
 const CONTENTS = { display: "contents" } as const;
 
@@ -45,7 +25,6 @@ export function Island(
   },
 ) {
   const Component = island.component;
-  // React's own createElement: JSX here would turn the component into an island again.
   if (use(InsideIsland)) return createElement(Component, props);
 
   const render = use(RenderContext);

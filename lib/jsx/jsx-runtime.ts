@@ -5,7 +5,8 @@
  * no wrapper call, no registration in the route. The browser bundle uses React's runtime as is.
  */
 import { Fragment, jsx as reactJsx, jsxs as reactJsxs } from "react/jsx-runtime";
-import { Island, islandOf } from "../islands.tsx";
+import { Island } from "../islands/island.tsx";
+import { islandOf } from "../islands/registry.ts";
 
 type Jsx = typeof reactJsx;
 

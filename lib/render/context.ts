@@ -3,7 +3,7 @@
  * Per-request values the server components of the framework read while rendering.
  */
 import { createContext } from "react";
-import type { Assets } from "./manifest.ts";
+import type { Assets } from "../server/manifest.ts";
 
 export interface RenderContextValue {
   nonce: string;

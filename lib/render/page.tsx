@@ -7,12 +7,12 @@
  */
 import type { ComponentType, ReactNode } from "react";
 import { renderToReadableStream } from "react-dom/server";
-import type { FormState } from "./actions/form_state.ts";
-import type { Deadline } from "./deadline.ts";
-import type { ComponentModule } from "./manifest.ts";
-import { RenderContext, type RenderContextValue } from "./render_context.ts";
+import type { ReactFormState as FormState } from "react-dom/client";
+import type { Deadline, DeadlineClock } from "../server/deadline.ts";
+import type { ComponentModule } from "../server/manifest.ts";
+import type { PageProps } from "../server/types.ts";
+import { RenderContext, type RenderContextValue } from "./context.ts";
 import { type BoundaryFailure, watchBoundaries } from "./stream_failure.ts";
-import type { PageProps } from "./types.ts";
 
 export interface PageTree {
   app?: ComponentModule;
@@ -28,6 +28,8 @@ export interface RenderOptions {
   signal: AbortSignal;
   /** Aborts the render when the request's deadline passes (see deadline.ts). */
   deadline?: Deadline;
+  /** Gives what streams after the shell a deadline of its own. */
+  clock: DeadlineClock;
   /** Extra elements for the document (meta tags): React hoists them into `<head>`. */
   head?: ReactNode;
   /** What a form posted just before returned, for its `useActionState` (see actions/). */
@@ -81,7 +83,7 @@ export async function renderPage(tree: PageTree, options: RenderOptions): Promis
   // A failure before the shell is ready (in it, or in a Suspense boundary) rejects this promise
   // and is the caller's to answer; one after goes to `onStreamError` (see stream_failure.ts).
   const watch = options.onStreamError &&
-    watchBoundaries(options.signal, options.onStreamError, options.deadline);
+    watchBoundaries(options.signal, options.onStreamError, options.deadline, options.clock);
   const stream = await renderToReadableStream(element, {
     nonce: options.context.nonce,
     signal: watch?.signal ?? options.signal,

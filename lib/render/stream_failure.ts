@@ -9,7 +9,7 @@
  * leaves), and the HTML it returns ends the stream, after every instruction React wrote.
  */
 
-import { type Deadline, DeadlineExceeded, startDeadline } from "./deadline.ts";
+import { type Deadline, type DeadlineClock, DeadlineExceeded } from "../server/deadline.ts";
 
 export interface BoundaryFailure {
   /** HTML appended once React has finished the stream. */
@@ -36,7 +36,8 @@ export interface BoundaryWatch {
 export function watchBoundaries(
   request: AbortSignal,
   onFailure: (error: unknown) => BoundaryFailure,
-  deadline?: Deadline,
+  deadline: Deadline | undefined,
+  clock: DeadlineClock,
 ): BoundaryWatch {
   // The request's abort (and the deadline's) is forwarded to our controller: cheaper per request
   // than `AbortSignal.any`, whose weak references also keep the garbage collector busy.
@@ -77,7 +78,7 @@ export function watchBoundaries(
       shellReady = true;
       if (complete) return undefined;
       // What still streams gets a deadline of its own.
-      const streaming = startDeadline();
+      const streaming = clock.start();
       if (streaming) {
         streaming.onExpire(abort);
         allReady.finally(() => streaming.clear());

@@ -14,8 +14,8 @@ import {
   init,
   spotlightBrowserIntegration,
 } from "@sentry/react";
-import { type ErrorReport, setReporter } from "./report.ts";
-import { sdkTakesOverFetch } from "./trace.ts";
+import { type ErrorReport, setReporter } from "../client/report.ts";
+import { sdkTakesOverFetch } from "../client/trace.ts";
 
 /** The settings the server renders into the page. */
 export interface BrowserSentryConfig {

@@ -1,16 +1,15 @@
 /**
  * @module
- * Sentry settings, read once from the environment at start-up. Cheap and SDK-free: with
- * `SENTRY_DSN` (and `SENTRY_SPOTLIGHT`) unset, `sentryConfig` is `undefined` and no Sentry code
- * is ever imported, on the server or in the browser.
+ * Sentry's settings, from the environment the entry point hands over. Cheap and SDK-free: with
+ * `SENTRY_DSN` (and `SENTRY_SPOTLIGHT`) unset there is no config, and no Sentry code is ever
+ * imported, on the server or in the browser. A value that makes no sense is a problem the start
+ * reports, never a silent default.
  */
-import { join } from "node:path";
-import { dev, root } from "../config.ts";
-import { log } from "../log.ts";
 
 export interface SentryConfig {
   dsn?: string;
   environment: string;
+  /** Unset: the build's id (see `withRelease`). */
   release?: string;
   tracesSampleRate: number;
   /** Outgoing requests that get tracing headers; unset = all (never the Sentry ingest host). */
@@ -23,76 +22,73 @@ export interface SentryConfig {
 
 export const TUNNEL_PATH = "/_sentry";
 const SPOTLIGHT_DEFAULT = "http://localhost:8969/stream";
+const ON = ["1", "true", "yes", "on"];
+const OFF = ["0", "false", "no", "off"];
+
+type Env = (name: string) => string | undefined;
 
 export function readSentryConfig(
-  env: (name: string) => string | undefined,
-): SentryConfig | undefined {
-  const dsn = checked("SENTRY_DSN", env("SENTRY_DSN"), isDsn);
-  const spotlight = checked(
-    "SENTRY_SPOTLIGHT",
-    spotlightUrl(env("SENTRY_SPOTLIGHT")),
-    URL.canParse,
-  );
-  if (!dsn && !spotlight) return undefined;
+  env: Env,
+  dev: boolean,
+): { config?: SentryConfig; problems: string[] } {
+  const problems: string[] = [];
+  const check = (name: string, valid: boolean, expected: string) => {
+    if (!valid) problems.push(`${name}=${env(name)}: expected ${expected}`);
+    return valid;
+  };
+  const dsn = env("SENTRY_DSN") || undefined;
+  check("SENTRY_DSN", !dsn || isDsn(dsn), "a Sentry DSN (https://<key>@<host>/<project>)");
+  const spotlight = spotlightUrl(env("SENTRY_SPOTLIGHT"));
+  check("SENTRY_SPOTLIGHT", spotlight !== null, "1, 0 or the sidecar's URL");
+  const tunnel = flag(env("SENTRY_TUNNEL"));
+  check("SENTRY_TUNNEL", tunnel !== null, "1 or 0");
+  const rate = env("SENTRY_TRACES_SAMPLE_RATE");
+  const tracesSampleRate = rate ? Number(rate) : dev ? 1 : 0.1;
+  check("SENTRY_TRACES_SAMPLE_RATE", tracesSampleRate >= 0 && tracesSampleRate <= 1, "0 to 1");
+  if (problems.length > 0 || (!dsn && !spotlight)) return { problems };
+
   const targets = env("SENTRY_TRACE_PROPAGATION_TARGETS");
   return {
-    dsn,
-    environment: env("SENTRY_ENVIRONMENT") || "production",
-    release: env("SENTRY_RELEASE") || buildId(),
-    tracesSampleRate: sampleRate(env("SENTRY_TRACES_SAMPLE_RATE")),
-    tracePropagationTargets: targets?.split(",").map((t) => t.trim()).filter(Boolean),
-    tunnel: dsn && isOn(env("SENTRY_TUNNEL")) ? TUNNEL_PATH : undefined,
-    spotlight,
+    problems,
+    config: {
+      dsn,
+      environment: env("SENTRY_ENVIRONMENT") || "production",
+      release: env("SENTRY_RELEASE") || undefined,
+      tracesSampleRate,
+      tracePropagationTargets: targets?.split(",").map((t) => t.trim()).filter(Boolean),
+      tunnel: dsn && tunnel ? TUNNEL_PATH : undefined,
+      spotlight: spotlight || undefined,
+    },
   };
 }
 
-/** A setting that does not parse leaves Sentry off (or without that part), with a warning. */
-function checked(
-  name: string,
-  value: string | undefined,
-  valid: (value: string) => boolean,
-): string | undefined {
-  if (!value || valid(value)) return value || undefined;
-  log("warn", `${name} is not valid and is ignored`, { [name]: value });
-  return undefined;
+/** The config with the build's id as the release when none was set. */
+export function withRelease(config: SentryConfig, buildId: string): SentryConfig {
+  return config.release ? config : { ...config, release: buildId };
 }
 
 /** `{protocol}://{public key}@{host}/{project id}` */
 function isDsn(value: string): boolean {
   const url = URL.parse(value);
-  return !!url?.username && /^\/(.+\/)?\d+$/.test(url.pathname);
+  return !!url?.username && /^https?:$/.test(url.protocol) && /^\/(.+\/)?\d+$/.test(url.pathname);
 }
 
-function isOn(value: string | undefined): boolean {
-  return value !== undefined && ["1", "true", "yes", "on"].includes(value.toLowerCase());
+/** true, false, or null when it says neither. */
+function flag(value: string | undefined): boolean | null {
+  if (!value) return false;
+  const lower = value.toLowerCase();
+  return ON.includes(lower) ? true : OFF.includes(lower) ? false : null;
 }
 
-/** `SENTRY_SPOTLIGHT=1` means the sidecar's default address; a URL names another. */
-function spotlightUrl(value: string | undefined): string | undefined {
-  if (value?.includes("://")) return value;
-  return isOn(value) ? SPOTLIGHT_DEFAULT : undefined;
+/** `SENTRY_SPOTLIGHT=1` means the sidecar's default address; a URL names another; null: neither. */
+function spotlightUrl(value: string | undefined): string | false | null {
+  if (value?.includes("://")) return URL.canParse(value) ? value : null;
+  const on = flag(value);
+  return on === null ? null : on && SPOTLIGHT_DEFAULT;
 }
-
-function sampleRate(value: string | undefined): number {
-  const rate = value === undefined || value === "" ? NaN : Number(value);
-  if (rate >= 0 && rate <= 1) return rate;
-  return dev ? 1 : 0.1;
-}
-
-/** The build's source fingerprint, shortened: the same sources give the same release. */
-function buildId(): string | undefined {
-  try {
-    return Deno.readTextFileSync(join(root, "_build", "fingerprint")).trim().slice(0, 12);
-  } catch {
-    return undefined; // no build on disk (e.g. a deployment without `_build/fingerprint`)
-  }
-}
-
-export const sentryConfig = readSentryConfig((name) => Deno.env.get(name));
 
 /** Where the browser SDK posts, for the CSP's `connect-src`: the ingest (unless tunnelled), Spotlight. */
-export function browserConnectSources(config: SentryConfig | undefined): string[] {
-  if (!config) return [];
+export function browserConnectSources(config: SentryConfig): string[] {
   const sources = config.spotlight ? [new URL(config.spotlight).origin] : [];
   if (config.dsn && !config.tunnel) sources.push(new URL(config.dsn).origin);
   return sources;

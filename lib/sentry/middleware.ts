@@ -19,7 +19,8 @@ import {
   withIsolationScope,
 } from "@sentry/core";
 import type { Context, MiddlewareHandler } from "hono";
-import { isNotFoundRoute } from "../not_found.ts";
+import type {} from "../actions/endpoint.ts"; // `c.var.action`
+import { isNotFoundRoute } from "../errors/not_found.ts";
 
 /** What a request's failure is captured under: its transaction and its isolation scope. */
 export interface RequestTrace {
@@ -45,13 +46,17 @@ export function requestTraceOf(c: Context): RequestTrace | undefined {
   return trace;
 }
 
-/** The transaction starts named by the URL; the router sets the route later (`c.get("route")`). */
+/**
+ * The transaction starts named by the URL; the router sets the route later (`c.var.route`), and
+ * the action endpoint the action (`c.var.action`): `GET /blog/:slug`, `action signUp`.
+ */
 function nameAfterRoute(c: Context, trace: RequestTrace): void {
-  const route = c.get("route");
+  const action = c.get("action");
+  const route = action ? `action ${action.name}` : c.get("route");
   if (!route || trace.route === route) return;
   trace.route = route;
-  trace.span.updateName(`${c.req.method} ${route}`);
-  trace.span.setAttribute(SEMANTIC_ATTRIBUTE_SENTRY_SOURCE, "route");
+  trace.span.updateName(action ? route : `${c.req.method} ${route}`);
+  trace.span.setAttribute(SEMANTIC_ATTRIBUTE_SENTRY_SOURCE, action ? "component" : "route");
 }
 
 /** The span attribute `beforeSendTransaction` drops transactions by. */

@@ -7,7 +7,7 @@
  */
 import { type Span, spanToBaggageHeader, spanToTraceHeader } from "@sentry/core";
 import { type ReactNode, use } from "react";
-import { RenderContext } from "../render_context.ts";
+import { RenderContext } from "../render/context.ts";
 import type { SentryConfig } from "./config.ts";
 import { SENTRY_META, type SentryPageSettings } from "./page_settings.ts";
 

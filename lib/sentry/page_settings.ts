@@ -4,7 +4,7 @@
  * SDK: the SDK chunk's URL and its settings. Its own module, free of the SDK, for the server's
  * `page.tsx` and the browser's `client/sentry_loader.ts` alike.
  */
-import type { BrowserSentryConfig } from "../client/sentry.ts";
+import type { BrowserSentryConfig } from "./browser.ts";
 
 export const SENTRY_META = "app-sentry";
 

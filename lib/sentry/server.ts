@@ -1,8 +1,9 @@
 /**
  * @module
- * The server SDK (`@sentry/deno`), started once from the environment's settings. Imported only when
- * Sentry is configured (see `mod.ts`). It owns what leaves the process: failures are captured here,
- * once each, tagged with their digest; not-found transactions are dropped before they are sent.
+ * The server SDK (`@sentry/deno`), started once from the settings, as the app's `Telemetry`.
+ * Imported only when Sentry is configured (see `mod.ts`). It owns what leaves the process:
+ * failures are captured here, once each, tagged with their digest; not-found transactions are
+ * dropped before they are sent.
  */
 import {
   captureException,
@@ -12,22 +13,17 @@ import {
   withIsolationScope,
 } from "@sentry/core";
 import { flush, getDefaultIntegrations, globalHandlersIntegration, init } from "@sentry/deno";
-import type { Context, Hono } from "hono";
-import type { SentryConfig } from "./config.ts";
+import type { Context } from "hono";
+import { isNotFoundRoute } from "../errors/not_found.ts";
+import type { FailureLinks, Telemetry } from "../server/telemetry.ts";
+import { browserConnectSources, type SentryConfig } from "./config.ts";
 import { outgoingFetchIntegration } from "./fetch.ts";
-import { isNotFoundRoute } from "../not_found.ts";
 import { attachRequest, NOT_FOUND_ATTRIBUTE, requestTraceOf, sentryTracing } from "./middleware.ts";
 import { sentryHead } from "./page.tsx";
 import { spotlightIntegration } from "./spotlight.ts";
 import { sentryTunnel } from "./tunnel.ts";
 
-/** What the failure's JSON log line links to. */
-export interface ReportedFailure {
-  eventId: string | null;
-  traceId: string | null;
-}
-
-export function startSentry(config: SentryConfig) {
+export function startSentry(config: SentryConfig): Telemetry {
   init({
     dsn: config.dsn,
     environment: config.environment,
@@ -39,8 +35,8 @@ export function startSentry(config: SentryConfig) {
     // AsyncLocalStorage context that keeps concurrent requests' scopes apart.
     defaultIntegrations: getDefaultIntegrations({}).filter((i) => i.name !== "DenoServe"),
     integrations: [
-      // Its unhandled-rejection handler ends the process; `failure.ts` keeps the server alive
-      // and reports those through `captureUnhandled`.
+      // Its unhandled-rejection handler ends the process; the entry points keep the server alive
+      // and report those through `captureFailure`.
       globalHandlersIntegration({ error: true, unhandledrejection: false }),
       outgoingFetchIntegration(privateHosts(config)),
       ...config.spotlight ? [spotlightIntegration(config.spotlight)] : [],
@@ -50,24 +46,31 @@ export function startSentry(config: SentryConfig) {
 
   const head = sentryHead(config);
   return {
-    /** The tunnel route (when enabled), then request tracing for every route after it. */
-    install(app: Hono): void {
-      if (config.tunnel && config.dsn) app.post(config.tunnel, ...sentryTunnel(config.dsn));
-      app.use(sentryTracing());
+    routes(app) {
+      if (config.tunnel && config.dsn) app.post(config.tunnel, sentryTunnel(config.dsn));
     },
-    captureFailure,
-    captureUnhandled,
+    middleware: sentryTracing(),
+    captureFailure: (error, digest, c) =>
+      c ? captureFailure(c, error, digest) : captureUnhandled(error, digest),
     /** The page's part: none for the not-found page, so its browser sends nothing either. */
     head: (c: Context) => isNotFoundRoute(c) ? null : head(requestTraceOf(c)?.span),
-    flush,
+    connectSources: browserConnectSources(config),
+    flush: async (timeoutMs) => {
+      await flush(timeoutMs);
+    },
   };
 }
 
 /** Captures a server failure under its request's transaction (not-found pages excepted). */
-function captureFailure(c: Context, error: unknown, digest: string): ReportedFailure {
+function captureFailure(c: Context, error: unknown, digest: string): FailureLinks {
   const trace = requestTraceOf(c);
-  const traceId = trace?.span.spanContext().traceId ?? null;
-  if (isNotFoundRoute(c)) return { eventId: null, traceId };
+  const spanContext = trace?.span.spanContext();
+  const links = {
+    trace_id: spanContext?.traceId ?? null,
+    span_id: spanContext?.spanId ?? null,
+    sentry_event_id: null,
+  };
+  if (isNotFoundRoute(c)) return links;
   if (trace) attachRequest(trace.isolationScope, c.req.raw);
   // Explicit scopes: a failure inside a streamed boundary is reported outside the request's
   // async context.
@@ -87,16 +90,16 @@ function captureFailure(c: Context, error: unknown, digest: string): ReportedFai
           },
         })),
   );
-  return { eventId, traceId };
+  return { ...links, sentry_event_id: eventId };
 }
 
 /** Captures a rejection no code handled; it belongs to no request. */
-function captureUnhandled(error: unknown, digest: string): ReportedFailure {
+function captureUnhandled(error: unknown, digest: string): FailureLinks {
   const eventId = captureException(error, {
     mechanism: { handled: false, type: "auto.deno.unhandledrejection" },
     captureContext: { tags: { digest } },
   });
-  return { eventId, traceId: null };
+  return { trace_id: null, span_id: null, sentry_event_id: eventId };
 }
 
 function isNotFoundTransaction(event: Event): boolean {
@@ -111,5 +114,3 @@ function privateHosts(config: SentryConfig): string[] {
   if (config.spotlight) hosts.push(new URL(config.spotlight).host);
   return hosts;
 }
-
-export type SentryServer = ReturnType<typeof startSentry>;

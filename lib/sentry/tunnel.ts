@@ -5,14 +5,14 @@
  * header names our DSN — it is no open proxy — and only up to a body limit.
  */
 import { dsnFromString, getEnvelopeEndpointWithUrlEncodedAuth } from "@sentry/core";
-import type { Handler, MiddlewareHandler } from "hono";
-import { bodyLimit } from "hono/body-limit";
+import type { Handler } from "hono";
+import { bodyRefusal, limitBody } from "../server/bodies.ts";
 
 const MAX_ENVELOPE = 1024 * 1024;
 const UPSTREAM_TIMEOUT = 10_000;
 const FORWARDED = ["Retry-After", "X-Sentry-Rate-Limits"];
 
-export function sentryTunnel(dsn: string): [MiddlewareHandler, Handler] {
+export function sentryTunnel(dsn: string): Handler {
   const ours = dsnFromString(dsn)!;
   const endpoint = getEnvelopeEndpointWithUrlEncodedAuth(ours);
   const isOurs = (other: string | undefined) => {
@@ -21,12 +21,17 @@ export function sentryTunnel(dsn: string): [MiddlewareHandler, Handler] {
       theirs.projectId === ours.projectId && theirs.publicKey === ours.publicKey;
   };
 
-  const limit = bodyLimit({
-    maxSize: MAX_ENVELOPE,
-    onError: (c) => c.text("Envelope too large", 413),
-  });
-  const forward: Handler = async (c) => {
-    const body = new Uint8Array(await c.req.arrayBuffer());
+  return async (c) => {
+    const refused = limitBody(c, MAX_ENVELOPE);
+    if (refused) return refused;
+    let body: Uint8Array<ArrayBuffer>;
+    try {
+      body = new Uint8Array(await c.req.arrayBuffer());
+    } catch (error) {
+      const answer = bodyRefusal(c);
+      if (answer) return answer;
+      throw error;
+    }
     if (!isOurs(envelopeDsn(body))) return c.text("Unknown DSN", 403);
     try {
       const res = await fetch(endpoint, {
@@ -46,7 +51,6 @@ export function sentryTunnel(dsn: string): [MiddlewareHandler, Handler] {
       return c.body(null, 502);
     }
   };
-  return [limit, forward];
 }
 
 /** The `dsn` of the envelope's header: its first line, JSON. */

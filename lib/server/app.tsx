@@ -1,97 +1,106 @@
 /**
  * @module
- * The application: one Hono app built from the manifest at start-up. A request flows one way —
- * request id and security headers, static files, the route (middleware, handler, page), and
- * the not-found page or the failure screen when that is how it ends.
+ * `createApp(manifest, options)`: one Hono app, built once from the manifest and typed options. A
+ * request flows one way — the URL and host guard, request id, security headers, static files, the
+ * deadline and the body budget, telemetry, then the route (its folders' middleware, the handler,
+ * the page) or the action — and ends on the page, the not-found page, or the failure screen.
+ * Nothing here touches the process: signals and unhandled rejections belong to the entry points.
  */
-import { type Context, Hono, type MiddlewareHandler } from "hono";
+import { type Context, Hono } from "hono";
+import { every } from "hono/combine";
+import { contextStorage } from "hono/context-storage";
+import { HTTPException } from "hono/http-exception";
 import { requestId } from "hono/request-id";
 import { join } from "node:path";
-import { formStateHead, formStateOf, mountActions } from "./actions/mod.ts";
-import { dev, root } from "./config.ts";
-import { withLiveReload } from "./dev/app.tsx";
-import {
-  boundaryFailure,
-  catchThrownValues,
-  failureResponse,
-  surviveUnhandledRejections,
-} from "./failure.ts";
+import { claimInMemory } from "../actions/form_state.ts";
+import { formStateHead, formStateOf, mountActions } from "../actions/mod.ts";
+import { isRedirect } from "../actions/redirect.ts";
+import { withLiveReload } from "../dev/app.tsx";
+import { failures } from "../errors/failure.ts";
+import { isNotFound, markNotFoundRoute } from "../errors/not_found.ts";
+import { registerIsland } from "../islands/registry.ts";
+import { type PageTree, renderPage } from "../render/page.tsx";
+import { bodyRefusal, guardBodies } from "./bodies.ts";
+import { deadlineClock, withinDeadline } from "./deadline.ts";
+import { guardRequests } from "./guard.ts";
 import { withHonestHead } from "./head.ts";
-import { registerIsland } from "./islands.tsx";
-import type { Manifest, ManifestRoute } from "./manifest.ts";
-import { isNotFound, markNotFoundRoute } from "./not_found.ts";
-import { renderPage } from "./render.tsx";
-import { rejectInvalidUrls } from "./request_guard.ts";
-import { requestLog, requestLogging } from "./request_log.ts";
-import { sentry } from "./sentry/mod.ts";
-import { middlewaresOf, registerRoutes, type RequestScope, runMiddlewares } from "./router.ts";
+import { type Manifest, middlewaresOf } from "./manifest.ts";
+import { type AppOptions, resolveOptions } from "./options.ts";
+import { requestLog } from "./request_log.ts";
+import { registerRoutes } from "./routes.ts";
 import { nonceOf, securityHeaders } from "./security.ts";
 import { staticFiles } from "./static.ts";
-import type { PageProps, RenderInit } from "./types.ts";
+import type { PageProps, RenderInit, State } from "./types.ts";
 
-export interface Server {
-  /** `info` (from `Deno.serve`) reaches handlers as Hono's `c.env`. */
+export interface App {
+  /** For `Deno.serve`, `deno serve` and Deno Deploy; `info` reaches handlers as Hono's `c.env`. */
   fetch(req: Request, info?: Deno.ServeHandlerInfo): Response | Promise<Response>;
+  /** Hono's `app.request`: a request in-process, for tests (`app.request("/about")`). */
+  request: Hono["request"];
+  /** Ends the app's long-lived streams (live reload), so a graceful shutdown need not wait. */
+  close(): void;
 }
 
-/** `requestId()` sets its header before the handler runs; a page's own Response would drop it. */
-const exposeRequestId: MiddlewareHandler = async (c, next) => {
-  await next();
-  c.res.headers.set("X-Request-Id", c.get("requestId"));
-};
-
-export function createServer(manifest: Manifest): Server {
+export function createApp(manifest: Manifest, appOptions: AppOptions): App {
+  const options = resolveOptions(appOptions);
+  const { dev, telemetry } = options;
   for (const island of manifest.islands) registerIsland(island.name, island.module.default);
+  const failed = failures({ dev, root: options.root, telemetry });
+  const clock = deadlineClock(options.requestTimeoutMs);
+  const closing = new AbortController();
 
   const app = new Hono();
   app.use(requestId());
-  app.use(exposeRequestId);
-  if (requestLogging) app.use(requestLog);
-  app.use(securityHeaders);
-  app.use(catchThrownValues);
+  app.use(async function exposeRequestId(c, next) {
+    await next();
+    // `requestId()` sets its header before the handler runs; a page's own Response drops it.
+    c.res.headers.set("X-Request-Id", c.get("requestId"));
+  });
+  if (options.logRequests) app.use(requestLog);
+  app.use(securityHeaders(telemetry?.connectSources));
+  app.use(async function catchThrownValues(c, next) {
+    // Hono hands `onError` only what is an `Error`; `throw "oops"` lands here.
+    try {
+      await next();
+    } catch (error) {
+      c.res = await answerError(c, error);
+    }
+  });
   app.use(staticFiles(
-    { dir: join(root, manifest.assetDir), prefix: "/_app", immutable: true, precompressed: true },
-    { dir: join(root, "static"), prefix: "", immutable: false },
+    {
+      dir: join(options.root, manifest.assetDir),
+      prefix: "/_app",
+      immutable: true,
+      precompressed: true,
+    },
+    { dir: join(options.root, "static"), prefix: "", immutable: false },
   ));
-  const devScript = dev ? withLiveReload(app) : undefined;
-  sentry?.install(app);
-  mountActions(app, manifest.actions);
-
-  const renderRoute = (
-    c: Context,
-    route: ManifestRoute,
-    scope: RequestScope,
-    data: unknown,
-    init?: RenderInit,
-  ) => {
-    const page = route.module.default;
-    if (!page) throw new Error(`routes/${route.file} has no default export to render`);
-    return render(c, { app: manifest.app, layouts: route.layouts, page }, scope, data, init);
-  };
-  registerRoutes(app, manifest.routes, renderRoute);
-
-  const notFoundPage = manifest.notFound?.default ?? DefaultNotFound;
-  const rootMiddlewares = manifest.rootMiddlewares.flatMap(middlewaresOf);
-  const renderNotFound = (c: Context) => {
-    markNotFoundRoute(c);
-    const scope = { params: {}, url: new URL(c.req.url), state: {} };
-    const tree = { app: manifest.app, layouts: manifest.rootLayouts, page: notFoundPage };
-    return runMiddlewares(
-      c.req.raw,
-      scope,
-      rootMiddlewares,
-      () => render(c, tree, scope, undefined, { status: 404 }),
-    ).catch((error) => failureResponse(c, error));
-  };
+  app.use(async function deadline(c, next) {
+    const deadline = clock.start();
+    if (!deadline) return next();
+    c.set("deadline", deadline);
+    // Until the response (a page: its shell) is ready; what streams after has its own.
+    await withinDeadline(next(), deadline);
+  });
+  app.use(guardBodies(options.bodyBudget));
+  app.use(contextStorage());
+  const devScript = dev ? withLiveReload(app, closing.signal) : undefined;
+  telemetry?.routes?.(app);
+  if (telemetry?.middleware) app.use(telemetry.middleware);
+  mountActions(app, manifest.actions, {
+    maxBytes: options.actionBodyLimit,
+    origins: options.origins,
+    failures: failed,
+    claim: claimInMemory(),
+  });
 
   const render = (
     c: Context,
-    tree: Parameters<typeof renderPage>[0],
-    scope: RequestScope,
+    tree: PageTree,
+    params: Record<string, string>,
     data: unknown,
     init?: RenderInit,
   ) => {
-    const props: PageProps<unknown> = { ...scope, data };
     const formState = formStateOf(c);
     const nonce = nonceOf(c);
     return renderPage(tree, {
@@ -99,24 +108,90 @@ export function createServer(manifest: Manifest): Server {
       head: (
         <>
           {devScript?.(nonce)}
-          {sentry?.head(c)}
+          {telemetry?.head?.(c)}
           {formStateHead(formState)}
         </>
       ),
       formState,
-      props,
+      props: pageProps(c, params, data),
       status: init?.status ?? 200,
       headers: init?.headers,
       signal: c.req.raw.signal,
       deadline: c.get("deadline"),
-      onStreamError: (error) => boundaryFailure(c, error),
+      clock,
+      onStreamError: (error) => failed.boundary(c, error),
     });
   };
+  registerRoutes(app, manifest.routes, (c, route, data, init) => {
+    const page = route.module.default;
+    if (!page) throw new Error(`routes/${route.file} has no default export to render`);
+    const tree = { app: manifest.app, layouts: route.layouts, page };
+    return render(c, tree, c.req.param() as Record<string, string>, data, init);
+  });
 
-  app.notFound(renderNotFound);
-  app.onError((error, c) => isNotFound(error) ? renderNotFound(c) : failureResponse(c, error));
-  surviveUnhandledRejections();
-  return { fetch: rejectInvalidUrls(withHonestHead(app.fetch)) };
+  const notFoundTree: PageTree = {
+    app: manifest.app,
+    layouts: manifest.rootLayouts,
+    page: manifest.notFound?.default ?? DefaultNotFound,
+  };
+  const renderNotFound = (c: Context) => {
+    markNotFoundRoute(c);
+    return render(c, notFoundTree, {}, undefined, { status: 404 });
+  };
+  // No route matched: the root folder's middleware runs first, as for any page.
+  const rootChain = manifest.rootMiddlewares.flatMap(middlewaresOf);
+  const unmatched = rootChain.length ? every(...rootChain) : undefined;
+  app.notFound(async (c) => {
+    if (!unmatched) return await renderNotFound(c);
+    await unmatched(c, async () => {
+      c.res = await renderNotFound(c);
+    });
+    return c.res;
+  });
+
+  /** Every way a request can end other than with its response. */
+  async function answerError(c: Context, error: unknown): Promise<Response> {
+    if (error instanceof HTTPException) return error.getResponse(); // hono/basic-auth's 401, …
+    if (isRedirect(error)) return c.redirect(error.location, error.status);
+    const refused = bodyRefusal(c);
+    if (refused) return refused;
+    // The client left (before the shell was ready, say) and the work failed with the request's
+    // abort reason: nothing broke, and nobody is there to see a screen (499: client closed).
+    const { signal } = c.req.raw;
+    if (signal.aborted && error === signal.reason) return new Response(null, { status: 499 });
+    if (isNotFound(error)) {
+      try {
+        return await renderNotFound(c);
+      } catch (failure) {
+        return failed.response(c, failure); // `_404.tsx` itself threw
+      }
+    }
+    return failed.response(c, error);
+  }
+  app.onError((error, c) => answerError(c, error));
+
+  const fetch = guardRequests(withHonestHead(app.fetch), options.allowedHosts);
+  app.fetch = fetch as typeof app.fetch;
+  return {
+    fetch,
+    request: app.request,
+    close: () => closing.abort(),
+  };
+}
+
+/** `data`, params, URL and middleware state; the URL and state made only when read. */
+function pageProps(c: Context, params: Record<string, string>, data: unknown): PageProps<unknown> {
+  let url: URL | undefined;
+  return {
+    data,
+    params,
+    get url() {
+      return url ??= new URL(c.req.url);
+    },
+    get state() {
+      return c.var as State;
+    },
+  };
 }
 
 function DefaultNotFound() {

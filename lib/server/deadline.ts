@@ -1,6 +1,6 @@
 /**
  * @module
- * Every routed request has a deadline (`REQUEST_TIMEOUT_MS`, 10 s by default; `0` turns it off):
+ * Every request has a deadline (`requestTimeoutMs`, 10 s by default; `0` turns it off):
  * a handler still waiting, or a page still rendering — a stuck upstream behind a `fetch` with no
  * timeout, say — when it passes ends on the failure screen with a digest, before the shell as a
  * 500 and after it through the streamed failure script, instead of holding the user and the
@@ -14,12 +14,10 @@
 
 declare module "hono" {
   interface ContextVariableMap {
-    /** The routed request's deadline, for the renderer. */
+    /** The request's deadline, for the renderer and the body guard; absent when off. */
     deadline: Deadline;
   }
 }
-
-export const REQUEST_TIMEOUT_MS = Number(Deno.env.get("REQUEST_TIMEOUT_MS") ?? 10_000);
 
 export class DeadlineExceeded extends Error {
   constructor(ms: number) {
@@ -29,61 +27,74 @@ export class DeadlineExceeded extends Error {
 }
 
 export interface Deadline {
-  /** Calls `expired` if the deadline passes before `clear()`. */
+  /** Calls `expired` if the deadline passes before `clear()`; at once if it has passed. */
   onExpire(expired: (error: DeadlineExceeded) => void): void;
   /** Stops the clock: the work finished in time. */
   clear(): void;
 }
 
+/** Starts deadlines of one length; `start()` gives none when the length is 0 (off). */
+export interface DeadlineClock {
+  start(): Deadline | undefined;
+}
+
+export function deadlineClock(ms: number): DeadlineClock {
+  if (!(ms > 0)) return { start: () => undefined };
+  /** Oldest first, which is also the order they expire in. */
+  const pending = new Set<PendingDeadline>();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+
+  const arm = (expiresAt: number) => {
+    timer = setTimeout(expireDue, Math.max(0, expiresAt - performance.now()));
+    // Waiting deadlines never keep the process alive.
+    Deno.unrefTimer(timer);
+  };
+  function expireDue() {
+    const now = performance.now();
+    for (const deadline of pending) {
+      if (deadline.expiresAt > now) break;
+      pending.delete(deadline);
+      deadline.expire();
+    }
+    // Re-armed only now: expiring may start deadlines of their own meanwhile.
+    timer = undefined;
+    const next = pending.values().next();
+    if (!next.done) arm(next.value.expiresAt);
+  }
+
+  return {
+    start() {
+      const deadline = new PendingDeadline(ms, pending);
+      pending.add(deadline);
+      if (timer === undefined) arm(deadline.expiresAt);
+      return deadline;
+    },
+  };
+}
+
 /** Callbacks rather than an AbortSignal: a request's listeners cost more than all of the rest. */
 class PendingDeadline implements Deadline {
-  readonly expiresAt = performance.now() + REQUEST_TIMEOUT_MS;
+  readonly expiresAt: number;
   #expired: ((error: DeadlineExceeded) => void)[] = [];
+  #error?: DeadlineExceeded;
+
+  constructor(readonly ms: number, readonly pending: Set<PendingDeadline>) {
+    this.expiresAt = performance.now() + ms;
+  }
 
   onExpire(expired: (error: DeadlineExceeded) => void): void {
-    this.#expired.push(expired);
+    if (this.#error) expired(this.#error);
+    else this.#expired.push(expired);
   }
 
   clear(): void {
-    pending.delete(this);
+    this.pending.delete(this);
   }
 
   expire(): void {
-    const error = new DeadlineExceeded(REQUEST_TIMEOUT_MS);
-    for (const expired of this.#expired) expired(error);
+    this.#error = new DeadlineExceeded(this.ms);
+    for (const expired of this.#expired) expired(this.#error);
   }
-}
-
-/** Oldest first, which is also the order they expire in. */
-const pending = new Set<PendingDeadline>();
-let timer: ReturnType<typeof setTimeout> | undefined;
-
-/** A deadline `REQUEST_TIMEOUT_MS` from now, or none when the timeout is off. */
-export function startDeadline(): Deadline | undefined {
-  if (!(REQUEST_TIMEOUT_MS > 0)) return undefined;
-  const deadline = new PendingDeadline();
-  pending.add(deadline);
-  if (timer === undefined) arm(deadline.expiresAt);
-  return deadline;
-}
-
-function arm(expiresAt: number): void {
-  timer = setTimeout(expireDue, Math.max(0, expiresAt - performance.now()));
-  // Waiting deadlines never keep the process alive.
-  Deno.unrefTimer(timer);
-}
-
-function expireDue(): void {
-  const now = performance.now();
-  for (const deadline of pending) {
-    if (deadline.expiresAt > now) break;
-    pending.delete(deadline);
-    deadline.expire();
-  }
-  // Re-armed only now: expiring may start deadlines of their own meanwhile.
-  timer = undefined;
-  const next = pending.values().next();
-  if (!next.done) arm(next.value.expiresAt);
 }
 
 /**

@@ -1,16 +1,33 @@
 /**
  * @module
- * Turns away, with 400, a request whose URL cannot be parsed — a `Host` header such as
- * `<script>`, `a b` or a port past 65535 makes `req.url` unparseable, and everything after this
- * (request id, routes, the failure screen itself) takes a valid URL for granted. Runs before Hono.
+ * Turns away, with 400, a request whose URL cannot be parsed — a `Host` header such as `<script>`,
+ * `a b` or a port past 65535 makes `req.url` unparseable, and everything after this (request id,
+ * routes, the failure screen itself) takes a valid URL for granted — and, when the app lists the
+ * hosts it answers (`allowedHosts`), a request for any other: DNS rebinding (`Host: evil`) and
+ * misrouted traffic never reach a route or an action. Runs before Hono.
  */
 
 type Fetch = (req: Request, info?: Deno.ServeHandlerInfo) => Response | Promise<Response>;
 
-export function rejectInvalidUrls(fetch: Fetch): Fetch {
-  return (req, info) =>
-    URL.canParse(req.url) ? fetch(req, info) : new Response("Bad Request", {
-      status: 400,
-      headers: { "Content-Type": "text/plain; charset=utf-8" },
-    });
+export function guardRequests(fetch: Fetch, allowedHosts?: string[]): Fetch {
+  const allowed = allowedHosts && new Set(allowedHosts.map((host) => host.toLowerCase()));
+  return (req, info) => {
+    if (!URL.canParse(req.url)) return badRequest("the request's URL cannot be parsed");
+    if (allowed && !allowed.has(hostOf(req.url))) return badRequest("unknown host");
+    return fetch(req, info);
+  };
+}
+
+/** `host[:port]` of an absolute URL, lower-cased as the URL parser leaves it. */
+function hostOf(url: string): string {
+  const start = url.indexOf("//") + 2;
+  const end = url.indexOf("/", start);
+  return url.slice(start, end === -1 ? undefined : end);
+}
+
+function badRequest(why: string): Response {
+  return new Response(`Bad Request: ${why}`, {
+    status: 400,
+    headers: { "Content-Type": "text/plain; charset=utf-8" },
+  });
 }

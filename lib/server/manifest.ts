@@ -1,16 +1,15 @@
-// deno-lint-ignore-file no-explicit-any -- modules are typed by their own authors
+// deno-lint-ignore-file no-explicit-any -- modules and actions are typed by their own authors
 /**
  * @module
  * The shape of `_build/manifest.gen.ts`: every route, island and asset the build found, as static
  * imports so the app runs where the file system cannot be read (Deno Deploy).
  */
 import type { ComponentType } from "react";
-import type { ActionEntry } from "./actions/registry.ts";
 import type { Handler, Handlers, Middleware } from "./types.ts";
 
 export interface RouteModule {
   default?: ComponentType<any>;
-  handler?: Handlers<any> | Handler<any>;
+  handler?: Handlers<any, any> | Handler<any, any>;
 }
 
 export interface MiddlewareModule {
@@ -23,7 +22,10 @@ export interface ComponentModule {
 
 export interface ManifestRoute {
   file: string;
+  /** For Hono's router: `/blog/:slug`, `/docs/:path{.+}`. */
   pattern: string;
+  /** As it reads in logs and traces: `/blog/:slug`, `/docs/:path+`. */
+  name: string;
   module: RouteModule;
   /** Outermost first. */
   layouts: ComponentModule[];
@@ -46,6 +48,8 @@ export interface Assets {
 }
 
 export interface Manifest {
+  /** Names the build: the same sources give the same id (Sentry's default release). */
+  buildId: string;
   routes: ManifestRoute[];
   app?: ComponentModule;
   notFound?: ComponentModule;
@@ -59,8 +63,26 @@ export interface Manifest {
   actions: ManifestActions;
 }
 
+export type ActionFunction = (...args: any[]) => Promise<unknown>;
+
+export interface ActionEntry {
+  id: string;
+  /** The export's name, for logs and traces. */
+  name: string;
+  /** The module it comes from, relative to the project root (server-side only). */
+  file: string;
+  action: ActionFunction;
+  /** The `_middleware` chain of the module's folder (root first); the root's for `lib/`. */
+  middlewares: MiddlewareModule[];
+}
+
 /** The server actions (`"use server"` modules) and the build's key for signing form state. */
 export interface ManifestActions {
   secret: string;
   entries: ActionEntry[];
+}
+
+/** A `_middleware.ts` module's handlers, as one list. */
+export function middlewaresOf(module: MiddlewareModule): Middleware[] {
+  return Array.isArray(module.handler) ? module.handler : [module.handler];
 }

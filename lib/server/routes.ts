@@ -1,14 +1,21 @@
 /**
  * @module
- * Runs a matched route: its folders' `_middleware` chain, then the handler for the request's
- * method, or the page for GET/HEAD when there is no handler. A method with nothing to answer it
- * gets 405 with `Allow`. Matching itself is Hono's; the manifest lists routes most specific first.
+ * The routes of the manifest on Hono's router. Each is its folders' `_middleware` chain (Hono
+ * middleware, outermost folder first), then the handler for the request's method, or the page for
+ * GET/HEAD when there is no handler. A method with nothing to answer it gets 405 with `Allow`. The
+ * manifest lists routes most specific first, and the first route to answer wins.
  */
-import type { Context, Hono } from "hono";
-import { startDeadline, withinDeadline } from "./deadline.ts";
-import type { ManifestRoute, MiddlewareModule } from "./manifest.ts";
-import { routeName } from "./routes.ts";
-import type { Handler, Handlers, Middleware, RenderInit, RouteContext, State } from "./types.ts";
+import type { Context, Hono, MiddlewareHandler } from "hono";
+import { type ManifestRoute, middlewaresOf } from "./manifest.ts";
+import type {
+  AnyParams,
+  Handler,
+  Handlers,
+  PageResponse,
+  RenderInit,
+  RouteContext,
+  State,
+} from "./types.ts";
 
 declare module "hono" {
   interface ContextVariableMap {
@@ -17,61 +24,34 @@ declare module "hono" {
   }
 }
 
-export interface RequestScope {
-  params: Record<string, string>;
-  url: URL;
-  state: State;
-}
-
-/** Renders a route's page with `data` under the request's scope. */
+/** Renders a route's page with `data` for the request `c`. */
 export type PageRenderer = (
   c: Context,
   route: ManifestRoute,
-  scope: RequestScope,
   data: unknown,
   init?: RenderInit,
 ) => Promise<Response>;
 
 export function registerRoutes(app: Hono, routes: ManifestRoute[], render: PageRenderer): void {
   for (const route of routes) {
-    const dispatch = dispatcher(route, render);
-    const middlewares = route.middlewares.flatMap(middlewaresOf);
-    const name = routeName(route.pattern);
-    app.all(route.pattern, (c) => {
-      c.set("route", name);
-      const scope: RequestScope = { params: c.req.param(), url: new URL(c.req.url), state: {} };
-      const deadline = startDeadline();
-      if (deadline) c.set("deadline", deadline);
-      const response = runMiddlewares(c.req.raw, scope, middlewares, () => dispatch(c, scope));
-      // Until the response (a page: its shell) is ready; what streams after has its own.
-      return withinDeadline(response, deadline);
-    });
+    const chain = route.middlewares.flatMap(middlewaresOf);
+    app.all(route.pattern, named(route.name), ...chain, dispatcher(route, render));
   }
 }
 
-export function middlewaresOf(module: MiddlewareModule): Middleware[] {
-  return Array.isArray(module.handler) ? module.handler : [module.handler];
+function named(name: string): MiddlewareHandler {
+  return function route(c, next) {
+    c.set("route", name);
+    return next();
+  };
 }
 
-export function runMiddlewares(
-  req: Request,
-  scope: RequestScope,
-  middlewares: Middleware[],
-  last: () => Promise<Response>,
-): Promise<Response> {
-  const run = async (i: number): Promise<Response> =>
-    i === middlewares.length
-      ? await last()
-      : await middlewares[i](req, { ...scope, next: () => run(i + 1) });
-  return run(0);
-}
-
-type Dispatch = (c: Context, scope: RequestScope) => Promise<Response>;
+type Dispatch = (c: Context) => Promise<Response>;
 
 function dispatcher(route: ManifestRoute, render: PageRenderer): Dispatch {
   const { handler, default: page } = route.module;
   if (typeof handler === "function") {
-    return async (c, scope) => await handler(c.req.raw, routeContext(c, route, scope, render));
+    return async (c) => mutable(await handler(c.req.raw, new Scope(c, route, render)));
   }
   const handlers: Handlers = handler ?? {};
   const allowed = new Set(Object.keys(handlers));
@@ -80,15 +60,13 @@ function dispatcher(route: ManifestRoute, render: PageRenderer): Dispatch {
   const allow = [...allowed].join(", ");
   const renderPage: Handler = (_req, ctx) => ctx.render();
 
-  return async (c, scope) => {
+  return async (c) => {
     const method = c.req.method as keyof Handlers;
     const run = handlers[method] ??
       (method === "HEAD" ? handlers.GET : undefined) ??
       (page && (method === "GET" || method === "HEAD") ? renderPage : undefined);
-    if (!run) {
-      return c.text("Method Not Allowed", 405, { Allow: allow });
-    }
-    const res = await run(c.req.raw, routeContext(c, route, scope, render));
+    if (!run) return c.text("Method Not Allowed", 405, { Allow: allow });
+    const res = mutable(await run(c.req.raw, new Scope(c, route, render)));
     if (method !== "HEAD") return res;
     // Stop the render behind a body nobody will read (see head.ts for the response itself).
     await res.body?.cancel();
@@ -96,14 +74,41 @@ function dispatcher(route: ManifestRoute, render: PageRenderer): Dispatch {
   };
 }
 
-function routeContext(
-  c: Context,
-  route: ManifestRoute,
-  scope: RequestScope,
-  render: PageRenderer,
-): RouteContext<unknown> {
-  return {
-    ...scope,
-    render: (data, init) => render(c, route, scope, data, init),
-  };
+/**
+ * A handler may return any Response, one whose headers cannot change included (`Response.redirect`,
+ * `fetch`'s): the security headers and the request id still have to go on it.
+ */
+function mutable(res: Response): Response {
+  try {
+    res.headers.delete("x-mutable-probe");
+    return res;
+  } catch {
+    return new Response(res.body, res);
+  }
+}
+
+/** A handler's `ctx`; the URL and state are made only when read. */
+class Scope implements RouteContext<unknown, AnyParams> {
+  readonly params: AnyParams;
+  #url?: URL;
+
+  constructor(
+    private readonly c: Context,
+    private readonly route: ManifestRoute,
+    private readonly renderer: PageRenderer,
+  ) {
+    this.params = c.req.param() as AnyParams;
+  }
+
+  get url(): URL {
+    return this.#url ??= new URL(this.c.req.url);
+  }
+
+  get state(): State {
+    return this.c.var as State;
+  }
+
+  render(data?: unknown, init?: RenderInit): Promise<PageResponse<unknown>> {
+    return this.renderer(this.c, this.route, data, init);
+  }
 }

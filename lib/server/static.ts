@@ -4,11 +4,14 @@
  * `serveStatic`, the assets compressed as the browser accepts (the build made the copies). The file
  * list and ETags are read once at start-up, so a request for a page costs a map lookup, and only a
  * path that names a listed file ever reaches the file system: `..`, encoded or not, cannot escape.
+ * Names starting with `.` (`.env`, `.git/`) are never listed; any other name is reachable by its
+ * URL-encoded path, spaces and non-ASCII letters included.
  */
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { etag } from "hono/etag";
 import { serveStatic } from "hono/deno";
-import { join } from "node:path";
+import { readdirSync, statSync } from "node:fs";
+import { join, sep } from "node:path";
 
 const IMMUTABLE = "public, max-age=31536000, immutable";
 const REVALIDATE = "public, max-age=0, must-revalidate";
@@ -25,45 +28,64 @@ export interface StaticMount {
 
 const COMPRESSED_COPY = /\.(br|gz)$/;
 
-/** URL path → its handler, for every file below each mount's folder; an earlier mount wins. */
+/** Paths below `dir`, `/`-separated, leaving out every name that starts with a dot. */
+function filesBelow(dir: string): string[] {
+  let entries;
+  try {
+    entries = readdirSync(dir, { recursive: true, withFileTypes: true });
+  } catch (error) {
+    if ((error as { code?: string }).code === "ENOENT") return [];
+    throw error;
+  }
+  return entries
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath, entry.name).slice(dir.length + 1).split(sep).join("/"))
+    .filter((path) => !path.split("/").some((name) => name.startsWith(".")));
+}
+
+/** URL path (decoded, as `staticPath` gives it) → its handler; an earlier mount wins. */
 function listFiles(mounts: StaticMount[]) {
   const files = new Map<string, MiddlewareHandler>();
-  const walk = (folder: string, url: string, mount: StaticMount) => {
-    let entries: Deno.DirEntry[];
-    try {
-      entries = [...Deno.readDirSync(folder)];
-    } catch (error) {
-      if (error instanceof Deno.errors.NotFound) return;
-      throw error;
+  for (const mount of mounts) {
+    for (const file of filesBelow(mount.dir)) {
+      const url = `${mount.prefix}/${file}`;
+      if (files.has(url) || (mount.precompressed && COMPRESSED_COPY.test(file))) continue;
+      const path = join(mount.dir, file);
+      const info = statSync(path);
+      // Weak: the compressed copies are the same content, and share it.
+      const tag = `W/"${info.size.toString(36)}-${(info.mtime?.getTime() ?? 0).toString(36)}"`;
+      const cacheControl = mount.immutable ? IMMUTABLE : REVALIDATE;
+      files.set(
+        url,
+        serveStatic({
+          root: "/",
+          path,
+          precompressed: mount.precompressed,
+          onFound: (_path, c) => {
+            c.header("ETag", tag);
+            c.header("Cache-Control", cacheControl);
+            if (mount.precompressed) c.header("Vary", "Accept-Encoding");
+          },
+        }),
+      );
     }
-    for (const entry of entries) {
-      const path = join(folder, entry.name);
-      const href = `${url}/${encodeURIComponent(entry.name)}`;
-      if (entry.isDirectory) walk(path, href, mount);
-      else if (entry.isFile && !files.has(href)) {
-        if (mount.precompressed && COMPRESSED_COPY.test(entry.name)) continue;
-        const info = Deno.statSync(path);
-        // Weak: the compressed copies are the same content, and share it.
-        const tag = `W/"${info.size.toString(36)}-${(info.mtime?.getTime() ?? 0).toString(36)}"`;
-        const cacheControl = mount.immutable ? IMMUTABLE : REVALIDATE;
-        files.set(
-          href,
-          serveStatic({
-            root: "/",
-            path,
-            precompressed: mount.precompressed,
-            onFound: (_path, c) => {
-              c.header("ETag", tag);
-              c.header("Cache-Control", cacheControl);
-              if (mount.precompressed) c.header("Vary", "Accept-Encoding");
-            },
-          }),
-        );
-      }
-    }
-  };
-  for (const mount of mounts) walk(mount.dir, mount.prefix, mount);
+  }
   return files;
+}
+
+/**
+ * The request's path with every segment decoded: Hono's `c.req.path` keeps escapes of reserved
+ * characters (`%2B`, `%23`), which a file's name may hold. Undefined when it cannot name a file.
+ */
+function staticPath(c: Context): string | undefined {
+  const path = c.req.path;
+  if (!path.includes("%")) return path;
+  try {
+    const segments = path.split("/").map(decodeURIComponent);
+    return segments.some((segment) => segment.includes("/")) ? undefined : segments.join("/");
+  } catch {
+    return undefined; // not valid percent-encoding: no file has such a name
+  }
 }
 
 /** Serves the files below each mount's folder at its prefix, all from one lookup. */
@@ -71,8 +93,10 @@ export function staticFiles(...mounts: StaticMount[]): MiddlewareHandler {
   const files = listFiles(mounts);
   const revalidate = etag();
   return async function staticFiles(c, next) {
-    const serve = files.get(c.req.path);
-    if (!serve || (c.req.method !== "GET" && c.req.method !== "HEAD")) return next();
+    if (c.req.method !== "GET" && c.req.method !== "HEAD") return next();
+    const path = staticPath(c);
+    const serve = path === undefined ? undefined : files.get(path);
+    if (!serve) return next();
     await revalidate(c, async () => {
       const res = await serve(c, next);
       if (res) c.res = res;

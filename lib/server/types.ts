@@ -1,56 +1,77 @@
 /**
  * @module
- * The public types a route, layout, middleware or `_app` module is written against.
+ * The public types a route, layout, middleware or `_app` module is written against, and the route
+ * parameters a file's name gives (`blog/[slug].tsx` → `{ slug: string }`), worked out by the type
+ * checker from the name alone.
  */
+import type { MiddlewareHandler } from "hono";
 import type { ComponentType } from "react";
 
-/** Per-request values shared by middleware, handlers and pages. */
+/** What middleware set for this request (`c.set("user", …)`), as handlers and pages read it. */
 export type State = Record<string, unknown>;
+
+/** A `_middleware.ts` export: Hono's own middleware, so `hono/basic-auth`, `hono/cors`, … work. */
+export type Middleware = MiddlewareHandler;
 
 export interface RenderInit {
   status?: number;
   headers?: HeadersInit;
 }
 
-export interface RouteContext<Data = unknown> {
+/** The parameters of a route file: `docs/[...path].tsx` → `{ path: string }` (slashes kept). */
+export type RouteParams<File extends string> = {
+  [Name in ParamName<Segment<WithoutExtension<File>>>]: string;
+};
+type WithoutExtension<File> = File extends `${infer Path}.${"tsx" | "ts" | "jsx" | "js"}` ? Path
+  : File;
+type Segment<Path> = Path extends `${infer Head}/${infer Tail}` ? Head | Segment<Tail> : Path;
+type ParamName<S> = S extends `[...${infer Name}]` ? Name : S extends `[${infer Name}]` ? Name
+: never;
+
+/** Parameters of a route whose file is not named to the type checker (see `defineRoute`). */
+export type AnyParams = Record<string, string>;
+
+declare const DATA: unique symbol;
+
+/** A rendered page; its type remembers the data, so the page's props can be checked against it. */
+export type PageResponse<Data> = Response & { readonly [DATA]?: Data };
+
+/** `render(data)`: the data is required unless the page takes none. */
+export type RenderArgs<Data> = undefined extends Data ? [data?: Data, init?: RenderInit]
+  : [data: Data, init?: RenderInit];
+
+export interface RouteContext<Data = unknown, Params = AnyParams> {
   /** Route parameters: `[slug]` → `params.slug`, `[...path]` → `params.path` (slashes kept). */
-  params: Record<string, string>;
+  params: Params;
   url: URL;
+  /** What middleware set (`c.set(…)`) for this request. */
   state: State;
   /** Streams the page with `data`; the status is 200 unless `init` says otherwise. */
-  render(data?: Data, init?: RenderInit): Promise<Response>;
+  render(...args: RenderArgs<Data>): Promise<PageResponse<Data>>;
 }
 
-export type Handler<Data = unknown> = (
+export type Handler<Data = unknown, Params = AnyParams> = (
   req: Request,
-  ctx: RouteContext<Data>,
+  ctx: RouteContext<Data, Params>,
 ) => Response | Promise<Response>;
-
-export type Handlers<Data = unknown> = Partial<Record<Method, Handler<Data>>>;
 
 export const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] as const;
 export type Method = typeof METHODS[number];
 
-export interface PageProps<Data = unknown> {
+export type Handlers<Data = unknown, Params = AnyParams> = Partial<
+  Record<Method, Handler<Data, Params>>
+>;
+
+export interface PageProps<Data = unknown, Params = AnyParams> {
   data: Data;
-  params: Record<string, string>;
+  params: Params;
   url: URL;
   state: State;
 }
 
-export interface LayoutProps<Data = unknown> extends PageProps<Data> {
+export interface LayoutProps<Data = unknown, Params = AnyParams> extends PageProps<Data, Params> {
   /** The page (or the next layout in) to render inside this layout. */
   Component: ComponentType;
 }
 
 export type AppProps<Data = unknown> = LayoutProps<Data>;
-
-export interface MiddlewareContext {
-  params: Record<string, string>;
-  url: URL;
-  state: State;
-  /** Runs the next middleware, or the route itself. */
-  next(): Promise<Response>;
-}
-
-export type Middleware = (req: Request, ctx: MiddlewareContext) => Response | Promise<Response>;

@@ -1,0 +1,136 @@
+/**
+ * @module
+ * The environment, read and checked once at start-up. Every variable the app takes is validated
+ * here (with valibot), each problem named with the variable and what it should be, so a setting
+ * that makes no sense (`REQUEST_TIMEOUT_MS=soon`) stops the start instead of silently meaning
+ * something else. The entry points (`main.ts`, `lib/cli/`) are the only readers of the environment;
+ * the app gets what this returns as options.
+ */
+import * as v from "valibot";
+import type { AppOptions } from "../server/options.ts";
+import { readSentryConfig, type SentryConfig } from "../sentry/config.ts";
+
+export interface Settings {
+  port: number;
+  hostname: string;
+  dev: boolean;
+  app: Omit<AppOptions, "root" | "telemetry">;
+  /** Undefined: Sentry is off. */
+  sentry?: SentryConfig;
+}
+
+export class SettingsError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid settings:\n${problems.map((problem) => `  ${problem}`).join("\n")}`);
+    this.name = "SettingsError";
+  }
+}
+
+type Env = (name: string) => string | undefined;
+
+// setTimeout's largest delay: a longer one fires at once.
+const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+const GIB = 1024 ** 3;
+
+const wholeNumber = (min: number, max: number, what: string) =>
+  v.pipe(
+    v.string(),
+    v.regex(/^\d+$/, `expected ${what}`),
+    v.transform(Number),
+    v.number(),
+    v.minValue(min, `expected ${what}, at least ${min}`),
+    v.maxValue(max, `expected ${what}, at most ${max}`),
+  );
+
+const flag = v.pipe(
+  v.string(),
+  v.toLowerCase(),
+  v.picklist(["1", "0", "true", "false", "yes", "no", "on", "off"], "expected 1 or 0"),
+  v.transform((value) => ["1", "true", "yes", "on"].includes(value)),
+);
+
+const list = <T>(item: v.GenericSchema<string, T>) =>
+  v.pipe(
+    v.string(),
+    v.transform((value) => value.split(",").map((part) => part.trim()).filter(Boolean)),
+    v.array(item),
+    v.minLength(1, "expected at least one, comma-separated"),
+  );
+
+const origin = v.pipe(
+  v.string(),
+  v.check(
+    (value) => URL.parse(value)?.origin === value && /^https?:/.test(value),
+    "expected origins such as https://example.com (scheme, host and port only)",
+  ),
+);
+
+const host = v.pipe(
+  v.string(),
+  v.check((value) => URL.parse(`http://${value}/`)?.host === value.toLowerCase(), "expected hosts"),
+);
+
+const SCHEMAS = {
+  PORT: wholeNumber(0, 65535, "a port number"),
+  HOSTNAME: v.pipe(v.string(), v.nonEmpty("expected an address to listen on")),
+  REQUEST_TIMEOUT_MS: wholeNumber(0, MAX_TIMEOUT_MS, "milliseconds (0 turns the deadline off)"),
+  ACTION_BODY_LIMIT: wholeNumber(1, GIB, "a size in bytes"),
+  REQUEST_BODY_BUDGET: wholeNumber(1, 64 * GIB, "a size in bytes"),
+  LOG_REQUESTS: flag,
+  APP_ORIGIN: list(origin),
+  ALLOWED_HOSTS: list(host),
+  TRUST_PROXY: flag,
+};
+
+type Parsed = { [K in keyof typeof SCHEMAS]?: v.InferOutput<typeof SCHEMAS[K]> };
+
+/** Reads every setting from `env`; throws `SettingsError` naming each one that makes no sense. */
+export function readSettings(env: Env): Settings {
+  const problems: string[] = [];
+  const parsed: Parsed = {};
+  for (const [name, schema] of Object.entries(SCHEMAS)) {
+    const value = env(name);
+    if (value === undefined || value === "") continue;
+    const result = v.safeParse(schema, value);
+    if (result.success) (parsed as Record<string, unknown>)[name] = result.output;
+    else problems.push(`${name}=${value}: ${result.issues[0].message}`);
+  }
+  const dev = env("NODE_ENV") === "development";
+  const sentry = readSentryConfig(env, dev);
+  problems.push(...sentry.problems);
+  if (
+    parsed.REQUEST_BODY_BUDGET !== undefined &&
+    parsed.REQUEST_BODY_BUDGET < (parsed.ACTION_BODY_LIMIT ?? 0)
+  ) {
+    problems.push("REQUEST_BODY_BUDGET: must be at least ACTION_BODY_LIMIT");
+  }
+  if (problems.length > 0) throw new SettingsError(problems);
+
+  return {
+    port: parsed.PORT ?? 8000,
+    hostname: env("HOSTNAME") || "0.0.0.0",
+    dev,
+    app: {
+      dev,
+      requestTimeoutMs: parsed.REQUEST_TIMEOUT_MS,
+      actionBodyLimit: parsed.ACTION_BODY_LIMIT,
+      bodyBudget: parsed.REQUEST_BODY_BUDGET,
+      logRequests: parsed.LOG_REQUESTS,
+      origins: parsed.APP_ORIGIN,
+      allowedHosts: parsed.ALLOWED_HOSTS,
+      trustProxy: parsed.TRUST_PROXY,
+    },
+    sentry: sentry.config,
+  };
+}
+
+/** The environment's settings, or the process ends with a message naming what is wrong. */
+export function settingsOrExit(): Settings {
+  try {
+    return readSettings((name) => Deno.env.get(name));
+  } catch (error) {
+    if (!(error instanceof SettingsError)) throw error;
+    console.error(error.message);
+    Deno.exit(1);
+  }
+}

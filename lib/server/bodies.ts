@@ -1,0 +1,157 @@
+/**
+ * @module
+ * Request bodies on a budget. While a body is being received, its bytes count against one budget
+ * shared by every request of the app; a body that would go past it is refused with 503 and
+ * `Retry-After`, before it is buffered. A body still arriving when the request's deadline passes
+ * is cut off with 408 and the connection closed. A route can set a limit of its own
+ * (`limitBody`): past it, 413. So slow, stalled or oversized uploads can hold neither memory nor
+ * connections for long. Requests without a body pass untouched.
+ *
+ * Whatever reads the body (a server action, the tunnel, a handler's `req.json()`) sees the cut as
+ * a failed read; the refusal is recorded on the request, and the error handlers answer with it
+ * (`bodyRefusal`) rather than with a failure: it is the client's doing, not the server's. A cut
+ * cancels the read of the body, so Deno can discard the rest: a reader left holding a half-read
+ * body (`hono/body-limit` does that) leaves a client that is still sending stuck.
+ */
+import type { Context, MiddlewareHandler } from "hono";
+import { log } from "./log.ts";
+
+type Refusal = 408 | 413 | 503;
+
+declare module "hono" {
+  interface ContextVariableMap {
+    /** Set when the request's body was refused: why, as the status to answer with. */
+    bodyRefused: Refusal;
+    /** The request's own limit on its body (`limitBody`). */
+    bodyLimit: { declared: number; max: number };
+  }
+}
+
+const MESSAGES: Record<Refusal, string> = {
+  408: "request body not received in time",
+  413: "request body too large",
+  503: "too many request bodies in flight",
+};
+
+const TEXTS: Record<Refusal, string> = {
+  408: "Request Timeout",
+  413: "Payload Too Large",
+  503: "Service Unavailable",
+};
+
+/** How long a client refused for the budget is told to wait. */
+const RETRY_AFTER_SECONDS = "1";
+
+export class BodyRefused extends Error {
+  constructor(readonly status: Refusal) {
+    super(MESSAGES[status]);
+    this.name = "BodyRefused";
+  }
+}
+
+export function guardBodies(budget: number): MiddlewareHandler {
+  let used = 0;
+  return async function guardBodies(c, next) {
+    const body = c.req.raw.body;
+    if (!body) return next();
+    const declared = Number(c.req.header("content-length"));
+    if (declared > budget - used) return refuse(c, 503);
+
+    let held = 0;
+    let counted = true;
+    let ended = false;
+    const uncount = () => {
+      used -= held;
+      held = 0;
+      counted = false;
+    };
+    // Taken at the first read: a body nobody reads stays Deno's to discard, and a client still
+    // sending one is not left waiting on a stream that nobody drains.
+    let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+    let cut: ((status: Refusal) => void) | undefined;
+    const guarded = new ReadableStream<Uint8Array>({
+      start(controller) {
+        cut = (status) => {
+          if (ended) return;
+          ended = true;
+          uncount();
+          c.set("bodyRefused", status);
+          controller.error(new BodyRefused(status));
+          reader?.cancel().catch(() => {});
+        };
+      },
+      async pull(controller) {
+        try {
+          const { done, value } = await (reader ??= body.getReader()).read();
+          if (ended) return;
+          if (done) {
+            ended = true;
+            uncount();
+            controller.close();
+            return;
+          }
+          const limit = c.get("bodyLimit")?.max ?? Infinity;
+          if (held + value.byteLength > limit) return cut!(413);
+          if (counted) {
+            if (used + value.byteLength > budget) return cut!(503);
+            held += value.byteLength;
+            used += value.byteLength;
+          }
+          controller.enqueue(value);
+        } catch (error) {
+          if (ended) return;
+          ended = true;
+          uncount();
+          controller.error(error);
+        }
+      },
+      cancel(reason) {
+        ended = true;
+        uncount();
+        return reader?.cancel(reason);
+      },
+      // No read ahead: the default (1) would pull once at once, taking the body nobody asked for.
+    }, { highWaterMark: 0 });
+    c.get("deadline")?.onExpire(() => cut!(408));
+    c.set("bodyLimit", { declared, max: Infinity });
+    c.req.raw = new Request(c.req.raw, { body: guarded, duplex: "half" } as RequestInit);
+    try {
+      await next();
+    } finally {
+      // What a handler still reads after answering (a body piped into the response) is no
+      // longer counted: the budget guards bodies being buffered before an answer.
+      uncount();
+    }
+  };
+}
+
+/**
+ * Limits this request's body to `max` bytes: a 413 now when its `Content-Length` says more (the
+ * body is never read), or once more than `max` bytes arrived.
+ */
+export function limitBody(c: Context, max: number): Response | undefined {
+  const limit = c.get("bodyLimit");
+  if (!limit) return undefined; // no body
+  if (limit.declared > max) return refuse(c, 413);
+  limit.max = max;
+  return undefined;
+}
+
+/** The answer to a request whose body was refused, or undefined if it was not. */
+export function bodyRefusal(c: Context): Response | undefined {
+  const status = c.get("bodyRefused");
+  return status && refuse(c, status);
+}
+
+function refuse(c: Context, status: Refusal): Response {
+  log("warn", new BodyRefused(status).message, {
+    method: c.req.method,
+    path: c.req.path,
+    status,
+    request_id: c.get("requestId") ?? null,
+  });
+  const headers: Record<string, string> = status === 503
+    ? { "Retry-After": RETRY_AFTER_SECONDS }
+    : { Connection: "close" };
+  return c.text(TEXTS[status], status, headers);
+}

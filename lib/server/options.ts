@@ -1,0 +1,72 @@
+/**
+ * @module
+ * Everything an app is made from besides its manifest, typed, with its defaults. The entry points
+ * (`main.ts`, `lib/cli/`) read these from the environment and validate them (`cli/settings.ts`);
+ * nothing under `lib/server/` reads the environment, so two apps in one process can differ.
+ */
+import type { Telemetry } from "./telemetry.ts";
+
+export interface AppOptions {
+  /** The project root: `static/` and the build's assets are served from below it. */
+  root: string;
+  /** Development: error details on the failure screen, live reload. */
+  dev?: boolean;
+  /**
+   * A request's deadline in ms: routes, actions, the tunnel and receiving a request body; what a
+   * page streams after its shell gets as long again. `0` turns it off.
+   */
+  requestTimeoutMs?: number;
+  /** Largest server-action request body, in bytes. */
+  actionBodyLimit?: number;
+  /**
+   * Bytes that request bodies still being received may hold together, across all connections;
+   * past it a request gets 503 with `Retry-After`, so slow uploads cannot exhaust memory.
+   */
+  bodyBudget?: number;
+  /** One JSON `info` line per request on stdout. */
+  logRequests?: boolean;
+  /**
+   * The app's public origins (`https://example.com`), for an app behind a proxy whose `Host`
+   * differs: server actions accept exactly these as `Origin`, and requests for any other host get
+   * 400. Unset: the request's own origin is the app's.
+   */
+  origins?: string[];
+  /** Hosts (`Host` header) the app answers; others get 400. Defaults to the origins' hosts. */
+  allowedHosts?: string[];
+  /**
+   * The client's address comes from the proxy's `X-Forwarded-For` (its last entry) rather than
+   * the connection. Only behind a proxy that sets it: otherwise any client could claim any address.
+   */
+  trustProxy?: boolean;
+  /** Errors and traces (Sentry, OpenTelemetry); none by default. */
+  telemetry?: Telemetry;
+}
+
+export type ResolvedOptions =
+  & Required<Omit<AppOptions, "telemetry" | "origins" | "allowedHosts">>
+  & {
+    telemetry?: Telemetry;
+    origins?: string[];
+    allowedHosts?: string[];
+  };
+
+export const DEFAULT_OPTIONS = {
+  dev: false,
+  requestTimeoutMs: 10_000,
+  actionBodyLimit: 1024 * 1024,
+  bodyBudget: 64 * 1024 * 1024,
+  logRequests: false,
+  trustProxy: false,
+} as const;
+
+export function resolveOptions(options: AppOptions): ResolvedOptions {
+  const resolved = { ...DEFAULT_OPTIONS, ...withoutUndefined(options) };
+  if (resolved.origins && !resolved.allowedHosts) {
+    resolved.allowedHosts = resolved.origins.map((origin) => new URL(origin).host);
+  }
+  return resolved;
+}
+
+function withoutUndefined<T extends object>(object: T): T {
+  return Object.fromEntries(Object.entries(object).filter(([, v]) => v !== undefined)) as T;
+}
