@@ -34,6 +34,7 @@ export interface Invocation {
 
 const KEY_FIELD = `${FRAMEWORK_FIELD}KEY`;
 
+/** What the endpoint calls with a request's body: a call if it has `$ACTION_ARGS`, else a form. */
 export function decodeInvocation(body: FormData, limits = ACTION_LIMITS): Invocation {
   return body.has(ARGS_FIELD) ? { args: decodeCall(body, limits) } : formInvocation(body, limits);
 }
@@ -42,7 +43,7 @@ export function decodeInvocation(body: FormData, limits = ACTION_LIMITS): Invoca
 export function decodeCall(body: FormData, limits = ACTION_LIMITS): unknown[] {
   countFields(body, limits);
   const text = body.get(ARGS_FIELD);
-  if (typeof text !== "string") throw new PayloadRejected(`${ARGS_FIELD} is missing`);
+  if (typeof text !== "string") throw new PayloadRejected(`${ARGS_FIELD} is not text`);
   // Looked up once: `FormData.get` is a linear scan, and a payload may name a file many times.
   const files = new Map<string, File>();
   for (const [name, value] of body) {
@@ -260,13 +261,13 @@ function checkNodes(nodes: unknown, limits: ActionLimits, maxArgs: number, custo
 
   const checkTagged = ([tag, ...rest]: unknown[], child: (ref: unknown) => void) => {
     const [first] = rest;
-    const expect = (ok: boolean) => {
+    const ensure = (ok: boolean) => {
       if (!ok) throw malformed();
     };
     if (STRING_TAGS.has(tag as string)) {
-      expect(rest.length === 1 && typeof first === "string");
+      ensure(rest.length === 1 && typeof first === "string");
     } else if (tag === "BigInt") {
-      expect(rest.length === 1 && typeof first === "string");
+      ensure(rest.length === 1 && typeof first === "string");
       const digits = (first as string).replace(/^-/, "").length;
       if (digits > limits.bigintDigits) {
         throw new PayloadRejected(
@@ -274,37 +275,37 @@ function checkNodes(nodes: unknown, limits: ActionLimits, maxArgs: number, custo
           "bigintDigits",
         );
       }
-      expect(BIGINT.test(first as string));
+      ensure(BIGINT.test(first as string));
     } else if (tag === "RegExp") {
-      expect((rest.length === 1 || rest.length === 2) && rest.every((s) => typeof s === "string"));
+      ensure((rest.length === 1 || rest.length === 2) && rest.every((s) => typeof s === "string"));
     } else if (VIEW_TAGS.has(tag as string)) {
       // Only a view on a buffer node: on anything else, devalue's typed array would allocate.
       const buffer = isIndex(first) ? nodes[first] : undefined;
       const [, offset, length] = rest;
-      expect(
+      ensure(
         Array.isArray(buffer) && buffer[0] === "ArrayBuffer" &&
           (rest.length === 1 || rest.length === 3 && isCount(offset) && isCount(length)),
       );
       child(first);
     } else if (tag === "Object") {
-      expect(rest.length === 1);
+      ensure(rest.length === 1);
       child(first);
     } else if (tag === "Set") {
       for (const ref of rest) child(ref);
     } else if (tag === "Map" || tag === "null") {
-      expect(rest.length % 2 === 0);
+      ensure(rest.length % 2 === 0);
       for (let i = 0; i < rest.length; i += 2) {
         if (tag === "Map") child(rest[i]);
-        else expect(typeof rest[i] === "string" && rest[i] !== "__proto__");
+        else ensure(typeof rest[i] === "string" && rest[i] !== "__proto__");
         child(rest[i + 1]);
       }
     } else if (custom && tag === "Blob") {
       const field = isIndex(first) ? nodes[first] : undefined;
-      expect(rest.length === 1 && typeof field === "string" && field.startsWith(FILE_FIELD));
+      ensure(rest.length === 1 && typeof field === "string" && field.startsWith(FILE_FIELD));
       child(first);
     } else if (custom && tag === "FormData") {
       const entries = isIndex(first) ? nodes[first] : undefined;
-      expect(rest.length === 1 && isList(entries));
+      ensure(rest.length === 1 && isList(entries));
       if ((entries as unknown[]).length > limits.formDataEntries) {
         throw new PayloadRejected(
           `a FormData of more than ${limits.formDataEntries} entries`,
