@@ -5,27 +5,22 @@
  * (403: `hono/csrf`, which also refuses a request whose `Origin` is missing unless `Sec-Fetch-Site`
  * says same-origin), a form body (415), for a known action (404), let through by the `_middleware`
  * chain of the action module's folder (whatever that answers: 401, 403, a redirect), within the
- * body limit (413), and decodable (400); none of these reach an action. An action that throws is a
- * server failure. Nothing here is ever cached.
+ * body limit (413), and decodable within the caps of `limits.ts` (400, and a warning in the log: a
+ * client's mistake); none of these reach an action. An action that throws is a server failure.
+ * Nothing here is ever cached.
  */
 import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { every } from "hono/combine";
 import { csrf } from "hono/csrf";
-import { parse } from "devalue";
 import type { Failures } from "../errors/failure.ts";
 import { bodyRefusal, limitBody } from "../server/bodies.ts";
+import { log } from "../server/log.ts";
 import { type ActionEntry, middlewaresOf } from "../server/manifest.ts";
+import { decodeInvocation, type Invocation, PayloadRejected } from "./decode.ts";
 import { flashFormState, formState } from "./form_state.ts";
 import { isRedirect } from "./redirect.ts";
-import { boundField, REF_FIELD, type Registry } from "./registry.ts";
-import {
-  ARGS_FIELD,
-  decodeCall,
-  encodeResult,
-  FRAMEWORK_FIELD,
-  REDIRECT_HEADER,
-  withoutFrameworkFields,
-} from "./wire.ts";
+import type { Registry } from "./registry.ts";
+import { encodeResult, REDIRECT_HEADER } from "./wire.ts";
 
 export interface EndpointOptions {
   registry: Registry;
@@ -46,7 +41,6 @@ declare module "hono" {
 }
 
 const FORM_TYPE = /^(multipart\/form-data|application\/x-www-form-urlencoded)\b/i;
-const KEY_FIELD = `${FRAMEWORK_FIELD}KEY`;
 
 /** Mounted at `ACTION_PATH`; errors go to the app's handler like any route's. */
 export function actionEndpoint(options: EndpointOptions): Hono {
@@ -104,21 +98,13 @@ function knownAction(registry: Registry): MiddlewareHandler {
   };
 }
 
-/** A call from the stub (`ARGS_FIELD` present) or a form posted by the browser itself. */
-interface Invocation {
-  args: unknown[];
-  /** Only for a form post: React's key for the form's `useActionState`, and the bound count. */
-  form?: { key: string | null; bound: number };
-}
-
 async function runAction(c: Context, options: EndpointOptions): Promise<Response> {
   const entry = c.get("action");
   let invocation: Invocation;
   try {
-    const body = await c.req.formData();
-    invocation = body.has(ARGS_FIELD) ? { args: decodeCall(body) } : formInvocation(body);
-  } catch {
-    return bodyRefusal(c) ?? c.text("Bad Request: the payload cannot be decoded", 400);
+    invocation = decodeInvocation(await c.req.formData());
+  } catch (error) {
+    return bodyRefusal(c) ?? badRequest(c, error);
   }
   const { args, form } = invocation;
   if (!form) return await callResponse(c, entry, args, options.failures);
@@ -159,21 +145,17 @@ async function callResponse(
   }
 }
 
-/**
- * A form posted without JavaScript: its arguments bound on the server render (React's prefix
- * names the fields of the form that was sent), then the form's own fields.
- */
-function formInvocation(body: FormData): Invocation {
-  const ref = [...body.keys()].find((key) => key.startsWith(REF_FIELD));
-  const boundText = ref === undefined ? null : body.get(boundField(ref.slice(REF_FIELD.length)));
-  const bound = typeof boundText === "string" ? parse(boundText) : [];
-  if (!Array.isArray(bound)) throw new TypeError("bound arguments are not an array");
-  const key = body.get(KEY_FIELD);
-  return {
-    args: [...bound, withoutFrameworkFields(body)],
-    // React's `useActionState` binds the previous state, which its key does not count.
-    form: { key: typeof key === "string" ? key : null, bound: bound.length - 1 },
-  };
+/** A body that cannot be read, or that the decoder refused: logged as a warning, no digest. */
+function badRequest(c: Context, error: unknown): Response {
+  if (!(error instanceof PayloadRejected)) {
+    return c.text("Bad Request: the payload cannot be decoded", 400);
+  }
+  log("warn", `action call refused: ${error.message}`, {
+    action: c.get("action").id,
+    cap: error.cap ?? null,
+    request_id: c.get("requestId") ?? null,
+  });
+  return c.text(`Bad Request: ${error.message}`, 400);
 }
 
 /** Where a result that is a redirect (a `Response` with 3xx and `Location`) goes. */
