@@ -14,6 +14,7 @@ import {
   init,
   spotlightBrowserIntegration,
 } from "@sentry/react";
+import { scrubIntegration } from "../sentry/scrub.ts";
 import { type ErrorReport, setReporter } from "./report.ts";
 import { sdkTakesOverFetch } from "./trace.ts";
 
@@ -25,6 +26,7 @@ export interface BrowserSentryConfig {
   tracesSampleRate: number;
   tunnel?: string;
   spotlight?: string;
+  scrubFields: string[];
 }
 
 export function start(config: BrowserSentryConfig): void {
@@ -38,6 +40,7 @@ export function start(config: BrowserSentryConfig): void {
     propagateTraceparent: true,
     integrations: [
       browserTracingIntegration(),
+      scrubIntegration(config.scrubFields),
       ...config.spotlight ? [spotlightBrowserIntegration({ sidecarUrl: config.spotlight })] : [],
     ],
   });

@@ -19,6 +19,8 @@ export interface SentryConfig {
   tunnel?: string;
   /** The Spotlight sidecar's stream URL (development). */
   spotlight?: string;
+  /** Name fragments, beside the built-in ones, whose fields never reach Sentry (`scrub.ts`). */
+  scrubFields: string[];
 }
 
 export const TUNNEL_PATH = "/_sentry";
@@ -43,6 +45,7 @@ export function readSentryConfig(
     tracePropagationTargets: targets?.split(",").map((t) => t.trim()).filter(Boolean),
     tunnel: dsn && isOn(env("SENTRY_TUNNEL")) ? TUNNEL_PATH : undefined,
     spotlight,
+    scrubFields: env("SENTRY_SCRUB_FIELDS")?.split(",").map((f) => f.trim()).filter(Boolean) ?? [],
   };
 }
 

@@ -18,6 +18,7 @@ import { outgoingFetchIntegration } from "./fetch.ts";
 import { isNotFoundRoute } from "../not_found.ts";
 import { attachRequest, NOT_FOUND_ATTRIBUTE, requestTraceOf, sentryTracing } from "./middleware.ts";
 import { sentryHead } from "./page.tsx";
+import { scrubIntegration } from "./scrub.ts";
 import { spotlightIntegration } from "./spotlight.ts";
 import { sentryTunnel } from "./tunnel.ts";
 
@@ -43,6 +44,7 @@ export function startSentry(config: SentryConfig) {
       // and reports those through `captureUnhandled`.
       globalHandlersIntegration({ error: true, unhandledrejection: false }),
       outgoingFetchIntegration(privateHosts(config)),
+      scrubIntegration(config.scrubFields),
       ...config.spotlight ? [spotlightIntegration(config.spotlight)] : [],
     ],
     beforeSendTransaction: (event) => isNotFoundTransaction(event) ? null : event,
