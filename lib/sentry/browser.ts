@@ -16,6 +16,7 @@ import {
 } from "@sentry/react";
 import { type ErrorReport, setReporter } from "../client/report.ts";
 import { sdkTakesOverFetch } from "../client/trace.ts";
+import { scrubIntegration } from "./scrub.ts";
 
 /** The settings the server renders into the page. */
 export interface BrowserSentryConfig {
@@ -25,6 +26,7 @@ export interface BrowserSentryConfig {
   tracesSampleRate: number;
   tunnel?: string;
   spotlight?: string;
+  scrubFields: string[];
 }
 
 export function start(config: BrowserSentryConfig): void {
@@ -38,6 +40,7 @@ export function start(config: BrowserSentryConfig): void {
     propagateTraceparent: true,
     integrations: [
       browserTracingIntegration(),
+      scrubIntegration(config.scrubFields),
       ...config.spotlight ? [spotlightBrowserIntegration({ sidecarUrl: config.spotlight })] : [],
     ],
   });

@@ -18,6 +18,8 @@ export interface SentryConfig {
   tunnel?: string;
   /** The Spotlight sidecar's stream URL (development). */
   spotlight?: string;
+  /** Names beyond the built-in list whose values never reach Sentry (`SENTRY_SCRUB_FIELDS`). */
+  scrubFields: string[];
 }
 
 export const TUNNEL_PATH = "/_sentry";
@@ -58,6 +60,8 @@ export function readSentryConfig(
       tracePropagationTargets: targets?.split(",").map((t) => t.trim()).filter(Boolean),
       tunnel: dsn && tunnel ? TUNNEL_PATH : undefined,
       spotlight: spotlight || undefined,
+      scrubFields: env("SENTRY_SCRUB_FIELDS")?.split(",").map((f) => f.trim()).filter(Boolean) ??
+        [],
     },
   };
 }

@@ -20,6 +20,7 @@ export function sentryHead(config: SentryConfig): (span: Span | undefined) => Re
     tracesSampleRate: config.tracesSampleRate,
     tunnel: config.tunnel,
     spotlight: config.spotlight,
+    scrubFields: config.scrubFields,
   };
   // Every page names the same SDK chunk (the build's): its settings are written out once.
   let settings: { sdk: string; content: string } | undefined;

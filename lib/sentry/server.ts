@@ -20,6 +20,7 @@ import { browserConnectSources, type SentryConfig } from "./config.ts";
 import { outgoingFetchIntegration } from "./fetch.ts";
 import { attachRequest, NOT_FOUND_ATTRIBUTE, requestTraceOf, sentryTracing } from "./middleware.ts";
 import { sentryHead } from "./page.tsx";
+import { scrubIntegration } from "./scrub.ts";
 import { spotlightIntegration } from "./spotlight.ts";
 import { sentryTunnel } from "./tunnel.ts";
 
@@ -39,6 +40,7 @@ export function startSentry(config: SentryConfig): Telemetry {
       // and report those through `captureFailure`.
       globalHandlersIntegration({ error: true, unhandledrejection: false }),
       outgoingFetchIntegration(privateHosts(config)),
+      scrubIntegration(config.scrubFields),
       ...config.spotlight ? [spotlightIntegration(config.spotlight)] : [],
     ],
     beforeSendTransaction: (event) => isNotFoundTransaction(event) ? null : event,

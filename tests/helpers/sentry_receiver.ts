@@ -41,6 +41,8 @@ export interface SentryReceiver extends AsyncDisposable {
   dsn: string;
   /** Every item received so far, in order. */
   items: ReceivedItem[];
+  /** Every envelope's body as it was posted (decompressed), in order. */
+  bodies: string[];
   /** Every request received so far, in order (recorded before any delay). */
   requests: ReceivedRequest[];
   /** How many envelopes were posted. */
@@ -56,6 +58,7 @@ export const isTransaction = (item: ReceivedItem) => item.type === "transaction"
 export function startSentryReceiver(options: ReceiverOptions = {}): SentryReceiver {
   const items: ReceivedItem[] = [];
   const requests: ReceivedRequest[] = [];
+  const bodies: string[] = [];
   const waiters = new Set<() => void>();
   const closing = new AbortController();
   let envelopes = 0;
@@ -70,6 +73,7 @@ export function startSentryReceiver(options: ReceiverOptions = {}): SentryReceiv
     if (req.method === "POST") {
       const body = await decompressed(req);
       envelopes++;
+      bodies.push(new TextDecoder().decode(body));
       const [envelope, entries] = parseEnvelope(body);
       for (const [header, payload] of entries) {
         items.push({
@@ -92,6 +96,7 @@ export function startSentryReceiver(options: ReceiverOptions = {}): SentryReceiv
     port,
     dsn: `http://publickey@127.0.0.1:${port}/1`,
     items,
+    bodies,
     requests,
     envelopes: () => envelopes,
     waitFor(predicate, ms = 10_000) {
