@@ -3,7 +3,8 @@
  * Bundles the browser side with esbuild: the island boot runtime and one entry per island, as
  * minified ESM with shared chunks, content-hashed names (an unchanged island keeps its URL across
  * deploys) and source maps, plus the action client on its own. Returns each entry's URL with the
- * chunks it needs, for preloading.
+ * chunks it needs, for preloading. `deno task dev` builds the same entries with the same options,
+ * kept warm in esbuild contexts (`dev/bundle.ts`).
  */
 import * as esbuild from "esbuild";
 import { join } from "node:path";
@@ -21,9 +22,9 @@ export interface BundleOptions {
   dev: boolean;
 }
 
-const BOOT = "lib/client/boot.ts";
+export const BOOT = "lib/client/boot.ts";
 const SENTRY = "lib/sentry/browser.ts";
-const ACTION_CLIENT = "lib/client/action_client.ts";
+export const ACTION_CLIENT = "lib/client/action_client.ts";
 
 export interface Bundle {
   assets: Assets;
@@ -31,9 +32,9 @@ export interface Bundle {
   files: string[];
 }
 
-export async function bundle(options: BundleOptions): Promise<Bundle> {
-  const { root, outDir, dev } = options;
-  const common = {
+/** What every browser build shares, the action client's and the islands'. */
+export function commonOptions(root: string, outDir: string, dev: boolean) {
+  return {
     absWorkingDir: root,
     outdir: join(root, outDir),
     entryNames: "[name]-[hash]",
@@ -46,31 +47,43 @@ export async function bundle(options: BundleOptions): Promise<Bundle> {
     metafile: true,
     legalComments: "none",
     logLevel: "silent",
+    define: { "process.env.NODE_ENV": JSON.stringify(dev ? "development" : "production") },
   } satisfies esbuild.BuildOptions;
-  const mode = { "process.env.NODE_ENV": JSON.stringify(dev ? "development" : "production") };
-  // The action client is a bundle of its own, imported at an action's first call: no page loads
-  // it before. Built with the islands, its devalue would share files with the boot runtime's (which
-  // parses props) and, as esbuild splits by file, bring devalue's stringify to every island page.
-  const client = await esbuild.build({
-    ...common,
-    entryPoints: [{ in: join(root, ACTION_CLIENT), out: "action-client" }],
-    define: mode,
-  });
-  const clientUrl = assetUrl(outputOf(client.metafile, ACTION_CLIENT), outDir);
-  const entryPoints = [
-    { in: join(root, BOOT), out: "boot" },
-    { in: join(root, SENTRY), out: "sentry" },
-    ...[...options.islands].map(([name, file]) => ({ in: join(root, file), out: name })),
-  ];
-  const result = await esbuild.build({
-    ...common,
-    entryPoints,
+}
+
+/** The action client: a bundle of its own, which the islands import by URL. */
+export function actionClientOptions(root: string) {
+  return { entryPoints: [{ in: join(root, ACTION_CLIENT), out: "action-client" }] };
+}
+
+/** The boot runtime, the Sentry SDK and the islands, sharing chunks. */
+export function islandOptions(root: string, islands: Map<string, string>, clientUrl: string) {
+  return {
+    entryPoints: [
+      { in: join(root, BOOT), out: "boot" },
+      { in: join(root, SENTRY), out: "sentry" },
+      ...[...islands].map(([name, file]) => ({ in: join(root, file), out: name })),
+    ],
     chunkNames: "chunk-[hash]",
     splitting: true,
     jsx: "automatic",
     jsxImportSource: "react",
-    define: { ...mode, ACTION_CLIENT_URL: JSON.stringify(clientUrl) },
     external: [clientUrl],
+  } satisfies esbuild.BuildOptions;
+}
+
+export async function bundle(options: BundleOptions): Promise<Bundle> {
+  const { root, outDir, dev } = options;
+  const common = commonOptions(root, outDir, dev);
+  // The action client is a bundle of its own, imported at an action's first call: no page loads
+  // it before. Built with the islands, its devalue would share files with the boot runtime's (which
+  // parses props) and, as esbuild splits by file, bring devalue's stringify to every island page.
+  const client = await esbuild.build({ ...common, ...actionClientOptions(root) });
+  const clientUrl = assetUrl(outputOf(client.metafile, ACTION_CLIENT), outDir);
+  const result = await esbuild.build({
+    ...common,
+    ...islandOptions(root, options.islands, clientUrl),
+    define: { ...common.define, ACTION_CLIENT_URL: JSON.stringify(clientUrl) },
     plugins: [actionStubs(root, options.actions)],
   });
   const files = [client, result].flatMap((r) => Object.keys(r.metafile.outputs))
@@ -79,16 +92,16 @@ export async function bundle(options: BundleOptions): Promise<Bundle> {
 }
 
 /** The output file esbuild built from the entry point `source`. */
-function outputOf(metafile: esbuild.Metafile, source: string): string {
+export function outputOf(metafile: esbuild.Metafile, source: string): string {
   const [output] = Object.entries(metafile.outputs).find(([, o]) => o.entryPoint === source)!;
   return output;
 }
 
-function assetUrl(output: string, outDir: string): string {
+export function assetUrl(output: string, outDir: string): string {
   return `/_app/${output.slice(outDir.length + 1)}`;
 }
 
-function assetsOf(
+export function assetsOf(
   metafile: esbuild.Metafile,
   outDir: string,
   islands: Map<string, string>,
@@ -99,14 +112,16 @@ function assetsOf(
     const imports = new Set<string>();
     const visit = (path: string) => {
       for (const dep of metafile.outputs[path].imports) {
-        if (dep.kind === "import-statement" && !imports.has(dep.path)) {
-          imports.add(dep.path);
-          visit(dep.path);
-        }
+        if (dep.kind !== "import-statement") continue;
+        // An external import is a URL already (in dev: React's vendor module).
+        const chunk = dep.external ? dep.path : url(dep.path);
+        if (imports.has(chunk)) continue;
+        imports.add(chunk);
+        if (!dep.external) visit(dep.path);
       }
     };
     visit(output);
-    return { entry: url(output), imports: [...imports].map(url) };
+    return { entry: url(output), imports: [...imports] };
   };
   return {
     boot: chunkOf(BOOT),

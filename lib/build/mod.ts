@@ -8,13 +8,13 @@
  */
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { scanActions } from "./actions.ts";
+import { type ActionModule, scanActions } from "./actions.ts";
 import { bundle } from "./bundle.ts";
 import { filesBelow } from "./files.ts";
 import { buildDir, fingerprint, ignoreNotFound } from "./fingerprint.ts";
 import { manifestSource } from "./manifest_file.ts";
 import { precompress } from "./precompress.ts";
-import { scan } from "./scan.ts";
+import { type Scan, scan } from "./scan.ts";
 
 export interface BuildOptions {
   root: string;
@@ -27,10 +27,7 @@ const KEPT_BUILDS = 3;
 export async function build({ root, dev }: BuildOptions): Promise<void> {
   const outDir = buildDir(dev);
   const assetDir = `${outDir}/static`;
-  const found = await scan(root);
-  const actions = await scanActions(root);
-  // A "use server" module under routes/ holds actions, not a route.
-  found.routes = found.routes.filter((r) => !actions.some((a) => a.file === `routes/${r.file}`));
+  const { scan: found, actions } = await scanProject(root);
   await mkdir(join(root, assetDir), { recursive: true });
   const bundled = await bundle({ root, outDir: assetDir, islands: found.islands, actions, dev });
   const files = bundled.files;
@@ -48,6 +45,15 @@ export async function build({ root, dev }: BuildOptions): Promise<void> {
   });
   await writeFile(join(root, outDir, "manifest.gen.ts"), source);
   await writeFile(join(root, outDir, "fingerprint"), print);
+}
+
+/** What the manifest lists: routes and islands, and the server actions. */
+export async function scanProject(root: string): Promise<{ scan: Scan; actions: ActionModule[] }> {
+  const found = await scan(root);
+  const actions = await scanActions(root);
+  // A "use server" module under routes/ holds actions, not a route.
+  found.routes = found.routes.filter((r) => !actions.some((a) => a.file === `routes/${r.file}`));
+  return { scan: found, actions };
 }
 
 /** Deletes the assets that none of the last `KEPT_BUILDS` builds wrote. */

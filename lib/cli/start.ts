@@ -4,10 +4,14 @@
  * when the sources changed since the last build of this mode, then serves the app on
  * HOSTNAME:PORT until SIGTERM or SIGINT, letting requests in flight finish. A server that can no
  * longer accept connections never looks healthy: it logs one line and exits 1, for a supervisor
- * to restart it.
+ * to restart it. Under `deno task dev` (`DEV_FRONT_TOKEN`), the dev server has built already and
+ * forwards the browser's requests (`dev/forwarding.ts`); an app that cannot load says why in a few
+ * lines of its own code (`errors/frames.ts`).
  */
 import "./node_env.ts";
 import { isStale } from "../build/fingerprint.ts";
+import { behindDevFront } from "../dev/forwarding.ts";
+import { appStack } from "../errors/frames.ts";
 import type { Manifest } from "../server/manifest.ts";
 import { log } from "../server/log.ts";
 import { appFromEnv } from "./app.ts";
@@ -16,8 +20,10 @@ import { settingsOrExit } from "./settings.ts";
 
 const settings = settingsOrExit();
 const { dev, hostname, port } = settings;
+// Between the dev server and this process only: not a setting of the app.
+const devFrontToken = dev ? Deno.env.get("DEV_FRONT_TOKEN") : undefined;
 
-if (await isStale(PROJECT_ROOT, dev)) {
+if (!devFrontToken && await isStale(PROJECT_ROOT, dev)) {
   const { build } = await import("../build/mod.ts");
   const esbuild = await import("esbuild");
   await build({ root: PROJECT_ROOT, dev });
@@ -25,8 +31,9 @@ if (await isStale(PROJECT_ROOT, dev)) {
 }
 
 const manifestFile = dev ? "../../_build/dev/manifest.gen.ts" : "../../_build/manifest.gen.ts";
-const manifest: Manifest = (await import(manifestFile)).default;
+const manifest: Manifest = (await import(manifestFile).catch(dev ? cannotLoad : undefined)).default;
 const { app, telemetry } = await appFromEnv(manifest, settings);
+const handler = devFrontToken ? behindDevFront(app.fetch, devFrontToken) : app.fetch;
 
 let server: Deno.HttpServer;
 try {
@@ -34,7 +41,7 @@ try {
     port,
     hostname,
     onListen: ({ hostname, port }) => console.log(`Listening on http://${hostname}:${port}/`),
-  }, app.fetch);
+  }, handler);
 } catch (error) {
   // Said plainly, and a non-zero exit: the app keeps unhandled rejections from ending it.
   console.error(`Cannot listen on ${hostname}:${port}: ${(error as Error).message}`);
@@ -59,6 +66,11 @@ server.finished.then(
   () => stopping || died("the server stopped accepting connections"),
   (error) => died(`the server failed: ${error}`),
 );
+
+function cannotLoad(error: unknown): never {
+  console.error(appStack(error instanceof Error && error.stack || String(error), PROJECT_ROOT));
+  Deno.exit(1);
+}
 
 async function died(why: string): Promise<never> {
   log("error", why, { fatal: true });

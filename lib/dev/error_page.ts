@@ -1,52 +1,34 @@
 /**
  * @module
- * While the app cannot run — its build failed or its server exited — the dev process answers on
- * the app's address with what went wrong, and keeps the live-reload stream, so the browser shows
- * the error at once and comes back to the app by itself once it runs again.
+ * What the dev server answers in place of the app while the app cannot run — its build failed,
+ * its server could not start or stopped: what went wrong, with the dev client, so the page
+ * reloads by itself once a save brings the app back.
  */
-import { Hono } from "hono";
-import { html, raw } from "hono/html";
 import { stripVTControlCharacters } from "node:util";
-import { liveReload } from "./reload.ts";
-
-export interface Address {
-  hostname: string;
-  port: number;
-}
-
-export interface ErrorPage {
-  stop(): Promise<void>;
-}
+import { escapeHtml } from "../errors/screen.ts";
 
 const STYLE = `:root{color-scheme:light dark}body{margin:0;padding:2rem;
 font:16px/1.5 system-ui,sans-serif}h1{font-size:1.1rem;margin:0 0 1rem}
 pre{white-space:pre-wrap;overflow-wrap:anywhere;font:0.85rem/1.5 ui-monospace,Menlo,monospace}`;
 
-export function serveErrorPage(address: Address, title: string, details: string): ErrorPage {
-  const app = new Hono();
-  const reload = liveReload(app);
-  const page = html`
-    <!DOCTYPE html>
-    <html lang="en">
-      <head>
-        <meta charset="utf-8">
-        <title>${title}</title>
-        <style>${raw(STYLE)}</style>
-      </head>
-      <body>
-        <h1>${title}</h1>
-        <pre>${stripVTControlCharacters(details)}</pre>
-        <p>Fix the error and save: this page reloads by itself.</p>
-        <script>${raw(reload.script)}</script>
-      </body>
-    </html>
-  `;
-  app.all("*", (c) => c.html(page, 500));
-  const server = Deno.serve({ ...address, onListen() {} }, app.fetch);
-  return {
-    async stop() {
-      reload.close();
-      await server.shutdown();
-    },
-  };
+export function errorPage(title: string, details: string, devClient: string): Response {
+  const html = `<!DOCTYPE html>
+<html lang="en">
+<head>
+${devClient}
+<meta charset="utf-8">
+<title>${escapeHtml(title)}</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<h1>${escapeHtml(title)}</h1>
+<pre>${escapeHtml(stripVTControlCharacters(details).trim())}</pre>
+<p>Fix the error and save: this page reloads by itself.</p>
+</body>
+</html>
+`;
+  return new Response(html, {
+    status: 500,
+    headers: { "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store" },
+  });
 }

@@ -11,6 +11,7 @@ import { log } from "../server/log.ts";
 import { nonceOf } from "../server/security.ts";
 import { type FailureLinks, NO_LINKS, type Telemetry } from "../server/telemetry.ts";
 import { describe, digestOf, type ErrorDescription } from "./digest.ts";
+import { appStack } from "./frames.ts";
 import { isNotFound, markNotFoundRoute } from "./not_found.ts";
 import { FAILURE_ATTRIBUTE, screenDocument, screenMarkup, screenOverPage } from "./screen.ts";
 
@@ -111,14 +112,8 @@ function headline({ name, message }: ErrorDescription): string {
   return line.length > 200 ? `${line.slice(0, 199)}…` : line;
 }
 
-// Deno maps stack frames back to the .ts/.tsx sources (file:line:column as written); frames in
-// dependencies and Deno's internals are noise here, and project paths read best relative.
-const LIBRARY_FRAME = /^\s+at .*(\/node_modules\/|ext:)/;
-
+// Deno maps stack frames back to the .ts/.tsx sources (file:line:column as written).
 function devDetails(root: string) {
-  const projectUrl = `file://${root.endsWith("/") ? root : `${root}/`}`;
-  return ({ name, message, stack }: ErrorDescription): string => {
-    const lines = (stack || `${name}: ${message}`).split("\n");
-    return lines.filter((line) => !LIBRARY_FRAME.test(line)).join("\n").replaceAll(projectUrl, "");
-  };
+  return ({ name, message, stack }: ErrorDescription): string =>
+    appStack(stack || `${name}: ${message}`, root);
 }

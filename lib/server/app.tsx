@@ -15,7 +15,6 @@ import { join } from "node:path";
 import { claimInMemory } from "../actions/form_state.ts";
 import { formStateHead, formStateOf, mountActions } from "../actions/mod.ts";
 import { isRedirect } from "../actions/redirect.ts";
-import { withLiveReload } from "../dev/app.tsx";
 import { failures } from "../errors/failure.ts";
 import { isNotFound, markNotFoundRoute } from "../errors/not_found.ts";
 import { registerIsland } from "../islands/registry.ts";
@@ -37,7 +36,7 @@ export interface App {
   fetch(req: Request, info?: Deno.ServeHandlerInfo): Response | Promise<Response>;
   /** Hono's `app.request`: a request in-process, for tests (`app.request("/about")`). */
   request: Hono["request"];
-  /** Ends the app's long-lived streams (live reload), so a graceful shutdown need not wait. */
+  /** Ends the app's long-lived streams, so a graceful shutdown need not wait. */
   close(): void;
 }
 
@@ -84,7 +83,6 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
   });
   app.use(guardBodies(options.bodyBudget));
   app.use(contextStorage());
-  const devScript = dev ? withLiveReload(app, closing.signal) : undefined;
   telemetry?.routes?.(app);
   if (telemetry?.middleware) app.use(telemetry.middleware);
   mountActions(app, manifest.actions, {
@@ -107,7 +105,6 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
       context: { nonce, assets: manifest.assets },
       head: (
         <>
-          {devScript?.(nonce)}
           {telemetry?.head?.(c)}
           {formStateHead(formState)}
         </>

@@ -1,0 +1,43 @@
+/**
+ * @module
+ * Dev only: what `deno task dev` and the dev client in the page say to each other. Events on the
+ * stream at `EVENTS_PATH`, by name: `hello` (`Hello`, on every connection), `update` (`Update`),
+ * `css` (`CssSwap`), `reload` (`Reload`), `build-error` (`BuildError`) and `built`. Every change
+ * the dev server publishes has a version; a page knows the version of the code that made it.
+ */
+
+export const EVENTS_PATH = "/_dev/events";
+/** The dev client; its query carries the session and the page's version. */
+export const CLIENT_PATH = "/_app/dev/client.js";
+/** `POST` a browser stack, get it back at its sources. */
+export const STACK_PATH = "/_dev/stack";
+
+export interface Hello {
+  session: string;
+  version: number;
+  /** The browser build's error, while it fails. */
+  error?: string;
+}
+
+export interface Update {
+  version: number;
+  /** Island name → its rebuilt chunk's URL. */
+  islands: Record<string, string>;
+  /** The changed sources those chunks evaluate anew: each must refresh in place. */
+  files: string[];
+}
+
+export interface CssSwap {
+  version: number;
+  /** Paths of the changed stylesheets (`/styles.css`). */
+  hrefs: string[];
+}
+
+export interface Reload {
+  version: number;
+  why: string;
+}
+
+export interface BuildError {
+  text: string;
+}

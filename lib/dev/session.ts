@@ -1,0 +1,186 @@
+/**
+ * @module
+ * `deno task dev`'s loop. The dev server (`front.ts`) listens on the app's address at once; the
+ * browser build (`build/dev/`) and the app's server follow. Then, for each settled change under
+ * `routes/ islands/ lib/ static/`:
+ *  - a source of the browser build only (an island, a component it imports): rebuilt, and the
+ *    open pages swap the changed islands in place, state kept (`updates.ts`, the dev client); the
+ *    app's server restarts behind them, so that its next page renders the new code;
+ *  - any other source (a route, a layout, server code): rebuilt, the server restarts, and the
+ *    pages reload once it listens;
+ *  - a stylesheet in `static/`: the pages swap it, and the server restarts for its file list;
+ *    another file in `static/`: a restart and a reload.
+ * A browser build that fails shows over the open pages, which keep their state; a server that
+ * cannot run is replaced by the error page. Either way the next good save brings the app back.
+ */
+import * as esbuild from "esbuild";
+import { extname, join, relative, sep } from "node:path";
+import { buildDir } from "../build/fingerprint.ts";
+import { type DevBuild, devBuilder } from "../build/dev/mod.ts";
+import { backends as backendsOf } from "./backend.ts";
+import { devEvents } from "./events.ts";
+import { devFront } from "./front.ts";
+import { stackMapper } from "./stack.ts";
+import { planUpdate } from "./updates.ts";
+import { watch } from "./watch.ts";
+
+const WATCHED = ["routes", "islands", "lib", "static"];
+const ASSET_DIR = `${buildDir(true)}/static`;
+/** How long requests in flight may hold the dev server's exit. */
+const STOP_MS = 2_000;
+
+export interface DevOptions {
+  root: string;
+  hostname: string;
+  port: number;
+}
+
+export interface DevServer {
+  stop(): Promise<void>;
+}
+
+export async function startDev({ root, hostname, port }: DevOptions): Promise<DevServer> {
+  const started = performance.now();
+  const session = crypto.randomUUID();
+  const token = crypto.randomUUID();
+  /** The version of the code the pages should show: one more with every change published. */
+  let version = 0;
+  /** The browser build's error, while it fails: the pages show it over themselves. */
+  let buildError: string | undefined;
+  /** Server code changed while the browser build failed: the next good one restarts it. */
+  let serverStale = false;
+  /** The app cannot run: the pages show the error page. */
+  let failing = false;
+
+  const events = devEvents(() => ({ session, version, error: buildError }));
+  const backends = backendsOf(root, token, (code, stderr) => {
+    console.error(`dev: the server exited with code ${code}; save a change to restart it`);
+    fail(`The server exited with code ${code}`, stderr);
+  });
+  const builder = await devBuilder(root);
+  const server = Deno.serve(
+    {
+      hostname,
+      port,
+      onListen: ({ hostname, port }) => console.log(`Listening on http://${hostname}:${port}/`),
+    },
+    devFront({
+      session,
+      token,
+      events,
+      backends,
+      asset: builder.file,
+      mapStack: stackMapper(root, ASSET_DIR, builder.files),
+    }),
+  );
+
+  const fail = (title: string, details: string) => {
+    failing = true;
+    backends.fail(++version, title, details);
+    events.send("reload", { version, why: title });
+  };
+
+  /** A new server for the current version; the pages reload once it listens, if `why`. */
+  const restart = (why?: string) => {
+    const at = version;
+    const started = performance.now();
+    return backends.restart(at).then((backend) => {
+      if (at !== version) return; // a later change took over
+      failing = !("origin" in backend);
+      if (failing) console.error("dev: the server could not start");
+      else console.log(`dev: server ready in ${Math.round(performance.now() - started)} ms`);
+      if (why || failing) events.send("reload", { version: at, why: why ?? "the server failed" });
+    }).catch((error) => console.error("dev: could not start the server:", error));
+  };
+
+  let last: DevBuild | undefined;
+  const build = async (): Promise<DevBuild | undefined> => {
+    const started = performance.now();
+    try {
+      const next = await builder.build();
+      console.log(`dev: built in ${Math.round(performance.now() - started)} ms`);
+      return next;
+    } catch (error) {
+      const details = await describeBuildError(error);
+      console.error(`dev: build failed\n${details}`);
+      // Over the open pages, while they have something to show under it.
+      if (last && !failing && isBuildFailure(error)) {
+        buildError = details;
+        events.send("build-error", { text: details });
+      } else fail("Build failed", details);
+    }
+  };
+
+  const onChange = async (files: string[]) => {
+    console.log(`dev: changed ${files.join(", ")}`);
+    const styles = files.filter((file) => file.startsWith("static/") && extname(file) === ".css");
+    const assets = files.filter((file) => file.startsWith("static/") && !styles.includes(file));
+    const code = files.filter((file) => !file.startsWith("static/"));
+    const previous = last;
+    if (code.length > 0) {
+      const next = await build();
+      if (!next) {
+        serverStale ||= code.some((file) => !previous?.inputs.has(file));
+        return;
+      }
+      last = next;
+      if (buildError !== undefined) {
+        buildError = undefined;
+        events.send("built", {});
+      }
+    }
+    version++;
+    const browserOnly = !failing && !serverStale && assets.length === 0 &&
+      code.every((file) => last!.inputs.has(file) || previous?.inputs.has(file));
+    const plan = code.length > 0 && previous && browserOnly
+      ? planUpdate(previous.metafile, last!.metafile, last!.islands, code, ASSET_DIR)
+      : undefined;
+    if (!browserOnly || (plan && "reload" in plan)) {
+      serverStale = false;
+      return restart(plan && "reload" in plan ? plan.reload : `${files.join(", ")} changed`);
+    }
+    // The pages update now; the server catches up behind them, for their next load.
+    restart();
+    if (plan) events.send("update", { version, ...plan.update });
+    if (styles.length > 0) {
+      events.send("css", { version, hrefs: styles.map((file) => file.slice("static".length)) });
+    }
+  };
+
+  last = await build();
+  if (last) await restart();
+  console.log(`dev: ready in ${Math.round(performance.now() - started)} ms`);
+
+  // Changes are handled one at a time, in order.
+  let queue = Promise.resolve();
+  const watcher = watch(WATCHED.map((dir) => join(root, dir)), (paths) => {
+    const files = paths.map((path) => relative(root, path).split(sep).join("/"));
+    queue = queue.then(() => onChange(files)).catch((error) => console.error("dev:", error));
+  });
+
+  return {
+    async stop() {
+      watcher[Symbol.dispose]();
+      events.close();
+      await queue;
+      // The app's server first: the requests it still answers (a stream, say) end with it.
+      await backends.stop();
+      await Promise.all([
+        Promise.race([server.shutdown(), new Promise((done) => setTimeout(done, STOP_MS))]),
+        builder.dispose(),
+      ]);
+    },
+  };
+}
+
+function isBuildFailure(error: unknown): error is esbuild.BuildFailure {
+  return Array.isArray((error as Partial<esbuild.BuildFailure>)?.errors);
+}
+
+/** esbuild's messages with their code frames; anything else (a misnamed island) by its message. */
+async function describeBuildError(error: unknown): Promise<string> {
+  if (isBuildFailure(error) && error.errors.length > 0) {
+    return (await esbuild.formatMessages(error.errors, { kind: "error", color: false })).join("");
+  }
+  return error instanceof Error ? error.message : String(error);
+}
