@@ -22,9 +22,9 @@ export function devClientTag(src: string): string {
 export function withDevClient(req: Request, res: Response, tag: string): Response {
   const type = res.headers.get("Content-Type") ?? "";
   const encoded = (res.headers.get("Content-Encoding") ?? "identity") !== "identity";
-  if (!res.body || encoded) return res;
+  if (!res.body || encoded || !isPage(req)) return res;
   if (/^text\/html\b/i.test(type)) return rewritten(res, res.body.pipeThrough(afterHead(tag)));
-  if (/^text\/plain\b/i.test(type) && isNavigation(req)) {
+  if (/^text\/plain\b/i.test(type)) {
     const headers = new Headers(res.headers);
     headers.set("Content-Type", "text/html; charset=utf-8");
     return rewritten(res, res.body.pipeThrough(asHtmlPage(tag)), headers);
@@ -32,8 +32,11 @@ export function withDevClient(req: Request, res: Response, tag: string): Respons
   return res;
 }
 
-/** A browser navigating; one without `Sec-Fetch-*` (plain HTTP off localhost) asks for HTML. */
-function isNavigation(req: Request): boolean {
+/**
+ * A browser loading a page, not a script fetching something; without `Sec-Fetch-*` (plain HTTP
+ * off localhost), one asking for HTML.
+ */
+function isPage(req: Request): boolean {
   const dest = req.headers.get("Sec-Fetch-Dest");
   if (dest !== null) return dest === "document" || dest === "iframe";
   return req.headers.get("Accept")?.includes("text/html") ?? false;

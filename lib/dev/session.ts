@@ -40,7 +40,6 @@ export interface DevServer {
 }
 
 export async function startDev({ root, hostname, port }: DevOptions): Promise<DevServer> {
-  const started = performance.now();
   const session = crypto.randomUUID();
   const token = crypto.randomUUID();
   /** The version of the code the pages should show: one more with every change published. */
@@ -147,12 +146,12 @@ export async function startDev({ root, hostname, port }: DevOptions): Promise<De
     }
   };
 
-  last = await build();
-  if (last) await restart();
-  console.log(`dev: ready in ${Math.round(performance.now() - started)} ms`);
-
-  // Changes are handled one at a time, in order.
-  let queue = Promise.resolve();
+  // Changes are handled one at a time, in order; the first start is the first of them.
+  let queue = (async () => {
+    last = await build();
+    if (last) await restart();
+    console.log(`dev: ready, ${Math.round(performance.now())} ms after start`);
+  })();
   const watcher = watch(WATCHED.map((dir) => join(root, dir)), (paths) => {
     const files = paths.map((path) => relative(root, path).split(sep).join("/"));
     queue = queue.then(() => onChange(files)).catch((error) => console.error("dev:", error));

@@ -74,12 +74,21 @@ Deno.test("deno task dev: saves show in the open pages, errors at their source",
 
   await t.step("every page carries the dev client, right after <head>", async () => {
     for (const path of ["/", "/counter", "/no-such-page"]) {
-      const html = await (await server.fetch(path)).text();
+      const html = await (await server.fetch(path, { headers: { Accept: "text/html" } })).text();
       assert.match(
         html,
         /^<!DOCTYPE html><html lang="en"><head><script type="module" async src="\/_app\/dev\/client\.js\?session=[\w-]+&amp;version=\d+"><\/script>/,
       );
     }
+    // What a script fetches is left as the app answered it.
+    const fetched = { "Sec-Fetch-Dest": "empty", Accept: "*/*" };
+    assert.doesNotMatch(
+      await (await server.fetch("/", { headers: fetched })).text(),
+      /dev\/client/,
+    );
+    const refused = await server.fetch("/admin", { headers: fetched });
+    assert.match(refused.headers.get("Content-Type")!, /^text\/plain/);
+    assert.equal(await refused.text(), "Unauthorized");
   });
 
   await t.step("an island edit shows in every open page, its state kept", async () => {

@@ -50,7 +50,7 @@ export async function devBundler(root: string, outDir: string): Promise<DevBundl
   };
   const common = { ...commonOptions(root, outDir, true), write: false as const };
   const client = await esbuild.context({ ...common, ...actionClientOptions(root) });
-  const plugins = [vendorModules(root), reactRefresh(root)];
+  const plugins = [vendorModules(root), reactRefresh(root, join(outdir, "..", "refresh.json"))];
   // The entry points, the stubs of the actions and the action client's URL are fixed for a
   // context: a change to any of them makes a new one.
   let islands: { key: string; context: esbuild.BuildContext<typeof common> } | undefined;

@@ -9,17 +9,31 @@
  * Babel's source map goes inline; esbuild composes it with its own, so stacks map to the lines
  * as written. The footer only appends: no line moves, and function declarations are hoisted, so
  * Babel's `var _s = $RefreshSig$()` at the top already sees them.
+ *
+ * esbuild's `rebuild()` calls every `onLoad` again, changed file or not: results are kept by the
+ * source's hash, so a save costs one Babel run, and on disk (`cacheFile`), so that the next
+ * session's first build needs no Babel at all unless a file changed meanwhile — Babel, slow to
+ * load, is loaded after that build, ready for the first save.
  */
-import * as babel from "@babel/core";
-import refreshBabel from "react-refresh/babel";
 import type * as esbuild from "esbuild";
 import { Buffer } from "node:buffer";
-import { basename, relative, sep } from "node:path";
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { rename, writeFile } from "node:fs/promises";
+import { basename, join, relative, sep } from "node:path";
 
-export function reactRefresh(root: string): esbuild.Plugin {
-  // esbuild's `rebuild()` calls every `onLoad` again, changed file or not: a save must cost one
-  // Babel run, not one per file.
-  const cache = new Map<string, { source: string; contents: string }>();
+interface Cache {
+  /** The transform's own source and the locked package versions: another key, another cache. */
+  key: string;
+  /** Path from the root → its source's hash and what the transform made of it. */
+  files: Record<string, { hash: string; contents: string }>;
+}
+
+export function reactRefresh(root: string, cacheFile: string): esbuild.Plugin {
+  const key = hash(readFileSync(new URL(import.meta.url)), readFileSync(join(root, "deno.lock")));
+  const cache = readCache(cacheFile, key);
+  let changed = false;
+  let babel: ReturnType<typeof loadBabel> | undefined;
   return {
     name: "react-refresh",
     setup(build) {
@@ -27,26 +41,46 @@ export function reactRefresh(root: string): esbuild.Plugin {
         if (path.includes(`${sep}node_modules${sep}`)) return undefined;
         const source = await Deno.readTextFile(path);
         const loader = path.endsWith(".jsx") ? "jsx" : "tsx";
-        const cached = cache.get(path);
-        if (cached?.source === source) return { contents: cached.contents, loader };
         const file = relative(root, path).split(sep).join("/");
+        const sourceHash = hash(source);
+        const cached = cache.files[file];
+        if (cached?.hash === sourceHash) return { contents: cached.contents, loader };
         let result;
         try {
-          result = await transform(source, path);
+          result = await transform(await (babel ??= loadBabel()), source, path);
         } catch {
           // A syntax error: esbuild reports it in its own words, with file, line and code frame.
           return { contents: source, loader };
         }
         const contents = result.code + footer(file, path) + inlineMap(result.map);
-        cache.set(path, { source, contents });
+        cache.files[file] = { hash: sourceHash, contents };
+        changed = true;
         return { contents, loader };
+      });
+      build.onEnd(() => {
+        babel ??= loadBabel();
+        if (!changed) return;
+        changed = false;
+        writeCache(cacheFile, cache).catch((error) => console.error("dev:", error));
       });
     },
   };
 }
 
-async function transform(source: string, path: string) {
-  const result = await babel.transformAsync(source, {
+async function loadBabel() {
+  const [core, plugin] = await Promise.all([
+    import("@babel/core"),
+    import("react-refresh/babel"),
+  ]);
+  return { core, plugin: plugin.default };
+}
+
+async function transform(
+  { core, plugin }: Awaited<ReturnType<typeof loadBabel>>,
+  source: string,
+  path: string,
+) {
+  const result = await core.transformAsync(source, {
     filename: path,
     babelrc: false,
     configFile: false,
@@ -54,7 +88,7 @@ async function transform(source: string, path: string) {
     parserOpts: { plugins: ["typescript", "jsx"] },
     // Lines stay where they were, so positions hold even where the map is coarse.
     generatorOpts: { retainLines: true },
-    plugins: [[refreshBabel, { skipEnvCheck: true }]],
+    plugins: [[plugin, { skipEnvCheck: true }]],
   });
   return { code: result!.code!, map: result!.map };
 }
@@ -73,4 +107,26 @@ function inlineMap(map: unknown): string {
   if (!map) return "";
   const base64 = Buffer.from(JSON.stringify(map)).toString("base64");
   return `//# sourceMappingURL=data:application/json;base64,${base64}\n`;
+}
+
+function hash(...parts: (string | Uint8Array)[]): string {
+  const digest = createHash("sha256");
+  for (const part of parts) digest.update(part);
+  return digest.digest("base64url");
+}
+
+function readCache(file: string, key: string): Cache {
+  try {
+    const cache: Cache = JSON.parse(readFileSync(file, "utf8"));
+    if (cache.key === key) return cache;
+  } catch {
+    // None yet, or unreadable: start afresh.
+  }
+  return { key, files: {} };
+}
+
+/** Whole or not at all: the next session may read it while this one writes. */
+async function writeCache(file: string, cache: Cache): Promise<void> {
+  await writeFile(`${file}.tmp`, JSON.stringify(cache));
+  await rename(`${file}.tmp`, file);
 }
