@@ -4,13 +4,14 @@
  * when the sources changed since the last build of this mode, then serves the app on
  * HOSTNAME:PORT until SIGTERM or SIGINT, letting requests in flight finish. A server that can no
  * longer accept connections never looks healthy: it logs one line and exits 1, for a supervisor
- * to restart it. Under `deno task dev` (`DEV_FRONT_TOKEN`), the dev server has built already and
- * forwards the browser's requests (`dev/forwarding.ts`); an app that cannot load says why in a few
- * lines of its own code (`errors/frames.ts`).
+ * to restart it. Under `deno task dev` (`DEV_FRONT_TOKEN`), the dev server builds, says when
+ * (`dev/standby.ts`) and forwards the browser's requests (`dev/forwarding.ts`); an app that cannot
+ * load says why in a few lines of its own code (`errors/frames.ts`).
  */
 import "./node_env.ts";
 import { isStale } from "../build/fingerprint.ts";
 import { behindDevFront } from "../dev/forwarding.ts";
+import { standBy } from "../dev/standby.ts";
 import { appStack } from "../errors/frames.ts";
 import type { Manifest } from "../server/manifest.ts";
 import { log } from "../server/log.ts";
@@ -29,6 +30,8 @@ if (!devFrontToken && await isStale(PROJECT_ROOT, dev)) {
   await build({ root: PROJECT_ROOT, dev });
   await esbuild.stop();
 }
+
+if (devFrontToken) await standBy();
 
 const manifestFile = dev ? "../../_build/dev/manifest.gen.ts" : "../../_build/manifest.gen.ts";
 const manifest: Manifest = (await import(manifestFile).catch(dev ? cannotLoad : undefined)).default;

@@ -2,9 +2,10 @@
  * @module
  * What answers the app's requests behind the dev server: the app's server (a child process) or,
  * while it cannot run, an error to show. One at a time: a restart stops the old server at once
- * (requests in flight finish) and holds new requests until the new one listens or fails.
+ * (requests in flight finish) and holds new requests until the new one listens or fails. A spare
+ * server, the framework loaded, stands by for the next restart (`standby.ts`).
  */
-import { spawnServer, StartFailure } from "./server_process.ts";
+import { type ServerProcess, spawnServer, StartFailure } from "./server_process.ts";
 
 export type Backend =
   & { version: number }
@@ -17,6 +18,8 @@ export interface Backends {
   restart(version: number): Promise<Backend>;
   /** An error in place of the app (its build failed). */
   fail(version: number, title: string, details: string): void;
+  /** The framework changed: the spare has loaded the old one. */
+  discardSpare(): void;
   stop(): Promise<void>;
 }
 
@@ -28,6 +31,16 @@ export function backends(
 ): Backends {
   let current: Promise<Backend> | undefined;
   const firstStart = Promise.withResolvers<void>();
+  /** The server last started: the one whose exit is a crash. */
+  let live: ServerProcess | undefined;
+  const spawn = (): ServerProcess => {
+    const server = spawnServer(root, token, (code, stderr) => {
+      if (server === live) onCrash(code, stderr);
+    });
+    return server;
+  };
+  let spare: ServerProcess | undefined = spawn();
+
   const replace = (next: Promise<Backend>) => {
     const previous = current;
     current = next;
@@ -38,17 +51,19 @@ export function backends(
     return next;
   };
   const start = async (version: number): Promise<Backend> => {
-    const server = spawnServer(root, token, (code, stderr) => {
-      if (current === started) onCrash(code, stderr);
-    });
+    const server = live = spare ?? spawn();
+    spare = undefined;
+    server.go();
     try {
       return { version, origin: await server.listening, stop: server.stop };
     } catch (error) {
       if (!(error instanceof StartFailure)) throw error;
       return { version, title: "The server could not start", details: error.stderr };
+    } finally {
+      // Not sooner: it would slow this one's start.
+      spare ??= spawn();
     }
   };
-  let started: Promise<Backend>;
   return {
     async current() {
       await firstStart.promise;
@@ -59,13 +74,20 @@ export function backends(
         if (pending === current) return backend;
       }
     },
-    restart: (version) => replace(started = start(version)),
+    restart: (version) => replace(start(version)),
     fail(version, title, details) {
       replace(Promise.resolve({ version, title, details }));
     },
+    discardSpare() {
+      spare?.stop();
+      spare = undefined;
+    },
     async stop() {
       const backend = await current;
-      if (backend && "stop" in backend) await backend.stop();
+      await Promise.all([
+        backend && "stop" in backend ? backend.stop() : undefined,
+        spare?.stop(),
+      ]);
     },
   };
 }

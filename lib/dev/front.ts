@@ -23,6 +23,8 @@ export interface FrontOptions {
   /** A browser build output by URL path. */
   asset(path: string): Promise<Uint8Array | undefined>;
   mapStack(stack: string): string;
+  /** Whether the app's server's validators for a path (a changed stylesheet) are out of date. */
+  stale(path: string): boolean;
 }
 
 type Fetch = (req: Request, info: Deno.ServeHandlerInfo) => Response | Promise<Response>;
@@ -44,7 +46,7 @@ export function devFront(options: FrontOptions): Fetch {
     return c.body(body as Uint8Array<ArrayBuffer>, 200, { ...headers, "Content-Type": type });
   });
   app.all("*", async (c) => {
-    const req = c.req.raw;
+    const req = options.stale(c.req.path) ? unconditional(c.req.raw) : c.req.raw;
     for (;;) {
       const backend = await backends.current();
       const tag = devClientTag(`${CLIENT_PATH}?session=${session}&version=${backend.version}`);
@@ -60,4 +62,12 @@ export function devFront(options: FrontOptions): Fetch {
     }
   });
   return app.fetch;
+}
+
+/** `req` without its validators, so that the answer is the file as it is now, never a 304. */
+function unconditional(req: Request): Request {
+  const headers = new Headers(req.headers);
+  headers.delete("If-None-Match");
+  headers.delete("If-Modified-Since");
+  return new Request(req, { headers });
 }

@@ -1,10 +1,10 @@
 /**
  * @module
  * The app's server as a child process (`lib/cli/start.ts`, as in production, with
- * `NODE_ENV=development`), so every restart loads a fresh module graph. It listens on a free
- * loopback port, behind the dev server (`forwarding.ts`), and says which in its "Listening on"
- * line; the rest of its stdout goes straight to ours. Its stderr is passed on too, and the end of
- * it kept to show why it stopped.
+ * `NODE_ENV=development`), so every restart loads a fresh module graph. It loads the framework,
+ * then waits for `go` (`standby.ts`); it listens on a free loopback port, behind the dev server
+ * (`forwarding.ts`), and says which in its "Listening on" line; the rest of its stdout goes
+ * straight to ours. Its stderr is passed on too, and the end of it kept to show why it stopped.
  */
 
 /** How long a graceful shutdown may take before the server is killed. */
@@ -16,6 +16,8 @@ const TAIL_CHARS = 8_000;
 const LISTENING = /^Listening on (http:\/\/\S+?)\/?$/;
 
 export interface ServerProcess {
+  /** Lets it load the app (the build is written) and listen. */
+  go(): void;
   /** Resolves with the server's origin once it listens; rejects if it stops or hangs before. */
   listening: Promise<string>;
   stop(): Promise<void>;
@@ -37,7 +39,7 @@ export function spawnServer(
     args: ["run", "-A", "lib/cli/start.ts"],
     cwd: root,
     env: { NODE_ENV: "development", HOSTNAME: "127.0.0.1", PORT: "0", DEV_FRONT_TOKEN: token },
-    stdin: "null",
+    stdin: "piped",
     stdout: "piped",
     stderr: "piped",
   }).spawn();
@@ -50,10 +52,9 @@ export function spawnServer(
     failed = reject;
   });
   listening.catch(() => {}); // the caller may be gone by then
-  const timer = setTimeout(() => {
-    failed(new StartFailure(undefined, tail));
-    kill("SIGKILL");
-  }, START_TIMEOUT_MS);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  // Held open while it runs: its end tells the server the dev server is gone.
+  const stdin = child.stdin.getWriter();
 
   const forwarded = Promise.all([
     lines(child.stdout, (line) => {
@@ -81,14 +82,22 @@ export function spawnServer(
   });
 
   return {
+    go() {
+      stdin.write(new TextEncoder().encode("go\n")).catch(() => {}); // it has exited: see `listening`
+      timer = setTimeout(() => {
+        failed(new StartFailure(undefined, tail));
+        kill("SIGKILL");
+      }, START_TIMEOUT_MS);
+    },
     listening,
     async stop() {
       stopping = true;
-      const timer = setTimeout(() => kill("SIGKILL"), STOP_TIMEOUT_MS);
+      const killer = setTimeout(() => kill("SIGKILL"), STOP_TIMEOUT_MS);
       kill("SIGTERM");
       await child.status;
-      clearTimeout(timer);
+      clearTimeout(killer);
       await forwarded;
+      await stdin.close().catch(() => {});
     },
   };
 

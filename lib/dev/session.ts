@@ -8,12 +8,13 @@
  *    app's server restarts behind them, so that its next page renders the new code;
  *  - any other source (a route, a layout, server code): rebuilt, the server restarts, and the
  *    pages reload once it listens;
- *  - a stylesheet in `static/`: the pages swap it, and the server restarts for its file list;
- *    another file in `static/`: a restart and a reload.
+ *  - a stylesheet in `static/`: the pages swap it; another file in `static/`: the server restarts
+ *    (it lists the files as it starts) and the pages reload.
  * A browser build that fails shows over the open pages, which keep their state; a server that
  * cannot run is replaced by the error page. Either way the next good save brings the app back.
  */
 import * as esbuild from "esbuild";
+import { existsSync, readdirSync } from "node:fs";
 import { extname, join, relative, sep } from "node:path";
 import { buildDir } from "../build/fingerprint.ts";
 import { type DevBuild, devBuilder } from "../build/dev/mod.ts";
@@ -50,6 +51,10 @@ export async function startDev({ root, hostname, port }: DevOptions): Promise<De
   let serverStale = false;
   /** The app cannot run: the pages show the error page. */
   let failing = false;
+  /** The files in `static/` when the server started: it serves those, with validators of then. */
+  let served = new Set<string>();
+  /** Stylesheets changed since: the server's validators for them are stale. */
+  const restyled = new Set<string>();
 
   const events = devEvents(() => ({ session, version, error: buildError }));
   const backends = backendsOf(root, token, (code, stderr) => {
@@ -70,6 +75,7 @@ export async function startDev({ root, hostname, port }: DevOptions): Promise<De
       backends,
       asset: builder.file,
       mapStack: stackMapper(root, ASSET_DIR, builder.files),
+      stale: (path) => restyled.has(path),
     }),
   );
 
@@ -83,6 +89,8 @@ export async function startDev({ root, hostname, port }: DevOptions): Promise<De
   const restart = (why?: string) => {
     const at = version;
     const started = performance.now();
+    served = new Set(filesBelow(join(root, "static")));
+    restyled.clear();
     return backends.restart(at).then((backend) => {
       if (at !== version) return; // a later change took over
       failing = !("origin" in backend);
@@ -112,9 +120,21 @@ export async function startDev({ root, hostname, port }: DevOptions): Promise<De
 
   const onChange = async (files: string[]) => {
     console.log(`dev: changed ${files.join(", ")}`);
-    const styles = files.filter((file) => file.startsWith("static/") && extname(file) === ".css");
-    const assets = files.filter((file) => file.startsWith("static/") && !styles.includes(file));
+    if (files.some((file) => file.startsWith("lib/"))) backends.discardSpare();
     const code = files.filter((file) => !file.startsWith("static/"));
+    // A stylesheet the server lists and still has; another change to `static/` changes the list.
+    const styles = files.filter((file) =>
+      extname(file) === ".css" && served.has(file) && existsSync(join(root, file))
+    );
+    const assets = files.filter((file) => file.startsWith("static/") && !styles.includes(file));
+    const hrefs = styles.map((file) => file.slice("static".length));
+    if (code.length === 0 && assets.length === 0) {
+      // The pages are right but for their stylesheets: they swap them. The server reads its
+      // files' validators once, at its start: it must not answer a reload's revalidation of
+      // these with a 304 for the old ones (`stale`).
+      for (const href of hrefs) restyled.add(href);
+      return events.send("css", { hrefs });
+    }
     const previous = last;
     if (code.length > 0) {
       const next = await build();
@@ -141,9 +161,7 @@ export async function startDev({ root, hostname, port }: DevOptions): Promise<De
     // The pages update now; the server catches up behind them, for their next load.
     restart();
     if (plan) events.send("update", { version, ...plan.update });
-    if (styles.length > 0) {
-      events.send("css", { version, hrefs: styles.map((file) => file.slice("static".length)) });
-    }
+    if (hrefs.length > 0) events.send("css", { hrefs });
   };
 
   // Changes are handled one at a time, in order; the first start is the first of them.
@@ -182,4 +200,16 @@ async function describeBuildError(error: unknown): Promise<string> {
     return (await esbuild.formatMessages(error.errors, { kind: "error", color: false })).join("");
   }
   return error instanceof Error ? error.message : String(error);
+}
+
+/** The files below `folder`, as `static/…` paths; none if it does not exist. */
+function filesBelow(folder: string): string[] {
+  try {
+    return readdirSync(folder, { recursive: true, withFileTypes: true })
+      .filter((entry) => entry.isFile())
+      .map((entry) => relative(join(folder, ".."), join(entry.parentPath, entry.name)))
+      .map((path) => path.split(sep).join("/"));
+  } catch {
+    return [];
+  }
 }

@@ -42,9 +42,7 @@ events.addEventListener("build-error", (event) => {
 });
 events.addEventListener("built", () => hideOverlay());
 events.addEventListener("css", (event) => {
-  const swap: CssSwap = JSON.parse(event.data);
-  version = swap.version;
-  for (const href of swap.hrefs) swapStylesheet(href);
+  for (const href of (JSON.parse(event.data) as CssSwap).hrefs) swapStylesheet(href);
 });
 events.addEventListener("update", (event) => {
   const update: Update = JSON.parse(event.data);

@@ -3,7 +3,8 @@
  * Dev only: what `deno task dev` and the dev client in the page say to each other. Events on the
  * stream at `EVENTS_PATH`, by name: `hello` (`Hello`, on every connection), `update` (`Update`),
  * `css` (`CssSwap`), `reload` (`Reload`), `build-error` (`BuildError`) and `built`. Every change
- * the dev server publishes has a version; a page knows the version of the code that made it.
+ * of the code has a version (a stylesheet changes no page); a page knows the version of the code
+ * that made it, and reloads when a `hello` says it missed one.
  */
 
 export const EVENTS_PATH = "/_dev/events";
@@ -28,7 +29,6 @@ export interface Update {
 }
 
 export interface CssSwap {
-  version: number;
   /** Paths of the changed stylesheets (`/styles.css`). */
   hrefs: string[];
 }
