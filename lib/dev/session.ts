@@ -14,14 +14,14 @@
  * cannot run is replaced by the error page. Either way the next good save brings the app back.
  */
 import * as esbuild from "esbuild";
-import { existsSync, readdirSync } from "node:fs";
-import { extname, join, relative, sep } from "node:path";
+import { join, relative, sep } from "node:path";
 import { buildDir } from "../build/fingerprint.ts";
 import { type DevBuild, devBuilder } from "../build/dev/mod.ts";
 import { backends as backendsOf } from "./backend.ts";
 import { devEvents } from "./events.ts";
 import { devFront } from "./front.ts";
 import { stackMapper } from "./stack.ts";
+import { stylesheets } from "./stylesheets.ts";
 import { planUpdate } from "./updates.ts";
 import { watch } from "./watch.ts";
 
@@ -51,10 +51,7 @@ export async function startDev({ root, hostname, port }: DevOptions): Promise<De
   let serverStale = false;
   /** The app cannot run: the pages show the error page. */
   let failing = false;
-  /** The files in `static/` when the server started: it serves those, with validators of then. */
-  let served = new Set<string>();
-  /** Stylesheets changed since: the server's validators for them are stale. */
-  const restyled = new Set<string>();
+  const styles = stylesheets(root);
 
   const events = devEvents(() => ({ session, version, error: buildError }));
   const backends = backendsOf(root, token, (code, stderr) => {
@@ -75,7 +72,7 @@ export async function startDev({ root, hostname, port }: DevOptions): Promise<De
       backends,
       asset: builder.file,
       mapStack: stackMapper(root, ASSET_DIR, builder.files),
-      stale: (path) => restyled.has(path),
+      stale: styles.stale,
     }),
   );
 
@@ -89,8 +86,7 @@ export async function startDev({ root, hostname, port }: DevOptions): Promise<De
   const restart = (why?: string) => {
     const at = version;
     const started = performance.now();
-    served = new Set(filesBelow(join(root, "static")));
-    restyled.clear();
+    styles.serverStarting();
     return backends.restart(at).then((backend) => {
       if (at !== version) return; // a later change took over
       failing = !("origin" in backend);
@@ -122,19 +118,16 @@ export async function startDev({ root, hostname, port }: DevOptions): Promise<De
     console.log(`dev: changed ${files.join(", ")}`);
     if (files.some((file) => file.startsWith("lib/"))) backends.discardSpare();
     const code = files.filter((file) => !file.startsWith("static/"));
-    // A stylesheet the server lists and still has; another change to `static/` changes the list.
-    const styles = files.filter((file) =>
-      extname(file) === ".css" && served.has(file) && existsSync(join(root, file))
+    const hrefs = styles.swappable(files);
+    // Another change to `static/` changes what the server lists as it starts.
+    const assets = files.filter((file) =>
+      file.startsWith("static/") && !hrefs.includes(file.slice("static".length))
     );
-    const assets = files.filter((file) => file.startsWith("static/") && !styles.includes(file));
-    const hrefs = styles.map((file) => file.slice("static".length));
-    if (code.length === 0 && assets.length === 0) {
-      // The pages are right but for their stylesheets: they swap them. The server reads its
-      // files' validators once, at its start: it must not answer a reload's revalidation of
-      // these with a 304 for the old ones (`stale`).
-      for (const href of hrefs) restyled.add(href);
-      return events.send("css", { hrefs });
-    }
+    const swap = () => {
+      styles.swapped(hrefs);
+      events.send("css", { hrefs });
+    };
+    if (code.length === 0 && assets.length === 0) return swap();
     const previous = last;
     if (code.length > 0) {
       const next = await build();
@@ -161,7 +154,7 @@ export async function startDev({ root, hostname, port }: DevOptions): Promise<De
     // The pages update now; the server catches up behind them, for their next load.
     restart();
     if (plan) events.send("update", { version, ...plan.update });
-    if (hrefs.length > 0) events.send("css", { hrefs });
+    if (hrefs.length > 0) swap();
   };
 
   // Changes are handled one at a time, in order; the first start is the first of them.
@@ -200,16 +193,4 @@ async function describeBuildError(error: unknown): Promise<string> {
     return (await esbuild.formatMessages(error.errors, { kind: "error", color: false })).join("");
   }
   return error instanceof Error ? error.message : String(error);
-}
-
-/** The files below `folder`, as `static/…` paths; none if it does not exist. */
-function filesBelow(folder: string): string[] {
-  try {
-    return readdirSync(folder, { recursive: true, withFileTypes: true })
-      .filter((entry) => entry.isFile())
-      .map((entry) => relative(join(folder, ".."), join(entry.parentPath, entry.name)))
-      .map((path) => path.split(sep).join("/"));
-  } catch {
-    return [];
-  }
 }

@@ -224,6 +224,33 @@ Deno.test("deno task dev: saves show in the open pages, errors at their source",
     },
   );
 
+  await t.step(
+    "server actions pass the same-origin check, with JavaScript on and off",
+    async () => {
+      const page = await browser.newPage();
+      await page.goto(server.origin + "/guestbook");
+      await mark(page);
+      // A click before hydration submits the form without JavaScript: sign once hydrated.
+      await page.waitForFunction(() =>
+        Object.keys(document.querySelector("app-island form")!).some((key) =>
+          key.startsWith("__react")
+        )
+      );
+      await sign(page, "Ada", "Signed through the dev server.");
+      await page.getByRole("status").filter({ hasText: "Thank you, Ada!" }).waitFor();
+      assert.ok(await marked(page), "signed in place");
+      await page.close();
+
+      const noScript = await browser.newContext({ javaScriptEnabled: false });
+      const form = await noScript.newPage();
+      await form.goto(server.origin + "/guestbook");
+      await sign(form, "Grace", "Signed with JavaScript off.");
+      await form.locator("q", { hasText: "Signed with JavaScript off." }).waitFor();
+      assert.equal(new URL(form.url()).pathname, "/guestbook");
+      await noScript.close();
+    },
+  );
+
   await t.step("a middleware's 401 reloads after a save", async () => {
     // Chromium shows a 401's page once the credentials it has are refused.
     const context = await browser.newContext({
@@ -357,6 +384,12 @@ function read(copy: ProjectCopy, path: string): Promise<string> {
 
 function lineOf(source: string, text: string): number {
   return source.split("\n").findIndex((line) => line.includes(text)) + 1;
+}
+
+async function sign(page: Page, name: string, message: string) {
+  await page.getByLabel("Name").fill(name);
+  await page.getByLabel("Message").fill(message);
+  await page.getByRole("button", { name: "Sign" }).click();
 }
 
 /** Marks the page's window: a reload takes the mark away, an update in place does not. */
