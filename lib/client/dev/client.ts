@@ -5,7 +5,7 @@
  * that made the page). It listens to the dev server's events (`protocol.ts`) and
  *   - `update`: imports each rebuilt island chunk the page shows (a new, content-hashed URL; shared
  *     chunks and React keep theirs, and their instances) and has React Refresh swap the components
- *     in place, state kept — or reloads when the edit cannot be applied so (`canRefresh`);
+ *     in place, state kept — or reloads when the edit cannot be applied so (`cannotRefresh`);
  *   - `css`: swaps the stylesheets for fresh copies, no reload;
  *   - `reload`: reloads (a route or server module changed and the new server is up);
  *   - `build-error` / `built`: shows the build's error over the page, which keeps its state, and
