@@ -162,6 +162,7 @@ export async function startDev({ root, hostname, port }: DevOptions): Promise<De
     last = await build();
     if (last) await restart();
     console.log(`dev: ready, ${Math.round(performance.now())} ms after start`);
+    builder.prepare();
   })();
   const watcher = watch(WATCHED.map((dir) => join(root, dir)), (paths) => {
     const files = paths.map((path) => relative(root, path).split(sep).join("/"));

@@ -39,6 +39,8 @@ export interface DevBundler {
   file(path: string): Promise<Uint8Array | undefined>;
   /** Rebuilds; throws esbuild's `BuildFailure` when the sources do not build. */
   bundle(islands: Map<string, string>, actions: ActionModule[]): Promise<DevBundle>;
+  /** Gets ready, in the background, what the first page needs not: the Sentry SDK, Babel. */
+  prepare(): void;
   dispose(): Promise<void>;
 }
 
@@ -50,18 +52,25 @@ export async function devBundler(root: string, outDir: string): Promise<DevBundl
   };
   const common = { ...commonOptions(root, outDir, true), write: false as const };
   const client = await esbuild.context({ ...common, ...actionClientOptions(root) });
-  const plugins = [vendorModules(root), reactRefresh(root, join(outdir, "..", "refresh.json"))];
+  const refresh = reactRefresh(root, join(outdir, "..", "refresh.json"));
+  const plugins = [vendorModules(root), refresh.plugin];
   // The entry points, the stubs of the actions and the action client's URL are fixed for a
   // context: a change to any of them makes a new one.
   let islands: { key: string; context: esbuild.BuildContext<typeof common> } | undefined;
   // The vendor modules are not the islands' inputs: the first start need not wait for them.
-  const vendor = [buildVendor(root, outdir).then(keep, failed)];
+  const vendor = buildVendor(root, outdir).then(keep, failed);
+  let sentry: Promise<void> | undefined;
+  const sentryVendor = () => sentry ??= buildSentryVendor(root, outdir).then(keep, failed);
 
   return {
     files,
     async file(path) {
-      if (!files.has(path)) await Promise.all(vendor);
+      if (!files.has(path)) await Promise.all([vendor, sentryVendor()]);
       return files.get(path);
+    },
+    prepare() {
+      sentryVendor();
+      refresh.prepare();
     },
     async bundle(found, actions) {
       const clientBuild = await client.rebuild();
@@ -81,8 +90,6 @@ export async function devBundler(root: string, outDir: string): Promise<DevBundl
       }
       const result = await islands.context.rebuild();
       keep(result.outputFiles);
-      // After the first build, which the first start waits for.
-      if (vendor.length === 1) vendor.push(buildSentryVendor(root, outdir).then(keep, failed));
       return {
         assets: assetsOf(result.metafile, outDir, found),
         metafile: result.metafile,
@@ -92,7 +99,7 @@ export async function devBundler(root: string, outDir: string): Promise<DevBundl
       };
     },
     async dispose() {
-      await Promise.all([client.dispose(), islands?.context.dispose(), ...vendor]);
+      await Promise.all([client.dispose(), islands?.context.dispose(), vendor, sentry]);
     },
   };
 }

@@ -25,6 +25,8 @@ export interface DevBuilder {
   file(path: string): Promise<Uint8Array | undefined>;
   /** Scans, bundles and writes the manifest; throws what stops it (esbuild's `BuildFailure`). */
   build(): Promise<DevBuild>;
+  /** Gets ready, in the background, what the first page needs not. */
+  prepare(): void;
   dispose(): Promise<void>;
 }
 
@@ -55,6 +57,7 @@ export async function devBuilder(root: string): Promise<DevBuilder> {
       await rename(`${manifest}.tmp`, manifest);
       return { ...bundle, islands: scan.islands };
     },
+    prepare: bundler.prepare,
     dispose: bundler.dispose,
   };
 }

@@ -13,7 +13,7 @@
  * esbuild's `rebuild()` calls every `onLoad` again, changed file or not: results are kept by the
  * source's hash, so a save costs one Babel run, and on disk (`cacheFile`), so that the next
  * session's first build needs no Babel at all unless a file changed meanwhile — Babel, slow to
- * load, is loaded (and run once) after that build, ready for the first save.
+ * load, is loaded (and run once) when the first start is done (`prepare`), for the first save.
  */
 import type * as esbuild from "esbuild";
 import { Buffer } from "node:buffer";
@@ -29,12 +29,18 @@ interface Cache {
   files: Record<string, { hash: string; contents: string }>;
 }
 
-export function reactRefresh(root: string, cacheFile: string): esbuild.Plugin {
+export interface ReactRefresh {
+  plugin: esbuild.Plugin;
+  /** Loads Babel now, not at the first file that needs it. */
+  prepare(): void;
+}
+
+export function reactRefresh(root: string, cacheFile: string): ReactRefresh {
   const key = hash(readFileSync(new URL(import.meta.url)), readFileSync(join(root, "deno.lock")));
   const cache = readCache(cacheFile, key);
   let changed = false;
   let babel: ReturnType<typeof loadBabel> | undefined;
-  return {
+  const plugin: esbuild.Plugin = {
     name: "react-refresh",
     setup(build) {
       build.onLoad({ filter: /\.[jt]sx$/ }, async ({ path }) => {
@@ -58,11 +64,16 @@ export function reactRefresh(root: string, cacheFile: string): esbuild.Plugin {
         return { contents, loader };
       });
       build.onEnd(() => {
-        babel ??= loadBabel();
         if (!changed) return;
         changed = false;
         writeCache(cacheFile, cache).catch((error) => console.error("dev:", error));
       });
+    },
+  };
+  return {
+    plugin,
+    prepare() {
+      babel ??= loadBabel();
     },
   };
 }
