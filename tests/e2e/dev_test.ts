@@ -313,18 +313,28 @@ Deno.test("deno task dev: saves show in the open pages, errors at their source",
     },
   );
 
-  await t.step("a route that throws shows its own frames on the failure screen", async () => {
-    const page = await browser.newPage();
-    const res = await page.goto(server.origin + "/boom?throw");
-    assert.equal(res?.status(), 500);
-    const source = await read(copy, "routes/boom.tsx");
-    const details = (await page.locator("main pre").textContent())!;
-    const expected = `^TypeError: nothing at ${server.origin}/boom\\?throw\n` +
-      `\\s+at lookUp \\(routes/boom\\.tsx:${lineOf(source, "throw new TypeError")}:\\d+\\)\n` +
-      `\\s+at GET \\(routes/boom\\.tsx:${lineOf(source, "lookUp(req.url)")}:\\d+\\)$`;
-    assert.match(details, new RegExp(expected));
-    await page.close();
-  });
+  await t.step(
+    "a route that throws shows its own frames; a framework edit reloads it",
+    async () => {
+      const page = await browser.newPage();
+      const res = await page.goto(server.origin + "/boom?throw");
+      assert.equal(res?.status(), 500);
+      const source = await read(copy, "routes/boom.tsx");
+      const details = (await page.locator("main pre").textContent())!;
+      const expected = `^TypeError: nothing at ${server.origin}/boom\\?throw\n` +
+        `\\s+at lookUp \\(routes/boom\\.tsx:${lineOf(source, "throw new TypeError")}:\\d+\\)\n` +
+        `\\s+at GET \\(routes/boom\\.tsx:${lineOf(source, "lookUp(req.url)")}:\\d+\\)$`;
+      assert.match(details, new RegExp(expected));
+      // A framework edit reloads with the new framework (no server started before it serves).
+      await reloadsAfter(
+        page,
+        () =>
+          edit("lib/errors/screen.ts", "a server-side exception has", "a server-side failure has"),
+      );
+      assert.match((await page.locator("h1").textContent())!, /a server-side failure has occurred/);
+      await page.close();
+    },
+  );
 
   await t.step(
     "an island's syntax error shows over the page; its fix updates in place",
