@@ -53,7 +53,11 @@ export async function startDev({ root, hostname, port }: DevOptions): Promise<De
   let failing = false;
   const styles = stylesheets(root);
 
-  const events = devEvents(() => ({ session, version, error: buildError }));
+  const events = devEvents(() => {
+    // A page is open: get ready for its first save, now that it has loaded.
+    builder.prepare();
+    return { session, version, error: buildError };
+  });
   const backends = backendsOf(root, token, (code, stderr) => {
     console.error(`dev: the server exited with code ${code}; save a change to restart it`);
     fail(`The server exited with code ${code}`, stderr);
@@ -162,7 +166,6 @@ export async function startDev({ root, hostname, port }: DevOptions): Promise<De
     last = await build();
     if (last) await restart();
     console.log(`dev: ready, ${Math.round(performance.now())} ms after start`);
-    builder.prepare();
   })();
   const watcher = watch(WATCHED.map((dir) => join(root, dir)), (paths) => {
     const files = paths.map((path) => relative(root, path).split(sep).join("/"));

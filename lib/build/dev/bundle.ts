@@ -23,6 +23,7 @@ import {
 } from "../bundle.ts";
 import { reactRefresh } from "./refresh.ts";
 import { buildSentryVendor, buildVendor, vendorModules } from "./vendor.ts";
+import type { Output } from "./vendor_cache.ts";
 
 export interface DevBundle {
   assets: Assets;
@@ -47,7 +48,7 @@ export interface DevBundler {
 export async function devBundler(root: string, outDir: string): Promise<DevBundler> {
   const outdir = join(root, outDir);
   const files = new Map<string, Uint8Array>();
-  const keep = (outputs: esbuild.OutputFile[]) => {
+  const keep = (outputs: Output[]) => {
     for (const file of outputs) files.set(`/_app/${relative(outdir, file.path)}`, file.contents);
   };
   const common = { ...commonOptions(root, outDir, true), write: false as const };
