@@ -40,7 +40,7 @@ export interface DevBundler {
   file(path: string): Promise<Uint8Array | undefined>;
   /** Rebuilds; throws esbuild's `BuildFailure` when the sources do not build. */
   bundle(islands: Map<string, string>, actions: ActionModule[]): Promise<DevBundle>;
-  /** Gets ready, in the background, what the first page needs not: the Sentry SDK, Babel. */
+  /** Loads Babel, in the background, for the first save. */
   prepare(): void;
   dispose(): Promise<void>;
 }
@@ -58,7 +58,8 @@ export async function devBundler(root: string, outDir: string): Promise<DevBundl
   // The entry points, the stubs of the actions and the action client's URL are fixed for a
   // context: a change to any of them makes a new one.
   let islands: { key: string; context: esbuild.BuildContext<typeof common> } | undefined;
-  // The vendor modules are not the islands' inputs: the first start need not wait for them.
+  // The vendor modules are not the islands' inputs: the first start need not wait for them. The
+  // Sentry SDK's is built when first asked for, if ever: Sentry may be off.
   const vendor = buildVendor(root, outdir).then(keep, failed);
   let sentry: Promise<void> | undefined;
   const sentryVendor = () => sentry ??= buildSentryVendor(root, outdir).then(keep, failed);
@@ -66,13 +67,12 @@ export async function devBundler(root: string, outDir: string): Promise<DevBundl
   return {
     files,
     async file(path) {
-      if (!files.has(path)) await Promise.all([vendor, sentryVendor()]);
+      if (!files.has(path) && path.startsWith("/_app/dev/")) {
+        await Promise.all([vendor, sentryVendor()]);
+      }
       return files.get(path);
     },
-    prepare() {
-      sentryVendor();
-      refresh.prepare();
-    },
+    prepare: refresh.prepare,
     async bundle(found, actions) {
       const clientBuild = await client.rebuild();
       keep(clientBuild.outputFiles);

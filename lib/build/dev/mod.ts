@@ -25,7 +25,7 @@ export interface DevBuilder {
   file(path: string): Promise<Uint8Array | undefined>;
   /** Scans, bundles and writes the manifest; throws what stops it (esbuild's `BuildFailure`). */
   build(): Promise<DevBuild>;
-  /** Gets ready, in the background, what the first page needs not. */
+  /** Loads Babel, in the background, for the first save. */
   prepare(): void;
   dispose(): Promise<void>;
 }

@@ -3,7 +3,7 @@
  * Dev only: the dependencies the island build would otherwise link and print again on every
  * save, built once per session under `/_app/dev/` — React, React DOM and the refresh runtime with
  * the dev client (`buildVendor`), and the Sentry SDK (`buildSentryVendor`, ten times their size,
- * built in the background). `vendorModules` points the island build's imports of them there:
+ * built when a page first asks for it). `vendorModules` points the island build's imports there:
  *  - each `react*` import becomes a small module re-exporting from the vendor module: ESM shims
  *    rather than externals, so a CommonJS dependency's `require("react")` keeps working (esbuild's
  *    `__require` of an external throws in the browser), and ESM evaluation order runs the vendor
