@@ -2,8 +2,9 @@
  * @module
  * What answers the app's requests behind the dev server: the app's server (a child process) or,
  * while it cannot run, an error to show. One at a time: a restart stops the old server at once
- * (requests in flight finish) and holds new requests until the new one listens or fails. A spare
- * server, the framework loaded, stands by for the next restart (`standby.ts`).
+ * (requests in flight finish) and holds new requests until the new one listens or fails. A server
+ * only behind the code (the pages updated themselves) restarts when a request comes, not at every
+ * save. A spare server, the framework loaded, stands by for the next restart (`standby.ts`).
  */
 import { type ServerProcess, spawnServer, StartFailure } from "./server_process.ts";
 
@@ -16,6 +17,8 @@ export interface Backends {
   current(): Promise<Backend>;
   /** A new server for the code at `version`; resolves once it listens or failed to. */
   restart(version: number): Promise<Backend>;
+  /** A new server for the code at `version`, when a request comes. */
+  restartOnRequest(version: number): void;
   /** An error in place of the app (its build failed). */
   fail(version: number, title: string, details: string): void;
   /** The framework changed: the spare has loaded the old one. */
@@ -31,6 +34,8 @@ export function backends(
 ): Backends {
   let current: Promise<Backend> | undefined;
   const firstStart = Promise.withResolvers<void>();
+  /** The version a request is to restart the server for. */
+  let behind: number | undefined;
   /** The server last started: the one whose exit is a crash. */
   let live: ServerProcess | undefined;
   const spawn = (): ServerProcess => {
@@ -42,6 +47,7 @@ export function backends(
   let spare: ServerProcess | undefined = spawn();
 
   const replace = (next: Promise<Backend>) => {
+    behind = undefined;
     const previous = current;
     current = next;
     firstStart.resolve();
@@ -67,6 +73,7 @@ export function backends(
   return {
     async current() {
       await firstStart.promise;
+      if (behind !== undefined) replace(start(behind));
       // One that was replaced while it started is stopping: wait for its successor.
       for (;;) {
         const pending = current!;
@@ -75,6 +82,9 @@ export function backends(
       }
     },
     restart: (version) => replace(start(version)),
+    restartOnRequest(version) {
+      behind = version;
+    },
     fail(version, title, details) {
       replace(Promise.resolve({ version, title, details }));
     },

@@ -5,7 +5,7 @@
  * `routes/ islands/ lib/ static/`:
  *  - a source of the browser build only (an island, a component it imports): rebuilt, and the
  *    open pages swap the changed islands in place, state kept (`updates.ts`, the dev client); the
- *    app's server restarts behind them, so that its next page renders the new code;
+ *    app's server restarts at the next request, so that its next page renders the new code;
  *  - any other source (a route, a layout, server code): rebuilt, the server restarts, and the
  *    pages reload once it listens;
  *  - a stylesheet in `static/`: the pages swap it; another file in `static/`: the server restarts
@@ -155,8 +155,8 @@ export async function startDev({ root, hostname, port }: DevOptions): Promise<De
       serverStale = false;
       return restart(plan && "reload" in plan ? plan.reload : `${files.join(", ")} changed`);
     }
-    // The pages update now; the server catches up behind them, for their next load.
-    restart();
+    // The pages update now; the server catches up behind them, for the next request.
+    backends.restartOnRequest(version);
     if (plan) events.send("update", { version, ...plan.update });
     if (hrefs.length > 0) swap();
   };
