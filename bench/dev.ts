@@ -2,8 +2,8 @@
  * @module
  * `deno run -A bench/dev.ts`: the dev loop's figures, on a copy of the project, against their
  * targets — the first start of `deno task dev` (spawn to the first page served), the rebuild after
- * a save (as the dev server logs it), save → island updated in Chromium, state kept, and save →
- * stylesheet swapped. Medians of BENCH_RUNS (5) starts and BENCH_EDITS (7) edits; the very first
+ * a save (as the dev server logs it), save → island updated in Chromium, state kept, save →
+ * stylesheet swapped, and save a route → page reloaded. Medians of BENCH_RUNS (5) starts and BENCH_EDITS (7) edits; the very first
  * start on a fresh copy (Deno's and the refresh transform's caches cold) is reported apart.
  */
 import { join } from "node:path";
@@ -71,6 +71,17 @@ for (let edit = 1; edit <= EDITS; edit++) {
     ),
   );
 }
+const route = join(copy.root, "routes/counter.tsx");
+const page0 = await Deno.readTextFile(route);
+const reloads: number[] = [];
+for (let edit = 1; edit <= EDITS; edit++) {
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const savedAt = Date.now();
+  const loaded = page.waitForEvent("load", { timeout: 20_000 });
+  await Deno.writeTextFile(route, page0.replace("<h1>An island</h1>", `<h1>Edit ${edit}</h1>`));
+  await loaded;
+  reloads.push(Date.now() - savedAt);
+}
 const rebuilds = builds(server).slice(1); // the first is the start's
 
 /** ms from a save to `shownAt(arg)` giving the page's time, checked at every frame. */
@@ -110,4 +121,5 @@ console.log(table([
   row("rebuild after a save, median", rebuilds, TARGET.rebuildMs),
   row("save → island updated in Chromium, state kept, median", updates, TARGET.updateMs),
   row("save → stylesheet swapped, median", swaps),
+  row("save a route → the server restarted and the page reloaded, median", reloads),
 ]));
