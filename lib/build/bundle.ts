@@ -22,7 +22,7 @@ export interface BundleOptions {
   dev: boolean;
 }
 
-export const BOOT = "lib/client/boot.ts";
+const BOOT = "lib/client/boot.ts";
 const SENTRY = "lib/sentry/browser.ts";
 export const ACTION_CLIENT = "lib/client/action_client.ts";
 
