@@ -8,7 +8,6 @@
  */
 import { type Context, Hono } from "hono";
 import { every } from "hono/combine";
-import { contextStorage } from "hono/context-storage";
 import { HTTPException } from "hono/http-exception";
 import { requestId } from "hono/request-id";
 import { join } from "node:path";
@@ -83,7 +82,6 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
     await withinDeadline(next(), deadline);
   });
   app.use(guardBodies(options.bodyBudget));
-  app.use(contextStorage());
   const devScript = dev ? withLiveReload(app, closing.signal) : undefined;
   telemetry?.routes?.(app);
   if (telemetry?.middleware) app.use(telemetry.middleware);
