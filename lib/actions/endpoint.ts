@@ -38,6 +38,8 @@ declare module "hono" {
   interface ContextVariableMap {
     /** The action a request to the endpoint calls, once known. */
     action: ActionEntry;
+    /** Set for a call from an island's stub, which reads a failure's digest as JSON. */
+    stubCall: true;
   }
 }
 
@@ -111,7 +113,10 @@ async function runAction(c: Context, options: EndpointOptions): Promise<Response
     return bodyRefusal(c) ?? badRequest(c, error);
   }
   const { args, form } = invocation;
-  if (!form) return await callResponse(c, entry, args, options.failures);
+  if (!form) {
+    c.set("stubCall", true);
+    return await callResponse(c, entry, args, options.failures);
+  }
 
   let result: unknown;
   try {
@@ -125,7 +130,7 @@ async function runAction(c: Context, options: EndpointOptions): Promise<Response
   const page = formPage(c, options.origins);
   if (form.key !== null) {
     const state = formState(result, form.key, entry.id, form.bound);
-    flashFormState(c, options.secret, page.pathname, state);
+    flashFormState(c, options.secret, page.pathname, state, page.secure);
   }
   return c.redirect(page.pathname + page.search, 303);
 }
@@ -144,9 +149,17 @@ async function callResponse(
     return c.body(encodeResult(result), 200, { "Content-Type": "application/json" });
   } catch (error) {
     if (isRedirect(error)) return c.body(null, 200, { [REDIRECT_HEADER]: error.location });
-    const { digest, details } = failures.record(c, error, 500);
-    return c.json({ digest, details }, 500);
+    return stubFailure(c, failures, error);
   }
+}
+
+/**
+ * A failed call from an island's stub: the digest as JSON, which the stub turns into an error the
+ * island can show. Also for what fails around the action (its deadline passing, say).
+ */
+export function stubFailure(c: Context, failures: Failures, error: unknown): Response {
+  const { digest, details } = failures.record(c, error, 500);
+  return c.json({ digest, details }, 500);
 }
 
 /** A body that cannot be read, or that the decoder refused: logged as a warning, no digest. */
@@ -174,10 +187,14 @@ function redirectOf(result: unknown): string | undefined {
  * The page the form was on, for the 303 back to it: the `Referer` when it is one of our origins,
  * the home page otherwise. Only its path and query are kept, with one leading slash, so no
  * `Referer` (`http://host//evil.example/`, `http://host/\evil.example/`) can point off-site.
+ * `secure`: the page is served over HTTPS — behind a proxy, by its public origin, not our URL.
  */
-function formPage(c: Context, origins: string[] | undefined): { pathname: string; search: string } {
+function formPage(c: Context, origins: string[] | undefined) {
   const referer = URL.parse(c.req.header("referer") ?? "");
   const ours = origins ?? [new URL(c.req.url).origin];
-  if (!referer || !ours.includes(referer.origin)) return { pathname: "/", search: "" };
-  return { pathname: `/${referer.pathname.replace(/^[/\\]+/, "")}`, search: referer.search };
+  const origin = referer && ours.includes(referer.origin) ? referer.origin : ours[0];
+  const secure = origin.startsWith("https:");
+  if (!referer || origin !== referer.origin) return { pathname: "/", search: "", secure };
+  const pathname = `/${referer.pathname.replace(/^[/\\]+/, "")}`;
+  return { pathname, search: referer.search, secure };
 }

@@ -12,6 +12,7 @@ import { HTTPException } from "hono/http-exception";
 import { requestId } from "hono/request-id";
 import { join } from "node:path";
 import { claimInMemory } from "../actions/form_state.ts";
+import { stubFailure } from "../actions/endpoint.ts";
 import { formStateHead, formStateOf, mountActions } from "../actions/mod.ts";
 import { isRedirect } from "../actions/redirect.ts";
 import { withLiveReload } from "../dev/app.tsx";
@@ -164,6 +165,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
         return failed.response(c, failure); // `_404.tsx` itself threw
       }
     }
+    if (c.get("stubCall")) return stubFailure(c, failed, error);
     return failed.response(c, error);
   }
   app.onError((error, c) => answerError(c, error));

@@ -141,6 +141,19 @@ export function limitBody(c: Context, max: number): Response | undefined {
 }
 
 /**
+ * Middleware for a `_middleware.ts`: the folder's requests may carry at most `max` bytes of body
+ * (413 past it). Unlike `hono/body-limit`, a refused body is never left half-read, which would
+ * leave a client still sending it stuck.
+ */
+export function bodyLimit(max: number): MiddlewareHandler {
+  return async function bodyLimit(c, next) {
+    const refused = limitBody(c, max);
+    if (refused) return refused;
+    await next();
+  };
+}
+
+/**
  * The answer to a request whose body was refused, or undefined if it was not. Both the reader and
  * the error handlers may ask (the deadline fails the handler as it cuts the body): the refusal was
  * logged once, when it happened.

@@ -5,7 +5,8 @@
  * request's deadline (`REQUEST_TIMEOUT_MS`) passes. The bytes held by bodies still arriving are
  * bounded across connections (`REQUEST_BODY_BUDGET`): past it, 503 with `Retry-After`, and the
  * server still answers. An action that never settles ends on the failure screen with a digest. A
- * chunked body over the action limit gets 413 at once instead of a half-read, hung connection.
+ * chunked body over the action limit gets 413 at once instead of a half-read, hung connection;
+ * so does one over a folder's own `bodyLimit(…)` middleware.
  */
 import assert from "node:assert/strict";
 import { encodeCall } from "../../lib/actions/wire.ts";
@@ -28,6 +29,17 @@ const FILES = {
     }
   `,
   "routes/api/upload.ts": `
+    export const handler = {
+      async POST(req: Request) {
+        return new Response(String((await req.text()).length));
+      },
+    };
+  `,
+  "routes/small/_middleware.ts": `
+    import { bodyLimit } from "../../lib/mod.ts";
+    export const handler = bodyLimit(1024);
+  `,
+  "routes/small/upload.ts": `
     export const handler = {
       async POST(req: Request) {
         return new Response(String((await req.text()).length));
@@ -90,11 +102,12 @@ Deno.test("finding 4: a stalled or endless request is ended by the deadline", as
     });
   }
 
-  const endless: [string, BodyInit][] = [
-    ["called from an island", encodeCall([])],
-    ["posted as a form", new URLSearchParams({ note: "hello" })],
+  // The island's stub reads the digest from JSON (its error carries it); a form gets the screen.
+  const endless: [string, BodyInit, string][] = [
+    ["called from an island", encodeCall([]), "application/json"],
+    ["posted as a form", new URLSearchParams({ note: "hello" }), "text/html; charset=UTF-8"],
   ];
-  for (const [how, body] of endless) {
+  for (const [how, body, type] of endless) {
     await t.step(`an action that never settles, ${how}: 500 with a digest`, async () => {
       const began = performance.now();
       const res = await server.fetch(`/_action/${ids.never}`, {
@@ -105,6 +118,7 @@ Deno.test("finding 4: a stalled or endless request is ended by the deadline", as
       });
       const text = await res.text();
       assert.equal(res.status, 500, `after ${Math.round(performance.now() - began)} ms`);
+      assert.equal(res.headers.get("content-type"), type);
       const digest = /Digest: <code>([^<]+)<\/code>/.exec(text)?.[1] ?? digestOfJson(text);
       assert.ok(digest, `a digest in ${text.slice(0, 300)}`);
       const line = await server.waitForLog((line) => line.digest === digest);
@@ -133,6 +147,30 @@ Deno.test("finding 4: a stalled or endless request is ended by the deadline", as
       },
     );
   }
+
+  await t.step(
+    "a folder's bodyLimit(1024): within it 200, past it 413, chunked or not",
+    async () => {
+      const post = (body: BodyInit) => server.fetch("/small/upload", { method: "POST", body });
+      const within = await post("x".repeat(1024));
+      assert.deepEqual([within.status, await within.text()], [200, "1024"]);
+      const declared = await post("x".repeat(1025));
+      assert.equal(declared.status, 413);
+      await declared.body?.cancel();
+      const head = postHead(server, "/small/upload", {
+        "Content-Type": "text/plain",
+        "Transfer-Encoding": "chunked",
+      });
+      const res = await exchange(server.port, head, {
+        body: chunked(32 * MIB),
+        timeoutMs: HANG_MS,
+        headOnly: true,
+        waitForBody: true,
+      });
+      assert.equal(res.status, 413, `after ${Math.round(res.ms)} ms`);
+      assert.ok(res.bodySent, "the client could send all of its body");
+    },
+  );
 
   const after = await server.fetch("/");
   assert.equal(after.status, 200);

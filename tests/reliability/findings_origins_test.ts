@@ -48,7 +48,14 @@ function call(server: TestServer, id: string, host: string, origin: string, refe
 }
 
 /** The same action posted as a form (JavaScript off), which answers with a 303. */
-function postForm(server: TestServer, id: string, host: string, origin: string, referer: string) {
+function postForm(
+  server: TestServer,
+  id: string,
+  host: string,
+  origin: string,
+  referer: string,
+  body = "note=hello",
+) {
   return send(
     server.port,
     requestBytes(server.port, {
@@ -60,7 +67,7 @@ function postForm(server: TestServer, id: string, host: string, origin: string, 
         ["Origin", origin],
         ["Referer", referer],
       ],
-      body: "note=hello",
+      body,
     }),
   );
 }
@@ -80,6 +87,16 @@ Deno.test("finding 13: APP_ORIGIN behind a proxy", async (t) => {
     const form = await postForm(server, echo, "app.example", PUBLIC, `${PUBLIC}/about?x=1`);
     assert.equal(form.status, 303);
     assert.equal(form.headers.get("location"), "/about?x=1");
+  });
+
+  await t.step("the form state of an HTTPS origin rides in a Secure cookie", async () => {
+    // `$ACTION_KEY`: React's key for a form's `useActionState`, whose result is carried over.
+    const body = "note=hello&%24ACTION_KEY=k1";
+    const form = await postForm(server, echo, "app.example", PUBLIC, `${PUBLIC}/about`, body);
+    assert.equal(form.status, 303);
+    const cookie = form.headers.get("set-cookie") ?? "";
+    assert.match(cookie, /^app-form-state=/);
+    assert.match(cookie, /; Secure\b/, "the proxy's TLS, not the server's plain HTTP, decides");
   });
 
   await t.step("an Origin other than APP_ORIGIN: 403", async () => {
