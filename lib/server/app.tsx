@@ -29,6 +29,7 @@ import { requestLog } from "./request_log.ts";
 import { registerRoutes } from "./routes.ts";
 import { nonceOf, securityHeaders } from "./security.ts";
 import { staticFiles } from "./static.ts";
+import { tracedMiddleware } from "./telemetry.ts";
 import type { PageProps, RenderInit, State } from "./types.ts";
 
 export interface App {
@@ -47,6 +48,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
   const failed = failures({ dev, root: options.root, telemetry });
   const clock = deadlineClock(options.requestTimeoutMs);
   const closing = new AbortController();
+  const span = telemetry?.span?.bind(telemetry);
 
   const app = new Hono();
   app.use(requestId());
@@ -90,6 +92,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
     origins: options.origins,
     failures: failed,
     claim: claimInMemory(),
+    telemetry,
   });
 
   const render = (
@@ -101,31 +104,34 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
   ) => {
     const formState = formStateOf(c);
     const nonce = nonceOf(c);
-    return renderPage(tree, {
-      context: { nonce, assets: manifest.assets },
-      head: (
-        <>
-          {devScript?.(nonce)}
-          {telemetry?.head?.(c)}
-          {formStateHead(formState)}
-        </>
-      ),
-      formState,
-      props: pageProps(c, params, data),
-      status: init?.status ?? 200,
-      headers: init?.headers,
-      signal: c.req.raw.signal,
-      deadline: c.get("deadline"),
-      clock,
-      onStreamError: (error) => failed.boundary(c, error),
-    });
+    const rendered = () =>
+      renderPage(tree, {
+        context: { nonce, assets: manifest.assets },
+        head: (
+          <>
+            {devScript?.(nonce)}
+            {telemetry?.head?.(c)}
+            {formStateHead(formState)}
+          </>
+        ),
+        formState,
+        props: pageProps(c, params, data),
+        status: init?.status ?? 200,
+        headers: init?.headers,
+        signal: c.req.raw.signal,
+        deadline: c.get("deadline"),
+        clock,
+        onStreamError: (error) => failed.boundary(c, error),
+      });
+    // Until the shell is ready: what streams after it is the request's, not the render call's.
+    return span ? span("render", rendered) : rendered();
   };
   registerRoutes(app, manifest.routes, (c, route, data, init) => {
     const page = route.module.default;
     if (!page) throw new Error(`routes/${route.file} has no default export to render`);
     const tree = { app: manifest.app, layouts: route.layouts, page };
     return render(c, tree, c.req.param() as Record<string, string>, data, init);
-  });
+  }, telemetry);
 
   const notFoundTree: PageTree = {
     app: manifest.app,
@@ -137,7 +143,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
     return render(c, notFoundTree, {}, undefined, { status: 404 });
   };
   // No route matched: the root folder's middleware runs first, as for any page.
-  const rootChain = manifest.rootMiddlewares.flatMap(middlewaresOf);
+  const rootChain = tracedMiddleware(manifest.rootMiddlewares.flatMap(middlewaresOf), telemetry);
   const unmatched = rootChain.length ? every(...rootChain) : undefined;
   app.notFound(async (c) => {
     if (!unmatched) return await renderNotFound(c);
