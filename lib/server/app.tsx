@@ -73,6 +73,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
       prefix: "/_app",
       immutable: true,
       precompressed: true,
+      hidden: options.serveSourceMaps ? undefined : /\.map$/,
     },
     { dir: join(options.root, "static"), prefix: "", immutable: false },
   ));
