@@ -17,7 +17,9 @@ const REQUIRED = ["SENTRY_AUTH_TOKEN", "SENTRY_ORG", "SENTRY_PROJECT"];
 const missing = REQUIRED.filter((name) => !Deno.env.get(name));
 if (missing.length > 0) {
   console.error(
-    `Cannot upload source maps: ${missing.join(", ")} ${missing.length > 1 ? "are" : "is"} not set.\n` +
+    `Cannot upload source maps: ${missing.join(", ")} ${
+      missing.length > 1 ? "are" : "is"
+    } not set.\n` +
       "Set SENTRY_AUTH_TOKEN (an auth token with the project:releases scope), SENTRY_ORG and " +
       "SENTRY_PROJECT (their slugs); SENTRY_URL too for a self-hosted Sentry.",
   );
