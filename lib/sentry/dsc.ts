@@ -25,9 +25,11 @@ export interface DscSource {
 }
 
 const isSampled = (ids: SpanIds) => (ids.traceFlags & 1) === 1;
+const INVALID_TRACE = "0".repeat(32);
 
+/** A span that is part of a trace: OpenTelemetry's no-op spans carry an all-zero trace id. */
 export const isValidSpan = (ids: SpanIds | undefined): ids is SpanIds =>
-  !!ids && /^[0-9a-f]{32}$/.test(ids.traceId) && !/^0+$/.test(ids.traceId);
+  ids?.traceId.length === 32 && ids.traceId !== INVALID_TRACE;
 
 /** `{traceId}-{spanId}-{1|0}`: the `sentry-trace` header and `<meta name="sentry-trace">`. */
 export function sentryTraceOf(ids: SpanIds): string {
@@ -41,11 +43,13 @@ export function sentryTraceOf(ids: SpanIds): string {
  * `traceparent` flag), the number is moved to agree with that decision, as Sentry's SDKs do.
  */
 export function sampleRandOf(traceId: string, sampled: boolean, rate?: number): string {
-  let rand = Number(BigInt(`0x${traceId.slice(16)}`) >> 11n) / 2 ** 53; // 53 bits: exact
+  // The low 64 bits' first 52: as many as a double holds exactly, and far more than 6 digits need.
+  let rand = parseInt(traceId.slice(16, 29), 16) / 2 ** 52;
   if (rate !== undefined && sampled !== rand < rate) {
     rand = sampled ? rand * rate : rate + rand * (1 - rate);
   }
-  return rand.toFixed(6);
+  // Cut, not rounded: a number just below the rate must stay below it.
+  return (Math.floor(rand * 1e6) / 1e6).toFixed(6);
 }
 
 /** A new DSC, for a trace that began here or came in without one. */
@@ -99,4 +103,37 @@ export function dscToBaggage(dsc: Dsc): string {
     .filter(([, value]) => value !== "")
     .map(([key, value]) => `sentry-${key}=${encodeURIComponent(value)}`)
     .join(",");
+}
+
+/**
+ * `dscToBaggage(traceDsc(…))`, for every page: a trace that came without a DSC (most do) gets the
+ * entries of this service encoded once, after its own.
+ */
+export function traceBaggage(
+  ids: SpanIds,
+  incomingBaggage: string | null | undefined,
+  source: DscSource,
+): string {
+  if (incomingBaggage?.includes("sentry-")) {
+    return dscToBaggage(traceDsc(ids, incomingBaggage, source));
+  }
+  const sampled = isSampled(ids);
+  return `sentry-trace_id=${ids.traceId},sentry-sampled=${sampled},sentry-sample_rand=${
+    sampleRandOf(ids.traceId, sampled, source.sampleRate)
+  },${serviceEntries(source)}`;
+}
+
+const SERVICE_ENTRIES = new WeakMap<DscSource, string>();
+
+function serviceEntries(source: DscSource): string {
+  let entries = SERVICE_ENTRIES.get(source);
+  if (entries === undefined) {
+    const { trace_id: _, sampled: __, sample_rand: ___, ...service } = newDsc(
+      { traceId: INVALID_TRACE, spanId: "", traceFlags: 0 },
+      source,
+    );
+    entries = dscToBaggage(service);
+    SERVICE_ENTRIES.set(source, entries);
+  }
+  return entries;
 }

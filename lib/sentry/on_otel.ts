@@ -25,7 +25,7 @@ import { isNotFoundRoute } from "../errors/not_found.ts";
 import { activeBaggageHeader } from "../otel/request_span.ts";
 import type { Reporter } from "../otel/telemetry.ts";
 import { browserConnectSources, privateHosts, type SentryConfig } from "./config.ts";
-import { type DscSource, dscToBaggage, isValidSpan, sentryTraceOf, traceDsc } from "./dsc.ts";
+import { type DscSource, isValidSpan, sentryTraceOf, traceBaggage, traceDsc } from "./dsc.ts";
 import { propagateOnFetch } from "./otel_fetch.ts";
 import { sentryHead } from "./page.tsx";
 import { scrubIntegration } from "./scrub.ts";
@@ -74,8 +74,8 @@ export function startSentryOnOtel(config: SentryConfig, sampleRate?: number): Re
       if (isNotFoundRoute(c)) return null;
       const ids = span?.spanContext();
       if (!isValidSpan(ids)) return head(undefined);
-      const dsc = traceDsc(ids, c.req.header("baggage"), source);
-      return head({ sentryTrace: sentryTraceOf(ids), baggage: dscToBaggage(dsc) });
+      const baggage = traceBaggage(ids, c.req.header("baggage"), source);
+      return head({ sentryTrace: sentryTraceOf(ids), baggage });
     },
     connectSources: browserConnectSources(config),
     flush: async (timeoutMs) => {
