@@ -32,6 +32,10 @@ export const VARIANTS = (dsn: string): Variant[] => [
     env: { SENTRY_DSN: dsn, SENTRY_TRACES_SAMPLE_RATE: "1.0" },
   },
   {
+    name: "OpenTelemetry, rate 0.1, Sentry errors",
+    env: { SENTRY_DSN: dsn, SENTRY_TRACES_SAMPLE_RATE: "0.1" },
+  },
+  {
     name: "Sentry SDK tracing, rate 1.0",
     env: { SENTRY_DSN: dsn, SENTRY_TRACES_SAMPLE_RATE: "1.0", SENTRY_OTLP: "0" },
   },

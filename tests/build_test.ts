@@ -51,7 +51,7 @@ Deno.test("the build: minified, content-hashed chunks, stable across unrelated c
       assert.match(name, /^[\w-]+-[A-Z0-9]{8}\.js$/);
       // Then the Sentry debug ID its map shares (see sourcemaps_test.ts).
       const tail = new RegExp(
-        `\n//# sourceMappingURL=${name}\\.map\n\n//# debugId=[0-9a-f-]{36}\n?$`,
+        `\n//# sourceMappingURL=${name}\\.map\n//# debugId=[0-9a-f-]{36}\n$`,
       );
       assert.match(await read(name), tail, name);
     }

@@ -1,6 +1,6 @@
 /**
  * Source maps for Sentry: the production build gives every chunk and its map one debug ID (and the
- * chunk the snippet that registers it); `deno task sentry:sourcemaps` uploads them with
+ * chunk the line that registers it); `deno task sentry:sourcemaps` uploads them with
  * `sentry-cli` — against a stand-in for Sentry's API on 127.0.0.1 — or, without credentials, says
  * which are missing and fails; `SERVE_SOURCE_MAPS=0` stops serving the maps.
  */
@@ -41,7 +41,7 @@ Deno.test("source maps for Sentry", async (t) => {
       const code = await Deno.readTextFile(join(assets, script));
       const id = code.match(new RegExp(`\\n//# debugId=(${UUID})\\s*$`))?.[1];
       assert.ok(id, `${script} ends with //# debugId=`);
-      assert.ok(code.includes(`_sentryDebugIds[n]="${id}"`), `${script} registers its ID`);
+      assert.ok(code.startsWith(`(globalThis._sentryDebugIds??={})[new Error().stack]="${id}";\n`));
       const map = JSON.parse(await Deno.readTextFile(join(assets, `${script}.map`)));
       assert.equal(map.debugId, id, `${script}.map`);
       // What is served is what the map maps: the compressed copies hold the ID too.

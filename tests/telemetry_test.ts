@@ -372,3 +372,36 @@ Deno.test("telemetry: Deno's OpenTelemetry alone, Sentry off", async () => {
     null,
   ]);
 });
+
+Deno.test("telemetry: a request that is not sampled: no span of the app's, failures still linked", async () => {
+  await using project = await telemetryProject();
+  await using rx = startOtlpReceiver();
+  await using sentry = startSentryReceiver();
+  await using server = await startServer({
+    ...otlpEnv(rx),
+    OTEL_TRACES_SAMPLER: "parentbased_always_on",
+    SENTRY_DSN: sentry.dsn,
+    SENTRY_TRACES_SAMPLE_RATE: "1",
+  }, { root: project.root });
+  // The caller decided: not sampled (flag 00).
+  const unsampled = { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-00` };
+  const html = await (await server.fetch("/blog/hello-world", { headers: unsampled })).text();
+  assert.match(
+    html,
+    new RegExp(`<meta name="sentry-trace" content="${CALLER_TRACE}-[0-9a-f]{16}-0"`),
+  );
+  await (await server.fetch("/boom", { headers: unsampled })).text();
+  const line = await server.waitForLog((l) => l.path === "/boom");
+  const event = await sentry.waitFor(isErrorEvent);
+  assert.equal(line.trace_id, CALLER_TRACE);
+  assert.match(String(line.span_id), /^[0-9a-f]{16}$/);
+  assert.deepEqual(
+    [event.payload.contexts.trace.trace_id, event.payload.contexts.trace.span_id],
+    [line.trace_id, line.span_id],
+  );
+  assert.equal((event.envelope.trace as Record<string, string>).sampled, "false");
+  // A sampled request after them: once its spans are here, theirs would have been too.
+  await (await server.fetch("/about")).text();
+  await rx.span((s) => s.name === "GET /about");
+  assert.deepEqual(rx.spans.filter((s) => s.traceId === CALLER_TRACE), [], "nothing exported");
+});

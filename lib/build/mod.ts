@@ -14,8 +14,8 @@ import { filesBelow } from "./files.ts";
 import { buildDir, fingerprint, ignoreNotFound } from "./fingerprint.ts";
 import { manifestSource } from "./manifest_file.ts";
 import { precompress } from "./precompress.ts";
+import { injectDebugIds } from "./debug_ids.ts";
 import { scan } from "./scan.ts";
-import { injectDebugIds } from "./sentry_cli.ts";
 
 export interface BuildOptions {
   root: string;

@@ -88,7 +88,7 @@ function resourceAttributes({ environment, release }: OtlpSource): string {
  * the `sample_rate` and `sample_rand` of the trace's Sentry DSC. Undefined when it is no ratio.
  */
 export function headSampleRate(env: Env): number | undefined {
-  const sampler = env("OTEL_TRACES_SAMPLER") ?? "parentbased_always_on";
+  const sampler = env("OTEL_TRACES_SAMPLER") ?? "always_on"; // Deno's default
   if (sampler.endsWith("always_on")) return 1;
   if (sampler.endsWith("always_off")) return 0;
   if (!sampler.endsWith("traceidratio")) return undefined;

@@ -63,6 +63,8 @@ export const requestSpan: MiddlewareHandler = async function requestSpan(c, next
     if (continued) return await runUnder(c, next, continued);
   }
   c.set("otelSpan", denoSpan);
+  // Not sampled: its ids still link the failures and logs of the request; naming it is wasted.
+  if (!sampled(denoSpan)) return await next();
   try {
     await next();
   } finally {
@@ -70,6 +72,11 @@ export const requestSpan: MiddlewareHandler = async function requestSpan(c, next
     respond(c, denoSpan);
   }
 };
+
+/** Whether the span goes out: Deno records spans that are not sampled as well, for nothing. */
+export function sampled(span: Span | undefined): span is Span {
+  return span !== undefined && (span.spanContext().traceFlags & 1) === 1;
+}
 
 /** The request's work under the span continuing the caller's trace, which ends when Deno's does. */
 async function runUnder(c: Context, next: Next, span: Span): Promise<void> {

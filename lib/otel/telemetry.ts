@@ -17,6 +17,7 @@ import {
   requestContext,
   requestSpan,
   responded,
+  sampled,
   streamedFact,
   tracer,
 } from "./request_span.ts";
@@ -64,8 +65,12 @@ export function otelTelemetry(reporter?: Reporter): Telemetry {
   };
 }
 
-/** A child span of the active one, ended when `work` returns or its promise settles. */
+/**
+ * A child span of the active one, ended when `work` returns or its promise settles. None under a
+ * span that is not sampled: Deno would record and end it all the same, for nothing to export.
+ */
 function childSpan<T>(name: string, work: () => T): T {
+  if (!sampled(trace.getActiveSpan())) return work();
   return tracer.startActiveSpan(name, (span) => {
     let result: T;
     try {
@@ -88,6 +93,7 @@ function within<T>(c: Context, work: () => T): T {
 
 /** The digest on the request's span, or on a child of it once the span has ended. */
 function markFailed(c: Context, span: Span, digest: string): void {
+  if (!sampled(span)) return;
   if (responded(c)) streamedFact(c, span, { [DIGEST_ATTRIBUTE]: digest }, true);
   else span.setAttribute(DIGEST_ATTRIBUTE, digest);
 }
