@@ -105,33 +105,34 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
   ) => {
     const formState = formStateOf(c);
     const nonce = nonceOf(c);
-    const rendered = () =>
-      renderPage(tree, {
-        context: { nonce, assets: manifest.assets },
-        head: (
-          <>
-            {devScript?.(nonce)}
-            {telemetry?.head?.(c)}
-            {formStateHead(formState)}
-          </>
-        ),
-        formState,
-        props: pageProps(c, params, data),
-        status: init?.status ?? 200,
-        headers: init?.headers,
-        signal: c.req.raw.signal,
-        deadline: c.get("deadline"),
-        clock,
-        onStreamError: (error) => failed.boundary(c, error),
-      });
-    // Until the shell is ready: what streams after it is the request's, not the render call's.
-    return span ? span("render", rendered) : rendered();
+    return renderPage(tree, {
+      context: { nonce, assets: manifest.assets },
+      head: (
+        <>
+          {devScript?.(nonce)}
+          {telemetry?.head?.(c)}
+          {formStateHead(formState)}
+        </>
+      ),
+      formState,
+      props: pageProps(c, params, data),
+      status: init?.status ?? 200,
+      headers: init?.headers,
+      signal: c.req.raw.signal,
+      deadline: c.get("deadline"),
+      clock,
+      onStreamError: (error) => failed.boundary(c, error),
+    });
   };
+  // Until the shell is ready: what streams after it is the request's, not the render call's.
+  const renderSpan: typeof render = span
+    ? (...args) => span("render", () => render(...args))
+    : render;
   registerRoutes(app, manifest.routes, (c, route, data, init) => {
     const page = route.module.default;
     if (!page) throw new Error(`routes/${route.file} has no default export to render`);
     const tree = { app: manifest.app, layouts: route.layouts, page };
-    return render(c, tree, c.req.param() as Record<string, string>, data, init);
+    return renderSpan(c, tree, c.req.param() as Record<string, string>, data, init);
   }, telemetry);
 
   const notFoundTree: PageTree = {
@@ -141,7 +142,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
   };
   const renderNotFound = (c: Context) => {
     markNotFoundRoute(c);
-    return render(c, notFoundTree, {}, undefined, { status: 404 });
+    return renderSpan(c, notFoundTree, {}, undefined, { status: 404 });
   };
   // No route matched: the root folder's middleware runs first, as for any page.
   const rootChain = tracedMiddleware(manifest.rootMiddlewares.flatMap(middlewaresOf), telemetry);
