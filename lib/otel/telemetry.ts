@@ -11,7 +11,7 @@ import { context, type Span, trace } from "@opentelemetry/api";
 import type { Context, Hono } from "hono";
 import type { ReactNode } from "react";
 import { isNotFoundRoute } from "../errors/not_found.ts";
-import type { FailureLinks, Telemetry } from "../server/telemetry.ts";
+import type { Telemetry } from "../server/telemetry.ts";
 import {
   DIGEST_ATTRIBUTE,
   requestContext,
@@ -46,23 +46,24 @@ export function otelTelemetry(reporter?: Reporter): Telemetry {
     captureFailure(error, digest, c) {
       const span = c ? c.get("otelSpan") : trace.getActiveSpan();
       if (c && span) markFailed(c, span, digest);
-      const eventId = reporter && !(c && isNotFoundRoute(c))
-        ? (c
-          ? within(c, () => reporter.capture(error, digest, c))
-          : reporter.capture(error, digest))
-        : null;
       const ids = span?.spanContext();
-      const links: FailureLinks = {
+      return {
         trace_id: ids?.traceId ?? null,
         span_id: ids?.spanId ?? null,
-        sentry_event_id: eventId,
+        sentry_event_id: reporter ? report(reporter, error, digest, c) : null,
       };
-      return links;
     },
     head: head && ((c) => head(c, c.get("otelSpan"))),
     connectSources: reporter?.connectSources,
     flush: (timeoutMs) => reporter?.flush(timeoutMs) ?? Promise.resolve(),
   };
+}
+
+/** The reporter's event: in the request's trace context, none for the not-found page. */
+function report(reporter: Reporter, error: unknown, digest: string, c?: Context): string | null {
+  if (!c) return reporter.capture(error, digest);
+  if (isNotFoundRoute(c)) return null;
+  return within(c, () => reporter.capture(error, digest, c));
 }
 
 /**
