@@ -17,6 +17,7 @@ import type { Failures } from "../errors/failure.ts";
 import { bodyRefusal, limitBody } from "../server/bodies.ts";
 import { log } from "../server/log.ts";
 import { type ActionEntry, middlewaresOf } from "../server/manifest.ts";
+import { type Telemetry, tracedMiddleware } from "../server/telemetry.ts";
 import { decodeInvocation, type Invocation, PayloadRejected } from "./decode.ts";
 import { flashFormState, formState } from "./form_state.ts";
 import { isRedirect } from "./redirect.ts";
@@ -32,6 +33,8 @@ export interface EndpointOptions {
   /** The app's public origins; unset, the request's own. */
   origins?: string[];
   failures: Failures;
+  /** Spans for each action (`action signGuestbook`) and its middleware. */
+  telemetry?: Telemetry;
 }
 
 declare module "hono" {
@@ -47,9 +50,12 @@ const FORM_TYPE = /^(multipart\/form-data|application\/x-www-form-urlencoded)\b/
 
 /** Mounted at `ACTION_PATH`; errors go to the app's handler like any route's. */
 export function actionEndpoint(options: EndpointOptions): Hono {
-  const { registry, maxBytes, origins } = options;
+  const { registry, maxBytes, origins, telemetry } = options;
   const guards = new Map(
-    [...registry.values()].map((entry) => [entry.id, chainOf(entry)]),
+    [...registry.values()].map((entry) => [entry.id, chainOf(entry, telemetry)]),
+  );
+  const calls = new Map(
+    [...registry.values()].map((entry) => [entry.id, callOf(entry, telemetry)]),
   );
   const endpoint = new Hono();
   endpoint.use(noStore);
@@ -63,15 +69,24 @@ export function actionEndpoint(options: EndpointOptions): Hono {
     // doubles Hono's own cost per request.
     contextStorage(),
     (c, next) => guards.get(c.get("action").id)!(c, next),
-    (c) => limitBody(c, maxBytes) ?? runAction(c, options),
+    (c) => limitBody(c, maxBytes) ?? runAction(c, calls.get(c.get("action").id)!, options),
   );
   return endpoint;
 }
 
 /** The folder's middleware, as one: nothing to run for a module with none. */
-function chainOf(entry: ActionEntry): MiddlewareHandler {
-  const chain = entry.middlewares.flatMap(middlewaresOf);
+function chainOf(entry: ActionEntry, telemetry?: Telemetry): MiddlewareHandler {
+  const chain = tracedMiddleware(entry.middlewares.flatMap(middlewaresOf), telemetry);
   return chain.length === 0 ? (_c, next) => next() : every(...chain);
+}
+
+type Call = (args: unknown[]) => Promise<unknown>;
+
+/** Calls the action, as a span named after it where telemetry makes spans. */
+function callOf(entry: ActionEntry, telemetry?: Telemetry): Call {
+  const span = telemetry?.span?.bind(telemetry);
+  const name = `action ${entry.name}`;
+  return span ? (args) => span(name, () => entry.action(...args)) : (args) => entry.action(...args);
 }
 
 const noStore: MiddlewareHandler = async function noStore(c, next) {
@@ -104,7 +119,7 @@ function knownAction(registry: Registry): MiddlewareHandler {
   };
 }
 
-async function runAction(c: Context, options: EndpointOptions): Promise<Response> {
+async function runAction(c: Context, call: Call, options: EndpointOptions): Promise<Response> {
   const entry = c.get("action");
   let invocation: Invocation;
   try {
@@ -115,12 +130,12 @@ async function runAction(c: Context, options: EndpointOptions): Promise<Response
   const { args, form } = invocation;
   if (!form) {
     c.set("stubCall", true);
-    return await callResponse(c, entry, args, options.failures);
+    return await callResponse(c, call, args, options.failures);
   }
 
   let result: unknown;
   try {
-    result = await entry.action(...args);
+    result = await call(args);
   } catch (error) {
     if (isRedirect(error)) return c.redirect(error.location, 303);
     throw error; // the app's error handler: the failure screen
@@ -138,12 +153,12 @@ async function runAction(c: Context, options: EndpointOptions): Promise<Response
 /** The answer to the stub: the result as `devalue`, or a digest the browser can show. */
 async function callResponse(
   c: Context,
-  entry: ActionEntry,
+  call: Call,
   args: unknown[],
   failures: Failures,
 ): Promise<Response> {
   try {
-    const result = await entry.action(...args);
+    const result = await call(args);
     const location = redirectOf(result);
     if (location) return c.body(null, 200, { [REDIRECT_HEADER]: location });
     return c.body(encodeResult(result), 200, { "Content-Type": "application/json" });

@@ -9,13 +9,13 @@
  */
 import { logUnhandledRejection } from "../errors/failure.ts";
 import { log } from "../server/log.ts";
-import { loadSentry } from "../sentry/mod.ts";
 import { withRelease } from "../sentry/config.ts";
 import { type App, createApp } from "../server/app.tsx";
 import type { Manifest } from "../server/manifest.ts";
 import type { Telemetry } from "../server/telemetry.ts";
 import { PROJECT_ROOT } from "./root.ts";
 import { type Settings, settingsOrExit } from "./settings.ts";
+import { loadTelemetry } from "./telemetry.ts";
 
 export interface Started {
   app: App;
@@ -27,9 +27,9 @@ export async function appFromEnv(
   manifest: Manifest,
   settings: Settings = settingsOrExit(),
 ): Promise<Started> {
-  const telemetry = settings.sentry
-    ? await loadSentry(withRelease(settings.sentry, manifest.buildId))
-    : undefined;
+  const telemetry = await loadTelemetry(
+    settings.sentry && withRelease(settings.sentry, manifest.buildId),
+  );
   const app = createApp(manifest, { ...settings.app, root: PROJECT_ROOT, telemetry });
   surviveUnhandledRejections(telemetry);
   return { app, settings, telemetry };
