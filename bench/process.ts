@@ -82,7 +82,7 @@ export async function start(
   }
   let stopped: Promise<void> | undefined;
   const stop = () => stopped ??= kill(child, "SIGTERM");
-  const pid = () => args[0] === "task" ? childOf(child.process.pid) : child.process.pid;
+  const pid = () => args[0] === "task" ? serverOf(child.process.pid) : child.process.pid;
   return { origin, pid, stop, [Symbol.asyncDispose]: stop };
 }
 
@@ -119,8 +119,15 @@ export async function rssMb(pid: number): Promise<number> {
   return Number(kb[1]) / 1024;
 }
 
-function childOf(pid: number): number {
-  const children = Deno.readTextFileSync(`/proc/${pid}/task/${pid}/children`).trim().split(" ");
-  if (children.length !== 1 || !children[0]) throw new Error(`process ${pid} has no single child`);
-  return Number(children[0]);
+/**
+ * The server below the task runner: its child, or that child's child when the launcher runs the
+ * server in a process of its own (see `lib/cli/launch.ts`).
+ */
+function serverOf(pid: number): number {
+  const children = (of: number) =>
+    Deno.readTextFileSync(`/proc/${of}/task/${of}/children`).trim().split(" ").filter(Boolean);
+  const [child, ...more] = children(pid);
+  if (!child || more.length) throw new Error(`process ${pid} has no single child`);
+  const [server, ...others] = children(Number(child));
+  return server && others.length === 0 ? Number(server) : Number(child);
 }

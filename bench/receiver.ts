@@ -1,7 +1,8 @@
 /**
  * @module
- * A stand-in for Sentry's ingest on loopback: accepts envelopes (`/api/<project>/envelope/`),
- * answers 200 at once and counts what arrived, so "Sentry on" costs what sending really costs.
+ * A stand-in for Sentry's ingest on loopback: accepts envelopes (`/api/<project>/envelope/`) and
+ * OTLP exports (`/api/<project>/integration/otlp/v1/…`), answers 200 at once and counts what
+ * arrived, so "Sentry on" costs what sending really costs.
  */
 
 export interface Receiver extends AsyncDisposable {
@@ -10,11 +11,14 @@ export interface Receiver extends AsyncDisposable {
   /** Envelope item types seen so far, with counts (`transaction`, `event`, …). */
   items: Map<string, number>;
   envelopes(): number;
+  /** How many OTLP exports (traces, logs) were posted. */
+  otlpPosts(): number;
 }
 
 export function startReceiver(): Receiver {
   const items = new Map<string, number>();
   let envelopes = 0;
+  let otlpPosts = 0;
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
     if (req.method === "POST" && /\/envelope\/?$/.test(new URL(req.url).pathname)) {
       envelopes++;
@@ -27,6 +31,7 @@ export function startReceiver(): Receiver {
         items.set(type, (items.get(type) ?? 0) + 1);
       }
     } else {
+      if (/\/integration\/otlp\//.test(new URL(req.url).pathname)) otlpPosts++;
       await req.body?.cancel();
     }
     return Response.json({});
@@ -35,6 +40,7 @@ export function startReceiver(): Receiver {
     dsn: `http://public@127.0.0.1:${server.addr.port}/1`,
     items,
     envelopes: () => envelopes,
+    otlpPosts: () => otlpPosts,
     [Symbol.asyncDispose]: () => server.shutdown(),
   };
 }

@@ -3,10 +3,11 @@
  * Micro-benchmark: the framework's renderer (`renderPage`) turning each SSR page's tree into a
  * complete HTML stream, read to the end — no HTTP. Needs `deno task build` (the manifest).
  */
-import "../lib/node_env.ts";
+import "../lib/cli/node_env.ts";
 import manifest from "../_build/manifest.gen.ts";
-import { registerIsland } from "../lib/islands.tsx";
-import { renderPage } from "../lib/render.tsx";
+import { registerIsland } from "../lib/islands/registry.ts";
+import { renderPage } from "../lib/render/page.tsx";
+import { deadlineClock } from "../lib/server/deadline.ts";
 import { SSR_PAGES } from "./pages.ts";
 
 for (const island of manifest.islands) registerIsland(island.name, island.module.default);
@@ -22,6 +23,7 @@ for (const [path, file] of Object.entries(SSR_PAGES)) {
       props: { data: undefined, params: {}, url, state: {} },
       status: 200,
       signal: new AbortController().signal,
+      clock: deadlineClock(0),
     });
     await res.arrayBuffer();
   });

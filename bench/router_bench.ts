@@ -3,7 +3,7 @@
  * Micro-benchmark: Hono's router matching URLs against the manifest's route patterns, as the
  * server registers them (most specific first). Needs `deno task build` (the manifest).
  */
-import "../lib/node_env.ts";
+import "../lib/cli/node_env.ts";
 import { Hono } from "hono";
 import manifest from "../_build/manifest.gen.ts";
 

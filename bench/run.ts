@@ -2,14 +2,15 @@
  * @module
  * `deno task bench`: every performance figure of the framework in one run, on loopback, side by
  * side with its target — SSR throughput and latency against a bare `Deno.serve` +
- * `renderToReadableStream` of the same tree (Sentry off, and on when `lib/sentry` sends), bytes
- * to the browser, cold start, build time, memory under load and the micro-benchmarks. Runs on a
+ * `renderToReadableStream` of the same tree (Sentry off, and on when `lib/sentry` sends), what
+ * telemetry costs against telemetry off (`bench/telemetry.ts`), bytes to the browser, cold start, build time, memory under load and the micro-benchmarks. Runs on a
  * copy of the project, so edits made meanwhile cannot skew it. Prints a Markdown table and writes
  * `bench/results/latest.json`.
  *
  * Durations (env): BENCH_SECONDS per wrk run (5), BENCH_ROUNDS of each comparison each way (2, so
  * 4 rounds: each server twice on each CPU), BENCH_CONNECTIONS (50), BENCH_MEMORY_SECONDS (60, in 5
- * rounds), BENCH_RUNS cold starts and builds (5), BENCH_MICRO=0 skips `deno bench`.
+ * rounds), BENCH_RUNS cold starts and builds (5), BENCH_MICRO=0 skips `deno bench`,
+ * BENCH_TELEMETRY=0 the telemetry comparison.
  */
 import { join } from "node:path";
 import { copyProject, PROJECT_ROOT } from "../tests/helpers/project_copy.ts";
@@ -18,6 +19,7 @@ import { examplePages, examplePaths, SSR_PAGES } from "./pages.ts";
 import { coldStart, pin, rssMb, type Running, start } from "./process.ts";
 import { startReceiver } from "./receiver.ts";
 import { fmt, type Row, table } from "./report.ts";
+import { type Pair, pair, startVariant, VARIANTS } from "./telemetry.ts";
 import { rotatingScript, wrk, type WrkResult } from "./wrk.ts";
 
 const setting = (name: string, fallback: number) => Number(Deno.env.get(name) ?? fallback);
@@ -27,6 +29,7 @@ const CONNECTIONS = setting("BENCH_CONNECTIONS", 50);
 const MEMORY_SECONDS = setting("BENCH_MEMORY_SECONDS", 60);
 const RUNS = setting("BENCH_RUNS", 5);
 const MICRO = Deno.env.get("BENCH_MICRO") !== "0";
+const TELEMETRY = Deno.env.get("BENCH_TELEMETRY") !== "0";
 /** The framework, exactly as `deno task start` runs it. */
 const START = ["task", "start"];
 /** The limit: the same component tree on a bare `Deno.serve`. */
@@ -40,6 +43,8 @@ const TARGET = {
   coldStartMs: 250,
   buildMs: 1000,
   rssMb: 150,
+  /** Every request traced (OpenTelemetry, Sentry errors) against telemetry off. */
+  ratioTraced: 0.85,
   /** "No growth" between the 2nd and 5th memory rounds, allowing for GC noise. */
   growth: 0.1,
 };
@@ -89,6 +94,7 @@ if (hasSentry) {
     await start(root, START, {
       SENTRY_DSN: receiver.dsn,
       SENTRY_TRACES_SAMPLE_RATE: "1.0",
+      SENTRY_OTLP: "0", // the SDK's own tracing: the comparison this section has always made
     }),
   );
   for (let i = 0; i < 20 && !receiver.items.get("transaction"); i++) {
@@ -182,6 +188,36 @@ for (const [path, byMode] of Object.entries(ssrSummary)) {
   }
 }
 if (sentryNote) rows.push({ measure: "SSR, Sentry on", value: "not measured", target: sentryNote });
+
+// Telemetry against telemetry off, side by side (see bench/telemetry.ts). `/streaming` waits on
+// timers, not the CPU: the two pages that do work say what tracing costs.
+const telemetry: Record<string, Record<string, Pair[]>> = {};
+if (TELEMETRY) {
+  for (const variant of VARIANTS(receiver.dsn)) {
+    await using it = await startVariant(root, variant, receiver);
+    for (const path of ["/list", "/counter"]) {
+      const rounds: Pair[] = (telemetry[variant.name] ??= {})[path] = [];
+      const load = { seconds: SECONDS, connections: CONNECTIONS };
+      await pair(servers.off, it, path, { ...load, round: 0 }); // warm-up
+      for (let round = 0; round < 2 * ROUNDS; round++) {
+        progress(`telemetry: ${variant.name}, ${path}, round ${round + 1}/${2 * ROUNDS}`);
+        rounds.push(await pair(servers.off, it, path, { ...load, round }));
+      }
+      const rps = median(rounds.map((r) => r.rpsRatio));
+      const cpu = median(rounds.map((r) => r.cpuRatio));
+      const traced = variant.name.startsWith("OpenTelemetry");
+      rows.push({
+        measure: `Telemetry: ${variant.name}, ${path}: req/s and CPU per request vs off`,
+        value: `${fmt.ratio(rps)} / ${fmt.ratio(cpu)} (${
+          mean(rounds.map((r) => r.cpuUs)).toFixed(0)
+        } vs ${mean(rounds.map((r) => r.offCpuUs)).toFixed(0)} µs)`,
+        target: traced ? `≥ ${fmt.ratio(TARGET.ratioTraced)}` : "—",
+        pass: traced ? rps >= TARGET.ratioTraced && rounds.every((r) => r.errors === 0) : undefined,
+      });
+    }
+  }
+  for (const server of Object.values(servers)) await pin(server.pid(), "all");
+}
 
 // Bytes to the browser, from the Sentry-on server when there is one (the SDK must stay off the
 // critical path) — and the Sentry-off one otherwise.
@@ -311,6 +347,7 @@ const results = {
   },
   ssr,
   ssrSummary,
+  telemetry,
   bytes,
   memory,
   coldStartMs: coldMs,

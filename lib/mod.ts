@@ -24,5 +24,6 @@ export type { FailureLinks, Telemetry } from "./server/telemetry.ts";
 export type { Manifest } from "./server/manifest.ts";
 export { defineRoute } from "./server/define.ts";
 export { requestContext } from "./server/context.ts";
+export { bodyLimit } from "./server/bodies.ts";
 export { notFound } from "./errors/not_found.ts";
 export { redirect } from "./actions/redirect.ts";

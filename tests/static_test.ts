@@ -107,7 +107,7 @@ Deno.test("static files and island assets", async (t) => {
       await again.body?.cancel();
       assert.equal(again.status, 304, url);
 
-      const map = /\/\/# sourceMappingURL=([\w.-]+\.map)\s*$/.exec(code)?.[1];
+      const map = /^\/\/# sourceMappingURL=([\w.-]+\.map)$/m.exec(code)?.[1];
       assert.ok(map, `${url} links its source map`);
       const mapRes = await server.fetch(`/_app/${map}`);
       assert.equal(mapRes.status, 200, map);

@@ -11,11 +11,13 @@
  */
 import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { every } from "hono/combine";
+import { contextStorage } from "hono/context-storage";
 import { csrf } from "hono/csrf";
 import type { Failures } from "../errors/failure.ts";
 import { bodyRefusal, limitBody } from "../server/bodies.ts";
 import { log } from "../server/log.ts";
 import { type ActionEntry, middlewaresOf } from "../server/manifest.ts";
+import { type Telemetry, tracedMiddleware } from "../server/telemetry.ts";
 import { decodeInvocation, type Invocation, PayloadRejected } from "./decode.ts";
 import { flashFormState, formState } from "./form_state.ts";
 import { isRedirect } from "./redirect.ts";
@@ -31,12 +33,16 @@ export interface EndpointOptions {
   /** The app's public origins; unset, the request's own. */
   origins?: string[];
   failures: Failures;
+  /** Spans for each action (`action signGuestbook`) and its middleware. */
+  telemetry?: Telemetry;
 }
 
 declare module "hono" {
   interface ContextVariableMap {
     /** The action a request to the endpoint calls, once known. */
     action: ActionEntry;
+    /** Set for a call from an island's stub, which reads a failure's digest as JSON. */
+    stubCall: true;
   }
 }
 
@@ -44,9 +50,12 @@ const FORM_TYPE = /^(multipart\/form-data|application\/x-www-form-urlencoded)\b/
 
 /** Mounted at `ACTION_PATH`; errors go to the app's handler like any route's. */
 export function actionEndpoint(options: EndpointOptions): Hono {
-  const { registry, maxBytes, origins } = options;
+  const { registry, maxBytes, origins, telemetry } = options;
   const guards = new Map(
-    [...registry.values()].map((entry) => [entry.id, chainOf(entry)]),
+    [...registry.values()].map((entry) => [entry.id, chainOf(entry, telemetry)]),
+  );
+  const calls = new Map(
+    [...registry.values()].map((entry) => [entry.id, callOf(entry, telemetry)]),
   );
   const endpoint = new Hono();
   endpoint.use(noStore);
@@ -56,16 +65,28 @@ export function actionEndpoint(options: EndpointOptions): Hono {
     csrf(origins ? { origin: origins } : undefined),
     onlyForms,
     knownAction(registry),
+    // `requestContext()` for the action and its middleware; only here, where it is needed: it
+    // doubles Hono's own cost per request.
+    contextStorage(),
     (c, next) => guards.get(c.get("action").id)!(c, next),
-    (c) => limitBody(c, maxBytes) ?? runAction(c, options),
+    (c) => limitBody(c, maxBytes) ?? runAction(c, calls.get(c.get("action").id)!, options),
   );
   return endpoint;
 }
 
 /** The folder's middleware, as one: nothing to run for a module with none. */
-function chainOf(entry: ActionEntry): MiddlewareHandler {
-  const chain = entry.middlewares.flatMap(middlewaresOf);
+function chainOf(entry: ActionEntry, telemetry?: Telemetry): MiddlewareHandler {
+  const chain = tracedMiddleware(entry.middlewares.flatMap(middlewaresOf), telemetry);
   return chain.length === 0 ? (_c, next) => next() : every(...chain);
+}
+
+type Call = (args: unknown[]) => Promise<unknown>;
+
+/** Calls the action, as a span named after it where telemetry makes spans. */
+function callOf(entry: ActionEntry, telemetry?: Telemetry): Call {
+  const span = telemetry?.span?.bind(telemetry);
+  const name = `action ${entry.name}`;
+  return span ? (args) => span(name, () => entry.action(...args)) : (args) => entry.action(...args);
 }
 
 const noStore: MiddlewareHandler = async function noStore(c, next) {
@@ -98,7 +119,7 @@ function knownAction(registry: Registry): MiddlewareHandler {
   };
 }
 
-async function runAction(c: Context, options: EndpointOptions): Promise<Response> {
+async function runAction(c: Context, call: Call, options: EndpointOptions): Promise<Response> {
   const entry = c.get("action");
   let invocation: Invocation;
   try {
@@ -107,11 +128,14 @@ async function runAction(c: Context, options: EndpointOptions): Promise<Response
     return bodyRefusal(c) ?? badRequest(c, error);
   }
   const { args, form } = invocation;
-  if (!form) return await callResponse(c, entry, args, options.failures);
+  if (!form) {
+    c.set("stubCall", true);
+    return await callResponse(c, call, args, options.failures);
+  }
 
   let result: unknown;
   try {
-    result = await entry.action(...args);
+    result = await call(args);
   } catch (error) {
     if (isRedirect(error)) return c.redirect(error.location, 303);
     throw error; // the app's error handler: the failure screen
@@ -121,7 +145,7 @@ async function runAction(c: Context, options: EndpointOptions): Promise<Response
   const page = formPage(c, options.origins);
   if (form.key !== null) {
     const state = formState(result, form.key, entry.id, form.bound);
-    flashFormState(c, options.secret, page.pathname, state);
+    flashFormState(c, options.secret, page.pathname, state, page.secure);
   }
   return c.redirect(page.pathname + page.search, 303);
 }
@@ -129,20 +153,28 @@ async function runAction(c: Context, options: EndpointOptions): Promise<Response
 /** The answer to the stub: the result as `devalue`, or a digest the browser can show. */
 async function callResponse(
   c: Context,
-  entry: ActionEntry,
+  call: Call,
   args: unknown[],
   failures: Failures,
 ): Promise<Response> {
   try {
-    const result = await entry.action(...args);
+    const result = await call(args);
     const location = redirectOf(result);
     if (location) return c.body(null, 200, { [REDIRECT_HEADER]: location });
     return c.body(encodeResult(result), 200, { "Content-Type": "application/json" });
   } catch (error) {
     if (isRedirect(error)) return c.body(null, 200, { [REDIRECT_HEADER]: error.location });
-    const { digest, details } = failures.record(c, error, 500);
-    return c.json({ digest, details }, 500);
+    return stubFailure(c, failures, error);
   }
+}
+
+/**
+ * A failed call from an island's stub: the digest as JSON, which the stub turns into an error the
+ * island can show. Also for what fails around the action (its deadline passing, say).
+ */
+export function stubFailure(c: Context, failures: Failures, error: unknown): Response {
+  const { digest, details } = failures.record(c, error, 500);
+  return c.json({ digest, details }, 500);
 }
 
 /** A body that cannot be read, or that the decoder refused: logged as a warning, no digest. */
@@ -170,10 +202,14 @@ function redirectOf(result: unknown): string | undefined {
  * The page the form was on, for the 303 back to it: the `Referer` when it is one of our origins,
  * the home page otherwise. Only its path and query are kept, with one leading slash, so no
  * `Referer` (`http://host//evil.example/`, `http://host/\evil.example/`) can point off-site.
+ * `secure`: the page is served over HTTPS — behind a proxy, by its public origin, not our URL.
  */
-function formPage(c: Context, origins: string[] | undefined): { pathname: string; search: string } {
+function formPage(c: Context, origins: string[] | undefined) {
   const referer = URL.parse(c.req.header("referer") ?? "");
   const ours = origins ?? [new URL(c.req.url).origin];
-  if (!referer || !ours.includes(referer.origin)) return { pathname: "/", search: "" };
-  return { pathname: `/${referer.pathname.replace(/^[/\\]+/, "")}`, search: referer.search };
+  const origin = referer && ours.includes(referer.origin) ? referer.origin : ours[0];
+  const secure = origin.startsWith("https:");
+  if (!referer || origin !== referer.origin) return { pathname: "/", search: "", secure };
+  const pathname = `/${referer.pathname.replace(/^[/\\]+/, "")}`;
+  return { pathname, search: referer.search, secure };
 }

@@ -65,7 +65,13 @@ export function claimInMemory(): Claim {
 }
 
 /** Stores `state` for the next GET of `path` (the page the form was on). */
-export function flashFormState(c: Context, secret: string, path: string, state: FormState): void {
+export function flashFormState(
+  c: Context,
+  secret: string,
+  path: string,
+  state: FormState,
+  secure: boolean,
+): void {
   let value: string;
   try {
     const flash: Flash = {
@@ -93,7 +99,7 @@ export function flashFormState(c: Context, secret: string, path: string, state: 
     maxAge: MAX_AGE_SECONDS,
     httpOnly: true,
     sameSite: "Lax",
-    secure: new URL(c.req.url).protocol === "https:",
+    secure,
   });
 }
 

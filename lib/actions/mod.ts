@@ -9,6 +9,7 @@ import type { Context, Hono } from "hono";
 import { createElement, type ReactNode } from "react";
 import type { Failures } from "../errors/failure.ts";
 import type { ManifestActions } from "../server/manifest.ts";
+import type { Telemetry } from "../server/telemetry.ts";
 import { FORM_STATE_META } from "../shared/form_state_meta.ts";
 import { actionEndpoint } from "./endpoint.ts";
 import { type Claim, type FormState, restoreFormState } from "./form_state.ts";
@@ -24,6 +25,8 @@ export interface ActionOptions {
   failures: Failures;
   /** Makes a form's state apply once (see `form_state.ts`). */
   claim: Claim;
+  /** Spans for each action and its middleware. */
+  telemetry?: Telemetry;
 }
 
 export function mountActions(

@@ -1,8 +1,9 @@
 /**
  * @module
- * The build: scan `routes/` and `islands/`, bundle the browser side (and, for production, compress
- * it), write the manifest and the fingerprint of the sources it was made from. Production builds
- * into `_build/`, development into `_build/dev/`, so neither disturbs a server of the other. The
+ * The build: scan `routes/` and `islands/`, bundle the browser side (and, for production, give its
+ * scripts Sentry debug IDs and compress them), write the manifest and the fingerprint of the
+ * sources it was made from. Production builds into `_build/`, development into `_build/dev/`, so
+ * neither disturbs a server of the other. The
  * assets of the last few builds stay on disk: a server still running an earlier build (while
  * `deno task build` or the tests build beside it) keeps every chunk its pages name.
  */
@@ -13,6 +14,7 @@ import { bundle } from "./bundle.ts";
 import { filesBelow } from "./files.ts";
 import { buildDir, fingerprint, ignoreNotFound } from "./fingerprint.ts";
 import { manifestSource } from "./manifest_file.ts";
+import { injectDebugIds } from "./debug_ids.ts";
 import { precompress } from "./precompress.ts";
 import { type Scan, scan } from "./scan.ts";
 
@@ -31,7 +33,10 @@ export async function build({ root, dev }: BuildOptions): Promise<void> {
   await mkdir(join(root, assetDir), { recursive: true });
   const bundled = await bundle({ root, outDir: assetDir, islands: found.islands, actions, dev });
   const files = bundled.files;
-  if (!dev) files.push(...await precompress(join(root, assetDir), files));
+  if (!dev) {
+    await injectDebugIds(join(root, assetDir), files);
+    files.push(...await precompress(join(root, assetDir), files));
+  }
   await keepRecentAssets(join(root, outDir), files);
 
   const print = await fingerprint(root, dev);

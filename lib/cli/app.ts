@@ -4,16 +4,18 @@
  * `deno serve`) and `lib/cli/start.ts` (`deno task start`, and the server `deno task dev` runs).
  * Settings that make no sense stop the start here, with a message naming each and exit code 1.
  * Telemetry is loaded only when configured. The process's one listener for unhandled rejections is
- * installed here too: the app itself touches nothing process-wide.
+ * installed here too, and the way out for a server that can no longer serve (`serverFailed`): the
+ * app itself touches nothing process-wide.
  */
 import { logUnhandledRejection } from "../errors/failure.ts";
-import { loadSentry } from "../sentry/mod.ts";
+import { log } from "../server/log.ts";
 import { withRelease } from "../sentry/config.ts";
 import { type App, createApp } from "../server/app.tsx";
 import type { Manifest } from "../server/manifest.ts";
 import type { Telemetry } from "../server/telemetry.ts";
 import { PROJECT_ROOT } from "./root.ts";
 import { type Settings, settingsOrExit } from "./settings.ts";
+import { loadTelemetry } from "./telemetry.ts";
 
 export interface Started {
   app: App;
@@ -25,9 +27,9 @@ export async function appFromEnv(
   manifest: Manifest,
   settings: Settings = settingsOrExit(),
 ): Promise<Started> {
-  const telemetry = settings.sentry
-    ? await loadSentry(withRelease(settings.sentry, manifest.buildId))
-    : undefined;
+  const telemetry = await loadTelemetry(
+    settings.sentry && withRelease(settings.sentry, manifest.buildId),
+  );
   const app = createApp(manifest, { ...settings.app, root: PROJECT_ROOT, telemetry });
   surviveUnhandledRejections(telemetry);
   return { app, settings, telemetry };
@@ -38,12 +40,45 @@ let surviving = false;
 /**
  * A promise rejected with nobody to handle it (an un-awaited call in a handler, say) would end the
  * process and every request in flight with it: it is logged with a digest and reported instead.
+ * Except the server's own death: under `deno serve` nobody awaits `Deno.serve`'s `finished`, so
+ * its accept loop failing (no more file descriptors) arrives here, and surviving it would leave a
+ * process that answers nothing, or one that exits 0 as if asked to.
  */
 function surviveUnhandledRejections(telemetry?: Telemetry): void {
   if (surviving) return;
   surviving = true;
   addEventListener("unhandledrejection", (event) => {
     event.preventDefault();
-    logUnhandledRejection(event.reason, telemetry);
+    if (isServeLoopFailure(event.reason)) {
+      void serverFailed(`the server failed: ${event.reason}`, telemetry);
+    } else {
+      logUnhandledRejection(event.reason, telemetry);
+    }
   });
+}
+
+/**
+ * How `Deno.serve`'s `finished` rejects when its accept loop fails (Deno 2.9: any error of the
+ * native loop but a shutdown): with `Deno.errors.Http`, thrown by Deno's own code — no frame of
+ * ours. `Deno.errors.Http` thrown synchronously to a handler (a WebSocket upgrade, say) carries the
+ * handler's frames.
+ */
+function isServeLoopFailure(reason: unknown): boolean {
+  if (!(reason instanceof Deno.errors.Http)) return false;
+  const frames = (reason.stack ?? "").split("\n").filter((line) => /^\s+at /.test(line));
+  return frames.length > 0 && frames.every((frame) => frame.includes("ext:deno_http/"));
+}
+
+let failed: Promise<never> | undefined;
+
+/**
+ * The end of a server that can no longer accept connections: one JSON line (`"fatal": true`),
+ * what telemetry still holds sent (bounded), and exit code 1, for a supervisor to restart it.
+ */
+export function serverFailed(why: string, telemetry?: Telemetry): Promise<never> {
+  return failed ??= (async () => {
+    log("error", why, { fatal: true });
+    await telemetry?.flush(2000); // bounded: an unreachable Sentry must not hold the exit
+    Deno.exit(1);
+  })();
 }

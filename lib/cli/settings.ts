@@ -80,6 +80,7 @@ const SCHEMAS = {
   APP_ORIGIN: list(origin),
   ALLOWED_HOSTS: list(host),
   TRUST_PROXY: flag,
+  SERVE_SOURCE_MAPS: flag,
 };
 
 type Parsed = { [K in keyof typeof SCHEMAS]?: v.InferOutput<typeof SCHEMAS[K]> };
@@ -119,6 +120,7 @@ export function readSettings(env: Env): Settings {
       origins: parsed.APP_ORIGIN,
       allowedHosts: parsed.ALLOWED_HOSTS,
       trustProxy: parsed.TRUST_PROXY,
+      serveSourceMaps: parsed.SERVE_SOURCE_MAPS,
     },
     sentry: sentry.config,
   };

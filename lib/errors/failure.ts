@@ -43,17 +43,23 @@ export function failures({ dev, root, telemetry }: FailureOptions): Failures {
   const record = (c: Context, error: unknown, status: number): Failure => {
     const digest = digestOf(error);
     const described = describe(error);
-    const links = telemetry?.captureFailure(error, digest, c) ?? NO_LINKS;
-    log("error", headline(described), {
-      digest,
-      method: c.req.method,
-      path: c.req.path,
-      route: c.get("route") ?? null,
-      status,
-      request_id: c.get("requestId") ?? null,
-      ...links,
-      error: described,
-    });
+    const report = () => {
+      const links = telemetry?.captureFailure(error, digest, c) ?? NO_LINKS;
+      log("error", headline(described), {
+        digest,
+        method: c.req.method,
+        path: c.req.path,
+        route: c.get("route") ?? null,
+        status,
+        request_id: c.get("requestId") ?? null,
+        ...links,
+        error: described,
+      });
+    };
+    // In the request's trace context: the line is linked to the request's span where the
+    // platform links logs to traces (Deno Deploy), also once the response went out.
+    if (telemetry?.within) telemetry.within(c, report);
+    else report();
     return { digest, host: new URL(c.req.url).hostname, details: details(described) };
   };
 

@@ -20,6 +20,11 @@ export interface SentryConfig {
   spotlight?: string;
   /** Names beyond the built-in list whose values never reach Sentry (`SENTRY_SCRUB_FIELDS`). */
   scrubFields: string[];
+  /**
+   * `deno task start` runs the server with Deno's OpenTelemetry exporting to Sentry's OTLP endpoint
+   * (`SENTRY_OTLP`, on by default; see `otel/env.ts`).
+   */
+  otlp: boolean;
 }
 
 export const TUNNEL_PATH = "/_sentry";
@@ -44,6 +49,8 @@ export function readSentryConfig(
   check("SENTRY_SPOTLIGHT", spotlight !== null, "1, 0 or the sidecar's URL");
   const tunnel = flag(env("SENTRY_TUNNEL"));
   check("SENTRY_TUNNEL", tunnel !== null, "1 or 0");
+  const otlp = env("SENTRY_OTLP") ? flag(env("SENTRY_OTLP")) : true;
+  check("SENTRY_OTLP", otlp !== null, "1 or 0");
   const rate = env("SENTRY_TRACES_SAMPLE_RATE");
   const tracesSampleRate = rate ? Number(rate) : dev ? 1 : 0.1;
   check("SENTRY_TRACES_SAMPLE_RATE", tracesSampleRate >= 0 && tracesSampleRate <= 1, "0 to 1");
@@ -62,6 +69,7 @@ export function readSentryConfig(
       spotlight: spotlight || undefined,
       scrubFields: env("SENTRY_SCRUB_FIELDS")?.split(",").map((f) => f.trim()).filter(Boolean) ??
         [],
+      otlp: otlp === true,
     },
   };
 }
@@ -96,4 +104,12 @@ export function browserConnectSources(config: SentryConfig): string[] {
   const sources = config.spotlight ? [new URL(config.spotlight).origin] : [];
   if (config.dsn && !config.tunnel) sources.push(new URL(config.dsn).origin);
   return sources;
+}
+
+/** Where tracing headers and spans must never go: Sentry's ingest and the Spotlight sidecar. */
+export function privateHosts(config: SentryConfig): string[] {
+  const hosts: string[] = [];
+  if (config.dsn) hosts.push(new URL(config.dsn).host);
+  if (config.spotlight) hosts.push(new URL(config.spotlight).host);
+  return hosts;
 }

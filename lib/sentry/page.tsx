@@ -3,16 +3,22 @@
  * What a page carries for the browser SDK: the request's trace (`sentry-trace`, `baggage` meta
  * tags, continued by the pageload transaction) and the SDK chunk with its settings, which the
  * island runtime reads (`client/sentry_loader.ts`). No script: a page without islands stays free
- * of JavaScript, and one with islands loads the SDK after it has hydrated.
+ * of JavaScript, and one with islands loads the SDK after it has hydrated. The trace comes from
+ * whatever traces the request: Sentry's span, or Deno's OpenTelemetry span.
  */
-import { type Span, spanToBaggageHeader, spanToTraceHeader } from "@sentry/core";
 import { type ReactNode, use } from "react";
 import { RenderContext } from "../render/context.ts";
 import type { SentryConfig } from "./config.ts";
 import { SENTRY_META, type SentryPageSettings } from "./page_settings.ts";
 
+/** The request's trace, as the page's meta tags carry it. */
+export interface PageTrace {
+  sentryTrace: string;
+  baggage?: string;
+}
+
 /** Builds, once, what each page gets: its trace, and the SDK's settings. */
-export function sentryHead(config: SentryConfig): (span: Span | undefined) => ReactNode {
+export function sentryHead(config: SentryConfig): (trace: PageTrace | undefined) => ReactNode {
   const browser: SentryPageSettings["config"] = {
     dsn: config.dsn,
     environment: config.environment,
@@ -31,17 +37,13 @@ export function sentryHead(config: SentryConfig): (span: Span | undefined) => Re
     }
     return settings.content;
   };
-  return (span) => {
-    // From the span itself, not `getTraceData()`: that gives nothing without a DSN (Spotlight only).
-    const baggage = span && spanToBaggageHeader(span);
-    return (
-      <>
-        {span && <meta name="sentry-trace" content={spanToTraceHeader(span)} />}
-        {baggage && <meta name="baggage" content={baggage} />}
-        <SdkSettings settingsFor={settingsFor} />
-      </>
-    );
-  };
+  return (trace) => (
+    <>
+      {trace && <meta name="sentry-trace" content={trace.sentryTrace} />}
+      {trace?.baggage && <meta name="baggage" content={trace.baggage} />}
+      <SdkSettings settingsFor={settingsFor} />
+    </>
+  );
 }
 
 function SdkSettings({ settingsFor }: { settingsFor: (sdk: string) => string }) {

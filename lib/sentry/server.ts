@@ -7,8 +7,10 @@
  */
 import {
   captureException,
-  dsnFromString,
   type Event,
+  type Span,
+  spanToBaggageHeader,
+  spanToTraceHeader,
   withActiveSpan,
   withIsolationScope,
 } from "@sentry/core";
@@ -16,10 +18,10 @@ import { flush, getDefaultIntegrations, globalHandlersIntegration, init } from "
 import type { Context } from "hono";
 import { isNotFoundRoute } from "../errors/not_found.ts";
 import type { FailureLinks, Telemetry } from "../server/telemetry.ts";
-import { browserConnectSources, type SentryConfig } from "./config.ts";
+import { browserConnectSources, privateHosts, type SentryConfig } from "./config.ts";
 import { outgoingFetchIntegration } from "./fetch.ts";
 import { attachRequest, NOT_FOUND_ATTRIBUTE, requestTraceOf, sentryTracing } from "./middleware.ts";
-import { sentryHead } from "./page.tsx";
+import { type PageTrace, sentryHead } from "./page.tsx";
 import { scrubIntegration } from "./scrub.ts";
 import { spotlightIntegration } from "./spotlight.ts";
 import { sentryTunnel } from "./tunnel.ts";
@@ -55,7 +57,7 @@ export function startSentry(config: SentryConfig): Telemetry {
     captureFailure: (error, digest, c) =>
       c ? captureFailure(c, error, digest) : captureUnhandled(error, digest),
     /** The page's part: none for the not-found page, so its browser sends nothing either. */
-    head: (c: Context) => isNotFoundRoute(c) ? null : head(requestTraceOf(c)?.span),
+    head: (c: Context) => isNotFoundRoute(c) ? null : head(pageTraceOf(requestTraceOf(c)?.span)),
     connectSources: browserConnectSources(config),
     flush: async (timeoutMs) => {
       await flush(timeoutMs);
@@ -108,11 +110,10 @@ function isNotFoundTransaction(event: Event): boolean {
   return event.contexts?.trace?.data?.[NOT_FOUND_ATTRIBUTE] === true;
 }
 
-/** Where tracing headers must never go: Sentry's ingest and the Spotlight sidecar. */
-function privateHosts(config: SentryConfig): string[] {
-  const hosts: string[] = [];
-  const dsn = config.dsn ? dsnFromString(config.dsn) : undefined;
-  if (dsn) hosts.push(dsn.port ? `${dsn.host}:${dsn.port}` : dsn.host);
-  if (config.spotlight) hosts.push(new URL(config.spotlight).host);
-  return hosts;
+/**
+ * The span's trace for the page: from the span itself, not `getTraceData()`, which gives nothing
+ * without a DSN (Spotlight only).
+ */
+function pageTraceOf(span: Span | undefined): PageTrace | undefined {
+  return span && { sentryTrace: spanToTraceHeader(span), baggage: spanToBaggageHeader(span) };
 }

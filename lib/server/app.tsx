@@ -8,11 +8,11 @@
  */
 import { type Context, Hono } from "hono";
 import { every } from "hono/combine";
-import { contextStorage } from "hono/context-storage";
 import { HTTPException } from "hono/http-exception";
 import { requestId } from "hono/request-id";
 import { join } from "node:path";
 import { claimInMemory } from "../actions/form_state.ts";
+import { stubFailure } from "../actions/endpoint.ts";
 import { formStateHead, formStateOf, mountActions } from "../actions/mod.ts";
 import { isRedirect } from "../actions/redirect.ts";
 import { failures } from "../errors/failure.ts";
@@ -29,6 +29,7 @@ import { requestLog } from "./request_log.ts";
 import { registerRoutes } from "./routes.ts";
 import { nonceOf, securityHeaders } from "./security.ts";
 import { staticFiles } from "./static.ts";
+import { tracedMiddleware } from "./telemetry.ts";
 import type { PageProps, RenderInit, State } from "./types.ts";
 
 export interface App {
@@ -47,6 +48,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
   const failed = failures({ dev, root: options.root, telemetry });
   const clock = deadlineClock(options.requestTimeoutMs);
   const closing = new AbortController();
+  const span = telemetry?.span?.bind(telemetry);
 
   const app = new Hono();
   app.use(requestId());
@@ -71,6 +73,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
       prefix: "/_app",
       immutable: true,
       precompressed: true,
+      hidden: options.serveSourceMaps ? undefined : /\.map$/,
     },
     { dir: join(options.root, "static"), prefix: "", immutable: false },
   ));
@@ -82,7 +85,6 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
     await withinDeadline(next(), deadline);
   });
   app.use(guardBodies(options.bodyBudget));
-  app.use(contextStorage());
   telemetry?.routes?.(app);
   if (telemetry?.middleware) app.use(telemetry.middleware);
   mountActions(app, manifest.actions, {
@@ -90,6 +92,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
     origins: options.origins,
     failures: failed,
     claim: claimInMemory(),
+    telemetry,
   });
 
   const render = (
@@ -119,12 +122,16 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
       onStreamError: (error) => failed.boundary(c, error),
     });
   };
+  // Until the shell is ready: what streams after it is the request's, not the render call's.
+  const renderSpan: typeof render = span
+    ? (...args) => span("render", () => render(...args))
+    : render;
   registerRoutes(app, manifest.routes, (c, route, data, init) => {
     const page = route.module.default;
     if (!page) throw new Error(`routes/${route.file} has no default export to render`);
     const tree = { app: manifest.app, layouts: route.layouts, page };
-    return render(c, tree, c.req.param() as Record<string, string>, data, init);
-  });
+    return renderSpan(c, tree, c.req.param() as Record<string, string>, data, init);
+  }, telemetry);
 
   const notFoundTree: PageTree = {
     app: manifest.app,
@@ -133,10 +140,10 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
   };
   const renderNotFound = (c: Context) => {
     markNotFoundRoute(c);
-    return render(c, notFoundTree, {}, undefined, { status: 404 });
+    return renderSpan(c, notFoundTree, {}, undefined, { status: 404 });
   };
   // No route matched: the root folder's middleware runs first, as for any page.
-  const rootChain = manifest.rootMiddlewares.flatMap(middlewaresOf);
+  const rootChain = tracedMiddleware(manifest.rootMiddlewares.flatMap(middlewaresOf), telemetry);
   const unmatched = rootChain.length ? every(...rootChain) : undefined;
   app.notFound(async (c) => {
     if (!unmatched) return await renderNotFound(c);
@@ -163,6 +170,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
         return failed.response(c, failure); // `_404.tsx` itself threw
       }
     }
+    if (c.get("stubCall")) return stubFailure(c, failed, error);
     return failed.response(c, error);
   }
   app.onError((error, c) => answerError(c, error));

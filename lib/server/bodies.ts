@@ -3,9 +3,11 @@
  * Request bodies on a budget. While a body is being received, its bytes count against one budget
  * shared by every request of the app; a body that would go past it is refused with 503 and
  * `Retry-After`, before it is buffered. A body still arriving when the request's deadline passes
- * is cut off with 408 and the connection closed. A route can set a limit of its own
- * (`limitBody`): past it, 413. So slow, stalled or oversized uploads can hold neither memory nor
- * connections for long. Requests without a body pass untouched.
+ * is cut off with 408 and `Connection: close`. A route can set a limit of its own (`limitBody`):
+ * past it, 413. So slow, stalled or oversized uploads hold neither memory nor a handler for long.
+ * (The socket is Deno's: it stays open until the client has sent what it announced or goes away,
+ * whatever the response says; a reverse proxy's body timeout is what closes it. See
+ * docs/reliability.md.) Requests without a body pass untouched.
  *
  * Whatever reads the body (a server action, the tunnel, a handler's `req.json()`) sees the cut as
  * a failed read; the refusal is recorded on the request, and the error handlers answer with it
@@ -76,6 +78,7 @@ export function guardBodies(budget: number): MiddlewareHandler {
           ended = true;
           uncount();
           c.set("bodyRefused", status);
+          logRefusal(c, status);
           controller.error(new BodyRefused(status));
           reader?.cancel().catch(() => {});
         };
@@ -137,19 +140,44 @@ export function limitBody(c: Context, max: number): Response | undefined {
   return undefined;
 }
 
-/** The answer to a request whose body was refused, or undefined if it was not. */
+/**
+ * Middleware for a `_middleware.ts`: the folder's requests may carry at most `max` bytes of body
+ * (413 past it). Unlike `hono/body-limit`, a refused body is never left half-read, which would
+ * leave a client still sending it stuck.
+ */
+export function bodyLimit(max: number): MiddlewareHandler {
+  return async function bodyLimit(c, next) {
+    const refused = limitBody(c, max);
+    if (refused) return refused;
+    await next();
+  };
+}
+
+/**
+ * The answer to a request whose body was refused, or undefined if it was not. Both the reader and
+ * the error handlers may ask (the deadline fails the handler as it cuts the body): the refusal was
+ * logged once, when it happened.
+ */
 export function bodyRefusal(c: Context): Response | undefined {
   const status = c.get("bodyRefused");
-  return status && refuse(c, status);
+  return status && answer(c, status);
 }
 
 function refuse(c: Context, status: Refusal): Response {
+  logRefusal(c, status);
+  return answer(c, status);
+}
+
+function logRefusal(c: Context, status: Refusal): void {
   log("warn", new BodyRefused(status).message, {
     method: c.req.method,
     path: c.req.path,
     status,
     request_id: c.get("requestId") ?? null,
   });
+}
+
+function answer(c: Context, status: Refusal): Response {
   const headers: Record<string, string> = status === 503
     ? { "Retry-After": RETRY_AFTER_SECONDS }
     : { Connection: "close" };

@@ -38,6 +38,11 @@ export interface AppOptions {
    * the connection. Only behind a proxy that sets it: otherwise any client could claim any address.
    */
   trustProxy?: boolean;
+  /**
+   * Serve the build's source maps (`/_app/*.js.map`). Off once they are uploaded to Sentry (see
+   * docs/telemetry.md): stacks are still readable there, and the sources stay private.
+   */
+  serveSourceMaps?: boolean;
   /** Errors and traces (Sentry, OpenTelemetry); none by default. */
   telemetry?: Telemetry;
 }
@@ -57,6 +62,7 @@ export const DEFAULT_OPTIONS = {
   bodyBudget: 64 * 1024 * 1024,
   logRequests: false,
   trustProxy: false,
+  serveSourceMaps: true,
 } as const;
 
 export function resolveOptions(options: AppOptions): ResolvedOptions {

@@ -7,6 +7,7 @@
  */
 import type { Context, Hono, MiddlewareHandler } from "hono";
 import { type ManifestRoute, middlewaresOf } from "./manifest.ts";
+import { type Telemetry, tracedMiddleware } from "./telemetry.ts";
 import type {
   AnyParams,
   Handler,
@@ -32,9 +33,14 @@ export type PageRenderer = (
   init?: RenderInit,
 ) => Promise<Response>;
 
-export function registerRoutes(app: Hono, routes: ManifestRoute[], render: PageRenderer): void {
+export function registerRoutes(
+  app: Hono,
+  routes: ManifestRoute[],
+  render: PageRenderer,
+  telemetry?: Telemetry,
+): void {
   for (const route of routes) {
-    const chain = route.middlewares.flatMap(middlewaresOf);
+    const chain = tracedMiddleware(route.middlewares.flatMap(middlewaresOf), telemetry);
     app.all(route.pattern, named(route.name), ...chain, dispatcher(route, render));
   }
 }

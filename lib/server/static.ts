@@ -24,6 +24,8 @@ export interface StaticMount {
   immutable: boolean;
   /** Files may have compressed copies beside them (`x.js.br`, `x.js.gz`; see build/precompress). */
   precompressed?: boolean;
+  /** Files not to serve: source maps, say, once uploaded to Sentry (`SERVE_SOURCE_MAPS=0`). */
+  hidden?: RegExp;
 }
 
 const COMPRESSED_COPY = /\.(br|gz)$/;
@@ -50,6 +52,7 @@ function listFiles(mounts: StaticMount[]) {
     for (const file of filesBelow(mount.dir)) {
       const url = `${mount.prefix}/${file}`;
       if (files.has(url) || (mount.precompressed && COMPRESSED_COPY.test(file))) continue;
+      if (mount.hidden?.test(file)) continue;
       const path = join(mount.dir, file);
       const info = statSync(path);
       // Weak: the compressed copies are the same content, and share it.

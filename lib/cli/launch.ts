@@ -1,0 +1,39 @@
+/**
+ * @module
+ * `deno task start`: the server (`start.ts`), with Deno's OpenTelemetry exporting to Sentry when
+ * `SENTRY_DSN` is set and tracing is wanted (`SENTRY_TRACES_SAMPLE_RATE` above 0, `SENTRY_OTLP` not
+ * 0). Deno reads its `OTEL_*` settings only as a process starts, so then the server runs as a child
+ * process with them added (`otel/env.ts`; whatever `OTEL_*` the operator set wins), this one
+ * passing SIGTERM and SIGINT on and ending with its exit code. With nothing to add, the server runs
+ * right here, in this process.
+ */
+import "./node_env.ts";
+import { sentryOtlpEnv } from "../otel/env.ts";
+import { settingsOrExit } from "./settings.ts";
+
+const SERVER = new URL("./start.ts", import.meta.url);
+
+const { sentry } = settingsOrExit();
+const env = (name: string) => Deno.env.get(name);
+const added = sentry?.dsn && sentry.otlp && sentry.tracesSampleRate > 0
+  ? sentryOtlpEnv({ ...sentry, dsn: sentry.dsn, sampleRate: sentry.tracesSampleRate }, env)
+  : {};
+
+if (Object.keys(added).length === 0) {
+  await import(SERVER.href);
+} else {
+  // `--v8-flags` travel in DENO_V8_FLAGS (see deno.json), which the child inherits.
+  const server = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", SERVER.pathname],
+    env: added,
+  }).spawn();
+  for (const signal of ["SIGTERM", "SIGINT"] as const) {
+    Deno.addSignalListener(signal, () => {
+      try {
+        server.kill(signal);
+      } catch { /* it has exited already */ }
+    });
+  }
+  // A server ended by a signal it did not handle exits with 128 + its number, as in a shell.
+  Deno.exit((await server.status).code);
+}

@@ -1,0 +1,97 @@
+/**
+ * @module
+ * The environment that turns Deno's OpenTelemetry on and points it at Sentry, for the launcher
+ * (`cli/launch.ts`): Deno reads every `OTEL_*` variable once, as the process starts, so they must be
+ * set before the server's process exists. Traces go to Sentry's OTLP endpoint for the DSN,
+ * `{scheme}://{host}/api/{project}/integration/otlp/v1/traces` with `x-sentry-auth: sentry
+ * sentry_key={public key}`, and so do console logs (`…/v1/logs`), each line with the ids of the span
+ * it was written in. Whatever `OTEL_*` the operator set stays as it is: an endpoint of theirs (a local
+ * collector, say) takes the signal's destination and headers with it.
+ */
+
+type Env = (name: string) => string | undefined;
+
+export interface OtlpSource {
+  dsn: string;
+  /** SENTRY_TRACES_SAMPLE_RATE: the ratio of new traces Deno samples. */
+  sampleRate: number;
+  environment: string;
+  release?: string;
+}
+
+const FALSE = ["0", "false", "no", "off"];
+
+/**
+ * The variables to add for `source`, those the operator set left out: nothing when the operator
+ * turned OpenTelemetry off (`OTEL_DENO=false`) or the platform runs it (Deno Deploy).
+ */
+export function sentryOtlpEnv(source: OtlpSource, env: Env): Record<string, string> {
+  const own = env("OTEL_DENO");
+  if ((own !== undefined && FALSE.includes(own.toLowerCase())) || env("DENO_DEPLOYMENT_ID")) {
+    return {};
+  }
+  const { base, publicKey } = sentryOtlpBase(source.dsn);
+  const auth = otlpHeaders({ "x-sentry-auth": `sentry sentry_key=${publicKey}` });
+  const computed: Record<string, string> = {
+    OTEL_DENO: "true",
+    // Parent-based: a caller's decision (the browser's `-1`/`-0`) is kept; the ratio decides new
+    // traces. It also lets an unsampled parent keep Sentry's own posts out of every trace.
+    OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
+    OTEL_TRACES_SAMPLER_ARG: String(source.sampleRate),
+    // Sentry takes no OTLP metrics: off, or Deno would post them to localhost:4318 every minute.
+    OTEL_DENO_METRICS: "false",
+    OTEL_SERVICE_NAME: "app",
+    OTEL_RESOURCE_ATTRIBUTES: resourceAttributes(source),
+  };
+  const general = env("OTEL_EXPORTER_OTLP_ENDPOINT") !== undefined;
+  for (const signal of ["TRACES", "LOGS"]) {
+    if (general || env(`OTEL_EXPORTER_OTLP_${signal}_ENDPOINT`) !== undefined) continue;
+    // A per-signal endpoint is taken as it is: nothing is appended to it.
+    computed[`OTEL_EXPORTER_OTLP_${signal}_ENDPOINT`] = `${base}/v1/${signal.toLowerCase()}`;
+    computed[`OTEL_EXPORTER_OTLP_${signal}_HEADERS`] = auth;
+  }
+  return Object.fromEntries(Object.entries(computed).filter(([name]) => env(name) === undefined));
+}
+
+/** `{scheme}://{host}{/path}/api/{project}/integration/otlp` and the public key of a DSN. */
+export function sentryOtlpBase(dsn: string): { base: string; publicKey: string } {
+  const url = new URL(dsn);
+  const [, path, project] = url.pathname.match(/^(.*)\/(\d+)$/) ?? [];
+  if (!url.username || !project) throw new Error(`not a Sentry DSN: ${dsn}`);
+  return {
+    base: `${url.protocol}//${url.host}${path}/api/${project}/integration/otlp`,
+    publicKey: decodeURIComponent(url.username),
+  };
+}
+
+/**
+ * `key=value,…` with each value percent-encoded, as the OTel spec has `OTEL_EXPORTER_OTLP_*_HEADERS`
+ * (Deno decodes them): the space and `=` in Sentry's header value would otherwise be ambiguous.
+ */
+function otlpHeaders(headers: Record<string, string>): string {
+  return Object.entries(headers).map(([name, value]) => `${name}=${encodeURIComponent(value)}`)
+    .join(",");
+}
+
+/** Sentry reads the environment and the release of spans from these resource attributes. */
+function resourceAttributes({ environment, release }: OtlpSource): string {
+  const attributes: Record<string, string> = {
+    "deployment.environment.name": environment,
+    "deployment.environment": environment,
+  };
+  if (release) attributes["service.version"] = release;
+  return otlpHeaders(attributes);
+}
+
+/**
+ * The ratio of new traces Deno's sampler keeps, as `OTEL_TRACES_SAMPLER` and its argument say: for
+ * the `sample_rate` and `sample_rand` of the trace's Sentry DSC. Undefined when it is no ratio.
+ */
+export function headSampleRate(env: Env): number | undefined {
+  const sampler = env("OTEL_TRACES_SAMPLER") ?? "always_on"; // Deno's default
+  if (sampler.endsWith("always_on")) return 1;
+  if (sampler.endsWith("always_off")) return 0;
+  if (!sampler.endsWith("traceidratio")) return undefined;
+  const ratio = Number(env("OTEL_TRACES_SAMPLER_ARG") ?? 1);
+  return ratio >= 0 && ratio <= 1 ? ratio : undefined;
+}

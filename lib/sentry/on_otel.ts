@@ -1,0 +1,130 @@
+/**
+ * @module
+ * `@sentry/deno` for errors only, on the trace of Deno's OpenTelemetry: the SDK makes no span and
+ * sends no transaction — Deno's spans go to Sentry over OTLP (see `otel/env.ts`) — and each error
+ * event carries the ids of its request's span, its envelope the trace's DSC. How it starts:
+ * - no `tracesSampleRate`: the SDK starts no span at all;
+ * - `skipOpenTelemetrySetup`: otherwise `init()` replaces Deno's tracer provider with its own, and
+ *   every span the app starts (render, actions) is lost;
+ * - without `DenoServe` (a scope, a span and a copied body for every request) and `Breadcrumbs`
+ *   (with no scope per request, one request's crumbs would land on another's event);
+ * - its posts to the ingest make no span and carry no header (see `otel_fetch.ts`).
+ */
+import { trace } from "@opentelemetry/api";
+import {
+  captureException,
+  defineIntegration,
+  dsnFromString,
+  type Event,
+  winterCGRequestToRequestData,
+  withScope,
+} from "@sentry/core";
+import { flush, getDefaultIntegrations, globalHandlersIntegration, init } from "@sentry/deno";
+import type { Context } from "hono";
+import { isNotFoundRoute } from "../errors/not_found.ts";
+import { activeBaggageHeader } from "../otel/request_span.ts";
+import type { Reporter } from "../otel/telemetry.ts";
+import { browserConnectSources, privateHosts, type SentryConfig } from "./config.ts";
+import { type DscSource, isValidSpan, sentryTraceOf, traceBaggage, traceDsc } from "./dsc.ts";
+import { propagateOnFetch } from "./otel_fetch.ts";
+import { sentryHead } from "./page.tsx";
+import { scrubIntegration } from "./scrub.ts";
+import { spotlightIntegration } from "./spotlight.ts";
+import { sentryTunnel } from "./tunnel.ts";
+
+const DROPPED = new Set(["DenoServe", "Breadcrumbs"]);
+
+/** `sampleRate`: the ratio of new traces Deno samples, for new DSCs. */
+export function startSentryOnOtel(config: SentryConfig, sampleRate?: number): Reporter {
+  const source: DscSource = {
+    publicKey: config.dsn ? dsnFromString(config.dsn)?.publicKey ?? "" : "",
+    environment: config.environment,
+    release: config.release,
+    sampleRate,
+  };
+  init({
+    dsn: config.dsn,
+    environment: config.environment,
+    release: config.release,
+    skipOpenTelemetrySetup: true,
+    defaultIntegrations: getDefaultIntegrations({}).filter((i) => !DROPPED.has(i.name)),
+    integrations: [
+      // Its unhandled-rejection handler ends the process; the entry points keep the server alive
+      // and report those through `captureFailure`.
+      globalHandlersIntegration({ error: true, unhandledrejection: false }),
+      otelTraceIntegration(source),
+      scrubIntegration(config.scrubFields),
+      ...config.spotlight ? [spotlightIntegration(config.spotlight)] : [],
+    ],
+  });
+  propagateOnFetch({
+    source,
+    targets: config.tracePropagationTargets,
+    privateHosts: privateHosts(config),
+  });
+  const head = sentryHead(config);
+
+  return {
+    routes(app) {
+      if (config.tunnel && config.dsn) app.post(config.tunnel, sentryTunnel(config.dsn));
+    },
+    capture,
+    /** None for the not-found page, so its browser sends nothing either. */
+    head(c, span) {
+      if (isNotFoundRoute(c)) return null;
+      const ids = span?.spanContext();
+      if (!isValidSpan(ids)) return head(undefined);
+      const baggage = traceBaggage(ids, c.req.header("baggage"), source);
+      return head({ sentryTrace: sentryTraceOf(ids), baggage });
+    },
+    connectSources: browserConnectSources(config),
+    flush: async (timeoutMs) => {
+      await flush(timeoutMs);
+    },
+  };
+}
+
+/** Reports a failure of the request `c` (or of none), tagged with its digest. */
+function capture(error: unknown, digest: string, c?: Context): string {
+  return withScope((scope) => {
+    if (c) {
+      const action = c.get("action");
+      scope.setTags({
+        digest,
+        route: action ? `action ${action.name}` : c.get("route") ?? c.req.path,
+        method: c.req.method,
+        request_id: c.get("requestId") ?? null,
+      });
+      scope.setSDKProcessingMetadata({
+        normalizedRequest: winterCGRequestToRequestData(c.req.raw),
+      });
+    } else scope.setTag("digest", digest);
+    return captureException(error, {
+      mechanism: { handled: false, type: c ? "auto.http.hono" : "auto.deno.unhandledrejection" },
+    });
+  });
+}
+
+/**
+ * Puts the active OTel span's ids on error events, and the trace's DSC where the envelope's header
+ * takes it from (`dynamicSamplingContext`, which wins over the one of the SDK's own random trace).
+ */
+const otelTraceIntegration = defineIntegration((source: DscSource) => ({
+  name: "OtelTrace",
+  processEvent(event: Event): Event {
+    const ids = trace.getActiveSpan()?.spanContext();
+    if (event.type !== undefined || !isValidSpan(ids)) return event;
+    const { parent_span_id: _, ...rest } = event.contexts?.trace ?? {};
+    return {
+      ...event,
+      contexts: {
+        ...event.contexts,
+        trace: { ...rest, trace_id: ids.traceId, span_id: ids.spanId },
+      },
+      sdkProcessingMetadata: {
+        ...event.sdkProcessingMetadata,
+        dynamicSamplingContext: traceDsc(ids, activeBaggageHeader(), source),
+      },
+    };
+  },
+}));
