@@ -10,7 +10,11 @@ import { PROJECT_ROOT as root } from "./root.ts";
 import { settingsOrExit } from "./settings.ts";
 
 const { hostname, port } = settingsOrExit();
-const dev = await startDev({ root, hostname, port });
+const dev = await startDev({ root, hostname, port }).catch((error) => {
+  // Said plainly, and a non-zero exit (a port in use, say); the app's servers go with this one.
+  console.error(error instanceof Error ? error.message : error);
+  Deno.exit(1);
+});
 
 let stopping = false;
 for (const signal of ["SIGINT", "SIGTERM"] as const) {

@@ -63,7 +63,7 @@ export async function startDev({ root, hostname, port }: DevOptions): Promise<De
     fail(`The server exited with code ${code}`, stderr);
   });
   const builder = await devBuilder(root);
-  const server = Deno.serve(
+  const server = listen(
     {
       hostname,
       port,
@@ -197,4 +197,14 @@ async function describeBuildError(error: unknown): Promise<string> {
     return (await esbuild.formatMessages(error.errors, { kind: "error", color: false })).join("");
   }
   return error instanceof Error ? error.message : String(error);
+}
+
+/** `Deno.serve`, failing with a message that names the address. */
+function listen(options: Deno.ServeTcpOptions, handler: Deno.ServeHandler): Deno.HttpServer {
+  try {
+    return Deno.serve(options, handler);
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    throw new Error(`Cannot listen on ${options.hostname}:${options.port}: ${why}`);
+  }
 }

@@ -36,7 +36,7 @@ export interface ReactRefresh {
 }
 
 export function reactRefresh(root: string, cacheFile: string): ReactRefresh {
-  const key = hash(readFileSync(new URL(import.meta.url)), readFileSync(join(root, "deno.lock")));
+  const key = hash(readFileSync(new URL(import.meta.url)), lockFile(root));
   const cache = readCache(cacheFile, key);
   let changed = false;
   let babel: ReturnType<typeof loadBabel> | undefined;
@@ -127,6 +127,15 @@ function hash(...parts: (string | Uint8Array)[]): string {
   const digest = createHash("sha256");
   for (const part of parts) digest.update(part);
   return digest.digest("base64url");
+}
+
+/** The locked package versions (Babel's, react-refresh's), if the project locks them. */
+function lockFile(root: string): Uint8Array {
+  try {
+    return readFileSync(join(root, "deno.lock"));
+  } catch {
+    return new Uint8Array();
+  }
 }
 
 function readCache(file: string, key: string): Cache {

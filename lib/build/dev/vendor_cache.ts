@@ -57,7 +57,9 @@ async function keyOf(root: string, sources: string[]): Promise<string> {
   const hash = createHash("sha256").update(esbuild.version);
   for (const source of ["deno.lock", ...sources]) {
     const path = join(root, source);
-    const files = (await stat(path)).isDirectory()
+    const info = await stat(path).catch(() => undefined); // a project need not lock its packages
+    if (!info) continue;
+    const files = info.isDirectory()
       ? (await filesBelow(path)).map((file) => join(path, file))
       : [path];
     for (const file of files) hash.update(relative(root, file)).update(await readFile(file));
