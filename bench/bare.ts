@@ -6,13 +6,13 @@
  * failure handling. `deno run -A bench/bare.ts` serves on HOSTNAME:PORT the pages in `SSR_PAGES`.
  * No JSX in this file: its runtime would load React before `node_env.ts` picks the production build.
  */
-import "../lib/node_env.ts";
+import "../lib/cli/node_env.ts";
 import { type ComponentType, createElement as h } from "react";
 import { renderToReadableStream } from "react-dom/server";
 import manifest from "../_build/manifest.gen.ts";
-import { registerIsland } from "../lib/islands.tsx";
-import { RenderContext } from "../lib/render_context.ts";
-import type { PageProps } from "../lib/types.ts";
+import { registerIsland } from "../lib/islands/registry.ts";
+import { RenderContext } from "../lib/render/context.ts";
+import type { PageProps } from "../lib/server/types.ts";
 import { SSR_PAGES } from "./pages.ts";
 
 for (const island of manifest.islands) registerIsland(island.name, island.module.default);

@@ -12,6 +12,7 @@
 import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { every } from "hono/combine";
 import { csrf } from "hono/csrf";
+import { HTTPException } from "hono/http-exception";
 import type { Failures } from "../errors/failure.ts";
 import { bodyRefusal, limitBody } from "../server/bodies.ts";
 import { log } from "../server/log.ts";
@@ -46,7 +47,7 @@ const FORM_TYPE = /^(multipart\/form-data|application\/x-www-form-urlencoded)\b/
 export function actionEndpoint(options: EndpointOptions): Hono {
   const { registry, maxBytes, origins } = options;
   const guards = new Map(
-    [...registry.values()].map((entry) => [entry.id, chainOf(entry)]),
+    [...registry.values()].map((entry) => [entry.id, chainOf(entry, options.failures)]),
   );
   const endpoint = new Hono();
   endpoint.use(noStore);
@@ -62,10 +63,29 @@ export function actionEndpoint(options: EndpointOptions): Hono {
   return endpoint;
 }
 
-/** The folder's middleware, as one: nothing to run for a module with none. */
-function chainOf(entry: ActionEntry): MiddlewareHandler {
+/**
+ * The folder's middleware, as one: nothing to run for a module with none. One that fails before
+ * the action (its store is down, say) fails an island's call the way the action would have, with
+ * a digest the stub can show; a browser's form gets the failure screen from the app, as ever.
+ */
+function chainOf(entry: ActionEntry, failures: Failures): MiddlewareHandler {
   const chain = entry.middlewares.flatMap(middlewaresOf);
-  return chain.length === 0 ? (_c, next) => next() : every(...chain);
+  if (chain.length === 0) return (_c, next) => next();
+  const all = every(...chain);
+  return async function folderMiddleware(c, next) {
+    let passed = false;
+    try {
+      return await all(c, () => {
+        passed = true;
+        return next();
+      });
+    } catch (error) {
+      const answered = error instanceof HTTPException || isRedirect(error); // 401, a redirect
+      if (passed || answered || c.req.header("accept")?.includes("text/html")) throw error;
+      const { digest, details } = failures.record(c, error, 500);
+      return c.json({ digest, details }, 500);
+    }
+  };
 }
 
 const noStore: MiddlewareHandler = async function noStore(c, next) {

@@ -14,7 +14,12 @@ export interface Settings {
   port: number;
   hostname: string;
   dev: boolean;
-  app: Omit<AppOptions, "root" | "telemetry">;
+  app: Omit<AppOptions, "root" | "telemetry" | "kv">;
+  /**
+   * The KV store's file (relative: to the project root), or `:memory:`; undefined on Deno Deploy,
+   * whose managed KV is the store.
+   */
+  kvPath?: string;
   /** Undefined: Sentry is off. */
   sentry?: SentryConfig;
 }
@@ -80,7 +85,11 @@ const SCHEMAS = {
   APP_ORIGIN: list(origin),
   ALLOWED_HOSTS: list(host),
   TRUST_PROXY: flag,
+  KV_PATH: v.string(),
 };
+
+/** Where the data lives unless `KV_PATH` says otherwise (`.gitignore` keeps `.data/` out of git). */
+export const DEFAULT_KV_PATH = ".data/kv.sqlite3";
 
 type Parsed = { [K in keyof typeof SCHEMAS]?: v.InferOutput<typeof SCHEMAS[K]> };
 
@@ -121,6 +130,7 @@ export function readSettings(env: Env): Settings {
       trustProxy: parsed.TRUST_PROXY,
     },
     sentry: sentry.config,
+    kvPath: parsed.KV_PATH ?? (env("DENO_DEPLOYMENT_ID") ? undefined : DEFAULT_KV_PATH),
   };
 }
 
