@@ -71,6 +71,8 @@ export default function Guestbook({ entries }: { entries: Entry[] }) {
  * Entries signed after `since`, as the server's event stream sends them, from hydration on. The
  * browser reconnects a dropped stream by itself, sending the last id it got (`Last-Event-ID`), and
  * the server sends what was missed first; a stream the server refused is opened again from here.
+ * A hidden page holds no stream, so it costs the server nothing for entries nobody sees: shown
+ * again, it asks for what it missed.
  */
 function useLiveEntries(since: number): Entry[] {
   const [live, setLive] = useState<Entry[]>([]);
@@ -79,7 +81,13 @@ function useLiveEntries(since: number): Entry[] {
     let source: EventSource | undefined;
     let again: ReturnType<typeof setTimeout> | undefined;
     let failures = 0;
+    const close = () => {
+      clearTimeout(again);
+      source?.close();
+      source = undefined;
+    };
     const open = () => {
+      close();
       source = new EventSource(`/guestbook/events?since=${last}`);
       source.onopen = () => failures = 0;
       source.addEventListener("entry", (event) => {
@@ -94,10 +102,12 @@ function useLiveEntries(since: number): Entry[] {
         again = setTimeout(open, Math.min(30_000, 1000 * 2 ** failures++));
       };
     };
-    open();
+    const onVisibility = () => document.hidden ? close() : open();
+    if (!document.hidden) open();
+    document.addEventListener("visibilitychange", onVisibility);
     return () => {
-      clearTimeout(again);
-      source?.close();
+      document.removeEventListener("visibilitychange", onVisibility);
+      close();
     };
   }, []);
   return live;

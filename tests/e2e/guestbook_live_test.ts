@@ -5,7 +5,8 @@
  * reload, an entry signed in the other and one posted from outside; after the server goes away
  * and comes back, they show what was signed meanwhile (the stream reconnects, `Last-Event-ID`).
  * Over the signing limit, the island says to wait and keeps what was typed; without JavaScript the
- * form lands on a short page with a way back.
+ * form lands on a short page with a way back. A hidden page holds no stream and catches up when
+ * shown.
  */
 import assert from "node:assert/strict";
 import type { Browser, Page } from "playwright-core";
@@ -145,4 +146,35 @@ Deno.test("over the signing limit: the island says to wait, and a form without J
   await plain.getByRole("link", { name: "Back to the page" }).click();
   await plain.waitForURL(server.origin + "/guestbook");
   await context.close();
+});
+
+Deno.test("a hidden page holds no stream; shown again, it catches up at once", async () => {
+  await using server = await startServer();
+  await using browser = await launchBrowser();
+  const page = await browser.newPage();
+  await page.goto(server.origin + "/guestbook");
+  await page.waitForResponse((res) => res.url().includes("/guestbook/events"));
+  const setHidden = (hidden: boolean) =>
+    page.evaluate((hidden) => {
+      Object.defineProperty(document, "hidden", { value: hidden, configurable: true });
+      Object.defineProperty(document, "visibilityState", {
+        value: hidden ? "hidden" : "visible",
+        configurable: true,
+      });
+      document.dispatchEvent(new Event("visibilitychange"));
+    }, hidden);
+  const form = await guestbookForm(server.origin);
+  const post = async (message: string) =>
+    await (await signWithoutScript(server.origin, form, { name: "Bo", message })).body?.cancel();
+
+  await setHidden(true);
+  await post("Signed while nobody looked.");
+  await page.waitForTimeout(1500);
+  assert.equal(await page.locator("ol.entries q").count(), 0, "a hidden page got the entry");
+  const reopened = page.waitForRequest((req) => req.url().includes("/guestbook/events?since=0"));
+  await setHidden(false);
+  await reopened;
+  await shows(page, "Signed while nobody looked.", 1000);
+  await post("Signed while looking.");
+  await shows(page, "Signed while looking.", 1000);
 });
