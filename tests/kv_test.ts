@@ -277,3 +277,36 @@ Deno.test("claim: a form state's id applies once, across handles on one file", a
   assert.equal(await claims[3]("form-2", expires), false);
   handles.forEach((kv) => kv.close());
 });
+
+Deno.test("deno task kv:dump prints the store's entries under a prefix, one JSON line each", async () => {
+  const path = await tempStorePath();
+  const kv = await Deno.openKv(path);
+  await note(kv, "dumped", new Date(0));
+  await kv.set(["other", 1n], new Uint8Array([1, 2]));
+  kv.close();
+  const dump = async (...prefix: string[]) => {
+    const { success, stdout } = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "lib/cli/kv_dump.ts", ...prefix],
+      cwd: PROJECT_ROOT,
+      env: { KV_PATH: path },
+    }).output();
+    assert.ok(success);
+    return new TextDecoder().decode(stdout).trim().split("\n").map((line) => JSON.parse(line));
+  };
+  const notes = await dump("notes", "items");
+  assert.deepEqual(notes.map(({ key, value }) => ({ key, value })), [
+    {
+      key: ["notes", "items", 1],
+      value: { id: 1, text: "dumped", at: "1970-01-01T00:00:00.000Z" },
+    },
+  ]);
+  assert.match(notes[0].versionstamp, /^[0-9a-f]{20}$/);
+  const all = await dump();
+  assert.deepEqual(all.map(({ key }) => key), [
+    ["_store", "opened"],
+    ["notes", "items", 1],
+    ["notes", "latest"],
+    ["other", { $bigint: "1" }],
+  ]);
+  assert.deepEqual(all[3].value, { $bytes: "AQI=" });
+});

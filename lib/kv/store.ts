@@ -26,8 +26,8 @@ export interface StoreOptions {
 const PROBE_KEY = ["_store", "opened"];
 
 /**
- * Opens the store at `path` (`undefined`: Deno Deploy's managed KV) and proves it can be written
- * to; throws {@link StoreOpenError} otherwise.
+ * Opens the store at `path` (`undefined`: Deno Deploy's managed KV) and, a file, proves it can be
+ * written to; throws {@link StoreOpenError} otherwise.
  */
 export async function openStore(
   path: string | undefined,
@@ -39,7 +39,9 @@ export async function openStore(
   try {
     // Opening and probing run under one deadline: a read-only file opens and only refuses writes,
     // and on a file another process keeps write-locked the first write waits as long as the lock.
+    // (Memory and Deploy's managed KV have neither: a write there would only cost.)
     const work = (path === undefined ? Deno.openKv() : Deno.openKv(path)).then(async (kv) => {
+      if (!file) return kv;
       try {
         await kv.set(PROBE_KEY, new Date());
         return kv;
