@@ -55,7 +55,7 @@ Deno.test("entries survive a restart on the same KV_PATH, and ids carry on", asy
 });
 
 Deno.test("the event stream: what was missed first, then new entries as they are signed", async (t) => {
-  await using server = await startServer({ REQUEST_TIMEOUT_MS: "300" });
+  await using server = await startServer({ REQUEST_TIMEOUT_MS: "1000" });
   await signed(server, "one");
   await signed(server, "two");
   const url = server.origin + "/guestbook/events";
@@ -81,9 +81,9 @@ Deno.test("the event stream: what was missed first, then new entries as they are
     assert.deepEqual(events.map((e) => e.id), ["3", "4"]);
   });
 
-  await t.step("the request deadline does not cut the stream (300 ms here)", async () => {
+  await t.step("the request deadline does not cut the stream (1 s here)", async () => {
     await using stream = await readEvents(`${url}?since=4`);
-    await new Promise((r) => setTimeout(r, 800));
+    await new Promise((r) => setTimeout(r, 1500));
     await signed(server, "five");
     const [late] = await stream.waitFor(1);
     assert.equal(JSON.parse(late.data).message, "five");
@@ -138,7 +138,7 @@ Deno.test("signing is limited per connection address: 5 a minute, then 429 with 
     headers: { "X-Forwarded-For": "198.51.100.99" },
   });
   assert.equal(page.status, 429);
-  assert.equal(page.headers.get("retry-after") !== null, true);
+  assert.ok(Number(page.headers.get("retry-after")) > 0);
   const nonce = /'nonce-([^']+)'/.exec(page.headers.get("content-security-policy")!)![1];
   const html = await page.text();
   assert.match(html, /<title>Too many requests<\/title>/);

@@ -1,8 +1,8 @@
 /**
  * @module
- * Deno KV's size limits, checked before KV sees a key or a value: KV itself refuses with a bare
- * `TypeError` ("Value too large"), which would end the request on the failure screen, where input
- * that is too large deserves a field error. The sizes here are KV's own encodings, exactly.
+ * Deno KV's size limits, measured as KV measures them (exactly), so that input too large is refused
+ * before KV sees it: as a field error by the caller's validation, or else by `assertFits` with a
+ * `KvLimitError` that says what and how large, where KV would throw a bare `TypeError`.
  */
 import { serialize } from "node:v8";
 
