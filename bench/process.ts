@@ -65,13 +65,15 @@ async function until200(url: string, ms: number, child: Child): Promise<void> {
   throw new Error(`${url} did not answer 200 within ${ms} ms\n${child.stderr()}`);
 }
 
+/** `args`: `deno`'s arguments, or a function of the port for those that take it as a flag. */
 export async function start(
   root: string,
-  args: string[],
+  args: string[] | ((port: number) => string[]),
   env: Record<string, string> = {},
   readyPath = "/",
 ): Promise<Running> {
   const port = freePort();
+  if (typeof args === "function") args = args(port);
   const child = spawn(root, args, env, port);
   const origin = `http://127.0.0.1:${port}`;
   try {

@@ -3,20 +3,24 @@
  * `deno task bench`: every performance figure of the framework in one run, on loopback, side by
  * side with its target — SSR throughput and latency against a bare `Deno.serve` +
  * `renderToReadableStream` of the same tree (Sentry off, and on when `lib/sentry` sends), what
- * telemetry costs against telemetry off (`bench/telemetry.ts`), bytes to the browser, cold start, build time, memory under load and the micro-benchmarks. Runs on a
+ * telemetry costs against telemetry off (`bench/telemetry.ts`), bytes to the browser, cold start,
+ * build time, memory under load, the guestbook on Deno KV (reads and signings per second,
+ * `deno task start` beside `deno serve --parallel`; the memory of open event streams) and the
+ * micro-benchmarks. Runs on a
  * copy of the project, so edits made meanwhile cannot skew it. Prints a Markdown table and writes
  * `bench/results/latest.json`.
  *
  * Durations (env): BENCH_SECONDS per wrk run (5), BENCH_ROUNDS of each comparison each way (2, so
  * 4 rounds: each server twice on each CPU), BENCH_CONNECTIONS (50), BENCH_MEMORY_SECONDS (60, in 5
- * rounds), BENCH_RUNS cold starts and builds (5), BENCH_MICRO=0 skips `deno bench`,
- * BENCH_TELEMETRY=0 the telemetry comparison.
+ * rounds), BENCH_RUNS cold starts and builds (5), BENCH_STREAMS event streams held open (1000),
+ * BENCH_MICRO=0 skips `deno bench`, BENCH_TELEMETRY=0 the telemetry comparison.
  */
 import { join } from "node:path";
 import { copyProject, PROJECT_ROOT } from "../tests/helpers/project_copy.ts";
 import { type PageBytes, pageBytes } from "./bytes.ts";
 import { examplePages, examplePaths, SSR_PAGES } from "./pages.ts";
 import { coldStart, pin, rssMb, type Running, start } from "./process.ts";
+import { measureKv } from "./kv.ts";
 import { startReceiver } from "./receiver.ts";
 import { fmt, type Row, table } from "./report.ts";
 import { type Pair, pair, startVariant, VARIANTS } from "./telemetry.ts";
@@ -28,6 +32,7 @@ const ROUNDS = setting("BENCH_ROUNDS", 2);
 const CONNECTIONS = setting("BENCH_CONNECTIONS", 50);
 const MEMORY_SECONDS = setting("BENCH_MEMORY_SECONDS", 60);
 const RUNS = setting("BENCH_RUNS", 5);
+const STREAMS = setting("BENCH_STREAMS", 1000);
 const MICRO = Deno.env.get("BENCH_MICRO") !== "0";
 const TELEMETRY = Deno.env.get("BENCH_TELEMETRY") !== "0";
 /** The framework, exactly as `deno task start` runs it. */
@@ -310,6 +315,15 @@ rows.push({
   pass: median(buildMs) <= TARGET.buildMs,
 });
 
+const kv = await measureKv({
+  root,
+  seconds: SECONDS,
+  connections: CONNECTIONS,
+  streams: STREAMS,
+  progress,
+});
+rows.push(...kv.rows);
+
 let micro: { name: string; avgNs: number }[] = [];
 if (MICRO) {
   progress("deno bench");
@@ -338,7 +352,7 @@ const results = {
     loadavg: Deno.loadavg(),
     deno: Deno.version.deno,
   },
-  settings: { SECONDS, ROUNDS, CONNECTIONS, MEMORY_SECONDS, RUNS },
+  settings: { SECONDS, ROUNDS, CONNECTIONS, MEMORY_SECONDS, RUNS, STREAMS },
   targets: TARGET,
   sentry: {
     measured: Boolean(servers.on),
@@ -352,6 +366,7 @@ const results = {
   memory,
   coldStartMs: coldMs,
   buildMs,
+  kv: kv.results,
   micro,
   table: output,
   misses: rows.filter((row) => row.pass === false).map((row) => row.measure),

@@ -1,14 +1,28 @@
-import { useActionState } from "react";
+import { useActionState, useEffect, useState } from "react";
+import { actionStatus, recover } from "../lib/actions/recover.ts";
 import { sign } from "../routes/_guestbook/actions.ts";
-import type { Entry } from "../routes/_guestbook/entries.ts";
+import { type Entry, type GuestbookState, SHOWN } from "../routes/_guestbook/types.ts";
+
+/** Over the signing limit (429), the form says so and keeps what was typed. */
+const signOrWait = recover(sign, (error, _previous: GuestbookState, form: FormData) => {
+  if (actionStatus(error) !== 429) return undefined;
+  return {
+    wait: "That was a lot of signing in a short time: please wait a minute, then try again.",
+    values: { name: String(form.get("name") ?? ""), message: String(form.get("message") ?? "") },
+  };
+});
 
 /**
- * The guestbook form: a server action with `useActionState`. With JavaScript, signing updates the
- * list in place; without it, the browser posts the form and comes back to the page, errors and all.
+ * The guestbook form: a server action with `useActionState`, and the latest entries, kept up to
+ * date by the server's event stream. With JavaScript, signing updates the list in place and
+ * entries signed elsewhere appear as they come; without it, the browser posts the form and comes
+ * back to the page, errors and all, and a reload shows new entries.
  */
 export default function Guestbook({ entries }: { entries: Entry[] }) {
-  const [state, signAction, pending] = useActionState(sign, { entries });
+  const [state, signAction, pending] = useActionState(signOrWait, {});
+  const live = useLiveEntries(entries[0]?.id ?? 0);
   const { errors = {}, values } = state;
+  const shown = newestFirst([...live, ...(state.signed ? [state.signed] : []), ...entries]);
   return (
     <>
       <form action={signAction} className="card guestbook">
@@ -36,17 +50,71 @@ export default function Guestbook({ entries }: { entries: Entry[] }) {
         {errors.message && <p id="message-error" className="field-error">{errors.message[0]}</p>}
         <p>
           <button type="submit" disabled={pending}>{pending ? "Signing…" : "Sign"}</button>
-          {state.signed && <span role="status">Thank you, {state.signed}!</span>}
+          {state.signed && <span role="status">Thank you, {state.signed.name}!</span>}
+          {state.wait && <span role="status">{state.wait}</span>}
         </p>
       </form>
       <ol className="entries" aria-label="Latest entries">
-        {state.entries.map((entry) => (
-          <li key={`${entry.at.getTime()} ${entry.name}`}>
+        {shown.map((entry) => (
+          <li key={entry.id}>
             <q>{entry.message}</q> — {entry.name},{" "}
             <time dateTime={entry.at.toISOString()}>{entry.at.toISOString().slice(0, 10)}</time>
           </li>
         ))}
       </ol>
+      {shown.length === 0 && <p>No entries yet: be the first to sign.</p>}
     </>
   );
+}
+
+/**
+ * Entries signed after `since`, as the server's event stream sends them, from hydration on. The
+ * browser reconnects a dropped stream by itself, sending the last id it got (`Last-Event-ID`), and
+ * the server sends what was missed first; a stream the server refused is opened again from here.
+ * A hidden page holds no stream, so it costs the server nothing for entries nobody sees: shown
+ * again, it asks for what it missed.
+ */
+function useLiveEntries(since: number): Entry[] {
+  const [live, setLive] = useState<Entry[]>([]);
+  useEffect(() => {
+    let last = since;
+    let source: EventSource | undefined;
+    let again: ReturnType<typeof setTimeout> | undefined;
+    let failures = 0;
+    const close = () => {
+      clearTimeout(again);
+      source?.close();
+      source = undefined;
+    };
+    const open = () => {
+      close();
+      source = new EventSource(`/guestbook/events?since=${last}`);
+      source.onopen = () => failures = 0;
+      source.addEventListener("entry", (event) => {
+        const entry: Entry = JSON.parse(event.data);
+        entry.at = new Date(entry.at);
+        last = Math.max(last, entry.id);
+        setLive((shown) => newestFirst([entry, ...shown]));
+      });
+      source.onerror = () => {
+        if (source?.readyState !== EventSource.CLOSED) return;
+        // Backing off (1 s, 2 s, 4 s, … 30 s): a server in trouble is not asked every second.
+        again = setTimeout(open, Math.min(30_000, 1000 * 2 ** failures++));
+      };
+    };
+    const onVisibility = () => document.hidden ? close() : open();
+    if (!document.hidden) open();
+    document.addEventListener("visibilitychange", onVisibility);
+    return () => {
+      document.removeEventListener("visibilitychange", onVisibility);
+      close();
+    };
+  }, []);
+  return live;
+}
+
+/** The newest `SHOWN` of `entries`, each once (by id), newest first. */
+function newestFirst(entries: Entry[]): Entry[] {
+  const byId = new Map(entries.map((entry) => [entry.id, entry]));
+  return [...byId.values()].sort((a, b) => b.id - a.id).slice(0, SHOWN);
 }

@@ -1,16 +1,25 @@
 import Guestbook from "../islands/Guestbook.tsx";
+import { defineRoute, kvOf } from "../lib/mod.ts";
 import { latestEntries } from "./_guestbook/entries.ts";
+import type { Entry } from "./_guestbook/types.ts";
 
-export default function GuestbookPage() {
-  return (
-    <>
-      <title>Server actions</title>
-      <h1>A guestbook</h1>
-      <p>
-        The form calls a server action that checks the entry with a schema. Try it with JavaScript
-        turned off: the browser posts the form and comes back here, errors included.
-      </p>
-      <Guestbook entries={latestEntries()} />
-    </>
-  );
-}
+const route = defineRoute("guestbook.tsx");
+
+export const handler = route.handlers<{ entries: Entry[] }>({
+  async GET(_req, ctx) {
+    return ctx.render({ entries: await latestEntries(kvOf(ctx)) });
+  },
+});
+
+export default route.page<typeof handler>(({ data }) => (
+  <>
+    <title>Server actions</title>
+    <h1>A guestbook</h1>
+    <p>
+      The form calls a server action that checks the entry with a schema, and the entries live in
+      Deno KV: they survive restarts, and a page left open shows new ones as they are signed. Try it
+      with JavaScript turned off: the browser posts the form and comes back here, errors included.
+    </p>
+    <Guestbook entries={data.entries} />
+  </>
+));

@@ -12,8 +12,13 @@ function fromPage(server: TestServer, page = "/probe"): Record<string, string> {
   return { Origin: server.origin, "Sec-Fetch-Site": "same-origin", Referer: server.origin + page };
 }
 
+/** A call as the island's stub makes it. */
 function call(server: TestServer, id: string, args: unknown[], headers = fromPage(server)) {
-  return server.fetch(`/_action/${id}`, { method: "POST", body: encodeCall(args), headers });
+  return server.fetch(`/_action/${id}`, {
+    method: "POST",
+    body: encodeCall(args),
+    headers: { Accept: "application/json", ...headers },
+  });
 }
 
 /** The actions that ran so far, in order. */

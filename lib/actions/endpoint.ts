@@ -41,7 +41,10 @@ declare module "hono" {
   interface ContextVariableMap {
     /** The action a request to the endpoint calls, once known. */
     action: ActionEntry;
-    /** Set for a call from an island's stub, which reads a failure's digest as JSON. */
+    /**
+     * Set for a call from an island's stub (`Accept: application/json`), which reads a failure's
+     * digest as JSON, whatever failed: the folder's middleware, the action, the deadline.
+     */
     stubCall: true;
   }
 }
@@ -115,6 +118,8 @@ function knownAction(registry: Registry): MiddlewareHandler {
     const entry = registry.get(c.req.param("id")!);
     if (!entry) return c.text("Not Found", 404);
     c.set("action", entry);
+    // Anything else (a browser posting a form) gets the failure screen.
+    if (c.req.header("accept") === "application/json") c.set("stubCall", true);
     await next();
   };
 }
@@ -128,10 +133,7 @@ async function runAction(c: Context, call: Call, options: EndpointOptions): Prom
     return bodyRefusal(c) ?? badRequest(c, error);
   }
   const { args, form } = invocation;
-  if (!form) {
-    c.set("stubCall", true);
-    return await callResponse(c, call, args, options.failures);
-  }
+  if (!form) return await callResponse(c, call, args, options.failures);
 
   let result: unknown;
   try {

@@ -2,7 +2,8 @@
  * @module
  * The app as the environment describes it, for every entry point: `main.ts` (Deno Deploy,
  * `deno serve`) and `lib/cli/start.ts` (`deno task start`, and the server `deno task dev` runs).
- * Settings that make no sense stop the start here, with a message naming each and exit code 1.
+ * Settings that make no sense, and a KV store that cannot be used, stop the start here, with a
+ * message naming each and exit code 1.
  * Telemetry is loaded only when configured. The process's one listener for unhandled rejections is
  * installed here too, and the way out for a server that can no longer serve (`serverFailed`): the
  * app itself touches nothing process-wide.
@@ -16,6 +17,7 @@ import type { Telemetry } from "../server/telemetry.ts";
 import { PROJECT_ROOT } from "./root.ts";
 import { type Settings, settingsOrExit } from "./settings.ts";
 import { loadTelemetry } from "./telemetry.ts";
+import { storeOrExit } from "./store.ts";
 
 export interface Started {
   app: App;
@@ -30,7 +32,8 @@ export async function appFromEnv(
   const telemetry = await loadTelemetry(
     settings.sentry && withRelease(settings.sentry, manifest.buildId),
   );
-  const app = createApp(manifest, { ...settings.app, root: PROJECT_ROOT, telemetry });
+  const kv = await storeOrExit(settings.kvPath);
+  const app = createApp(manifest, { ...settings.app, root: PROJECT_ROOT, telemetry, kv });
   surviveUnhandledRejections(telemetry);
   return { app, settings, telemetry };
 }

@@ -14,7 +14,12 @@ export interface Settings {
   port: number;
   hostname: string;
   dev: boolean;
-  app: Omit<AppOptions, "root" | "telemetry">;
+  app: Omit<AppOptions, "root" | "telemetry" | "kv">;
+  /**
+   * The KV store's file (relative: to the project root), or `:memory:`; undefined on Deno Deploy,
+   * whose managed KV is the store.
+   */
+  kvPath?: string;
   /** Undefined: Sentry is off. */
   sentry?: SentryConfig;
 }
@@ -81,7 +86,11 @@ const SCHEMAS = {
   ALLOWED_HOSTS: list(host),
   TRUST_PROXY: flag,
   SERVE_SOURCE_MAPS: flag,
+  KV_PATH: v.string(),
 };
+
+/** Where the data lives unless `KV_PATH` says otherwise (`.gitignore` keeps `.data/` out of git). */
+export const DEFAULT_KV_PATH = ".data/kv.sqlite3";
 
 type Parsed = { [K in keyof typeof SCHEMAS]?: v.InferOutput<typeof SCHEMAS[K]> };
 
@@ -123,6 +132,7 @@ export function readSettings(env: Env): Settings {
       serveSourceMaps: parsed.SERVE_SOURCE_MAPS,
     },
     sentry: sentry.config,
+    kvPath: parsed.KV_PATH ?? (env("DENO_DEPLOYMENT_ID") ? undefined : DEFAULT_KV_PATH),
   };
 }
 

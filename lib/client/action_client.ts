@@ -9,15 +9,20 @@
  */
 import { actionUrl, decodeResult, encodeCall, REDIRECT_HEADER } from "../actions/wire.ts";
 
-/** A server action that failed: `digest` names the failure in the server's logs. */
+/**
+ * A server action that failed: `digest` names the failure in the server's logs; `status` is the
+ * HTTP status, for an island to tell a refusal (429: wait, 401: sign in) from a failure.
+ */
 export class ActionError extends Error {
   readonly digest?: string;
+  readonly status: number;
 
   constructor(name: string, status: number, digest?: string, details?: string) {
     const why = digest ? `Digest: ${digest}` : `HTTP ${status}`;
     super(`Server action ${name} failed. ${why}${details ? `\n\n${details}` : ""}`);
     this.name = "ActionError";
     this.digest = digest;
+    this.status = status;
   }
 }
 
@@ -31,7 +36,8 @@ export async function callAction(
   const response = await fetch(actionUrl(id), {
     method: "POST",
     body: encodeCall(args),
-    headers,
+    // A failure then comes back as its digest in JSON, whatever failed (see the endpoint).
+    headers: { ...headers, Accept: "application/json" },
   });
   const redirect = response.headers.get(REDIRECT_HEADER);
   if (redirect) {

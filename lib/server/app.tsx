@@ -18,6 +18,7 @@ import { isRedirect } from "../actions/redirect.ts";
 import { failures } from "../errors/failure.ts";
 import { isNotFound, markNotFoundRoute } from "../errors/not_found.ts";
 import { registerIsland } from "../islands/registry.ts";
+import { claimInKv } from "../kv/claim.ts";
 import { type PageTree, renderPage } from "../render/page.tsx";
 import { bodyRefusal, guardBodies } from "./bodies.ts";
 import { deadlineClock, withinDeadline } from "./deadline.ts";
@@ -27,6 +28,7 @@ import { type Manifest, middlewaresOf } from "./manifest.ts";
 import { type AppOptions, resolveOptions } from "./options.ts";
 import { requestLog } from "./request_log.ts";
 import { registerRoutes } from "./routes.ts";
+import { appScope } from "./scope.ts";
 import { nonceOf, securityHeaders } from "./security.ts";
 import { staticFiles } from "./static.ts";
 import { tracedMiddleware } from "./telemetry.ts";
@@ -37,7 +39,7 @@ export interface App {
   fetch(req: Request, info?: Deno.ServeHandlerInfo): Response | Promise<Response>;
   /** Hono's `app.request`: a request in-process, for tests (`app.request("/about")`). */
   request: Hono["request"];
-  /** Ends the app's long-lived streams, so a graceful shutdown need not wait. */
+  /** Ends the app's long-lived streams (event streams), so a shutdown need not wait. */
   close(): void;
 }
 
@@ -87,11 +89,13 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
   app.use(guardBodies(options.bodyBudget));
   telemetry?.routes?.(app);
   if (telemetry?.middleware) app.use(telemetry.middleware);
+  const { kv, trustProxy } = options;
+  app.use(appScope({ kv, trustProxy, closing: closing.signal }));
   mountActions(app, manifest.actions, {
     maxBytes: options.actionBodyLimit,
     origins: options.origins,
     failures: failed,
-    claim: claimInMemory(),
+    claim: kv ? claimInKv(kv) : claimInMemory(),
     telemetry,
   });
 

@@ -45,12 +45,19 @@ export interface AppOptions {
   serveSourceMaps?: boolean;
   /** Errors and traces (Sentry, OpenTelemetry); none by default. */
   telemetry?: Telemetry;
+  /**
+   * The app's Deno KV store, opened by the entry point (`KV_PATH`); request code reaches it with
+   * `kvOf(ctx)`. The app never closes it. Without one, `kvOf` throws, and a form's state applies
+   * once per process rather than once across them.
+   */
+  kv?: Deno.Kv;
 }
 
 export type ResolvedOptions =
-  & Required<Omit<AppOptions, "telemetry" | "origins" | "allowedHosts">>
+  & Required<Omit<AppOptions, "telemetry" | "origins" | "allowedHosts" | "kv">>
   & {
     telemetry?: Telemetry;
+    kv?: Deno.Kv;
     origins?: string[];
     allowedHosts?: string[];
   };

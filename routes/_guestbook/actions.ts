@@ -2,11 +2,15 @@
 /**
  * @module
  * The guestbook's server action. The form reaches it with or without JavaScript; a signing that
- * does not pass the schema comes back as field errors for the form to show, not as a failure.
+ * does not pass the schema comes back as field errors for the form to show, not as a failure. It
+ * runs behind `_middleware.ts`, which limits how often a client may call it.
  */
 import * as v from "valibot";
-import { addEntry, type GuestbookState, latestEntries } from "./entries.ts";
+import { kvOf, requestContext } from "../../lib/mod.ts";
+import { addEntry } from "./entries.ts";
+import type { GuestbookState } from "./types.ts";
 
+// The lengths also keep an entry far below KV's 64 KiB a value: a field too long is a field error.
 const Signing = v.object({
   name: v.pipe(
     v.string(),
@@ -23,16 +27,23 @@ const Signing = v.object({
 });
 
 export async function sign(_previous: GuestbookState, form: FormData): Promise<GuestbookState> {
+  const kv = kvOf(requestContext());
   // Anyone can post to an action: a request without the form's fields signs nothing.
   if (!(form instanceof FormData)) form = new FormData();
   const parsed = await v.safeParseAsync(Signing, Object.fromEntries(form));
   if (!parsed.success) {
     return {
-      entries: latestEntries(),
       errors: v.flatten<typeof Signing>(parsed.issues).nested,
-      values: { name: String(form.get("name") ?? ""), message: String(form.get("message") ?? "") },
+      values: { name: echo(form.get("name")), message: echo(form.get("message")) },
     };
   }
-  addEntry({ ...parsed.output, at: new Date() });
-  return { entries: latestEntries(), signed: parsed.output.name };
+  return { signed: await addEntry(kv, parsed.output) };
+}
+
+/**
+ * What was sent, back into the form: enough to fix it, never so much that the state outgrows the
+ * cookie that carries it when JavaScript is off (a 100 KB message comes back as its start).
+ */
+function echo(value: FormDataEntryValue | null): string {
+  return typeof value === "string" ? value.slice(0, 500) : "";
 }

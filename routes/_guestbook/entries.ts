@@ -1,35 +1,26 @@
 /**
  * @module
- * The guestbook's entries, kept in memory: an example needs no database. The newest few are all
- * anyone sees, so that is all that is kept.
+ * The guestbook's entries in Deno KV: a log (`lib/kv/log.ts`) under `["guestbook"]` — entries at
+ * `["guestbook", "items", id]`, the newest id at `["guestbook", "latest"]` — so every worker and
+ * instance reads the same entries in the same order, the newest are one range query, and the live
+ * feed watches one key.
  */
+import { append, type Feed, feedOf, kvLog, newest } from "../../lib/mod.ts";
+import { type Entry, SHOWN } from "./types.ts";
 
-export interface Entry {
-  name: string;
-  message: string;
-  at: Date;
+export const GUESTBOOK = kvLog<Entry>(["guestbook"]);
+
+/** The newest entries, newest first. */
+export function latestEntries(kv: Deno.Kv): Promise<Entry[]> {
+  return newest(kv, GUESTBOOK, SHOWN);
 }
 
-/** What the guestbook form shows: the latest entries, and the outcome of the last signing. */
-export interface GuestbookState {
-  entries: Entry[];
-  /** Set after a successful signing: the signer's name. */
-  signed?: string;
-  /** Set when the form was refused: what was wrong, field by field, and what was sent. */
-  errors?: Partial<Record<"name" | "message", string[]>>;
-  values?: { name: string; message: string };
+/** Stores a signing (already validated) as the next entry. */
+export function addEntry(kv: Deno.Kv, signing: { name: string; message: string }): Promise<Entry> {
+  return append(kv, GUESTBOOK, (id) => ({ id, ...signing, at: new Date() }));
 }
 
-const KEPT = 5;
-const entries: Entry[] = [
-  { name: "Ada", message: "Works with JavaScript off, too.", at: new Date("2026-01-01T09:00:00Z") },
-];
-
-export function latestEntries(): Entry[] {
-  return entries.slice(0, KEPT);
-}
-
-export function addEntry(entry: Entry): void {
-  entries.unshift(entry);
-  entries.length = Math.min(entries.length, KEPT);
+/** New entries as they are signed, on any worker or instance: one watch per worker. */
+export function entryFeed(kv: Deno.Kv): Feed<Entry> {
+  return feedOf(kv, GUESTBOOK);
 }

@@ -2,7 +2,7 @@
  * @module
  * Starts the real server on a free loopback port (`lib/cli/start.ts`, as `deno task start` does,
  * or `deno serve main.ts`) and collects what it prints, so tests can talk HTTP to it and read its
- * JSON log lines.
+ * JSON log lines. Its KV store is `:memory:` unless the test sets `KV_PATH`.
  */
 import { fileURLToPath } from "node:url";
 
@@ -44,17 +44,25 @@ export interface StartOptions {
   script?: string;
   /** Deno's arguments for the port, in place of `run -A {script}`: e.g. a `deno serve` line. */
   args?: (port: number) => string[];
+  /** A port to listen on (a restart where the last server was); a free one by default. */
+  port?: number;
 }
 
 export async function startServer(
   env: Record<string, string> = {},
-  { root = ROOT, script = "lib/cli/start.ts", args }: StartOptions = {},
+  { root = ROOT, script = "lib/cli/start.ts", args, port = freePort() }: StartOptions = {},
 ): Promise<TestServer> {
-  const port = freePort();
   const child = new Deno.Command(Deno.execPath(), {
     args: args?.(port) ?? ["run", "-A", script],
     cwd: root,
-    env: { NODE_ENV: "production", ...env, PORT: String(port), HOSTNAME: "127.0.0.1" },
+    // A store of its own unless the test names one: never the developer's `.data/`.
+    env: {
+      NODE_ENV: "production",
+      KV_PATH: ":memory:",
+      ...env,
+      PORT: String(port),
+      HOSTNAME: "127.0.0.1",
+    },
     stdout: "piped",
     stderr: "piped",
   }).spawn();

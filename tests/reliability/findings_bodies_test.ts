@@ -102,18 +102,24 @@ Deno.test("finding 4: a stalled or endless request is ended by the deadline", as
     });
   }
 
-  // The island's stub reads the digest from JSON (its error carries it); a form gets the screen.
-  const endless: [string, BodyInit, string][] = [
-    ["called from an island", encodeCall([]), "application/json"],
-    ["posted as a form", new URLSearchParams({ note: "hello" }), "text/html; charset=UTF-8"],
+  // The island's stub asks for JSON and reads the digest from it (its error carries it); a form
+  // posted by a browser gets the screen.
+  const endless: [string, BodyInit, string, string][] = [
+    ["called from an island", encodeCall([]), "application/json", "application/json"],
+    [
+      "posted as a form",
+      new URLSearchParams({ note: "hello" }),
+      "text/html,*/*;q=0.8",
+      "text/html; charset=UTF-8",
+    ],
   ];
-  for (const [how, body, type] of endless) {
+  for (const [how, body, accept, type] of endless) {
     await t.step(`an action that never settles, ${how}: 500 with a digest`, async () => {
       const began = performance.now();
       const res = await server.fetch(`/_action/${ids.never}`, {
         method: "POST",
         body,
-        headers: { Origin: server.origin },
+        headers: { Origin: server.origin, Accept: accept },
         signal: AbortSignal.timeout(HANG_MS),
       });
       const text = await res.text();

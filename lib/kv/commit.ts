@@ -1,0 +1,76 @@
+/**
+ * @module
+ * Committing atomic operations that may lose a race: `commit` turns SQLite's "database is locked"
+ * between handles into the `{ ok: false }` of a failed `check`, and `retrying` runs a
+ * read-check-commit attempt again a bounded number of times, then gives up with a
+ * {@link KvBusyError} — which ends that request on the failure screen, never the process.
+ */
+
+/** A commit that did not apply: a `check` failed, or (`locked`) another handle held the file. */
+export type CommitFailure = Deno.KvCommitError & { locked?: true };
+
+/**
+ * Commits `op`. With several handles on one file (`deno serve --parallel` workers, or processes),
+ * a commit with `check`s that races another handle's can fail at once with SQLite's "database is
+ * locked" instead of returning `{ ok: false }`; so does every such commit while another process
+ * holds the write lock. Both come back as `{ ok: false, locked: true }`. A "database is locked"
+ * after SQLite's busy timeout (seconds, not a race) is rethrown.
+ */
+export async function commit(
+  op: Deno.AtomicOperation,
+): Promise<Deno.KvCommitResult | CommitFailure> {
+  const started = performance.now();
+  try {
+    return await op.commit();
+  } catch (error) {
+    const quick = performance.now() - started < 1000;
+    if (quick && error instanceof TypeError && /database is locked/.test(error.message)) {
+      return { ok: false, locked: true };
+    }
+    throw error;
+  }
+}
+
+/** The work could not be committed in the allowed attempts. */
+export class KvBusyError extends Error {
+  override name = "KvBusyError";
+  constructor(what: string, attempts: number, readonly locked: boolean) {
+    super(
+      `${what}: not committed after ${attempts} attempts (${
+        locked ? "database is locked" : "conflicting writes"
+      })`,
+    );
+  }
+}
+
+/** Attempts before {@link KvBusyError}: enough for any real contention, bounded for a stuck file. */
+const MAX_ATTEMPTS = 20;
+
+export type Commit = typeof commit;
+
+/**
+ * Runs `attempt` until it returns a result, at most `maxAttempts` times; `undefined` means its
+ * commit failed (a `check` lost a race) and it should read again. Between tries it backs off a
+ * little, jittered and growing, so that racers spread out. `attempt` commits with the function it
+ * is given, which notes why a commit failed for the error; `what` names the work in it.
+ */
+export async function retrying<T>(
+  what: string,
+  attempt: (commit: Commit) => Promise<T | undefined>,
+  maxAttempts = MAX_ATTEMPTS,
+): Promise<T> {
+  let locked = false;
+  const noting: Commit = async (op) => {
+    const result = await commit(op);
+    if (!result.ok) locked = "locked" in result;
+    return result;
+  };
+  for (let i = 1; i <= maxAttempts; i++) {
+    const result = await attempt(noting);
+    if (result !== undefined) return result;
+    if (i < maxAttempts) {
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(2 ** i, 50)));
+    }
+  }
+  throw new KvBusyError(what, maxAttempts, locked);
+}

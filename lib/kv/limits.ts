@@ -1,0 +1,53 @@
+/**
+ * @module
+ * Deno KV's size limits, measured as KV measures them (exactly), so that input too large is refused
+ * before KV sees it: as a field error by the caller's validation, or else by `assertFits` with a
+ * `KvLimitError` that says what and how large, where KV would throw a bare `TypeError`.
+ */
+import { serialize } from "node:v8";
+
+/** Largest serialized value KV accepts. */
+export const MAX_VALUE_BYTES = 65_536;
+/** Largest encoded key KV writes. */
+export const MAX_KEY_BYTES = 2_048;
+
+/** Refused before KV saw it: the key or value is over KV's limit. */
+export class KvLimitError extends RangeError {
+  override name = "KvLimitError";
+}
+
+/** The value's size as KV stores it: V8's serializer, which is what KV uses. */
+export function valueSize(value: unknown): number {
+  return serialize(value).length;
+}
+
+const encoder = new TextEncoder();
+
+/** The key's encoded size (tuple encoding: a tag byte per part, NUL-escaped, NUL-terminated). */
+export function keySize(key: Deno.KvKey): number {
+  let size = 0;
+  for (const part of key) {
+    if (typeof part === "string" || part instanceof Uint8Array) {
+      const bytes = typeof part === "string" ? encoder.encode(part) : part;
+      size += 2 + bytes.length + bytes.filter((b) => b === 0).length;
+    } else if (typeof part === "number") size += 9;
+    else if (typeof part === "bigint") size += 2 + Math.ceil(part.toString(16).length / 2);
+    else size += 1; // boolean
+  }
+  return size;
+}
+
+/** Throws {@link KvLimitError} when `key` (and `value`, if given) would not fit in KV. */
+export function assertFits(key: Deno.KvKey, ...value: [unknown?]): void {
+  const keyBytes = keySize(key);
+  if (keyBytes > MAX_KEY_BYTES) {
+    throw new KvLimitError(`KV key too large: ${keyBytes} bytes encoded (max ${MAX_KEY_BYTES})`);
+  }
+  if (value.length === 0) return;
+  const valueBytes = valueSize(value[0]);
+  if (valueBytes > MAX_VALUE_BYTES) {
+    throw new KvLimitError(
+      `KV value too large: ${valueBytes} bytes serialized (max ${MAX_VALUE_BYTES})`,
+    );
+  }
+}

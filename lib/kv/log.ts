@@ -1,0 +1,118 @@
+/**
+ * @module
+ * An append-only log in Deno KV: items under `[...prefix, "items", id]` with ids 1, 2, 3, … in
+ * commit order, never clock order. Each append reads the counter `[...prefix, "latest"]` and
+ * commits the item and the bumped counter together, guarded by `check`s: of two appends that race
+ * (two workers, two Deno Deploy isolates) only one can take an id, and the other retries with the
+ * next. So ids have no gaps, "the items after id N" is a complete answer — what a live feed and a
+ * reconnecting page rely on — and the newest items are one reverse range query. The counter is
+ * also the one key a watcher needs: it changes once per append.
+ */
+import { type Commit, retrying } from "./commit.ts";
+import { assertFits } from "./limits.ts";
+
+export interface KvLog<T extends Logged> {
+  /** The items: `[...prefix, "items", id]`. */
+  readonly items: Deno.KvKey;
+  /** The newest id (a number), bumped by every append. */
+  readonly latest: Deno.KvKey;
+  /** Never set: it carries the items' type, so that reading a log returns them typed. */
+  readonly _item?: T;
+}
+
+/** What a log holds: anything with the id the log gave it. */
+export interface Logged {
+  id: number;
+}
+
+export function kvLog<T extends Logged>(prefix: Deno.KvKey): KvLog<T> {
+  return { items: [...prefix, "items"], latest: [...prefix, "latest"] };
+}
+
+const itemKey = (log: KvLog<Logged>, id: number): Deno.KvKey => [...log.items, id];
+
+/**
+ * Appends the item `make(id)` builds for the next id, and returns it. Throws `KvLimitError` if it
+ * is too large for KV (validate input first: this is the backstop), and `KvBusyError` if it could
+ * not be committed in a bounded number of attempts.
+ */
+export function append<T extends Logged>(
+  kv: Deno.Kv,
+  log: KvLog<T>,
+  make: (id: number) => T,
+): Promise<T> {
+  return inTurn(kv, log, () => appendNow(kv, log, make));
+}
+
+/**
+ * The appends to each log (object) waiting in this isolate, as the promise of the last one. Every
+ * append races for the same counter: run together, fifty of them mostly fail their `check` and
+ * retry until some give up. One at a time per isolate, only other workers and instances race.
+ */
+const turns = new WeakMap<Deno.Kv, Map<KvLog<Logged>, Promise<unknown>>>();
+
+function inTurn<T>(kv: Deno.Kv, log: KvLog<Logged>, work: () => Promise<T>): Promise<T> {
+  let ofStore = turns.get(kv);
+  if (!ofStore) turns.set(kv, ofStore = new Map());
+  const result = (ofStore.get(log) ?? Promise.resolve()).then(work);
+  const last = result.catch(() => {});
+  ofStore.set(log, last);
+  last.then(() => ofStore.get(log) === last && ofStore.delete(log));
+  return result;
+}
+
+function appendNow<T extends Logged>(
+  kv: Deno.Kv,
+  log: KvLog<T>,
+  make: (id: number) => T,
+): Promise<T> {
+  return retrying("KV log append", async (commit: Commit) => {
+    const latest = await kv.get<number>(log.latest);
+    const id = (latest.value ?? await newestId(kv, log)) + 1;
+    const item = make(id);
+    const key = itemKey(log, id);
+    assertFits(key, item);
+    const result = await commit(
+      kv.atomic()
+        .check(latest)
+        .check({ key, versionstamp: null })
+        .set(key, item)
+        .set(log.latest, id),
+    );
+    return result.ok ? item : undefined;
+  });
+}
+
+/** The newest `n` items, newest first: one reverse range query. */
+export async function newest<T extends Logged>(
+  kv: Deno.Kv,
+  log: KvLog<T>,
+  n: number,
+): Promise<T[]> {
+  const found: T[] = [];
+  for await (const entry of kv.list<T>({ prefix: log.items }, { reverse: true, limit: n })) {
+    found.push(entry.value);
+  }
+  return found;
+}
+
+/** Up to `limit` items after id `cursor` — the newest of them when there are more — oldest first. */
+export async function after<T extends Logged>(
+  kv: Deno.Kv,
+  log: KvLog<T>,
+  cursor: number,
+  limit: number,
+): Promise<T[]> {
+  const selector = { prefix: log.items, start: itemKey(log, cursor + 1) };
+  const newestFirst: T[] = [];
+  for await (const entry of kv.list<T>(selector, { reverse: true, limit })) {
+    newestFirst.push(entry.value);
+  }
+  return newestFirst.reverse();
+}
+
+/** Only if the counter is missing (never appended to, or deleted by hand): the newest stored id. */
+async function newestId(kv: Deno.Kv, log: KvLog<Logged>): Promise<number> {
+  const [item] = await newest(kv, log, 1);
+  return item?.id ?? 0;
+}

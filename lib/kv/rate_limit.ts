@@ -1,0 +1,77 @@
+/**
+ * @module
+ * Rate limits on Deno KV: at most `limit` calls per key in any `windowMs` — a sliding log, exact
+ * across `deno serve --parallel` workers, processes on one file and Deno Deploy isolates.
+ *
+ * The key's value is the times of the calls still inside the window (at most `limit` numbers). A
+ * call reads it, drops what has left the window, and if there is room appends now and writes it
+ * back with a `check` on what it read: of two racing calls one commits and the other reads again
+ * and decides again, so exactly `limit` get through. A refused call writes nothing; `expireIn`
+ * lets KV drop the key once its newest call has left the window.
+ *
+ * `rateLimit(options)` is the same as Hono middleware, per client (`clientAddress`): over the
+ * limit, the request gets 429 with `Retry-After` and goes no further. In a `_middleware.ts`, it
+ * limits the folder's pages and server actions; only requests that reach it pay for it.
+ */
+import type { MiddlewareHandler } from "hono";
+import { clientAddress } from "../server/client.ts";
+import { tooManyRequests } from "../server/too_many_requests.ts";
+import { kvOf } from "./access.ts";
+import { retrying } from "./commit.ts";
+import { assertFits } from "./limits.ts";
+
+export interface CallLimit {
+  /** How many calls a key may make in any window. */
+  limit: number;
+  windowMs: number;
+}
+
+export type LimitResult =
+  | { ok: true; remaining: number }
+  | { ok: false; retryAfterSeconds: number };
+
+/** Counts a call for `key` (stored under `["rate_limit", ...key]`) if it is within the limit. */
+export async function limitCalls(
+  kv: Deno.Kv,
+  key: Deno.KvKeyPart[],
+  { limit, windowMs }: CallLimit,
+  now: () => number = Date.now,
+): Promise<LimitResult> {
+  if (!(limit >= 1) || !(windowMs >= 1)) throw new RangeError("limit and windowMs must be ≥ 1");
+  const kvKey = ["rate_limit", ...key];
+  assertFits(kvKey);
+  return await retrying(`rate limit ${JSON.stringify(key)}`, async (commit) => {
+    const entry = await kv.get<number[]>(kvKey);
+    const t = now();
+    const calls = (entry.value ?? []).filter((at) => at > t - windowMs);
+    if (calls.length >= limit) {
+      // A slot frees when the call `limit` places before the end of the log leaves the window.
+      const freeAt = calls[calls.length - limit] + windowMs;
+      return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((freeAt - t) / 1000)) };
+    }
+    calls.push(t);
+    calls.sort((a, b) => a - b); // other instances' clocks may differ a little
+    const result = await commit(
+      kv.atomic().check(entry).set(kvKey, calls, { expireIn: windowMs }),
+    );
+    return result.ok ? { ok: true, remaining: limit - calls.length } : undefined;
+  });
+}
+
+export interface RateLimitOptions extends CallLimit {
+  /** What is limited, e.g. `"guestbook-sign"`: each name counts on its own. */
+  name: string;
+}
+
+/**
+ * Middleware: `limit` requests per client in any `windowMs`. A request whose client is unknown
+ * (`app.request()`, with no connection) counts as one client, "unknown": never as unlimited.
+ */
+export function rateLimit({ name, ...limit }: RateLimitOptions): MiddlewareHandler {
+  return async function rateLimit(c, next) {
+    const client = clientAddress(c) ?? "unknown";
+    const result = await limitCalls(kvOf(c), [name, client], limit);
+    if (!result.ok) return tooManyRequests(c, result.retryAfterSeconds);
+    await next();
+  };
+}

@@ -1,0 +1,115 @@
+/**
+ * @module
+ * Opening the app's Deno KV store: a SQLite file (its folder created), `":memory:"` for tests, or
+ * — with no path — Deno Deploy's managed KV. A store that cannot be used fails here, at start-up,
+ * with a {@link StoreOpenError} naming the path and the cause, rather than on the first request.
+ * Which path to use is the entry points' decision (`cli/settings.ts`): this module reads no
+ * environment.
+ */
+
+/** Why the store could not be opened; the message is for the operator. */
+export class StoreOpenError extends Error {
+  override name = "StoreOpenError";
+  constructor(readonly path: string | undefined, readonly reason: string, options?: ErrorOptions) {
+    super(
+      `Cannot use the KV store ${path === undefined ? "(managed)" : `at ${path}`}: ${reason}`,
+      options,
+    );
+  }
+}
+
+export interface StoreOptions {
+  /** How long opening and the write probe may take, in ms. */
+  timeoutMs?: number;
+}
+
+const PROBE_KEY = ["_store", "opened"];
+
+/**
+ * Opens the store at `path` (`undefined`: Deno Deploy's managed KV) and, a file, proves it can be
+ * written to; throws {@link StoreOpenError} otherwise.
+ */
+export async function openStore(
+  path: string | undefined,
+  { timeoutMs = 10_000 }: StoreOptions = {},
+): Promise<Deno.Kv> {
+  if (path === "") throw new StoreOpenError(path, "the path is empty");
+  const file = path !== undefined && path !== ":memory:";
+  if (file) await prepareFolder(path);
+  try {
+    // Opening and probing run under one deadline: a read-only file opens and only refuses writes,
+    // and on a file another process keeps write-locked the first write waits as long as the lock.
+    // (Memory and Deploy's managed KV have neither: a write there would only cost.)
+    const work = (path === undefined ? Deno.openKv() : Deno.openKv(path)).then(async (kv) => {
+      if (!file) return kv;
+      try {
+        await kv.set(PROBE_KEY, new Date());
+        return kv;
+      } catch (error) {
+        kv.close();
+        throw error;
+      }
+    });
+    return await deadline(work, timeoutMs, () => {
+      // Not closed now: `close()` on a blocked handle blocks the thread until the lock goes.
+      work.then((kv) => kv.close(), () => {});
+    });
+  } catch (error) {
+    throw new StoreOpenError(path, file ? await diagnose(path, error) : describe(error), {
+      cause: error,
+    });
+  }
+}
+
+async function prepareFolder(path: string): Promise<void> {
+  const slash = path.lastIndexOf("/");
+  if (slash <= 0) return;
+  const folder = path.slice(0, slash);
+  try {
+    await Deno.mkdir(folder, { recursive: true });
+  } catch (error) {
+    throw new StoreOpenError(path, `cannot create its folder ${folder}: ${describe(error)}`, {
+      cause: error,
+    });
+  }
+}
+
+/** Turns SQLite's terse messages into a cause an operator can act on. */
+async function diagnose(path: string, error: unknown): Promise<string> {
+  const message = describe(error);
+  if (error instanceof DeadlineError) {
+    return `${message}; is another process holding a lock on the file (sqlite3, a backup tool)?`;
+  }
+  if (/file is not a database|malformed/.test(message)) {
+    return `the file is not a usable Deno KV (SQLite) database (${message}); move it away or restore a backup`;
+  }
+  const stat = await Deno.stat(path).catch(() => undefined);
+  if (stat?.isDirectory) return "it is a directory";
+  if (/readonly|read-only|unable to open/.test(message)) {
+    // The OS says why (permission, read-only file system, …) where SQLite does not.
+    try {
+      (await Deno.open(path, { read: true, write: true, create: true })).close();
+    } catch (osError) {
+      return `${describe(osError)} (${message})`;
+    }
+    return `${message}; check that the file and its folder are writable (SQLite also creates -wal and -shm files beside it)`;
+  }
+  return message;
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+class DeadlineError extends Error {}
+
+function deadline<T>(promise: Promise<T>, ms: number, onTimeout: () => void): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      onTimeout();
+      reject(new DeadlineError(`no answer within ${ms} ms`));
+    }, ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

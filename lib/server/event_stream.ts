@@ -1,0 +1,109 @@
+/**
+ * @module
+ * `eventStream(req, ctx, events)`: a `text/event-stream` response (server-sent events) for a
+ * browser's `EventSource`. It ends when the client leaves or the app closes (`App.close()`, so a
+ * graceful shutdown does not wait for it), carries a comment every `heartbeatMs` so proxies keep an
+ * idle stream open, and is outside the request deadline, which ends once the response starts. It
+ * is pull-based: the next event is taken from `events` only once the client has read the last, so
+ * a slow client holds one event, not a queue.
+ */
+import { describe, digestOf } from "../errors/digest.ts";
+import { log } from "./log.ts";
+import { scopeOf, type ScopeSource } from "./scope.ts";
+
+export interface ServerEvent {
+  /** Sent back by a reconnecting `EventSource` as `Last-Event-ID`. */
+  id?: string | number;
+  /** The event's type (`addEventListener(event, …)`); `message` when unset. */
+  event?: string;
+  data: string;
+}
+
+export interface EventStreamOptions {
+  /** How often an idle stream carries a comment (default 25 000 ms: under common proxy timeouts). */
+  heartbeatMs?: number;
+  /** How soon the browser reconnects after the stream drops (default 1 000 ms). */
+  retryMs?: number;
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * The response streaming what `events` yields. `events` receives a signal that aborts when the
+ * stream ends: pass it on to what it subscribes to.
+ */
+export function eventStream(
+  req: Request,
+  from: ScopeSource,
+  events: (signal: AbortSignal) => AsyncIterable<ServerEvent>,
+  { heartbeatMs = 25_000, retryMs = 1_000 }: EventStreamOptions = {},
+): Response {
+  const ended = new AbortController();
+  const signal = AbortSignal.any([ended.signal, req.signal, scopeOf(from).closing]);
+  const iterator = events(signal)[Symbol.asyncIterator]();
+  const body = new ReadableStream<Uint8Array>({
+    start(stream) {
+      // The first bytes go out at once: the browser's `open` event, and headers past any proxy.
+      stream.enqueue(encoder.encode(`retry: ${retryMs}\n\n`));
+      const heartbeat = setInterval(() => {
+        if ((stream.desiredSize ?? 0) > 0) stream.enqueue(encoder.encode(": ping\n\n"));
+      }, heartbeatMs);
+      const stop = () => {
+        clearInterval(heartbeat);
+        // The source ends too, even one held at a `yield` by a client that stopped reading.
+        iterator.return?.().catch(() => {});
+        try {
+          stream.close();
+        } catch { /* the client cancelled it */ }
+      };
+      if (signal.aborted) stop();
+      else signal.addEventListener("abort", stop, { once: true });
+    },
+    async pull(stream) {
+      try {
+        const next = await iterator.next();
+        if (!next.done && !signal.aborted) {
+          return stream.enqueue(encoder.encode(format(next.value)));
+        }
+      } catch (error) {
+        // Logged, and the stream ends: the browser reconnects, gets what it missed by
+        // `Last-Event-ID`, and the source starts afresh.
+        if (!signal.aborted) logFailure(req, error);
+      }
+      ended.abort();
+    },
+    cancel() {
+      ended.abort();
+    },
+  });
+  return new Response(body, {
+    headers: {
+      "Content-Type": "text/event-stream; charset=utf-8",
+      "Cache-Control": "no-store",
+      // nginx buffers responses unless told not to, which would hold events back.
+      "X-Accel-Buffering": "no",
+    },
+  });
+}
+
+function logFailure(req: Request, error: unknown): void {
+  const { pathname } = new URL(req.url);
+  log("error", `event stream ${pathname} failed`, {
+    digest: digestOf(error),
+    path: pathname,
+    error: describe(error),
+  });
+}
+
+function format({ id, event, data }: ServerEvent): string {
+  let text = "";
+  if (id !== undefined) text += `id: ${oneLine(String(id))}\n`;
+  if (event !== undefined) text += `event: ${oneLine(event)}\n`;
+  for (const line of data.split(/\r\n|\r|\n/)) text += `data: ${line}\n`;
+  return text + "\n";
+}
+
+/** A field of an event ends at a line break: none may reach the stream from a value. */
+function oneLine(value: string): string {
+  return value.replace(/[\r\n]/g, " ");
+}

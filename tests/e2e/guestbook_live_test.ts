@@ -1,0 +1,183 @@
+/**
+ * @module
+ * Live guestbook pages in Chromium under `deno serve --parallel` (2 workers, one KV file): two
+ * pages whose event streams are on different workers each show, within a second and without a
+ * reload, an entry signed in the other and one posted from outside; after the server goes away
+ * and comes back, they show what was signed meanwhile (the stream reconnects, `Last-Event-ID`).
+ * Over the signing limit, the island says to wait and keeps what was typed; without JavaScript the
+ * form lands on a short page with a way back. A hidden page holds no stream and catches up when
+ * shown.
+ */
+import assert from "node:assert/strict";
+import type { Browser, Page } from "playwright-core";
+import { append } from "../../lib/kv/log.ts";
+import { GUESTBOOK } from "../../routes/_guestbook/entries.ts";
+import { launchBrowser, pageErrors } from "../helpers/browser.ts";
+import { guestbookForm, signWithoutScript } from "../helpers/guestbook.ts";
+import { tempStorePath } from "../helpers/kv.ts";
+import { serveParallel, workerNamingProject } from "../helpers/parallel.ts";
+import { startServer } from "../helpers/server.ts";
+
+interface LivePage {
+  page: Page;
+  /** The worker its event stream is on. */
+  worker: string;
+  errors: string[];
+  /** True while no reload happened since the page was opened. */
+  stillHere(): Promise<boolean>;
+}
+
+/** Opens the guestbook in a context of its own (its own connections), once its stream is open. */
+async function openLive(browser: Browser, url: string): Promise<LivePage> {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const errors = pageErrors(page);
+  const stream = page.waitForResponse((res) => res.url().includes("/guestbook/events"));
+  await page.goto(url);
+  const worker = (await stream).headers()["x-worker"];
+  await page.evaluate(() => Object.assign(globalThis, { stillHere: true }));
+  return {
+    page,
+    worker,
+    errors,
+    stillHere: () => page.evaluate(() => "stillHere" in globalThis),
+  };
+}
+
+/** Waits (up to `ms`) until the page lists an entry with `message`. */
+async function shows(page: Page, message: string, ms: number): Promise<void> {
+  await page.locator("ol.entries q", { hasText: message }).waitFor({ timeout: ms });
+}
+
+Deno.test("open guestbook pages update live across workers, and catch up after a drop", async () => {
+  await using copy = await workerNamingProject();
+  const KV_PATH = await tempStorePath();
+  let server = await serveParallel(copy.root, { KV_PATH });
+  await using browser = await launchBrowser();
+  try {
+    const url = server.origin + "/guestbook";
+    const a = await openLive(browser, url);
+    let b = await openLive(browser, url);
+    for (let tries = 1; b.worker === a.worker; tries++) {
+      assert.ok(tries < 20, "no second page's stream landed on the other worker");
+      await b.page.context().close();
+      b = await openLive(browser, url);
+    }
+
+    // Signed in page A: page B shows it within a second, and neither reloaded.
+    await a.page.getByLabel("Name").fill("Ada");
+    await a.page.getByLabel("Message").fill("Signed on one worker.");
+    const signedAt = performance.now();
+    await a.page.getByRole("button", { name: "Sign" }).click();
+    await shows(b.page, "Signed on one worker.", 1000);
+    assert.ok(performance.now() - signedAt < 1000);
+
+    // Posted from outside (a form without JavaScript): both show it.
+    const form = await guestbookForm(server.origin);
+    const posted = await signWithoutScript(server.origin, form, {
+      name: "Grace",
+      message: "Posted from elsewhere.",
+    });
+    await posted.body?.cancel();
+    await Promise.all([a, b].map((p) => shows(p.page, "Posted from elsewhere.", 1000)));
+    for (const p of [a, b]) {
+      assert.ok(await p.stillHere(), "the page was reloaded");
+      assert.deepEqual(p.errors, []);
+    }
+
+    // The server goes away; meanwhile an entry is written; it comes back on the same port.
+    const { port } = server;
+    server.kill();
+    await server.stop();
+    const kv = await Deno.openKv(KV_PATH);
+    await append(kv, GUESTBOOK, (id) => ({
+      id,
+      name: "Linus",
+      message: "Signed while they were away.",
+      at: new Date(),
+    }));
+    kv.close();
+    server = await serveParallel(copy.root, { KV_PATH }, port);
+    // Generous: the pages retry on their own schedule (the browser's, then backing off).
+    await Promise.all([a, b].map((p) => shows(p.page, "Signed while they were away.", 30_000)));
+    for (const p of [a, b]) {
+      assert.ok(await p.stillHere(), "the page was reloaded");
+      const messages = await p.page.locator("ol.entries q").allTextContents();
+      assert.deepEqual(messages, [
+        "Signed while they were away.",
+        "Posted from elsewhere.",
+        "Signed on one worker.",
+      ]);
+    }
+  } finally {
+    server.kill();
+    await server.stop();
+  }
+});
+
+Deno.test("over the signing limit: the island says to wait, and a form without JavaScript gets the page", async () => {
+  await using server = await startServer();
+  await using browser = await launchBrowser();
+  const sign = async (page: Page, message: string) => {
+    await page.getByLabel("Name").fill("Eager");
+    await page.getByLabel("Message").fill(message);
+    await page.getByRole("button", { name: "Sign" }).click();
+  };
+
+  const page = await browser.newPage();
+  const streaming = page.waitForResponse((res) => res.url().includes("/guestbook/events"));
+  await page.goto(server.origin + "/guestbook");
+  await streaming;
+  for (let i = 1; i <= 5; i++) {
+    await sign(page, `Entry number ${i}.`);
+    await page.getByRole("status").filter({ hasText: "Thank you, Eager!" }).waitFor();
+    await shows(page, `Entry number ${i}.`, 5000);
+  }
+  await sign(page, "One too many.");
+  await page.getByRole("status").filter({ hasText: "please wait a minute" }).waitFor();
+  assert.equal(await page.getByLabel("Message").inputValue(), "One too many.", "the text is kept");
+  assert.equal(await page.locator("html[data-failure]").count(), 0, "no failure screen");
+  assert.equal(await page.locator("ol.entries q", { hasText: "One too many." }).count(), 0);
+
+  // The same client without JavaScript: the form posts, and the answer is the calm page.
+  const context = await browser.newContext({ javaScriptEnabled: false });
+  const plain = await context.newPage();
+  await plain.goto(server.origin + "/guestbook");
+  await sign(plain, "Still too many.");
+  await plain.getByRole("heading", { name: "That was a lot in a short time" }).waitFor();
+  await plain.getByRole("link", { name: "Back to the page" }).click();
+  await plain.waitForURL(server.origin + "/guestbook");
+  await context.close();
+});
+
+Deno.test("a hidden page holds no stream; shown again, it catches up at once", async () => {
+  await using server = await startServer();
+  await using browser = await launchBrowser();
+  const page = await browser.newPage();
+  const streaming = page.waitForResponse((res) => res.url().includes("/guestbook/events"));
+  await page.goto(server.origin + "/guestbook");
+  await streaming;
+  const setHidden = (hidden: boolean) =>
+    page.evaluate((hidden) => {
+      Object.defineProperty(document, "hidden", { value: hidden, configurable: true });
+      Object.defineProperty(document, "visibilityState", {
+        value: hidden ? "hidden" : "visible",
+        configurable: true,
+      });
+      document.dispatchEvent(new Event("visibilitychange"));
+    }, hidden);
+  const form = await guestbookForm(server.origin);
+  const post = async (message: string) =>
+    await (await signWithoutScript(server.origin, form, { name: "Bo", message })).body?.cancel();
+
+  await setHidden(true);
+  await post("Signed while nobody looked.");
+  await page.waitForTimeout(1500);
+  assert.equal(await page.locator("ol.entries q").count(), 0, "a hidden page got the entry");
+  const reopened = page.waitForRequest((req) => req.url().includes("/guestbook/events?since=0"));
+  await setHidden(false);
+  await reopened;
+  await shows(page, "Signed while nobody looked.", 1000);
+  await post("Signed while looking.");
+  await shows(page, "Signed while looking.", 1000);
+});

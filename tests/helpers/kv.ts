@@ -1,0 +1,48 @@
+/**
+ * @module
+ * KV for tests: a file path in a fresh temp folder (never the project's `.data/`), and SQLite's
+ * write lock held by another process (`sqlite3`), the way a backup tool would hold it.
+ */
+
+export async function tempStorePath(name = "kv.sqlite3"): Promise<string> {
+  return `${await Deno.makeTempDir({ prefix: "kv-test-" })}/${name}`;
+}
+
+export function hasCommand(name: string): boolean {
+  try {
+    const which = new Deno.Command("which", { args: [name], stdout: "null", stderr: "null" });
+    return which.outputSync().success;
+  } catch {
+    return false;
+  }
+}
+
+/** Holds SQLite's write lock on `path` from a `sqlite3` process until `release()`. */
+export async function holdWriteLock(path: string): Promise<{ release(): Promise<void> }> {
+  const child = new Deno.Command("sqlite3", {
+    args: [path],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const stdin = child.stdin.getWriter();
+  const encoder = new TextEncoder();
+  await stdin.write(encoder.encode(
+    ".timeout 20000\nBEGIN IMMEDIATE;\nUPDATE kv SET v = v WHERE k = x'00';\nSELECT 'LOCKED';\n",
+  ));
+  const out = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  while (!text.includes("LOCKED")) {
+    const read = await out.read();
+    if (read.done) throw new Error("sqlite3 ended before taking the lock");
+    text += read.value;
+  }
+  return {
+    async release() {
+      await stdin.write(encoder.encode("ROLLBACK;\n"));
+      await stdin.close();
+      await out.cancel();
+      await child.status;
+    },
+  };
+}

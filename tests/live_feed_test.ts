@@ -1,0 +1,322 @@
+/**
+ * @module
+ * Live updates: a log's feed (one KV watch per store, shared by every subscriber, catching up from
+ * a given id, across handles on one file and, polling, across processes; failing loudly, starting
+ * afresh) and the event stream that carries it to a browser (SSE framing, heartbeats, pull-based,
+ * ended by the client leaving or the app closing).
+ */
+import assert from "node:assert/strict";
+import { feedOf, sinceOf } from "../lib/kv/feed.ts";
+import { append, kvLog } from "../lib/kv/log.ts";
+import { eventStream, type ServerEvent } from "../lib/server/event_stream.ts";
+import type { AppScope } from "../lib/server/scope.ts";
+import { tempStorePath } from "./helpers/kv.ts";
+
+interface Note {
+  id: number;
+  text: string;
+}
+const NOTES = kvLog<Note>(["notes"]);
+const add = (kv: Deno.Kv, text: string) => append(kv, NOTES, (id) => ({ id, text }));
+const texts = (notes: Note[]) => notes.map((n) => n.text);
+
+/** Takes `n` items from an iterator, failing after `ms`. */
+async function take<T>(it: AsyncIterator<T>, n: number, ms = 3000): Promise<T[]> {
+  const out: T[] = [];
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) =>
+    timer = setTimeout(() => reject(new Error(`timeout after ${out.length}`)), ms)
+  );
+  try {
+    while (out.length < n) {
+      const r = await Promise.race([it.next(), timeout]);
+      if (r.done) break;
+      out.push(r.value);
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+  return out;
+}
+
+/** The store, counting the KV watches opened on it. */
+function counted(kv: Deno.Kv): { kv: Deno.Kv; watches: () => number } {
+  let watches = 0;
+  const proxy = new Proxy(kv, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop);
+      if (prop === "watch") watches++;
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return { kv: proxy, watches: () => watches };
+}
+
+Deno.test("sinceOf: Last-Event-ID first, then ?since=, plain integers only", () => {
+  const of = (headers: Record<string, string>, query = "") =>
+    sinceOf(new Request(`http://x/e${query}`, { headers }), new URL(`http://x/e${query}`));
+  assert.equal(of({ "Last-Event-ID": "7" }, "?since=3"), 7);
+  assert.equal(of({}, "?since=3"), 3);
+  assert.equal(of({ "Last-Event-ID": "junk" }, "?since=0"), 0);
+  for (const junk of ["", "-1", "1e3", "4.2", "abc", "9".repeat(16)]) {
+    assert.equal(of({ "Last-Event-ID": junk }), undefined, junk);
+  }
+});
+
+Deno.test("feed: missed items first, then live ones; without since, live ones only", async () => {
+  const kv = await Deno.openKv(":memory:");
+  const feed = feedOf(kv, NOTES);
+  await add(kv, "a");
+  await add(kv, "b");
+  const stop = new AbortController();
+  const fromOne = feed.subscribe(1, { signal: stop.signal });
+  const liveOnly = feed.subscribe(undefined, { signal: stop.signal });
+  assert.deepEqual(texts(await take(fromOne, 1)), ["b"]);
+  const nextLive = take(liveOnly, 2);
+  await new Promise((r) => setTimeout(r, 50));
+  await add(kv, "c");
+  await add(kv, "d");
+  assert.deepEqual(texts(await take(fromOne, 2)), ["c", "d"]);
+  assert.deepEqual(texts(await nextLive), ["c", "d"]);
+  stop.abort();
+  assert.equal((await fromOne.next()).done, true);
+  assert.equal((await liveOnly.next()).done, true);
+  kv.close();
+});
+
+Deno.test("feed: one watch per store, shared by all subscribers, running only while they are", async () => {
+  const real = await Deno.openKv(":memory:");
+  const { kv, watches } = counted(real);
+  const feed = feedOf(kv, NOTES, { ringSize: 4 });
+  assert.equal(feedOf(kv, NOTES), feed, "the same feed for the same store and log");
+  const stop = new AbortController();
+  const subscriptions = Array.from(
+    { length: 20 },
+    () => feed.subscribe(0, { signal: stop.signal }),
+  );
+  const received = subscriptions.map((s) => take(s, 6));
+  for (let i = 1; i <= 6; i++) await add(real, `n${i}`);
+  for (const got of await Promise.all(received)) {
+    assert.deepEqual(texts(got), ["n1", "n2", "n3", "n4", "n5", "n6"]);
+  }
+  assert.equal(watches(), 1);
+  assert.equal(feed.subscribers, 20);
+  stop.abort();
+  await Promise.all(subscriptions.map((s) => s.next()));
+  assert.equal(feed.subscribers, 0);
+  // Another store, another feed: two apps in one process do not mix.
+  const other = await Deno.openKv(":memory:");
+  assert.notEqual(feedOf(other, NOTES), feed);
+  other.close();
+  real.close();
+});
+
+Deno.test("feed: a subscriber behind the ring reads its gap from KV; a long absence gets the newest", async () => {
+  const kv = await Deno.openKv(":memory:");
+  const feed = feedOf(kv, NOTES, { ringSize: 2 });
+  const stop = new AbortController();
+  const fast = feed.subscribe(undefined, { signal: stop.signal });
+  const pending = take(fast, 5);
+  await new Promise((r) => setTimeout(r, 50));
+  for (let i = 1; i <= 5; i++) await add(kv, `n${i}`);
+  assert.equal((await pending).length, 5);
+  const late = feed.subscribe(1, { signal: stop.signal }); // the ring holds n4, n5 only
+  assert.deepEqual(texts(await take(late, 4)), ["n2", "n3", "n4", "n5"]);
+  const away = feed.subscribe(0, { signal: stop.signal, maxBacklog: 2 });
+  assert.deepEqual(texts(await take(away, 2)), ["n4", "n5"]);
+  stop.abort();
+  await Promise.all([fast.return(undefined), late.return(undefined), away.return(undefined)]);
+  kv.close();
+});
+
+Deno.test("feed: an append through another handle on the file (another worker) is seen at once", async () => {
+  const path = await tempStorePath();
+  const reader = await Deno.openKv(path);
+  const writer = await Deno.openKv(path);
+  await add(writer, "first");
+  const stop = new AbortController();
+  const it = feedOf(reader, NOTES).subscribe(1, { signal: stop.signal });
+  const pending = take(it, 2, 2000);
+  await new Promise((r) => setTimeout(r, 50));
+  await add(writer, "second");
+  await add(writer, "third");
+  assert.deepEqual(texts(await pending), ["second", "third"]);
+  stop.abort();
+  await it.return(undefined);
+  reader.close();
+  writer.close();
+});
+
+Deno.test("feed: another process on the file fires no watch; pollIntervalMs catches it", async () => {
+  const path = await tempStorePath();
+  const kv = await Deno.openKv(path);
+  await add(kv, "local");
+  const stop = new AbortController();
+  const watched = feedOf(kv, NOTES).subscribe(1, { signal: stop.signal });
+  const polled = feedOf(kv, kvLog<Note>(["notes"]), { pollIntervalMs: 100 })
+    .subscribe(1, { signal: stop.signal });
+  const fromWatch = take(watched, 1, 2500).catch((error) => error as Error);
+  const fromPoll = take(polled, 1, 5000);
+  await new Promise((r) => setTimeout(r, 100));
+  const log = new URL("../lib/kv/log.ts", import.meta.url).href;
+  const { success } = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "eval",
+      "--unstable-kv",
+      "--ext=ts",
+      `import { append, kvLog } from "${log}";
+      const kv = await Deno.openKv(Deno.env.get("KV"));
+      await append(kv, kvLog(["notes"]), (id) => ({ id, text: "remote" }));`,
+    ],
+    env: { KV: path },
+  }).output();
+  assert.ok(success);
+  assert.deepEqual(texts(await fromPoll), ["remote"]);
+  assert.match(String(await fromWatch), /timeout after 0/);
+  stop.abort();
+  await Promise.all([watched.return(undefined), polled.return(undefined)]);
+  kv.close();
+});
+
+Deno.test("feed: a failing watch fails its subscribers; the next one starts afresh", async () => {
+  const real = await Deno.openKv(":memory:");
+  let broken = true;
+  const kv = new Proxy(real, {
+    get(target, prop) {
+      if (prop === "watch" && broken) {
+        broken = false;
+        return () =>
+          new ReadableStream({
+            pull: (c) => c.error(new TypeError("database disk image is malformed")),
+          });
+      }
+      const value = Reflect.get(target, prop);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  const feed = feedOf(kv, NOTES);
+  const stop = new AbortController();
+  await assert.rejects(
+    feed.subscribe(0, { signal: stop.signal }).next(),
+    /database disk image is malformed/,
+  );
+  assert.equal(feed.subscribers, 0);
+  const fresh = feed.subscribe(0, { signal: stop.signal });
+  const pending = take(fresh, 1);
+  await add(real, "after");
+  assert.deepEqual(texts(await pending), ["after"]);
+  stop.abort();
+  await fresh.return(undefined);
+  real.close();
+});
+
+Deno.test("feed: a store closed under it fails its subscribers instead of leaving them hanging", async () => {
+  const kv = await Deno.openKv(":memory:");
+  const next = feedOf(kv, NOTES).subscribe(0).next();
+  await new Promise((r) => setTimeout(r, 50));
+  kv.close();
+  await assert.rejects(next, /The KV watch ended \(was the store closed\?\)/);
+});
+
+function scope(): AppScope & { close(): void } {
+  const closing = new AbortController();
+  return { trustProxy: false, closing: closing.signal, close: () => closing.abort() };
+}
+
+/** `eventStream` for a request, as a handler calls it. */
+function stream(
+  events: (signal: AbortSignal) => AsyncIterable<ServerEvent>,
+  options: { heartbeatMs?: number; request?: Request; appScope?: AppScope } = {},
+) {
+  const req = options.request ?? new Request("http://x/events");
+  const state = { appScope: options.appScope ?? scope() };
+  return eventStream(req, { state }, events, { heartbeatMs: options.heartbeatMs });
+}
+
+Deno.test("eventStream: SSE framing, retry first, heartbeats while idle", async () => {
+  const res = stream(async function* (signal) {
+    yield { id: 1, event: "entry", data: JSON.stringify({ text: "two\nlines" }) };
+    yield { id: "2\nevent: forged", data: "a\nb" };
+    await new Promise((r) => signal.addEventListener("abort", r));
+  }, { heartbeatMs: 50 });
+  assert.equal(res.headers.get("content-type"), "text/event-stream; charset=utf-8");
+  assert.equal(res.headers.get("cache-control"), "no-store");
+  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  while (!text.includes(": ping")) text += (await reader.read()).value;
+  assert.equal(
+    text,
+    "retry: 1000\n\n" +
+      'id: 1\nevent: entry\ndata: {"text":"two\\nlines"}\n\n' +
+      "id: 2 event: forged\ndata: a\ndata: b\n\n" +
+      ": ping\n\n",
+  );
+  await reader.cancel();
+});
+
+Deno.test("eventStream: a client that does not read holds one event, not a queue; leaving ends it", async () => {
+  let taken = 0;
+  let ended: AbortSignal | undefined;
+  const res = stream(async function* (signal) {
+    ended = signal;
+    for (let id = 1;; id++) {
+      taken++;
+      yield { id, data: "x" };
+    }
+  });
+  await new Promise((r) => setTimeout(r, 100));
+  assert.ok(taken <= 2, `taken ${taken}`);
+  const reader = res.body!.getReader();
+  for (let i = 0; i < 10; i++) await reader.read();
+  assert.ok(taken <= 13, `taken ${taken}`);
+  await reader.cancel();
+  assert.equal(ended?.aborted, true);
+});
+
+Deno.test("eventStream: the client leaving, the request aborted or the app closing ends it and its subscription", async () => {
+  for (const end of ["client", "request", "app"] as const) {
+    const kv = await Deno.openKv(":memory:");
+    const feed = feedOf(kv, NOTES);
+    for (const text of ["a", "b", "c"]) await add(kv, text);
+    const app = scope();
+    const request = new AbortController();
+    const res = stream(async function* (signal) {
+      for await (const note of feed.subscribe(0, { signal })) {
+        yield { id: note.id, data: note.text };
+      }
+    }, { appScope: app, request: new Request("http://x/e", { signal: request.signal }) });
+    // The client reads the first bytes, then stops: an event waits unread, the source at a yield.
+    const reader = res.body!.getReader();
+    await reader.read();
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(feed.subscribers, 1, end);
+    if (end === "client") await reader.cancel();
+    if (end === "request") request.abort();
+    if (end === "app") app.close();
+    if (end !== "client") { while (!(await reader.read()).done); // what was queued, then the end
+     }
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(feed.subscribers, 0, end);
+    kv.close();
+  }
+});
+
+Deno.test("eventStream: a source that fails is logged with a digest and the stream ends", async () => {
+  const lines: string[] = [];
+  const original = console.log;
+  console.log = (line: string) => lines.push(line);
+  try {
+    const res = stream(async function* () {
+      yield { data: "first" };
+      throw new TypeError("database disk image is malformed");
+    });
+    assert.equal(await res.text(), "retry: 1000\n\ndata: first\n\n");
+  } finally {
+    console.log = original;
+  }
+  const logged = JSON.parse(lines[0]);
+  assert.equal(logged.level, "error");
+  assert.equal(logged.msg, "event stream /events failed");
+  assert.match(logged.digest, /^[0-9A-Z]{5}-[0-9A-Z]{5}$/);
+  assert.equal(logged.error.message, "database disk image is malformed");
+});

@@ -1,0 +1,158 @@
+/**
+ * @module
+ * The KV rate limiter: exact under concurrency across handles on one file (as across
+ * `deno serve --parallel` workers) and across processes, a sliding window, refusals that write
+ * nothing, keys that expire; and as Hono middleware, per client — the connection's address, or
+ * `X-Forwarded-For`'s last entry only with `trustProxy` — answering 429 with `Retry-After`, as a
+ * page for a browser's form and as text for a script.
+ */
+import { Hono } from "hono";
+import assert from "node:assert/strict";
+import { limitCalls, rateLimit } from "../lib/kv/rate_limit.ts";
+import { appScope } from "../lib/server/scope.ts";
+import { securityHeaders } from "../lib/server/security.ts";
+import { hasCommand, tempStorePath } from "./helpers/kv.ts";
+
+const FIVE_A_MINUTE = { limit: 5, windowMs: 60_000 };
+
+Deno.test("10 concurrent calls through 10 handles on one file: exactly 5 allowed", async () => {
+  const path = await tempStorePath();
+  for (let round = 0; round < 3; round++) {
+    const handles = await Promise.all(Array.from({ length: 10 }, () => Deno.openKv(path)));
+    const key = ["sign", `203.0.113.${round}`];
+    const results = await Promise.all(handles.map((kv) => limitCalls(kv, key, FIVE_A_MINUTE)));
+    assert.equal(results.filter((r) => r.ok).length, 5, JSON.stringify(results));
+    for (const r of results) {
+      if (!r.ok) assert.ok(r.retryAfterSeconds >= 59 && r.retryAfterSeconds <= 60);
+    }
+    handles.forEach((kv) => kv.close());
+  }
+});
+
+Deno.test("two processes, 6 concurrent calls each on one key: exactly 5 allowed", async () => {
+  const path = await tempStorePath();
+  const module = new URL("../lib/kv/rate_limit.ts", import.meta.url).href;
+  const code = `import { limitCalls } from "${module}";
+    const kv = await Deno.openKv(Deno.env.get("KV"));
+    await new Promise((r) => setTimeout(r, Number(Deno.env.get("START")) - Date.now()));
+    const rs = await Promise.all([1, 2, 3, 4, 5, 6].map(() =>
+      limitCalls(kv, ["sign", "x"], { limit: 5, windowMs: 60_000 })));
+    console.log(rs.filter((r) => r.ok).length);`;
+  const start = String(Date.now() + 2000); // both call at once
+  const outputs = await Promise.all([1, 2].map(async () => {
+    const { success, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+      args: ["eval", "--unstable-kv", "--ext=ts", code],
+      env: { KV: path, START: start },
+    }).output();
+    assert.ok(success, new TextDecoder().decode(stderr));
+    return Number(new TextDecoder().decode(stdout).trim());
+  }));
+  assert.equal(outputs[0] + outputs[1], 5, outputs.join(" + "));
+});
+
+Deno.test("a sliding window: a slot frees when the oldest call leaves it; refusals write nothing", async () => {
+  const kv = await Deno.openKv(":memory:");
+  let t = 1_000_000;
+  const call = (key = "k") => limitCalls(kv, [key], FIVE_A_MINUTE, () => t);
+  for (let i = 0; i < 5; i++, t += 10_000) {
+    assert.deepEqual(await call(), { ok: true, remaining: 4 - i });
+  }
+  // t = +50 s: full; the first call (at +0 s) leaves the window at +60 s.
+  assert.deepEqual(await call(), { ok: false, retryAfterSeconds: 10 });
+  t += 9_500;
+  assert.deepEqual(await call(), { ok: false, retryAfterSeconds: 1 });
+  t += 501;
+  assert.deepEqual(await call(), { ok: true, remaining: 0 });
+  assert.deepEqual(await call(), { ok: false, retryAfterSeconds: 10 });
+  assert.equal((await kv.get<number[]>(["rate_limit", "k"])).value!.length, 5);
+  assert.equal((await call("other")).ok, true);
+  await assert.rejects(limitCalls(kv, ["x".repeat(3000)], FIVE_A_MINUTE), /KV key too large/);
+  await assert.rejects(limitCalls(kv, ["k"], { limit: 0, windowMs: 1 }), RangeError);
+  kv.close();
+});
+
+Deno.test("a limit's key expires with its window", { ignore: !hasCommand("sqlite3") }, async () => {
+  const path = await tempStorePath();
+  const kv = await Deno.openKv(path);
+  const before = Date.now();
+  await limitCalls(kv, ["sign", "ip"], FIVE_A_MINUTE);
+  kv.close();
+  // SQLite's backend deletes expired keys in the background: read the stored expiry instead.
+  const out = await new Deno.Command("sqlite3", {
+    args: [path, "select expiration_ms from kv where expiration_ms >= 0"],
+  }).output();
+  const expiresAt = Number(new TextDecoder().decode(out.stdout).trim());
+  assert.ok(expiresAt >= before + 60_000 && expiresAt <= Date.now() + 60_000, String(expiresAt));
+});
+
+/** A tiny app behind the middleware, as `createApp` wires it (scope, then security headers). */
+function limitedApp(kv: Deno.Kv, trustProxy: boolean) {
+  const app = new Hono();
+  app.use(securityHeaders());
+  app.use(appScope({ kv, trustProxy, closing: new AbortController().signal }));
+  app.use(rateLimit({ name: "test", limit: 2, windowMs: 60_000 }));
+  app.post("/", (c) => c.text("done"));
+  return (address: string | undefined, headers: Record<string, string> = {}) => {
+    const info = address === undefined ? undefined : {
+      remoteAddr: { transport: "tcp" as const, hostname: address, port: 40_000 },
+      completed: Promise.resolve(),
+    };
+    return app.fetch(new Request("http://app.test/", { method: "POST", headers }), info);
+  };
+}
+
+Deno.test("middleware: per connection address; over the limit, 429 with Retry-After", async () => {
+  const kv = await Deno.openKv(":memory:");
+  const send = limitedApp(kv, false);
+  assert.equal((await send("192.0.2.1")).status, 200);
+  assert.equal((await send("192.0.2.1")).status, 200);
+  const refused = await send("192.0.2.1");
+  assert.equal(refused.status, 429);
+  assert.equal(refused.headers.get("retry-after"), "60");
+  assert.equal(await refused.text(), "Too Many Requests: retry in 60 s");
+  assert.equal((await send("192.0.2.2")).status, 200, "another client is not affected");
+  // Without trustProxy, X-Forwarded-For is the client's word: it changes nothing.
+  const forged = await send("192.0.2.1", { "X-Forwarded-For": "198.51.100.7" });
+  assert.equal(forged.status, 429);
+  // No connection at all (app.request): one client, "unknown" — never unlimited.
+  assert.deepEqual([(await send(undefined)).status, (await send(undefined)).status], [200, 200]);
+  assert.equal((await send(undefined)).status, 429);
+  kv.close();
+});
+
+Deno.test("middleware with trustProxy: the client is X-Forwarded-For's last entry", async () => {
+  const kv = await Deno.openKv(":memory:");
+  const send = limitedApp(kv, true);
+  const proxy = "10.0.0.1"; // every request comes through it
+  const via = (chain: string) => send(proxy, { "X-Forwarded-For": chain });
+  assert.equal((await via("198.51.100.7")).status, 200);
+  // The client's own claims come first; the proxy appends the address it saw last.
+  assert.equal((await via("203.0.113.9, 198.51.100.7")).status, 200);
+  assert.equal((await via("1.2.3.4, 198.51.100.7")).status, 429);
+  assert.equal((await via("198.51.100.8")).status, 200, "another client behind the proxy");
+  // Garbage where an address should be: the connection's address counts instead.
+  assert.equal((await via("x".repeat(500))).status, 200);
+  kv.close();
+});
+
+Deno.test("middleware: a browser's form gets a short page, nonce and link back included", async () => {
+  const kv = await Deno.openKv(":memory:");
+  const send = limitedApp(kv, false);
+  const browser = {
+    Accept: "text/html,application/xhtml+xml,*/*;q=0.8",
+    Referer: "http://app.test//evil.example/guestbook?x=1",
+  };
+  await send("192.0.2.1");
+  await send("192.0.2.1");
+  const res = await send("192.0.2.1", browser);
+  assert.equal(res.status, 429);
+  assert.equal(res.headers.get("retry-after"), "60");
+  assert.match(res.headers.get("content-type")!, /^text\/html/);
+  const nonce = /'nonce-([^']+)'/.exec(res.headers.get("content-security-policy")!)![1];
+  const html = await res.text();
+  assert.match(html, /please wait 60 seconds, then try again/);
+  assert.ok(html.includes(`<style nonce="${nonce}">`), "the style carries the request's nonce");
+  assert.doesNotMatch(html, /<script/);
+  assert.match(html, /<a href="\/evil\.example\/guestbook\?x=1">Back to the page<\/a>/);
+  kv.close();
+});
