@@ -187,10 +187,32 @@ Deno.test("a rebuild swaps changed islands in place, or reloads for the boot run
   });
   assert.deepEqual(planUpdate(before, after, islands, ["components/Badge.tsx"], out), {
     update: {
-      islands: { Counter: "/_app/Counter-B.js", Clock: "/_app/Clock-B.js" },
-      files: ["components/Badge.tsx"],
+      islands: {
+        Counter: { url: "/_app/Counter-B.js", files: ["components/Badge.tsx"] },
+        Clock: { url: "/_app/Clock-B.js", files: ["components/Badge.tsx"] },
+      },
     },
   });
+  // Two islands saved at once: each checks its own file, a page that shows one needs only that.
+  const both = metafile({
+    [`${out}/boot-A.js`]: ["lib/client/boot.ts", ["lib/client/boot.ts"], []],
+    [`${out}/Counter-C.js`]: ["islands/Counter.tsx", ["islands/Counter.tsx"], [
+      `${out}/chunk-B.js`,
+    ]],
+    [`${out}/Clock-C.js`]: ["islands/Clock.tsx", ["islands/Clock.tsx"], [`${out}/chunk-B.js`]],
+    [`${out}/chunk-B.js`]: [undefined, ["components/Badge.tsx"], []],
+  });
+  assert.deepEqual(
+    planUpdate(after, both, islands, ["islands/Counter.tsx", "islands/Clock.tsx"], out),
+    {
+      update: {
+        islands: {
+          Counter: { url: "/_app/Counter-C.js", files: ["islands/Counter.tsx"] },
+          Clock: { url: "/_app/Clock-C.js", files: ["islands/Clock.tsx"] },
+        },
+      },
+    },
+  );
   const rebooted = metafile({
     [`${out}/boot-B.js`]: ["lib/client/boot.ts", ["lib/client/boot.ts"], []],
     [`${out}/Counter-B.js`]: ["islands/Counter.tsx", ["islands/Counter.tsx"], [

@@ -27,17 +27,14 @@ export function planUpdate(
       return { reload: `${entry} changed` };
     }
   }
-  const urls: Record<string, string> = {};
-  const files = new Set<string>();
+  const updates: Update["islands"] = {};
   for (const [name, file] of islands) {
     const output = after.get(file)!;
     if (before.get(file) === output) continue;
-    urls[name] = assetUrl(output, outDir);
-    for (const source of newSources(next, previous, output)) {
-      if (changed.includes(source)) files.add(source);
-    }
+    const files = [...newSources(next, previous, output)].filter((s) => changed.includes(s));
+    updates[name] = { url: assetUrl(output, outDir), files };
   }
-  return { update: { islands: urls, files: [...files] } };
+  return { update: { islands: updates } };
 }
 
 function entriesOf(metafile: esbuild.Metafile): Map<string, string> {

@@ -65,17 +65,19 @@ async function applyUpdate(update: Update) {
   const shown = Object.entries(update.islands).filter(([name]) => elementsOf(name).length > 0);
   if (shown.length === 0) return;
   __REFRESH__.beginUpdate();
-  await Promise.all(shown.map(([, url]) => import(url)));
-  const why = cannotRefresh(update.files);
+  await Promise.all(shown.map(([, { url }]) => import(url)));
+  const why = cannotRefresh(new Set(shown.flatMap(([, { files }]) => files)));
   if (why) return reload(why);
   __REFRESH__.runtime.performReactRefresh();
   // Islands streamed in later load the new chunk.
-  for (const [name, url] of shown) for (const el of elementsOf(name)) el.setAttribute("src", url);
+  for (const [name, { url }] of shown) {
+    for (const el of elementsOf(name)) el.setAttribute("src", url);
+  }
   console.info(`[dev] updated ${shown.map(([name]) => name).join(", ")}`);
 }
 
 /** Why the changed files cannot be swapped in place, if they cannot. */
-function cannotRefresh(files: string[]): string | undefined {
+function cannotRefresh(files: Set<string>): string | undefined {
   for (const file of files) {
     const evaluation = __REFRESH__.evaluations.get(file);
     if (!evaluation) return `${file} is not a component module`;

@@ -22,9 +22,14 @@ export interface Hello {
 
 export interface Update {
   version: number;
-  /** Island name → its rebuilt chunk's URL. */
-  islands: Record<string, string>;
-  /** The changed sources those chunks evaluate anew: each must refresh in place. */
+  /** Each island whose chunk was rebuilt, by name. */
+  islands: Record<string, IslandUpdate>;
+}
+
+export interface IslandUpdate {
+  /** The rebuilt chunk's URL. */
+  url: string;
+  /** The changed sources it evaluates anew: each must refresh in place. */
   files: string[];
 }
 
