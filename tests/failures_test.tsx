@@ -116,6 +116,12 @@ const FAILING: AppFiles = {
     },
     "fail/layout/index.tsx": { default: () => <p>never shown</p> },
     "fail/app.tsx": { default: () => <p>never shown</p> },
+    // notFound() while rendering, before the shell: the status is still 404.
+    "fail/gone.tsx": {
+      default: function Gone(): never {
+        throw notFound();
+      },
+    },
     "fail/missing.ts": {
       handler: {
         GET() {
@@ -261,7 +267,7 @@ Deno.test("server failures in production", async (t) => {
   });
 
   await t.step("unknown URLs and notFound() answer 404 and are not failures", async () => {
-    for (const path of ["/no/such/page", "/fail/missing", "/fail/boundary-missing"]) {
+    for (const path of ["/no/such/page", "/fail/missing", "/fail/gone", "/fail/boundary-missing"]) {
       const { res, body } = await get(path);
       assert.equal(res.status, 404);
       assert.ok(body.includes(NOT_FOUND_PAGE));

@@ -1,46 +1,15 @@
 /**
  * @module
- * A throwaway copy of the project with a probe for server actions: actions that echo their
- * arguments, fail, redirect or keep form state, an island that calls them, and a page with a
- * server-rendered form. Every action logs `{"probe": name}` when it runs, so tests can prove a
- * refused request never reached one. `SECRET` is in a failure's message, never in a response.
+ * A throwaway copy of the project with a probe for server actions, for the browser: the actions
+ * of `probe_actions.ts` (as `routes/_probe/actions.ts`), an island that calls them, and a page
+ * with a server-rendered form. `SECRET` is in a failure's message, never in a response.
  */
 import { copyProject, type ProjectCopy } from "./project_copy.ts";
 
 export const SECRET = "s3cret-act10n-failure";
+const ACTIONS = new URL("./probe_actions.ts", import.meta.url);
 
 const FILES: Record<string, string> = {
-  "routes/_probe/actions.ts": `"use server";
-    import { redirect } from "../../lib/mod.ts";
-
-    const ran = (name: string) => console.log(JSON.stringify({ probe: name }));
-
-    export async function echo(...args: unknown[]) {
-      ran("echo");
-      return args;
-    }
-    export async function upload(form: FormData) {
-      ran("upload");
-      const file = form.get("file") as File;
-      return { fields: [...form.keys()], name: file.name, text: await file.text() };
-    }
-    export async function fail() {
-      ran("fail");
-      throw new Error("${SECRET}");
-    }
-    export async function toAbout() {
-      ran("toAbout");
-      return redirect("/about");
-    }
-    export async function remember(_previous: unknown, form: FormData) {
-      ran("remember");
-      return { said: form.get("said") };
-    }
-    export const late = async (form: FormData) => {
-      ran("late");
-      return form.get("note");
-    };
-  `,
   "islands/Probe.tsx": `
     import { useActionState, useState } from "react";
     import { echo, fail, remember, upload } from "../routes/_probe/actions.ts";
@@ -100,6 +69,7 @@ const FILES: Record<string, string> = {
 
 export async function probeProject(): Promise<ProjectCopy> {
   const copy = await copyProject();
+  await copy.write("routes/_probe/actions.ts", await Deno.readTextFile(ACTIONS));
   for (const [path, contents] of Object.entries(FILES)) await copy.write(path, contents);
   return copy;
 }
