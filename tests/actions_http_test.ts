@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { decodeResult, encodeCall } from "../lib/actions/wire.ts";
 import type { App } from "../lib/mod.ts";
-import { captureLogs, memoryApp } from "./helpers/app.ts";
+import { actionIdOf, captureLogs, memoryApp } from "./helpers/app.ts";
 import {
   call,
   fromPage,
@@ -294,4 +294,37 @@ Deno.test("server actions", async (t) => {
     await under.body?.cancel();
     assert.equal(under.status, 200);
   });
+});
+
+Deno.test("a result devalue cannot send fails, naming the action and where the value is", async () => {
+  using logs = captureLogs();
+  class Point {
+    x = 1;
+  }
+  const file = "routes/_bad/actions.ts";
+  const app = memoryApp({
+    routes: {},
+    actions: {
+      [file]: {
+        giveFunction: () => Promise.resolve({ result: { foo: () => 1 } }),
+        giveInstance: () => Promise.resolve([1, { at: new Point() }]),
+      },
+    },
+  });
+  const cases = [
+    ["giveFunction", ".result.foo", /function/i],
+    ["giveInstance", "[1].at", /non-POJO/i],
+  ] as const;
+  for (const [name, path, reason] of cases) {
+    const res = await call(app, actionIdOf(file, name), []);
+    assert.equal(res.status, 500, name);
+    const { digest } = await res.json();
+    const line = logs.lines.find((l) => l.digest === digest);
+    assert.ok(line, `${name}: a failure, logged`);
+    assert.equal(line.error.name, "TypeError");
+    const message = `server action ${name} returned a value that cannot be sent to the browser: ` +
+      `result${path} (`;
+    assert.ok(line.error.message.startsWith(message), line.error.message);
+    assert.match(line.error.message, reason);
+  }
 });

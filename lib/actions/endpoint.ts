@@ -137,7 +137,7 @@ async function callResponse(
     const result = await entry.action(...args);
     const location = redirectOf(result);
     if (location) return c.body(null, 200, { [REDIRECT_HEADER]: location });
-    return c.body(encodeResult(result), 200, { "Content-Type": "application/json" });
+    return c.body(encodeResult(result, entry.name), 200, { "Content-Type": "application/json" });
   } catch (error) {
     if (isRedirect(error)) return c.body(null, 200, { [REDIRECT_HEADER]: error.location });
     const { digest, details } = failures.record(c, error, 500);

@@ -1,119 +1,28 @@
 /**
  * @module
- * A throwaway copy of the project with every way a page can fail, on the server and in the
- * browser, so the failure tests run the real server against real broken routes and islands
- * without adding any to the app. Every thrown message holds `SECRET`, which no production
- * response may ever contain. `buildWithoutChunk` builds it short of one island's chunk.
+ * A throwaway copy of the project with the ways a page can fail that a browser must see: islands
+ * that break while loading, rendering or hydrating, one whose chunk goes missing, and pages that
+ * fail after their shell, so the browser tests run the real server against real broken routes and
+ * islands without adding any to the app. (The server's side of failures is tested in-process:
+ * failures_test.tsx.) Every thrown message holds `SECRET`, which no production response may ever
+ * contain. `buildWithoutChunk` builds it short of one island's chunk.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { copyProject, type ProjectCopy } from "./project_copy.ts";
 
 export const SECRET = "s3cret-f41lure";
+const LATER = new URL("./later.tsx", import.meta.url);
 
 const FILES: Record<string, string> = {
-  // Server failures before the shell: each answers 500 with the screen.
-  "routes/fail/handler.ts": `
-    export const handler = {
-      GET() { throw new Error("handler: ${SECRET}"); },
-    };`,
-  "routes/fail/rejected.ts": `
-    export const handler = {
-      GET: () => Promise.reject(new Error("rejected: ${SECRET}")),
-    };`,
-  "routes/fail/string.ts": `
-    export const handler = {
-      GET() { throw "string: ${SECRET}"; },
-    };`,
-  "routes/fail/object.ts": `
-    export const handler = {
-      GET() { throw { reason: "object: ${SECRET}" }; },
-    };`,
-  "routes/fail/long.ts": `
-    export const handler = {
-      GET() { throw new Error("long: " + "x".repeat(5_000) + " ${SECRET}"); },
-    };`,
-  // A promise nobody awaits: the response is fine, the rejection must not end the process.
-  "routes/fail/unhandled.ts": `
-    export const handler = {
-      GET() {
-        Promise.reject(new Error("unhandled: ${SECRET}"));
-        return new Response("answered");
-      },
-    };`,
   "routes/fail/page.tsx": `
     export default function Page() {
       throw new TypeError("page: ${SECRET}");
     }`,
-  "routes/fail/page-rejected.tsx": `
-    import { use } from "react";
-    export default function Page() {
-      return <p>{use(Promise.reject(new Error("page rejected: ${SECRET}")))}</p>;
-    }`,
-  // A Suspense boundary that fails at once, before the shell is ready: still a 500.
-  "routes/fail/boundary.tsx": `
-    import { Suspense } from "react";
-    function Broken(): never {
-      throw new Error("boundary: ${SECRET}");
-    }
-    export default function Page() {
-      return <Suspense fallback={<p>Loading…</p>}><Broken /></Suspense>;
-    }`,
-  "routes/fail/boundary-missing.tsx": `
-    import { Suspense } from "react";
-    import { notFound } from "../../lib/mod.ts";
-    function Missing(): never {
-      throw notFound();
-    }
-    export default function Page() {
-      return <Suspense fallback={<p>Loading…</p>}><Missing /></Suspense>;
-    }`,
-  "routes/fail/layout/_layout.tsx": `
-    export default function Layout() {
-      throw new Error("layout: ${SECRET}");
-    }`,
-  "routes/fail/layout/index.tsx": `
-    export default function Page() {
-      return <p>never shown</p>;
-    }`,
-  // Renders through a copy of _app that throws for this path only.
-  "routes/fail/app.tsx": `
-    export default function Page() {
-      return <p>never shown</p>;
-    }`,
-  "routes/_app.tsx": `
-    import type { AppProps } from "../lib/mod.ts";
-    export default function App({ Component, url }: AppProps) {
-      if (url.pathname === "/fail/app") throw new Error("app: ${SECRET}");
-      return (
-        <html lang="en">
-          <head><meta charSet="utf-8" /></head>
-          <body><Component /></body>
-        </html>
-      );
-    }`,
-  // A shell that takes its time: the client may leave first.
-  "routes/fail/slow-shell.tsx": `
-    import { Later } from "../../lib_test/later.tsx";
-    export default function Page() {
-      return <Later ms={3_000} />;
-    }`,
-  // Not-found: a handler's notFound(), and a _404 that throws for one path.
-  "routes/fail/missing.ts": `
-    import { notFound } from "../../lib/mod.ts";
-    export const handler = {
-      GET() { throw notFound(); },
-    };`,
-  "routes/_404.tsx": `
-    import type { PageProps } from "../lib/mod.ts";
-    export default function NotFound({ url }: PageProps) {
-      if (url.pathname === "/fail/broken-404") throw new Error("404 page: ${SECRET}");
-      return <><title>Page not found</title><h1>Page not found</h1></>;
-    }`,
   // Failures inside a Suspense boundary, after the shell went out.
   "routes/fail/stream.tsx": `
     import { Suspense } from "react";
-    import { Later } from "../../lib_test/later.tsx";
+    import { Later } from "../../tests/helpers/later.tsx";
     export default function Page() {
       return (
         <>
@@ -126,7 +35,7 @@ const FILES: Record<string, string> = {
   "routes/fail/stream-island.tsx": `
     import { Suspense } from "react";
     import Clicker from "../../islands/Clicker.tsx";
-    import { Later } from "../../lib_test/later.tsx";
+    import { Later } from "../../tests/helpers/later.tsx";
     export default function Page() {
       return (
         <>
@@ -137,36 +46,6 @@ const FILES: Record<string, string> = {
           </Suspense>
         </>
       );
-    }`,
-  "routes/fail/stream-missing.tsx": `
-    import { Suspense } from "react";
-    import { Later } from "../../lib_test/later.tsx";
-    export default function Page() {
-      return (
-        <>
-          <h1>Still here</h1>
-          <Suspense fallback={<p>Loading…</p>}><Later notFound /></Suspense>
-          <Suspense fallback={<p>Loading…</p>}><Later ms={50} /></Suspense>
-        </>
-      );
-    }`,
-  "lib_test/later.tsx": `
-    import { use } from "react";
-    import { notFound } from "../lib/mod.ts";
-    const cache = new WeakMap<object, Promise<string>>();
-    /** Suspends for \`ms\`, then shows "Arrived", fails with \`fail\` or throws notFound(). */
-    // (React's dev build may call it without props to find its stack frame: hence the default.)
-    export function Later(props: { ms?: number; fail?: string; notFound?: boolean } = {}) {
-      let promise = cache.get(props);
-      if (!promise) {
-        promise = new Promise((resolve, reject) => setTimeout(() => {
-          if (props.notFound) reject(notFound());
-          else if (props.fail) reject(new Error(props.fail));
-          else resolve("Arrived");
-        }, props.ms ?? 100));
-        cache.set(props, promise);
-      }
-      return <p>{use(promise)}</p>;
     }`,
   // Browser failures.
   "islands/Clicker.tsx": `
@@ -222,6 +101,8 @@ const FILES: Record<string, string> = {
 /** The copy with the failing routes and islands written in; not built yet. */
 export async function failingProject(): Promise<ProjectCopy> {
   const copy = await copyProject();
+  // At the same path in the copy, so that its import of the copy's `lib/` resolves as here.
+  await copy.write("tests/helpers/later.tsx", await Deno.readTextFile(LATER));
   for (const [path, source] of Object.entries(FILES)) await copy.write(path, source);
   return copy;
 }
