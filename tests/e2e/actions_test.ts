@@ -8,19 +8,9 @@
 import assert from "node:assert/strict";
 import type { BrowserContext, Page } from "playwright-core";
 import { probeProject, SECRET } from "../helpers/action_probe.ts";
-import { launchBrowser, pageErrors } from "../helpers/browser.ts";
+import { hydrated, launchBrowser, pageErrors } from "../helpers/browser.ts";
 import { type ReceivedItem, startSentryReceiver } from "../helpers/sentry_receiver.ts";
 import { startServer } from "../helpers/server.ts";
-
-/** Resolves once every island on the page is hydrated (React has claimed its first element). */
-async function hydrated(page: Page): Promise<void> {
-  await page.waitForFunction(() =>
-    [...document.querySelectorAll("app-island")].every((el) =>
-      el.firstElementChild &&
-      Object.keys(el.firstElementChild).some((key) => key.startsWith("__reactFiber"))
-    )
-  );
-}
 
 /** True while the document is the one `mark` was called in: no reload happened since. */
 async function mark(page: Page): Promise<() => Promise<boolean>> {

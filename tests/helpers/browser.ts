@@ -22,6 +22,16 @@ export async function launchBrowser(): Promise<Browser & AsyncDisposable> {
   return Object.assign(browser, { [Symbol.asyncDispose]: () => browser.close() });
 }
 
+/** Resolves once every island on the page is hydrated (React has claimed its first element). */
+export async function hydrated(page: Page): Promise<void> {
+  await page.waitForFunction(() =>
+    [...document.querySelectorAll("app-island")].every((el) =>
+      el.firstElementChild &&
+      Object.keys(el.firstElementChild).some((key) => key.startsWith("__reactFiber"))
+    )
+  );
+}
+
 /** Collects the page's console errors and uncaught exceptions, as text, as they happen. */
 export function pageErrors(page: Page): string[] {
   const errors: string[] = [];
