@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { createElement } from "react";
-import { Island } from "../lib/islands/island.tsx";
+import { Island } from "../lib/islands/island.ts";
 import type { IslandInfo } from "../lib/islands/registry.ts";
 import { deserializeProps, serializeProps } from "../lib/shared/props.ts";
 import { renderPage } from "../lib/render/page.tsx";
