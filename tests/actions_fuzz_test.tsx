@@ -1,4 +1,5 @@
 /**
+ * @module
  * Property-based fuzzing of the action endpoint, in-process: valid calls, mutated and adversarial
  * devalue payloads, forms posted without JavaScript and raw bodies. Whatever comes in, the app
  * answers below 500 and in time, runs the action only for the requests it accepts, and still

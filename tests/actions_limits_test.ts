@@ -1,3 +1,10 @@
+/**
+ * @module
+ * Every size and count a client controls in an action call is capped before work proportional to
+ * it: the decoder's caps one by one (arguments, values, nesting, BigInt digits, FormData entries,
+ * fields, text length, holes), and at the endpoint, in-process, a refused call answers 400 with a
+ * warning and never reaches the action or counts as a failure.
+ */
 import assert from "node:assert/strict";
 import { stringify } from "devalue";
 import {

@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import type { Page } from "playwright-core";
-import { launchBrowser } from "../helpers/browser.ts";
+import { launchBrowser, watchRequests } from "../helpers/browser.ts";
 import { buildWithoutChunk, failingProject, SECRET } from "../helpers/failing_app.ts";
 import { startServer } from "../helpers/server.ts";
 
@@ -95,6 +95,7 @@ Deno.test("failures in the browser", async (t) => {
     await t.step(`a failure after the shell (${path}): the server screen stays`, async () => {
       const page = await browser.newPage();
       const errors = watchErrors(page);
+      const requests = watchRequests(page);
       await page.goto(server.origin + path);
       const shown = await screen(page, "server");
       assert.equal(shown.message, SERVER_MESSAGE);
@@ -102,8 +103,8 @@ Deno.test("failures in the browser", async (t) => {
       assert.ok(shown.styled);
       const line = await server.waitForLog((l) => l.path === path && l.level === "error");
       assert.equal(shown.digest, line.digest);
-      // Whatever React or the islands still had scheduled, the screen is what remains.
-      await page.waitForTimeout(700);
+      // Once what React or the islands still had scheduled has run, the screen is what remains.
+      await requests.quiet();
       assert.equal(
         await page.locator("html[data-failure=server] h1").textContent(),
         SERVER_MESSAGE,

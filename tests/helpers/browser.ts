@@ -32,6 +32,34 @@ export async function hydrated(page: Page): Promise<void> {
   );
 }
 
+/**
+ * Watches the page's requests; `quiet()` then resolves once none is in flight and what the last
+ * ones set off (a chunk's code, hydration) has run a frame and a task later with still none: the
+ * bounded, event-driven way to wait before asserting that something did not happen.
+ */
+export function watchRequests(page: Page): { quiet(ms?: number): Promise<void> } {
+  const inFlight = new Set<unknown>();
+  page.on("request", (req) => inFlight.add(req));
+  page.on("requestfinished", (req) => inFlight.delete(req));
+  page.on("requestfailed", (req) => inFlight.delete(req));
+  const settle = () =>
+    page.evaluate(() => new Promise((done) => requestAnimationFrame(() => setTimeout(done))));
+  return {
+    async quiet(ms = 10_000) {
+      const until = performance.now() + ms;
+      for (;;) {
+        if (performance.now() > until) throw new Error(`requests still in flight after ${ms} ms`);
+        if (inFlight.size > 0) {
+          await new Promise((poll) => setTimeout(poll, 20));
+          continue;
+        }
+        await settle();
+        if (inFlight.size === 0) return;
+      }
+    },
+  };
+}
+
 /** Collects the page's console errors and uncaught exceptions, as text, as they happen. */
 export function pageErrors(page: Page): string[] {
   const errors: string[] = [];
