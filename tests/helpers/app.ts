@@ -141,36 +141,15 @@ export interface Served extends AsyncDisposable {
   port: number;
   /** `fetch` on the server, redirects not followed. */
   fetch(path: string, init?: RequestInit): Promise<Response>;
-  /** Resolves once every request the server received so far has been answered by the app. */
-  settled(): Promise<void>;
-  /** The statuses the app answered with, in the order it answered. */
-  statuses: number[];
 }
 
 export function serveApp(app: App): Served {
-  const pending = new Set<Promise<unknown>>();
-  const statuses: number[] = [];
-  const server = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen() {} },
-    (req, info) => {
-      const answered = Promise.resolve(app.fetch(req, info)).then((res) => {
-        statuses.push(res.status);
-        return res;
-      });
-      const settled = answered.finally(() => pending.delete(settled));
-      pending.add(settled);
-      return answered;
-    },
-  );
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, app.fetch);
   const origin = `http://127.0.0.1:${server.addr.port}`;
   return {
     origin,
     port: server.addr.port,
-    statuses,
     fetch: (path, init) => fetch(origin + path, { redirect: "manual", ...init }),
-    async settled() {
-      while (pending.size > 0) await Promise.allSettled(pending);
-    },
     async [Symbol.asyncDispose]() {
       app.close();
       await server.shutdown();
