@@ -12,7 +12,7 @@
 import assert from "node:assert/strict";
 import { sign } from "hono/jwt";
 import { decodeResult, encodeCall } from "../lib/actions/wire.ts";
-import { actionIds } from "./helpers/action_probe.ts";
+import { actionIds } from "./helpers/fixtures.ts";
 import { copyProject } from "./helpers/project_copy.ts";
 import { startServer } from "./helpers/server.ts";
 
@@ -88,7 +88,7 @@ Deno.test("Hono's middleware in _middleware.ts, for pages and server actions", a
   await using copy = await copyProject({ withBuild: true });
   for (const [path, source] of Object.entries(FILES)) await copy.write(path, source);
   await using server = await startServer({}, { root: copy.root });
-  const ids = await actionIds(copy);
+  const ids = await actionIds(copy.root);
   const origin = { Origin: server.origin };
 
   const stubCall = (id: string, headers: Record<string, string> = {}) =>

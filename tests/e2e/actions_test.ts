@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import type { BrowserContext, Page } from "playwright-core";
-import { probeProject, SECRET } from "../helpers/action_probe.ts";
+import { ACTION_SECRET as SECRET, fixtureProject } from "../helpers/fixtures.ts";
 import { hydrated, launchBrowser, pageErrors } from "../helpers/browser.ts";
 import { type ReceivedItem, startSentryReceiver } from "../helpers/sentry_receiver.ts";
 import { startServer } from "../helpers/server.ts";
@@ -25,8 +25,8 @@ async function sign(page: Page, name: string, message: string): Promise<void> {
 }
 
 Deno.test("server actions in the browser", async (t) => {
-  await using copy = await probeProject();
-  await using server = await startServer({}, { root: copy.root });
+  const root = await fixtureProject();
+  await using server = await startServer({}, { root });
   await using browser = await launchBrowser();
   const url = (path: string) => server.origin + path;
 
@@ -142,7 +142,7 @@ Deno.test("server actions in the browser", async (t) => {
     await using receiver = startSentryReceiver();
     await using traced = await startServer(
       { SENTRY_DSN: receiver.dsn, SENTRY_TRACES_SAMPLE_RATE: "1" },
-      { root: copy.root },
+      { root },
     );
     const page = await browser.newPage();
     await page.goto(traced.origin + "/probe");

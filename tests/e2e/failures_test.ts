@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import type { Page } from "playwright-core";
 import { launchBrowser, watchRequests } from "../helpers/browser.ts";
-import { buildWithoutChunk, failingProject, SECRET } from "../helpers/failing_app.ts";
+import { FAILURE_SECRET as SECRET, fixtureProject } from "../helpers/fixtures.ts";
 import { startServer } from "../helpers/server.ts";
 
 const CLIENT_MESSAGE =
@@ -36,9 +36,8 @@ async function screen(page: Page, side: "client" | "server") {
 }
 
 Deno.test("failures in the browser", async (t) => {
-  await using copy = await failingProject();
-  await buildWithoutChunk(copy.root, "Lost");
-  await using server = await startServer({ NODE_ENV: "production" }, { root: copy.root });
+  const root = await fixtureProject();
+  await using server = await startServer({ NODE_ENV: "production" }, { root });
   await using browser = await launchBrowser();
 
   await t.step("an island whose chunk is gone: the client-side screen", async () => {
@@ -145,8 +144,8 @@ Deno.test("failures in the browser", async (t) => {
 });
 
 Deno.test("in development the client-side screen shows the error", async () => {
-  await using copy = await failingProject();
-  await using server = await startServer({ NODE_ENV: "development" }, { root: copy.root });
+  const root = await fixtureProject();
+  await using server = await startServer({ NODE_ENV: "development" }, { root });
   await using browser = await launchBrowser();
   const page = await browser.newPage();
   await page.goto(server.origin + "/island/render");

@@ -8,8 +8,7 @@
 import assert from "node:assert/strict";
 import type { Page } from "playwright-core";
 import { launchBrowser } from "../helpers/browser.ts";
-import { buildWithoutChunk, failingProject } from "../helpers/failing_app.ts";
-import { copyProject } from "../helpers/project_copy.ts";
+import { fixtureProject } from "../helpers/fixtures.ts";
 import {
   isErrorEvent,
   isTransaction,
@@ -17,34 +16,6 @@ import {
   startSentryReceiver,
 } from "../helpers/sentry_receiver.ts";
 import { startServer } from "../helpers/server.ts";
-
-const THROWER = `import { useState } from "react";
-
-export default function Thrower() {
-  const [now, setNow] = useState("");
-  const load = async () => setNow((await (await fetch("/api/time")).json()).now);
-  return (
-    <p>
-      <button type="button" onClick={load}>Fetch</button>
-      <button type="button" onClick={() => { throw new Error("island click failed"); }}>Throw</button>
-      <output>{now}</output>
-    </p>
-  );
-}
-`;
-
-const BROKEN = `export default function Broken() {
-  if (typeof document !== "undefined") throw new Error("broken island");
-  return <p>fine on the server</p>;
-}
-`;
-
-const page = (island: string) =>
-  `import ${island} from "../islands/${island}.tsx";
-export default function Page() {
-  return <${island} />;
-}
-`;
 
 const traceOf = (item: ReceivedItem): string => item.payload.contexts.trace.trace_id;
 const transaction = (name: string, op: string) => (item: ReceivedItem) =>
@@ -60,16 +31,13 @@ async function chunkTimings(tab: Page) {
 }
 
 Deno.test("sentry (browser): one trace from the server through the page and back", async (t) => {
-  await using project = await copyProject();
-  await project.write("islands/Thrower.tsx", THROWER);
-  await project.write("islands/Broken.tsx", BROKEN);
-  await project.write("routes/thrower.tsx", page("Thrower"));
-  await project.write("routes/broken.tsx", page("Broken"));
+  // The fixtures' Thrower island fetches and throws; Broken throws while rendering.
+  const root = await fixtureProject();
 
   await using receiver = startSentryReceiver();
   await using server = await startServer(
     { SENTRY_DSN: receiver.dsn, SENTRY_TRACES_SAMPLE_RATE: "1" },
-    { root: project.root },
+    { root },
   );
   await using browser = await launchBrowser();
   const tab = await browser.newPage();
@@ -244,12 +212,11 @@ const BREAKS = [
 ];
 
 Deno.test("sentry (browser): every way an island breaks is reported, by its kind", async (t) => {
-  await using project = await failingProject();
-  await buildWithoutChunk(project.root, "Lost");
+  const root = await fixtureProject();
   await using receiver = startSentryReceiver();
   await using server = await startServer(
     { SENTRY_DSN: receiver.dsn, SENTRY_TRACES_SAMPLE_RATE: "1" },
-    { root: project.root },
+    { root },
   );
   await using browser = await launchBrowser();
   const sent: { path: string; event: ReceivedItem; served: ReceivedItem }[] = [];

@@ -3,9 +3,10 @@
  * @module
  * Probe actions: they echo their arguments, fail, redirect or keep form state, and each logs
  * `{"probe": name}` when it runs, so a test can prove a refused request never reached one.
- * In-process tests register this module as it is; `action_probe.ts` writes it into a project copy
- * as `routes/_probe/actions.ts` (the same depth: its import resolves to the copy's `lib/`).
- * `SECRET` is in a failure's message, never in a response.
+ * In-process tests register this module as it is; `fixtures.ts` writes it into the browser
+ * tests' copy as `routes/_probe/actions.ts` (the same depth: its import resolves to the copy's
+ * `lib/`). `SECRET` (`fixtures.ts`' `ACTION_SECRET`) is in a failure's message, never in a
+ * response.
  */
 import { redirect } from "../../lib/mod.ts";
 

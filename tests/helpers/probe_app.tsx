@@ -15,7 +15,7 @@ import type { App } from "../../lib/mod.ts";
 import { actionIdOf, type AppFiles } from "./app.ts";
 import * as probe from "./probe_actions.ts";
 
-export { SECRET } from "./action_probe.ts";
+export { ACTION_SECRET as SECRET } from "./fixtures.ts";
 
 const PROBE = "routes/_probe/actions.ts";
 const GUESTBOOK = "routes/_guestbook/actions.ts";
