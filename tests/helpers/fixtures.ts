@@ -16,6 +16,7 @@
 import { createHash } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { filesBelow } from "../../lib/build/files.ts";
 import { fingerprint } from "../../lib/build/fingerprint.ts";
 import { copyProject, PROJECT_ROOT } from "./project_copy.ts";
 
@@ -255,12 +256,19 @@ export async function fixtureProject(): Promise<string> {
   const copied = await Promise.all(
     Object.entries(COPIED).map(async ([path, url]) => [path, await Deno.readTextFile(url)]),
   );
-  const hash = createHash("sha256")
-    .update(await fingerprint(PROJECT_ROOT, false))
-    .update(JSON.stringify([FILES, copied]))
-    .digest("hex")
-    .slice(0, 16);
-  const root = join(tmpdir(), `app-fixtures-${hash}`);
+  // The build's own fingerprint (routes, islands, lib, deno.json), what it serves as it is
+  // (static/, main.ts), and the fixtures.
+  const hash = createHash("sha256").update(await fingerprint(PROJECT_ROOT, false));
+  for (
+    const file of [
+      "main.ts",
+      ...(await filesBelow(join(PROJECT_ROOT, "static"))).map((f) => `static/${f}`),
+    ]
+  ) {
+    hash.update(file).update(await Deno.readFile(join(PROJECT_ROOT, file)));
+  }
+  hash.update(JSON.stringify([FILES, copied]));
+  const root = join(tmpdir(), `app-fixtures-${hash.digest("hex").slice(0, 16)}`);
   const ready = join(root, ".ready");
   const lock = `${root}.lock`;
   const started = Date.now();
