@@ -12,8 +12,10 @@ import { encodeCall } from "../lib/actions/wire.ts";
 import { actionIdOf, captureLogs, memoryApp } from "./helpers/app.ts";
 
 const RUNS = 500;
-// Per request, on 2 busy cores: the largest bodies here take some 100 ms.
-const ANSWER_MS = 2_000;
+// Per request: the largest bodies here take some 100 ms on 2 quiet cores, and seconds on a
+// machine shared with other test runs; the endpoint before the caps took minutes. A bound that
+// catches that, not one that measures speed.
+const ANSWER_MS = 10_000;
 
 /** What the fuzzer posts: a body, and its type when it is not a FormData. */
 interface Request {
@@ -269,7 +271,7 @@ Deno.test("the action endpoint survives whatever a client posts", async () => {
         method: "POST",
         body,
         headers: { Origin: "http://localhost", ...(type ? { "Content-Type": type } : {}) },
-        signal: AbortSignal.timeout(10 * ANSWER_MS),
+        signal: AbortSignal.timeout(3 * ANSWER_MS),
       });
       const text = await res.text();
       const ms = performance.now() - start;
