@@ -29,8 +29,6 @@ import type {
 import projectManifest from "../../_build/manifest.gen.ts";
 import { PROJECT_ROOT } from "./project_copy.ts";
 
-export { projectManifest };
-
 /** Options as a test gives them: the project root unless it says otherwise. */
 export type TestOptions = Partial<AppOptions>;
 
