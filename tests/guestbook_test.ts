@@ -10,7 +10,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { decodeResult } from "../lib/actions/wire.ts";
+import { decodeResult } from "../lib/shared/action_wire.ts";
 import { DEFAULT_KV_PATH } from "../lib/cli/settings.ts";
 import { append } from "../lib/kv/log.ts";
 import { createApp } from "../lib/server/app.tsx";

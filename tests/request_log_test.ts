@@ -1,20 +1,32 @@
 /**
  * @module
- * Request logging: off by default (stdout holds failures only), one JSON line per request with
- * `LOG_REQUESTS=1`.
+ * Request logging, in-process: off by default (stdout holds failures only), one JSON line per
+ * request with `logRequests` (the entry points' `LOG_REQUESTS=1`, see settings_test.ts).
  */
 import assert from "node:assert/strict";
-import { startServer } from "./helpers/server.ts";
+import { captureLogs, projectApp } from "./helpers/app.ts";
 
-Deno.test("LOG_REQUESTS=1 writes one JSON line per request", async () => {
-  await using server = await startServer({ LOG_REQUESTS: "1" });
-  const res = await server.fetch("/no/such/page");
+Deno.test("logRequests writes one JSON line per request", async () => {
+  using logs = captureLogs();
+  const res = await projectApp({ logRequests: true }).request("/no/such/page");
   await res.body?.cancel();
-  const line = await server.waitForLog((l) => l.path === "/no/such/page");
+  assert.equal(logs.lines.length, 1);
+  const [line] = logs.lines;
   assert.equal(line.level, "info");
   assert.equal(line.msg, "GET /no/such/page 404");
   assert.equal(line.method, "GET");
+  assert.equal(line.path, "/no/such/page");
   assert.equal(line.status, 404);
+  assert.equal(line.request_id, res.headers.get("x-request-id"));
   assert.match(String(line.request_id), /^[0-9a-f-]{36}$/);
   assert.equal(typeof line.duration_ms, "number");
+});
+
+Deno.test("by default a request writes no line", async () => {
+  using logs = captureLogs();
+  for (const path of ["/", "/no/such/page", "/styles.css"]) {
+    const res = await projectApp().request(path);
+    await res.body?.cancel();
+  }
+  assert.deepEqual(logs.lines, []);
 });

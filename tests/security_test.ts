@@ -1,10 +1,13 @@
 /**
  * @module
- * Security over real HTTP: the CSP with a fresh nonce per request that every script we emit
- * carries, the other security headers, and path traversal that never reaches a file.
+ * Security, on the example app from its real build: the CSP with a fresh nonce per request that
+ * every script we emit carries and the other security headers (in-process), and path traversal
+ * sent as raw bytes over a real connection (fetch would normalize `..`), never reaching a file.
  */
 import assert from "node:assert/strict";
-import { startServer } from "./helpers/server.ts";
+import { join } from "node:path";
+import { projectApp, serveApp } from "./helpers/app.ts";
+import { PROJECT_ROOT } from "./helpers/project_copy.ts";
 
 function nonceOf(res: Response): string {
   const csp = res.headers.get("content-security-policy");
@@ -17,13 +20,16 @@ function nonceOf(res: Response): string {
   return nonce;
 }
 
-/** Text from the files a traversal would aim at (the 404 page echoes the path, so not names). */
-const FILE_CONTENTS = [
-  '"nodeModulesDir"',
-  "createServer(manifest)",
-  "root:x:0:",
-  "@module",
-  "import * as $",
+/**
+ * Text from the files a traversal would aim at (the 404 page echoes the path, so not names), each
+ * checked to be in its file: a marker the file no longer holds would let a leak pass.
+ */
+const FILE_CONTENTS: [string, string][] = [
+  ["deno.json", '"nodeModulesDir"'],
+  ["main.ts", "appFromEnv(manifest)"],
+  ["/etc/passwd", "root:x:0:"],
+  ["lib/mod.ts", "@module"],
+  ["_build/manifest.gen.ts", "import * as $"],
 ];
 
 /** Sends `path` exactly as written (fetch would normalize `..`) and returns status and body. */
@@ -52,90 +58,90 @@ function unchunk(bytes: Uint8Array): Uint8Array {
   }
 }
 
-Deno.test("security headers and path traversal", async (t) => {
-  await using server = await startServer();
+const app = projectApp();
 
-  await t.step("every script on a page carries the request's nonce", async () => {
-    for (const path of ["/counter", "/streaming", "/", "/no-such-page"]) {
-      const res = await server.fetch(path);
-      const nonce = nonceOf(res);
-      const html = await res.text();
-      const scripts = html.match(/<script\b[^>]*>/g) ?? [];
-      for (const tag of scripts) {
-        assert.deepEqual(tag.match(/ nonce="([^"]*)"/g), [` nonce="${nonce}"`], `${path}: ${tag}`);
-      }
-      if (path === "/counter" || path === "/streaming") {
-        assert.ok(scripts.length > 0, `${path} has scripts to check`);
-      }
+Deno.test("every script on a page carries the request's nonce", async () => {
+  for (const path of ["/counter", "/streaming", "/", "/no-such-page"]) {
+    const res = await app.request(path);
+    const nonce = nonceOf(res);
+    const html = await res.text();
+    const scripts = html.match(/<script\b[^>]*>/g) ?? [];
+    for (const tag of scripts) {
+      assert.deepEqual(tag.match(/ nonce="([^"]*)"/g), [` nonce="${nonce}"`], `${path}: ${tag}`);
     }
-  });
-
-  await t.step("each request gets a new nonce", async () => {
-    const nonces = new Set<string>();
-    for (let i = 0; i < 5; i++) {
-      const res = await server.fetch("/counter");
-      const nonce = nonceOf(res);
-      assert.ok((await res.text()).includes(`nonce="${nonce}"`));
-      nonces.add(nonce);
+    if (path === "/counter" || path === "/streaming") {
+      assert.ok(scripts.length > 0, `${path} has scripts to check`);
     }
-    assert.equal(nonces.size, 5);
-  });
+  }
+});
 
-  await t.step("pages, files, API and errors carry the security headers", async () => {
-    for (const path of ["/", "/styles.css", "/api/time", "/no-such-page"]) {
-      const res = await server.fetch(path);
-      await res.body?.cancel();
-      assert.equal(res.headers.get("x-content-type-options"), "nosniff", path);
-      assert.equal(res.headers.get("referrer-policy"), "strict-origin-when-cross-origin", path);
-      const csp = res.headers.get("content-security-policy") ?? "";
-      // Framing is the CSP's to forbid (`frame-ancestors`); X-Frame-Options would only repeat it.
-      assert.match(csp, /frame-ancestors 'self'/, path);
-      assert.match(csp, /object-src 'none'/, path);
-      assert.equal(res.headers.get("cross-origin-opener-policy"), "same-origin", path);
-      assert.equal(res.headers.get("cross-origin-resource-policy"), "same-origin", path);
+Deno.test("each request gets a new nonce", async () => {
+  const nonces = new Set<string>();
+  for (let i = 0; i < 5; i++) {
+    const res = await app.request("/counter");
+    const nonce = nonceOf(res);
+    assert.ok((await res.text()).includes(`nonce="${nonce}"`));
+    nonces.add(nonce);
+  }
+  assert.equal(nonces.size, 5);
+});
+
+Deno.test("pages, files, API and errors carry the security headers", async () => {
+  for (const path of ["/", "/styles.css", "/api/time", "/no-such-page"]) {
+    const res = await app.request(path);
+    await res.body?.cancel();
+    assert.equal(res.headers.get("x-content-type-options"), "nosniff", path);
+    assert.equal(res.headers.get("referrer-policy"), "strict-origin-when-cross-origin", path);
+    const csp = res.headers.get("content-security-policy") ?? "";
+    // Framing is the CSP's to forbid (`frame-ancestors`); X-Frame-Options would only repeat it.
+    assert.match(csp, /frame-ancestors 'self'/, path);
+    assert.match(csp, /object-src 'none'/, path);
+    assert.equal(res.headers.get("cross-origin-opener-policy"), "same-origin", path);
+    assert.equal(res.headers.get("cross-origin-resource-policy"), "same-origin", path);
+  }
+});
+
+Deno.test("path traversal never returns a file outside static/ and _build/static/", async () => {
+  for (const [file, marker] of FILE_CONTENTS) {
+    const path = file.startsWith("/") ? file : join(PROJECT_ROOT, file);
+    assert.ok((await Deno.readTextFile(path)).includes(marker), `${file} holds ${marker}`);
+  }
+  await using server = serveApp(projectApp());
+  const paths = [
+    "/../deno.json",
+    "/../../etc/passwd",
+    "/%2e%2e/deno.json",
+    "/%2E%2E%2Fmain.ts",
+    "/%2e%2e%2f%2e%2e%2fetc%2fpasswd",
+    "/_app/../deno.json",
+    "/_app/..%2f..%2fdeno.json",
+    "/_app/%2e%2e/manifest.gen.ts",
+    "/_app/..%2fmanifest.gen.ts",
+    "/static/../main.ts",
+    "/static/styles.css",
+    "/%252e%252e/deno.json",
+    "/%252e%252e%252fmain.ts",
+    "/..\\deno.json",
+    "/..%5cdeno.json",
+    "/%5c..%5cmain.ts",
+    "/styles.css%00",
+    "/styles.css%00.js",
+    "/%00../deno.json",
+    "//etc/passwd",
+    "/main.ts",
+    "/deno.json",
+    "/lib/mod.ts",
+    "/_build/manifest.gen.ts",
+  ];
+  for (const path of paths) {
+    const { status, body } = await rawGet(server.port, path);
+    assert.ok(status >= 400 && status < 500, `${path} → ${status}`);
+    for (const [file, marker] of FILE_CONTENTS) {
+      assert.ok(!body.includes(marker), `${path} leaked ${file}`);
     }
-  });
-
-  await t.step(
-    "path traversal never returns a file outside static/ and _build/static/",
-    async () => {
-      const paths = [
-        "/../deno.json",
-        "/../../etc/passwd",
-        "/%2e%2e/deno.json",
-        "/%2E%2E%2Fmain.ts",
-        "/%2e%2e%2f%2e%2e%2fetc%2fpasswd",
-        "/_app/../deno.json",
-        "/_app/..%2f..%2fdeno.json",
-        "/_app/%2e%2e/manifest.gen.ts",
-        "/_app/..%2fmanifest.gen.ts",
-        "/static/../main.ts",
-        "/static/styles.css",
-        "/%252e%252e/deno.json",
-        "/%252e%252e%252fmain.ts",
-        "/..\\deno.json",
-        "/..%5cdeno.json",
-        "/%5c..%5cmain.ts",
-        "/styles.css%00",
-        "/styles.css%00.js",
-        "/%00../deno.json",
-        "//etc/passwd",
-        "/main.ts",
-        "/deno.json",
-        "/lib/server.tsx",
-        "/_build/manifest.gen.ts",
-      ];
-      for (const path of paths) {
-        const { status, body } = await rawGet(server.port, path);
-        assert.ok(status >= 400 && status < 500, `${path} → ${status}`);
-        for (const secret of FILE_CONTENTS) {
-          assert.ok(!body.includes(secret), `${path} leaked ${secret}`);
-        }
-      }
-      // The same requests do work for a file that is served, so the check above can fail.
-      const served = await rawGet(server.port, "/styles.css");
-      assert.equal(served.status, 200);
-      assert.ok(served.body.length > 0);
-    },
-  );
+  }
+  // The same requests do work for a file that is served, so the check above can fail.
+  const served = await rawGet(server.port, "/styles.css");
+  assert.equal(served.status, 200);
+  assert.ok(served.body.length > 0);
 });

@@ -1,17 +1,21 @@
 /**
+ * @module
  * No credentials in what Sentry receives: the scrubber on hand-made events (every place an event
- * carries names and URLs), then the real server and `@sentry/deno` against a receiver on
- * 127.0.0.1, for a page that answers (its transaction) and one that fails (its error event), with
- * credentials in headers, cookies, the query and an outgoing fetch. No envelope body holds a
- * secret; what is not secret still arrives; `SENTRY_SCRUB_FIELDS` widens what is secret.
+ * carries names and URLs), then the app the entry points make, in-process, and `@sentry/deno`
+ * against a receiver on 127.0.0.1, for a page that answers (its transaction) and one that fails
+ * (its error event), with credentials in headers, cookies, the query and an outgoing fetch. No
+ * envelope body holds a secret; what is not secret still arrives; `SENTRY_SCRUB_FIELDS` widens
+ * what is secret.
  */
 import assert from "node:assert/strict";
 import type { Event, RequestEventData } from "@sentry/core";
+import { flush } from "@sentry/deno";
+import { appFromEnv } from "../lib/cli/app.ts";
+import { readSettings } from "../lib/cli/settings.ts";
 import { readSentryConfig } from "../lib/sentry/config.ts";
 import { FILTERED, scrubber } from "../lib/sentry/scrub.ts";
-import { failingProject } from "./helpers/failing_app.ts";
+import { captureLogs, memoryManifest } from "./helpers/app.ts";
 import { isErrorEvent, isTransaction, startSentryReceiver } from "./helpers/sentry_receiver.ts";
-import { startServer } from "./helpers/server.ts";
 
 Deno.test("scrubber: request headers, cookies, query, URL and body", () => {
   const scrub = scrubber();
@@ -174,71 +178,88 @@ const HEADERS = {
   Accept: "text/html, application/x-scrub-test",
 };
 
-Deno.test("sentry (server): no credentials in any event or transaction", async (t) => {
-  await using upstream = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen() {} },
-    () => new Response("ok"),
-  );
-  await using project = await failingProject();
-  // A page that answers after fetching an upstream with a key in its URL: an `http.client` span.
-  await project.write(
-    "routes/upstream.ts",
-    `export const handler = {
-  async GET() {
-    const res = await fetch(Deno.env.get("UPSTREAM_URL")!);
-    return new Response(await res.text());
-  },
-};\n`,
-  );
+Deno.test({
+  name: "sentry (server): no credentials in any event or transaction",
+  // The SDK keeps timers and connections of its own between tests: not leaks of the app's.
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn(t) {
+    using _logs = captureLogs();
+    await using upstream = Deno.serve(
+      { hostname: "127.0.0.1", port: 0, onListen() {} },
+      () => new Response("ok"),
+    );
+    const manifest = memoryManifest({
+      routes: {
+        // A page that answers after fetching an upstream with a key in its URL: an `http.client`
+        // span.
+        "upstream.ts": {
+          handler: {
+            async GET() {
+              const url = `http://127.0.0.1:${upstream.addr.port}/data?api_key=upk3y&v=1`;
+              return new Response(await (await fetch(url)).text());
+            },
+          },
+        },
+        "fail/handler.ts": {
+          handler: {
+            GET() {
+              throw new Error("handler: s3cret-f41lure");
+            },
+          },
+        },
+      },
+    });
 
-  /** Everything Sentry received for one page that answers and one that fails, raw and parsed. */
-  const received = async (more: Record<string, string> = {}) => {
-    await using receiver = startSentryReceiver();
-    const env = {
-      SENTRY_DSN: receiver.dsn,
-      SENTRY_TRACES_SAMPLE_RATE: "1",
-      UPSTREAM_URL: `http://127.0.0.1:${upstream.addr.port}/data?api_key=upk3y&v=1`,
-      ...more,
+    /** Everything Sentry received for one page that answers and one that fails, raw and parsed. */
+    const received = async (more: Record<string, string> = {}) => {
+      await using receiver = startSentryReceiver();
+      const env: Record<string, string> = {
+        SENTRY_DSN: receiver.dsn,
+        SENTRY_TRACES_SAMPLE_RATE: "1",
+        ...more,
+      };
+      // Sentry started anew with these settings, as `main.ts` would.
+      const { app } = await appFromEnv(manifest, readSettings((name) => env[name]));
+      for (const [path, status] of [["/upstream", 200], ["/fail/handler", 500]] as const) {
+        const res = await app.request(path + QUERY, { headers: HEADERS });
+        assert.equal(res.status, status, path);
+        await res.body?.cancel();
+      }
+      const event = await receiver.waitFor(isErrorEvent);
+      const answered = await receiver.waitFor((i) =>
+        isTransaction(i) && i.payload.transaction === "GET /upstream"
+      );
+      await receiver.waitFor((i) =>
+        isTransaction(i) && i.payload.transaction === "GET /fail/handler"
+      );
+      await flush(5_000);
+      return { bodies: receiver.bodies.join("\n"), event, answered };
     };
-    await using server = await startServer(env, { root: project.root });
-    for (const [path, status] of [["/upstream", 200], ["/fail/handler", 500]] as const) {
-      const res = await server.fetch(path + QUERY, { headers: HEADERS });
-      assert.equal(res.status, status, path);
-      await res.body?.cancel();
-    }
-    const event = await receiver.waitFor(isErrorEvent);
-    const answered = await receiver.waitFor((i) =>
-      isTransaction(i) && i.payload.transaction === "GET /upstream"
-    );
-    await receiver.waitFor((i) =>
-      isTransaction(i) && i.payload.transaction === "GET /fail/handler"
-    );
-    await server.stop();
-    return { bodies: receiver.bodies.join("\n"), event, answered };
-  };
 
-  await t.step("secrets are filtered, the rest arrives", async () => {
-    const { bodies, event, answered } = await received();
-    for (const secret of SECRETS) assert.ok(!bodies.includes(secret), `${secret} was sent`);
+    await t.step("secrets are filtered, the rest arrives", async () => {
+      const { bodies, event, answered } = await received();
+      for (const secret of SECRETS) assert.ok(!bodies.includes(secret), `${secret} was sent`);
 
-    for (const { payload } of [event, answered]) {
-      const { request } = payload;
-      assert.equal(request.headers.accept, HEADERS.Accept, "a plain header stays");
-      assert.equal(request.headers.authorization, FILTERED);
-      assert.equal(request.headers.cookie, FILTERED);
-      assert.deepEqual(request.cookies, { session: FILTERED, theme: "dark" });
-      assert.match(request.url, /\?token=\[Filtered\]&page=2&password=\[Filtered\]$/);
-      assert.equal(payload.user?.ip_address, undefined);
-    }
-    const fetched = answered.payload.spans.find((s: { op: string }) => s.op === "http.client");
-    assert.match(JSON.stringify(fetched), /api_key=\[Filtered\]&v=1/);
-  });
+      for (const { payload } of [event, answered]) {
+        const { request } = payload;
+        assert.equal(request.headers.accept, HEADERS.Accept, "a plain header stays");
+        assert.equal(request.headers.authorization, FILTERED);
+        assert.equal(request.headers.cookie, FILTERED);
+        assert.deepEqual(request.cookies, { session: FILTERED, theme: "dark" });
+        assert.match(request.url, /\?token=\[Filtered\]&page=2&password=\[Filtered\]$/);
+        assert.equal(payload.user?.ip_address, undefined);
+      }
+      const fetched = answered.payload.spans.find((s: { op: string }) => s.op === "http.client");
+      assert.match(JSON.stringify(fetched), /api_key=\[Filtered\]&v=1/);
+    });
 
-  await t.step("SENTRY_SCRUB_FIELDS widens the list", async () => {
-    const { bodies, event } = await received({ SENTRY_SCRUB_FIELDS: "theme, page" });
-    for (const secret of [...SECRETS, "dark", "page=2"]) {
-      assert.ok(!bodies.includes(secret), `${secret} was sent`);
-    }
-    assert.deepEqual(event.payload.request.cookies, { session: FILTERED, theme: FILTERED });
-  });
+    await t.step("SENTRY_SCRUB_FIELDS widens the list", async () => {
+      const { bodies, event } = await received({ SENTRY_SCRUB_FIELDS: "theme, page" });
+      for (const secret of [...SECRETS, "dark", "page=2"]) {
+        assert.ok(!bodies.includes(secret), `${secret} was sent`);
+      }
+      assert.deepEqual(event.payload.request.cookies, { session: FILTERED, theme: FILTERED });
+    });
+  },
 });

@@ -1,8 +1,9 @@
 /**
  * @module
  * `main.ts` under `deno serve --parallel` (one worker per core), the way a host without our
- * `deno task start` runs it: pages, an island and its chunk, not-found, and Sentry's transactions
- * named by route. It serves the project's own `_build/`, which `deno task test` builds first.
+ * `deno task start` runs it, with Sentry on: pages, an island and its chunk, not-found, and
+ * Sentry's transactions named by route. It serves the project's own `_build/`, which
+ * `deno task test` builds first.
  */
 import assert from "node:assert/strict";
 import { isTransaction, startSentryReceiver } from "./helpers/sentry_receiver.ts";
@@ -26,7 +27,11 @@ async function serveMain(env: Record<string, string> = {}): Promise<TestServer> 
 }
 
 Deno.test("deno serve --parallel main.ts serves the app", async (t) => {
-  await using server = await serveMain();
+  await using receiver = startSentryReceiver();
+  await using server = await serveMain({
+    SENTRY_DSN: receiver.dsn,
+    SENTRY_TRACES_SAMPLE_RATE: "1",
+  });
 
   await t.step("the home page answers 200", async () => {
     const res = await server.fetch("/");
@@ -51,19 +56,14 @@ Deno.test("deno serve --parallel main.ts serves the app", async (t) => {
     assert.equal(res.status, 404);
     assert.ok((await res.text()).includes("<h1>Page not found</h1>"));
   });
-});
 
-Deno.test("deno serve main.ts with SENTRY_DSN sends transactions named by route", async () => {
-  await using receiver = startSentryReceiver();
-  await using server = await serveMain({
-    SENTRY_DSN: receiver.dsn,
-    SENTRY_TRACES_SAMPLE_RATE: "1",
+  await t.step("with SENTRY_DSN, its workers send transactions named by route", async () => {
+    const res = await server.fetch("/blog/hello-world");
+    await res.body?.cancel();
+    assert.equal(res.status, 200);
+    const transaction = await receiver.waitFor((item) =>
+      isTransaction(item) && item.payload.transaction === "GET /blog/:slug"
+    );
+    assert.equal(transaction.payload.contexts.trace.status, "ok");
   });
-  const res = await server.fetch("/blog/hello-world");
-  await res.body?.cancel();
-  assert.equal(res.status, 200);
-  const transaction = await receiver.waitFor((item) =>
-    isTransaction(item) && item.payload.transaction === "GET /blog/:slug"
-  );
-  assert.equal(transaction.payload.contexts.trace.status, "ok");
 });

@@ -1,21 +1,21 @@
 /**
  * @module
- * Streaming SSR over real HTTP: the shell with the Suspense fallback is on the wire before the
- * suspended content, which then streams into the same response.
+ * Streaming SSR, in-process: the shell with the Suspense fallback comes out of the response
+ * before the suspended content, which then streams into the same response; and a client that
+ * leaves while a page streams is no failure.
  */
 import assert from "node:assert/strict";
 import { Suspense, use } from "react";
 import { renderPage } from "../lib/render/page.tsx";
-import { deadlineClock } from "../lib/server/deadline.ts";
-import { startServer } from "./helpers/server.ts";
+import { projectApp } from "./helpers/app.ts";
+import { within } from "./helpers/wait.ts";
 
 const FALLBACK = "Loading the forecast…";
 const FORECAST = "Sunny, with a chance of hydration.";
 
 Deno.test("a Suspense section streams in after the shell", async () => {
-  await using server = await startServer();
-  const res = await server.fetch("/streaming");
-  // The status and headers went out before the forecast existed.
+  const res = await projectApp().request("/streaming");
+  // The status and headers were decided before the forecast existed.
   assert.equal(res.status, 200);
   assert.equal(res.headers.get("content-type"), "text/html; charset=utf-8");
 
@@ -43,6 +43,10 @@ Deno.test("a client that leaves while a page streams is no failure", async () =>
   // When a write fails, Deno cancels the body before the request's signal says the client left;
   // React then reports the boundaries still waiting, which must not count as failures.
   const failures: unknown[] = [];
+  // The render's own clock: what streams after the shell has a deadline, cleared once React is
+  // done with the render (aborted, here) and so has reported every boundary it gave up.
+  const renderDone = Promise.withResolvers<void>();
+  const clock = { start: () => ({ onExpire() {}, clear: () => renderDone.resolve() }) };
   const later = new Promise<string>(() => {});
   const Waiting = () => <p>{use(later)}</p>;
   const res = await renderPage({
@@ -57,7 +61,7 @@ Deno.test("a client that leaves while a page streams is no failure", async () =>
     props: { data: undefined, params: {}, url: new URL("http://localhost/"), state: {} },
     status: 200,
     signal: new AbortController().signal,
-    clock: deadlineClock(0),
+    clock,
     onStreamError: (error) => {
       failures.push(error);
       return { tail: "", stop: true };
@@ -66,6 +70,6 @@ Deno.test("a client that leaves while a page streams is no failure", async () =>
   const reader = res.body!.getReader();
   await reader.read();
   await reader.cancel(new Error("resource closed"));
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  await within(renderDone.promise, 5_000, "the render to end once the body was cancelled");
   assert.deepEqual(failures, []);
 });

@@ -7,15 +7,15 @@
  * transaction from the SDK and no header to its ingest; the page's meta tags from the span.
  */
 import assert from "node:assert/strict";
-import { encodeCall } from "../lib/actions/wire.ts";
-import { actionIds, probeProject } from "./helpers/action_probe.ts";
+import { encodeCall } from "../lib/shared/action_wire.ts";
+import { actionIds } from "./helpers/fixtures.ts";
 import {
   otlpEnv,
   type OtlpReceiver,
   type OtlpSpan,
   startOtlpReceiver,
 } from "./helpers/otlp_receiver.ts";
-import type { ProjectCopy } from "./helpers/project_copy.ts";
+import { copyProject, type ProjectCopy } from "./helpers/project_copy.ts";
 import { isErrorEvent, startSentryReceiver } from "./helpers/sentry_receiver.ts";
 import { startServer } from "./helpers/server.ts";
 
@@ -25,7 +25,10 @@ const CALLER_SPAN = "b7ad6b7169203331";
 
 /** The action probe, plus routes that fail, stream a failure or a `notFound()`, and fetch. */
 async function telemetryProject(): Promise<ProjectCopy> {
-  const project = await probeProject();
+  const project = await copyProject();
+  const probe = new URL("./helpers/probe_actions.ts", import.meta.url);
+  // At the same depth as in the probe's own fixture: its import of lib/ resolves in the copy.
+  await project.write("routes/_probe/actions.ts", await Deno.readTextFile(probe));
   await project.write(
     "routes/boom.tsx",
     `export default function Boom() { throw new Error("boom in render"); }\n`,
@@ -117,7 +120,7 @@ Deno.test("telemetry: Deno's OpenTelemetry with Sentry on one trace", async (t) 
     SENTRY_TRACE_PROPAGATION_TARGETS: listed.origin,
     UPSTREAM_URLS: `${listed.origin}/data,${unlisted.origin}/data`,
   }, { root: project.root });
-  const ids = await actionIds(project);
+  const ids = await actionIds(project.root);
   const get = async (path: string, headers: Record<string, string> = {}) => {
     const res = await server.fetch(path, { headers });
     return { res, html: await res.text() };

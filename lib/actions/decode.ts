@@ -1,7 +1,7 @@
 /**
  * @module
  * The server's reading of an action call: a request's form body becomes the action's arguments,
- * for a call from the stub (`$ACTION_ARGS`, see `wire.ts`) and for a form posted with JavaScript
+ * for a call from the stub (`$ACTION_ARGS`, see `lib/shared/action_wire.ts`) and for a form posted with JavaScript
  * off (its bound arguments, then its fields). All of it is client input, so before devalue
  * revives anything, its flat node list is walked once, in time linear in its length, against the
  * caps of `limits.ts` and against what `encodeCall` can produce: nothing proportional to a number
@@ -11,7 +11,7 @@
 import { unflatten } from "devalue";
 import { ACTION_LIMITS, type ActionLimits } from "./limits.ts";
 import { boundField, REF_FIELD } from "./registry.ts";
-import { ARGS_FIELD, FILE_FIELD, FRAMEWORK_FIELD } from "./wire.ts";
+import { ARGS_FIELD, FILE_FIELD, FRAMEWORK_FIELD } from "../shared/action_wire.ts";
 
 /** A request the decoder refused; `message` is short and safe to answer with. */
 export class PayloadRejected extends Error {

@@ -22,7 +22,7 @@ import { decodeInvocation, type Invocation, PayloadRejected } from "./decode.ts"
 import { flashFormState, formState } from "./form_state.ts";
 import { isRedirect } from "./redirect.ts";
 import type { Registry } from "./registry.ts";
-import { encodeResult, REDIRECT_HEADER } from "./wire.ts";
+import { encodeResult, REDIRECT_HEADER } from "../shared/action_wire.ts";
 
 export interface EndpointOptions {
   registry: Registry;
@@ -163,7 +163,8 @@ async function callResponse(
     const result = await call(args);
     const location = redirectOf(result);
     if (location) return c.body(null, 200, { [REDIRECT_HEADER]: location });
-    return c.body(encodeResult(result), 200, { "Content-Type": "application/json" });
+    const text = encodeResult(result, c.get("action").name);
+    return c.body(text, 200, { "Content-Type": "application/json" });
   } catch (error) {
     if (isRedirect(error)) return c.body(null, 200, { [REDIRECT_HEADER]: error.location });
     return stubFailure(c, failures, error);

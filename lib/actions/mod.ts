@@ -14,7 +14,7 @@ import { FORM_STATE_META } from "../shared/form_state_meta.ts";
 import { actionEndpoint } from "./endpoint.ts";
 import { type Claim, type FormState, restoreFormState } from "./form_state.ts";
 import { registerActions } from "./registry.ts";
-import { ACTION_PATH } from "./wire.ts";
+import { ACTION_PATH } from "../shared/action_wire.ts";
 
 export type { FormState };
 

@@ -8,7 +8,7 @@
  */
 import { stringify } from "devalue";
 import type { ActionEntry, ActionFunction } from "../server/manifest.ts";
-import { actionUrl, FRAMEWORK_FIELD } from "./wire.ts";
+import { actionUrl, FRAMEWORK_FIELD } from "../shared/action_wire.ts";
 
 export type { ActionEntry, ActionFunction };
 

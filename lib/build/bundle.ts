@@ -30,6 +30,8 @@ export interface Bundle {
   assets: Assets;
   /** Every file the bundle wrote, relative to `outDir`. */
   files: string[];
+  /** What went into the browser's code: every module each build reached, by path from root. */
+  inputs: Record<string, esbuild.Metafile["inputs"][string]>;
 }
 
 /** What every browser build shares, the action client's and the islands'. */
@@ -88,7 +90,8 @@ export async function bundle(options: BundleOptions): Promise<Bundle> {
   });
   const files = [client, result].flatMap((r) => Object.keys(r.metafile.outputs))
     .map((output) => output.slice(outDir.length + 1));
-  return { assets: assetsOf(result.metafile, outDir, options.islands), files };
+  const inputs = { ...client.metafile.inputs, ...result.metafile.inputs };
+  return { assets: assetsOf(result.metafile, outDir, options.islands), files, inputs };
 }
 
 /** The output file esbuild built from the entry point `source`. */

@@ -49,6 +49,9 @@ export async function build({ root, dev }: BuildOptions): Promise<void> {
     outDir,
   });
   await writeFile(join(root, outDir, "manifest.gen.ts"), source);
+  // Outside the served folder: what reached the browser bundle, for the test that keeps
+  // server-only modules out of it.
+  await writeFile(join(root, outDir, "browser-inputs.json"), JSON.stringify(bundled.inputs));
   await writeFile(join(root, outDir, "fingerprint"), print);
 }
 

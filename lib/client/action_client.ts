@@ -7,7 +7,7 @@
  * with it, only when an action runs. It shares no module instance with the islands' chunks: what it
  * needs from their state (the trace headers) comes in as an argument.
  */
-import { actionUrl, decodeResult, encodeCall, REDIRECT_HEADER } from "../actions/wire.ts";
+import { actionUrl, decodeResult, encodeCall, REDIRECT_HEADER } from "../shared/action_wire.ts";
 
 /**
  * A server action that failed: `digest` names the failure in the server's logs; `status` is the

@@ -5,7 +5,7 @@
  * no wrapper call, no registration in the route. The browser bundle uses React's runtime as is.
  */
 import { Fragment, jsx as reactJsx, jsxs as reactJsxs } from "react/jsx-runtime";
-import { Island } from "../islands/island.tsx";
+import { Island } from "../islands/island.ts";
 import { islandOf } from "../islands/registry.ts";
 
 type Jsx = typeof reactJsx;

@@ -24,7 +24,7 @@ import {
 } from "@opentelemetry/api";
 import type { Context, MiddlewareHandler, Next } from "hono";
 import type {} from "../actions/endpoint.ts"; // `c.var.action`
-import { ACTION_PATH } from "../actions/wire.ts";
+import { ACTION_PATH } from "../shared/action_wire.ts";
 import { isNotFoundRoute } from "../errors/not_found.ts";
 
 declare module "hono" {

@@ -1,13 +1,12 @@
 /**
  * @module
- * One JSON line per request (method, path, status, duration, request id), off unless
- * `LOG_REQUESTS=1`: by default stdout carries only what needs attention — failures — so a digest
- * search is not buried in traffic. When off, no middleware is installed at all.
+ * One JSON line per request (method, path, status, duration, request id), off unless the app's
+ * `logRequests` option (`LOG_REQUESTS=1`) says so: by default stdout carries only what needs
+ * attention — failures — so a digest search is not buried in traffic. When off, no middleware is
+ * installed at all.
  */
 import type { MiddlewareHandler } from "hono";
 import { log } from "./log.ts";
-
-export const requestLogging = ["1", "true"].includes(Deno.env.get("LOG_REQUESTS") ?? "");
 
 export const requestLog: MiddlewareHandler = async function requestLog(c, next) {
   const start = performance.now();

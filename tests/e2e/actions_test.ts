@@ -7,20 +7,10 @@
  */
 import assert from "node:assert/strict";
 import type { BrowserContext, Page } from "playwright-core";
-import { probeProject, SECRET } from "../helpers/action_probe.ts";
-import { launchBrowser, pageErrors } from "../helpers/browser.ts";
+import { ACTION_SECRET as SECRET, fixtureProject } from "../helpers/fixtures.ts";
+import { hydrated, launchBrowser, pageErrors } from "../helpers/browser.ts";
 import { type ReceivedItem, startSentryReceiver } from "../helpers/sentry_receiver.ts";
 import { startServer } from "../helpers/server.ts";
-
-/** Resolves once every island on the page is hydrated (React has claimed its first element). */
-async function hydrated(page: Page): Promise<void> {
-  await page.waitForFunction(() =>
-    [...document.querySelectorAll("app-island")].every((el) =>
-      el.firstElementChild &&
-      Object.keys(el.firstElementChild).some((key) => key.startsWith("__reactFiber"))
-    )
-  );
-}
 
 /** True while the document is the one `mark` was called in: no reload happened since. */
 async function mark(page: Page): Promise<() => Promise<boolean>> {
@@ -35,10 +25,10 @@ async function sign(page: Page, name: string, message: string): Promise<void> {
 }
 
 Deno.test("server actions in the browser", async (t) => {
-  await using copy = await probeProject();
+  const root = await fixtureProject();
   // Signing is limited to 5 a minute per client: a step that signs past it comes as another
   // client, through a trusted proxy's X-Forwarded-For.
-  await using server = await startServer({ TRUST_PROXY: "1" }, { root: copy.root });
+  await using server = await startServer({ TRUST_PROXY: "1" }, { root });
   await using browser = await launchBrowser();
   const url = (path: string) => server.origin + path;
 
@@ -156,7 +146,7 @@ Deno.test("server actions in the browser", async (t) => {
     await using receiver = startSentryReceiver();
     await using traced = await startServer(
       { SENTRY_DSN: receiver.dsn, SENTRY_TRACES_SAMPLE_RATE: "1" },
-      { root: copy.root },
+      { root },
     );
     const page = await browser.newPage();
     await page.goto(traced.origin + "/probe");

@@ -7,8 +7,8 @@
  */
 import assert from "node:assert/strict";
 import type { Page } from "playwright-core";
-import { launchBrowser } from "../helpers/browser.ts";
-import { buildWithoutChunk, failingProject, SECRET } from "../helpers/failing_app.ts";
+import { launchBrowser, watchRequests } from "../helpers/browser.ts";
+import { FAILURE_SECRET as SECRET, fixtureProject } from "../helpers/fixtures.ts";
 import { startServer } from "../helpers/server.ts";
 
 const CLIENT_MESSAGE =
@@ -36,121 +36,127 @@ async function screen(page: Page, side: "client" | "server") {
 }
 
 Deno.test("failures in the browser", async (t) => {
-  await using copy = await failingProject();
-  await buildWithoutChunk(copy.root, "Lost");
-  await using server = await startServer({ NODE_ENV: "production" }, { root: copy.root });
+  // One browser for the whole file: launching one costs more than most steps.
   await using browser = await launchBrowser();
 
-  await t.step("an island whose chunk is gone: the client-side screen", async () => {
-    const page = await browser.newPage();
-    const errors = watchErrors(page);
-    await page.goto(server.origin + "/island/lost");
-    const shown = await screen(page, "client");
-    assert.equal(shown.message, CLIENT_MESSAGE);
-    assert.equal(shown.digest, null);
-    assert.equal(shown.title, "Application error");
-    assert.ok(shown.styled);
-    assert.ok(errors.console.some((text) => /dynamically imported module/.test(text)));
-    await page.close();
+  await t.step("in production", async (t) => {
+    const root = await fixtureProject();
+    await using server = await startServer({ NODE_ENV: "production" }, { root });
+
+    await t.step("an island whose chunk is gone: the client-side screen", async () => {
+      const page = await browser.newPage();
+      const errors = watchErrors(page);
+      await page.goto(server.origin + "/island/lost");
+      const shown = await screen(page, "client");
+      assert.equal(shown.message, CLIENT_MESSAGE);
+      assert.equal(shown.digest, null);
+      assert.equal(shown.title, "Application error");
+      assert.ok(shown.styled);
+      assert.ok(errors.console.some((text) => /dynamically imported module/.test(text)));
+      await page.close();
+    });
+
+    await t.step("an island that throws while rendering: the client-side screen", async () => {
+      const page = await browser.newPage();
+      const errors = watchErrors(page);
+      await page.goto(server.origin + "/island/render");
+      const shown = await screen(page, "client");
+      assert.equal(shown.message, CLIENT_MESSAGE);
+      assert.ok(errors.console.some((text) => text.includes("island render failure")));
+      assert.equal(await page.locator("main pre").count(), 0, "no details in production");
+      await page.close();
+    });
+
+    await t.step("an error in an event handler leaves the page as it is", async () => {
+      const page = await browser.newPage();
+      const errors = watchErrors(page);
+      await page.goto(server.origin + "/island/click");
+      await page.getByRole("button", { name: "Clicked 0" }).click();
+      await page.getByRole("button", { name: "Clicked 1" }).waitFor();
+      assert.deepEqual(errors.uncaught, ["click handler failure"]);
+      await page.getByRole("button", { name: "Clicked 1" }).click();
+      await page.getByRole("button", { name: "Clicked 2" }).waitFor();
+      assert.equal(await page.locator("h1").textContent(), "Clicks");
+      assert.equal(await page.locator("html[data-failure]").count(), 0);
+      await page.close();
+    });
+
+    await t.step("a hydration mismatch React recovers from leaves the page as it is", async () => {
+      const page = await browser.newPage();
+      const errors = watchErrors(page);
+      await page.goto(server.origin + "/island/mismatch");
+      await page.waitForFunction(() => document.getElementById("side")?.textContent === "browser");
+      assert.equal(await page.locator("h1").textContent(), "Two truths");
+      assert.equal(await page.locator("html[data-failure]").count(), 0);
+      // Production React names the mismatch by its code: #418, "Hydration failed…".
+      assert.ok(
+        errors.console.some((text) => text.includes("React error #418")),
+        errors.console[0],
+      );
+      await page.close();
+    });
+
+    for (const path of ["/fail/stream", "/fail/stream-island"]) {
+      await t.step(`a failure after the shell (${path}): the server screen stays`, async () => {
+        const page = await browser.newPage();
+        const errors = watchErrors(page);
+        const requests = watchRequests(page);
+        await page.goto(server.origin + path);
+        const shown = await screen(page, "server");
+        assert.equal(shown.message, SERVER_MESSAGE);
+        assert.equal(shown.title, "Application error");
+        assert.ok(shown.styled);
+        const line = await server.waitForLog((l) => l.path === path && l.level === "error");
+        assert.equal(shown.digest, line.digest);
+        // Once what React or the islands still had scheduled has run, the screen is what remains.
+        await requests.quiet();
+        assert.equal(
+          await page.locator("html[data-failure=server] h1").textContent(),
+          SERVER_MESSAGE,
+        );
+        assert.ok(!(await page.content()).includes(SECRET));
+        assert.deepEqual(errors.uncaught, []);
+        await page.close();
+      });
+    }
+
+    await t.step("a failure after the shell, without JavaScript: the server screen", async () => {
+      const context = await browser.newContext({ javaScriptEnabled: false });
+      const page = await context.newPage();
+      await page.goto(server.origin + "/fail/stream");
+      const screen = page.locator("main[role=alert]");
+      await screen.waitFor();
+      assert.equal(await screen.locator("h1").textContent(), SERVER_MESSAGE);
+      const line = await server.waitForLog((l) => l.path === "/fail/stream" && l.level === "error");
+      assert.equal(await screen.locator("code").textContent(), line.digest);
+      // The page and its fallbacks are hidden: the screen is all there is to see.
+      assert.ok(await screen.isVisible());
+      for (const text of ["Before the failure", "Loading…", "Loading slowly…"]) {
+        assert.equal(await page.getByText(text, { exact: true }).isVisible(), false, text);
+      }
+      assert.ok(!(await page.content()).includes(SECRET));
+      await context.close();
+    });
+
+    await t.step("the server screen needs no JavaScript", async () => {
+      const context = await browser.newContext({ javaScriptEnabled: false });
+      const page = await context.newPage();
+      const res = await page.goto(server.origin + "/fail/page");
+      assert.equal(res?.status(), 500);
+      assert.equal(await page.locator("h1").textContent(), SERVER_MESSAGE);
+      assert.match((await page.locator("main code").textContent())!, /^[0-9A-Z]{5}-[0-9A-Z]{5}$/);
+      await context.close();
+    });
   });
 
-  await t.step("an island that throws while rendering: the client-side screen", async () => {
+  await t.step("in development the client-side screen shows the error", async () => {
+    const root = await fixtureProject();
+    await using server = await startServer({ NODE_ENV: "development" }, { root });
     const page = await browser.newPage();
-    const errors = watchErrors(page);
     await page.goto(server.origin + "/island/render");
     const shown = await screen(page, "client");
     assert.equal(shown.message, CLIENT_MESSAGE);
-    assert.ok(errors.console.some((text) => text.includes("island render failure")));
-    assert.equal(await page.locator("main pre").count(), 0, "no details in production");
-    await page.close();
+    const details = await page.locator("main pre").textContent();
+    assert.match(details!, /^Error: island render failure\n\s+at BrowserOnlyBug /);
   });
-
-  await t.step("an error in an event handler leaves the page as it is", async () => {
-    const page = await browser.newPage();
-    const errors = watchErrors(page);
-    await page.goto(server.origin + "/island/click");
-    await page.getByRole("button", { name: "Clicked 0" }).click();
-    await page.getByRole("button", { name: "Clicked 1" }).waitFor();
-    assert.deepEqual(errors.uncaught, ["click handler failure"]);
-    await page.getByRole("button", { name: "Clicked 1" }).click();
-    await page.getByRole("button", { name: "Clicked 2" }).waitFor();
-    assert.equal(await page.locator("h1").textContent(), "Clicks");
-    assert.equal(await page.locator("html[data-failure]").count(), 0);
-    await page.close();
-  });
-
-  await t.step("a hydration mismatch React recovers from leaves the page as it is", async () => {
-    const page = await browser.newPage();
-    const errors = watchErrors(page);
-    await page.goto(server.origin + "/island/mismatch");
-    await page.waitForFunction(() => document.getElementById("side")?.textContent === "browser");
-    assert.equal(await page.locator("h1").textContent(), "Two truths");
-    assert.equal(await page.locator("html[data-failure]").count(), 0);
-    // Production React names the mismatch by its code: #418, "Hydration failed…".
-    assert.ok(errors.console.some((text) => text.includes("React error #418")), errors.console[0]);
-    await page.close();
-  });
-
-  for (const path of ["/fail/stream", "/fail/stream-island"]) {
-    await t.step(`a failure after the shell (${path}): the server screen stays`, async () => {
-      const page = await browser.newPage();
-      const errors = watchErrors(page);
-      await page.goto(server.origin + path);
-      const shown = await screen(page, "server");
-      assert.equal(shown.message, SERVER_MESSAGE);
-      assert.equal(shown.title, "Application error");
-      assert.ok(shown.styled);
-      const line = await server.waitForLog((l) => l.path === path && l.level === "error");
-      assert.equal(shown.digest, line.digest);
-      // Whatever React or the islands still had scheduled, the screen is what remains.
-      await page.waitForTimeout(700);
-      assert.equal(
-        await page.locator("html[data-failure=server] h1").textContent(),
-        SERVER_MESSAGE,
-      );
-      assert.ok(!(await page.content()).includes(SECRET));
-      assert.deepEqual(errors.uncaught, []);
-      await page.close();
-    });
-  }
-
-  await t.step("a failure after the shell, without JavaScript: the server screen", async () => {
-    const context = await browser.newContext({ javaScriptEnabled: false });
-    const page = await context.newPage();
-    await page.goto(server.origin + "/fail/stream");
-    const screen = page.locator("main[role=alert]");
-    await screen.waitFor();
-    assert.equal(await screen.locator("h1").textContent(), SERVER_MESSAGE);
-    const line = await server.waitForLog((l) => l.path === "/fail/stream" && l.level === "error");
-    assert.equal(await screen.locator("code").textContent(), line.digest);
-    // The page and its fallbacks are hidden: the screen is all there is to see.
-    assert.ok(await screen.isVisible());
-    for (const text of ["Before the failure", "Loading…", "Loading slowly…"]) {
-      assert.equal(await page.getByText(text, { exact: true }).isVisible(), false, text);
-    }
-    assert.ok(!(await page.content()).includes(SECRET));
-    await context.close();
-  });
-
-  await t.step("the server screen needs no JavaScript", async () => {
-    const context = await browser.newContext({ javaScriptEnabled: false });
-    const page = await context.newPage();
-    const res = await page.goto(server.origin + "/fail/page");
-    assert.equal(res?.status(), 500);
-    assert.equal(await page.locator("h1").textContent(), SERVER_MESSAGE);
-    assert.match((await page.locator("main code").textContent())!, /^[0-9A-Z]{5}-[0-9A-Z]{5}$/);
-    await context.close();
-  });
-});
-
-Deno.test("in development the client-side screen shows the error", async () => {
-  await using copy = await failingProject();
-  await using server = await startServer({ NODE_ENV: "development" }, { root: copy.root });
-  await using browser = await launchBrowser();
-  const page = await browser.newPage();
-  await page.goto(server.origin + "/island/render");
-  const shown = await screen(page, "client");
-  assert.equal(shown.message, CLIENT_MESSAGE);
-  const details = await page.locator("main pre").textContent();
-  assert.match(details!, /^Error: island render failure\n\s+at BrowserOnlyBug /);
 });

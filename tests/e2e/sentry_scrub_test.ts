@@ -7,18 +7,18 @@
  */
 import assert from "node:assert/strict";
 import { launchBrowser } from "../helpers/browser.ts";
-import { failingProject } from "../helpers/failing_app.ts";
+import { fixtureProject } from "../helpers/fixtures.ts";
 import { isErrorEvent, isTransaction, startSentryReceiver } from "../helpers/sentry_receiver.ts";
 import { startServer } from "../helpers/server.ts";
 
 const SECRETS = ["t0k", "p4ss", "j3wt", "s3cr3t", "f3tch", "dark"];
 
 Deno.test("sentry (browser): no credentials in any event or transaction", async () => {
-  await using project = await failingProject();
+  const root = await fixtureProject();
   await using receiver = startSentryReceiver();
   await using server = await startServer(
     { SENTRY_DSN: receiver.dsn, SENTRY_TRACES_SAMPLE_RATE: "1", SENTRY_SCRUB_FIELDS: "theme" },
-    { root: project.root },
+    { root },
   );
   await using browser = await launchBrowser();
   const context = await browser.newContext();

@@ -8,8 +8,7 @@
 import assert from "node:assert/strict";
 import type { Page } from "playwright-core";
 import { launchBrowser } from "../helpers/browser.ts";
-import { buildWithoutChunk, failingProject } from "../helpers/failing_app.ts";
-import { copyProject } from "../helpers/project_copy.ts";
+import { fixtureProject } from "../helpers/fixtures.ts";
 import {
   isErrorEvent,
   isTransaction,
@@ -17,34 +16,6 @@ import {
   startSentryReceiver,
 } from "../helpers/sentry_receiver.ts";
 import { startServer } from "../helpers/server.ts";
-
-const THROWER = `import { useState } from "react";
-
-export default function Thrower() {
-  const [now, setNow] = useState("");
-  const load = async () => setNow((await (await fetch("/api/time")).json()).now);
-  return (
-    <p>
-      <button type="button" onClick={load}>Fetch</button>
-      <button type="button" onClick={() => { throw new Error("island click failed"); }}>Throw</button>
-      <output>{now}</output>
-    </p>
-  );
-}
-`;
-
-const BROKEN = `export default function Broken() {
-  if (typeof document !== "undefined") throw new Error("broken island");
-  return <p>fine on the server</p>;
-}
-`;
-
-const page = (island: string) =>
-  `import ${island} from "../islands/${island}.tsx";
-export default function Page() {
-  return <${island} />;
-}
-`;
 
 const traceOf = (item: ReceivedItem): string => item.payload.contexts.trace.trace_id;
 const transaction = (name: string, op: string) => (item: ReceivedItem) =>
@@ -58,135 +29,6 @@ async function chunkTimings(tab: Page) {
     })
   );
 }
-
-Deno.test("sentry (browser): one trace from the server through the page and back", async (t) => {
-  await using project = await copyProject();
-  await project.write("islands/Thrower.tsx", THROWER);
-  await project.write("islands/Broken.tsx", BROKEN);
-  await project.write("routes/thrower.tsx", page("Thrower"));
-  await project.write("routes/broken.tsx", page("Broken"));
-
-  await using receiver = startSentryReceiver();
-  await using server = await startServer(
-    { SENTRY_DSN: receiver.dsn, SENTRY_TRACES_SAMPLE_RATE: "1" },
-    { root: project.root },
-  );
-  await using browser = await launchBrowser();
-  const tab = await browser.newPage();
-  const consoleErrors: string[] = [];
-  tab.on("console", (msg) => msg.type() === "error" && consoleErrors.push(msg.text()));
-
-  await t.step("the not-found page sends nothing", async () => {
-    const res = await tab.goto(server.origin + "/no/such/page");
-    assert.equal(res?.status(), 404);
-    await tab.waitForLoadState("load");
-    await tab.waitForTimeout(1_500); // the SDK, were it there, would have loaded by now
-    const scripts = await tab.locator("script").count();
-    assert.equal(scripts, 0);
-    assert.deepEqual(receiver.items.map((i) => i.type), []);
-  });
-
-  await t.step(
-    "the pageload continues the server's trace; the SDK loads after hydration",
-    async () => {
-      await tab.goto(server.origin + "/thrower");
-      const served = await receiver.waitFor(transaction("GET /thrower", "http.server"));
-      const pageload = await receiver.waitFor(transaction("/thrower", "pageload"));
-      assert.equal(traceOf(pageload), traceOf(served));
-      assert.equal(
-        pageload.payload.contexts.trace.parent_span_id,
-        served.payload.contexts.trace.span_id,
-      );
-
-      const timings = await chunkTimings(tab);
-      const sdk = timings.find((r) => r.name.startsWith("/_app/sentry-"));
-      const island = timings.find((r) => r.name.startsWith("/_app/Thrower-"));
-      assert.ok(sdk && island, JSON.stringify(timings));
-      assert.ok(sdk.start >= island.end, "the SDK is fetched only after the island's chunk");
-    },
-  );
-
-  await t.step("a same-origin fetch carries the trace to the server", async () => {
-    const pageload = await receiver.waitFor(transaction("/thrower", "pageload"));
-    await tab.getByRole("button", { name: "Fetch" }).click();
-    await tab.waitForFunction(() => document.querySelector("output")?.textContent !== "");
-    const api = await receiver.waitFor(transaction("GET /api/time", "http.server"));
-    assert.equal(traceOf(api), traceOf(pageload));
-  });
-
-  await t.step("an error in an event handler is sent, in the same trace", async () => {
-    const pageload = await receiver.waitFor(transaction("/thrower", "pageload"));
-    await tab.getByRole("button", { name: "Throw" }).click();
-    const event = await receiver.waitFor((i) =>
-      isErrorEvent(i) && i.payload.exception.values[0].value === "island click failed"
-    );
-    assert.equal(traceOf(event), traceOf(pageload));
-    assert.equal(event.payload.request.url, server.origin + "/thrower");
-    await tab.waitForTimeout(500); // a second copy, were there one, would have come by now
-    const copies = receiver.items.filter((i) =>
-      isErrorEvent(i) && i.payload.exception.values[0].value === "island click failed"
-    );
-    assert.equal(copies.length, 1, "reported once");
-  });
-
-  await t.step("an island that fails before the SDK loaded is still reported", async () => {
-    await tab.goto(server.origin + "/broken");
-    await tab.getByText("a client-side exception has occurred").waitFor();
-    const event = await receiver.waitFor((i) =>
-      isErrorEvent(i) && i.payload.exception.values[0].value === "broken island"
-    );
-    assert.equal(event.payload.level, "fatal");
-    assert.equal(event.payload.environment, "production");
-  });
-
-  // No CSP violation or SDK trouble along the way: the 404 and the thrown errors are the only ones.
-  const expected = /island click failed|broken island|404 \(Not Found\)/;
-  const unexpected = consoleErrors.filter((text) => !expected.test(text));
-  assert.deepEqual(unexpected, []);
-});
-
-Deno.test("sentry (browser): through the tunnel; a page without islands sends nothing", async (t) => {
-  await using receiver = startSentryReceiver();
-  await using server = await startServer({
-    SENTRY_DSN: receiver.dsn,
-    SENTRY_TRACES_SAMPLE_RATE: "1",
-    SENTRY_TUNNEL: "1",
-  });
-  await using browser = await launchBrowser();
-  /** A fresh tab, and the scripts it loads and what it posts (not what a page before it sent). */
-  const watched = async () => {
-    const tab = await browser.newPage();
-    const posts: string[] = [];
-    const scripts: string[] = [];
-    tab.on("request", (req) => {
-      if (req.method() === "POST") posts.push(new URL(req.url()).pathname);
-      if (req.resourceType() === "script") scripts.push(new URL(req.url()).pathname);
-    });
-    return { tab, posts, scripts };
-  };
-
-  await t.step("a page with islands sends through /_sentry", async () => {
-    const { tab, posts } = await watched();
-    await tab.goto(server.origin + "/counter");
-    const served = await receiver.waitFor(transaction("GET /counter", "http.server"));
-    const pageload = await receiver.waitFor(transaction("/counter", "pageload"));
-    assert.equal(traceOf(pageload), traceOf(served));
-    // The CSP admits only our own origin: the envelope can only have come through the tunnel.
-    assert.deepEqual([...new Set(posts)], ["/_sentry"]);
-  });
-
-  await t.step("a page without islands loads no script, the SDK included", async () => {
-    const { tab, posts, scripts } = await watched();
-    await tab.goto(server.origin + "/about", { waitUntil: "load" });
-    await receiver.waitFor(transaction("GET /about", "http.server"));
-    const inline = await tab.evaluate(() => document.scripts.length);
-    await tab.waitForTimeout(1000); // the SDK of a page with islands would have come by now
-    assert.deepEqual(scripts, []);
-    assert.equal(inline, 0);
-    assert.deepEqual(posts, []);
-    assert.equal(receiver.items.filter(transaction("/about", "pageload")).length, 0);
-  });
-});
 
 /** Garbles every island's props as the page is parsed: decoding them, hydration throws. */
 function garbleIslandProps() {
@@ -229,50 +71,205 @@ const BREAKS = [
   },
 ];
 
-Deno.test("sentry (browser): every way an island breaks is reported, by its kind", async (t) => {
-  await using project = await failingProject();
-  await buildWithoutChunk(project.root, "Lost");
-  await using receiver = startSentryReceiver();
-  await using server = await startServer(
-    { SENTRY_DSN: receiver.dsn, SENTRY_TRACES_SAMPLE_RATE: "1" },
-    { root: project.root },
-  );
+Deno.test("sentry (browser)", async (t) => {
+  // One browser for the whole file: launching one costs more than most steps.
   await using browser = await launchBrowser();
-  const sent: { path: string; event: ReceivedItem; served: ReceivedItem }[] = [];
 
-  for (const { what, path, kind, message, before, recovers } of BREAKS) {
-    await t.step(`${what}: sent as "${kind}"`, async () => {
+  await t.step(
+    "one trace from the server through the page and back",
+    async (t) => {
+      // The fixtures' Thrower island fetches and throws; Broken throws while rendering.
+      const root = await fixtureProject();
+
+      await using receiver = startSentryReceiver();
+      await using server = await startServer(
+        { SENTRY_DSN: receiver.dsn, SENTRY_TRACES_SAMPLE_RATE: "1" },
+        { root },
+      );
       const tab = await browser.newPage();
-      if (before) await tab.addInitScript(before);
-      await tab.goto(server.origin + path);
-      if (recovers) {
-        await tab.waitForFunction(() => document.getElementById("side")?.textContent === "browser");
-        assert.equal(await tab.locator("html[data-failure]").count(), 0, "the page stays");
-      } else {
-        await tab.waitForSelector(`html[data-failure="client"]`);
+      const consoleErrors: string[] = [];
+      tab.on("console", (msg) => msg.type() === "error" && consoleErrors.push(msg.text()));
+
+      await t.step("the not-found page sends nothing", async () => {
+        const res = await tab.goto(server.origin + "/no/such/page");
+        assert.equal(res?.status(), 404);
+        await tab.waitForLoadState("load");
+        // No script at all: nothing can load the SDK later.
+        const scripts = await tab.locator("script").count();
+        assert.equal(scripts, 0);
+        // A request that is reported, after it: once its transaction is in, the 404's had its turn.
+        await (await server.fetch("/about")).body?.cancel();
+        await receiver.waitFor(transaction("GET /about", "http.server"));
+        assert.deepEqual(
+          receiver.items.map((i) => `${i.type} ${i.payload.transaction}`),
+          ["transaction GET /about"],
+        );
+      });
+
+      await t.step(
+        "the pageload continues the server's trace; the SDK loads after hydration",
+        async () => {
+          await tab.goto(server.origin + "/thrower");
+          const served = await receiver.waitFor(transaction("GET /thrower", "http.server"));
+          const pageload = await receiver.waitFor(transaction("/thrower", "pageload"));
+          assert.equal(traceOf(pageload), traceOf(served));
+          assert.equal(
+            pageload.payload.contexts.trace.parent_span_id,
+            served.payload.contexts.trace.span_id,
+          );
+
+          const timings = await chunkTimings(tab);
+          const sdk = timings.find((r) => r.name.startsWith("/_app/sentry-"));
+          const island = timings.find((r) => r.name.startsWith("/_app/Thrower-"));
+          assert.ok(sdk && island, JSON.stringify(timings));
+          assert.ok(sdk.start >= island.end, "the SDK is fetched only after the island's chunk");
+        },
+      );
+
+      await t.step("a same-origin fetch carries the trace to the server", async () => {
+        const pageload = await receiver.waitFor(transaction("/thrower", "pageload"));
+        await tab.getByRole("button", { name: "Fetch" }).click();
+        await tab.waitForFunction(() => document.querySelector("output")?.textContent !== "");
+        const api = await receiver.waitFor(transaction("GET /api/time", "http.server"));
+        assert.equal(traceOf(api), traceOf(pageload));
+      });
+
+      await t.step("an error in an event handler is sent, in the same trace", async () => {
+        const pageload = await receiver.waitFor(transaction("/thrower", "pageload"));
+        await tab.getByRole("button", { name: "Throw" }).click();
+        const event = await receiver.waitFor((i) =>
+          isErrorEvent(i) && i.payload.exception.values[0].value === "island click failed"
+        );
+        assert.equal(traceOf(event), traceOf(pageload));
+        assert.equal(event.payload.request.url, server.origin + "/thrower");
+        // An error after it: once that one is in, a second copy of the first would be too.
+        await tab.evaluate(() =>
+          setTimeout(() => {
+            throw new Error("a later error");
+          })
+        );
+        await receiver.waitFor((i) =>
+          isErrorEvent(i) && i.payload.exception.values[0].value === "a later error"
+        );
+        const copies = receiver.items.filter((i) =>
+          isErrorEvent(i) && i.payload.exception.values[0].value === "island click failed"
+        );
+        assert.equal(copies.length, 1, "reported once");
+      });
+
+      await t.step("an island that fails before the SDK loaded is still reported", async () => {
+        await tab.goto(server.origin + "/broken");
+        await tab.getByText("a client-side exception has occurred").waitFor();
+        const event = await receiver.waitFor((i) =>
+          isErrorEvent(i) && i.payload.exception.values[0].value === "broken island"
+        );
+        assert.equal(event.payload.level, "fatal");
+        assert.equal(event.payload.environment, "production");
+      });
+
+      // No CSP violation or SDK trouble along the way: the 404 and the thrown errors are the only ones.
+      const expected = /island click failed|a later error|broken island|404 \(Not Found\)/;
+      const unexpected = consoleErrors.filter((text) => !expected.test(text));
+      assert.deepEqual(unexpected, []);
+    },
+  );
+
+  await t.step(
+    "through the tunnel; a page without islands sends nothing",
+    async (t) => {
+      await using receiver = startSentryReceiver();
+      await using server = await startServer({
+        SENTRY_DSN: receiver.dsn,
+        SENTRY_TRACES_SAMPLE_RATE: "1",
+        SENTRY_TUNNEL: "1",
+      });
+      /** A fresh tab, and the scripts it loads and what it posts (not what a page before it sent). */
+      const watched = async () => {
+        const tab = await browser.newPage();
+        const posts: string[] = [];
+        const scripts: string[] = [];
+        tab.on("request", (req) => {
+          if (req.method() === "POST") posts.push(new URL(req.url()).pathname);
+          if (req.resourceType() === "script") scripts.push(new URL(req.url()).pathname);
+        });
+        return { tab, posts, scripts };
+      };
+
+      await t.step("a page with islands sends through /_sentry", async () => {
+        const { tab, posts } = await watched();
+        await tab.goto(server.origin + "/counter");
+        const served = await receiver.waitFor(transaction("GET /counter", "http.server"));
+        const pageload = await receiver.waitFor(transaction("/counter", "pageload"));
+        assert.equal(traceOf(pageload), traceOf(served));
+        // The CSP admits only our own origin: the envelope can only have come through the tunnel.
+        assert.deepEqual([...new Set(posts)], ["/_sentry"]);
+      });
+
+      await t.step("a page without islands loads no script, the SDK included", async () => {
+        const { tab, posts, scripts } = await watched();
+        await tab.goto(server.origin + "/about", { waitUntil: "load" });
+        await receiver.waitFor(transaction("GET /about", "http.server"));
+        // No script at all, inline or not: no code is there to load the SDK or send anything later.
+        const inline = await tab.evaluate(() => document.scripts.length);
+        assert.deepEqual(scripts, []);
+        assert.equal(inline, 0);
+        assert.deepEqual(posts, []);
+        assert.equal(receiver.items.filter(transaction("/about", "pageload")).length, 0);
+      });
+    },
+  );
+
+  await t.step(
+    "every way an island breaks is reported, by its kind",
+    async (t) => {
+      const root = await fixtureProject();
+      await using receiver = startSentryReceiver();
+      await using server = await startServer(
+        { SENTRY_DSN: receiver.dsn, SENTRY_TRACES_SAMPLE_RATE: "1" },
+        { root },
+      );
+      const sent: { path: string; event: ReceivedItem; served: ReceivedItem }[] = [];
+
+      for (const { what, path, kind, message, before, recovers } of BREAKS) {
+        await t.step(`${what}: sent as "${kind}"`, async () => {
+          const tab = await browser.newPage();
+          if (before) await tab.addInitScript(before);
+          await tab.goto(server.origin + path);
+          if (recovers) {
+            await tab.waitForFunction(() =>
+              document.getElementById("side")?.textContent === "browser"
+            );
+            assert.equal(await tab.locator("html[data-failure]").count(), 0, "the page stays");
+          } else {
+            await tab.waitForSelector(`html[data-failure="client"]`);
+          }
+
+          const fromPage = (item: ReceivedItem) =>
+            isErrorEvent(item) && item.payload.request.url === server.origin + path;
+          const event = await receiver.waitFor(fromPage);
+          const [exception] = event.payload.exception.values;
+          assert.match(exception.value, message);
+          assert.deepEqual(exception.mechanism, {
+            type: `auto.browser.${kind}`,
+            handled: !!recovers,
+          });
+          assert.equal(event.payload.tags.kind, kind);
+          assert.equal(event.payload.level, recovers ? "error" : "fatal");
+          // The page's pageload transaction comes after its errors: by then a second copy would be here.
+          await receiver.waitFor(transaction(path, "pageload"));
+          assert.equal(receiver.items.filter(fromPage).length, 1, "reported once");
+          const served = await receiver.waitFor(transaction(`GET ${path}`, "http.server"));
+          sent.push({ path, event, served });
+          await tab.close();
+        });
       }
 
-      const fromPage = (item: ReceivedItem) =>
-        isErrorEvent(item) && item.payload.request.url === server.origin + path;
-      const event = await receiver.waitFor(fromPage);
-      const [exception] = event.payload.exception.values;
-      assert.match(exception.value, message);
-      assert.deepEqual(exception.mechanism, { type: `auto.browser.${kind}`, handled: !!recovers });
-      assert.equal(event.payload.tags.kind, kind);
-      assert.equal(event.payload.level, recovers ? "error" : "fatal");
-      // The page's pageload transaction comes after its errors: by then a second copy would be here.
-      await receiver.waitFor(transaction(path, "pageload"));
-      assert.equal(receiver.items.filter(fromPage).length, 1, "reported once");
-      const served = await receiver.waitFor(transaction(`GET ${path}`, "http.server"));
-      sent.push({ path, event, served });
-      await tab.close();
-    });
-  }
-
-  await t.step("each of those errors is in the trace of its page's server request", () => {
-    // The client-side failure screen replaced those pages, their trace's meta tags with them,
-    // before the SDK started: the runtime kept the tags and put them back (`sentry_loader.ts`).
-    const outside = sent.filter(({ event, served }) => traceOf(event) !== traceOf(served));
-    assert.deepEqual(outside.map(({ path }) => path), []);
-  });
+      await t.step("each of those errors is in the trace of its page's server request", () => {
+        // The client-side failure screen replaced those pages, their trace's meta tags with them,
+        // before the SDK started: the runtime kept the tags and put them back (`sentry_loader.ts`).
+        const outside = sent.filter(({ event, served }) => traceOf(event) !== traceOf(served));
+        assert.deepEqual(outside.map(({ path }) => path), []);
+      });
+    },
+  );
 });

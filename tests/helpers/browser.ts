@@ -22,6 +22,44 @@ export async function launchBrowser(): Promise<Browser & AsyncDisposable> {
   return Object.assign(browser, { [Symbol.asyncDispose]: () => browser.close() });
 }
 
+/** Resolves once every island on the page is hydrated (React has claimed its first element). */
+export async function hydrated(page: Page): Promise<void> {
+  await page.waitForFunction(() =>
+    [...document.querySelectorAll("app-island")].every((el) =>
+      el.firstElementChild &&
+      Object.keys(el.firstElementChild).some((key) => key.startsWith("__reactFiber"))
+    )
+  );
+}
+
+/**
+ * Watches the page's requests; `quiet()` then resolves once none is in flight and what the last
+ * ones set off (a chunk's code, hydration) has run a frame and a task later with still none: the
+ * bounded, event-driven way to wait before asserting that something did not happen.
+ */
+export function watchRequests(page: Page): { quiet(ms?: number): Promise<void> } {
+  const inFlight = new Set<unknown>();
+  page.on("request", (req) => inFlight.add(req));
+  page.on("requestfinished", (req) => inFlight.delete(req));
+  page.on("requestfailed", (req) => inFlight.delete(req));
+  const settle = () =>
+    page.evaluate(() => new Promise((done) => requestAnimationFrame(() => setTimeout(done))));
+  return {
+    async quiet(ms = 10_000) {
+      const until = performance.now() + ms;
+      for (;;) {
+        if (performance.now() > until) throw new Error(`requests still in flight after ${ms} ms`);
+        if (inFlight.size > 0) {
+          await new Promise((poll) => setTimeout(poll, 20));
+          continue;
+        }
+        await settle();
+        if (inFlight.size === 0) return;
+      }
+    },
+  };
+}
+
 /** Collects the page's console errors and uncaught exceptions, as text, as they happen. */
 export function pageErrors(page: Page): string[] {
   const errors: string[] = [];

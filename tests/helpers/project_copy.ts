@@ -2,7 +2,8 @@
  * @module
  * A throwaway copy of the project in a temp folder, for tests that add routes or islands (failing
  * routes, freshly added files, dev-mode edits) without touching the real tree. `node_modules` is
- * linked, not copied; `_build/` is left out so the copy builds its own.
+ * linked, not copied; `_build/` is left out so the copy builds its own, unless `withBuild` asks
+ * for the project's (`deno task test` builds it first): a copy then starts as the project would.
  */
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -16,9 +17,9 @@ export interface ProjectCopy extends AsyncDisposable {
   write(path: string, contents: string): Promise<void>;
 }
 
-export async function copyProject(): Promise<ProjectCopy> {
+export async function copyProject({ withBuild = false } = {}): Promise<ProjectCopy> {
   const root = await Deno.makeTempDir({ prefix: "app-copy-" });
-  for (const name of COPIED) {
+  for (const name of withBuild ? [...COPIED, "_build"] : COPIED) {
     const from = join(PROJECT_ROOT, name);
     const info = await Deno.stat(from).catch(() => undefined);
     if (!info) continue;

@@ -9,7 +9,7 @@
  * so does one over a folder's own `bodyLimit(…)` middleware.
  */
 import assert from "node:assert/strict";
-import { encodeCall } from "../../lib/actions/wire.ts";
+import { encodeCall } from "../../lib/shared/action_wire.ts";
 import { startSentryReceiver } from "../helpers/sentry_receiver.ts";
 import type { TestServer } from "../helpers/server.ts";
 import { copyTarget, exchange, startTarget } from "./target.ts";

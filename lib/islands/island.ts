@@ -1,13 +1,12 @@
-// @jsxImportSource react
-// @jsxImportSourceTypes @types/react
 /**
  * @module
  * How an island renders on the server: its HTML inside an `<app-island>` marker that carries the
  * name, the chunk and the props, plus the preloads for its chunks. The browser side is
- * `client/boot.ts`. React's own JSX here (the pragma above): the app's runtime, which turns island
- * components into this one, would make its own import cycle.
+ * `client/boot.ts`. No JSX here: the app's JSX runtime turns island components into this one, and
+ * a module of its own with JSX would import that runtime back (a cycle, which
+ * `tests/imports_test.ts` finds — Deno reads no `@jsxImportSource` from a line comment).
  */
-import { createContext, createElement, type CSSProperties, type ReactNode, use } from "react";
+import { createContext, createElement, type ReactNode, use } from "react";
 import { preinitModule, preloadModule } from "react-dom";
 import { RenderContext } from "../render/context.ts";
 import { serializeProps } from "../shared/props.ts";
@@ -23,7 +22,7 @@ export function Island(
     island: IslandInfo;
     props: Record<string, unknown> & { children?: ReactNode };
   },
-) {
+): ReactNode {
   const Component = island.component;
   if (use(InsideIsland)) return createElement(Component, props);
 
@@ -37,41 +36,21 @@ export function Island(
   }
 
   const { children, ...data } = props;
-  return (
-    <app-island
-      name={island.name}
-      src={chunks.entry}
-      props={serializeProps(island.name, data)}
-      style={CONTENTS}
-    >
-      <InsideIsland value>
-        {createElement(
-          Component,
-          data,
-          children === undefined ? undefined : (
-            // Children are server-rendered HTML the browser keeps as is; islands among them are
-            // islands of their own.
-            <InsideIsland value={false}>
-              <island-children style={CONTENTS}>{children}</island-children>
-            </InsideIsland>
-          ),
-        )}
-      </InsideIsland>
-    </app-island>
+  // Children are server-rendered HTML the browser keeps as is; islands among them are islands of
+  // their own.
+  const staticChildren = children === undefined ? undefined : createElement(
+    InsideIsland,
+    { value: false },
+    createElement("island-children", { style: CONTENTS }, children),
   );
-}
-
-declare module "react" {
-  namespace JSX {
-    interface IntrinsicElements {
-      "app-island": {
-        name: string;
-        src: string;
-        props: string;
-        style: CSSProperties;
-        children?: ReactNode;
-      };
-      "island-children": { style: CSSProperties; children?: ReactNode };
-    }
-  }
+  return createElement(
+    "app-island",
+    {
+      name: island.name,
+      src: chunks.entry,
+      props: serializeProps(island.name, data),
+      style: CONTENTS,
+    },
+    createElement(InsideIsland, { value: true }, createElement(Component, data, staticChildren)),
+  );
 }

@@ -4,7 +4,7 @@
  * a multipart body: the arguments as `devalue` in one field, and every file among them (alone or
  * inside a `FormData`) in a field of its own, so uploads stream as parts instead of text. The
  * result comes back as `devalue` too. Browser-safe, and only what the stub needs: the server reads
- * a call, client input, with `decode.ts`.
+ * a call, client input, with `lib/actions/decode.ts`.
  */
 import { parse, stringify } from "devalue";
 
@@ -41,8 +41,21 @@ export function encodeCall(args: unknown[]): FormData {
   return body;
 }
 
-export function encodeResult(value: unknown): string {
-  return stringify(value);
+/**
+ * What `action` returned, as `devalue`. A value it cannot send (a function, a class instance)
+ * fails naming the action and where in the result it is, as island props do (`shared/props.ts`).
+ */
+export function encodeResult(value: unknown, action: string): string {
+  try {
+    return stringify(value);
+  } catch (error) {
+    const path = (error as { path?: string }).path ?? "";
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new TypeError(
+      `server action ${action} returned a value that cannot be sent to the browser: ` +
+        `result${path} (${reason})`,
+    );
+  }
 }
 
 export function decodeResult(text: string): unknown {

@@ -1,0 +1,99 @@
+/**
+ * @module
+ * The example's pages in Chromium, against the app from its real build served in-process: the
+ * island hydrates, keeps its server-rendered children and responds to clicks; pages without
+ * islands load no JavaScript at all (the island page, for contrast, does); the streamed forecast
+ * replaces its fallback under the CSP; and `/admin`, behind `hono/basic-auth`, answers 401
+ * without credentials and, with `admin:admin`, its `WhoAmI` island's server action says `admin`
+ * — read through `requestContext()`, set by the folder's middleware.
+ */
+import assert from "node:assert/strict";
+import { projectApp, serveApp } from "../helpers/app.ts";
+import { hydrated, launchBrowser, pageErrors } from "../helpers/browser.ts";
+
+Deno.test("the example's pages in the browser", async (t) => {
+  await using server = serveApp(projectApp());
+  await using browser = await launchBrowser();
+
+  await t.step("an island hydrates and responds to a click", async () => {
+    const page = await browser.newPage();
+    const errors = pageErrors(page);
+    await page.goto(server.origin + "/counter");
+    await page.getByRole("button", { name: "Increment" }).click();
+    await page.waitForFunction(() => document.querySelector("output")?.textContent === "4");
+    await page.getByRole("button", { name: "Decrement" }).click();
+    await page.getByRole("button", { name: "Decrement" }).click();
+    await page.waitForFunction(() => document.querySelector("output")?.textContent === "2");
+
+    assert.deepEqual(await page.locator("dd").allTextContents(), [
+      "2026-01-01T00:00:00.000Z",
+      "react, deno",
+      "ada: 100000000000000000000",
+      "127.0.0.1",
+    ]);
+    const children = page.locator("app-island island-children p");
+    assert.equal(
+      await children.textContent(),
+      "These words were rendered on the server and passed in as children.",
+    );
+    assert.deepEqual(errors, []);
+    await page.close();
+  });
+
+  await t.step("island-free pages load no script", async () => {
+    const scriptsLoadedBy = async (path: string) => {
+      const page = await browser.newPage();
+      const scripts: string[] = [];
+      page.on("request", (req) => req.resourceType() === "script" && scripts.push(req.url()));
+      await page.goto(server.origin + path, { waitUntil: "load" });
+      const inline = await page.evaluate(() => document.scripts.length);
+      await page.close();
+      return { scripts, inline };
+    };
+    for (const path of ["/", "/about", "/blog/hello-world"]) {
+      assert.deepEqual(await scriptsLoadedBy(path), { scripts: [], inline: 0 }, path);
+    }
+    const counter = await scriptsLoadedBy("/counter");
+    assert.ok(counter.scripts.length > 0, "the island page does load its scripts");
+  });
+
+  await t.step("the streamed forecast replaces the fallback in the browser", async () => {
+    const page = await browser.newPage();
+    const errors = pageErrors(page);
+    await page.goto(server.origin + "/streaming");
+    await page.getByText("Sunny, with a chance of hydration.").waitFor({ state: "visible" });
+    assert.equal(await page.getByText("Loading the forecast…").count(), 0);
+    assert.equal(await page.title(), "Streaming");
+    assert.deepEqual(errors, [], "no CSP violation or script error");
+    await page.close();
+  });
+
+  await t.step("/admin without credentials: 401", async () => {
+    const res = await server.fetch("/admin");
+    await res.body?.cancel();
+    assert.equal(res.status, 401);
+    assert.match(res.headers.get("www-authenticate") ?? "", /^Basic realm="admin"/);
+    const wrong = await server.fetch("/admin", {
+      headers: { Authorization: `Basic ${btoa("admin:guess")}` },
+    });
+    await wrong.body?.cancel();
+    assert.equal(wrong.status, 401);
+  });
+
+  await t.step("/admin with admin:admin: the page, and whoAmI says admin", async () => {
+    const context = await browser.newContext({
+      httpCredentials: { username: "admin", password: "admin" },
+    });
+    const page = await context.newPage();
+    const errors = pageErrors(page);
+    const res = await page.goto(server.origin + "/admin");
+    assert.equal(res?.status(), 200);
+    assert.equal(await page.locator("strong").textContent(), "admin");
+    await hydrated(page);
+    await page.getByRole("button", { name: "Who am I?" }).click();
+    await page.locator("output").waitFor();
+    assert.equal(await page.locator("output").textContent(), "The action says: admin");
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+});

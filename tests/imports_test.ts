@@ -1,0 +1,93 @@
+/**
+ * @module
+ * No import cycles among the modules of `lib/`: the module graph `deno info` reports for every
+ * file of `lib/` at once, walked along the imports that run (static and dynamic). Type-only
+ * imports (`import type`) are left out: they are erased before anything runs, so they cannot
+ * make one module run before another it needs — nor load anything at all.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { filesBelow } from "../lib/build/files.ts";
+import { PROJECT_ROOT } from "./helpers/project_copy.ts";
+
+interface Dependency {
+  specifier: string;
+  code?: { specifier: string };
+}
+
+interface ModuleInfo {
+  specifier: string;
+  dependencies?: Dependency[];
+}
+
+/** Every module of `lib/` and what each imports for its code, by file URL. */
+async function libGraph(): Promise<Map<string, string[]>> {
+  const lib = join(PROJECT_ROOT, "lib");
+  const files = (await filesBelow(lib)).filter((file) => /\.tsx?$/.test(file));
+  const dir = await Deno.makeTempDir({ prefix: "lib-graph-" });
+  try {
+    // One root that imports them all: `deno info` takes one module.
+    const entry = join(dir, "all.ts");
+    const urls = files.map((file) => new URL(`file://${join(lib, file)}`).href);
+    await Deno.writeTextFile(entry, urls.map((url) => `import ${JSON.stringify(url)};`).join("\n"));
+    const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+      args: ["info", "--json", "--config", join(PROJECT_ROOT, "deno.json"), entry],
+      cwd: PROJECT_ROOT,
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(code, 0, new TextDecoder().decode(stderr));
+    const { modules }: { modules: ModuleInfo[] } = JSON.parse(new TextDecoder().decode(stdout));
+    const prefix = new URL(`file://${lib}/`).href;
+    const graph = new Map<string, string[]>();
+    for (const module of modules) {
+      if (!module.specifier.startsWith(prefix)) continue;
+      const imports = (module.dependencies ?? []).flatMap((dep) =>
+        dep.code?.specifier.startsWith(prefix) ? [dep.code.specifier] : []
+      );
+      graph.set(module.specifier, imports);
+    }
+    assert.equal(graph.size, files.length, "every file of lib/ is in the graph");
+    return graph;
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+/** The cycles found by a depth-first walk, each as the path of files that closes it. */
+function cyclesOf(graph: Map<string, string[]>): string[][] {
+  const cycles: string[][] = [];
+  const done = new Set<string>();
+  const path: string[] = [];
+  const visit = (module: string) => {
+    const at = path.indexOf(module);
+    if (at >= 0) {
+      cycles.push([...path.slice(at), module]);
+      return;
+    }
+    if (done.has(module)) return;
+    path.push(module);
+    for (const next of graph.get(module) ?? []) visit(next);
+    path.pop();
+    done.add(module);
+  };
+  for (const module of graph.keys()) visit(module);
+  return cycles;
+}
+
+Deno.test("lib/ has no import cycles", async () => {
+  const graph = await libGraph();
+  const edges = [...graph.values()].reduce((sum, imports) => sum + imports.length, 0);
+  assert.ok(edges > graph.size, `a graph with edges to walk: ${edges}`);
+  const lib = new URL(`file://${join(PROJECT_ROOT, "lib")}/`).href;
+  const cycles = cyclesOf(graph).map((cycle) =>
+    cycle.map((url) => url.slice(lib.length)).join(" → ")
+  );
+  assert.deepEqual(cycles, []);
+});
+
+Deno.test("the cycle finder finds a cycle, and only one", () => {
+  const graph = new Map([["a", ["b"]], ["b", ["c", "d"]], ["c", ["a"]], ["d", []]]);
+  assert.deepEqual(cyclesOf(graph), [["a", "b", "c", "a"]]);
+  assert.deepEqual(cyclesOf(new Map([["a", ["b"]], ["b", []], ["c", ["b"]]])), []);
+});

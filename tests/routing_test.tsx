@@ -1,0 +1,185 @@
+/**
+ * @module
+ * The routing rules of the design's "Routes", in-process, on an app of routes held in memory:
+ * `_middleware` chains (order, short-circuit, changed responses, `ctx.state`, the not-found page),
+ * nested `_layout`s, a `handler` that is one function, `ctx.render`'s status and headers, what a
+ * module with a POST handler and a page answers to each method, and HEAD.
+ */
+import assert from "node:assert/strict";
+import type { Handler, Handlers, LayoutProps, Middleware, PageProps } from "../lib/mod.ts";
+import { memoryApp } from "./helpers/app.ts";
+
+/**
+ * Each middleware (Hono's own kind) adds its name to the `trail` variable on the way in and to
+ * `X-Unwound` on the way out.
+ */
+const trailing = (name: string): Middleware => async (c, next) => {
+  if (name === "root") c.set("trail", ["root"]);
+  else (c.get("trail") as string[]).push(name);
+  await next();
+  c.res.headers.append("X-Unwound", name);
+};
+
+/** Answers by itself on `?deny`: nothing after it runs. */
+const guard: Middleware = async (c, next) => {
+  if (c.req.query("deny") !== undefined) return c.text("denied by inner", 403);
+  await next();
+};
+
+const layout = (name: string) => ({
+  default: ({ Component }: LayoutProps) => (
+    <section className={name}>
+      <Component />
+    </section>
+  ),
+});
+
+/** The page shows the trail the middleware left in `state`. */
+const Trail = ({ state }: PageProps) => <p id="trail">{(state.trail as string[]).join(",")}</p>;
+
+const ANY_METHOD: Handler = (req) => new Response(`${req.method} handled`);
+
+const TEAPOT: Handlers<string> = {
+  GET: (_req, ctx) =>
+    ctx.render("short and stout", { status: 418, headers: { "X-Teapot": "yes" } }),
+};
+
+const POST_AND_PAGE: Handlers = {
+  async POST(req) {
+    return new Response(`posted ${await req.text()}`, { status: 201 });
+  },
+};
+
+const app = memoryApp({
+  routes: {
+    "_layout.tsx": {
+      default: ({ Component }: LayoutProps) => (
+        <main>
+          <Component />
+        </main>
+      ),
+    },
+    "_404.tsx": { default: () => <h1>Page not found</h1> },
+    "_middleware.ts": { handler: trailing("root") },
+    "outer/_middleware.ts": { handler: trailing("outer") },
+    "outer/_layout.tsx": layout("outer"),
+    "outer/sibling.tsx": { default: Trail },
+    // An array: the guard, then the trail.
+    "outer/inner/_middleware.ts": { handler: [guard, trailing("inner")] },
+    "outer/inner/_layout.tsx": layout("inner"),
+    "outer/inner/page.tsx": {
+      handler: {
+        GET(_req, ctx) {
+          (ctx.state.trail as string[]).push("handler");
+          return ctx.render();
+        },
+      },
+      default: Trail,
+    },
+    "any.ts": { handler: ANY_METHOD },
+    "teapot.tsx": {
+      handler: TEAPOT,
+      default: ({ data }: PageProps<string>) => <p id="data">{data}</p>,
+    },
+    "form.tsx": {
+      handler: POST_AND_PAGE,
+      default: () => (
+        <form method="post">
+          <button type="submit">Send</button>
+        </form>
+      ),
+    },
+  },
+});
+
+const get = async (path: string, init?: RequestInit) => {
+  const res = await app.request(path, init);
+  return { res, body: await res.text() };
+};
+
+Deno.test("middleware runs outer folder first, all before the handler; state reaches the page", async () => {
+  const { res, body } = await get("/outer/inner/page");
+  assert.equal(res.status, 200);
+  assert.ok(body.includes('<p id="trail">root,outer,inner,handler</p>'), body);
+});
+
+Deno.test("middleware can change the response after next(), innermost first", async () => {
+  const { res } = await get("/outer/inner/page");
+  assert.equal(res.headers.get("x-unwound"), "inner, outer, root");
+});
+
+Deno.test("a folder's middleware runs for its folder and below, not beside it", async () => {
+  const { res, body } = await get("/outer/sibling");
+  assert.equal(res.status, 200);
+  assert.ok(body.includes('<p id="trail">root,outer</p>'), body);
+  assert.equal(res.headers.get("x-unwound"), "outer, root");
+});
+
+Deno.test("a middleware can answer by itself: nothing after it runs", async () => {
+  const { res, body } = await get("/outer/inner/page?deny");
+  assert.equal(res.status, 403);
+  assert.equal(body, "denied by inner");
+  assert.equal(res.headers.get("x-unwound"), "outer, root", "only the outer ones unwind");
+});
+
+Deno.test("the root folder's middleware also runs for the not-found page", async () => {
+  const { res, body } = await get("/no/such/page");
+  assert.equal(res.status, 404);
+  assert.ok(body.includes("<h1>Page not found</h1>"));
+  assert.equal(res.headers.get("x-unwound"), "root");
+});
+
+Deno.test("layouts nest outermost first around the page", async () => {
+  const inner = (await get("/outer/inner/page")).body;
+  assert.match(
+    inner,
+    /<main><section class="outer"><section class="inner"><p id="trail">[^<]*<\/p><\/section><\/section><\/main>/,
+  );
+  const sibling = (await get("/outer/sibling")).body;
+  assert.match(sibling, /<main><section class="outer"><p id="trail">[^<]*<\/p><\/section><\/main>/);
+});
+
+Deno.test("a handler that is a single function handles every method", async () => {
+  for (const method of ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]) {
+    const { res, body } = await get("/any", { method });
+    assert.equal(res.status, 200, method);
+    assert.equal(body, `${method} handled`);
+  }
+});
+
+Deno.test("ctx.render(data, { status, headers }) sends that status and those headers", async () => {
+  const { res, body } = await get("/teapot");
+  assert.equal(res.status, 418);
+  assert.equal(res.headers.get("x-teapot"), "yes");
+  assert.equal(res.headers.get("content-type"), "text/html; charset=utf-8");
+  assert.ok(body.includes('<p id="data">short and stout</p>'), body);
+});
+
+Deno.test("a POST handler beside a page: GET renders the page, POST runs the handler", async () => {
+  const page = await get("/form");
+  assert.equal(page.res.status, 200);
+  assert.ok(page.body.includes('<form method="post"><button type="submit">Send</button></form>'));
+  const posted = await get("/form", { method: "POST", body: "hello" });
+  assert.equal(posted.res.status, 201);
+  assert.equal(posted.body, "posted hello");
+});
+
+Deno.test("other methods get 405 with Allow: GET, HEAD, POST", async () => {
+  for (const method of ["PUT", "PATCH", "DELETE"]) {
+    const { res } = await get("/form", { method });
+    assert.equal(res.status, 405, method);
+    assert.deepEqual(res.headers.get("allow")?.split(", ").sort(), ["GET", "HEAD", "POST"]);
+  }
+});
+
+Deno.test("HEAD answers like GET, with no body and no false Content-Length", async () => {
+  const page = await get("/form");
+  const head = await get("/form", { method: "HEAD" });
+  assert.equal(head.res.status, 200);
+  assert.equal(head.res.headers.get("content-type"), "text/html; charset=utf-8");
+  assert.equal(head.res.headers.get("x-request-id")?.length, 36);
+  // A page streams: no length is known, and a HEAD response may only give the one GET's body has.
+  const length = head.res.headers.get("content-length");
+  assert.ok(length === null || Number(length) === new TextEncoder().encode(page.body).length);
+  assert.equal(head.body, "");
+});

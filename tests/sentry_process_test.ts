@@ -1,0 +1,199 @@
+/**
+ * @module
+ * Sentry where a process of its own matters (the SDK is one per process): SIGTERM flushes an event
+ * captured while shutting down, waiting for a slow Sentry only so long, and a Sentry that never
+ * answers does not hold the exit; and pages that an absent, slow, failing or rate-limiting Sentry
+ * never slows — one server per Sentry, their median latency within 1.5 × the one with a healthy
+ * Sentry, measured side by side. (Everything else Sentry does on the server: sentry_test.tsx.)
+ */
+import assert from "node:assert/strict";
+import { copyProject, type ProjectCopy } from "./helpers/project_copy.ts";
+import { isErrorEvent, startSentryReceiver } from "./helpers/sentry_receiver.ts";
+import { freePort, startServer, type TestServer } from "./helpers/server.ts";
+
+/** The project, built, plus a page that fails and one that fails `?ms=` after its shell. */
+async function sentryProject(): Promise<ProjectCopy> {
+  const project = await copyProject({ withBuild: true });
+  await project.write(
+    "routes/boom.tsx",
+    `export default function Boom() { throw new Error("secret boom"); }\n`,
+  );
+  await project.write(
+    "routes/late.tsx",
+    `import { Suspense, use } from "react";
+import type { PageProps } from "../lib/mod.ts";
+function Late({ failing }: { failing: Promise<string> }) { return <p>{use(failing)}</p>; }
+export default function Page({ url }: PageProps) {
+  const ms = Number(url.searchParams.get("ms") ?? 50);
+  const failing = new Promise<string>((_, reject) => setTimeout(() => reject(new Error("late boom")), ms));
+  return <Suspense fallback={<p>loading</p>}><Late failing={failing} /></Suspense>;
+}\n`,
+  );
+  // Built once here, so that the servers below, started side by side, do not each build.
+  const { code, stderr } = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "lib/cli/build.ts"],
+    cwd: project.root,
+    env: { NODE_ENV: "production" },
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  assert.equal(code, 0, new TextDecoder().decode(stderr));
+  return project;
+}
+
+function sentryEnv(dsn: string, more: Record<string, string> = {}): Record<string, string> {
+  return { SENTRY_DSN: dsn, SENTRY_TRACES_SAMPLE_RATE: "1", ...more };
+}
+
+function digestOnPage(html: string): string {
+  const match = html.match(/Digest: (?:<code>|\\u003ccode>)?([0-9A-Z-]+)/);
+  assert.ok(match, `no digest on the page:\n${html}`);
+  return match[1];
+}
+
+Deno.test("sentry (server) in a process of its own", async (t) => {
+  await using project = await sentryProject();
+  const ROOT = { root: project.root };
+  await t.step(
+    "SIGTERM flushes an event captured while shutting down, waiting for a slow Sentry",
+    async () => {
+      await using receiver = startSentryReceiver({ delayMs: 1_000 });
+      await using server = await startServer(sentryEnv(receiver.dsn), ROOT);
+      // The shell is out: the request is in flight, and its boundary fails 300 ms after SIGTERM.
+      const res = await server.fetch("/late?ms=300");
+      const stopped = timedStop(server);
+      const digest = digestOnPage(await res.text());
+      const { code, ms } = await stopped;
+      assert.equal(code, 0, "a clean exit");
+      const event = receiver.items.find(isErrorEvent);
+      assert.equal(event?.payload.tags.digest, digest, "the event arrived before the exit");
+      assert.ok(ms >= 1_000, "the exit waited for Sentry's answer");
+      assert.ok(ms < EXIT_BOUND_MS, `the exit took ${Math.round(ms)} ms`);
+    },
+  );
+
+  await t.step(
+    "SIGTERM with a Sentry that never answers: the exit still comes in time",
+    async () => {
+      await using receiver = startSentryReceiver({ delayMs: Infinity });
+      await using server = await startServer(sentryEnv(receiver.dsn), ROOT);
+      await (await server.fetch("/boom")).text();
+      await receiver.waitFor(isErrorEvent); // sent, and never answered
+      const { code, ms } = await timedStop(server);
+      assert.equal(code, 0, "a clean exit");
+      assert.ok(ms < EXIT_BOUND_MS, `the exit took ${Math.round(ms)} ms`);
+    },
+  );
+
+  await t.step(
+    "a Sentry down, slow (5 s), failing (500) or rate-limiting (429): pages as fast as with a healthy one",
+    async () => {
+      await using healthy = startSentryReceiver();
+      await using slow = startSentryReceiver({ delayMs: 5_000 });
+      await using failing = startSentryReceiver({ status: 500 });
+      await using limiting = startSentryReceiver({ status: 429, headers: RATE_LIMITED });
+      const dsns = {
+        healthy: healthy.dsn,
+        down: `http://publickey@127.0.0.1:${freePort()}/1`, // nothing listens there
+        "slow (5 s)": slow.dsn,
+        "failing (500)": failing.dsn,
+        "rate-limiting (429)": limiting.dsn,
+      };
+      await using servers = new AsyncDisposableStack();
+      const [baseline, ...faulty] = await Promise.all(
+        Object.entries(dsns).map(async ([name, dsn]) => ({
+          name,
+          server: servers.use(await startServer(sentryEnv(dsn), ROOT)),
+          page: [] as number[],
+          failure: [] as number[],
+        })),
+      );
+      const apps = [baseline, ...faulty];
+      const measuring = AbortSignal.timeout(MEASURING_BOUND_MS);
+      for (let round = 0; round < WARM_UP + ROUNDS; round++) {
+        for (const app of roundOrder(apps, round)) {
+          const page = await timedGet(app.server, "/blog/hello-world", 200, measuring);
+          // A failure too: an error event on top of the transaction.
+          const failure = await timedGet(app.server, "/boom", 500, measuring);
+          if (round < WARM_UP) continue;
+          app.page.push(page);
+          app.failure.push(failure);
+        }
+      }
+
+      const slower = faulty.flatMap((app) =>
+        (["page", "failure"] as const).flatMap((kind) => {
+          const ratio = median(app[kind]) / median(baseline[kind]);
+          return ratio <= MAX_SLOWDOWN ? [] : [`${app.name}, ${kind}: ${ratio.toFixed(2)} ×`];
+        })
+      );
+      assert.deepEqual(slower, [], "median latency against a healthy Sentry's");
+      const exits = await Promise.all(apps.map((app) => app.server.stop()));
+      assert.deepEqual(exits, [0, 0, 0, 0, 0], "every server lived to exit cleanly");
+      for (const receiver of [slow, failing, limiting]) {
+        assert.ok(receiver.envelopes() > 0, "the SDK did try");
+      }
+      assert.ok(limiting.envelopes() < healthy.envelopes(), "the SDK obeyed the rate limit");
+    },
+  );
+});
+
+/** Sentry's flush on SIGTERM waits up to 2 s (lib/cli/start.ts); the exit comes soon after. */
+const EXIT_BOUND_MS = 3_000;
+
+/** SIGTERM, then the exit code and how long the exit took; killed if it overstays by far. */
+async function timedStop(server: TestServer): Promise<{ code: number; ms: number }> {
+  const started = performance.now();
+  const killer = setTimeout(() => server.kill(), 2 * EXIT_BOUND_MS);
+  const code = await server.stop();
+  clearTimeout(killer);
+  return { code, ms: performance.now() - started };
+}
+
+/** Timed requests per route and server, after some to warm up. */
+const ROUNDS = 60;
+const WARM_UP = 5;
+/** The most a struggling Sentry may slow a page's median latency, as a multiple of a healthy one's. */
+const MAX_SLOWDOWN = 1.5;
+/**
+ * Measuring takes a few seconds on a quiet machine, a minute on one shared with other test runs; a
+ * server that waited on the slow Sentry (5 s a request) would need ten minutes for its part.
+ */
+const MEASURING_BOUND_MS = 120_000;
+const RATE_LIMITED = { "Retry-After": "60", "X-Sentry-Rate-Limits": "60::organization" };
+
+/** Milliseconds until `path` answered with `status`, body and all. */
+async function timedGet(
+  server: TestServer,
+  path: string,
+  status: number,
+  signal: AbortSignal,
+): Promise<number> {
+  const started = performance.now();
+  const [got, body] = await server.fetch(path, { signal })
+    .then(async (res) => [res.status, await res.text()] as const)
+    .catch((error) => {
+      if (!signal.aborted) throw error;
+      throw new Error(`${server.origin}${path}: still no answer when measuring ran out of time`);
+    });
+  const ms = performance.now() - started;
+  assert.equal(got, status, `${path}: ${body}`);
+  return ms;
+}
+
+/**
+ * Round `round`'s order of the servers: a rotation and a stride that change from round to round
+ * (`items.length` is prime, so each stride visits all), so that each server follows each other
+ * equally often. What one server's traffic leaves behind — its receiver, in this process, reading
+ * its envelopes — then weighs on every other server alike.
+ */
+function roundOrder<T>(items: T[], round: number): T[] {
+  const stride = 1 + (round % (items.length - 1));
+  return items.map((_, k) => items[(round + k * stride) % items.length]);
+}
+
+function median(values: number[]): number {
+  const sorted = values.toSorted((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}

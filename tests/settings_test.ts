@@ -1,0 +1,129 @@
+/**
+ * @module
+ * Settings from the environment (`lib/cli/settings.ts`, `lib/sentry/config.ts`): what each
+ * variable becomes, and that a value that makes no sense stops both entry points —
+ * `lib/cli/start.ts` (`deno task start`) and `deno serve main.ts` — with a non-zero exit and a
+ * message naming every variable that is wrong, before anything listens.
+ */
+import assert from "node:assert/strict";
+import { readSettings, SettingsError } from "../lib/cli/settings.ts";
+import { PROJECT_ROOT } from "./helpers/project_copy.ts";
+import { freePort } from "./helpers/server.ts";
+
+const read = (env: Record<string, string>) => readSettings((name) => env[name]);
+
+/** Each validated variable with a value that makes no sense. (`HOSTNAME` has no such value: an
+ * empty one means the default.) */
+const NONSENSE: Record<string, string> = {
+  PORT: "99999",
+  REQUEST_TIMEOUT_MS: "soon",
+  ACTION_BODY_LIMIT: "1MB",
+  REQUEST_BODY_BUDGET: "-5",
+  LOG_REQUESTS: "maybe",
+  APP_ORIGIN: "not-a-url",
+  ALLOWED_HOSTS: "a b",
+  TRUST_PROXY: "sometimes",
+  SERVE_SOURCE_MAPS: "never",
+  SENTRY_DSN: "not a dsn",
+  SENTRY_SPOTLIGHT: "perhaps",
+  SENTRY_TUNNEL: "maybe",
+  SENTRY_TRACES_SAMPLE_RATE: "2",
+};
+
+Deno.test("defaults, with nothing set", () => {
+  const settings = read({});
+  assert.equal(settings.port, 8000);
+  assert.equal(settings.hostname, "0.0.0.0");
+  assert.equal(settings.dev, false);
+  assert.equal(settings.sentry, undefined);
+  assert.deepEqual(Object.values(settings.app).filter((v) => v !== undefined), [false]);
+});
+
+Deno.test("each variable becomes its option", () => {
+  const settings = read({
+    NODE_ENV: "development",
+    PORT: "0",
+    HOSTNAME: "127.0.0.1",
+    REQUEST_TIMEOUT_MS: "0",
+    ACTION_BODY_LIMIT: "4096",
+    REQUEST_BODY_BUDGET: "8192",
+    LOG_REQUESTS: "1",
+    APP_ORIGIN: "https://example.com, http://localhost:8000",
+    ALLOWED_HOSTS: "example.com,Example.org:8443",
+    TRUST_PROXY: "yes",
+    SERVE_SOURCE_MAPS: "0",
+  });
+  assert.equal(settings.port, 0);
+  assert.equal(settings.hostname, "127.0.0.1");
+  assert.equal(settings.dev, true);
+  assert.deepEqual(settings.app, {
+    dev: true,
+    requestTimeoutMs: 0,
+    actionBodyLimit: 4096,
+    bodyBudget: 8192,
+    logRequests: true,
+    origins: ["https://example.com", "http://localhost:8000"],
+    allowedHosts: ["example.com", "Example.org:8443"],
+    trustProxy: true,
+    serveSourceMaps: false,
+  });
+  assert.equal(read({ LOG_REQUESTS: "off", TRUST_PROXY: "0" }).app.logRequests, false);
+});
+
+Deno.test("every value that makes no sense is named, all at once", () => {
+  assert.throws(() => read(NONSENSE), (error) => {
+    assert.ok(error instanceof SettingsError);
+    const named = error.problems.map((problem) => problem.split(/[=:]/)[0]);
+    assert.deepEqual(named.sort(), Object.keys(NONSENSE).sort());
+    for (const [name, value] of Object.entries(NONSENSE)) {
+      assert.ok(
+        error.message.includes(`${name}=${value}: expected`),
+        `${name} in ${error.message}`,
+      );
+    }
+    return true;
+  });
+  assert.throws(
+    () => read({ ACTION_BODY_LIMIT: "4096", REQUEST_BODY_BUDGET: "1024" }),
+    /REQUEST_BODY_BUDGET: must be at least ACTION_BODY_LIMIT/,
+  );
+  for (const origin of ["https://example.com/path", "ftp://example.com", "example.com"]) {
+    assert.throws(() => read({ APP_ORIGIN: origin }), /APP_ORIGIN=/, origin);
+  }
+});
+
+/** Runs an entry point with the nonsense settings: its exit code and all it printed. */
+async function runWithNonsense(args: string[]) {
+  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+    args,
+    cwd: PROJECT_ROOT,
+    env: { NODE_ENV: "production", HOSTNAME: "127.0.0.1", ...NONSENSE },
+    stdout: "piped",
+    stderr: "piped",
+    signal: AbortSignal.timeout(30_000),
+  }).output();
+  const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+  return { code, output: text(stdout) + text(stderr) };
+}
+
+function assertRefused({ code, output }: { code: number; output: string }) {
+  assert.notEqual(code, 0, output);
+  assert.match(output, /Invalid settings:/);
+  for (const [name, value] of Object.entries(NONSENSE)) {
+    assert.ok(output.includes(`${name}=${value}: expected`), `${name} named in:\n${output}`);
+  }
+  assert.doesNotMatch(output, /Listening/, "stopped before listening");
+}
+
+Deno.test("lib/cli/start.ts stops on nonsense settings, naming each", async () => {
+  assertRefused(await runWithNonsense(["run", "-A", "lib/cli/start.ts"]));
+});
+
+Deno.test("deno serve main.ts stops on nonsense settings, naming each", async () => {
+  const port = freePort();
+  const result = await runWithNonsense(["serve", "-A", `--port=${port}`, "main.ts"]);
+  assertRefused(result);
+  // Nothing took the port.
+  const listener = Deno.listen({ hostname: "127.0.0.1", port });
+  listener.close();
+});
