@@ -7,10 +7,12 @@
  */
 import type { ComponentType, ReactNode } from "react";
 import { renderToReadableStream } from "react-dom/server";
+// React's own `jsx`, not ours: these are no islands.
+import { jsx } from "react/jsx-runtime";
 import type { ReactFormState as FormState } from "react-dom/client";
 import type { Deadline, DeadlineClock } from "../server/deadline.ts";
 import type { ComponentModule } from "../server/manifest.ts";
-import type { PageProps } from "../server/types.ts";
+import type { LayoutProps, PageProps } from "../server/types.ts";
 import { RenderContext, type RenderContextValue } from "./context.ts";
 import { type BoundaryFailure, watchBoundaries } from "./stream_failure.ts";
 
@@ -55,11 +57,11 @@ function DefaultApp({ Component }: { Component: ComponentType }) {
 /** App → outermost layout → … → page, each receiving the next as `Component`. */
 function compose(tree: PageTree, props: PageProps<unknown>, head: ReactNode): ReactNode {
   const Page = tree.page;
-  let Inner: ComponentType = () => <Page {...props} />;
-  for (const layout of [...tree.layouts].reverse()) {
-    const Layout = layout.default;
-    const Next = Inner;
-    Inner = () => <Layout {...props} Component={Next} />;
+  let Inner: ComponentType = () => jsx(Page, props);
+  for (let i = tree.layouts.length - 1; i >= 0; i--) {
+    const Layout = tree.layouts[i].default;
+    const layoutProps: LayoutProps<unknown> = { ...props, Component: Inner };
+    Inner = () => jsx(Layout, layoutProps);
   }
   const App = tree.app?.default ?? DefaultApp;
   const Body = Inner;
@@ -71,7 +73,7 @@ function compose(tree: PageTree, props: PageProps<unknown>, head: ReactNode): Re
       <Body />
     </>
   );
-  return <App {...props} Component={WithHead} />;
+  return jsx(App, { ...props, Component: WithHead });
 }
 
 export async function renderPage(tree: PageTree, options: RenderOptions): Promise<Response> {

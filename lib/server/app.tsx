@@ -1,15 +1,15 @@
 /**
  * @module
  * `createApp(manifest, options)`: one Hono app, built once from the manifest and typed options. A
- * request flows one way — the URL and host guard, request id, security headers, static files, the
- * deadline and the body budget, telemetry, then the route (its folders' middleware, the handler,
- * the page) or the action — and ends on the page, the not-found page, or the failure screen.
+ * request flows one way — the URL and host guard, security headers and the request id, static
+ * files, the deadline and the body budget, telemetry, then the route (its folders' middleware, the
+ * handler, the page) or the action — and ends on the page, the not-found page, or the failure
+ * screen.
  * Nothing here touches the process: signals and unhandled rejections belong to the entry points.
  */
 import { type Context, Hono } from "hono";
 import { every } from "hono/combine";
 import { HTTPException } from "hono/http-exception";
-import { requestId } from "hono/request-id";
 import { join } from "node:path";
 import { claimInMemory } from "../actions/form_state.ts";
 import { stubFailure } from "../actions/endpoint.ts";
@@ -53,14 +53,8 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
   const span = telemetry?.span?.bind(telemetry);
 
   const app = new Hono();
-  app.use(requestId());
-  app.use(async function exposeRequestId(c, next) {
-    await next();
-    // `requestId()` sets its header before the handler runs; a page's own Response drops it.
-    c.res.headers.set("X-Request-Id", c.get("requestId"));
-  });
-  if (options.logRequests) app.use(requestLog);
   app.use(securityHeaders(telemetry?.connectSources));
+  if (options.logRequests) app.use(requestLog);
   app.use(async function catchThrownValues(c, next) {
     // Hono hands `onError` only what is an `Error`; `throw "oops"` lands here.
     try {
@@ -188,19 +182,9 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
   };
 }
 
-/** `data`, params, URL and middleware state; the URL and state made only when read. */
+/** `data`, params, URL and middleware state (Hono's `c.var` is a fresh copy at each read). */
 function pageProps(c: Context, params: Record<string, string>, data: unknown): PageProps<unknown> {
-  let url: URL | undefined;
-  return {
-    data,
-    params,
-    get url() {
-      return url ??= new URL(c.req.url);
-    },
-    get state() {
-      return c.var as State;
-    },
-  };
+  return { data, params, url: new URL(c.req.url), state: c.var as State };
 }
 
 function DefaultNotFound() {

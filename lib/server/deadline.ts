@@ -105,6 +105,12 @@ export function withinDeadline<T>(work: Promise<T>, deadline: Deadline | undefin
   if (!deadline) return work;
   return new Promise<T>((resolve, reject) => {
     deadline.onExpire(reject);
-    work.then(resolve, reject).finally(() => deadline.clear());
+    work.then((value) => {
+      deadline.clear();
+      resolve(value);
+    }, (error) => {
+      deadline.clear();
+      reject(error);
+    });
   });
 }

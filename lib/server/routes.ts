@@ -97,6 +97,7 @@ function mutable(res: Response): Response {
 class Scope implements RouteContext<unknown, AnyParams> {
   readonly params: AnyParams;
   #url?: URL;
+  #state?: State;
 
   constructor(
     private readonly c: Context,
@@ -110,8 +111,9 @@ class Scope implements RouteContext<unknown, AnyParams> {
     return this.#url ??= new URL(this.c.req.url);
   }
 
+  /** Read once: Hono's `c.var` is a fresh copy at each read. */
   get state(): State {
-    return this.c.var as State;
+    return this.#state ??= this.c.var as State;
   }
 
   render(data?: unknown, init?: RenderInit): Promise<PageResponse<unknown>> {
