@@ -88,6 +88,12 @@ export async function start(
   return { origin, pid, stop, [Symbol.asyncDispose]: stop };
 }
 
+/** The `DENO_V8_FLAGS` that `deno task start` sets (deno.json), for the limit to run with too. */
+export async function startV8Flags(root: string): Promise<string> {
+  const { tasks } = JSON.parse(await Deno.readTextFile(`${root}/deno.json`));
+  return /DENO_V8_FLAGS=(\S+)/.exec(tasks.start)?.[1] ?? "";
+}
+
 /** Milliseconds from spawning `deno ...args` to its first 200 on `/`. */
 export async function coldStart(
   root: string,
