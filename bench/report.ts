@@ -1,8 +1,7 @@
 /**
  * @module
  * The benchmark's verdict: every figure next to its target as PASS or MISS (or "info" for figures
- * without a target), printed as a Markdown table — the same table the README's Performance section
- * keeps.
+ * without a target), printed as a Markdown table — the same table docs/performance.md keeps.
  */
 
 export interface Row {

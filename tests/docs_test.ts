@@ -1,12 +1,116 @@
 /**
  * @module
- * docs/testing.md shows `tests/example_app_test.ts` as it is, so its example compiles and passes
- * with the rest of the suite.
+ * The docs hold to the code: docs/testing.md shows `tests/example_app_test.ts` as it is; a code
+ * block that names a file of the project shows that file as it is; every link between the pages
+ * leads somewhere; docs/architecture.md lists every folder of `lib/`; docs/settings.md lists
+ * exactly the variables the settings read; the README stays a landing page. (That the docs'
+ * TypeScript compiles is `tests/process/docs_code_test.ts`: it runs `deno check`.)
  */
 import assert from "node:assert/strict";
+import { dirname, join, normalize } from "node:path";
+import { readSettings } from "../lib/cli/settings.ts";
+import { docFiles, fencedBlocks, typescriptBlocks } from "./helpers/doc_blocks.ts";
+import { PROJECT_ROOT } from "./helpers/project_copy.ts";
+
+const read = (path: string) => Deno.readTextFile(join(PROJECT_ROOT, path));
+const exists = (path: string) => Deno.stat(join(PROJECT_ROOT, path)).then(() => true, () => false);
 
 Deno.test("docs/testing.md shows the example test as it is", async () => {
-  const doc = await Deno.readTextFile(new URL("../docs/testing.md", import.meta.url));
-  const example = await Deno.readTextFile(new URL("./example_app_test.ts", import.meta.url));
+  const doc = await read("docs/testing.md");
+  const example = await read("tests/example_app_test.ts");
   assert.ok(doc.includes("```ts\n" + example + "```"), "docs/testing.md differs from the example");
 });
+
+Deno.test("a code block that names a file of the project shows it as it is", async () => {
+  let compared = 0;
+  for (const doc of await docFiles()) {
+    for (const block of typescriptBlocks(doc, await read(doc))) {
+      if (block.path.startsWith("_doc_") || !await exists(block.path)) continue;
+      const file = await read(block.path);
+      const shown = file.startsWith("// ") ? block.code : block.code.replace(/^.*\n/, "");
+      assert.equal(shown, file, `${doc}:${block.line} differs from ${block.path}`);
+      compared++;
+    }
+  }
+  assert.ok(compared > 0, "no block shows a file of the project");
+});
+
+Deno.test("the README is a landing page of at most 150 lines", async () => {
+  const lines = (await read("README.md")).trimEnd().split("\n").length;
+  assert.ok(lines <= 150, `README.md has ${lines} lines`);
+});
+
+Deno.test("every link between the docs leads to a page and a heading that exist", async () => {
+  const broken: string[] = [];
+  const anchors = new Map<string, Set<string>>();
+  const anchorsOf = async (doc: string) => {
+    if (!anchors.has(doc)) anchors.set(doc, headingAnchors(withoutCode(doc, await read(doc))));
+    return anchors.get(doc)!;
+  };
+  for (const doc of await docFiles()) {
+    const text = withoutCode(doc, await read(doc));
+    for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+      if (/^[a-z]+:/.test(target)) continue; // https:, mailto:
+      const [path, anchor] = target.split("#");
+      const file = path ? normalize(join(dirname(doc), path)) : doc;
+      if (!await exists(file)) broken.push(`${doc}: ${target} (no ${file})`);
+      else if (anchor && file.endsWith(".md") && !(await anchorsOf(file)).has(anchor)) {
+        broken.push(`${doc}: ${target} (no heading #${anchor} in ${file})`);
+      }
+    }
+  }
+  assert.deepEqual(broken, []);
+});
+
+Deno.test("docs/architecture.md lists every folder of lib/, and only those", async () => {
+  const folders: string[] = [];
+  const walk = async (dir: string) => {
+    for await (const entry of Deno.readDir(join(PROJECT_ROOT, dir))) {
+      if (!entry.isDirectory) continue;
+      folders.push(`${dir}/${entry.name}/`);
+      await walk(`${dir}/${entry.name}`);
+    }
+  };
+  await walk("lib");
+  const doc = await read("docs/architecture.md");
+  const listed = fencedBlocks("docs/architecture.md", doc)
+    .flatMap((block) => block.code.split("\n"))
+    .map((line) => /^(lib\/\S*\/)\s/.exec(line)?.[1])
+    .filter((folder): folder is string => !!folder);
+  assert.deepEqual(listed.toSorted(), folders.toSorted());
+});
+
+Deno.test("docs/settings.md lists exactly the variables the settings read", async () => {
+  const names = new Set<string>();
+  // A DSN, so that Sentry's settings beyond it are read too.
+  readSettings((name) => {
+    names.add(name);
+    return name === "SENTRY_DSN" ? "https://key@sentry.example/1" : undefined;
+  });
+  const doc = await read("docs/settings.md");
+  const section = doc.split("\n## ").find((part) => part.startsWith("The app's settings")) ?? "";
+  const documented = [...section.matchAll(/^\| `([A-Z_]+)`/gm)].map((match) => match[1]);
+  assert.deepEqual(documented.toSorted(), [...names].toSorted());
+});
+
+/** The text of a doc without its fenced blocks (their lines blanked). */
+function withoutCode(doc: string, text: string): string {
+  const lines = text.split("\n");
+  for (const block of fencedBlocks(doc, text)) {
+    const lineCount = block.code.split("\n").length - 1;
+    for (let i = block.line - 2; i <= block.line - 1 + lineCount; i++) lines[i] = "";
+  }
+  return lines.join("\n");
+}
+
+/** The anchors GitHub makes of a doc's headings: lower case, punctuation dropped, `-` for spaces. */
+function headingAnchors(text: string): Set<string> {
+  const anchors = new Set<string>();
+  for (const [, heading] of text.matchAll(/^#+ (.+)$/gm)) {
+    const slug = heading.toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, "").replace(/\s/g, "-");
+    let anchor = slug;
+    for (let n = 1; anchors.has(anchor); n++) anchor = `${slug}-${n}`;
+    anchors.add(anchor);
+  }
+  return anchors;
+}

@@ -1,3 +1,4 @@
+// tests/example_app_test.ts
 /**
  * @module
  * The example of docs/testing.md, as an app's author writes it: the app from its build, asked

@@ -1,7 +1,7 @@
 /**
  * @module
  * Request logging, in-process: off by default (stdout holds failures only), one JSON line per
- * request with `logRequests` (the entry points' `LOG_REQUESTS=1`, see settings_test.ts).
+ * request with `logRequests` (the entry points' `LOG_REQUESTS=1`, see process/settings_test.ts).
  */
 import assert from "node:assert/strict";
 import { captureLogs, projectApp } from "./helpers/app.ts";

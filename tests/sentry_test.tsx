@@ -6,7 +6,7 @@
  * (as `tracePropagationTargets` allows, never to Sentry's own host), silence for not-found, action
  * calls, the tunnel, Spotlight, and Sentry off. One SDK per process: each test starts it with its
  * own settings, one after the other. (SIGTERM's flush and a struggling Sentry need a process of
- * their own each: sentry_process_test.ts.)
+ * their own each: process/sentry_process_test.ts.)
  */
 import assert from "node:assert/strict";
 import { Suspense, use } from "react";

@@ -7,7 +7,7 @@
  * past it, 413. So slow, stalled or oversized uploads hold neither memory nor a handler for long.
  * (The socket is Deno's: it stays open until the client has sent what it announced or goes away,
  * whatever the response says; a reverse proxy's body timeout is what closes it. See
- * docs/reliability.md.) Requests without a body pass untouched.
+ * docs/deploying.md.) Requests without a body pass untouched.
  *
  * Whatever reads the body (a server action, the tunnel, a handler's `req.json()`) sees the cut as
  * a failed read; the refusal is recorded on the request, and the error handlers answer with it

@@ -3,6 +3,7 @@
  * Headless Chromium (Debian's) driven by playwright-core, with the flags this sandbox needs.
  */
 import { type Browser, chromium, type Page } from "playwright-core";
+import { chromiumPath } from "../setup.ts";
 
 export const CHROMIUM_ARGS = [
   "--no-sandbox",
@@ -16,7 +17,7 @@ export const CHROMIUM_ARGS = [
 
 export async function launchBrowser(): Promise<Browser & AsyncDisposable> {
   const browser = await chromium.launch({
-    executablePath: Deno.env.get("CHROMIUM_PATH") ?? "/usr/bin/chromium",
+    executablePath: chromiumPath(),
     args: CHROMIUM_ARGS,
   });
   return Object.assign(browser, { [Symbol.asyncDispose]: () => browser.close() });

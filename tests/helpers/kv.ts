@@ -1,20 +1,12 @@
 /**
  * @module
  * KV for tests: a file path in a fresh temp folder (never the project's `.data/`), and SQLite's
- * write lock held by another process (`sqlite3`), the way a backup tool would hold it.
+ * write lock held by another process (`sqlite3`), the way a backup tool would hold it. `sqlite3` is
+ * one of the tools `deno task test` makes sure of (`tests/setup.ts`).
  */
 
 export async function tempStorePath(name = "kv.sqlite3"): Promise<string> {
   return `${await Deno.makeTempDir({ prefix: "kv-test-" })}/${name}`;
-}
-
-export function hasCommand(name: string): boolean {
-  try {
-    const which = new Deno.Command("which", { args: [name], stdout: "null", stderr: "null" });
-    return which.outputSync().success;
-  } catch {
-    return false;
-  }
 }
 
 /** Holds SQLite's write lock on `path` from a `sqlite3` process until `release()`. */

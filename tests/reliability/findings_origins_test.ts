@@ -5,7 +5,7 @@
  * evil`, `Origin: http://evil`) reaches nothing. `ALLOWED_HOSTS` overrides the host list (a
  * health check on the direct address, say) without widening the origins. With neither set, the
  * request's own origin is the app's: fine for one host, open to DNS rebinding — which is why
- * docs/reliability.md asks production to set `APP_ORIGIN`.
+ * docs/deploying.md asks production to set `APP_ORIGIN`.
  */
 import assert from "node:assert/strict";
 import { stringify } from "devalue";

@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { copyProject } from "./helpers/project_copy.ts";
+import { copyProject } from "../helpers/project_copy.ts";
 
 /** Each `.js` file the build wrote, with the sources its map lists. */
 type Outputs = Map<string, string[]>;

@@ -7,11 +7,11 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { PROJECT_ROOT } from "../lib/cli/root.ts";
-import { DEFAULT_KV_PATH, readSettings } from "../lib/cli/settings.ts";
-import { storePath } from "../lib/cli/store.ts";
-import { claimInKv } from "../lib/kv/claim.ts";
-import { commit, KvBusyError, retrying } from "../lib/kv/commit.ts";
+import { PROJECT_ROOT } from "../../lib/cli/root.ts";
+import { DEFAULT_KV_PATH, readSettings } from "../../lib/cli/settings.ts";
+import { storePath } from "../../lib/cli/store.ts";
+import { claimInKv } from "../../lib/kv/claim.ts";
+import { commit, KvBusyError, retrying } from "../../lib/kv/commit.ts";
 import {
   assertFits,
   keySize,
@@ -19,10 +19,10 @@ import {
   MAX_KEY_BYTES,
   MAX_VALUE_BYTES,
   valueSize,
-} from "../lib/kv/limits.ts";
-import { after, append, kvLog, newest } from "../lib/kv/log.ts";
-import { openStore, StoreOpenError } from "../lib/kv/store.ts";
-import { hasCommand, holdWriteLock, tempStorePath } from "./helpers/kv.ts";
+} from "../../lib/kv/limits.ts";
+import { after, append, kvLog, newest } from "../../lib/kv/log.ts";
+import { openStore, StoreOpenError } from "../../lib/kv/store.ts";
+import { holdWriteLock, tempStorePath } from "../helpers/kv.ts";
 
 async function openError(path: string, timeoutMs?: number): Promise<StoreOpenError> {
   try {
@@ -80,13 +80,12 @@ Deno.test("openStore names the path and the cause when the store is unusable", a
   });
   await t.step({
     name: "a read-only file: refused at open, where it would open and then refuse every write",
-    // As root, permissions do not bite: the check runs as `nobody`.
-    ignore: Deno.uid() === 0 && !hasCommand("setpriv"),
+    // As root, permissions do not bite: the check runs as `nobody` (`setpriv`).
     fn: async () => {
       const dir = await Deno.makeTempDir();
       await Deno.chmod(dir, 0o777);
       // store.ts imports nothing: a copy `nobody` can read runs on its own.
-      await Deno.copyFile(new URL("../lib/kv/store.ts", import.meta.url), `${dir}/store.ts`);
+      await Deno.copyFile(new URL("../../lib/kv/store.ts", import.meta.url), `${dir}/store.ts`);
       await Deno.chmod(`${dir}/store.ts`, 0o644);
       const db = `${dir}/ro.sqlite3`;
       (await openStore(db)).close();
@@ -111,7 +110,6 @@ Deno.test("openStore names the path and the cause when the store is unusable", a
   });
   await t.step({
     name: "a file another process keeps write-locked: the deadline names the likely cause",
-    ignore: !hasCommand("sqlite3"),
     fn: async () => {
       const path = await tempStorePath();
       (await openStore(path)).close();

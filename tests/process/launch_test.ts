@@ -5,9 +5,9 @@
  * the server's code; with nothing to add it runs the server in its own process.
  */
 import assert from "node:assert/strict";
-import { headSampleRate, type OtlpSource, sentryOtlpEnv } from "../lib/otel/env.ts";
-import { startOtlpReceiver } from "./helpers/otlp_receiver.ts";
-import { startServer, type TestServer } from "./helpers/server.ts";
+import { headSampleRate, type OtlpSource, sentryOtlpEnv } from "../../lib/otel/env.ts";
+import { startOtlpReceiver } from "../helpers/otlp_receiver.ts";
+import { startServer, type TestServer } from "../helpers/server.ts";
 
 const LAUNCH = { script: "lib/cli/launch.ts" };
 const SOURCE: OtlpSource = {
@@ -87,7 +87,7 @@ async function processOf(server: TestServer): Promise<{ pid: number; parent: num
 }
 
 Deno.test("launcher: the server exports to Sentry's OTLP endpoint, signals and exit codes pass", async (t) => {
-  const { copyProject } = await import("./helpers/project_copy.ts");
+  const { copyProject } = await import("../helpers/project_copy.ts");
   await using project = await copyProject();
   await project.write(
     "routes/api/pid.ts",

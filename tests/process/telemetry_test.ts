@@ -7,17 +7,17 @@
  * transaction from the SDK and no header to its ingest; the page's meta tags from the span.
  */
 import assert from "node:assert/strict";
-import { encodeCall } from "../lib/shared/action_wire.ts";
-import { actionIds } from "./helpers/fixtures.ts";
+import { encodeCall } from "../../lib/shared/action_wire.ts";
+import { actionIds } from "../helpers/fixtures.ts";
 import {
   otlpEnv,
   type OtlpReceiver,
   type OtlpSpan,
   startOtlpReceiver,
-} from "./helpers/otlp_receiver.ts";
-import { copyProject, type ProjectCopy } from "./helpers/project_copy.ts";
-import { isErrorEvent, startSentryReceiver } from "./helpers/sentry_receiver.ts";
-import { startServer } from "./helpers/server.ts";
+} from "../helpers/otlp_receiver.ts";
+import { copyProject, type ProjectCopy } from "../helpers/project_copy.ts";
+import { isErrorEvent, startSentryReceiver } from "../helpers/sentry_receiver.ts";
+import { startServer } from "../helpers/server.ts";
 
 const SERVER = 2;
 const CALLER_TRACE = "0af7651916cd43dd8448eb211c80319c";
@@ -26,7 +26,7 @@ const CALLER_SPAN = "b7ad6b7169203331";
 /** The action probe, plus routes that fail, stream a failure or a `notFound()`, and fetch. */
 async function telemetryProject(): Promise<ProjectCopy> {
   const project = await copyProject();
-  const probe = new URL("./helpers/probe_actions.ts", import.meta.url);
+  const probe = new URL("../helpers/probe_actions.ts", import.meta.url);
   // At the same depth as in the probe's own fixture: its import of lib/ resolves in the copy.
   await project.write("routes/_probe/actions.ts", await Deno.readTextFile(probe));
   await project.write(

@@ -9,12 +9,12 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import * as esbuild from "esbuild";
 import { parse } from "devalue";
-import { registerActions } from "../lib/actions/registry.ts";
-import { decodeCall } from "../lib/actions/decode.ts";
-import { encodeCall } from "../lib/shared/action_wire.ts";
-import { actionId, isServerModule, scanActions } from "../lib/build/actions.ts";
-import { actionStubs, stubSource } from "../lib/build/action_stubs.ts";
-import { copyProject, PROJECT_ROOT } from "./helpers/project_copy.ts";
+import { registerActions } from "../../lib/actions/registry.ts";
+import { decodeCall } from "../../lib/actions/decode.ts";
+import { encodeCall } from "../../lib/shared/action_wire.ts";
+import { actionId, isServerModule, scanActions } from "../../lib/build/actions.ts";
+import { actionStubs, stubSource } from "../../lib/build/action_stubs.ts";
+import { copyProject, PROJECT_ROOT } from "../helpers/project_copy.ts";
 
 Deno.test("the directive must be the module's first statement", () => {
   assert.ok(isServerModule(`"use server";\nexport async function a() {}`));

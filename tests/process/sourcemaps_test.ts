@@ -6,9 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { copyProject } from "./helpers/project_copy.ts";
-import { startSentryApi } from "./helpers/sentry_api.ts";
-import { startServer } from "./helpers/server.ts";
+import { copyProject } from "../helpers/project_copy.ts";
+import { startSentryApi } from "../helpers/sentry_api.ts";
+import { startServer } from "../helpers/server.ts";
 
 const UUID = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}";
 

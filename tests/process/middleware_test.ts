@@ -11,10 +11,10 @@
  */
 import assert from "node:assert/strict";
 import { sign } from "hono/jwt";
-import { decodeResult, encodeCall } from "../lib/shared/action_wire.ts";
-import { actionIds } from "./helpers/fixtures.ts";
-import { copyProject } from "./helpers/project_copy.ts";
-import { startServer } from "./helpers/server.ts";
+import { decodeResult, encodeCall } from "../../lib/shared/action_wire.ts";
+import { actionIds } from "../helpers/fixtures.ts";
+import { copyProject } from "../helpers/project_copy.ts";
+import { startServer } from "../helpers/server.ts";
 
 const JWT_SECRET = "a-test-secret-of-no-value";
 

@@ -7,8 +7,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { filesBelow } from "../lib/build/files.ts";
-import { PROJECT_ROOT } from "./helpers/project_copy.ts";
+import { filesBelow } from "../../lib/build/files.ts";
+import { PROJECT_ROOT } from "../helpers/project_copy.ts";
 
 interface Dependency {
   specifier: string;

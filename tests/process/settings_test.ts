@@ -6,9 +6,9 @@
  * message naming every variable that is wrong, before anything listens.
  */
 import assert from "node:assert/strict";
-import { readSettings, SettingsError } from "../lib/cli/settings.ts";
-import { PROJECT_ROOT } from "./helpers/project_copy.ts";
-import { freePort } from "./helpers/server.ts";
+import { readSettings, SettingsError } from "../../lib/cli/settings.ts";
+import { PROJECT_ROOT } from "../helpers/project_copy.ts";
+import { freePort } from "../helpers/server.ts";
 
 const read = (env: Record<string, string>) => readSettings((name) => env[name]);
 

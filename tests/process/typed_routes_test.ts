@@ -4,11 +4,11 @@
  * checked once: `params.nope` in a `defineRoute` module, a page expecting other data than its
  * handlers render, `ctx.render()` without the data they render, and a module typed for another
  * file (the manifest's check) are each an error at the right place — and nothing else is. A
- * correct typed route and the README's server action used with `useActionState` (an action that
+ * correct typed route and docs/actions.md's server action used with `useActionState` (an action that
  * returns its state and `redirect()`s on success, `never`) check clean.
  */
 import assert from "node:assert/strict";
-import { copyProject } from "./helpers/project_copy.ts";
+import { copyProject } from "../helpers/project_copy.ts";
 
 /** Each file that must fail, and what its error says. */
 const MUST_FAIL: Record<string, { source: string; error: RegExp }> = {
@@ -94,7 +94,7 @@ export default route.page<typeof handler>(({ data, params }) => (
   <p>{data.id === params.id ? data.count.toFixed(0) : "?"}</p>
 ));
 `,
-  // The README's example, as a form's `useActionState` uses it.
+  // docs/actions.md's example, as a form's `useActionState` uses it.
   "routes/_signup/actions.ts": `"use server";
 import * as v from "valibot";
 import { redirect } from "../../lib/mod.ts";

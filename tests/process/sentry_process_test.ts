@@ -7,9 +7,9 @@
  * Sentry, measured side by side. (Everything else Sentry does on the server: sentry_test.tsx.)
  */
 import assert from "node:assert/strict";
-import { copyProject, type ProjectCopy } from "./helpers/project_copy.ts";
-import { isErrorEvent, startSentryReceiver } from "./helpers/sentry_receiver.ts";
-import { freePort, startServer, type TestServer } from "./helpers/server.ts";
+import { copyProject, type ProjectCopy } from "../helpers/project_copy.ts";
+import { isErrorEvent, startSentryReceiver } from "../helpers/sentry_receiver.ts";
+import { freePort, startServer, type TestServer } from "../helpers/server.ts";
 
 /** The project, built, plus a page that fails and one that fails `?ms=` after its shell. */
 async function sentryProject(): Promise<ProjectCopy> {

@@ -8,9 +8,14 @@
  * counts across workers.
  */
 import assert from "node:assert/strict";
-import { guestbookForm, readEvents, signAsIsland, signWithoutScript } from "./helpers/guestbook.ts";
-import { tempStorePath } from "./helpers/kv.ts";
-import { serveParallel, workerNamingProject } from "./helpers/parallel.ts";
+import {
+  guestbookForm,
+  readEvents,
+  signAsIsland,
+  signWithoutScript,
+} from "../helpers/guestbook.ts";
+import { tempStorePath } from "../helpers/kv.ts";
+import { serveParallel, workerNamingProject } from "../helpers/parallel.ts";
 
 /** A connection per request: `poolMaxIdlePerHost: 0` keeps none open for the next. */
 const fresh = () => Deno.createHttpClient({ poolMaxIdlePerHost: 0 });

@@ -6,11 +6,11 @@
  * ended by the client leaving or the app closing).
  */
 import assert from "node:assert/strict";
-import { feedOf, sinceOf } from "../lib/kv/feed.ts";
-import { append, kvLog } from "../lib/kv/log.ts";
-import { eventStream, type ServerEvent } from "../lib/server/event_stream.ts";
-import type { AppScope } from "../lib/server/scope.ts";
-import { tempStorePath } from "./helpers/kv.ts";
+import { feedOf, sinceOf } from "../../lib/kv/feed.ts";
+import { append, kvLog } from "../../lib/kv/log.ts";
+import { eventStream, type ServerEvent } from "../../lib/server/event_stream.ts";
+import type { AppScope } from "../../lib/server/scope.ts";
+import { tempStorePath } from "../helpers/kv.ts";
 
 interface Note {
   id: number;
@@ -158,7 +158,7 @@ Deno.test("feed: another process on the file fires no watch; pollIntervalMs catc
   const fromWatch = take(watched, 1, 2500).catch((error) => error as Error);
   const fromPoll = take(polled, 1, 5000);
   await new Promise((r) => setTimeout(r, 100));
-  const log = new URL("../lib/kv/log.ts", import.meta.url).href;
+  const log = new URL("../../lib/kv/log.ts", import.meta.url).href;
   const { success } = await new Deno.Command(Deno.execPath(), {
     args: [
       "eval",

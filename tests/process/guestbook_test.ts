@@ -10,16 +10,21 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { decodeResult } from "../lib/shared/action_wire.ts";
-import { DEFAULT_KV_PATH } from "../lib/cli/settings.ts";
-import { append } from "../lib/kv/log.ts";
-import { createApp } from "../lib/server/app.tsx";
-import { GUESTBOOK } from "../routes/_guestbook/entries.ts";
-import type { Entry, GuestbookState } from "../routes/_guestbook/types.ts";
-import { guestbookForm, readEvents, signAsIsland, signWithoutScript } from "./helpers/guestbook.ts";
-import { hasCommand, holdWriteLock, tempStorePath } from "./helpers/kv.ts";
-import { PROJECT_ROOT } from "./helpers/project_copy.ts";
-import { startServer, type TestServer } from "./helpers/server.ts";
+import { decodeResult } from "../../lib/shared/action_wire.ts";
+import { DEFAULT_KV_PATH } from "../../lib/cli/settings.ts";
+import { append } from "../../lib/kv/log.ts";
+import { createApp } from "../../lib/server/app.tsx";
+import { GUESTBOOK } from "../../routes/_guestbook/entries.ts";
+import type { Entry, GuestbookState } from "../../routes/_guestbook/types.ts";
+import {
+  guestbookForm,
+  readEvents,
+  signAsIsland,
+  signWithoutScript,
+} from "../helpers/guestbook.ts";
+import { holdWriteLock, tempStorePath } from "../helpers/kv.ts";
+import { PROJECT_ROOT } from "../helpers/project_copy.ts";
+import { startServer, type TestServer } from "../helpers/server.ts";
 
 const ROOT = PROJECT_ROOT;
 
@@ -220,9 +225,6 @@ Deno.test("fields too large are field errors, with or without JavaScript; KV nev
 
 Deno.test(
   "a store that fails mid-request: the failure screen with a digest, and the server lives",
-  {
-    ignore: !hasCommand("sqlite3"),
-  },
   async (t) => {
     const KV_PATH = await tempStorePath();
     await using server = await startServer({ KV_PATH });
@@ -317,7 +319,7 @@ Deno.test("an unusable KV_PATH stops the start: the path and the cause, and exit
 });
 
 Deno.test("two apps in one process keep their own stores", async () => {
-  const { default: manifest } = await import("../_build/manifest.gen.ts");
+  const { default: manifest } = await import("../../_build/manifest.gen.ts");
   const stores = [await Deno.openKv(":memory:"), await Deno.openKv(":memory:")];
   const apps = stores.map((kv) => createApp(manifest, { root: ROOT, kv }));
   await append(

@@ -6,8 +6,8 @@
  * `deno task test` builds first.
  */
 import assert from "node:assert/strict";
-import { isTransaction, startSentryReceiver } from "./helpers/sentry_receiver.ts";
-import { startServer, type TestServer } from "./helpers/server.ts";
+import { isTransaction, startSentryReceiver } from "../helpers/sentry_receiver.ts";
+import { startServer, type TestServer } from "../helpers/server.ts";
 
 /**
  * `deno serve --parallel main.ts` on the project. Ended with SIGKILL: Deno 2.9.6's `--parallel` can

@@ -9,8 +9,8 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { copyProject } from "./helpers/project_copy.ts";
-import { startServer, type TestServer } from "./helpers/server.ts";
+import { copyProject } from "../helpers/project_copy.ts";
+import { startServer, type TestServer } from "../helpers/server.ts";
 
 const PAGES = ["/", "/counter", "/guestbook", "/streaming", "/about"];
 

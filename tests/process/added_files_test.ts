@@ -6,9 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { projectApp } from "./helpers/app.ts";
-import { copyProject } from "./helpers/project_copy.ts";
-import { startServer } from "./helpers/server.ts";
+import { projectApp } from "../helpers/app.ts";
+import { copyProject } from "../helpers/project_copy.ts";
+import { startServer } from "../helpers/server.ts";
 
 /** Text only this island's code holds: its chunk must carry it. */
 const MARKER = "added since the last build";

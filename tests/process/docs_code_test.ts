@@ -1,0 +1,66 @@
+/**
+ * @module
+ * Every TypeScript block of README.md and docs/*.md compiles and is formatted: the blocks are
+ * written into a copy of the project (each at the path its first line names, `// routes/notes.tsx`,
+ * or a scratch file at the root), then `deno check` and `deno fmt --check` run on them. A failure
+ * names the doc and the line.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { type CodeBlock, docFiles, typescriptBlocks } from "../helpers/doc_blocks.ts";
+import { copyProject, PROJECT_ROOT } from "../helpers/project_copy.ts";
+
+Deno.test("the docs' TypeScript blocks compile and are formatted", async () => {
+  const blocks: CodeBlock[] = [];
+  for (const doc of await docFiles()) {
+    blocks.push(...typescriptBlocks(doc, await Deno.readTextFile(join(PROJECT_ROOT, doc))));
+  }
+  assert.ok(blocks.length >= 1, `only ${blocks.length} TypeScript blocks found`);
+
+  const byPath = new Map<string, CodeBlock>();
+  for (const block of blocks) {
+    const other = byPath.get(block.path);
+    assert.ok(
+      !other,
+      `${block.doc}:${block.line} and ${other?.doc}:${other?.line} both are ${block.path}`,
+    );
+    byPath.set(block.path, block);
+  }
+
+  // The build too: a block may import the manifest, as tests do.
+  await using copy = await copyProject({ withBuild: true });
+  for (const block of blocks) await copy.write(block.path, block.code);
+  const paths = blocks.map((block) => block.path);
+  // Deno names files by their real path.
+  const root = await Deno.realPath(copy.root);
+  const inDocs = (output: string) => whereInDocs(output, root, byPath);
+
+  const check = await deno(copy.root, ["check", ...paths]);
+  assert.ok(check.success, `deno check failed on the docs' code:\n${inDocs(check.output)}`);
+  const fmt = await deno(copy.root, ["fmt", "--check", ...paths]);
+  assert.ok(fmt.success, `deno fmt --check failed on the docs' code:\n${inDocs(fmt.output)}`);
+});
+
+async function deno(cwd: string, args: string[]): Promise<{ success: boolean; output: string }> {
+  const { success, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+    args,
+    cwd,
+    env: { NO_COLOR: "1" },
+  }).output();
+  const decoder = new TextDecoder();
+  const output = decoder.decode(stdout) + decoder.decode(stderr);
+  // Without the list of files checked: what failed is what matters.
+  return { success, output: output.replace(/^Check .*\n/gm, "") };
+}
+
+/** Deno's output with every place in the copy (`file:///…/routes/x.tsx:3:7`) named in its doc. */
+function whereInDocs(output: string, root: string, byPath: Map<string, CodeBlock>): string {
+  const prefix = (root.endsWith("/") ? root : `${root}/`).replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const place = new RegExp(`(?:file://)?${prefix}([^\\s:]+)(?::(\\d+)(?::(\\d+))?)?`, "g");
+  return output.replace(place, (whole, path: string, line?: string, column?: string) => {
+    const block = byPath.get(path);
+    if (!block) return whole;
+    if (!line) return `${block.doc}:${block.line} (the block that is ${path})`;
+    return `${block.doc}:${block.line + Number(line) - 1}${column ? `:${column}` : ""}`;
+  });
+}
