@@ -10,6 +10,7 @@ import * as esbuild from "esbuild";
 import { createHmac } from "node:crypto";
 import { join, relative } from "node:path";
 import { filesBelow } from "./files.ts";
+import { BuildProblem } from "./problem.ts";
 
 export interface ActionExport {
   /** The export's name (`default` for the default export). */
@@ -66,7 +67,7 @@ export async function scanActions(root: string): Promise<ActionModule[]> {
       const asyncExports = asyncExportsOf(texts.get(path)!);
       const exports = output.exports.map((name) => {
         if (!asyncExports.has(name)) {
-          throw new Error(
+          throw new BuildProblem(
             `${file}: export "${name}" of a "use server" module must be an async function ` +
               `declared in the module (\`export async function ${name}(…)\`)`,
           );

@@ -3,6 +3,7 @@
  * File-system route conventions: turns a path under `routes/` into a URL pattern for Hono's
  * router and orders routes so the most specific wins. Pure functions, run by the build.
  */
+import { BuildProblem } from "./problem.ts";
 
 const ROUTE_FILE = /\.(tsx|ts|jsx|js)$/;
 const GROUP = /^\(.+\)$/;
@@ -39,14 +40,16 @@ export function patternFor(file: string): string {
     const catchAll = CATCH_ALL.exec(segment);
     if (catchAll) {
       if (i !== segments.length - 1) {
-        throw new Error(`routes/${file}: a catch-all [...${catchAll[1]}] must be the last segment`);
+        throw new BuildProblem(
+          `routes/${file}: a catch-all [...${catchAll[1]}] must be the last segment`,
+        );
       }
       return `:${catchAll[1]}{.+}`;
     }
     const param = PARAM.exec(segment);
     if (param) return `:${param[1]}`;
     if (!STATIC.test(segment) || segment.includes("[")) {
-      throw new Error(
+      throw new BuildProblem(
         `routes/${file}: "${segment}" is not a valid segment; use letters, digits, -_.~ or [param]`,
       );
     }
@@ -93,7 +96,9 @@ export function assertUniquePatterns(routes: RouteFile[]): void {
     const key = route.pattern.replace(/:[^/{]+/g, ":");
     const other = seen.get(key);
     if (other) {
-      throw new Error(`routes/${other} and routes/${route.file} both match ${route.pattern}`);
+      throw new BuildProblem(
+        `routes/${other} and routes/${route.file} both match ${route.pattern}`,
+      );
     }
     seen.set(key, route.file);
   }

@@ -14,6 +14,7 @@ import {
   specialFile,
 } from "./conventions.ts";
 import { filesBelow } from "./files.ts";
+import { BuildProblem } from "./problem.ts";
 
 export interface ScannedRoute extends RouteFile {
   /** Layout and middleware files that apply, outermost first (paths relative to routes/). */
@@ -51,7 +52,7 @@ export async function scan(root: string): Promise<Scan> {
     else if (special === "_middleware") middlewares.set(folder, file);
     else if (special === "_app" || special === "_404") {
       if (folder !== "") {
-        throw new Error(`routes/${file}: ${special} belongs at the root of routes/`);
+        throw new BuildProblem(`routes/${file}: ${special} belongs at the root of routes/`);
       }
       if (special === "_app") app = file;
       else notFound = file;
@@ -73,7 +74,9 @@ export async function scan(root: string): Promise<Scan> {
     if (file.includes("/") || !/\.(tsx|jsx)$/.test(file)) continue;
     const name = file.replace(/\.(tsx|jsx)$/, "");
     if (!ISLAND_NAME.test(name)) {
-      throw new Error(`islands/${file}: an island's file name is its component's (PascalCase)`);
+      throw new BuildProblem(
+        `islands/${file}: an island's file name is its component's (PascalCase)`,
+      );
     }
     islands.set(name, `islands/${file}`);
   }

@@ -10,6 +10,7 @@
 import { join } from "node:path";
 import { isStale } from "../build/fingerprint.ts";
 import { sentryCliPath } from "../build/sentry_cli.ts";
+import { buildOrExit } from "./build_or_exit.ts";
 import { PROJECT_ROOT } from "./root.ts";
 
 const REQUIRED = ["SENTRY_AUTH_TOKEN", "SENTRY_ORG", "SENTRY_PROJECT"];
@@ -27,10 +28,7 @@ if (missing.length > 0) {
 }
 
 if (await isStale(PROJECT_ROOT, false)) {
-  const { build } = await import("../build/mod.ts");
-  const esbuild = await import("esbuild");
-  await build({ root: PROJECT_ROOT, dev: false });
-  await esbuild.stop();
+  await buildOrExit(false);
 }
 
 // sentry-cli reads the credentials from the environment itself.

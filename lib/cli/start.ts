@@ -18,6 +18,7 @@ import { log } from "../server/log.ts";
 import type { Manifest } from "../server/manifest.ts";
 import { DEFAULT_OPTIONS } from "../server/options.ts";
 import { appFromEnv, serverFailed } from "./app.ts";
+import { buildOrExit } from "./build_or_exit.ts";
 import { PROJECT_ROOT } from "./root.ts";
 import { settingsOrExit } from "./settings.ts";
 
@@ -27,10 +28,7 @@ const { dev, hostname, port } = settings;
 const devFrontToken = dev ? Deno.env.get("DEV_FRONT_TOKEN") : undefined;
 
 if (!devFrontToken && await isStale(PROJECT_ROOT, dev)) {
-  const { build } = await import("../build/mod.ts");
-  const esbuild = await import("esbuild");
-  await build({ root: PROJECT_ROOT, dev });
-  await esbuild.stop();
+  await buildOrExit(dev);
 }
 
 if (devFrontToken) await standBy();

@@ -93,3 +93,29 @@ Deno.test("the build: minified, content-hashed chunks, stable across unrelated c
     for (const name of renamed) assert.ok(await read(name), `${name} kept`);
   });
 });
+
+Deno.test("a mistake in the project's files: one line naming it, exit 1, no stack", async () => {
+  await using project = await copyProject();
+  // `routes/(info)/about.tsx` is `/about` already.
+  await Deno.mkdir(join(project.root, "routes/about"), { recursive: true });
+  await Deno.writeTextFile(
+    join(project.root, "routes/about/index.tsx"),
+    "export default function About() {\n  return <p>again</p>;\n}\n",
+  );
+  for (const task of ["build", "start"]) {
+    const { code, stderr } = await new Deno.Command(Deno.execPath(), {
+      args: ["task", task],
+      cwd: project.root,
+      env: { PORT: "0", HOSTNAME: "127.0.0.1" },
+      stdout: "null",
+      stderr: "piped",
+    }).output();
+    const said = new TextDecoder().decode(stderr);
+    assert.equal(code, 1, `${task}: ${said}`);
+    assert.match(
+      said,
+      /^Build failed: routes\/.*about.*\.tsx and routes\/.*about.*\.tsx both match \/about$/m,
+    );
+    assert.doesNotMatch(said, /Uncaught|^\s+at /m, `${task}: no stack`);
+  }
+});
