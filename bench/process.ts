@@ -91,7 +91,10 @@ export async function start(
 /** The `DENO_V8_FLAGS` that `deno task start` sets (deno.json), for the limit to run with too. */
 export async function startV8Flags(root: string): Promise<string> {
   const { tasks } = JSON.parse(await Deno.readTextFile(`${root}/deno.json`));
-  return /DENO_V8_FLAGS=(\S+)/.exec(tasks.start)?.[1] ?? "";
+  const command: string = tasks.start.command ?? tasks.start;
+  const flags = /DENO_V8_FLAGS=(\S+)/.exec(command)?.[1];
+  if (!flags) throw new Error("deno.json: the start task sets no DENO_V8_FLAGS");
+  return flags;
 }
 
 /** Milliseconds from spawning `deno ...args` to its first 200 on `/`. */
