@@ -101,6 +101,22 @@ Deno.test("pages, files, API and errors carry the security headers", async () =>
   }
 });
 
+Deno.test("a sane request id from a client or proxy is kept, any other replaced", async () => {
+  const idOf = async (sent?: string) => {
+    const res = await app.request("/api/time", sent ? { headers: { "X-Request-Id": sent } } : {});
+    await res.body?.cancel();
+    return res.headers.get("x-request-id");
+  };
+  const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+  assert.equal(await idOf("lb-7f3a_91=="), "lb-7f3a_91==");
+  assert.equal(await idOf("x".repeat(255)), "x".repeat(255));
+  for (const insane of [undefined, "x".repeat(256), "a b", "<script>", "id\u00e9"]) {
+    const id = await idOf(insane);
+    assert.match(id ?? "", uuid, `${insane?.slice(0, 20)} → ${id}`);
+  }
+  assert.notEqual(await idOf(), await idOf(), "a new id for each request");
+});
+
 Deno.test("path traversal never returns a file outside static/ and _build/static/", async () => {
   for (const [file, marker] of FILE_CONTENTS) {
     const path = file.startsWith("/") ? file : join(PROJECT_ROOT, file);
