@@ -85,7 +85,7 @@ Deno.test("anything but an async function is refused, naming file and export", a
       await using dir = await tempProject({ "routes/_x/bad.ts": `"use server";\n${code}` });
       await assert.rejects(
         scanActions(dir.root),
-        new RegExp(`^Error: routes/_x/bad\\.ts: export "${name}" of a "use server" module`),
+        new RegExp(`^BuildProblem: routes/_x/bad\\.ts: export "${name}" of a "use server" module`),
         name,
       );
     }

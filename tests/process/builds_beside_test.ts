@@ -84,8 +84,10 @@ Deno.test("builds beside running servers leave every asset they serve in place",
   assert.notEqual(edited, source);
   await Deno.writeTextFile(island, edited);
 
-  // A copy has no tests/ of the project's; `deno task check` checks the folder all the same.
+  // A copy has no tests/ or bench/ of the project's; `deno task check` checks the folders all the
+  // same.
   await copy.write("tests/nothing_test.ts", "export {};\n");
+  await copy.write("bench/nothing.ts", "export {};\n");
   const commands: [string, string[], Record<string, string>?][] = [
     ["deno task build", ["task", "build"]],
     ["a dev build", ["run", "-A", "lib/cli/build.ts"], { NODE_ENV: "development" }],
