@@ -30,10 +30,13 @@ Deno.test("server actions in the browser", async (t) => {
   // client, through a trusted proxy's X-Forwarded-For.
   await using server = await startServer({ TRUST_PROXY: "1" }, { root });
   await using browser = await launchBrowser();
+  // Pages with JavaScript share a context (a context costs Chromium more than a page does); those
+  // without, or with headers or a cookie of their own, make theirs.
+  const tabs = await browser.newContext();
   const url = (path: string) => server.origin + path;
 
   await t.step("the guestbook signs in place with JavaScript on", async () => {
-    const page = await browser.newPage();
+    const page = await tabs.newPage();
     const errors = pageErrors(page);
     await page.goto(url("/guestbook"));
     await hydrated(page);
@@ -93,7 +96,7 @@ Deno.test("server actions in the browser", async (t) => {
   });
 
   await t.step("an island's call resolves with the action's value", async () => {
-    const page = await browser.newPage();
+    const page = await tabs.newPage();
     const errors = pageErrors(page);
     await page.goto(url("/probe"));
     await hydrated(page);
@@ -112,7 +115,7 @@ Deno.test("server actions in the browser", async (t) => {
   });
 
   await t.step("a failed call rejects with the digest, and nothing else", async () => {
-    const page = await browser.newPage();
+    const page = await tabs.newPage();
     await page.goto(url("/probe"));
     await hydrated(page);
     await page.getByRole("button", { name: "Fail caught" }).click();
@@ -125,7 +128,7 @@ Deno.test("server actions in the browser", async (t) => {
   });
 
   await t.step("an uncaught action failure ends on the server-side failure screen", async () => {
-    const page = await browser.newPage();
+    const page = await tabs.newPage();
     await page.goto(url("/probe"));
     await hydrated(page);
     await page.getByRole("button", { name: "Fail uncaught" }).click();
@@ -148,7 +151,7 @@ Deno.test("server actions in the browser", async (t) => {
       { SENTRY_DSN: receiver.dsn, SENTRY_TRACES_SAMPLE_RATE: "1" },
       { root },
     );
-    const page = await browser.newPage();
+    const page = await tabs.newPage();
     await page.goto(traced.origin + "/probe");
     await hydrated(page);
     await page.getByRole("button", { name: "Echo" }).click();

@@ -70,6 +70,9 @@ Deno.test("deno task dev: saves show in the open pages, errors at their source",
     script: "lib/cli/dev.ts",
   });
   await using browser = await launchBrowser();
+  // One profile, as a developer's browser has: a context costs Chromium more than a page does, and
+  // its pages share the cache (the dev server answers with ETags).
+  const tabs = await browser.newContext();
   const edit = editor(copy);
 
   await t.step("every page carries the dev client, right after <head>", async () => {
@@ -92,7 +95,7 @@ Deno.test("deno task dev: saves show in the open pages, errors at their source",
   });
 
   await t.step("an island edit shows in every open page, its state kept", async () => {
-    const pages = [await browser.newPage(), await browser.newPage()];
+    const pages = [await tabs.newPage(), await tabs.newPage()];
     for (const page of pages) {
       await page.goto(server.origin + "/counter");
       await incrementUntil(page, "5");
@@ -128,7 +131,7 @@ Deno.test("deno task dev: saves show in the open pages, errors at their source",
   });
 
   await t.step("an edit that cannot apply in place reloads: hooks, a non-component", async () => {
-    const page = await browser.newPage();
+    const page = await tabs.newPage();
     await page.goto(server.origin + "/counter");
     await incrementUntil(page, "13");
     await mark(page);
@@ -154,7 +157,7 @@ Deno.test("deno task dev: saves show in the open pages, errors at their source",
   await t.step(
     "a stylesheet edit swaps it without a reload; a reload gets the new one",
     async () => {
-      const page = await browser.newPage();
+      const page = await tabs.newPage();
       await page.goto(server.origin + "/counter");
       await incrementUntil(page, "23");
       await mark(page);
@@ -189,7 +192,7 @@ Deno.test("deno task dev: saves show in the open pages, errors at their source",
   await t.step(
     "a browser error names the island's file and line, on screen and in the console",
     async () => {
-      const page = await browser.newPage();
+      const page = await tabs.newPage();
       const messages = consoleOf(page);
       await page.goto(server.origin + "/boom");
       const boom = await read(copy, "islands/Boom.tsx");
@@ -227,7 +230,7 @@ Deno.test("deno task dev: saves show in the open pages, errors at their source",
   await t.step(
     "server actions pass the same-origin check, with JavaScript on and off",
     async () => {
-      const page = await browser.newPage();
+      const page = await tabs.newPage();
       await page.goto(server.origin + "/guestbook");
       await mark(page);
       // A click before hydration submits the form without JavaScript: sign once hydrated.
@@ -268,7 +271,7 @@ Deno.test("deno task dev: saves show in the open pages, errors at their source",
   });
 
   await t.step("the not-found page reloads after a save", async () => {
-    const page = await browser.newPage();
+    const page = await tabs.newPage();
     const res = await page.goto(server.origin + "/no-such-page");
     assert.equal(res?.status(), 404);
     await mark(page);
@@ -283,7 +286,7 @@ Deno.test("deno task dev: saves show in the open pages, errors at their source",
   await t.step(
     "a route edit reloads; its syntax error shows at its line; the fix recovers",
     async () => {
-      const page = await browser.newPage();
+      const page = await tabs.newPage();
       await page.goto(server.origin + "/counter");
       await reloadsAfter(
         page,
@@ -316,7 +319,7 @@ Deno.test("deno task dev: saves show in the open pages, errors at their source",
   await t.step(
     "a route that throws shows its own frames; a framework edit reloads it",
     async () => {
-      const page = await browser.newPage();
+      const page = await tabs.newPage();
       const res = await page.goto(server.origin + "/boom?throw");
       assert.equal(res?.status(), 500);
       const source = await read(copy, "routes/boom.tsx");
@@ -339,7 +342,7 @@ Deno.test("deno task dev: saves show in the open pages, errors at their source",
   await t.step(
     "an island's syntax error shows over the page; its fix updates in place",
     async () => {
-      const page = await browser.newPage();
+      const page = await tabs.newPage();
       await page.goto(server.origin + "/counter");
       await incrementUntil(page, "23");
       await mark(page);

@@ -36,15 +36,18 @@ async function screen(page: Page, side: "client" | "server") {
 }
 
 Deno.test("failures in the browser", async (t) => {
-  // One browser for the whole file: launching one costs more than most steps.
+  // One browser for the whole file: launching one costs more than most steps. Its pages share a
+  // context, one with JavaScript and one without: a context costs Chromium more than a page does.
   await using browser = await launchBrowser();
+  const tabs = await browser.newContext();
+  const noScript = await browser.newContext({ javaScriptEnabled: false });
 
   await t.step("in production", async (t) => {
     const root = await fixtureProject();
     await using server = await startServer({ NODE_ENV: "production" }, { root });
 
     await t.step("an island whose chunk is gone: the client-side screen", async () => {
-      const page = await browser.newPage();
+      const page = await tabs.newPage();
       const errors = watchErrors(page);
       await page.goto(server.origin + "/island/lost");
       const shown = await screen(page, "client");
@@ -57,7 +60,7 @@ Deno.test("failures in the browser", async (t) => {
     });
 
     await t.step("an island that throws while rendering: the client-side screen", async () => {
-      const page = await browser.newPage();
+      const page = await tabs.newPage();
       const errors = watchErrors(page);
       await page.goto(server.origin + "/island/render");
       const shown = await screen(page, "client");
@@ -68,7 +71,7 @@ Deno.test("failures in the browser", async (t) => {
     });
 
     await t.step("an error in an event handler leaves the page as it is", async () => {
-      const page = await browser.newPage();
+      const page = await tabs.newPage();
       const errors = watchErrors(page);
       await page.goto(server.origin + "/island/click");
       await page.getByRole("button", { name: "Clicked 0" }).click();
@@ -82,7 +85,7 @@ Deno.test("failures in the browser", async (t) => {
     });
 
     await t.step("a hydration mismatch React recovers from leaves the page as it is", async () => {
-      const page = await browser.newPage();
+      const page = await tabs.newPage();
       const errors = watchErrors(page);
       await page.goto(server.origin + "/island/mismatch");
       await page.waitForFunction(() => document.getElementById("side")?.textContent === "browser");
@@ -98,7 +101,7 @@ Deno.test("failures in the browser", async (t) => {
 
     for (const path of ["/fail/stream", "/fail/stream-island"]) {
       await t.step(`a failure after the shell (${path}): the server screen stays`, async () => {
-        const page = await browser.newPage();
+        const page = await tabs.newPage();
         const errors = watchErrors(page);
         const requests = watchRequests(page);
         await page.goto(server.origin + path);
@@ -121,8 +124,7 @@ Deno.test("failures in the browser", async (t) => {
     }
 
     await t.step("a failure after the shell, without JavaScript: the server screen", async () => {
-      const context = await browser.newContext({ javaScriptEnabled: false });
-      const page = await context.newPage();
+      const page = await noScript.newPage();
       await page.goto(server.origin + "/fail/stream");
       const screen = page.locator("main[role=alert]");
       await screen.waitFor();
@@ -135,24 +137,23 @@ Deno.test("failures in the browser", async (t) => {
         assert.equal(await page.getByText(text, { exact: true }).isVisible(), false, text);
       }
       assert.ok(!(await page.content()).includes(SECRET));
-      await context.close();
+      await page.close();
     });
 
     await t.step("the server screen needs no JavaScript", async () => {
-      const context = await browser.newContext({ javaScriptEnabled: false });
-      const page = await context.newPage();
+      const page = await noScript.newPage();
       const res = await page.goto(server.origin + "/fail/page");
       assert.equal(res?.status(), 500);
       assert.equal(await page.locator("h1").textContent(), SERVER_MESSAGE);
       assert.match((await page.locator("main code").textContent())!, /^[0-9A-Z]{5}-[0-9A-Z]{5}$/);
-      await context.close();
+      await page.close();
     });
   });
 
   await t.step("in development the client-side screen shows the error", async () => {
     const root = await fixtureProject();
     await using server = await startServer({ NODE_ENV: "development" }, { root });
-    const page = await browser.newPage();
+    const page = await tabs.newPage();
     await page.goto(server.origin + "/island/render");
     const shown = await screen(page, "client");
     assert.equal(shown.message, CLIENT_MESSAGE);

@@ -7,8 +7,8 @@
  */
 import assert from "node:assert/strict";
 import { launchBrowser } from "../helpers/browser.ts";
+import { fixtureProject } from "../helpers/fixtures.ts";
 import { otlpEnv, startOtlpReceiver } from "../helpers/otlp_receiver.ts";
-import { copyProject } from "../helpers/project_copy.ts";
 import {
   isErrorEvent,
   isTransaction,
@@ -16,21 +16,6 @@ import {
   startSentryReceiver,
 } from "../helpers/sentry_receiver.ts";
 import { startServer } from "../helpers/server.ts";
-
-const THROWER = `import { useState } from "react";
-
-export default function Thrower() {
-  const [now, setNow] = useState("");
-  const load = async () => setNow((await (await fetch("/api/time")).json()).now);
-  return (
-    <p>
-      <button type="button" onClick={load}>Fetch</button>
-      <button type="button" onClick={() => { throw new Error("island click failed"); }}>Throw</button>
-      <output>{now}</output>
-    </p>
-  );
-}
-`;
 
 const pageload = (item: ReceivedItem) =>
   isTransaction(item) && item.payload.contexts.trace.op === "pageload";
@@ -42,12 +27,8 @@ interface DebugImage {
 }
 
 Deno.test("telemetry (browser): the pageload continues the server's span; debug IDs", async (t) => {
-  await using project = await copyProject();
-  await project.write("islands/Thrower.tsx", THROWER);
-  await project.write(
-    "routes/thrower.tsx",
-    `import Thrower from "../islands/Thrower.tsx";\nexport default () => <Thrower />;\n`,
-  );
+  // The fixtures' Thrower island fetches /api/time and throws on a click.
+  const root = await fixtureProject();
   await using rx = startOtlpReceiver();
   await using sentry = startSentryReceiver();
   await using server = await startServer({
@@ -55,7 +36,7 @@ Deno.test("telemetry (browser): the pageload continues the server's span; debug 
     OTEL_TRACES_SAMPLER: "parentbased_always_on",
     SENTRY_DSN: sentry.dsn,
     SENTRY_TRACES_SAMPLE_RATE: "1",
-  }, { root: project.root });
+  }, { root });
   await using browser = await launchBrowser();
   const tab = await browser.newPage();
   await tab.goto(server.origin + "/thrower");

@@ -36,11 +36,12 @@ export async function hydrated(page: Page): Promise<void> {
 /**
  * Watches the page's requests; `quiet()` then resolves once none is in flight and what the last
  * ones set off (a chunk's code, hydration) has run a frame and a task later with still none: the
- * bounded, event-driven way to wait before asserting that something did not happen.
+ * bounded, event-driven way to wait before asserting that something did not happen. An event
+ * stream is open for as long as the page: it is not counted.
  */
 export function watchRequests(page: Page): { quiet(ms?: number): Promise<void> } {
   const inFlight = new Set<unknown>();
-  page.on("request", (req) => inFlight.add(req));
+  page.on("request", (req) => req.resourceType() !== "eventsource" && inFlight.add(req));
   page.on("requestfinished", (req) => inFlight.delete(req));
   page.on("requestfailed", (req) => inFlight.delete(req));
   const settle = () =>

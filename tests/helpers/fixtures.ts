@@ -8,17 +8,11 @@
  * props it got, and islands that fetch and throw for Sentry. Every failure's message holds
  * `FAILURE_SECRET` or `ACTION_SECRET`, which no production response may ever contain.
  *
- * The copy is built in a folder named after the hash of everything it is made from: the first
- * test file to ask builds it (under a lock), the others wait for it, and a later run with the same
- * sources finds it built. (The server's side of all this is tested in-process, with modules in
- * memory: failures_test.tsx, actions_http_test.ts.)
+ * The copy is built once per set of sources and shared (`built_copy.ts`). (The server's side of
+ * all this is tested in-process, with modules in memory: failures_test.tsx, actions_http_test.ts.)
  */
-import { createHash } from "node:crypto";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { filesBelow } from "../../lib/build/files.ts";
-import { fingerprint } from "../../lib/build/fingerprint.ts";
-import { copyProject, PROJECT_ROOT } from "./project_copy.ts";
+import { builtCopy } from "./built_copy.ts";
 
 export const FAILURE_SECRET = "s3cret-f41lure";
 export const ACTION_SECRET = "s3cret-act10n-failure";
@@ -248,71 +242,19 @@ const COPIED: Record<string, URL> = {
   "routes/_probe/actions.ts": new URL("./probe_actions.ts", import.meta.url),
 };
 
-/** How long another test file may take to build the fixtures before waiting gives up. */
-const BUILD_MS = 180_000;
-
-/** The root of the built fixture copy, made once per set of sources. */
+/** The root of the built fixture copy, made once per set of sources (`built_copy.ts`). */
 export async function fixtureProject(): Promise<string> {
   const copied = await Promise.all(
     Object.entries(COPIED).map(async ([path, url]) => [path, await Deno.readTextFile(url)]),
   );
-  // The build's own fingerprint (routes, islands, lib, deno.json), what it serves as it is
-  // (static/, main.ts), and the fixtures.
-  const hash = createHash("sha256").update(await fingerprint(PROJECT_ROOT, false));
-  for (
-    const file of [
-      "main.ts",
-      ...(await filesBelow(join(PROJECT_ROOT, "static"))).map((f) => `static/${f}`),
-    ]
-  ) {
-    hash.update(file).update(await Deno.readFile(join(PROJECT_ROOT, file)));
-  }
-  hash.update(JSON.stringify([FILES, copied]));
-  const root = join(tmpdir(), `app-fixtures-${hash.digest("hex").slice(0, 16)}`);
-  const ready = join(root, ".ready");
-  const lock = `${root}.lock`;
-  const started = Date.now();
-  while (!(await exists(ready))) {
-    if (Date.now() - started > 2 * BUILD_MS) {
-      throw new Error(`the fixtures in ${root} were not built in time`);
-    }
-    try {
-      await Deno.mkdir(lock);
-    } catch (error) {
-      if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
-      // Another test file builds; a lock older than any build is a run killed while building.
-      const since = (await Deno.stat(lock).catch(() => undefined))?.mtime?.getTime();
-      if (since !== undefined && Date.now() - since > BUILD_MS) {
-        await Deno.remove(lock).catch(() => {});
-      }
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      continue;
-    }
-    try {
-      if (!(await exists(ready))) await build(root, [...Object.entries(FILES), ...copied]);
-    } finally {
-      await Deno.remove(lock);
-    }
-  }
-  return root;
+  return await builtCopy("fixtures", { ...FILES, ...Object.fromEntries(copied) }, {
+    finish: loseChunk,
+  });
 }
 
-async function build(root: string, files: string[][]): Promise<void> {
-  await Deno.remove(root, { recursive: true }).catch(() => {});
-  const copy = await copyProject();
-  for (const [path, contents] of files) await copy.write(path, contents);
-  const { code, stderr } = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "lib/cli/build.ts"],
-    cwd: copy.root,
-    env: { NODE_ENV: "production" },
-    stdout: "null",
-    stderr: "piped",
-  }).output();
-  if (code !== 0) {
-    throw new Error(`the fixtures' build failed:\n${new TextDecoder().decode(stderr)}`);
-  }
-  // As a deploy does to an open tab's assets: the island's chunk is gone.
-  const assets = join(copy.root, "_build/static");
+/** As a deploy does to an open tab's assets: the `Lost` island's chunk is gone. */
+async function loseChunk(root: string): Promise<void> {
+  const assets = join(root, "_build/static");
   let lost = 0;
   for await (const entry of Deno.readDir(assets)) {
     if (entry.name.startsWith("Lost-")) {
@@ -321,12 +263,6 @@ async function build(root: string, files: string[][]): Promise<void> {
     }
   }
   if (lost === 0) throw new Error("the fixtures' build wrote no chunk for the Lost island");
-  await Deno.rename(copy.root, root);
-  await Deno.writeTextFile(join(root, ".ready"), "");
-}
-
-async function exists(path: string): Promise<boolean> {
-  return await Deno.stat(path).then(() => true, () => false);
 }
 
 /** The ids the fixtures' build gave its actions, by export name. */

@@ -1,32 +1,20 @@
 /**
  * @module
- * `deno serve --parallel main.ts` with two workers, on a throwaway copy of the project whose
+ * `deno serve --parallel main.ts` with two workers, on a built copy of the project whose
  * responses name the worker that answered (`X-Worker`), so a test can show it reached both.
  */
-import assert from "node:assert/strict";
-import { copyProject, type ProjectCopy } from "./project_copy.ts";
+import { builtCopy } from "./built_copy.ts";
 import { startServer, type TestServer } from "./server.ts";
 
 /** A copy of the project whose responses name their worker; built, as `deno serve` needs. */
-export async function workerNamingProject(): Promise<ProjectCopy> {
-  const copy = await copyProject();
-  await copy.write(
-    "routes/_middleware.ts",
-    `const worker = crypto.randomUUID();
+export function workerNamingProject(): Promise<string> {
+  return builtCopy("worker-naming", {
+    "routes/_middleware.ts": `const worker = crypto.randomUUID();
     export const handler = async (c, next) => {
       await next();
       c.header("X-Worker", worker);
     };`,
-  );
-  const { success, stderr } = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "lib/cli/build.ts"],
-    cwd: copy.root,
-    env: { NODE_ENV: "production" },
-    stdout: "null",
-    stderr: "piped",
-  }).output();
-  assert.ok(success, new TextDecoder().decode(stderr));
-  return copy;
+  });
 }
 
 const SERVE = ["serve", "-A", "--parallel", "--host", "127.0.0.1"];

@@ -4,6 +4,7 @@
  * routes, freshly added files, dev-mode edits) without touching the real tree. `node_modules` is
  * linked, not copied; `_build/` is left out so the copy builds its own, unless `withBuild` asks
  * for the project's (`deno task test` builds it first): a copy then starts as the project would.
+ * (A copy that is only served, never edited, is built once and shared: `built_copy.ts`.)
  */
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -14,26 +15,37 @@ const COPIED = ["deno.json", "deno.lock", "main.ts", "lib", "routes", "islands",
 export interface ProjectCopy extends AsyncDisposable {
   root: string;
   /** Writes `contents` to `path` (relative to the copy's root), creating folders. */
-  write(path: string, contents: string): Promise<void>;
+  write(path: string, contents: string | Uint8Array): Promise<void>;
 }
 
-export async function copyProject({ withBuild = false } = {}): Promise<ProjectCopy> {
+export interface CopyOptions {
+  /** Copy the project's build too. */
+  withBuild?: boolean;
+  /** The tree to copy: this project unless a test targets another (a worktree of an older commit). */
+  from?: string;
+}
+
+export async function copyProject(
+  { withBuild = false, from = PROJECT_ROOT }: CopyOptions = {},
+): Promise<ProjectCopy> {
   const root = await Deno.makeTempDir({ prefix: "app-copy-" });
-  for (const name of withBuild ? [...COPIED, "_build"] : COPIED) {
-    const from = join(PROJECT_ROOT, name);
-    const info = await Deno.stat(from).catch(() => undefined);
-    if (!info) continue;
-    const cp = new Deno.Command("cp", { args: ["-R", from, join(root, name)] });
+  const names = withBuild ? [...COPIED, "_build"] : COPIED;
+  await Promise.all(names.map(async (name) => {
+    const source = join(from, name);
+    const info = await Deno.stat(source).catch(() => undefined);
+    if (!info) return;
+    const cp = new Deno.Command("cp", { args: ["-R", source, join(root, name)] });
     const { success } = await cp.output();
     if (!success) throw new Error(`could not copy ${name}`);
-  }
-  await Deno.symlink(join(PROJECT_ROOT, "node_modules"), join(root, "node_modules"));
+  }));
+  await Deno.symlink(join(from, "node_modules"), join(root, "node_modules"));
   return {
     root,
     async write(path, contents) {
       const target = join(root, path);
       await Deno.mkdir(join(target, ".."), { recursive: true });
-      await Deno.writeTextFile(target, contents);
+      if (typeof contents === "string") await Deno.writeTextFile(target, contents);
+      else await Deno.writeFile(target, contents);
     },
     async [Symbol.asyncDispose]() {
       await Deno.remove(root, { recursive: true });

@@ -20,35 +20,32 @@ const PAGES = ["/", "/counter", "/guestbook", "/streaming", "/about"];
  */
 async function assetsOf(server: TestServer): Promise<Set<string>> {
   const urls = new Set<string>();
-  const add = async (url: string) => {
+  const add = async (url: string): Promise<void> => {
     if (urls.has(url)) return;
     urls.add(url);
     if (!url.endsWith(".js")) return;
     const code = await (await server.fetch(url)).text();
-    for (const [, file] of code.matchAll(/["'](?:\.\/|\/_app\/)([\w.-]+\.js)["']/g)) {
-      await add(`/_app/${file}`);
-    }
+    const imported = code.matchAll(/["'](?:\.\/|\/_app\/)([\w.-]+\.js)["']/g);
+    await Promise.all([...imported].map(([, file]) => add(`/_app/${file}`)));
     const map = /\/\/# sourceMappingURL=([\w.-]+\.map)/.exec(code)?.[1];
     if (map) urls.add(`/_app/${map}`);
   };
-  for (const page of PAGES) {
+  await Promise.all(PAGES.map(async (page) => {
     const html = await (await server.fetch(page)).text();
-    for (const [, url] of html.matchAll(/(?:src|href)="(\/[^"]+\.(?:js|css|svg))"/g)) {
-      await add(url);
-    }
-  }
+    const named = html.matchAll(/(?:src|href)="(\/[^"]+\.(?:js|css|svg))"/g);
+    await Promise.all([...named].map(([, url]) => add(url)));
+  }));
   return urls;
 }
 
 /** The URLs of `urls` that `server` no longer answers with 200. */
 async function missing(server: TestServer, urls: Set<string>): Promise<string[]> {
-  const gone: string[] = [];
-  for (const url of urls) {
+  const statuses = await Promise.all([...urls].map(async (url) => {
     const res = await server.fetch(url);
     await res.body?.cancel();
-    if (res.status !== 200) gone.push(`${url} → ${res.status}`);
-  }
-  return gone;
+    return res.status === 200 ? [] : [`${url} → ${res.status}`];
+  }));
+  return statuses.flat();
 }
 
 /** Runs deno in `root`: the exit code and all it printed. */
@@ -66,12 +63,11 @@ async function run(root: string, args: string[], env: Record<string, string> = {
 
 Deno.test("builds beside running servers leave every asset they serve in place", async () => {
   await using copy = await copyProject({ withBuild: true });
-  await using production = await startServer({}, { root: copy.root });
-  await using development = await startServer({ NODE_ENV: "development" }, { root: copy.root });
-  const served = [
-    { name: "production", server: production, urls: await assetsOf(production) },
-    { name: "development", server: development, urls: await assetsOf(development) },
-  ];
+  await using servers = new AsyncDisposableStack();
+  const served = await Promise.all((["production", "development"] as const).map(async (name) => {
+    const server = servers.use(await startServer({ NODE_ENV: name }, { root: copy.root }));
+    return { name, server, urls: await assetsOf(server) };
+  }));
   for (const { name, urls } of served) {
     const chunks = [...urls].filter((url) => /^\/_app\/Counter-\w+\.js$/.test(url));
     assert.equal(chunks.length, 1, `${name}: its pages name the Counter island's chunk`);

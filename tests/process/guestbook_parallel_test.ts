@@ -1,7 +1,7 @@
 /**
  * @module
  * The guestbook under `deno serve --parallel` (2 workers, one KV file), every request on a
- * connection of its own so the kernel spreads them over both workers — which a throwaway copy of
+ * connection of its own so the kernel spreads them over both workers — which a built copy of
  * the project names in an `X-Worker` header, so each test can show it reached both. Nothing the
  * app shows may depend on the worker: a new entry is on every load right after signing, reaches
  * open streams on every worker within a second, a form's state applies once, and the rate limit
@@ -41,8 +41,8 @@ async function fromBothWorkers<T extends { worker: string | null }>(
 }
 
 Deno.test("deno serve --parallel: every worker agrees, and live updates cross them", async (t) => {
-  await using copy = await workerNamingProject();
-  await using server = await serveParallel(copy.root, {
+  const root = await workerNamingProject();
+  await using server = await serveParallel(root, {
     KV_PATH: await tempStorePath(),
     TRUST_PROXY: "1",
   });

@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { headSampleRate, type OtlpSource, sentryOtlpEnv } from "../../lib/otel/env.ts";
+import { builtCopy } from "../helpers/built_copy.ts";
 import { startOtlpReceiver } from "../helpers/otlp_receiver.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
 
@@ -87,12 +88,9 @@ async function processOf(server: TestServer): Promise<{ pid: number; parent: num
 }
 
 Deno.test("launcher: the server exports to Sentry's OTLP endpoint, signals and exit codes pass", async (t) => {
-  const { copyProject } = await import("../helpers/project_copy.ts");
-  await using project = await copyProject();
-  await project.write(
-    "routes/api/pid.ts",
-    `export const handler = { GET: () => new Response(String(Deno.pid)) };\n`,
-  );
+  const root = await builtCopy("launch", {
+    "routes/api/pid.ts": `export const handler = { GET: () => new Response(String(Deno.pid)) };\n`,
+  });
   // One receiver stands in for Sentry: its OTLP endpoint, and its envelope endpoint.
   await using rx = startOtlpReceiver();
   const dsn = `http://publickey@127.0.0.1:${rx.port}/42`;
@@ -108,7 +106,7 @@ Deno.test("launcher: the server exports to Sentry's OTLP endpoint, signals and e
     async () => {
       await using server = await startServer(
         { SENTRY_DSN: dsn, SENTRY_TRACES_SAMPLE_RATE: "1", LOG_REQUESTS: "1", ...fast },
-        { root: project.root, ...LAUNCH },
+        { root: root, ...LAUNCH },
       );
       await (await server.fetch("/blog/hello-world")).text();
       const span = await rx.span((s) => s.name === "GET /blog/:slug");
@@ -135,7 +133,7 @@ Deno.test("launcher: the server exports to Sentry's OTLP endpoint, signals and e
       OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
       OTEL_SERVICE_NAME: "shop",
       ...fast,
-    }, { root: project.root, ...LAUNCH });
+    }, { root: root, ...LAUNCH });
     await (await server.fetch("/about")).text();
     const span = await collector.span((s) => s.name === "GET /about");
     assert.equal(span.resource["service.name"], "shop");
@@ -149,7 +147,7 @@ Deno.test("launcher: the server exports to Sentry's OTLP endpoint, signals and e
     async () => {
       await using server = await startServer(
         { SENTRY_DSN: dsn, SENTRY_TRACES_SAMPLE_RATE: "1", ...fast },
-        { root: project.root, ...LAUNCH },
+        { root: root, ...LAUNCH },
       );
       const { parent } = await processOf(server);
       assert.notEqual(parent, Deno.pid, "a launcher between the test and the server");
@@ -164,7 +162,7 @@ Deno.test("launcher: the server exports to Sentry's OTLP endpoint, signals and e
     const busy = Deno.listen({ hostname: "127.0.0.1", port: 0 });
     const { code, stderr } = await new Deno.Command(Deno.execPath(), {
       args: ["run", "-A", "lib/cli/launch.ts"],
-      cwd: project.root,
+      cwd: root,
       env: {
         NODE_ENV: "production",
         SENTRY_DSN: dsn,
@@ -184,7 +182,7 @@ Deno.test("launcher: the server exports to Sentry's OTLP endpoint, signals and e
     async () => {
       const settings: Record<string, string>[] = [{}, { SENTRY_DSN: dsn, SENTRY_OTLP: "0" }];
       for (const env of settings) {
-        await using server = await startServer(env, { root: project.root, ...LAUNCH });
+        await using server = await startServer(env, { root: root, ...LAUNCH });
         const { parent } = await processOf(server);
         assert.equal(parent, Deno.pid, "the launcher is the server");
         assert.equal(await server.stop(), 0);

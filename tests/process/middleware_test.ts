@@ -12,15 +12,15 @@
 import assert from "node:assert/strict";
 import { sign } from "hono/jwt";
 import { decodeResult, encodeCall } from "../../lib/shared/action_wire.ts";
+import { builtCopy } from "../helpers/built_copy.ts";
 import { actionIds } from "../helpers/fixtures.ts";
-import { copyProject } from "../helpers/project_copy.ts";
 import { startServer } from "../helpers/server.ts";
 
 const JWT_SECRET = "a-test-secret-of-no-value";
 
 const FILES: Record<string, string> = {
   // The root folder's chain: it marks every request it runs for.
-  "routes/_middleware.ts": `import type { Middleware } from "../lib/mod.ts";
+  "routes/_middleware.ts": `import type { Middleware } from "../../lib/mod.ts";
 export const handler: Middleware = async (c, next) => {
   c.set("root", true);
   await next();
@@ -85,10 +85,9 @@ export default function Claims({ state }: PageProps) {
 const ANN = `Basic ${btoa("ann:pw")}`;
 
 Deno.test("Hono's middleware in _middleware.ts, for pages and server actions", async (t) => {
-  await using copy = await copyProject({ withBuild: true });
-  for (const [path, source] of Object.entries(FILES)) await copy.write(path, source);
-  await using server = await startServer({}, { root: copy.root });
-  const ids = await actionIds(copy.root);
+  const root = await builtCopy("middleware", FILES);
+  await using server = await startServer({}, { root });
+  const ids = await actionIds(root);
   const origin = { Origin: server.origin };
 
   const stubCall = (id: string, headers: Record<string, string> = {}) =>

@@ -7,38 +7,24 @@
  * Sentry, measured side by side. (Everything else Sentry does on the server: sentry_test.tsx.)
  */
 import assert from "node:assert/strict";
-import { copyProject, type ProjectCopy } from "../helpers/project_copy.ts";
+import { builtCopy } from "../helpers/built_copy.ts";
 import { isErrorEvent, startSentryReceiver } from "../helpers/sentry_receiver.ts";
 import { freePort, startServer, type TestServer } from "../helpers/server.ts";
 
 /** The project, built, plus a page that fails and one that fails `?ms=` after its shell. */
-async function sentryProject(): Promise<ProjectCopy> {
-  const project = await copyProject({ withBuild: true });
-  await project.write(
-    "routes/boom.tsx",
-    `export default function Boom() { throw new Error("secret boom"); }\n`,
-  );
-  await project.write(
-    "routes/late.tsx",
-    `import { Suspense, use } from "react";
-import type { PageProps } from "../lib/mod.ts";
+function sentryProject(): Promise<string> {
+  // Built once, so that the servers below, started side by side, do not each build.
+  return builtCopy("sentry-process", {
+    "routes/boom.tsx": `export default function Boom() { throw new Error("secret boom"); }\n`,
+    "routes/late.tsx": `import { Suspense, use } from "react";
+import type { PageProps } from "../../lib/mod.ts";
 function Late({ failing }: { failing: Promise<string> }) { return <p>{use(failing)}</p>; }
 export default function Page({ url }: PageProps) {
   const ms = Number(url.searchParams.get("ms") ?? 50);
   const failing = new Promise<string>((_, reject) => setTimeout(() => reject(new Error("late boom")), ms));
   return <Suspense fallback={<p>loading</p>}><Late failing={failing} /></Suspense>;
 }\n`,
-  );
-  // Built once here, so that the servers below, started side by side, do not each build.
-  const { code, stderr } = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "lib/cli/build.ts"],
-    cwd: project.root,
-    env: { NODE_ENV: "production" },
-    stdout: "null",
-    stderr: "piped",
-  }).output();
-  assert.equal(code, 0, new TextDecoder().decode(stderr));
-  return project;
+  });
 }
 
 function sentryEnv(dsn: string, more: Record<string, string> = {}): Record<string, string> {
@@ -52,8 +38,7 @@ function digestOnPage(html: string): string {
 }
 
 Deno.test("sentry (server) in a process of its own", async (t) => {
-  await using project = await sentryProject();
-  const ROOT = { root: project.root };
+  const ROOT = { root: await sentryProject() };
   await t.step(
     "SIGTERM flushes an event captured while shutting down, waiting for a slow Sentry",
     async () => {

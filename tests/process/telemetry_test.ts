@@ -8,6 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { encodeCall } from "../../lib/shared/action_wire.ts";
+import { builtCopy } from "../helpers/built_copy.ts";
 import { actionIds } from "../helpers/fixtures.ts";
 import {
   otlpEnv,
@@ -15,7 +16,6 @@ import {
   type OtlpSpan,
   startOtlpReceiver,
 } from "../helpers/otlp_receiver.ts";
-import { copyProject, type ProjectCopy } from "../helpers/project_copy.ts";
 import { isErrorEvent, startSentryReceiver } from "../helpers/sentry_receiver.ts";
 import { startServer } from "../helpers/server.ts";
 
@@ -23,45 +23,33 @@ const SERVER = 2;
 const CALLER_TRACE = "0af7651916cd43dd8448eb211c80319c";
 const CALLER_SPAN = "b7ad6b7169203331";
 
-/** The action probe, plus routes that fail, stream a failure or a `notFound()`, and fetch. */
-async function telemetryProject(): Promise<ProjectCopy> {
-  const project = await copyProject();
+/** The action probe, plus routes that fail, stream a failure or a `notFound()`, and fetch; built. */
+async function telemetryProject(): Promise<string> {
   const probe = new URL("../helpers/probe_actions.ts", import.meta.url);
-  // At the same depth as in the probe's own fixture: its import of lib/ resolves in the copy.
-  await project.write("routes/_probe/actions.ts", await Deno.readTextFile(probe));
-  await project.write(
-    "routes/boom.tsx",
-    `export default function Boom() { throw new Error("boom in render"); }\n`,
-  );
-  await project.write(
-    "routes/late.tsx",
-    `import { Suspense, use } from "react";
+  return await builtCopy("telemetry", {
+    // At the same depth as in the probe's own fixture: its import of lib/ resolves in the copy.
+    "routes/_probe/actions.ts": await Deno.readTextFile(probe),
+    "routes/boom.tsx": `export default function Boom() { throw new Error("boom in render"); }\n`,
+    "routes/late.tsx": `import { Suspense, use } from "react";
 function Late({ failing }: { failing: Promise<string> }) { return <p>{use(failing)}</p>; }
 export default function Page() {
   const failing = new Promise<string>((_, reject) => setTimeout(() => reject(new Error("late boom")), 50));
   return <Suspense fallback={<p>loading</p>}><Late failing={failing} /></Suspense>;
 }\n`,
-  );
-  await project.write(
-    "routes/gone-later.tsx",
-    `import { Suspense, use } from "react";
-import { notFound } from "../lib/mod.ts";
+    "routes/gone-later.tsx": `import { Suspense, use } from "react";
+import { notFound } from "../../lib/mod.ts";
 function Gone({ post }: { post: Promise<string> }) { return <p>{use(post)}</p>; }
 export default function Page() {
   const post = new Promise<string>((_, reject) => setTimeout(() => reject(notFound()), 50));
   return <Suspense fallback={<p>loading</p>}><Gone post={post} /></Suspense>;
 }\n`,
-  );
-  await project.write(
-    "routes/upstreams.ts",
-    `export const handler = {
+    "routes/upstreams.ts": `export const handler = {
   async GET() {
     for (const url of Deno.env.get("UPSTREAM_URLS")!.split(",")) await (await fetch(url)).body?.cancel();
     return new Response("fetched");
   },
 };\n`,
-  );
-  return project;
+  });
 }
 
 /** A local upstream that records the headers of every request it gets. */
@@ -106,7 +94,7 @@ function assertOneTrace(headers: Headers): { traceId: string; dsc: Record<string
 const TRACE_HEADERS = ["traceparent", "sentry-trace", "baggage"];
 
 Deno.test("telemetry: Deno's OpenTelemetry with Sentry on one trace", async (t) => {
-  await using project = await telemetryProject();
+  const root = await telemetryProject();
   await using rx = startOtlpReceiver();
   await using sentry = startSentryReceiver();
   await using listed = recordingUpstream();
@@ -119,8 +107,8 @@ Deno.test("telemetry: Deno's OpenTelemetry with Sentry on one trace", async (t) 
     SENTRY_TRACES_SAMPLE_RATE: "1",
     SENTRY_TRACE_PROPAGATION_TARGETS: listed.origin,
     UPSTREAM_URLS: `${listed.origin}/data,${unlisted.origin}/data`,
-  }, { root: project.root });
-  const ids = await actionIds(project.root);
+  }, { root });
+  const ids = await actionIds(root);
   const get = async (path: string, headers: Record<string, string> = {}) => {
     const res = await server.fetch(path, { headers });
     return { res, html: await res.text() };
@@ -359,9 +347,9 @@ Deno.test("telemetry: Deno's OpenTelemetry with Sentry on one trace", async (t) 
 });
 
 Deno.test("telemetry: Deno's OpenTelemetry alone, Sentry off", async () => {
-  await using project = await telemetryProject();
+  const root = await telemetryProject();
   await using rx = startOtlpReceiver();
-  await using server = await startServer(otlpEnv(rx), { root: project.root });
+  await using server = await startServer(otlpEnv(rx), { root });
   const page = await server.fetch("/blog/hello-world");
   const html = await page.text();
   assert.doesNotMatch(html, /sentry|baggage/i, "no trace meta for a Sentry SDK");
@@ -377,7 +365,7 @@ Deno.test("telemetry: Deno's OpenTelemetry alone, Sentry off", async () => {
 });
 
 Deno.test("telemetry: a request that is not sampled: no span of the app's, failures still linked", async () => {
-  await using project = await telemetryProject();
+  const root = await telemetryProject();
   await using rx = startOtlpReceiver();
   await using sentry = startSentryReceiver();
   await using server = await startServer({
@@ -385,7 +373,7 @@ Deno.test("telemetry: a request that is not sampled: no span of the app's, failu
     OTEL_TRACES_SAMPLER: "parentbased_always_on",
     SENTRY_DSN: sentry.dsn,
     SENTRY_TRACES_SAMPLE_RATE: "1",
-  }, { root: project.root });
+  }, { root });
   // The caller decided: not sampled (flag 00).
   const unsampled = { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-00` };
   const html = await (await server.fetch("/blog/hello-world", { headers: unsampled })).text();

@@ -8,7 +8,8 @@
  */
 import assert from "node:assert/strict";
 import { examplePages } from "../../bench/pages.ts";
-import { launchBrowser } from "../helpers/browser.ts";
+import type { Browser } from "playwright-core";
+import { hydrated, launchBrowser, watchRequests } from "../helpers/browser.ts";
 import {
   isTransaction,
   type ReceivedItem,
@@ -42,9 +43,13 @@ const pageloadOf = (path: string) => (item: ReceivedItem) =>
   isTransaction(item) && item.payload.contexts.trace.op === "pageload" &&
   item.payload.transaction === path;
 
-async function assertNoViolationInChromium(server: TestServer, sentry?: SentryReceiver) {
-  await using browser = await launchBrowser();
+async function assertNoViolationInChromium(
+  browser: Browser,
+  server: TestServer,
+  sentry?: SentryReceiver,
+) {
   const page = await browser.newPage();
+  const requests = watchRequests(page);
   const violations: string[] = [];
   await page.addInitScript(() => {
     document.addEventListener("securitypolicyviolation", (event) => {
@@ -58,7 +63,9 @@ async function assertNoViolationInChromium(server: TestServer, sentry?: SentryRe
   });
   let sentOnIslandPages = 0;
   for (const path of await examplePages(server.origin)) {
-    await page.goto(server.origin + path, { waitUntil: "networkidle" });
+    await page.goto(server.origin + path);
+    await hydrated(page);
+    await requests.quiet();
     if (path === "/streaming") await page.getByText("Sunny, with a chance of hydration.").waitFor();
     if (path === "/counter") {
       await page.getByRole("button", { name: "Increment" }).click();
@@ -70,21 +77,30 @@ async function assertNoViolationInChromium(server: TestServer, sentry?: SentryRe
     }
   }
   if (sentry) assert.ok(sentOnIslandPages > 0, "the SDK sent from a page with islands");
+  await page.close();
   assert.deepEqual(violations, []);
 }
 
-Deno.test("every script carries the request's nonce and Chromium sees no CSP violation", async () => {
-  await using server = await startServer();
-  await assertScriptsCarryNonce(server);
-  await assertNoViolationInChromium(server);
-});
+Deno.test("the CSP in Chromium", async (t) => {
+  // One browser for both: launching one costs more than loading every page.
+  await using browser = await launchBrowser();
 
-Deno.test("with Sentry on, too", async () => {
-  await using receiver = startSentryReceiver();
-  await using server = await startServer({
-    SENTRY_DSN: receiver.dsn,
-    SENTRY_TRACES_SAMPLE_RATE: "1.0",
+  await t.step(
+    "every script carries the request's nonce and Chromium sees no CSP violation",
+    async () => {
+      await using server = await startServer();
+      await assertScriptsCarryNonce(server);
+      await assertNoViolationInChromium(browser, server);
+    },
+  );
+
+  await t.step("with Sentry on, too", async () => {
+    await using receiver = startSentryReceiver();
+    await using server = await startServer({
+      SENTRY_DSN: receiver.dsn,
+      SENTRY_TRACES_SAMPLE_RATE: "1.0",
+    });
+    await assertScriptsCarryNonce(server);
+    await assertNoViolationInChromium(browser, server, receiver);
   });
-  await assertScriptsCarryNonce(server);
-  await assertNoViolationInChromium(server, receiver);
 });

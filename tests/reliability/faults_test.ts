@@ -3,12 +3,12 @@
  * route that calls it with a timeout (`AbortSignal.timeout`) must end, within that bound, on the
  * failure screen with a digest — the same digest as the JSON log line — before the shell (500)
  * and inside a Suspense boundary after it. A route whose calls have no timeout is ended the same
- * way by the request's deadline (`REQUEST_TIMEOUT_MS`). The routes live in a throwaway copy of
- * the project.
+ * way by the request's deadline (`REQUEST_TIMEOUT_MS`). The routes live in a built copy of the
+ * project.
  * (Sentry's own faults — its ingest down, slow, 500, 429 — are in tests/sentry_test.ts.)
  */
 import assert from "node:assert/strict";
-import { copyProject } from "../helpers/project_copy.ts";
+import { builtCopy } from "../helpers/built_copy.ts";
 import { startServer } from "../helpers/server.ts";
 
 const TIMEOUT_MS = 300;
@@ -91,11 +91,9 @@ function hangingUpstream() {
 
 Deno.test("a hanging upstream is cut off by its timeout and ends on the failure screen", async (t) => {
   await using upstream = hangingUpstream();
-  await using project = await copyProject();
-  for (const [path, source] of Object.entries(ROUTES)) await project.write(path, source);
   await using server = await startServer(
     { UPSTREAM: upstream.url, REQUEST_TIMEOUT_MS: String(DEADLINE_MS) },
-    { root: project.root },
+    { root: await builtCopy("faults", ROUTES) },
   );
 
   for (const [path, status, name] of CASES) {

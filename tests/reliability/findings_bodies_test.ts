@@ -11,11 +11,13 @@
 import assert from "node:assert/strict";
 import { encodeCall } from "../../lib/shared/action_wire.ts";
 import { startSentryReceiver } from "../helpers/sentry_receiver.ts";
+import { started } from "../helpers/wait.ts";
 import type { TestServer } from "../helpers/server.ts";
-import { copyTarget, exchange, startTarget } from "./target.ts";
+import { builtTarget, type Exchange, exchange, startTarget, within } from "./target.ts";
 
 const MIB = 1024 * 1024;
 const DEADLINE_MS = 1000;
+const SHUTDOWN_DEADLINE_MS = 300;
 /** "Did not hang": far above the deadline, far below forever. */
 const HANG_MS = 15_000;
 
@@ -67,14 +69,14 @@ function formBytes(n: number): Uint8Array {
 
 Deno.test("finding 4: a stalled or endless request is ended by the deadline", async (t) => {
   await using receiver = startSentryReceiver();
-  await using copy = await copyTarget(FILES);
+  const built = await builtTarget(FILES);
   await using server = await startTarget({
     REQUEST_TIMEOUT_MS: String(DEADLINE_MS),
     SENTRY_DSN: receiver.dsn,
     SENTRY_TUNNEL: "1",
     SENTRY_TRACES_SAMPLE_RATE: "0",
-  }, { root: copy.root });
-  const ids = await copy.actionIds();
+  }, { root: built.root });
+  const ids = await built.actionIds();
 
   const stalled: [string, string, Record<string, string>][] = [
     ["a server action", `/_action/${ids.echo}`, {
@@ -83,25 +85,6 @@ Deno.test("finding 4: a stalled or endless request is ended by the deadline", as
     ["the Sentry tunnel", "/_sentry", { "Content-Type": "text/plain;charset=UTF-8" }],
     ["an API route reading req.text()", "/api/upload", { "Content-Type": "text/plain" }],
   ];
-  for (const [what, target, headers] of stalled) {
-    await t.step(`a stalled upload to ${what}: 408 and Connection: close`, async () => {
-      // 1 MiB announced (the action and tunnel limit), one byte short of it sent, then silence.
-      const head = postHead(server, target, { ...headers, "Content-Length": String(MIB) });
-      const res = await exchange(server.port, head, {
-        body: formBytes(MIB - 1),
-        timeoutMs: HANG_MS,
-        headOnly: true,
-      });
-      assert.equal(res.status, 408, `after ${Math.round(res.ms)} ms`);
-      // Said; Deno itself keeps the socket until the client sends the rest or leaves.
-      assert.equal(res.headers.get("connection"), "close");
-      const refused = (line: Record<string, unknown>) =>
-        line.status === 408 && line.path === target;
-      await server.waitForLog(refused);
-      assert.equal(server.logs().filter(refused).length, 1, "one warning per refused body");
-    });
-  }
-
   // The island's stub asks for JSON and reads the digest from it (its error carries it); a form
   // posted by a browser gets the screen.
   const endless: [string, BodyInit, string, string][] = [
@@ -113,8 +96,20 @@ Deno.test("finding 4: a stalled or endless request is ended by the deadline", as
       "text/html; charset=UTF-8",
     ],
   ];
-  for (const [how, body, accept, type] of endless) {
-    await t.step(`an action that never settles, ${how}: 500 with a digest`, async () => {
+  // Each of these ends only at the deadline: all sent at once, they wait for it together, and each
+  // step below checks its own.
+  const stalledAnswers = stalled.map(([, target, headers]) =>
+    started(() =>
+      // 1 MiB announced (the action and tunnel limit), one byte short of it sent, then silence.
+      exchange(
+        server.port,
+        postHead(server, target, { ...headers, "Content-Length": String(MIB) }),
+        { body: formBytes(MIB - 1), timeoutMs: HANG_MS, headOnly: true },
+      )
+    )
+  );
+  const endlessAnswers = endless.map(([, body, accept]) =>
+    started(async () => {
       const began = performance.now();
       const res = await server.fetch(`/_action/${ids.never}`, {
         method: "POST",
@@ -122,8 +117,27 @@ Deno.test("finding 4: a stalled or endless request is ended by the deadline", as
         headers: { Origin: server.origin, Accept: accept },
         signal: AbortSignal.timeout(HANG_MS),
       });
-      const text = await res.text();
-      assert.equal(res.status, 500, `after ${Math.round(performance.now() - began)} ms`);
+      return { res, text: await res.text(), ms: performance.now() - began };
+    })
+  );
+
+  for (const [i, [what, target]] of stalled.entries()) {
+    await t.step(`a stalled upload to ${what}: 408 and Connection: close`, async () => {
+      const res = await stalledAnswers[i]();
+      assert.equal(res.status, 408, `after ${Math.round(res.ms)} ms`);
+      // Said; Deno itself keeps the socket until the client sends the rest or leaves.
+      assert.equal(res.headers.get("connection"), "close");
+      const refused = (line: Record<string, unknown>) =>
+        line.status === 408 && line.path === target;
+      await server.waitForLog(refused);
+      assert.equal(server.logs().filter(refused).length, 1, "one warning per refused body");
+    });
+  }
+
+  for (const [i, [how, , , type]] of endless.entries()) {
+    await t.step(`an action that never settles, ${how}: 500 with a digest`, async () => {
+      const { res, text, ms } = await endlessAnswers[i]();
+      assert.equal(res.status, 500, `after ${Math.round(ms)} ms`);
       assert.equal(res.headers.get("content-type"), type);
       const digest = /Digest: <code>([^<]+)<\/code>/.exec(text)?.[1] ?? digestOfJson(text);
       assert.ok(digest, `a digest in ${text.slice(0, 300)}`);
@@ -184,28 +198,56 @@ Deno.test("finding 4: a stalled or endless request is ended by the deadline", as
 });
 
 Deno.test("finding 4: bodies in flight are bounded by REQUEST_BODY_BUDGET", async () => {
-  await using copy = await copyTarget(FILES);
+  const built = await builtTarget(FILES);
   await using server = await startTarget({
     // Long enough that nothing is cut by the deadline while the budget fills.
     REQUEST_TIMEOUT_MS: "60000",
     REQUEST_BODY_BUDGET: String(4 * MIB),
-  }, { root: copy.root });
-  const ids = await copy.actionIds();
+  }, { root: built.root });
+  const ids = await built.actionIds();
 
-  // Twelve uploads of 600 KB that never finish: 7 MB, where the budget holds 4 MiB.
+  // Twelve uploads of 600 KB that never finish: 7 MB, where the budget holds 4 MiB. Those past it
+  // are refused at once; the others hold their bytes, waiting for the rest of their bodies.
   const held: Deno.Conn[] = [];
+  const letGo = new AbortController();
   try {
     const head = postHead(server, `/_action/${ids.echo}`, {
       "Content-Type": "application/x-www-form-urlencoded",
       "Content-Length": String(MIB - 1),
     });
-    const answers = await Promise.all(Array.from({ length: 12 }, () =>
+    const uploads = Array.from({ length: 12 }, () =>
       exchange(server.port, head, {
         body: formBytes(600 * 1024),
-        timeoutMs: 5_000,
+        timeoutMs: HANG_MS,
         headOnly: true,
         keepOpen: (conn) => held.push(conn),
-      })));
+        signal: letGo.signal,
+      }));
+    // Waited for as they come: four refusals at least (or every upload answered).
+    const answered: Exchange[] = [];
+    await within(
+      new Promise<void>((enough) => {
+        for (const upload of uploads) {
+          upload.then((res) => {
+            answered.push(res);
+            const refused = answered.filter((res) => res.status === 503).length;
+            if (refused >= 4 || answered.length === uploads.length) enough();
+          });
+        }
+      }),
+      HANG_MS,
+    );
+
+    // Meanwhile, the server answers everyone else.
+    const began = performance.now();
+    const home = await server.fetch("/", { signal: AbortSignal.timeout(HANG_MS) });
+    assert.equal(home.status, 200);
+    await home.body?.cancel();
+    assert.ok(performance.now() - began < HANG_MS);
+
+    // The uploads not answered by now still wait for their bodies: stop waiting for them.
+    letGo.abort();
+    const answers = await Promise.all(uploads);
     const refused = answers.filter((res) => res.status === 503);
     const statuses = answers.map((res) => res.status);
     assert.ok(refused.length >= 4, `503s past the budget; statuses: ${statuses}`);
@@ -214,14 +256,8 @@ Deno.test("finding 4: bodies in flight are bounded by REQUEST_BODY_BUDGET", asyn
       `the others still wait for their bodies; statuses: ${statuses}`,
     );
     for (const res of refused) assert.equal(res.headers.get("retry-after"), "1");
-
-    // Meanwhile, the server answers everyone else.
-    const began = performance.now();
-    const home = await server.fetch("/", { signal: AbortSignal.timeout(HANG_MS) });
-    assert.equal(home.status, 200);
-    await home.body?.cancel();
-    assert.ok(performance.now() - began < HANG_MS);
   } finally {
+    letGo.abort();
     for (const conn of held) {
       try {
         conn.close();
@@ -252,12 +288,13 @@ function digestOfJson(text: string): string | undefined {
 }
 
 Deno.test("finding 4: a stalled upload does not hold a graceful shutdown", async () => {
-  await using copy = await copyTarget(FILES);
+  const built = await builtTarget(FILES);
+  // A short deadline: the stop waits out a grace of twice it and a second for the held socket.
   await using server = await startTarget(
-    { REQUEST_TIMEOUT_MS: String(DEADLINE_MS) },
-    { root: copy.root },
+    { REQUEST_TIMEOUT_MS: String(SHUTDOWN_DEADLINE_MS) },
+    { root: built.root },
   );
-  const ids = await copy.actionIds();
+  const ids = await built.actionIds();
   const held: Deno.Conn[] = [];
   try {
     // Answered 408 at the deadline; Deno still keeps the socket, waiting for the rest of the body.

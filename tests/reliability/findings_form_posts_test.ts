@@ -15,7 +15,7 @@ import { Buffer } from "node:buffer";
 import { createHmac } from "node:crypto";
 import type { TestServer } from "../helpers/server.ts";
 import { requestBytes, send } from "./raw_http.ts";
-import { copyTarget, startTarget } from "./target.ts";
+import { builtTarget, startTarget } from "./target.ts";
 
 const FILES = {
   "routes/_findings/forms.ts": `"use server";
@@ -91,14 +91,13 @@ function assertOurPath(location: string | null, origin: string, what: string) {
 }
 
 async function startFormServer() {
-  const copy = await copyTarget(FILES);
-  const server = await startTarget({}, { root: copy.root });
+  const built = await builtTarget(FILES);
+  const server = await startTarget({}, { root: built.root });
   return {
-    copy,
+    built,
     server,
     async [Symbol.asyncDispose]() {
       await server[Symbol.asyncDispose]();
-      await copy[Symbol.asyncDispose]();
     },
   };
 }
@@ -249,7 +248,7 @@ function forge(secret: string, flash: Record<string, unknown>): string {
 
 Deno.test("finding 11: the form state applies once, and never after its signed expiry", async () => {
   await using app = await startFormServer();
-  const { server, copy } = app;
+  const { server, built } = app;
   const form = await renderedForm(server, "hello");
   const res = await server.fetch(form.action, {
     method: "POST",
@@ -270,7 +269,7 @@ Deno.test("finding 11: the form state applies once, and never after its signed e
   assert.equal(await shown(server, PAGE, cookie), "nothing yet", "nor a third time");
 
   // Signed with the build's secret, as the server would: the state as it came, a fresh id.
-  const secret = await copy.secret();
+  const secret = await built.secret();
   const { state } = payloadOf(cookie);
   const flash = (expires: number) => ({ path: PAGE, state, expires, id: crypto.randomUUID() });
   const fresh = forge(secret, flash(Date.now() + 60_000));

@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { stringify } from "devalue";
 import type { TestServer } from "../helpers/server.ts";
 import { requestBytes, send } from "./raw_http.ts";
-import { copyTarget, startTarget } from "./target.ts";
+import { builtTarget, startTarget } from "./target.ts";
 
 const FILES = {
   "routes/_findings/echo.ts": `"use server";
@@ -73,9 +73,9 @@ function postForm(
 }
 
 Deno.test("finding 13: APP_ORIGIN behind a proxy", async (t) => {
-  await using copy = await copyTarget(FILES);
-  await using server = await startTarget({ APP_ORIGIN: PUBLIC }, { root: copy.root });
-  const { echo } = await copy.actionIds();
+  const built = await builtTarget(FILES);
+  await using server = await startTarget({ APP_ORIGIN: PUBLIC }, { root: built.root });
+  const { echo } = await built.actionIds();
   const direct = `127.0.0.1:${server.port}`;
 
   await t.step("Host: app.example, as the proxy forwards it: pages and actions work", async () => {
@@ -119,12 +119,12 @@ Deno.test("finding 13: APP_ORIGIN behind a proxy", async (t) => {
 });
 
 Deno.test("finding 13: ALLOWED_HOSTS widens the hosts, not the origins", async () => {
-  await using copy = await copyTarget(FILES);
+  const built = await builtTarget(FILES);
   await using server = await startTarget(
     { APP_ORIGIN: PUBLIC, ALLOWED_HOSTS: `app.example,localhost` },
-    { root: copy.root },
+    { root: built.root },
   );
-  const { echo } = await copy.actionIds();
+  const { echo } = await built.actionIds();
   assert.equal((await ask(server, "localhost", "/")).status, 200, "a listed host");
   assert.equal((await ask(server, "app.example", "/")).status, 200, "the listed origin's host");
   assert.equal((await ask(server, "evil", "/")).status, 400, "any other host");
@@ -133,9 +133,9 @@ Deno.test("finding 13: ALLOWED_HOSTS widens the hosts, not the origins", async (
 });
 
 Deno.test("finding 13: with no setting, the request's own origin is the app's", async () => {
-  await using copy = await copyTarget(FILES);
-  await using server = await startTarget({}, { root: copy.root });
-  const { echo } = await copy.actionIds();
+  const built = await builtTarget(FILES);
+  await using server = await startTarget({}, { root: built.root });
+  const { echo } = await built.actionIds();
   const direct = `127.0.0.1:${server.port}`;
   assert.equal((await call(server, echo, direct, `http://${direct}`)).status, 200, "same origin");
   assert.equal((await call(server, echo, direct, "http://evil.example")).status, 403, "cross-site");

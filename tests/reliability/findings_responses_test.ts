@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import type { TestServer } from "../helpers/server.ts";
 import { requestBytes, send } from "./raw_http.ts";
-import { copyTarget, startTarget } from "./target.ts";
+import { builtTarget, startTarget } from "./target.ts";
 
 const FILES = {
   "routes/api/empty.ts": `
@@ -78,10 +78,10 @@ Deno.test("findings 7 and 8: HEAD, 304 and immutable responses", async (t) => {
     { hostname: "127.0.0.1", port: 0, onListen() {} },
     () => new Response("from upstream", { headers: { "X-Upstream": "1" } }),
   );
-  await using copy = await copyTarget(FILES);
+  const built = await builtTarget(FILES);
   await using server = await startTarget(
     { UPSTREAM: `http://127.0.0.1:${upstream.addr.port}/` },
-    { root: copy.root },
+    { root: built.root },
   );
   try {
     for (const path of ["/styles.css", await assetPath(server)]) {

@@ -9,7 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { freePort } from "../helpers/server.ts";
-import { copyTarget, startTarget, TARGET_ROOT, within } from "./target.ts";
+import { builtTarget, startTarget, TARGET_ROOT, within } from "./target.ts";
 
 const LIMIT = 300;
 /** Bounds every wait: "did not hang", not a measure of speed. */
@@ -109,7 +109,7 @@ async function until(done: () => boolean, what: string): Promise<void> {
 }
 
 Deno.test("finding 5: an unhandled Deno.errors.Http of the app's own is logged, not fatal", async () => {
-  await using copy = await copyTarget({
+  const built = await builtTarget({
     "routes/api/orphan.ts": `
       export const handler = {
         GET() {
@@ -119,7 +119,7 @@ Deno.test("finding 5: an unhandled Deno.errors.Http of the app's own is logged, 
       };
     `,
   });
-  await using server = await startTarget({}, { root: copy.root });
+  await using server = await startTarget({}, { root: built.root });
   const res = await server.fetch("/api/orphan");
   assert.equal(await res.text(), "answered");
   const line = await server.waitForLog((line) => /^Unhandled rejection/.test(String(line.msg)));

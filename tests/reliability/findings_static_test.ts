@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { requestBytes, send } from "./raw_http.ts";
-import { copyTarget, startTarget } from "./target.ts";
+import { builtTarget, startTarget } from "./target.ts";
 
 const SECRET = "SECRET_ENV=do-not-serve";
 
@@ -60,8 +60,8 @@ const SNEAKY = [
 ];
 
 Deno.test("finding 12: static files by their encoded names, never dotfiles, never outside", async (t) => {
-  await using copy = await copyTarget(FILES);
-  await using server = await startTarget({}, { root: copy.root });
+  const built = await builtTarget(FILES);
+  await using server = await startTarget({}, { root: built.root });
   const get = (target: string, method = "GET") =>
     send(server.port, requestBytes(server.port, { method, target }));
 

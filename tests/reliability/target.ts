@@ -12,43 +12,28 @@
  */
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { builtCopy } from "../helpers/built_copy.ts";
 import { type StartOptions, startServer, type TestServer } from "../helpers/server.ts";
 
 export const PROJECT_ROOT = fileURLToPath(new URL("../../", import.meta.url));
 export const TARGET_ROOT = Deno.env.get("FINDINGS_ROOT") ?? PROJECT_ROOT;
 
-const COPIED = ["deno.json", "deno.lock", "main.ts", "lib", "routes", "islands", "static"];
-
-export interface TargetCopy extends AsyncDisposable {
+export interface Target {
   root: string;
-  /** The action ids of the copy's build (after its server started), by export name. */
+  /** The action ids of its build, by export name. */
   actionIds(): Promise<Record<string, string>>;
-  /** The copy's build secret (signs the form-state cookie), after its server started. */
+  /** Its build's secret (signs the form-state cookie). */
   secret(): Promise<string>;
 }
 
 /**
- * A throwaway copy of the target with `files` added (path → contents; a `Uint8Array` as bytes).
- * `_build/` is left out: the server's start builds it.
+ * The target with `files` added (path → contents; a `Uint8Array` as bytes), built, and shared by
+ * every test asking for the same files (`built_copy.ts`): tests only serve it, never edit it.
  */
-export async function copyTarget(
+export async function builtTarget(
   files: Record<string, string | Uint8Array> = {},
-): Promise<TargetCopy> {
-  const root = await Deno.makeTempDir({ prefix: "findings-" });
-  for (const name of COPIED) {
-    const from = join(TARGET_ROOT, name);
-    if (!await Deno.stat(from).catch(() => undefined)) continue;
-    const { success } = await new Deno.Command("cp", { args: ["-R", from, join(root, name)] })
-      .output();
-    if (!success) throw new Error(`could not copy ${name}`);
-  }
-  await Deno.symlink(join(TARGET_ROOT, "node_modules"), join(root, "node_modules"));
-  for (const [path, contents] of Object.entries(files)) {
-    const target = join(root, path);
-    await Deno.mkdir(join(target, ".."), { recursive: true });
-    if (typeof contents === "string") await Deno.writeTextFile(target, contents);
-    else await Deno.writeFile(target, contents);
-  }
+): Promise<Target> {
+  const root = await builtCopy("findings", files, { from: TARGET_ROOT });
   const manifest = () => Deno.readTextFile(join(root, "_build/manifest.gen.ts"));
   return {
     root,
@@ -65,9 +50,6 @@ export async function copyTarget(
       const secret = /secret: "([^"]+)"/.exec(await manifest())?.[1];
       if (!secret) throw new Error("no actions secret in the copy's manifest");
       return secret;
-    },
-    async [Symbol.asyncDispose]() {
-      await Deno.remove(root, { recursive: true });
     },
   };
 }
@@ -119,6 +101,8 @@ export interface ExchangeOptions {
   waitForBody?: boolean;
   /** Keep the connection open after the answer (for tests that hold many). */
   keepOpen?: (conn: Deno.Conn) => void;
+  /** Stop waiting for an answer when it aborts, as when time runs out. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -169,7 +153,7 @@ export async function exchange(
     }
   })();
   const deadline = began + options.timeoutMs;
-  await within(reading, deadline - performance.now());
+  await within(reading, deadline - performance.now(), options.signal);
   const ms = performance.now() - began;
   if (options.waitForBody) await within(writing, deadline - performance.now());
   if (options.keepOpen) options.keepOpen(conn);
@@ -183,14 +167,25 @@ export async function exchange(
   return { ...parseHead(concat(received, size)), ms, closed, bodySent };
 }
 
-/** Waits for `promise`, or `ms` at most; leaves no timer behind. */
-export async function within(promise: Promise<unknown>, ms: number): Promise<void> {
+/** Waits for `promise`, or `ms` at most (or until `signal` aborts); leaves no timer behind. */
+export async function within(
+  promise: Promise<unknown>,
+  ms: number,
+  signal?: AbortSignal,
+): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
+  let stop: (() => void) | undefined;
   await Promise.race([
     promise,
-    new Promise((resolve) => timer = setTimeout(resolve, Math.max(0, ms))),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, Math.max(0, ms));
+      stop = resolve;
+      signal?.addEventListener("abort", stop, { once: true });
+      if (signal?.aborted) resolve();
+    }),
   ]);
   clearTimeout(timer);
+  if (stop) signal?.removeEventListener("abort", stop);
 }
 
 async function writeAll(conn: Deno.Conn, bytes: Uint8Array) {

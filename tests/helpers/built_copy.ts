@@ -1,0 +1,135 @@
+/**
+ * @module
+ * A copy of the project (or of another tree, `from`) with files added, built as `deno task build`
+ * builds, and shared read-only by every test that asks for the same: the first test file to ask
+ * builds it (under a lock), the others wait for it, and a later run with the same sources finds it
+ * built. Its folder is named after a hash of everything it is made from — the build's own
+ * fingerprint (routes, islands, lib, deno.json), what the copy serves or runs as it is (`static/`,
+ * `main.ts`, `deno.lock`), the files added, the tree copied and what `finish` does — so a change to
+ * any of them makes a new one. A server started in it finds its build fresh and does not rebuild.
+ *
+ * For tests that only serve a copy. One that edits its copy, or builds it itself, makes its own
+ * with `copyProject()`.
+ */
+import { createHash } from "node:crypto";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { filesBelow } from "../../lib/build/files.ts";
+import { fingerprint } from "../../lib/build/fingerprint.ts";
+import { copyProject, PROJECT_ROOT } from "./project_copy.ts";
+
+export interface BuiltCopyOptions {
+  /** The tree to copy: this project unless a test targets another (a worktree of an older commit). */
+  from?: string;
+  /** Runs on the built copy before it is shared, e.g. to lose a chunk as a deploy would. */
+  finish?: (root: string) => Promise<void>;
+}
+
+/** How long one test file may take to build a copy before the others stop waiting for it. */
+const BUILD_MS = 180_000;
+/** Copies of the same name from other sources are removed once they are this old. */
+const STALE_MS = 60 * 60 * 1000;
+
+/**
+ * The root of the built copy of `from` with `files` (path → contents) added. `name` says what it is
+ * for; it is part of the folder's name.
+ */
+export async function builtCopy(
+  name: string,
+  files: Record<string, string | Uint8Array>,
+  { from = PROJECT_ROOT, finish }: BuiltCopyOptions = {},
+): Promise<string> {
+  const hash = createHash("sha256").update(`${from}\n${name}\n${finish ?? ""}\n`);
+  hash.update(await fingerprint(from, false));
+  const servedAsIs = [
+    "main.ts",
+    "deno.lock",
+    ...(await filesBelow(join(from, "static")))
+      .map((file) => `static/${file}`),
+  ];
+  for (const file of servedAsIs) {
+    const bytes = await Deno.readFile(join(from, file)).catch(() => undefined);
+    if (bytes) hash.update(`${file}\n`).update(bytes);
+  }
+  for (const [path, contents] of Object.entries(files).sort(([a], [b]) => a.localeCompare(b))) {
+    hash.update(`\n${path}\n`).update(contents);
+  }
+  // One family of folders per tree and name: a new one replaces the old ones of its family.
+  const family = `app-built-${name}-${
+    createHash("sha256").update(from).digest("hex").slice(0, 8)
+  }-`;
+  const root = join(tmpdir(), family + hash.digest("hex").slice(0, 16));
+  const ready = join(root, ".ready");
+  const lock = `${root}.lock`;
+  const started = Date.now();
+  while (!(await exists(ready))) {
+    if (Date.now() - started > 2 * BUILD_MS) {
+      throw new Error(`the copy in ${root} was not built in time`);
+    }
+    try {
+      await Deno.mkdir(lock);
+    } catch (error) {
+      if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
+      // Another test file builds; a lock older than any build is a run killed while building.
+      const since = (await Deno.stat(lock).catch(() => undefined))?.mtime?.getTime();
+      if (since !== undefined && Date.now() - since > BUILD_MS) {
+        await Deno.remove(lock).catch(() => {});
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      continue;
+    }
+    try {
+      if (!(await exists(ready))) await build(root, from, files, finish);
+    } finally {
+      await Deno.remove(lock);
+    }
+    await removeStale(family, root);
+  }
+  return root;
+}
+
+async function build(
+  root: string,
+  from: string,
+  files: Record<string, string | Uint8Array>,
+  finish: BuiltCopyOptions["finish"],
+): Promise<void> {
+  await Deno.remove(root, { recursive: true }).catch(() => {});
+  const copy = await copyProject({ from });
+  try {
+    for (const [path, contents] of Object.entries(files)) await copy.write(path, contents);
+    // The task, not a script of ours: a tree of an older commit builds as it did then.
+    const { code, stderr } = await new Deno.Command(Deno.execPath(), {
+      args: ["task", "build"],
+      cwd: copy.root,
+      env: { NODE_ENV: "production" },
+      stdout: "null",
+      stderr: "piped",
+    }).output();
+    if (code !== 0) {
+      throw new Error(`the build of ${root} failed:\n${new TextDecoder().decode(stderr)}`);
+    }
+    await finish?.(copy.root);
+    await Deno.rename(copy.root, root);
+  } catch (error) {
+    await copy[Symbol.asyncDispose]();
+    throw error;
+  }
+  await Deno.writeTextFile(join(root, ".ready"), "");
+}
+
+/** Removes the other copies of `family` that nobody has built for a while. */
+async function removeStale(family: string, keep: string): Promise<void> {
+  for await (const entry of Deno.readDir(tmpdir())) {
+    const path = join(tmpdir(), entry.name);
+    if (!entry.isDirectory || !entry.name.startsWith(family) || path === keep) continue;
+    const built = (await Deno.stat(join(path, ".ready")).catch(() => undefined))?.mtime;
+    if (built && Date.now() - built.getTime() > STALE_MS) {
+      await Deno.remove(path, { recursive: true }).catch(() => {});
+    }
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  return await Deno.stat(path).then(() => true, () => false);
+}
