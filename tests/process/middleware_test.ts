@@ -20,7 +20,7 @@ const JWT_SECRET = "a-test-secret-of-no-value";
 
 const FILES: Record<string, string> = {
   // The root folder's chain: it marks every request it runs for.
-  "routes/_middleware.ts": `import type { Middleware } from "../../lib/mod.ts";
+  "routes/_middleware.ts": `import type { Middleware } from "../lib/mod.ts";
 export const handler: Middleware = async (c, next) => {
   c.set("root", true);
   await next();

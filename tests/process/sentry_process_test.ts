@@ -17,7 +17,7 @@ function sentryProject(): Promise<string> {
   return builtCopy("sentry-process", {
     "routes/boom.tsx": `export default function Boom() { throw new Error("secret boom"); }\n`,
     "routes/late.tsx": `import { Suspense, use } from "react";
-import type { PageProps } from "../../lib/mod.ts";
+import type { PageProps } from "../lib/mod.ts";
 function Late({ failing }: { failing: Promise<string> }) { return <p>{use(failing)}</p>; }
 export default function Page({ url }: PageProps) {
   const ms = Number(url.searchParams.get("ms") ?? 50);

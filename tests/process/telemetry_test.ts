@@ -37,7 +37,7 @@ export default function Page() {
   return <Suspense fallback={<p>loading</p>}><Late failing={failing} /></Suspense>;
 }\n`,
     "routes/gone-later.tsx": `import { Suspense, use } from "react";
-import { notFound } from "../../lib/mod.ts";
+import { notFound } from "../lib/mod.ts";
 function Gone({ post }: { post: Promise<string> }) { return <p>{use(post)}</p>; }
 export default function Page() {
   const post = new Promise<string>((_, reject) => setTimeout(() => reject(notFound()), 50));
