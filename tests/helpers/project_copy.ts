@@ -6,6 +6,8 @@
  * for the project's (`deno task test` builds it first): a copy then starts as the project would.
  * (A copy that is only served, never edited, is built once and shared: `built_copy.ts`.)
  */
+import { createHash } from "node:crypto";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -23,12 +25,22 @@ export interface CopyOptions {
   withBuild?: boolean;
   /** The tree to copy: this project unless a test targets another (a worktree of an older commit). */
   from?: string;
+  /**
+   * Copy into the same folder run after run (named after this and the tree) when no other run
+   * holds it, so that what caches by path is found again: `deno check` type-checks only what
+   * changed since it last checked there. A fresh temp folder when another run holds it.
+   */
+  reuse?: string;
 }
 
+/** A folder held longer than this was left by a run that was killed. */
+const HELD_MS = 10 * 60 * 1000;
+
 export async function copyProject(
-  { withBuild = false, from = PROJECT_ROOT }: CopyOptions = {},
+  { withBuild = false, from = PROJECT_ROOT, reuse }: CopyOptions = {},
 ): Promise<ProjectCopy> {
-  const root = await Deno.makeTempDir({ prefix: "app-copy-" });
+  const held = reuse === undefined ? undefined : await hold(reuse, from);
+  const root = held ?? await Deno.makeTempDir({ prefix: "app-copy-" });
   const names = withBuild ? [...COPIED, "_build"] : COPIED;
   await Promise.all(names.map(async (name) => {
     const source = join(from, name);
@@ -49,6 +61,27 @@ export async function copyProject(
     },
     async [Symbol.asyncDispose]() {
       await Deno.remove(root, { recursive: true });
+      if (held) await Deno.remove(`${held}.lock`);
     },
   };
+}
+
+/** The empty folder `name` stands for, held by this run (a lock beside it), if no other holds it. */
+async function hold(name: string, from: string): Promise<string | undefined> {
+  const tree = createHash("sha256").update(from).digest("hex").slice(0, 8);
+  const root = join(tmpdir(), `app-copy-${name}-${tree}`);
+  try {
+    await Deno.mkdir(`${root}.lock`);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.AlreadyExists)) throw error;
+    const since = (await Deno.stat(`${root}.lock`).catch(() => undefined))?.mtime?.getTime();
+    // Left by a killed run: free for the next one.
+    if (since !== undefined && Date.now() - since > HELD_MS) {
+      await Deno.remove(`${root}.lock`).catch(() => {});
+    }
+    return undefined;
+  }
+  await Deno.remove(root, { recursive: true }).catch(() => {});
+  await Deno.mkdir(root);
+  return root;
 }

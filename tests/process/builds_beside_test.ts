@@ -62,7 +62,8 @@ async function run(root: string, args: string[], env: Record<string, string> = {
 }
 
 Deno.test("builds beside running servers leave every asset they serve in place", async () => {
-  await using copy = await copyProject({ withBuild: true });
+  // The same folder run after run: `deno task check` type-checks only what changed there.
+  await using copy = await copyProject({ withBuild: true, reuse: "builds-beside" });
   await using servers = new AsyncDisposableStack();
   const served = await Promise.all((["production", "development"] as const).map(async (name) => {
     const server = servers.use(await startServer({ NODE_ENV: name }, { root: copy.root }));
