@@ -11,6 +11,7 @@ import { join } from "node:path";
 import type { Assets, Chunk } from "../server/manifest.ts";
 import type { ActionModule } from "./actions.ts";
 import { actionStubs } from "./action_stubs.ts";
+import { sentryPrebundle } from "./sentry_prebundle.ts";
 
 export interface BundleOptions {
   root: string;
@@ -80,17 +81,20 @@ export async function bundle(options: BundleOptions): Promise<Bundle> {
   // The action client is a bundle of its own, imported at an action's first call: no page loads
   // it before. Built with the islands, its devalue would share files with the boot runtime's (which
   // parses props) and, as esbuild splits by file, bring devalue's stringify to every island page.
-  const client = await esbuild.build({ ...common, ...actionClientOptions(root) });
+  const [client, sentry] = await Promise.all([
+    esbuild.build({ ...common, ...actionClientOptions(root) }),
+    sentryPrebundle(root, SENTRY, dev),
+  ]);
   const clientUrl = assetUrl(outputOf(client.metafile, ACTION_CLIENT), outDir);
   const result = await esbuild.build({
     ...common,
     ...islandOptions(root, options.islands, clientUrl),
     define: { ...common.define, ACTION_CLIENT_URL: JSON.stringify(clientUrl) },
-    plugins: [actionStubs(root, options.actions)],
+    plugins: [sentry.plugin, actionStubs(root, options.actions)],
   });
   const files = [client, result].flatMap((r) => Object.keys(r.metafile.outputs))
     .map((output) => output.slice(outDir.length + 1));
-  const inputs = { ...client.metafile.inputs, ...result.metafile.inputs };
+  const inputs = { ...client.metafile.inputs, ...sentry.inputs, ...result.metafile.inputs };
   return { assets: assetsOf(result.metafile, outDir, options.islands), files, inputs };
 }
 

@@ -4,6 +4,8 @@
  * content-hashed names and linked source maps, and a deploy that changes one island renames only
  * the chunks holding its code, so every other island and the boot runtime keep their URLs (and the
  * browser's cache), while the chunks of the build before stay on disk for a server still running it.
+ * The Sentry packages are linked into the browser SDK's entry once and kept (`_build/vendor/`)
+ * until `lib/sentry/` changes, without a second React or the way back to their sources.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -92,6 +94,35 @@ Deno.test("the build: minified, content-hashed chunks, stable across unrelated c
     // A server started before this build still serves its pages' chunks.
     for (const name of renamed) assert.ok(await read(name), `${name} kept`);
   });
+
+  await t.step(
+    "the browser SDK: linked once, kept, linked again when lib/sentry/ changes",
+    async () => {
+      const sdk = entryOf(before, "sentry");
+      const sources = before.get(sdk)!;
+      // Its map still reaches into the packages' own sources, through the kept bundle's map.
+      assert.ok(sources.some((s) => s.includes("/@sentry/core/")), "maps into @sentry/core");
+      assert.ok(holds(sources, "lib/sentry/browser.ts"), "and into our entry");
+      // React stays an import, shared with the islands' chunks: no second copy in the SDK's.
+      assert.ok(!sources.some((s) => s.includes("/react-dom/")), "no React DOM inside");
+      const kept = () => Array.fromAsync(Deno.readDir(join(project.root, "_build/vendor")));
+      const [entry] = await kept();
+      assert.match(entry.name, /^browser-sdk-[0-9a-f]{16}$/);
+
+      assert.equal(entryOf(await build(project.root), "sentry"), sdk, "unchanged: the same chunk");
+      const file = join(project.root, "lib/sentry/browser.ts");
+      await Deno.writeTextFile(
+        file,
+        (await Deno.readTextFile(file)).replace("`auto.browser.${kind}`", "`auto.edited.${kind}`"),
+      );
+      const edited = entryOf(await build(project.root), "sentry");
+      assert.notEqual(edited, sdk);
+      assert.ok((await read(edited)).includes("auto.edited."), "the edit is in the chunk");
+      const now = await kept();
+      assert.equal(now.length, 1, "the earlier bundle is gone");
+      assert.notEqual(now[0].name, entry.name);
+    },
+  );
 });
 
 Deno.test("a mistake in the project's files: one line naming it, exit 1, no stack", async () => {

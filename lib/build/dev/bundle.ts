@@ -23,7 +23,7 @@ import {
 } from "../bundle.ts";
 import { reactRefresh } from "./refresh.ts";
 import { buildSentryVendor, buildVendor, vendorModules } from "./vendor.ts";
-import type { Output } from "./vendor_cache.ts";
+import type { Output } from "../vendor_cache.ts";
 
 export interface DevBundle {
   assets: Assets;

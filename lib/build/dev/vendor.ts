@@ -9,13 +9,13 @@
  *    `__require` of an external throws in the browser), and ESM evaluation order runs the vendor
  *    module, and the refresh hook with it, before any island code;
  *  - the Sentry packages, imported only by our own ESM, are plain externals.
- * Both are kept on disk for the next session (`vendor_cache.ts`).
+ * Both are kept on disk for the next session (`../vendor_cache.ts`).
  */
 import * as esbuild from "esbuild";
 import { createRequire } from "node:module";
 import process from "node:process";
 import { join } from "node:path";
-import { cachedBuild, type Output } from "./vendor_cache.ts";
+import { cachedBuild, type Output } from "../vendor_cache.ts";
 
 const VENDOR_URL = "/_app/dev/vendor.js";
 
@@ -47,9 +47,10 @@ function vendorOptions(root: string, outdir: string) {
 
 /** What the vendor modules are made from, besides the packages. */
 const SOURCES = ["lib/client/dev", "lib/build/dev/vendor.ts"];
+const CACHE = "_build/dev/vendor";
 
 export function buildVendor(root: string, outdir: string): Promise<Output[]> {
-  return cachedBuild(root, "react", SOURCES, outdir, async () => {
+  return cachedBuild({ root, folder: CACHE, name: "react", sources: SOURCES, outdir }, async () => {
     const result = await esbuild.build({
       ...vendorOptions(root, outdir),
       entryPoints: [
@@ -62,16 +63,19 @@ export function buildVendor(root: string, outdir: string): Promise<Output[]> {
 }
 
 export function buildSentryVendor(root: string, outdir: string): Promise<Output[]> {
-  return cachedBuild(root, "sentry", SOURCES, outdir, async () => {
-    const result = await esbuild.build({
-      ...vendorOptions(root, outdir),
-      entryPoints: Object.entries(SENTRY).map(([name, out]) => ({ in: name, out })),
-      splitting: true,
-      chunkNames: "chunk-[hash]",
-      plugins: [reactShims(root)],
-    });
-    return result.outputFiles;
-  });
+  return cachedBuild(
+    { root, folder: CACHE, name: "sentry", sources: SOURCES, outdir },
+    async () => {
+      const result = await esbuild.build({
+        ...vendorOptions(root, outdir),
+        entryPoints: Object.entries(SENTRY).map(([name, out]) => ({ in: name, out })),
+        splitting: true,
+        chunkNames: "chunk-[hash]",
+        plugins: [reactShims(root)],
+      });
+      return result.outputFiles;
+    },
+  );
 }
 
 /** Points the island build's imports of React and Sentry at the vendor modules. */

@@ -1,31 +1,39 @@
 /**
  * @module
- * Dev only: the vendor modules (`vendor.ts`) kept on disk between sessions, each build under
- * `_build/dev/vendor/<name>-<key>/`, the key a hash of what it is made from (the locked package
- * versions, esbuild's version, the given sources). A session that finds its key reads the files —
- * milliseconds — rather than build them, which costs a few hundred, on the CPU the first start
- * needs.
+ * Builds of the packages kept on disk between runs — dev's vendor modules (`dev/vendor.ts`), the
+ * browser SDK's prebundle (`sentry_prebundle.ts`) — each under `<folder>/<name>-<key>/`, the key a
+ * hash of what it is made from (the locked package versions, esbuild's version, the given
+ * sources). A run that finds its key reads the files — milliseconds — rather than build them,
+ * which costs a few hundred.
  */
 import * as esbuild from "esbuild";
 import { createHash } from "node:crypto";
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, join, relative } from "node:path";
-import { filesBelow } from "../files.ts";
+import { filesBelow } from "./files.ts";
 
 export interface Output {
   path: string;
   contents: Uint8Array;
 }
 
+export interface CachedBuild {
+  root: string;
+  /** The cache's folder, relative to root. */
+  folder: string;
+  /** No two builds in one folder have names that start alike: the older entries go by name. */
+  name: string;
+  /** What the build is made from besides the packages: files or folders, relative to root. */
+  sources: string[];
+  outdir: string;
+}
+
 /** `build`'s outputs (paths below `outdir`), from the cache when `sources` are unchanged. */
 export async function cachedBuild(
-  root: string,
-  name: string,
-  sources: string[],
-  outdir: string,
+  { root, folder, name, sources, outdir }: CachedBuild,
   build: () => Promise<Output[]>,
 ): Promise<Output[]> {
-  const cache = join(root, "_build/dev/vendor");
+  const cache = join(root, folder);
   const dir = join(cache, `${name}-${await keyOf(root, sources)}`);
   const files = await filesBelow(dir);
   if (files.length > 0) {
