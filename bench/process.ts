@@ -97,17 +97,17 @@ export async function startV8Flags(root: string): Promise<string> {
   return flags;
 }
 
-/** Milliseconds from spawning `deno ...args` to its first 200 on `/`. */
+/** Milliseconds from spawning `deno ...args` to its first 200 on `path`. */
 export async function coldStart(
   root: string,
   args: string[],
-  env: Record<string, string> = {},
+  path = "/",
 ): Promise<number> {
   const port = freePort();
   const began = performance.now();
-  const child = spawn(root, args, env, port);
+  const child = spawn(root, args, {}, port);
   try {
-    await until200(`http://127.0.0.1:${port}/`, 30_000, child);
+    await until200(`http://127.0.0.1:${port}${path}`, 30_000, child);
     return performance.now() - began;
   } finally {
     await kill(child, "SIGTERM");
