@@ -32,6 +32,7 @@ export async function sentryPrebundle(
   entry: string,
   dev: boolean,
 ): Promise<Prebundle> {
+  // Where esbuild would write: nothing is written there, the outputs go to the cache's folder.
   const outdir = join(root, "_build/prebundle");
   const outputs = await cachedBuild({
     root,
