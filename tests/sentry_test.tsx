@@ -22,6 +22,7 @@ import * as slug from "../routes/blog/[slug].tsx";
 import * as docs from "../routes/docs/[...path].tsx";
 import { actionIdOf, captureLogs, memoryManifest } from "./helpers/app.ts";
 import * as probe from "./helpers/probe_actions.ts";
+import { recordingUpstream } from "./helpers/upstream.ts";
 import {
   isErrorEvent,
   isTransaction,
@@ -165,20 +166,6 @@ interface ClientSpan {
 /** A transaction's `http.client` spans: one per outgoing fetch. */
 const clientSpans = (transaction: ReceivedItem): ClientSpan[] =>
   transaction.payload.spans.filter((span: ClientSpan) => span.op === "http.client");
-
-/** A local upstream that records the headers of every request it gets. */
-function recordingUpstream() {
-  const seen: Headers[] = [];
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req) => {
-    seen.push(req.headers);
-    return new Response("ok");
-  });
-  return {
-    origin: `http://127.0.0.1:${server.addr.port}`,
-    seen,
-    [Symbol.asyncDispose]: () => server.shutdown(),
-  };
-}
 
 const TRACE_HEADERS = ["sentry-trace", "baggage", "traceparent"];
 

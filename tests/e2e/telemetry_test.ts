@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { launchBrowser } from "../helpers/browser.ts";
 import { fixtureProject } from "../helpers/fixtures.ts";
-import { otlpEnv, startOtlpReceiver } from "../helpers/otlp_receiver.ts";
+import { startOtlpReceiver, tracedEnv } from "../helpers/otlp_receiver.ts";
 import {
   isErrorEvent,
   isTransaction,
@@ -32,10 +32,7 @@ Deno.test("telemetry (browser): the pageload continues the server's span; debug 
   await using rx = startOtlpReceiver();
   await using sentry = startSentryReceiver();
   await using server = await startServer({
-    ...otlpEnv(rx),
-    OTEL_TRACES_SAMPLER: "parentbased_always_on",
-    SENTRY_DSN: sentry.dsn,
-    SENTRY_TRACES_SAMPLE_RATE: "1",
+    ...tracedEnv(rx, sentry.dsn),
   }, { root });
   await using browser = await launchBrowser();
   const tab = await browser.newPage();

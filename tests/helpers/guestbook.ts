@@ -4,6 +4,7 @@
  * from the rendered page, a signing posted like a form with JavaScript off or called like the
  * island does, and the entries' event stream read as it comes.
  */
+import { Arrivals } from "./arrivals.ts";
 import { encodeCall } from "../../lib/shared/action_wire.ts";
 
 export interface SignOptions {
@@ -103,8 +104,7 @@ export async function readEvents(
   const events: ServerSentEvent[] = [];
   let raw = "";
   let pending = "";
-  const waiters = new Set<() => void>();
-  const wake = () => waiters.forEach((waiter) => waiter());
+  const arrivals = new Arrivals();
   const reading = (async () => {
     try {
       for await (const chunk of response.body!.pipeThrough(new TextDecoderStream())) {
@@ -124,10 +124,10 @@ export async function readEvents(
           }
           if (data.length) events.push({ ...event, data: data.join("\n") });
         }
-        wake();
+        arrivals.arrived();
       }
     } catch { /* aborted */ }
-    wake();
+    arrivals.arrived();
   })();
   const close = async () => {
     controller.abort();
@@ -138,20 +138,11 @@ export async function readEvents(
     events,
     text: () => raw,
     waitFor: (count, ms = 5_000) =>
-      new Promise((resolve, reject) => {
-        const timer = setTimeout(() => {
-          waiters.delete(check);
-          reject(new Error(`${events.length} of ${count} events in ${ms} ms:\n${raw}`));
-        }, ms);
-        const check = () => {
-          if (events.length < count) return;
-          clearTimeout(timer);
-          waiters.delete(check);
-          resolve(events.slice(0, count));
-        };
-        waiters.add(check);
-        check();
-      }),
+      arrivals.until(
+        () => events.length >= count ? events.slice(0, count) : undefined,
+        ms,
+        () => `${events.length} of ${count} events in ${ms} ms:\n${raw}`,
+      ),
     close,
     [Symbol.asyncDispose]: close,
   };

@@ -4,6 +4,7 @@
  * (`OTEL_EXPORTER_OTLP_PROTOCOL=http/json`): records every request's path and headers, and reads
  * the spans and log records of trace and log exports into plain objects tests can wait for.
  */
+import { Arrivals } from "./arrivals.ts";
 
 export interface OtlpSpan {
   traceId: string;
@@ -59,17 +60,30 @@ export function otlpEnv(receiver: { url: string }): Record<string, string> {
   };
 }
 
+/**
+ * `otlpEnv`, with every request traced and Sentry on for errors (at `sentryDsn`). Parent-based, as
+ * the launcher sets it: an unsampled parent then keeps Sentry's own posts out of traces.
+ */
+export function tracedEnv(receiver: { url: string }, sentryDsn: string): Record<string, string> {
+  return {
+    ...otlpEnv(receiver),
+    OTEL_TRACES_SAMPLER: "parentbased_always_on",
+    SENTRY_DSN: sentryDsn,
+    SENTRY_TRACES_SAMPLE_RATE: "1",
+  };
+}
+
 export function startOtlpReceiver(): OtlpReceiver {
   const requests: OtlpRequest[] = [];
   const spans: OtlpSpan[] = [];
   const logs: OtlpLog[] = [];
-  const waiters = new Set<() => void>();
+  const arrivals = new Arrivals();
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
     const contentType = req.headers.get("content-type") ?? "";
     requests.push({ path: new URL(req.url).pathname, headers: req.headers, contentType });
     const bytes = await decompressed(req);
     if (contentType.includes("json")) read(JSON.parse(new TextDecoder().decode(bytes)));
-    for (const wake of waiters) wake();
+    arrivals.arrived();
     return Response.json({});
   });
 
@@ -111,24 +125,9 @@ export function startOtlpReceiver(): OtlpReceiver {
   };
 
   const waitFor = <T>(list: T[], predicate: (item: T) => boolean, ms: number, what: string) =>
-    new Promise<T>((resolve, reject) => {
-      const check = () => {
-        const found = list.find(predicate);
-        if (found === undefined) return;
-        done();
-        resolve(found);
-      };
-      const timer = setTimeout(() => {
-        done();
-        const seen = spans.map((s) => `${s.name} (${s.traceId.slice(0, 8)})`).join(", ");
-        reject(new Error(`no matching ${what} within ${ms} ms; spans: ${seen}`));
-      }, ms);
-      const done = () => {
-        clearTimeout(timer);
-        waiters.delete(check);
-      };
-      waiters.add(check);
-      check();
+    arrivals.until(() => list.find(predicate), ms, () => {
+      const seen = spans.map((s) => `${s.name} (${s.traceId.slice(0, 8)})`).join(", ");
+      return `no matching ${what} within ${ms} ms; spans: ${seen}`;
     });
 
   return {

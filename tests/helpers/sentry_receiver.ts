@@ -6,6 +6,7 @@
  * request's headers, envelope or not, and can answer slowly, never, or with an error status (and
  * rate-limit headers), to show that a struggling Sentry never hurts the app.
  */
+import { Arrivals } from "./arrivals.ts";
 import { parseEnvelope } from "@sentry/core";
 
 export interface ReceivedItem {
@@ -59,7 +60,7 @@ export function startSentryReceiver(options: ReceiverOptions = {}): SentryReceiv
   const items: ReceivedItem[] = [];
   const requests: ReceivedRequest[] = [];
   const bodies: string[] = [];
-  const waiters = new Set<() => void>();
+  const arrivals = new Arrivals();
   const closing = new AbortController();
   let envelopes = 0;
 
@@ -83,7 +84,7 @@ export function startSentryReceiver(options: ReceiverOptions = {}): SentryReceiv
           path: url.pathname,
         });
       }
-      for (const wake of waiters) wake();
+      arrivals.arrived();
     }
     if (options.delayMs) await delay(options.delayMs, closing.signal);
     // As Sentry does: browsers post from any origin.
@@ -100,26 +101,9 @@ export function startSentryReceiver(options: ReceiverOptions = {}): SentryReceiv
     requests,
     envelopes: () => envelopes,
     waitFor(predicate, ms = 10_000) {
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          const found = items.find(predicate);
-          if (!found) return;
-          done();
-          resolve(found);
-        };
-        const timer = setTimeout(() => {
-          done();
-          const seen = items.map((i) => `${i.type} ${i.payload?.transaction ?? ""}`);
-          reject(
-            new Error(`no matching Sentry item within ${ms} ms; received: ${seen.join(", ")}`),
-          );
-        }, ms);
-        const done = () => {
-          clearTimeout(timer);
-          waiters.delete(check);
-        };
-        waiters.add(check);
-        check();
+      return arrivals.until(() => items.find(predicate), ms, () => {
+        const seen = items.map((i) => `${i.type} ${i.payload?.transaction ?? ""}`);
+        return `no matching Sentry item within ${ms} ms; received: ${seen.join(", ")}`;
       });
     },
     async close() {

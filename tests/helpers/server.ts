@@ -4,6 +4,7 @@
  * or `deno serve main.ts`) and collects what it prints, so tests can talk HTTP to it and read its
  * JSON log lines. Its KV store is `:memory:` unless the test sets `KV_PATH`.
  */
+import { Arrivals } from "./arrivals.ts";
 import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -69,7 +70,7 @@ export async function startServer(
 
   const stdout: string[] = [];
   const stderr: string[] = [];
-  const waiters = new Set<() => void>();
+  const arrivals = new Arrivals();
   const collect = async (stream: ReadableStream<Uint8Array>, into: string[]) => {
     const decoder = new TextDecoder();
     let rest = "";
@@ -77,7 +78,7 @@ export async function startServer(
       const lines = (rest + decoder.decode(bytes, { stream: true })).split("\n");
       rest = lines.pop()!;
       into.push(...lines);
-      for (const wake of waiters) wake();
+      arrivals.arrived();
     }
     if (rest) into.push(rest);
   };
@@ -95,30 +96,14 @@ export async function startServer(
     });
 
   const waitFor = <T>(find: () => T | undefined, ms: number, what: string): Promise<T> =>
-    new Promise((resolve, reject) => {
-      const check = () => {
-        const found = find();
-        if (found === undefined) return;
-        cleanup();
-        resolve(found);
-      };
-      const timer = setTimeout(() => {
-        cleanup();
-        reject(
-          new Error(
-            `${what} not seen in ${ms} ms\nstdout:\n${stdout.join("\n")}\nstderr:\n${
-              stderr.join("\n")
-            }`,
-          ),
-        );
-      }, ms);
-      const cleanup = () => {
-        clearTimeout(timer);
-        waiters.delete(check);
-      };
-      waiters.add(check);
-      check();
-    });
+    arrivals.until(
+      find,
+      ms,
+      () =>
+        `${what} not seen in ${ms} ms\nstdout:\n${stdout.join("\n")}\nstderr:\n${
+          stderr.join("\n")
+        }`,
+    );
 
   // `deno serve` says it on stderr.
   const listening = (l: string) => l.includes("Listening on");

@@ -15,9 +15,11 @@ import {
   type OtlpReceiver,
   type OtlpSpan,
   startOtlpReceiver,
+  tracedEnv,
 } from "../helpers/otlp_receiver.ts";
 import { isErrorEvent, startSentryReceiver } from "../helpers/sentry_receiver.ts";
 import { startServer } from "../helpers/server.ts";
+import { recordingUpstream } from "../helpers/upstream.ts";
 
 const SERVER = 2;
 const CALLER_TRACE = "0af7651916cd43dd8448eb211c80319c";
@@ -50,20 +52,6 @@ export default function Page() {
   },
 };\n`,
   });
-}
-
-/** A local upstream that records the headers of every request it gets. */
-function recordingUpstream() {
-  const seen: Headers[] = [];
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req) => {
-    seen.push(req.headers);
-    return new Response("ok");
-  });
-  return {
-    origin: `http://127.0.0.1:${server.addr.port}`,
-    seen,
-    [Symbol.asyncDispose]: () => server.shutdown(),
-  };
 }
 
 const serverSpan = (rx: OtlpReceiver, predicate: (span: OtlpSpan) => boolean) =>
@@ -100,11 +88,7 @@ Deno.test("telemetry: Deno's OpenTelemetry with Sentry on one trace", async (t) 
   await using listed = recordingUpstream();
   await using unlisted = recordingUpstream();
   await using server = await startServer({
-    ...otlpEnv(rx),
-    // As the launcher sets it: an unsampled parent then keeps Sentry's own posts out of traces.
-    OTEL_TRACES_SAMPLER: "parentbased_always_on",
-    SENTRY_DSN: sentry.dsn,
-    SENTRY_TRACES_SAMPLE_RATE: "1",
+    ...tracedEnv(rx, sentry.dsn),
     SENTRY_TRACE_PROPAGATION_TARGETS: listed.origin,
     UPSTREAM_URLS: `${listed.origin}/data,${unlisted.origin}/data`,
   }, { root });
@@ -369,10 +353,7 @@ Deno.test("telemetry: a request that is not sampled: no span of the app's, failu
   await using rx = startOtlpReceiver();
   await using sentry = startSentryReceiver();
   await using server = await startServer({
-    ...otlpEnv(rx),
-    OTEL_TRACES_SAMPLER: "parentbased_always_on",
-    SENTRY_DSN: sentry.dsn,
-    SENTRY_TRACES_SAMPLE_RATE: "1",
+    ...tracedEnv(rx, sentry.dsn),
   }, { root });
   // The caller decided: not sampled (flag 00).
   const unsampled = { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-00` };

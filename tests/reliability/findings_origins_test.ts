@@ -30,21 +30,8 @@ function ask(server: TestServer, host: string, target: string, headers: [string,
 
 /** A call of the action from an island on `origin`, sent with `Host: host`. */
 function call(server: TestServer, id: string, host: string, origin: string, referer?: string) {
-  const headers: [string, string][] = [
-    ["Content-Type", "application/x-www-form-urlencoded"],
-    ["Origin", origin],
-  ];
-  if (referer) headers.push(["Referer", referer]);
-  return send(
-    server.port,
-    requestBytes(server.port, {
-      method: "POST",
-      target: `/_action/${id}`,
-      host,
-      headers,
-      body: new URLSearchParams({ $ACTION_ARGS: stringify([1, 2]) }).toString(),
-    }),
-  );
+  const body = new URLSearchParams({ $ACTION_ARGS: stringify([1, 2]) }).toString();
+  return postAction(server, id, host, origin, referer, body);
 }
 
 /** The same action posted as a form (JavaScript off), which answers with a 303. */
@@ -56,19 +43,25 @@ function postForm(
   referer: string,
   body = "note=hello",
 ) {
+  return postAction(server, id, host, origin, referer, body);
+}
+
+function postAction(
+  server: TestServer,
+  id: string,
+  host: string,
+  origin: string,
+  referer: string | undefined,
+  body: string,
+) {
+  const headers: [string, string][] = [
+    ["Content-Type", "application/x-www-form-urlencoded"],
+    ["Origin", origin],
+  ];
+  if (referer) headers.push(["Referer", referer]);
   return send(
     server.port,
-    requestBytes(server.port, {
-      method: "POST",
-      target: `/_action/${id}`,
-      host,
-      headers: [
-        ["Content-Type", "application/x-www-form-urlencoded"],
-        ["Origin", origin],
-        ["Referer", referer],
-      ],
-      body,
-    }),
+    requestBytes(server.port, { method: "POST", target: `/_action/${id}`, host, headers, body }),
   );
 }
 
