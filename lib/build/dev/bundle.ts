@@ -12,6 +12,7 @@ import { join, relative } from "node:path";
 import type { Assets } from "../../server/manifest.ts";
 import type { ActionModule } from "../actions.ts";
 import { actionStubs } from "../action_stubs.ts";
+import { importMap } from "../import_map.ts";
 import {
   ACTION_CLIENT,
   actionClientOptions,
@@ -52,9 +53,13 @@ export async function devBundler(root: string, outDir: string): Promise<DevBundl
     for (const file of outputs) files.set(`/_app/${relative(outdir, file.path)}`, file.contents);
   };
   const common = { ...commonOptions(root, outDir, true), write: false as const };
-  const client = await esbuild.context({ ...common, ...actionClientOptions(root) });
+  const client = await esbuild.context({
+    ...common,
+    ...actionClientOptions(root),
+    plugins: [importMap(root)],
+  });
   const refresh = reactRefresh(root, join(outdir, "..", "refresh.json"));
-  const plugins = [vendorModules(root), refresh.plugin];
+  const plugins = [vendorModules(root), importMap(root), refresh.plugin];
   // The entry points, the stubs of the actions and the action client's URL are fixed for a
   // context: a change to any of them makes a new one.
   let islands: { key: string; context: esbuild.BuildContext<typeof common> } | undefined;
