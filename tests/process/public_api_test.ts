@@ -8,7 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { entryDocs, ENTRY_POINTS, INDEX_FILE, referenceIndex } from "../../lib/build/reference.ts";
+import { ENTRY_POINTS, entryDocs, INDEX_FILE, referenceIndex } from "../../lib/build/reference.ts";
 import { PROJECT_ROOT } from "../helpers/project_copy.ts";
 
 Deno.test("every public symbol of every entry point has JSDoc with an example", async () => {
@@ -57,7 +57,10 @@ Deno.test("shell/runtime reaches only browser-safe modules", async () => {
   ]).filter((specifier): specifier is string => !!specifier);
   const local = reached.filter((specifier) => specifier.startsWith(root))
     .map((specifier) => specifier.slice(root.length));
-  assert.ok(local.includes("lib/runtime.ts") && local.includes("lib/shared/recover.ts"), `${local}`);
+  assert.ok(
+    local.includes("lib/runtime.ts") && local.includes("lib/shared/recover.ts"),
+    `${local}`,
+  );
   // Shared modules only, and no package, built-in or remote module at all.
   assert.deepEqual(
     [...new Set(local)].filter((path) => !/^lib\/(runtime\.ts$|shared\/)/.test(path)),

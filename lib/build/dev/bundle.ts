@@ -22,7 +22,8 @@ import {
   islandOptions,
   outputOf,
 } from "../bundle.ts";
-import { reactRefresh } from "./refresh.ts";
+import { isBuildFailure } from "../problem.ts";
+import { atSources, reactRefresh } from "./refresh.ts";
 import { buildSentryVendor, buildVendor, vendorModules } from "./vendor.ts";
 import type { Output } from "../vendor_cache.ts";
 
@@ -94,7 +95,10 @@ export async function devBundler(root: string, outDir: string): Promise<DevBundl
         });
         islands = { key, context };
       }
-      const result = await islands.context.rebuild();
+      const result = await islands.context.rebuild().catch((error) => {
+        if (isBuildFailure(error)) error.errors = atSources(root, error.errors);
+        throw error;
+      });
       keep(result.outputFiles);
       return {
         assets: assetsOf(result.metafile, outDir, found),
