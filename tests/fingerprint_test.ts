@@ -25,7 +25,6 @@ const FILES: Record<string, string> = {
 /** What a build of `FILES` records: its graphs reached the card and the clock's helper. */
 const RECORDED: Sources = {
   server: ["components/Card.tsx", "islands/Clock.tsx", "routes/index.tsx", "shared/time.ts"],
-  pages: ["components/Card.tsx", "routes/index.tsx"],
   browser: ["islands/Clock.tsx", "shared/time.ts"],
 };
 

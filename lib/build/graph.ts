@@ -12,18 +12,10 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 
 export const SOURCES_FILE = "sources.json";
 
-/** Files of the project, by path from its root. */
+/** What a build records of its sources: files of the project, by path from its root. */
 export interface Sources {
-  /**
-   * Every local module the manifest's graph reaches (routes, layouts, middleware, islands,
-   * actions, and what they import, types included).
-   */
+  /** Every local module the manifest's graph reached (`ServerGraph.server`). */
   server: string[];
-  /**
-   * Those reached without going through an island: what a page renders on the server itself. An
-   * edit to one of them changes the page's HTML, not only an island's.
-   */
-  pages: string[];
   /** Every local module the browser build bundled. */
   browser: string[];
 }
@@ -40,21 +32,31 @@ interface ModuleInfo {
   error?: string;
 }
 
-/** The server's side of a build's sources, and the imports that lead to no module. */
-export interface ServerSources extends Pick<Sources, "server" | "pages"> {
+/** Deno's module graph of the manifest, as files of the project. */
+export interface ServerGraph {
+  /**
+   * Every local module it reaches (routes, layouts, middleware, islands, actions, and what they
+   * import, types included).
+   */
+  server: string[];
+  /**
+   * Those reached without going through an island: what a page renders on the server itself. An
+   * edit to one of them changes the page's HTML, not only an island's.
+   */
+  pages: string[];
   /** `routes/x.tsx:1:20: Module not found "./nope.ts"`, one per import of a missing file. */
   unresolved: string[];
 }
 
 /**
- * The server side of `Sources` for the manifest (or a module of the same imports) at `module`,
- * whose island modules (paths from the root) are where `pages` stops.
+ * The graph of the manifest (or a module of the same imports) at `module`, whose island modules
+ * (paths from the root) are where `pages` stops.
  */
 export async function serverSources(
   root: string,
   module: string,
   islands: Iterable<string>,
-): Promise<ServerSources> {
+): Promise<ServerGraph> {
   const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
     args: ["info", "--json", "--config", join(root, "deno.json"), module],
     cwd: root,

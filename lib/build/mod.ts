@@ -55,14 +55,14 @@ async function buildNow({ root, dev }: BuildOptions): Promise<void> {
 
   const manifest = (buildId: string) =>
     manifestSource({ scan: found, assets: bundled.assets, assetDir, actions, buildId, outDir });
-  const { unresolved, ...server } = await serverGraphOf(
+  const { server, unresolved } = await serverGraphOf(
     root,
     outDir,
     manifest(""),
     found.islands.values(),
   );
   if (unresolved.length > 0) throw new BuildProblem(unresolved.join("\n"));
-  const sources: Sources = { ...server, browser: browserSources(Object.keys(bundled.inputs)) };
+  const sources: Sources = { server, browser: browserSources(Object.keys(bundled.inputs)) };
   const print = await fingerprint(root, dev, sources);
   await writeFile(join(root, outDir, "manifest.gen.ts"), manifest(print.slice(0, 12)));
   // Outside the served folder: what reached the browser bundle, for the test that keeps

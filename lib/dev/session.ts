@@ -19,7 +19,7 @@ import * as esbuild from "esbuild";
 import { join, relative, sep } from "node:path";
 import { buildDir, CONFIG_FILES, SOURCE_FOLDERS } from "../build/fingerprint.ts";
 import { type DevBuild, devBuilder } from "../build/dev/mod.ts";
-import { serverSources, type Sources } from "../build/graph.ts";
+import { type ServerGraph, serverSources } from "../build/graph.ts";
 import { isBuildFailure, lineOf } from "../build/problem.ts";
 import { backends as backendsOf } from "./backend.ts";
 import { devEvents } from "./events.ts";
@@ -107,16 +107,15 @@ export async function startDev({ root, hostname, port }: DevOptions): Promise<De
   };
 
   let last: DevBuild | undefined;
-  /** The server's graph of the last build that restarted the server: asked after it, off the
-   * path of the restart, and awaited by the next change. */
-  let graph: Promise<Pick<Sources, "server" | "pages">> = Promise.resolve({
-    server: [],
-    pages: [],
-  });
+  /**
+   * The server's module graph as of the last build that restarted the server: read after that
+   * build, beside the restart rather than before it, and awaited by the next change.
+   */
+  let graph: Promise<ServerGraph> = Promise.resolve({ server: [], pages: [], unresolved: [] });
   const readGraph = (islands: Map<string, string>) => {
     graph = serverSources(root, join(root, MANIFEST), islands.values()).catch((error) => {
       console.error("dev: could not read the server's module graph:", error);
-      return { server: [], pages: [] };
+      return { server: [], pages: [], unresolved: [] };
     });
   };
   const build = async (): Promise<DevBuild | undefined> => {
