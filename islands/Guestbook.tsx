@@ -1,7 +1,7 @@
 import { useActionState, useEffect, useState } from "react";
-import { actionStatus, recover } from "../lib/shared/recover.ts";
-import { sign } from "../routes/_guestbook/actions.ts";
-import { type Entry, type GuestbookState, SHOWN } from "../routes/_guestbook/types.ts";
+import { actionStatus, recover } from "shell/runtime";
+import { sign } from "@/routes/_guestbook/actions.ts";
+import { type Entry, type GuestbookState, SHOWN } from "@/routes/_guestbook/types.ts";
 
 /** Over the signing limit (429), the form says so and keeps what was typed. */
 const signOrWait = recover(sign, (error, _previous: GuestbookState, form: FormData) => {

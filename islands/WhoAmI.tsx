@@ -1,5 +1,5 @@
 import { useState } from "react";
-import { whoAmI } from "../routes/admin/_actions.ts";
+import { whoAmI } from "@/routes/admin/_actions.ts";
 
 /** Asks the server who is signed in: a server action behind the folder's basic auth. */
 export default function WhoAmI() {

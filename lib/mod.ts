@@ -1,16 +1,40 @@
 /**
+ * What routes, layouts, `_app`, `_middleware.ts` files, handlers and server actions import:
+ * `import { … } from "shell"`. The types a route module is written against, `defineRoute` for
+ * typed routes, `notFound()` and `redirect()` to end a request, `requestContext()` in server
+ * actions, `bodyLimit()` for a folder's uploads, `clientAddress()` and `eventStream()`.
+ *
+ * The other entry points: `shell/runtime` for islands (browser-safe), `shell/data` for Deno KV,
+ * `shell/server` for entry points and plugins (`createApp`).
+ *
+ * @example
+ * ```tsx
+ * // routes/blog/[slug].tsx
+ * import { defineRoute, notFound } from "shell";
+ *
+ * const POSTS: Record<string, string> = { "hello-world": "Hello, world" };
+ *
+ * export const handler = defineRoute("blog/[slug].tsx").handlers<string>({
+ *   GET(_req, ctx) {
+ *     const title = POSTS[ctx.params.slug]; // ctx.params is { slug: string }
+ *     if (!title) throw notFound();
+ *     return ctx.render(title);
+ *   },
+ * });
+ *
+ * export default defineRoute("blog/[slug].tsx").page<typeof handler>(({ data }) => <h1>{data}</h1>);
+ * ```
+ * @see docs/routing.md
  * @module
- * What an app's modules import from the framework: `createApp` for entry points and tests, and for
- * routes, islands and actions the types, `defineRoute`, `notFound()`, `redirect()` and
- * `requestContext()`; for data, the KV store (`kvOf`), logs with live feeds, rate limits and event
- * streams (see docs/data.md).
  */
 export type {
   AnyParams,
   AppProps,
+  Context,
   Handler,
   Handlers,
   LayoutProps,
+  Method,
   Middleware,
   PageProps,
   PageResponse,
@@ -19,20 +43,11 @@ export type {
   RouteParams,
   State,
 } from "./server/types.ts";
-export { type App, createApp } from "./server/app.tsx";
-export type { AppOptions } from "./server/options.ts";
-export type { FailureLinks, Telemetry } from "./server/telemetry.ts";
-export type { Manifest } from "./server/manifest.ts";
-export { defineRoute } from "./server/define.ts";
+export type { AnyContext } from "./server/scope.ts";
+export { defineRoute, type RouteDefinition } from "./server/define.ts";
 export { requestContext } from "./server/context.ts";
 export { bodyLimit } from "./server/bodies.ts";
-export { notFound } from "./errors/not_found.ts";
-export { redirect } from "./actions/redirect.ts";
-export { kvOf } from "./kv/access.ts";
-export { KvBusyError } from "./kv/commit.ts";
-export { after, append, type KvLog, kvLog, type Logged, newest } from "./kv/log.ts";
-export { type Feed, feedOf, sinceOf } from "./kv/feed.ts";
-export { assertFits, KvLimitError, MAX_KEY_BYTES, MAX_VALUE_BYTES } from "./kv/limits.ts";
-export { limitCalls, rateLimit } from "./kv/rate_limit.ts";
 export { clientAddress } from "./server/client.ts";
-export { eventStream, type ServerEvent } from "./server/event_stream.ts";
+export { eventStream, type EventStreamOptions, type ServerEvent } from "./server/event_stream.ts";
+export { notFound } from "./errors/not_found.ts";
+export { redirect, type RedirectStatus } from "./actions/redirect.ts";

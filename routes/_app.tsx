@@ -1,4 +1,4 @@
-import type { AppProps } from "../lib/mod.ts";
+import type { AppProps } from "shell";
 
 /** The document every page renders in. */
 export default function App({ Component }: AppProps) {

@@ -1,4 +1,4 @@
-import type { LayoutProps } from "../lib/mod.ts";
+import type { LayoutProps } from "shell";
 
 export default function Layout({ Component }: LayoutProps) {
   return (

@@ -1,5 +1,5 @@
-import Counter from "../islands/Counter.tsx";
-import type { PageProps } from "../lib/mod.ts";
+import Counter from "@/islands/Counter.tsx";
+import type { PageProps } from "shell";
 
 export default function CounterPage({ url }: PageProps) {
   return (

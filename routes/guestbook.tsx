@@ -1,5 +1,6 @@
-import Guestbook from "../islands/Guestbook.tsx";
-import { defineRoute, kvOf } from "../lib/mod.ts";
+import Guestbook from "@/islands/Guestbook.tsx";
+import { defineRoute } from "shell";
+import { kvOf } from "shell/data";
 import { latestEntries } from "./_guestbook/entries.ts";
 import type { Entry } from "./_guestbook/types.ts";
 

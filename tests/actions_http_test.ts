@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { decodeResult, encodeCall } from "../lib/shared/action_wire.ts";
-import type { App } from "../lib/mod.ts";
+import type { App } from "../lib/server.ts";
 import { actionIdOf, captureLogs, memoryApp } from "./helpers/app.ts";
 import {
   call,

@@ -7,9 +7,10 @@
  */
 import assert from "node:assert/strict";
 import { encodeCall } from "../lib/shared/action_wire.ts";
-import type { App, RouteContext } from "../lib/mod.ts";
+import type { RouteContext } from "../lib/mod.ts";
 import { actionIdOf, captureLogs, memoryManifest } from "./helpers/app.ts";
-import { createApp, eventStream } from "../lib/mod.ts";
+import { eventStream } from "../lib/mod.ts";
+import { type App, createApp } from "../lib/server.ts";
 import { PROJECT_ROOT } from "./helpers/project_copy.ts";
 import { within } from "./helpers/wait.ts";
 

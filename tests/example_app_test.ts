@@ -6,8 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import manifest from "../_build/manifest.gen.ts";
-import { createApp } from "../lib/mod.ts";
+import manifest from "@/_build/manifest.gen.ts";
+import { createApp } from "shell/server";
 
 // Where `static/` and the build's assets are: the project root.
 const root = fileURLToPath(new URL("..", import.meta.url));

@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
-import type { App } from "../lib/mod.ts";
+import type { App } from "../lib/server.ts";
 import { projectApp } from "./helpers/app.ts";
 
 const IMMUTABLE = "public, max-age=31536000, immutable";

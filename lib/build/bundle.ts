@@ -3,14 +3,16 @@
  * Bundles the browser side with esbuild: the island boot runtime and one entry per island, as
  * minified ESM with shared chunks, content-hashed names (an unchanged island keeps its URL across
  * deploys) and source maps, plus the action client on its own. Returns each entry's URL with the
- * chunks it needs, for preloading. `deno task dev` builds the same entries with the same options,
- * kept warm in esbuild contexts (`dev/bundle.ts`).
+ * chunks it needs, for preloading. Imports resolve as Deno resolves them: the project's aliases
+ * (`import_map.ts`), packages from `node_modules`. `deno task dev` builds the same entries with
+ * the same options, kept warm in esbuild contexts (`dev/bundle.ts`).
  */
 import * as esbuild from "esbuild";
 import { join } from "node:path";
 import type { Assets, Chunk } from "../server/manifest.ts";
 import type { ActionModule } from "./actions.ts";
 import { actionStubs } from "./action_stubs.ts";
+import { importMap } from "./import_map.ts";
 import { sentryPrebundle } from "./sentry_prebundle.ts";
 
 export interface BundleOptions {
@@ -82,7 +84,7 @@ export async function bundle(options: BundleOptions): Promise<Bundle> {
   // it before. Built with the islands, its devalue would share files with the boot runtime's (which
   // parses props) and, as esbuild splits by file, bring devalue's stringify to every island page.
   const [client, sentry] = await Promise.all([
-    esbuild.build({ ...common, ...actionClientOptions(root) }),
+    esbuild.build({ ...common, ...actionClientOptions(root), plugins: [importMap(root)] }),
     sentryPrebundle(root, SENTRY, dev),
   ]);
   const clientUrl = assetUrl(outputOf(client.metafile, ACTION_CLIENT), outDir);
@@ -90,7 +92,7 @@ export async function bundle(options: BundleOptions): Promise<Bundle> {
     ...common,
     ...islandOptions(root, options.islands, clientUrl),
     define: { ...common.define, ACTION_CLIENT_URL: JSON.stringify(clientUrl) },
-    plugins: [sentry.plugin, actionStubs(root, options.actions)],
+    plugins: [sentry.plugin, actionStubs(root, options.actions), importMap(root)],
   });
   const files = [client, result].flatMap((r) => Object.keys(r.metafile.outputs))
     .map((output) => output.slice(outDir.length + 1));

@@ -1,13 +1,15 @@
 /**
  * @module
  * `deno task dev`'s loop. The dev server (`front.ts`) listens on the app's address at once; the
- * browser build (`build/dev/`) and the app's server follow. Then, for each settled change under
- * `routes/ islands/ lib/ static/`:
- *  - a source of the browser build only (an island, a component it imports): rebuilt, and the
- *    open pages swap the changed islands in place, state kept (`updates.ts`, the dev client); the
- *    app's server restarts at the next request, so that its next page renders the new code;
- *  - any other source (a route, a layout, server code): rebuilt, the server restarts, and the
- *    pages reload once it listens;
+ * browser build (`build/dev/`) and the app's server follow. Then, for each settled change in the
+ * project that is a source — under `routes/ islands/ lib/ static/`, `deno.json` or the lockfile,
+ * or a module the last build's graphs reached, in any folder (`components/`, `build/graph.ts`):
+ *  - a source the browser build bundles and no page renders on the server but through an island
+ *    (an island, a component only islands import): rebuilt, and the open pages swap the changed
+ *    islands in place, state kept (`updates.ts`, the dev client); the app's server restarts at the
+ *    next request, so that its next page renders the new code;
+ *  - any other source (a route, a layout, a component a route renders, server code, the config):
+ *    rebuilt, the server restarts, and the pages reload once it listens;
  *  - a stylesheet in `static/`: the pages swap it; another file in `static/`: the server restarts
  *    (it lists the files as it starts) and the pages reload.
  * A browser build that fails shows over the open pages, which keep their state; a server that
@@ -15,18 +17,22 @@
  */
 import * as esbuild from "esbuild";
 import { join, relative, sep } from "node:path";
-import { buildDir } from "../build/fingerprint.ts";
+import { buildDir, CONFIG_FILES, SOURCE_FOLDERS } from "../build/fingerprint.ts";
 import { type DevBuild, devBuilder } from "../build/dev/mod.ts";
+import { type ServerGraph, serverSources } from "../build/graph.ts";
+import { isBuildFailure, lineOf } from "../build/problem.ts";
 import { backends as backendsOf } from "./backend.ts";
 import { devEvents } from "./events.ts";
 import { devFront } from "./front.ts";
 import { stackMapper } from "./stack.ts";
 import { stylesheets } from "./stylesheets.ts";
 import { planUpdate } from "./updates.ts";
-import { watch } from "./watch.ts";
+import { watchProject } from "./watch.ts";
 
-const WATCHED = ["routes", "islands", "lib", "static"];
+/** Never sources: the build's output, packages, the KV store, git's. */
+const IGNORED = new Set(["_build", "node_modules", ".data", ".git"]);
 const ASSET_DIR = `${buildDir(true)}/static`;
+const MANIFEST = `${buildDir(true)}/manifest.gen.ts`;
 /** How long requests in flight may hold the dev server's exit. */
 const STOP_MS = 2_000;
 
@@ -101,6 +107,17 @@ export async function startDev({ root, hostname, port }: DevOptions): Promise<De
   };
 
   let last: DevBuild | undefined;
+  /**
+   * The server's module graph as of the last build that restarted the server: read after that
+   * build, beside the restart rather than before it, and awaited by the next change.
+   */
+  let graph: Promise<ServerGraph> = Promise.resolve({ server: [], pages: [], unresolved: [] });
+  const readGraph = (islands: Map<string, string>) => {
+    graph = serverSources(root, join(root, MANIFEST), islands.values()).catch((error) => {
+      console.error("dev: could not read the server's module graph:", error);
+      return { server: [], pages: [], unresolved: [] };
+    });
+  };
   const build = async (): Promise<DevBuild | undefined> => {
     const started = performance.now();
     try {
@@ -109,7 +126,8 @@ export async function startDev({ root, hostname, port }: DevOptions): Promise<De
       return next;
     } catch (error) {
       const details = await describeBuildError(error);
-      console.error(`dev: build failed\n${details}`);
+      // A line per mistake here; the code frames go to the browser.
+      for (const line of summaryOf(error)) console.error(`dev: Build failed: ${line}`);
       // Over the open pages, while they have something to show under it.
       if (last && !failing && isBuildFailure(error)) {
         buildError = details;
@@ -118,9 +136,14 @@ export async function startDev({ root, hostname, port }: DevOptions): Promise<De
     }
   };
 
-  const onChange = async (files: string[]) => {
+  const onChange = async (changed: string[]) => {
+    const { server, pages } = await graph;
+    const known = new Set([...server, ...last?.inputs ?? []]);
+    const files = changed.filter((file) => isConvention(file) || known.has(file));
+    if (files.length === 0) return;
     console.log(`dev: changed ${files.join(", ")}`);
     if (files.some((file) => file.startsWith("lib/"))) backends.discardSpare();
+    const rendered = new Set(pages);
     const code = files.filter((file) => !file.startsWith("static/"));
     const hrefs = styles.swappable(files);
     // Another change to `static/` changes what the server lists as it starts.
@@ -136,7 +159,7 @@ export async function startDev({ root, hostname, port }: DevOptions): Promise<De
     if (code.length > 0) {
       const next = await build();
       if (!next) {
-        serverStale ||= code.some((file) => !previous?.inputs.has(file));
+        serverStale ||= code.some((file) => !previous?.inputs.has(file) || rendered.has(file));
         return;
       }
       last = next;
@@ -147,12 +170,15 @@ export async function startDev({ root, hostname, port }: DevOptions): Promise<De
     }
     version++;
     const browserOnly = !failing && !serverStale && assets.length === 0 &&
-      code.every((file) => last!.inputs.has(file) || previous?.inputs.has(file));
+      code.every((file) =>
+        (last!.inputs.has(file) || previous?.inputs.has(file)) && !rendered.has(file)
+      );
     const plan = code.length > 0 && previous && browserOnly
       ? planUpdate(previous.metafile, last!.metafile, last!.islands, code, ASSET_DIR)
       : undefined;
     if (!browserOnly || (plan && "reload" in plan)) {
       serverStale = false;
+      if (code.length > 0) readGraph(last!.islands);
       return restart(plan && "reload" in plan ? plan.reload : `${files.join(", ")} changed`);
     }
     // The pages update now; the server catches up behind them, for the next request.
@@ -164,10 +190,11 @@ export async function startDev({ root, hostname, port }: DevOptions): Promise<De
   // Changes are handled one at a time, in order; the first start is the first of them.
   let queue = (async () => {
     last = await build();
+    if (last) readGraph(last.islands);
     if (last) await restart();
     console.log(`dev: ready, ${Math.round(performance.now())} ms after start`);
   })();
-  const watcher = watch(WATCHED.map((dir) => join(root, dir)), (paths) => {
+  const watcher = watchProject(root, IGNORED, (paths) => {
     const files = paths.map((path) => relative(root, path).split(sep).join("/"));
     queue = queue.then(() => onChange(files)).catch((error) => console.error("dev:", error));
   });
@@ -187,8 +214,16 @@ export async function startDev({ root, hostname, port }: DevOptions): Promise<De
   };
 }
 
-function isBuildFailure(error: unknown): error is esbuild.BuildFailure {
-  return Array.isArray((error as Partial<esbuild.BuildFailure>)?.errors);
+/** In a folder the build scans or the server serves, or the config: a source whatever imports it. */
+function isConvention(file: string): boolean {
+  return CONFIG_FILES.includes(file) ||
+    SOURCE_FOLDERS.some((folder) => file.startsWith(`${folder}/`));
+}
+
+/** `file:line:column: text` for each of esbuild's errors; anything else by its message's lines. */
+function summaryOf(error: unknown): string[] {
+  if (isBuildFailure(error) && error.errors.length > 0) return error.errors.map(lineOf);
+  return (error instanceof Error ? error.message : String(error)).split("\n");
 }
 
 /** esbuild's messages with their code frames; anything else (a misnamed island) by its message. */

@@ -6,6 +6,11 @@ import type { Context } from "hono";
 
 const NOT_FOUND = Symbol.for("app.notFound");
 
+/**
+ * What `notFound()` makes; the app answers it with `_404.tsx` and 404.
+ *
+ * @internal
+ */
 export class NotFoundError extends Error {
   readonly [NOT_FOUND] = true;
   constructor(message = "Not found") {
@@ -14,6 +19,31 @@ export class NotFoundError extends Error {
   }
 }
 
+/**
+ * An error to throw from a handler, middleware or page (also while rendering) for "there is no
+ * such thing": the request is answered with `_404.tsx` and status 404, and nothing is reported.
+ * Inside a Suspense boundary that renders after the page's shell went out, the status can no longer
+ * change.
+ *
+ * @param message For the logs; the page does not show it.
+ * @returns The error, to throw.
+ *
+ * @example
+ * ```ts
+ * import { type Handlers, notFound } from "shell";
+ *
+ * const POSTS: Record<string, string> = { "hello-world": "Hello, world" };
+ *
+ * export const handler: Handlers<string> = {
+ *   GET(_req, ctx) {
+ *     const post = POSTS[ctx.params.slug];
+ *     if (!post) throw notFound(`no post ${ctx.params.slug}`);
+ *     return ctx.render(post);
+ *   },
+ * };
+ * ```
+ * @see docs/failures.md — Not found
+ */
 export function notFound(message?: string): NotFoundError {
   return new NotFoundError(message);
 }

@@ -31,9 +31,34 @@ export async function commit(
   }
 }
 
-/** The work could not be committed in the allowed attempts. */
+/**
+ * Work that could not be committed in the allowed attempts (`append`, `limitCalls`): it ends that
+ * request on the failure screen, never the process.
+ *
+ * @example
+ * ```ts
+ * import { append, KvBusyError, kvLog } from "shell/data";
+ *
+ * const LOG = kvLog<{ id: number }>(["log"]);
+ * const kv = await Deno.openKv(":memory:");
+ * try {
+ *   await append(kv, LOG, (id) => ({ id }));
+ * } catch (error) {
+ *   if (error instanceof KvBusyError && error.locked) console.log("another process holds the file");
+ * }
+ * ```
+ * @see docs/data.md — Limits and faults
+ */
 export class KvBusyError extends Error {
+  /** `"KvBusyError"`. */
   override name = "KvBusyError";
+  /**
+   * The error for `what`, which `attempts` tries could not commit.
+   *
+   * @param what The work, for the message.
+   * @param attempts How many attempts were made.
+   * @param locked Whether the last failure was SQLite's lock held by another handle.
+   */
   constructor(what: string, attempts: number, readonly locked: boolean) {
     super(
       `${what}: not committed after ${attempts} attempts (${

@@ -14,6 +14,20 @@
  */
 import { after, type KvLog, type Logged } from "./log.ts";
 
+/**
+ * How a feed keeps up: its ring of recent items, and polling for writes by other processes.
+ *
+ * @example
+ * ```ts
+ * import { feedOf, type FeedOptions, kvLog } from "shell/data";
+ *
+ * // Several processes write one SQLite file: kv.watch does not see each other's writes.
+ * const options: FeedOptions = { pollIntervalMs: 1_000 };
+ * const kv = await Deno.openKv(":memory:");
+ * const feed = feedOf(kv, kvLog<{ id: number }>(["jobs"]), options);
+ * ```
+ * @see docs/data.md — Live updates
+ */
 export interface FeedOptions {
   /** Recent items kept in memory for subscribers slightly behind (default 50). */
   ringSize?: number;
@@ -21,6 +35,17 @@ export interface FeedOptions {
   pollIntervalMs?: number;
 }
 
+/**
+ * A subscription's end and backlog.
+ *
+ * @example
+ * ```ts
+ * import type { SubscribeOptions } from "shell/data";
+ *
+ * const options: SubscribeOptions = { signal: AbortSignal.timeout(60_000), maxBacklog: 20 };
+ * ```
+ * @see docs/data.md — Live updates
+ */
 export interface SubscribeOptions {
   /** Ends the subscription (and, with the last one, the watch). */
   signal?: AbortSignal;
@@ -28,18 +53,66 @@ export interface SubscribeOptions {
   maxBacklog?: number;
 }
 
+/**
+ * A log's new items as they are appended (`feedOf`): one KV watch per store and log in a process,
+ * shared by every subscriber.
+ *
+ * @example
+ * ```ts
+ * import { type Feed, feedOf, kvLog } from "shell/data";
+ *
+ * const kv = await Deno.openKv(":memory:");
+ * const feed: Feed<{ id: number }> = feedOf(kv, kvLog<{ id: number }>(["jobs"]));
+ * for await (const job of feed.subscribe(0, { signal: AbortSignal.timeout(1_000) })) {
+ *   console.log(job.id);
+ * }
+ * ```
+ * @see docs/data.md — Live updates
+ */
 export interface Feed<T extends Logged> {
   /**
    * Items with an id above `since`, the missed ones first, then live ones, in id order; with no
    * `since`, only items appended from now on. Ends when `signal` aborts; throws if the watch fails.
    */
   subscribe(since?: number, options?: SubscribeOptions): AsyncGenerator<T>;
+  /** How many subscriptions are open in this process. */
   readonly subscribers: number;
 }
 
 const feeds = new WeakMap<Deno.Kv, Map<KvLog<Logged>, Feed<Logged>>>();
 
-/** The feed of `log` in `kv`: one per store and log in this isolate, made on first use. */
+/**
+ * The feed of `log` in `kv`: its new items as they are appended, for live pages (an event stream).
+ * One per store and log in this isolate, made on first use; it watches KV only while someone
+ * subscribes. A watch sees writes by every worker and Deploy isolate, not by another process on the
+ * same SQLite file: there, set `pollIntervalMs`.
+ *
+ * @param kv The store.
+ * @param log The log to follow.
+ * @param options Used when the feed is made (the first call for this store and log).
+ * @returns The feed.
+ *
+ * @example
+ * ```ts
+ * // routes/guestbook/events.ts
+ * import { defineRoute, eventStream } from "shell";
+ * import { feedOf, kvLog, kvOf, sinceOf } from "shell/data";
+ *
+ * const ENTRIES = kvLog<{ id: number; message: string }>(["guestbook"]);
+ *
+ * export const handler = defineRoute("guestbook/events.ts").handlers({
+ *   GET(req, ctx) {
+ *     const feed = feedOf(kvOf(ctx), ENTRIES);
+ *     return eventStream(req, ctx, async function* (signal) {
+ *       for await (const entry of feed.subscribe(sinceOf(req, ctx.url), { signal })) {
+ *         yield { id: entry.id, event: "entry", data: JSON.stringify(entry) };
+ *       }
+ *     });
+ *   },
+ * });
+ * ```
+ * @see docs/data.md — Live updates
+ */
 export function feedOf<T extends Logged>(
   kv: Deno.Kv,
   log: KvLog<T>,
@@ -163,6 +236,19 @@ function createFeed<T extends Logged>(
  * The id a client last has: `Last-Event-ID` (an `EventSource` reconnecting) or else `?since=` (the
  * page's newest, on its first connection). Anything else (junk, absent) is undefined: live items
  * only.
+ *
+ * @param req The event stream's request.
+ * @param url Its URL (`ctx.url`).
+ * @returns The id, or `undefined`.
+ *
+ * @example
+ * ```ts
+ * import { sinceOf } from "shell/data";
+ *
+ * const req = new Request("http://localhost/events?since=12");
+ * console.log(sinceOf(req, new URL(req.url))); // 12
+ * ```
+ * @see docs/data.md — Live updates
  */
 export function sinceOf(req: Request, url: URL): number | undefined {
   for (const value of [req.headers.get("last-event-id"), url.searchParams.get("since")]) {

@@ -6,13 +6,49 @@
  */
 import { serialize } from "node:v8";
 
-/** Largest serialized value KV accepts. */
+/**
+ * Largest serialized value KV accepts, in bytes.
+ *
+ * @example
+ * ```ts
+ * import { MAX_VALUE_BYTES } from "shell/data";
+ *
+ * console.log(`a value holds at most ${MAX_VALUE_BYTES / 1024} KiB`);
+ * ```
+ * @see docs/data.md — Limits and faults
+ */
 export const MAX_VALUE_BYTES = 65_536;
-/** Largest encoded key KV writes. */
+/**
+ * Largest encoded key KV writes, in bytes.
+ *
+ * @example
+ * ```ts
+ * import { MAX_KEY_BYTES } from "shell/data";
+ *
+ * const tooLong = (name: string) => new TextEncoder().encode(name).length > MAX_KEY_BYTES / 2;
+ * ```
+ * @see docs/data.md — Limits and faults
+ */
 export const MAX_KEY_BYTES = 2_048;
 
-/** Refused before KV saw it: the key or value is over KV's limit. */
+/**
+ * Refused before KV saw it: the key or value is over KV's limit. Its message says which and how
+ * large, where KV would throw a bare `TypeError`.
+ *
+ * @example
+ * ```ts
+ * import { assertFits, KvLimitError } from "shell/data";
+ *
+ * try {
+ *   assertFits(["notes", 1], "x".repeat(100_000));
+ * } catch (error) {
+ *   if (error instanceof KvLimitError) console.log(error.message);
+ * }
+ * ```
+ * @see docs/data.md — Limits and faults
+ */
 export class KvLimitError extends RangeError {
+  /** `"KvLimitError"`. */
   override name = "KvLimitError";
 }
 
@@ -37,7 +73,23 @@ export function keySize(key: Deno.KvKey): number {
   return size;
 }
 
-/** Throws {@link KvLimitError} when `key` (and `value`, if given) would not fit in KV. */
+/**
+ * Throws a {@link KvLimitError} when `key` (and `value`, if given) would not fit in KV, measured
+ * exactly as KV measures them. For input without a schema's length limit.
+ *
+ * @param key The key to check.
+ * @param value The value to check, if any.
+ * @throws {KvLimitError} When either is over KV's limit.
+ *
+ * @example
+ * ```ts
+ * import { assertFits } from "shell/data";
+ *
+ * const bio = "a few words";
+ * assertFits(["profile", "ada"], { bio }); // throws KvLimitError when too large
+ * ```
+ * @see docs/data.md — Limits and faults
+ */
 export function assertFits(key: Deno.KvKey, ...value: [unknown?]): void {
   const keyBytes = keySize(key);
   if (keyBytes > MAX_KEY_BYTES) {

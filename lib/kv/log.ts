@@ -11,6 +11,22 @@
 import { type Commit, retrying } from "./commit.ts";
 import { assertFits } from "./limits.ts";
 
+/**
+ * An append-only log in Deno KV, as `kvLog(prefix)` names it: where its items and its counter
+ * live. Pass it to `append`, `newest`, `after` and `feedOf`.
+ *
+ * @example
+ * ```ts
+ * import { type KvLog, kvLog } from "shell/data";
+ *
+ * interface Note {
+ *   id: number;
+ *   text: string;
+ * }
+ * export const NOTES: KvLog<Note> = kvLog<Note>(["notes"]);
+ * ```
+ * @see docs/data.md — Ordered data: a log
+ */
 export interface KvLog<T extends Logged> {
   /** The items: `[...prefix, "items", id]`. */
   readonly items: Deno.KvKey;
@@ -20,11 +36,50 @@ export interface KvLog<T extends Logged> {
   readonly _item?: T;
 }
 
-/** What a log holds: anything with the id the log gave it. */
+/**
+ * What a log holds: anything with the id the log gave it.
+ *
+ * @example
+ * ```ts
+ * import type { Logged } from "shell/data";
+ *
+ * export interface Entry extends Logged {
+ *   name: string;
+ *   message: string;
+ * }
+ * ```
+ * @see docs/data.md — Ordered data: a log
+ */
 export interface Logged {
+  /** 1, 2, 3, … in commit order: no gaps, never a clock's order. */
   id: number;
 }
 
+/**
+ * An append-only log under `prefix`: items under `[...prefix, "items", id]` with ids 1, 2, 3, …
+ * in commit order (two workers or Deploy isolates never take the same id, and ids have no gaps),
+ * and the newest id under `[...prefix, "latest"]`. Makes no KV call: it only names the keys.
+ *
+ * @param prefix The log's key prefix, e.g. `["guestbook"]`.
+ * @returns The log, for `append`, `newest`, `after` and `feedOf`.
+ *
+ * @example
+ * ```ts
+ * // routes/_notes/notes.ts
+ * import { append, kvLog, newest } from "shell/data";
+ *
+ * interface Note {
+ *   id: number;
+ *   text: string;
+ * }
+ *
+ * const NOTES = kvLog<Note>(["notes"]);
+ *
+ * export const latestNotes = (kv: Deno.Kv) => newest(kv, NOTES, 10);
+ * export const saveNote = (kv: Deno.Kv, text: string) => append(kv, NOTES, (id) => ({ id, text }));
+ * ```
+ * @see docs/data.md — Ordered data: a log
+ */
 export function kvLog<T extends Logged>(prefix: Deno.KvKey): KvLog<T> {
   return { items: [...prefix, "items"], latest: [...prefix, "latest"] };
 }
@@ -32,9 +87,27 @@ export function kvLog<T extends Logged>(prefix: Deno.KvKey): KvLog<T> {
 const itemKey = (log: KvLog<Logged>, id: number): Deno.KvKey => [...log.items, id];
 
 /**
- * Appends the item `make(id)` builds for the next id, and returns it. Throws `KvLimitError` if it
- * is too large for KV (validate input first: this is the backstop), and `KvBusyError` if it could
- * not be committed in a bounded number of attempts.
+ * Appends the item `make(id)` builds for the next id, and returns it. Appends to one log within a
+ * process run one at a time; across processes, a lost race is retried with the next id.
+ *
+ * @param kv The store (`kvOf(ctx)`).
+ * @param log The log (`kvLog(prefix)`).
+ * @param make Builds the item for the id it is given.
+ * @returns The item appended.
+ * @throws {KvLimitError} When the item is too large for KV (validate input first: this is the
+ * backstop).
+ * @throws {KvBusyError} When it could not be committed in a bounded number of attempts.
+ *
+ * @example
+ * ```ts
+ * import { append, kvLog } from "shell/data";
+ *
+ * const NOTES = kvLog<{ id: number; text: string }>(["notes"]);
+ * const kv = await Deno.openKv(":memory:");
+ * const note = await append(kv, NOTES, (id) => ({ id, text: "first" }));
+ * console.log(note.id); // 1
+ * ```
+ * @see docs/data.md — Ordered data: a log
  */
 export function append<T extends Logged>(
   kv: Deno.Kv,
@@ -83,7 +156,24 @@ function appendNow<T extends Logged>(
   });
 }
 
-/** The newest `n` items, newest first: one reverse range query. */
+/**
+ * The newest `n` items, newest first: one reverse range query.
+ *
+ * @param kv The store.
+ * @param log The log.
+ * @param n How many, at most.
+ * @returns The items, newest first.
+ *
+ * @example
+ * ```ts
+ * import { kvLog, newest } from "shell/data";
+ *
+ * const NOTES = kvLog<{ id: number; text: string }>(["notes"]);
+ * const kv = await Deno.openKv(":memory:");
+ * const latest = await newest(kv, NOTES, 10);
+ * ```
+ * @see docs/data.md — Ordered data: a log
+ */
 export async function newest<T extends Logged>(
   kv: Deno.Kv,
   log: KvLog<T>,
@@ -96,7 +186,26 @@ export async function newest<T extends Logged>(
   return found;
 }
 
-/** Up to `limit` items after id `cursor` — the newest of them when there are more — oldest first. */
+/**
+ * Up to `limit` items after id `cursor` — the newest of them when there are more — oldest first:
+ * what a page that has items up to `cursor` missed.
+ *
+ * @param kv The store.
+ * @param log The log.
+ * @param cursor The last id the reader has (0 for none).
+ * @param limit How many, at most.
+ * @returns The items after `cursor`, oldest first.
+ *
+ * @example
+ * ```ts
+ * import { after, kvLog } from "shell/data";
+ *
+ * const NOTES = kvLog<{ id: number; text: string }>(["notes"]);
+ * const kv = await Deno.openKv(":memory:");
+ * const missed = await after(kv, NOTES, 41, 50); // ids 42, 43, …
+ * ```
+ * @see docs/data.md — Ordered data: a log
+ */
 export async function after<T extends Logged>(
   kv: Deno.Kv,
   log: KvLog<T>,

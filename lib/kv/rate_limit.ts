@@ -13,24 +13,70 @@
  * limit, the request gets 429 with `Retry-After` and goes no further. In a `_middleware.ts`, it
  * limits the folder's pages and server actions; only requests that reach it pay for it.
  */
-import type { MiddlewareHandler } from "hono";
 import { clientAddress } from "../server/client.ts";
 import { tooManyRequests } from "../server/too_many_requests.ts";
+import type { Middleware } from "../server/types.ts";
 import { kvOf } from "./access.ts";
 import { retrying } from "./commit.ts";
 import { assertFits } from "./limits.ts";
 
+/**
+ * A limit: at most `limit` calls in any `windowMs`.
+ *
+ * @example
+ * ```ts
+ * import type { CallLimit } from "shell/data";
+ *
+ * const fivePerMinute: CallLimit = { limit: 5, windowMs: 60_000 };
+ * ```
+ * @see docs/data.md — Rate limits
+ */
 export interface CallLimit {
   /** How many calls a key may make in any window. */
   limit: number;
+  /** The sliding window, in milliseconds. */
   windowMs: number;
 }
 
+/**
+ * What `limitCalls` decided: counted, with how many calls are left, or refused, with how long to
+ * wait.
+ *
+ * @example
+ * ```ts
+ * import type { LimitResult } from "shell/data";
+ *
+ * function retryAfter(result: LimitResult): string | undefined {
+ *   return result.ok ? undefined : String(result.retryAfterSeconds);
+ * }
+ * ```
+ * @see docs/data.md — Rate limits
+ */
 export type LimitResult =
   | { ok: true; remaining: number }
   | { ok: false; retryAfterSeconds: number };
 
-/** Counts a call for `key` (stored under `["rate_limit", ...key]`) if it is within the limit. */
+/**
+ * Counts a call for `key` if it is within the limit: a sliding log under `["rate_limit", ...key]`,
+ * exact across workers, processes and Deploy isolates. A refused call writes nothing.
+ *
+ * @param kv The store.
+ * @param key What is limited, e.g. `["export", userId]`.
+ * @param limit The limit.
+ * @param now The clock, for tests.
+ * @returns Counted (`ok: true`, calls left) or refused (`ok: false`, seconds to wait).
+ * @throws {RangeError} When `limit` or `windowMs` is below 1.
+ *
+ * @example
+ * ```ts
+ * import { limitCalls } from "shell/data";
+ *
+ * const kv = await Deno.openKv(":memory:");
+ * const result = await limitCalls(kv, ["export", "user-1"], { limit: 3, windowMs: 3_600_000 });
+ * if (!result.ok) console.log(`try again in ${result.retryAfterSeconds} s`);
+ * ```
+ * @see docs/data.md — Rate limits
+ */
 export async function limitCalls(
   kv: Deno.Kv,
   key: Deno.KvKeyPart[],
@@ -58,16 +104,42 @@ export async function limitCalls(
   });
 }
 
+/**
+ * `rateLimit`'s options: the limit and its name.
+ *
+ * @example
+ * ```ts
+ * import type { RateLimitOptions } from "shell/data";
+ *
+ * const signing: RateLimitOptions = { name: "guestbook-sign", limit: 5, windowMs: 60_000 };
+ * ```
+ * @see docs/data.md — Rate limits
+ */
 export interface RateLimitOptions extends CallLimit {
   /** What is limited, e.g. `"guestbook-sign"`: each name counts on its own. */
   name: string;
 }
 
 /**
- * Middleware: `limit` requests per client in any `windowMs`. A request whose client is unknown
- * (`app.request()`, with no connection) counts as one client, "unknown": never as unlimited.
+ * Middleware: `limit` requests per client (`clientAddress`) in any `windowMs`. Over it, 429 with
+ * `Retry-After` (a short page for a browser's form post, a line of text for a script) and the
+ * request goes no further. In a folder's `_middleware.ts` it limits that folder's pages and server
+ * actions. A request whose client is unknown (`app.request()`, with no connection) counts as one
+ * client, "unknown": never as unlimited.
+ *
+ * @param options The limit and its name.
+ * @returns The middleware.
+ *
+ * @example
+ * ```ts
+ * // routes/_guestbook/_middleware.ts
+ * import { rateLimit } from "shell/data";
+ *
+ * export const handler = rateLimit({ name: "guestbook-sign", limit: 5, windowMs: 60_000 });
+ * ```
+ * @see docs/data.md — Rate limits
  */
-export function rateLimit({ name, ...limit }: RateLimitOptions): MiddlewareHandler {
+export function rateLimit({ name, ...limit }: RateLimitOptions): Middleware {
   return async function rateLimit(c, next) {
     const client = clientAddress(c) ?? "unknown";
     const result = await limitCalls(kvOf(c), [name, client], limit);

@@ -32,17 +32,59 @@ import { appScope } from "./scope.ts";
 import { nonceOf, securityHeaders } from "./security.ts";
 import { staticFiles } from "./static.ts";
 import { tracedMiddleware } from "./telemetry.ts";
-import type { PageProps, RenderInit, State } from "./types.ts";
+import type { HonoApp, PageProps, RenderInit, State } from "./types.ts";
 
+/**
+ * What `createApp` returns: a fetch handler for a server, Hono's in-process `request` for tests,
+ * and `close()` for a graceful shutdown.
+ *
+ * @example
+ * ```ts
+ * import { type App, createApp } from "shell/server";
+ * import manifest from "@/_build/manifest.gen.ts";
+ *
+ * const app: App = createApp(manifest, { root: Deno.cwd() });
+ * const res = await app.request("/about");
+ * console.log(res.status);
+ * app.close();
+ * ```
+ * @see docs/testing.md — Your routes, in-process
+ */
 export interface App {
   /** For `Deno.serve`, `deno serve` and Deno Deploy; `info` reaches handlers as Hono's `c.env`. */
   fetch(req: Request, info?: Deno.ServeHandlerInfo): Response | Promise<Response>;
   /** Hono's `app.request`: a request in-process, for tests (`app.request("/about")`). */
-  request: Hono["request"];
+  request: HonoApp["request"];
   /** Ends the app's long-lived streams (event streams), so a shutdown need not wait. */
   close(): void;
 }
 
+/**
+ * The app: one Hono app built once from the build's manifest and typed options. A request goes
+ * through the host guard, security headers, static files, the deadline and the body budget,
+ * telemetry, then its route (its folders' middleware, the handler, the page) or server action, and
+ * ends on the page, the not-found page or the failure screen. It reads no environment: the entry
+ * points (`main.ts`, `lib/cli/`) read and check it once, and pass options.
+ *
+ * @param manifest What `deno task build` wrote (`_build/manifest.gen.ts`).
+ * @param appOptions The project root, and settings.
+ * @returns The app.
+ *
+ * @example
+ * ```ts
+ * // serve.ts: the app on a port of its own, without the entry points' settings
+ * import { createApp } from "shell/server";
+ * import manifest from "@/_build/manifest.gen.ts";
+ *
+ * const app = createApp(manifest, {
+ *   root: import.meta.dirname!,
+ *   kv: await Deno.openKv(":memory:"),
+ *   requestTimeoutMs: 5_000,
+ * });
+ * Deno.serve({ hostname: "127.0.0.1", port: 8080 }, app.fetch);
+ * ```
+ * @see docs/testing.md — Your routes, in-process
+ */
 export function createApp(manifest: Manifest, appOptions: AppOptions): App {
   const options = resolveOptions(appOptions);
   const { dev, telemetry } = options;

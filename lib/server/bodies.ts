@@ -17,6 +17,7 @@
  */
 import type { Context, MiddlewareHandler } from "hono";
 import { log } from "./log.ts";
+import type { Middleware } from "./types.ts";
 
 type Refusal = 408 | 413 | 503;
 
@@ -142,10 +143,22 @@ export function limitBody(c: Context, max: number): Response | undefined {
 
 /**
  * Middleware for a `_middleware.ts`: the folder's requests may carry at most `max` bytes of body
- * (413 past it). Unlike `hono/body-limit`, a refused body is never left half-read, which would
- * leave a client still sending it stuck.
+ * (413 past it, before the body is read when `Content-Length` says so). Unlike `hono/body-limit`,
+ * a refused body is never left half-read, which would leave a client still sending it stuck.
+ *
+ * @param max The largest body, in bytes.
+ * @returns The middleware.
+ *
+ * @example
+ * ```ts
+ * // routes/uploads/_middleware.ts
+ * import { bodyLimit } from "shell";
+ *
+ * export const handler = bodyLimit(64 * 1024);
+ * ```
+ * @see docs/security.md — Request bodies
  */
-export function bodyLimit(max: number): MiddlewareHandler {
+export function bodyLimit(max: number): Middleware {
   return async function bodyLimit(c, next) {
     const refused = limitBody(c, max);
     if (refused) return refused;

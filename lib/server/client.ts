@@ -7,15 +7,30 @@
  * it was connected from, so the last entry is the one our own proxy wrote, while every entry
  * before it came from the client (or proxies we know nothing of) and can be forged at will.
  */
-import type { Context } from "hono";
 import { scopeOf } from "./scope.ts";
+import type { Context } from "./types.ts";
 
 /** Longer than any IPv6 address with a zone: what a proxy writes, not what a forger might. */
 const MAX_ADDRESS = 64;
 
 /**
- * The client's address, or `undefined` when there is none to know: a request that did not come
- * through `Deno.serve` (`app.request()` in tests, an embedder passing no `info`).
+ * Who is asking, for per-client limits: the connection's address, or with `TRUST_PROXY` the last
+ * entry of `X-Forwarded-For` (the one the app's own proxy wrote). `undefined` when there is none
+ * to know: a request that did not come through `Deno.serve` (`app.request()` in tests).
+ *
+ * @param c The request's context (a middleware's `c`, `requestContext()`).
+ * @returns The client's IP address, if known.
+ *
+ * @example
+ * ```ts
+ * import { clientAddress, type Middleware } from "shell";
+ *
+ * export const handler: Middleware = async function logClient(c, next) {
+ *   console.log(`request from ${clientAddress(c) ?? "unknown"}`);
+ *   await next();
+ * };
+ * ```
+ * @see docs/data.md — Rate limits
  */
 export function clientAddress(c: Context): string | undefined {
   if (scopeOf(c).trustProxy) {

@@ -5,39 +5,73 @@
  * `params.nope`, a page expecting other data than its handler renders, and `render()` without its
  * data are all `deno check` errors. The build writes a check into the manifest that each module
  * names its own file (`RouteFileCheck`). At run time both functions return what they are given.
- *
- * ```tsx
- * const route = defineRoute("blog/[slug].tsx");
- * export const handler = route.handlers<Post>({
- *   GET: (_req, ctx) => ctx.render(findPost(ctx.params.slug)),
- * });
- * export default route.page<typeof handler>(({ data }) => <h1>{data.title}</h1>);
- * ```
  */
 import type { FunctionComponent } from "react";
 import type { Handler, Handlers, PageProps, RouteParams } from "./types.ts";
 
+/**
+ * Carries the file a route was typed for.
+ *
+ * @internal
+ */
 declare const FILE: unique symbol;
+/**
+ * Carries the data a route's handlers render.
+ *
+ * @internal
+ */
 declare const DATA: unique symbol;
 
-/** Marks what `defineRoute(file)` made, for the manifest's check. */
+/**
+ * Marks what `defineRoute(file)` made, for the manifest's check.
+ *
+ * @internal
+ */
 export interface OfFile<File extends string> {
   readonly [FILE]?: File;
 }
 
+/**
+ * A route's handlers as `defineRoute(file).handlers()` returns them: typed for the file's params,
+ * remembering the data they render.
+ *
+ * @internal
+ */
 export type TypedHandlers<Data, File extends string> =
   & (Handlers<Data, RouteParams<File>> | Handler<Data, RouteParams<File>>)
   & OfFile<File>
   & { readonly [DATA]?: (data: Data) => void };
 
-/** The data a route's handlers render, from `typeof handler`; `undefined` for none. */
+/**
+ * The data a route's handlers render, from `typeof handler`; `undefined` for none.
+ *
+ * @internal
+ */
 export type DataOf<H> = NonNullable<H extends { readonly [DATA]?: infer D } ? D : never> extends
   (data: infer Data) => void ? Data : undefined;
 
+/**
+ * A route's page as `defineRoute(file).page()` returns it.
+ *
+ * @internal
+ */
 export type TypedPage<Data, File extends string> =
   & FunctionComponent<PageProps<Data, RouteParams<File>>>
   & OfFile<File>;
 
+/**
+ * What `defineRoute(file)` returns: `handlers()` and `page()`, typed for the route file `File`.
+ *
+ * @example
+ * ```tsx
+ * import { defineRoute, type RouteDefinition } from "shell";
+ *
+ * const blog: RouteDefinition<"blog/[slug].tsx"> = defineRoute("blog/[slug].tsx");
+ * const handler = blog.handlers<string>({ GET: (_req, ctx) => ctx.render(ctx.params.slug) });
+ * const Page = blog.page<typeof handler>(({ data }) => <h1>{data}</h1>);
+ * ```
+ * @see docs/routing.md — Typed routes
+ */
 export interface RouteDefinition<File extends string> {
   /** The route's handlers, rendering `Data` (none by default). */
   handlers<Data = undefined>(
@@ -49,7 +83,33 @@ export interface RouteDefinition<File extends string> {
   ): TypedPage<DataOf<H>, File>;
 }
 
-/** `file`: the module's path below `routes/`, as the build checks. */
+/**
+ * Types a route module from its own file name: the params from the name, the page's data from
+ * what the handlers render. `ctx.params.nope`, a page expecting other data than its handlers
+ * render, and `ctx.render()` without the data are `deno check` errors; the build checks that the
+ * module names its own file. At run time it returns what it is given.
+ *
+ * @param _file The module's path below `routes/` (`"shop/[id].tsx"`).
+ * @returns `handlers()` and `page()` for the module's exports.
+ *
+ * @example
+ * ```tsx
+ * // routes/shop/[id].tsx
+ * import { defineRoute, notFound } from "shell";
+ *
+ * export const handler = defineRoute("shop/[id].tsx").handlers<{ id: string; count: number }>({
+ *   GET(_req, ctx) {
+ *     if (ctx.params.id === "none") throw notFound();
+ *     return ctx.render({ id: ctx.params.id, count: 1 });
+ *   },
+ * });
+ *
+ * export default defineRoute("shop/[id].tsx").page<typeof handler>(({ data }) => (
+ *   <p>{data.count}</p>
+ * ));
+ * ```
+ * @see docs/routing.md — Typed routes
+ */
 export function defineRoute<const File extends string>(_file: File): RouteDefinition<File> {
   return DEFINITION as RouteDefinition<File>;
 }

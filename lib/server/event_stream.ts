@@ -9,16 +9,39 @@
  */
 import { describe, digestOf } from "../errors/digest.ts";
 import { log } from "./log.ts";
-import { scopeOf, type ScopeSource } from "./scope.ts";
+import { type AnyContext, scopeOf } from "./scope.ts";
 
+/**
+ * One server-sent event, as `eventStream`'s source yields it.
+ *
+ * @example
+ * ```ts
+ * import type { ServerEvent } from "shell";
+ *
+ * const event: ServerEvent = { id: 7, event: "entry", data: JSON.stringify({ id: 7 }) };
+ * ```
+ * @see docs/data.md — Live updates
+ */
 export interface ServerEvent {
   /** Sent back by a reconnecting `EventSource` as `Last-Event-ID`. */
   id?: string | number;
   /** The event's type (`addEventListener(event, …)`); `message` when unset. */
   event?: string;
+  /** The payload: `data:` lines, one per line of it. */
   data: string;
 }
 
+/**
+ * `eventStream`'s timings.
+ *
+ * @example
+ * ```ts
+ * import type { EventStreamOptions } from "shell";
+ *
+ * const options: EventStreamOptions = { heartbeatMs: 15_000, retryMs: 3_000 };
+ * ```
+ * @see docs/data.md — Live updates
+ */
 export interface EventStreamOptions {
   /** How often an idle stream carries a comment (default 25 000 ms: under common proxy timeouts). */
   heartbeatMs?: number;
@@ -29,12 +52,38 @@ export interface EventStreamOptions {
 const encoder = new TextEncoder();
 
 /**
- * The response streaming what `events` yields. `events` receives a signal that aborts when the
- * stream ends: pass it on to what it subscribes to.
+ * A `text/event-stream` response (server-sent events) for a browser's `EventSource`, streaming
+ * what `events` yields. It ends when the client leaves or the app closes, carries a comment every
+ * `heartbeatMs` so proxies keep an idle stream open, and is outside the request's deadline. The
+ * next event is taken only once the client has read the last.
+ *
+ * @param req The request, whose end (the client leaving) ends the stream.
+ * @param from The handler's `ctx` (or a middleware's `c`): the app whose closing ends the stream.
+ * @param events The source: gets a signal that aborts when the stream ends; pass it on.
+ * @param options Heartbeat and reconnection timings.
+ * @returns The streaming response.
+ *
+ * @example
+ * ```ts
+ * // routes/clock.ts
+ * import { defineRoute, eventStream } from "shell";
+ *
+ * export const handler = defineRoute("clock.ts").handlers({
+ *   GET(req, ctx) {
+ *     return eventStream(req, ctx, async function* (signal) {
+ *       for (let i = 0; i < 10 && !signal.aborted; i++) {
+ *         yield { id: i, event: "tick", data: new Date().toISOString() };
+ *         await new Promise((resolve) => setTimeout(resolve, 1000));
+ *       }
+ *     });
+ *   },
+ * });
+ * ```
+ * @see docs/data.md — Live updates
  */
 export function eventStream(
   req: Request,
-  from: ScopeSource,
+  from: AnyContext,
   events: (signal: AbortSignal) => AsyncIterable<ServerEvent>,
   { heartbeatMs = 25_000, retryMs = 1_000 }: EventStreamOptions = {},
 ): Response {

@@ -7,78 +7,221 @@
 import type { ComponentType } from "react";
 import type { Handler, Handlers, Middleware } from "./types.ts";
 
+/**
+ * A route module as the manifest imports it: a page (the default export), a `handler`, or both.
+ *
+ * @example
+ * ```tsx
+ * import type { RouteModule } from "shell/server";
+ *
+ * const about: RouteModule = { default: () => <h1>About</h1> };
+ * ```
+ * @see docs/routing.md — A route module
+ */
 export interface RouteModule {
+  /** The page. */
   default?: ComponentType<any>;
+  /** The handlers, or one handler for every method. */
   handler?: Handlers<any, any> | Handler<any, any>;
 }
 
+/**
+ * A `_middleware.ts` module: one middleware or a list, run in order.
+ *
+ * @example
+ * ```ts
+ * import type { MiddlewareModule } from "shell/server";
+ *
+ * const noop: MiddlewareModule = { handler: async (_c, next) => await next() };
+ * ```
+ * @see docs/routing.md — Middleware
+ */
 export interface MiddlewareModule {
+  /** The folder's middleware. */
   handler: Middleware | Middleware[];
 }
 
+/**
+ * A module whose default export is a component: a layout, `_app`, `_404`, an island.
+ *
+ * @example
+ * ```tsx
+ * import type { ComponentModule } from "shell/server";
+ *
+ * const notFound: ComponentModule = { default: () => <h1>Page not found</h1> };
+ * ```
+ * @see docs/routing.md — Files and URLs
+ */
 export interface ComponentModule {
+  /** The component. */
   default: ComponentType<any>;
 }
 
+/**
+ * One route of the manifest: its file, its pattern, its module, and the layouts and middleware of
+ * its folders, outermost first.
+ *
+ * @example
+ * ```tsx
+ * import type { ManifestRoute } from "shell/server";
+ *
+ * const route: ManifestRoute = {
+ *   file: "blog/[slug].tsx",
+ *   pattern: "/blog/:slug",
+ *   name: "/blog/:slug",
+ *   module: { default: ({ params }) => <h1>{params.slug}</h1> },
+ *   layouts: [],
+ *   middlewares: [],
+ * };
+ * ```
+ * @see docs/routing.md — Files and URLs
+ */
 export interface ManifestRoute {
+  /** The module's path below `routes/`. */
   file: string;
   /** For Hono's router: `/blog/:slug`, `/docs/:path{.+}`. */
   pattern: string;
   /** As it reads in logs and traces: `/blog/:slug`, `/docs/:path+`. */
   name: string;
+  /** The route's module. */
   module: RouteModule;
   /** Outermost first. */
   layouts: ComponentModule[];
+  /** Outermost first. */
   middlewares: MiddlewareModule[];
 }
 
-/** A browser entry point: its URL and the URLs of every chunk it imports, transitively. */
+/**
+ * A browser entry point: its URL and the URLs of every chunk it imports, transitively (what a page
+ * preloads).
+ *
+ * @example
+ * ```ts
+ * import type { Chunk } from "shell/server";
+ *
+ * const counter: Chunk = { entry: "/_app/Counter-3F2A.js", imports: ["/_app/chunk-9C1D.js"] };
+ * ```
+ * @see docs/islands.md
+ */
 export interface Chunk {
+  /** The entry's URL, under `/_app/`. */
   entry: string;
+  /** The chunks it imports, transitively. */
   imports: string[];
 }
 
-/** Browser assets of one build, as URLs under `/_app/`. */
+/**
+ * The browser assets of one build, as URLs under `/_app/`.
+ *
+ * @example
+ * ```ts
+ * import type { Assets } from "shell/server";
+ *
+ * const assets: Assets = { boot: { entry: "/_app/boot-1A.js", imports: [] }, islands: {} };
+ * ```
+ * @see docs/islands.md
+ */
 export interface Assets {
   /** The island boot runtime. */
   boot: Chunk;
+  /** Each island's chunk, by name. */
   islands: Record<string, Chunk>;
   /** The Sentry browser SDK, loaded after the page only when Sentry is configured. */
   sentry?: Chunk;
 }
 
+/**
+ * What `deno task build` writes to `_build/manifest.gen.ts`: every route, island, server action and
+ * browser asset it found, as static imports so the app runs where the file system cannot be read
+ * (Deno Deploy). `createApp` takes it.
+ *
+ * @example
+ * ```ts
+ * import { createApp, type Manifest } from "shell/server";
+ * import built from "@/_build/manifest.gen.ts";
+ *
+ * const manifest: Manifest = built;
+ * console.log(manifest.routes.map((route) => route.pattern));
+ * const app = createApp(manifest, { root: Deno.cwd() });
+ * ```
+ * @see docs/routing.md — Files and URLs
+ */
 export interface Manifest {
   /** Names the build: the same sources give the same id (Sentry's default release). */
   buildId: string;
+  /** The routes, most specific first. */
   routes: ManifestRoute[];
+  /** `routes/_app.tsx`. */
   app?: ComponentModule;
+  /** `routes/_404.tsx`. */
   notFound?: ComponentModule;
   /** Layouts and middleware of the `routes/` root, applied to the not-found page. */
   rootLayouts: ComponentModule[];
+  /** The root's `_middleware.ts`, applied to the not-found page. */
   rootMiddlewares: MiddlewareModule[];
+  /** The islands, by name. */
   islands: { name: string; module: ComponentModule }[];
+  /** The browser assets. */
   assets: Assets;
   /** Where the build wrote the browser assets, relative to the project root. */
   assetDir: string;
+  /** The server actions. */
   actions: ManifestActions;
 }
 
+/**
+ * A server action: an async function exported by a `"use server"` module.
+ *
+ * @example
+ * ```ts
+ * import type { ActionFunction } from "shell/server";
+ *
+ * const ping: ActionFunction = async () => await Promise.resolve("pong");
+ * ```
+ * @see docs/actions.md
+ */
 export type ActionFunction = (...args: any[]) => Promise<unknown>;
 
+/**
+ * One server action of the manifest.
+ *
+ * @example
+ * ```ts
+ * import type { ActionEntry, Manifest } from "shell/server";
+ *
+ * const idOf = (manifest: Manifest, name: string): string | undefined =>
+ *   manifest.actions.entries.find((entry: ActionEntry) => entry.name === name)?.id;
+ * ```
+ * @see docs/actions.md
+ */
 export interface ActionEntry {
+  /** What the browser posts to: `/_action/<id>`. Stable across builds of the same code. */
   id: string;
   /** The export's name, for logs and traces. */
   name: string;
   /** The module it comes from, relative to the project root (server-side only). */
   file: string;
+  /** The exported function. */
   action: ActionFunction;
   /** The `_middleware` chain of the module's folder (root first); the root's for `lib/`. */
   middlewares: MiddlewareModule[];
 }
 
-/** The server actions (`"use server"` modules) and the build's key for signing form state. */
+/**
+ * The server actions (`"use server"` modules) and the build's key for signing form state.
+ *
+ * @example
+ * ```ts
+ * import type { ManifestActions } from "shell/server";
+ *
+ * const none: ManifestActions = { secret: "", entries: [] };
+ * ```
+ * @see docs/actions.md
+ */
 export interface ManifestActions {
+  /** Signs the state a form posted without JavaScript carries back to its page. */
   secret: string;
+  /** The actions. */
   entries: ActionEntry[];
 }
 

@@ -6,6 +6,25 @@
  */
 import type { Telemetry } from "./telemetry.ts";
 
+/**
+ * Everything an app is made from besides its manifest. Only `root` is required; the entry points
+ * fill the rest from the environment (docs/settings.md).
+ *
+ * @example
+ * ```ts
+ * import { type AppOptions, createApp } from "shell/server";
+ * import manifest from "@/_build/manifest.gen.ts";
+ *
+ * const options: AppOptions = {
+ *   root: Deno.cwd(),
+ *   dev: true,
+ *   origins: ["https://example.com"],
+ *   logRequests: true,
+ * };
+ * const app = createApp(manifest, options);
+ * ```
+ * @see docs/settings.md
+ */
 export interface AppOptions {
   /** The project root: `static/` and the build's assets are served from below it. */
   root: string;

@@ -6,8 +6,8 @@
  * request, and two apps in one process keep their own. Read it through `kvOf`, `clientAddress` and
  * `eventStream` rather than directly.
  */
-import type { Context, MiddlewareHandler } from "hono";
-import type { State } from "./types.ts";
+import type { MiddlewareHandler } from "hono";
+import type { Context, State } from "./types.ts";
 
 export interface AppScope {
   /** `AppOptions.kv`. */
@@ -24,8 +24,22 @@ declare module "hono" {
   }
 }
 
-/** A middleware's or action's `c` (`requestContext()`), or a handler's `ctx` or page's props. */
-export type ScopeSource = Context | { state: State };
+/**
+ * Whatever a request's code has in hand: a middleware's `c`, `requestContext()` in a server
+ * action, a handler's `ctx`, or a page's props. `kvOf` and `eventStream` take any of them.
+ *
+ * @example
+ * ```ts
+ * import type { AnyContext } from "shell";
+ * import { kvOf } from "shell/data";
+ *
+ * export async function countVisit(from: AnyContext): Promise<void> {
+ *   await kvOf(from).atomic().sum(["visits"], 1n).commit();
+ * }
+ * ```
+ * @see docs/data.md — Reading and writing from the app
+ */
+export type AnyContext = Context | { state: State };
 
 export function appScope(scope: AppScope): MiddlewareHandler {
   return function appScope(c, next) {
@@ -34,7 +48,7 @@ export function appScope(scope: AppScope): MiddlewareHandler {
   };
 }
 
-export function scopeOf(from: ScopeSource): AppScope {
+export function scopeOf(from: AnyContext): AppScope {
   const scope = "state" in from
     ? from.state.appScope as AppScope | undefined
     : from.get("appScope");

@@ -4,22 +4,58 @@
  * errors and traces (Sentry, OpenTelemetry). The core calls these and imports no SDK; a plugin
  * implements them, and with none configured nothing of any SDK is loaded.
  */
-import type { Context, Hono, MiddlewareHandler } from "hono";
 import type { ReactNode } from "react";
-import type { Middleware } from "./types.ts";
+import type { Context, HonoApp, Middleware } from "./types.ts";
 
-/** What a failure's JSON log line links to; `null` where a plugin has nothing to say. */
+/**
+ * What a failure's JSON log line links to: the trace, the span and the error event a telemetry
+ * plugin recorded; `null` where it has nothing to say.
+ *
+ * @example
+ * ```ts
+ * import type { FailureLinks } from "shell/server";
+ *
+ * const none: FailureLinks = { trace_id: null, span_id: null, sentry_event_id: null };
+ * ```
+ * @see docs/failures.md — Digests and the log line
+ */
 export interface FailureLinks {
+  /** The request's trace (32 hex digits). */
   trace_id: string | null;
+  /** The span the failure happened in (16 hex digits). */
   span_id: string | null;
+  /** The error event sent for it. */
   sentry_event_id: string | null;
 }
 
+/**
+ * What the app asks of a telemetry plugin (`AppOptions.telemetry`): the one seam between the
+ * request pipeline and whatever records errors and traces. The shipped one is Sentry with Deno's
+ * OpenTelemetry (`lib/sentry/`); with none, no SDK is loaded. Only `captureFailure` and `flush` are
+ * required.
+ *
+ * @example
+ * ```ts
+ * import { createApp, type Telemetry } from "shell/server";
+ * import manifest from "@/_build/manifest.gen.ts";
+ *
+ * // Failures to stderr, nothing else.
+ * const telemetry: Telemetry = {
+ *   captureFailure(error, digest) {
+ *     console.error(digest, error);
+ *     return { trace_id: null, span_id: null, sentry_event_id: null };
+ *   },
+ *   flush: () => Promise.resolve(),
+ * };
+ * const app = createApp(manifest, { root: Deno.cwd(), telemetry });
+ * ```
+ * @see docs/telemetry.md
+ */
 export interface Telemetry {
   /** Routes of the plugin's own (Sentry's tunnel), mounted before the app's and outside tracing. */
-  routes?(app: Hono): void;
+  routes?(app: HonoApp): void;
   /** Wraps every request after static files: a request span, say. Reads `c.var.route` once set. */
-  middleware?: MiddlewareHandler;
+  middleware?: Middleware;
   /**
    * Runs `work` as a child span named `name` (render, an action, a middleware), ended when `work`
    * returns or, for a promise, settles. Absent, the core calls `work` as it is: no wrapper at all.

@@ -4,45 +4,192 @@
  * parameters a file's name gives (`blog/[slug].tsx` → `{ slug: string }`), worked out by the type
  * checker from the name alone.
  */
-import type { MiddlewareHandler } from "hono";
+import type { Context as HonoContext, Hono, MiddlewareHandler } from "hono";
 import type { ComponentType } from "react";
 
-/** What middleware set for this request (`c.set("user", …)`), as handlers and pages read it. */
+/**
+ * What middleware set for this request (`c.set("user", …)`), as handlers and pages read it.
+ *
+ * @example
+ * ```tsx
+ * import type { PageProps } from "shell";
+ *
+ * export default function Admin({ state }: PageProps) {
+ *   return <p>Signed in as {String(state.user)}</p>;
+ * }
+ * ```
+ * @see docs/routing.md — A route module
+ */
 export type State = Record<string, unknown>;
 
-/** A `_middleware.ts` export: Hono's own middleware, so `hono/basic-auth`, `hono/cors`, … work. */
+/**
+ * Hono's request context, as middleware gets it (`c`) and a server action reads it through
+ * `requestContext()`: the request (`c.req`), what middleware set (`c.get`, `c.set`), the response's
+ * headers (`c.header`), and Hono's helpers such as `getCookie(c, name)`.
+ *
+ * @example
+ * ```ts
+ * import type { Context } from "shell";
+ *
+ * export function userOf(c: Context): string | undefined {
+ *   return c.get("user") as string | undefined;
+ * }
+ * ```
+ * @see docs/routing.md — Middleware
+ */
+export type Context = HonoContext;
+
+/**
+ * A `_middleware.ts` export: Hono's own middleware, so `hono/basic-auth`, `hono/cors`, `hono/jwt`
+ * and the like work as they are. Give it a name: with telemetry on, its span is named after it.
+ *
+ * @example
+ * ```ts
+ * // routes/reports/_middleware.ts
+ * import type { Middleware } from "shell";
+ *
+ * export const handler: Middleware = async function timing(c, next) {
+ *   const started = performance.now();
+ *   await next();
+ *   c.header("Server-Timing", `app;dur=${(performance.now() - started).toFixed(1)}`);
+ * };
+ * ```
+ * @see docs/routing.md — Middleware
+ */
 export type Middleware = MiddlewareHandler;
 
+/**
+ * The Hono app `createApp` builds on, as a telemetry plugin sees it (to mount routes of its own)
+ * and as `app.request()` answers in tests.
+ *
+ * @example
+ * ```ts
+ * import type { HonoApp } from "shell/server";
+ *
+ * export function mountHealth(app: HonoApp): void {
+ *   app.get("/_health", (c) => c.text("ok"));
+ * }
+ * ```
+ * @see docs/telemetry.md
+ */
+export type HonoApp = Hono;
+
+/**
+ * How `ctx.render(data, init)` answers: the status (200 by default) and headers of the page.
+ *
+ * @example
+ * ```ts
+ * import type { Handlers, RenderInit } from "shell";
+ *
+ * const gone: RenderInit = { status: 410, headers: { "Cache-Control": "no-store" } };
+ * export const handler: Handlers<{ id: string }> = {
+ *   GET: (_req, ctx) => ctx.render({ id: ctx.params.id }, gone),
+ * };
+ * ```
+ * @see docs/routing.md — A route module
+ */
 export interface RenderInit {
+  /** The response's status; settled before any HTML is sent. */
   status?: number;
+  /** Headers added to the page's response. */
   headers?: HeadersInit;
 }
 
-/** The parameters of a route file: `docs/[...path].tsx` → `{ path: string }` (slashes kept). */
+/**
+ * The parameters of a route file, from its name alone: `blog/[slug].tsx` → `{ slug: string }`,
+ * `docs/[...path].tsx` → `{ path: string }` (slashes kept).
+ *
+ * @example
+ * ```ts
+ * import type { RouteParams } from "shell";
+ *
+ * const params: RouteParams<"shop/[shop]/[item].tsx"> = { shop: "north", item: "42" };
+ * ```
+ * @see docs/routing.md — Typed routes
+ */
 export type RouteParams<File extends string> = {
   [Name in ParamName<Segment<WithoutExtension<File>>>]: string;
 };
+/**
+ * A route file's path without its extension.
+ *
+ * @internal
+ */
 type WithoutExtension<File> = File extends `${infer Path}.${"tsx" | "ts" | "jsx" | "js"}` ? Path
   : File;
+/**
+ * The segments of a path, as a union.
+ *
+ * @internal
+ */
 type Segment<Path> = Path extends `${infer Head}/${infer Tail}` ? Head | Segment<Tail> : Path;
+/**
+ * The parameter a segment names, if any.
+ *
+ * @internal
+ */
 type ParamName<S> = S extends `[...${infer Name}]` ? Name : S extends `[${infer Name}]` ? Name
 : never;
 
-/** Parameters of a route whose file is not named to the type checker (see `defineRoute`). */
+/**
+ * The parameters of a route whose file is not named to the type checker (see `defineRoute`): any
+ * name, each a string.
+ *
+ * @example
+ * ```ts
+ * import type { AnyParams } from "shell";
+ *
+ * const params: AnyParams = { slug: "hello-world" };
+ * ```
+ * @see docs/routing.md — A route module
+ */
 export type AnyParams = Record<string, string>;
 
-declare const DATA: unique symbol;
+/**
+ * A rendered page, what `ctx.render()` returns; its type remembers the data, so that
+ * `defineRoute` can check the page's props against what the handlers render.
+ *
+ * @example
+ * ```ts
+ * import type { PageResponse, RouteContext } from "shell";
+ *
+ * function show(ctx: RouteContext<string>): Promise<PageResponse<string>> {
+ *   return ctx.render("hello");
+ * }
+ * ```
+ * @see docs/routing.md — Typed routes
+ */
+export type PageResponse<Data> = Response & {
+  /** Never set: it carries the page's data type, for the type checker only. */
+  readonly "~data"?: Data;
+};
 
-/** A rendered page; its type remembers the data, so the page's props can be checked against it. */
-export type PageResponse<Data> = Response & { readonly [DATA]?: Data };
-
-/** `render(data)`: the data is required unless the page takes none. */
+/**
+ * `render(data)`: the data is required unless the page takes none.
+ *
+ * @internal
+ */
 export type RenderArgs<Data> = undefined extends Data ? [data?: Data, init?: RenderInit]
   : [data: Data, init?: RenderInit];
 
+/**
+ * A handler's second argument: the route's parameters, the URL, what middleware set, and
+ * `render()`, which streams the page with the data the handler loaded.
+ *
+ * @example
+ * ```ts
+ * import type { RouteContext } from "shell";
+ *
+ * export function GET(_req: Request, ctx: RouteContext<{ slug: string }>) {
+ *   return ctx.render({ slug: ctx.params.slug });
+ * }
+ * ```
+ * @see docs/routing.md — A route module
+ */
 export interface RouteContext<Data = unknown, Params = AnyParams> {
   /** Route parameters: `[slug]` → `params.slug`, `[...path]` → `params.path` (slashes kept). */
   params: Params;
+  /** The request's URL, parsed. */
   url: URL;
   /** What middleware set (`c.set(…)`) for this request. */
   state: State;
@@ -50,28 +197,141 @@ export interface RouteContext<Data = unknown, Params = AnyParams> {
   render(...args: RenderArgs<Data>): Promise<PageResponse<Data>>;
 }
 
+/**
+ * A route's handler for one method (or, as a module's whole `handler`, for every method): returns
+ * a Response, or `ctx.render(data)` for the page.
+ *
+ * @example
+ * ```ts
+ * // routes/api/time.ts
+ * import type { Handler } from "shell";
+ *
+ * export const handler: Handler = () => Response.json({ now: new Date().toISOString() });
+ * ```
+ * @see docs/routing.md — A route module
+ */
 export type Handler<Data = unknown, Params = AnyParams> = (
   req: Request,
   ctx: RouteContext<Data, Params>,
 ) => Response | Promise<Response>;
 
-export const METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] as const;
-export type Method = typeof METHODS[number];
+/**
+ * An HTTP method a route module can have a handler for. `HEAD` falls back to `GET`.
+ *
+ * @example
+ * ```ts
+ * import type { Method } from "shell";
+ *
+ * const readOnly: Method[] = ["GET", "HEAD", "OPTIONS"];
+ * ```
+ * @see docs/routing.md — A route module
+ */
+export type Method = "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS";
 
+/** The methods a route can handle, in the order `Allow` lists them. */
+export const METHODS: readonly Method[] = [
+  "GET",
+  "HEAD",
+  "POST",
+  "PUT",
+  "PATCH",
+  "DELETE",
+  "OPTIONS",
+];
+
+/**
+ * A route module's `handler`: one handler per method. A method without one gets 405 with `Allow`.
+ *
+ * @example
+ * ```ts
+ * import { type Handlers, notFound } from "shell";
+ *
+ * const POSTS: Record<string, string> = { "hello-world": "Hello, world" };
+ *
+ * export const handler: Handlers<string> = {
+ *   GET(_req, ctx) {
+ *     const title = POSTS[ctx.params.slug];
+ *     if (!title) throw notFound();
+ *     return ctx.render(title);
+ *   },
+ * };
+ * ```
+ * @see docs/routing.md — A route module
+ */
 export type Handlers<Data = unknown, Params = AnyParams> = Partial<
   Record<Method, Handler<Data, Params>>
 >;
 
+/**
+ * A page's props: what its handler rendered (`data`), the route's parameters, the URL and what
+ * middleware set.
+ *
+ * @example
+ * ```tsx
+ * import type { PageProps } from "shell";
+ *
+ * export default function Post({ data, params }: PageProps<{ title: string }>) {
+ *   return <h1 id={params.slug}>{data.title}</h1>;
+ * }
+ * ```
+ * @see docs/routing.md — A route module
+ */
 export interface PageProps<Data = unknown, Params = AnyParams> {
+  /** What the handler passed to `ctx.render()`. */
   data: Data;
+  /** Route parameters, as the handler got them. */
   params: Params;
+  /** The request's URL. */
   url: URL;
+  /** What middleware set for this request. */
   state: State;
 }
 
+/**
+ * A `_layout.tsx`'s props: the page's props plus `Component`, the page (or the next layout in) to
+ * render where the page goes.
+ *
+ * @example
+ * ```tsx
+ * // routes/_layout.tsx
+ * import type { LayoutProps } from "shell";
+ *
+ * export default function Layout({ Component }: LayoutProps) {
+ *   return (
+ *     <main>
+ *       <Component />
+ *     </main>
+ *   );
+ * }
+ * ```
+ * @see docs/routing.md — A route module
+ */
 export interface LayoutProps<Data = unknown, Params = AnyParams> extends PageProps<Data, Params> {
   /** The page (or the next layout in) to render inside this layout. */
   Component: ComponentType;
 }
 
+/**
+ * `_app.tsx`'s props: the document renders `Component` inside `<body>`.
+ *
+ * @example
+ * ```tsx
+ * // routes/_app.tsx
+ * import type { AppProps } from "shell";
+ *
+ * export default function App({ Component }: AppProps) {
+ *   return (
+ *     <html lang="en">
+ *       <head>
+ *         <meta charSet="utf-8" />
+ *       </head>
+ *       <body>
+ *         <Component />
+ *       </body>
+ *     </html>
+ *   );
+ * }
+ * ```
+ * @see docs/routing.md — Files and URLs
+ */
 export type AppProps<Data = unknown> = LayoutProps<Data>;

@@ -3,6 +3,6 @@
  * `Retry-After` — a short page for a form posted without JavaScript, a status the island reads —
  * and never runs. Only the actions in this folder pay for the check.
  */
-import { rateLimit } from "../../lib/mod.ts";
+import { rateLimit } from "shell/data";
 
 export const handler = rateLimit({ name: "guestbook-sign", limit: 5, windowMs: 60_000 });

@@ -6,7 +6,8 @@
  * runs behind `_middleware.ts`, which limits how often a client may call it.
  */
 import * as v from "valibot";
-import { kvOf, requestContext } from "../../lib/mod.ts";
+import { requestContext } from "shell";
+import { kvOf } from "shell/data";
 import { addEntry } from "./entries.ts";
 import type { GuestbookState } from "./types.ts";
 

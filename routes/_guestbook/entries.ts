@@ -5,7 +5,7 @@
  * instance reads the same entries in the same order, the newest are one range query, and the live
  * feed watches one key.
  */
-import { append, type Feed, feedOf, kvLog, newest } from "../../lib/mod.ts";
+import { append, type Feed, feedOf, kvLog, newest } from "shell/data";
 import { type Entry, SHOWN } from "./types.ts";
 
 export const GUESTBOOK = kvLog<Entry>(["guestbook"]);

@@ -1,5 +1,5 @@
-import WhoAmI from "../../islands/WhoAmI.tsx";
-import { defineRoute } from "../../lib/mod.ts";
+import WhoAmI from "@/islands/WhoAmI.tsx";
+import { defineRoute } from "shell";
 
 const route = defineRoute("admin/index.tsx");
 

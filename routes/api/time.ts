@@ -1,4 +1,4 @@
-import type { Handlers } from "../../lib/mod.ts";
+import type { Handlers } from "shell";
 
 /** An API route: a handler and no page. */
 export const handler: Handlers = {

@@ -1,4 +1,4 @@
-import { type Handlers, notFound, type PageProps } from "../../lib/mod.ts";
+import { type Handlers, notFound, type PageProps } from "shell";
 
 interface Post {
   title: string;

@@ -1,4 +1,4 @@
-import type { PageProps } from "../../lib/mod.ts";
+import type { PageProps } from "shell";
 
 export default function Docs({ params }: PageProps) {
   return (

@@ -4,8 +4,9 @@
  * page has; a reconnecting `EventSource` sends `Last-Event-ID` instead. Either way what was missed
  * comes first. All of a worker's streams share one KV watch.
  */
-import { defineRoute, eventStream, kvOf, sinceOf } from "../../lib/mod.ts";
-import { entryFeed } from "../_guestbook/entries.ts";
+import { defineRoute, eventStream } from "shell";
+import { kvOf, sinceOf } from "shell/data";
+import { entryFeed } from "@/routes/_guestbook/entries.ts";
 
 const route = defineRoute("guestbook/events.ts");
 

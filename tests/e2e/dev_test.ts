@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
-import type { Manifest } from "../../lib/mod.ts";
+import type { Manifest } from "../../lib/server.ts";
 import { launchBrowser } from "../helpers/browser.ts";
 import { copyProject, type ProjectCopy } from "../helpers/project_copy.ts";
 import { startServer } from "../helpers/server.ts";

@@ -18,7 +18,7 @@ import {
   routeName,
   specialFile,
 } from "../../lib/build/conventions.ts";
-import { type App, type AppOptions, createApp, type Manifest } from "../../lib/mod.ts";
+import { type App, type AppOptions, createApp, type Manifest } from "../../lib/server.ts";
 import type {
   ActionEntry,
   ActionFunction,

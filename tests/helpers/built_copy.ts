@@ -4,9 +4,10 @@
  * builds, and shared read-only by every test that asks for the same: the first test file to ask
  * builds it (under a lock), the others wait for it, and a later run with the same sources finds it
  * built. Its folder is named after a hash of everything it is made from — the build's own
- * fingerprint (routes, islands, lib, deno.json), what the copy serves or runs as it is (`static/`,
- * `main.ts`, `deno.lock`), the files added, the tree copied and what `finish` does — so a change to
- * any of them makes a new one. A server started in it finds its build fresh and does not rebuild.
+ * fingerprint (every module the tree's last build reached, in any folder; `routes/`, `islands/`,
+ * `lib/`, `static/`, `deno.json`, `deno.lock`), `main.ts`, the files added, the tree copied and
+ * what `finish` does — so a change to any of them makes a new one. A server started in it finds
+ * its build fresh and does not rebuild.
  *
  * For tests that only serve a copy. One that edits its copy, or builds it itself, makes its own
  * with `copyProject()`.
@@ -14,7 +15,6 @@
 import { createHash } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { filesBelow } from "../../lib/build/files.ts";
 import { fingerprint } from "../../lib/build/fingerprint.ts";
 import { copyProject, PROJECT_ROOT } from "./project_copy.ts";
 
@@ -41,13 +41,8 @@ export async function builtCopy(
 ): Promise<string> {
   const hash = createHash("sha256").update(`${from}\n${name}\n${finish ?? ""}\n`);
   hash.update(await fingerprint(from, false));
-  const servedAsIs = [
-    "main.ts",
-    "deno.lock",
-    ...(await filesBelow(join(from, "static")))
-      .map((file) => `static/${file}`),
-  ];
-  for (const file of servedAsIs) {
+  // Run as it is, never built.
+  for (const file of ["main.ts"]) {
     const bytes = await Deno.readFile(join(from, file)).catch(() => undefined);
     if (bytes) hash.update(`${file}\n`).update(bytes);
   }

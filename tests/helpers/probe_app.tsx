@@ -11,7 +11,7 @@ import * as appModule from "../../routes/_app.tsx";
 import * as guestbookPage from "../../routes/guestbook.tsx";
 import * as layoutModule from "../../routes/_layout.tsx";
 import { encodeCall } from "../../lib/shared/action_wire.ts";
-import type { App } from "../../lib/mod.ts";
+import type { App } from "../../lib/server.ts";
 import { actionIdOf, type AppFiles } from "./app.ts";
 import * as probe from "./probe_actions.ts";
 

@@ -12,7 +12,12 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const PROJECT_ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const COPIED = ["deno.json", "deno.lock", "main.ts", "lib", "routes", "islands", "static"];
+/**
+ * Everything at the top of the tree is copied — an app's modules may live in any folder
+ * (`components/`) — but what is not the app's sources: git's, the build's output, packages (linked
+ * instead) and the local KV store.
+ */
+const NOT_COPIED = new Set([".git", "_build", "node_modules", ".data"]);
 
 export interface ProjectCopy extends AsyncDisposable {
   root: string;
@@ -41,7 +46,9 @@ export async function copyProject(
 ): Promise<ProjectCopy> {
   const held = reuse === undefined ? undefined : await hold(reuse, from);
   const root = held ?? await Deno.makeTempDir({ prefix: "app-copy-" });
-  const names = withBuild ? [...COPIED, "_build"] : COPIED;
+  const names = [...Deno.readDirSync(from)].map((entry) => entry.name)
+    .filter((name) => !NOT_COPIED.has(name));
+  if (withBuild) names.push("_build");
   await Promise.all(names.map(async (name) => {
     const source = join(from, name);
     const info = await Deno.stat(source).catch(() => undefined);

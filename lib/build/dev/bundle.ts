@@ -12,6 +12,7 @@ import { join, relative } from "node:path";
 import type { Assets } from "../../server/manifest.ts";
 import type { ActionModule } from "../actions.ts";
 import { actionStubs } from "../action_stubs.ts";
+import { importMap } from "../import_map.ts";
 import {
   ACTION_CLIENT,
   actionClientOptions,
@@ -21,7 +22,8 @@ import {
   islandOptions,
   outputOf,
 } from "../bundle.ts";
-import { reactRefresh } from "./refresh.ts";
+import { isBuildFailure } from "../problem.ts";
+import { atSources, reactRefresh } from "./refresh.ts";
 import { buildSentryVendor, buildVendor, vendorModules } from "./vendor.ts";
 import type { Output } from "../vendor_cache.ts";
 
@@ -52,9 +54,13 @@ export async function devBundler(root: string, outDir: string): Promise<DevBundl
     for (const file of outputs) files.set(`/_app/${relative(outdir, file.path)}`, file.contents);
   };
   const common = { ...commonOptions(root, outDir, true), write: false as const };
-  const client = await esbuild.context({ ...common, ...actionClientOptions(root) });
+  const client = await esbuild.context({
+    ...common,
+    ...actionClientOptions(root),
+    plugins: [importMap(root)],
+  });
   const refresh = reactRefresh(root, join(outdir, "..", "refresh.json"));
-  const plugins = [vendorModules(root), refresh.plugin];
+  const plugins = [vendorModules(root), importMap(root), refresh.plugin];
   // The entry points, the stubs of the actions and the action client's URL are fixed for a
   // context: a change to any of them makes a new one.
   let islands: { key: string; context: esbuild.BuildContext<typeof common> } | undefined;
@@ -89,7 +95,10 @@ export async function devBundler(root: string, outDir: string): Promise<DevBundl
         });
         islands = { key, context };
       }
-      const result = await islands.context.rebuild();
+      const result = await islands.context.rebuild().catch((error) => {
+        if (isBuildFailure(error)) error.errors = atSources(root, error.errors);
+        throw error;
+      });
       keep(result.outputFiles);
       return {
         assets: assetsOf(result.metafile, outDir, found),

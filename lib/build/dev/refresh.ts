@@ -14,6 +14,12 @@
  * source's hash, so a save costs one Babel run, and on disk (`cacheFile`), so that the next
  * session's first build needs no Babel at all unless a file changed meanwhile — Babel, slow to
  * load, is loaded (and run once) when the first start is done (`prepare`), for the first save.
+ *
+ * A save that brings a file back to a source the session built before (an undo) would bring its
+ * chunk back to a content-hashed URL the open pages have loaded already, and a browser evaluates a
+ * module URL once: the island would not run again, and the page would reload for want of a fresh
+ * evaluation. Such a return gets a revision number in its footer, so its output, and the URL of
+ * every chunk that holds or imports it, is new.
  */
 import type * as esbuild from "esbuild";
 import { Buffer } from "node:buffer";
@@ -26,7 +32,7 @@ interface Cache {
   /** The transform's own source and the locked package versions: another key, another cache. */
   key: string;
   /** Path from the root → its source's hash and what the transform made of it. */
-  files: Record<string, { hash: string; contents: string }>;
+  files: Record<string, { hash: string; code: string; map: string }>;
 }
 
 export interface ReactRefresh {
@@ -40,6 +46,19 @@ export function reactRefresh(root: string, cacheFile: string): ReactRefresh {
   const cache = readCache(cacheFile, key);
   let changed = false;
   let babel: ReturnType<typeof loadBabel> | undefined;
+  /** Each file's sources this session built, by hash; the last one's with its revision. */
+  const built = new Map<string, Set<string>>();
+  const last = new Map<string, { hash: string; revision: number }>();
+  let revisions = 0;
+  const revisionOf = (file: string, sourceHash: string) => {
+    const before = last.get(file);
+    if (before?.hash === sourceHash) return before.revision;
+    const seen = built.get(file) ?? built.set(file, new Set()).get(file)!;
+    const revision = seen.has(sourceHash) ? ++revisions : 0;
+    seen.add(sourceHash);
+    last.set(file, { hash: sourceHash, revision });
+    return revision;
+  };
   const plugin: esbuild.Plugin = {
     name: "react-refresh",
     setup(build) {
@@ -49,19 +68,24 @@ export function reactRefresh(root: string, cacheFile: string): ReactRefresh {
         const loader = path.endsWith(".jsx") ? "jsx" : "tsx";
         const file = relative(root, path).split(sep).join("/");
         const sourceHash = hash(source);
-        const cached = cache.files[file];
-        if (cached?.hash === sourceHash) return { contents: cached.contents, loader };
-        let result;
-        try {
-          result = await transform(await (babel ??= loadBabel()), source, path);
-        } catch {
-          // A syntax error: esbuild reports it in its own words, with file, line and code frame.
-          return { contents: source, loader };
+        let cached = cache.files[file];
+        if (cached?.hash !== sourceHash) {
+          let result;
+          try {
+            result = await transform(await (babel ??= loadBabel()), source, path);
+          } catch {
+            // A syntax error: esbuild reports it in its own words, with file, line and code frame.
+            return { contents: source, loader };
+          }
+          cached = cache.files[file] = {
+            hash: sourceHash,
+            code: result.code,
+            map: inlineMap(result.map),
+          };
+          changed = true;
         }
-        const contents = result.code + footer(file, path) + inlineMap(result.map);
-        cache.files[file] = { hash: sourceHash, contents };
-        changed = true;
-        return { contents, loader };
+        const revision = revisionOf(file, sourceHash);
+        return { contents: cached.code + footer(file, path, revision) + cached.map, loader };
       });
       build.onEnd(() => {
         if (!changed) return;
@@ -107,13 +131,40 @@ async function transform(
   return { code: result!.code!, map: result!.map };
 }
 
-function footer(file: string, path: string): string {
+/**
+ * esbuild's messages pointed back at the sources as written: about a file Babel transformed, they
+ * quote the transformed line (`var _s = $RefreshSig$();import …`) at its columns. Babel keeps the
+ * lines (`retainLines`), so the message's line of the source is the same, and the quoted part is
+ * found in it again.
+ */
+export function atSources(root: string, messages: esbuild.Message[]): esbuild.Message[] {
+  return messages.map((message) => {
+    const location = message.location;
+    if (!location) return message;
+    let line: string | undefined;
+    try {
+      line = readFileSync(join(root, location.file), "utf8").split("\n")[location.line - 1];
+    } catch {
+      return message; // not a file of the project
+    }
+    if (line === undefined || line === location.lineText) return message;
+    const quoted = location.lineText.slice(location.column, location.column + location.length);
+    const column = quoted ? line.indexOf(quoted) : -1;
+    return {
+      ...message,
+      location: { ...location, lineText: line, column: column >= 0 ? column : 0 },
+    };
+  });
+}
+
+/** `revision`, when not 0, makes the output differ from the same source's earlier one. */
+function footer(file: string, path: string, revision: number): string {
   const id = JSON.stringify(file);
   return `
 import * as __refresh_self__ from ${JSON.stringify(`./${basename(path)}`)};
 function $RefreshReg$(type, name) { __REFRESH__.register(type, ${id} + " " + name); }
 function $RefreshSig$() { return __REFRESH__.sig(${id}); }
-__REFRESH__.evaluated(${id}, __refresh_self__);
+__REFRESH__.evaluated(${id}, __refresh_self__${revision ? `, ${revision}` : ""});
 `;
 }
 

@@ -6,12 +6,13 @@
  *
  *   function $RefreshReg$(type, name) { __REFRESH__.register(type, "<file> " + name) }
  *   function $RefreshSig$() { return __REFRESH__.sig("<file>") }
- *   __REFRESH__.evaluated("<file>", <the module's own namespace>)
+ *   __REFRESH__.evaluated("<file>", <the module's own namespace>[, <revision>])
  *
  * `evaluated` runs at the end of each evaluation of an instrumented file and records whether the
  * file can be swapped in place — every export a component (a "boundary"), and the same hooks in
  * the same order as its previous evaluation — for the dev client to decide between a hot update
- * and a reload.
+ * and a reload. The revision, unused here, only makes a returning source's chunk new (see
+ * `build/dev/refresh.ts`).
  */
 import RefreshRuntime from "react-refresh/runtime";
 

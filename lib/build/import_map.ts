@@ -1,0 +1,63 @@
+/**
+ * @module
+ * The esbuild plugin that resolves the project's own import-map aliases for the browser build as
+ * Deno resolves them: `"shell/runtime"`, `"@/components/Card.tsx"` — every entry of `deno.json`'s
+ * `imports` whose target is a path in the project. An exact key maps one specifier; a key ending
+ * in `/` maps every specifier it begins, the longest such key winning (the import-map standard).
+ * Entries that name packages (`npm:`) are left to esbuild, which finds the same packages in
+ * `node_modules` (Deno's `nodeModulesDir`). `deno.json` is read at the start of every build, so a
+ * long-lived dev context sees an edited map.
+ */
+import type * as esbuild from "esbuild";
+import { readFile } from "node:fs/promises";
+import { join, sep } from "node:path";
+
+interface Aliases {
+  exact: Map<string, string>;
+  /** Longest key first. */
+  prefixes: [string, string][];
+}
+
+/** The project's local aliases, from `deno.json` under `root`. */
+export async function localAliases(root: string): Promise<Aliases> {
+  const config = JSON.parse(await readFile(join(root, "deno.json"), "utf8"));
+  const exact = new Map<string, string>();
+  const prefixes: [string, string][] = [];
+  for (const [key, target] of Object.entries<string>(config.imports ?? {})) {
+    if (!/^\.\.?\//.test(target)) continue;
+    if (key.endsWith("/")) prefixes.push([key, target]);
+    else exact.set(key, target);
+  }
+  prefixes.sort(([a], [b]) => b.length - a.length);
+  return { exact, prefixes };
+}
+
+/** The project path `specifier` is an alias of (`./lib/runtime.ts`), if it is one. */
+export function resolveAlias({ exact, prefixes }: Aliases, specifier: string): string | undefined {
+  const target = exact.get(specifier);
+  if (target !== undefined) return target;
+  const prefix = prefixes.find(([key]) => specifier.startsWith(key));
+  return prefix && prefix[1] + specifier.slice(prefix[0].length);
+}
+
+export function importMap(root: string): esbuild.Plugin {
+  let aliases: Aliases = { exact: new Map(), prefixes: [] };
+  return {
+    name: "import-map",
+    setup(build) {
+      build.onStart(async () => {
+        aliases = await localAliases(root);
+      });
+      // Relative and absolute paths are never aliases; nor is what a package imports: Deno
+      // resolves an npm package's imports as Node does, without the project's map.
+      build.onResolve({ filter: /^[^./]/ }, async ({ path, kind, importer, pluginData }) => {
+        if (importer.includes(`${sep}node_modules${sep}`)) return undefined;
+        const target = resolveAlias(aliases, path);
+        if (target === undefined) return undefined;
+        // Resolved again from the root, through every plugin: an aliased `"use server"` module
+        // still becomes its stub.
+        return await build.resolve(target, { kind, importer, resolveDir: root, pluginData });
+      });
+    },
+  };
+}

@@ -1,0 +1,138 @@
+/**
+ * @module
+ * The API reference, made from the JSDoc of the public entry points with `deno doc`: the index
+ * committed as `docs/reference.md` (each entry point's symbols, kind, first sentence and source
+ * file), and the whole of it — signatures, members, examples — as HTML, generated on demand
+ * (`deno task docs`) into `_build/reference/`, which is not committed: it is 170-odd files that
+ * would change with every comment.
+ */
+import { join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** The public entry points, by the alias app code imports them with. */
+export const ENTRY_POINTS = [
+  { alias: "shell", file: "lib/mod.ts" },
+  { alias: "shell/runtime", file: "lib/runtime.ts" },
+  { alias: "shell/data", file: "lib/data.ts" },
+  { alias: "shell/server", file: "lib/server.ts" },
+] as const;
+
+export const INDEX_FILE = "docs/reference.md";
+export const HTML_DIR = "_build/reference";
+
+interface JsDoc {
+  doc?: string;
+  tags?: { kind: string; doc?: string }[];
+}
+
+/** A public symbol, as `deno doc --json` describes it. */
+export interface DocSymbol {
+  name: string;
+  declarations: { kind: string; jsDoc?: JsDoc; location: { filename: string } }[];
+}
+
+interface DocModule {
+  module_doc?: JsDoc;
+  symbols: DocSymbol[];
+}
+
+/** Each entry point's module doc and symbols, as `deno doc --json` reads them. */
+export async function entryDocs(root: string): Promise<Map<string, DocModule>> {
+  const files = ENTRY_POINTS.map(({ file }) => file);
+  const json = await deno(root, ["doc", "--json", "-q", ...files]);
+  const nodes: Record<string, DocModule> = JSON.parse(json).nodes;
+  return new Map(
+    Object.entries(nodes).map(([url, module]) => [relativePath(root, url), module]),
+  );
+}
+
+/** `docs/reference.md`, formatted as `deno fmt` formats it. */
+export async function referenceIndex(root: string): Promise<string> {
+  const docs = await entryDocs(root);
+  const lines = [
+    "# API reference",
+    "",
+    "<!-- Written by `deno task docs` from the JSDoc of the entry points: edit those, not this. -->",
+    "",
+    "What an app imports from the framework, by entry point. Each symbol's JSDoc says what it does",
+    "and shows it in use (`@example`); your editor shows it on hover. `deno task docs` renders the",
+    `whole reference — signatures, members, examples — as HTML in \`${HTML_DIR}/index.html\`.`,
+    "[Architecture](architecture.md#the-public-api-four-entry-points) says which entry is for what.",
+  ];
+  for (const { alias, file } of ENTRY_POINTS) {
+    const module = docs.get(file);
+    if (!module) throw new Error(`deno doc did not document ${file}`);
+    lines.push("", `## \`${alias}\` (\`${file}\`)`, "");
+    lines.push(firstParagraph(module.module_doc?.doc ?? ""), "");
+    for (const symbol of module.symbols) {
+      const [declaration] = symbol.declarations;
+      const source = relativePath(root, declaration.location.filename);
+      const kind = KINDS[declaration.kind] ?? declaration.kind;
+      const summary = firstSentence(declaration.jsDoc?.doc ?? "");
+      lines.push(`- [\`${symbol.name}\`](../${source}) (${kind}): ${summary}`);
+    }
+  }
+  return await deno(root, ["fmt", "--ext=md", "-"], lines.join("\n") + "\n");
+}
+
+/** Writes the index and renders the HTML reference. */
+export async function writeReference(root: string): Promise<void> {
+  await Deno.writeTextFile(join(root, INDEX_FILE), await referenceIndex(root));
+  await deno(root, [
+    "doc",
+    "--html",
+    "-q",
+    "--name=shell",
+    `--output=${HTML_DIR}`,
+    ...ENTRY_POINTS.map(({ file }) => file),
+  ]);
+}
+
+const KINDS: Record<string, string> = {
+  function: "function",
+  class: "class",
+  interface: "interface",
+  typeAlias: "type",
+  variable: "constant",
+};
+
+function firstParagraph(doc: string): string {
+  return doc.trim().split(/\n\s*\n/)[0].replace(/\s+/g, " ");
+}
+
+/** Up to the first full stop that ends a sentence (not one inside `code`). */
+function firstSentence(doc: string): string {
+  const text = firstParagraph(doc);
+  let inCode = false;
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] === "`") inCode = !inCode;
+    else if (!inCode && text[i] === "." && (i === text.length - 1 || text[i + 1] === " ")) {
+      return text.slice(0, i + 1);
+    }
+  }
+  return text;
+}
+
+function relativePath(root: string, url: string): string {
+  return relative(root, fileURLToPath(url)).split("\\").join("/");
+}
+
+async function deno(root: string, args: string[], input?: string): Promise<string> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args,
+    cwd: root,
+    stdin: input === undefined ? "null" : "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  if (input !== undefined) {
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode(input));
+    await writer.close();
+  }
+  const { code, stdout, stderr } = await child.output();
+  if (code !== 0) {
+    throw new Error(`deno ${args[0]} failed:\n${new TextDecoder().decode(stderr)}`);
+  }
+  return new TextDecoder().decode(stdout);
+}

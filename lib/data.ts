@@ -1,0 +1,36 @@
+/**
+ * The app's data in Deno KV: `import { … } from "shell/data"`. `kvOf()` reaches the app's store
+ * from a request; `kvLog()` is an ordered log that every worker and instance agrees on, with
+ * `append`, `newest`, `after` and a live `feedOf()` for event streams; `rateLimit()` and
+ * `limitCalls()` limit calls exactly across workers; `assertFits()` refuses what KV cannot hold.
+ *
+ * @example
+ * ```ts
+ * // routes/_notes/notes.ts
+ * import { append, kvLog, newest } from "shell/data";
+ *
+ * export interface Note {
+ *   id: number;
+ *   text: string;
+ * }
+ *
+ * const NOTES = kvLog<Note>(["notes"]);
+ *
+ * export const latestNotes = (kv: Deno.Kv) => newest(kv, NOTES, 10);
+ * export const saveNote = (kv: Deno.Kv, text: string) => append(kv, NOTES, (id) => ({ id, text }));
+ * ```
+ * @see docs/data.md
+ * @module
+ */
+export { kvOf } from "./kv/access.ts";
+export { after, append, type KvLog, kvLog, type Logged, newest } from "./kv/log.ts";
+export { type Feed, feedOf, type FeedOptions, sinceOf, type SubscribeOptions } from "./kv/feed.ts";
+export {
+  type CallLimit,
+  limitCalls,
+  type LimitResult,
+  rateLimit,
+  type RateLimitOptions,
+} from "./kv/rate_limit.ts";
+export { assertFits, KvLimitError, MAX_KEY_BYTES, MAX_VALUE_BYTES } from "./kv/limits.ts";
+export { KvBusyError } from "./kv/commit.ts";

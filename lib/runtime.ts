@@ -1,0 +1,28 @@
+/**
+ * What islands import from the framework: `import { … } from "shell/runtime"`. Browser-safe by
+ * construction: it reaches only `lib/shared/`, whose modules import nothing of the server's
+ * (`tests/process/public_api_test.ts` checks its whole module graph). Islands never import
+ * `lib/shared/…` or `lib/client/…` themselves.
+ *
+ * @example
+ * ```tsx
+ * // islands/Sign.tsx
+ * import { useActionState } from "react";
+ * import { actionStatus, recover } from "shell/runtime";
+ *
+ * type State = { wait?: string };
+ * declare function sign(previous: State, form: FormData): Promise<State>; // a server action
+ *
+ * const signOrWait = recover(sign, (error) =>
+ *   actionStatus(error) === 429 ? { wait: "Please wait a minute." } : undefined
+ * );
+ *
+ * export default function Sign() {
+ *   const [state, action] = useActionState(signOrWait, {});
+ *   return <form action={action}>{state.wait}</form>;
+ * }
+ * ```
+ * @see docs/islands.md
+ * @module
+ */
+export { actionStatus, recover, type StateAction } from "./shared/recover.ts";
