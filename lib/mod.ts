@@ -1,13 +1,14 @@
 /**
  * @module
  * What an app's modules import from the framework: `createApp` for entry points and tests, and for
- * routes, islands and actions the types, `defineRoute`, `notFound()`, `redirect()` and
- * `requestContext()`; for data, the KV store (`kvOf`), logs with live feeds, rate limits and event
+ * routes, islands and actions the types, `defineRoute`, `httpError()` and `notFound()` (expected
+ * errors, docs/failures.md), `redirect()` and `requestContext()`; for data, the KV store (`kvOf`), logs with live feeds, rate limits and event
  * streams (see docs/data.md).
  */
 export type {
   AnyParams,
   AppProps,
+  ErrorPageProps,
   Handler,
   Handlers,
   LayoutProps,
@@ -26,7 +27,13 @@ export type { Manifest } from "./server/manifest.ts";
 export { defineRoute } from "./server/define.ts";
 export { requestContext } from "./server/context.ts";
 export { bodyLimit } from "./server/bodies.ts";
-export { notFound } from "./errors/not_found.ts";
+export {
+  HttpError,
+  httpError,
+  type HttpErrorInit,
+  isHttpError,
+  notFound,
+} from "./errors/http_error.ts";
 export { redirect } from "./actions/redirect.ts";
 export { kvOf } from "./kv/access.ts";
 export { KvBusyError } from "./kv/commit.ts";

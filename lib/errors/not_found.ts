@@ -1,26 +1,10 @@
 /**
  * @module
- * `throw notFound()` from a handler or during render answers with `_404.tsx` and status 404.
+ * Requests the not-found page answers (an unknown URL, `notFound()`, a failing `_404.tsx`): they
+ * are never reported, neither as a Sentry event nor as a transaction. `notFound()` itself is
+ * `httpError(404)` (`http_error.ts`).
  */
 import type { Context } from "hono";
-
-const NOT_FOUND = Symbol.for("app.notFound");
-
-export class NotFoundError extends Error {
-  readonly [NOT_FOUND] = true;
-  constructor(message = "Not found") {
-    super(message);
-    this.name = "NotFoundError";
-  }
-}
-
-export function notFound(message?: string): NotFoundError {
-  return new NotFoundError(message);
-}
-
-export function isNotFound(error: unknown): boolean {
-  return typeof error === "object" && error !== null && NOT_FOUND in error;
-}
 
 declare module "hono" {
   interface ContextVariableMap {

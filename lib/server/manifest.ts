@@ -30,6 +30,15 @@ export interface ManifestRoute {
   /** Outermost first. */
   layouts: ComponentModule[];
   middlewares: MiddlewareModule[];
+  /** The nearest `_error.tsx` up the route's folders, if any. */
+  errorPage?: ErrorPageEntry;
+}
+
+/** An `_error.tsx` and the layouts it renders inside: its own folder's and those above. */
+export interface ErrorPageEntry {
+  module: ComponentModule;
+  /** Outermost first. */
+  layouts: ComponentModule[];
 }
 
 /** A browser entry point: its URL and the URLs of every chunk it imports, transitively. */
@@ -56,6 +65,8 @@ export interface Manifest {
   /** Layouts and middleware of the `routes/` root, applied to the not-found page. */
   rootLayouts: ComponentModule[];
   rootMiddlewares: MiddlewareModule[];
+  /** The root's `_error.tsx`: for the not-found page's requests and those no route answers. */
+  errorPage?: ErrorPageEntry;
   islands: { name: string; module: ComponentModule }[];
   assets: Assets;
   /** Where the build wrote the browser assets, relative to the project root. */
