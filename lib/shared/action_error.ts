@@ -1,0 +1,69 @@
+/**
+ * @module
+ * `ActionError`: how a server action call that did not succeed rejects in the browser. Its
+ * `status` is the HTTP status; for an expected error (`httpError(403, "Only members…")` thrown by
+ * the action or the middleware in front of it) its `message` is the thrown one, as the product
+ * wrote it; for a failure it carries the `digest` of the server's log line instead. The action
+ * client and the islands are separate bundles, each with its own copy of this class: `instanceof`
+ * goes by a brand, so it holds across them. Browser-safe.
+ */
+
+const ACTION_ERROR = Symbol.for("app.actionError");
+
+export interface ActionErrorInit {
+  /** A server failure's digest: its log line and Sentry event carry the same. */
+  digest?: string;
+  /** Dev only: the failure's message and stack. */
+  details?: string;
+  /** The action's export name. */
+  action?: string;
+}
+
+/**
+ * A server action call that was refused or failed. `status` is the HTTP status (403: not allowed,
+ * 429: too many calls, 500: a failure); `message` the thrown `httpError`'s message, or for a
+ * failure a sentence naming the action and the `digest`. Catch it around a call, or turn it into
+ * state with `recover`.
+ *
+ * @example
+ * ```tsx
+ * // islands/Archive.tsx
+ * import { useState } from "react";
+ * import { ActionError } from "../lib/runtime.ts";
+ * import { archive } from "../routes/_board/actions.ts";
+ *
+ * export default function Archive({ id }: { id: string }) {
+ *   const [refusal, setRefusal] = useState("");
+ *   const click = async () => {
+ *     try {
+ *       await archive(id);
+ *     } catch (error) {
+ *       if (error instanceof ActionError && error.status < 500) setRefusal(error.message);
+ *       else throw error;
+ *     }
+ *   };
+ *   return <p><button type="button" onClick={click}>Archive</button> {refusal}</p>;
+ * }
+ * ```
+ */
+export class ActionError extends Error {
+  readonly [ACTION_ERROR] = true;
+  /** The HTTP status of the call: 4xx for a refusal, 5xx for a failure. */
+  readonly status: number;
+  /** A failure's digest, to find it in the server's logs; none for a refusal. */
+  readonly digest?: string;
+  /** The action's export name. */
+  readonly action?: string;
+
+  constructor(status: number, message: string, init: ActionErrorInit = {}) {
+    super(init.details ? `${message}\n\n${init.details}` : message);
+    this.name = "ActionError";
+    this.status = status;
+    this.digest = init.digest;
+    this.action = init.action;
+  }
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === "object" && value !== null && ACTION_ERROR in value;
+  }
+}
