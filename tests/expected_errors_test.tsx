@@ -25,7 +25,13 @@ import {
 } from "../lib/mod.ts";
 import { ActionError } from "../lib/runtime.ts";
 import { encodeCall } from "../lib/shared/action_wire.ts";
-import { actionIdOf, type AppFiles, captureLogs, memoryApp, memoryManifest } from "./helpers/app.ts";
+import {
+  actionIdOf,
+  type AppFiles,
+  captureLogs,
+  memoryApp,
+  memoryManifest,
+} from "./helpers/app.ts";
 import { Later, laterTimers } from "./helpers/later.tsx";
 import {
   isErrorEvent,
@@ -178,7 +184,11 @@ const ROUTES: AppFiles["routes"] = {
   },
   "board/tasks/_layout.tsx": layout("tasks"),
   "board/tasks/[id].tsx": {
-    default: ({ params }: PageProps) => <Refuse error={() => httpError(410, `${params.id} gone`)} />,
+    default: ({ params }: PageProps) => (
+      <Refuse
+        error={() => httpError(410, `${params.id} gone`)}
+      />
+    ),
   },
   "board/api.ts": {
     handler: {
@@ -311,7 +321,10 @@ Deno.test("expected errors in-process", async (t) => {
     const { res, body } = await text(app.request("/board/tasks/t1"));
     assert.equal(res.status, 410);
     assert.match(body, /<div class="board"><section class="error-board"><h1>t1 gone/);
-    assert.ok(!body.includes('class="tasks"'), "a layout below the error page's folder is left out");
+    assert.ok(
+      !body.includes('class="tasks"'),
+      "a layout below the error page's folder is left out",
+    );
     assert.match(body, /t1 gone/);
   });
 
@@ -405,7 +418,9 @@ Deno.test("expected errors in-process", async (t) => {
     const limited = await call(app, ids.vote);
     assert.equal(limited.status, 429);
     assert.equal(limited.headers.get("retry-after"), "60");
-    assert.deepEqual(await limited.json(), { error: { status: 429, message: "Too Many Requests" } });
+    assert.deepEqual(await limited.json(), {
+      error: { status: 429, message: "Too Many Requests" },
+    });
     noLines("action call");
   });
 
@@ -455,7 +470,10 @@ Deno.test("expected errors in-process", async (t) => {
   await t.step("a layout that refuses too: the plain page, in nothing of the app's", async () => {
     const { res, body } = await text(app.request("/guarded"));
     assert.equal(res.status, 403);
-    assert.match(body, /<title>Only members can see this board<\/title><\/head><body><main><h1>403 — Only/);
+    assert.match(
+      body,
+      /<title>Only members can see this board<\/title><\/head><body><main><h1>403 — Only/,
+    );
     noLines("refusing layout");
   });
 
@@ -559,13 +577,17 @@ Deno.test({
 
     const events = receiver.items.filter(isErrorEvent);
     assert.deepEqual(events.map((event) => event.payload.tags?.digest), [digest]);
-    const status = (item: ReceivedItem) => item.payload.contexts.trace.data["http.response.status_code"];
+    const status = (item: ReceivedItem) =>
+      item.payload.contexts.trace.data["http.response.status_code"];
     const transactions = receiver.items.filter(isTransaction);
     const failed = transactions.filter((item) => status(item) >= 500);
     assert.deepEqual(failed.map((item) => item.payload.transaction), ["GET /boom"]);
     // The refusals' transactions carry their 4xx (404s send none, as ever).
     const refused = transactions.filter((item) => status(item) >= 400 && status(item) < 500);
-    assert.ok(refused.length >= 5, `transactions: ${transactions.map((t) => t.payload.transaction)}`);
+    assert.ok(
+      refused.length >= 5,
+      `transactions: ${transactions.map((t) => t.payload.transaction)}`,
+    );
     assert.ok(!transactions.some((item) => status(item) === 404));
     assert.deepEqual(logs.lines.filter((line) => line.level === "error").length, 1);
   },

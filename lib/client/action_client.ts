@@ -11,7 +11,6 @@
 import { ActionError } from "../shared/action_error.ts";
 import { actionUrl, decodeResult, encodeCall, REDIRECT_HEADER } from "../shared/action_wire.ts";
 
-
 /** Calls the action `id` (exported as `name`) with `args`, sending the trace `headers`. */
 export async function callAction(
   id: string,

@@ -55,6 +55,9 @@ function report({ error, kind, fatal, contained = false }: ErrorReport): void {
   captureException(error, {
     // A `<Contained>` part that gave way to its fallback handled it.
     mechanism: { handled: contained || HANDLED.has(kind), type: `auto.browser.${kind}` },
-    captureContext: { level: fatal ? "fatal" : "error", tags: contained ? { kind, contained } : { kind } },
+    captureContext: {
+      level: fatal ? "fatal" : "error",
+      tags: contained ? { kind, contained } : { kind },
+    },
   });
 }

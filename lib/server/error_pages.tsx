@@ -22,7 +22,7 @@ import { markNotFoundRoute } from "../errors/not_found.ts";
 import type { RenderContextValue } from "../render/context.ts";
 import { type PageTree, renderMarkup } from "../render/page.tsx";
 import type { BoundaryFailure } from "../render/stream_failure.ts";
-import type { ManifestRoute, Manifest } from "./manifest.ts";
+import type { Manifest, ManifestRoute } from "./manifest.ts";
 import { nonceOf } from "./security.ts";
 import type { ErrorPageProps, PageProps, RenderInit, State } from "./types.ts";
 
@@ -75,9 +75,7 @@ export function errorPages(options: ErrorPagesOptions): ErrorPages {
       const { pathname, search } = formPage(c, options.origins);
       const url = new URL(pathname + search, c.req.url);
       const [[first]] = pages.match("GET", url.pathname) as [[ManifestRoute, Params][]];
-      return first
-        ? { route: first[0], url, params: first[1] }
-        : { url, params: {} };
+      return first ? { route: first[0], url, params: first[1] } : { url, params: {} };
     }
     const route = c.get("routeEntry");
     return { route, url: new URL(c.req.url), params: route ? c.req.param() : {} };

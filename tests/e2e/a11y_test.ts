@@ -12,8 +12,16 @@ import { errorsProject } from "../helpers/error_fixtures.ts";
 import { startServer } from "../helpers/server.ts";
 
 const PAGES = [
-  { what: "the server-side failure screen", path: "/screens/server", ready: "html[data-failure=server]" },
-  { what: "the client-side failure screen", path: "/screens/client", ready: "html[data-failure=client]" },
+  {
+    what: "the server-side failure screen",
+    path: "/screens/server",
+    ready: "html[data-failure=server]",
+  },
+  {
+    what: "the client-side failure screen",
+    path: "/screens/client",
+    ready: "html[data-failure=client]",
+  },
   { what: "the not-found page", path: "/no/such/page", ready: "h1" },
   { what: "an _error.tsx page", path: "/errors/private", ready: ".board-error" },
   { what: "an error in place after the shell", path: "/errors/late", ready: "main .board-error" },

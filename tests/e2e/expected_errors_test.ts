@@ -45,19 +45,22 @@ Deno.test("expected errors in the browser", async (t) => {
       await page.close();
     });
 
-    await t.step(`${mode}: a form whose action refuses lands on its page's _error.tsx`, async () => {
-      const page = await context.newPage();
-      await page.goto(server.origin + "/errors/actions");
-      const [res] = await Promise.all([
-        page.waitForResponse((r) => r.url().includes("/_action/")),
-        page.getByRole("button", { name: "Archive without JavaScript" }).click(),
-      ]);
-      assert.equal(res.status(), 409);
-      await page.locator(".board-error h1").waitFor();
-      assert.equal(await page.locator(".board-error h1").textContent(), TAKEN);
-      assert.match((await page.locator(".board-error p").textContent())!, /^Error 409\./);
-      await page.close();
-    });
+    await t.step(
+      `${mode}: a form whose action refuses lands on its page's _error.tsx`,
+      async () => {
+        const page = await context.newPage();
+        await page.goto(server.origin + "/errors/actions");
+        const [res] = await Promise.all([
+          page.waitForResponse((r) => r.url().includes("/_action/")),
+          page.getByRole("button", { name: "Archive without JavaScript" }).click(),
+        ]);
+        assert.equal(res.status(), 409);
+        await page.locator(".board-error h1").waitFor();
+        assert.equal(await page.locator(".board-error h1").textContent(), TAKEN);
+        assert.match((await page.locator(".board-error p").textContent())!, /^Error 409\./);
+        await page.close();
+      },
+    );
 
     await t.step(`${mode}: …and so when the middleware in front of it refuses`, async () => {
       const page = await context.newPage();
@@ -117,7 +120,9 @@ Deno.test("expected errors in the browser", async (t) => {
       { name: "refuse", value: "1", url: server.origin },
     ]);
     await page.getByRole("button", { name: "Fine", exact: true }).click();
-    await page.waitForFunction(() => document.getElementById("said")?.textContent?.startsWith("403"));
+    await page.waitForFunction(() =>
+      document.getElementById("said")?.textContent?.startsWith("403")
+    );
     assert.equal(await page.locator("#said").textContent(), `403 ${MEMBERS_ONLY}`);
     await contexts["JavaScript on"].clearCookies();
     assert.equal(await page.locator("html[data-failure]").count(), 0);

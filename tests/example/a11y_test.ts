@@ -20,7 +20,10 @@ Deno.test("the example's pages pass axe", async (t) => {
   const paths = [...await examplePages(server.origin), ...GUARDED_PATHS, "/no/such/page"];
   assert.ok(paths.length > 8, `pages to check: ${paths}`);
 
-  const check = async (path: string, before?: (page: import("playwright-core").Page) => Promise<void>) => {
+  const check = async (
+    path: string,
+    before?: (page: import("playwright-core").Page) => Promise<void>,
+  ) => {
     const page = await context.newPage();
     const requests = watchRequests(page);
     await page.goto(server.origin + path);
@@ -35,9 +38,12 @@ Deno.test("the example's pages pass axe", async (t) => {
 
   for (const path of paths) await t.step(path, () => check(path));
 
-  await t.step("/guestbook, its form showing field errors", () =>
-    check("/guestbook", async (page) => {
-      await page.getByRole("button", { name: "Sign" }).click();
-      await page.locator(".field-error").first().waitFor();
-    }));
+  await t.step(
+    "/guestbook, its form showing field errors",
+    () =>
+      check("/guestbook", async (page) => {
+        await page.getByRole("button", { name: "Sign" }).click();
+        await page.locator(".field-error").first().waitFor();
+      }),
+  );
 });

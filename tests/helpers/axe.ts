@@ -36,7 +36,8 @@ export async function axeViolations(page: Page): Promise<Violation[]> {
 
 /** Fails with every violation spelled out, for the test's message. */
 export function describeViolations(where: string, violations: Violation[]): string {
-  return `${where}: ${violations.length} axe violation(s)\n` + violations.map((v) =>
-    `- ${v.id} (${v.impact}): ${v.help}\n    ${v.nodes.join("\n    ")}`
-  ).join("\n");
+  return `${where}: ${violations.length} axe violation(s)\n` +
+    violations.map((v) => `- ${v.id} (${v.impact}): ${v.help}\n    ${v.nodes.join("\n    ")}`).join(
+      "\n",
+    );
 }
