@@ -1,5 +1,5 @@
 import { useActionState, useEffect, useState } from "react";
-import { actionStatus, recover } from "../lib/shared/recover.ts";
+import { actionStatus, recover } from "../lib/runtime.ts";
 import { sign } from "../routes/_guestbook/actions.ts";
 import { type Entry, type GuestbookState, SHOWN } from "../routes/_guestbook/types.ts";
 

@@ -6,5 +6,5 @@
  * reaches server-only code.
  */
 export { ActionError, type ActionErrorInit } from "./shared/action_error.ts";
-export { actionStatus, recover } from "./shared/recover.ts";
+export { actionStatus, recover, type StateAction } from "./shared/recover.ts";
 export { Contained, type ContainedProps } from "./shared/contained.ts";

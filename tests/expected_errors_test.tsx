@@ -86,6 +86,12 @@ const boardGuard: Middleware = async function boardGuard(c, next) {
   await next();
 };
 
+/** `?root-refuse` makes the root's middleware refuse with 401: for pages and unknown URLs alike. */
+const rootGuard: Middleware = async function rootGuard(c, next) {
+  if (c.req.query("root-refuse") !== undefined) throw errors.signIn();
+  await next();
+};
+
 const actions = {
   "routes/board/_actions.ts": {
     // deno-lint-ignore require-await
@@ -126,6 +132,7 @@ const ROUTES: AppFiles["routes"] = {
     ),
   },
   "_error.tsx": errorPage("root"),
+  "_middleware.ts": { handler: rootGuard },
   "_404.tsx": { default: () => <h1>Page not found</h1> },
   "index.tsx": { default: () => <h1>Home</h1> },
   "plain.tsx": { default: () => <Refuse error={errors.signIn} /> },
@@ -334,6 +341,16 @@ Deno.test("expected errors in-process", async (t) => {
     assert.equal(res.headers.get("www-authenticate"), "Bearer");
     assert.match(body, /<main class="root"><section class="error-root">/);
     assert.match(body, /root error page: 401 at \/plain/);
+  });
+
+  await t.step("the root's middleware, also in front of an unknown URL", async () => {
+    for (const path of ["/?root-refuse", "/no/such/page?root-refuse"]) {
+      const { res, body } = await text(app.request(path));
+      assert.equal(res.status, 401, path);
+      assert.equal(res.headers.get("www-authenticate"), "Bearer");
+      assert.match(body, /root error page: 401/, path);
+    }
+    noLines("root middleware");
   });
 
   await t.step("404 is still _404.tsx, for notFound() and unknown URLs", async () => {

@@ -53,6 +53,14 @@ export interface HttpErrorInit {
 /**
  * An expected refusal with a 4xx status; make one with {@link httpError}. Its message is product
  * text, shown to the user as it is (in production too).
+ *
+ * @example
+ * ```ts
+ * import { HttpError, httpError } from "../lib/mod.ts";
+ *
+ * const refusal = httpError(409, "That title is taken");
+ * console.log(refusal instanceof HttpError, refusal.status, refusal.message); // true 409 …
+ * ```
  */
 export class HttpError extends Error {
   readonly [HTTP_ERROR] = true;
@@ -133,7 +141,24 @@ export function notFound(message?: string): HttpError {
   return new HttpError(404, message);
 }
 
-/** True for an error made by `httpError` (or `notFound`), also across copies of this module. */
+/**
+ * True for an error made by `httpError` (or `notFound`), also across copies of this module: for
+ * middleware that answers some refusals itself.
+ *
+ * @example
+ * ```ts
+ * import { isHttpError, type Middleware } from "../lib/mod.ts";
+ *
+ * export const handler: Middleware = async function problemJson(c, next) {
+ *   try {
+ *     await next();
+ *   } catch (error) {
+ *     if (!isHttpError(error)) throw error;
+ *     c.res = Response.json({ title: error.message }, { status: error.status });
+ *   }
+ * };
+ * ```
+ */
 export function isHttpError(error: unknown): error is HttpError {
   return typeof error === "object" && error !== null && HTTP_ERROR in error;
 }

@@ -10,6 +10,7 @@
 
 const ACTION_ERROR = Symbol.for("app.actionError");
 
+/** What else an `ActionError` carries, beside its status and message. */
 export interface ActionErrorInit {
   /** A server failure's digest: its log line and Sentry event carry the same. */
   digest?: string;
@@ -47,6 +48,7 @@ export interface ActionErrorInit {
  * ```
  */
 export class ActionError extends Error {
+  /** The brand `instanceof` goes by, the same in every copy of this module. */
   readonly [ACTION_ERROR] = true;
   /** The HTTP status of the call: 4xx for a refusal, 5xx for a failure. */
   readonly status: number;
@@ -55,6 +57,7 @@ export class ActionError extends Error {
   /** The action's export name. */
   readonly action?: string;
 
+  /** Made by the action client from the server's answer; products only catch it. */
   constructor(status: number, message: string, init: ActionErrorInit = {}) {
     super(init.details ? `${message}\n\n${init.details}` : message);
     this.name = "ActionError";
@@ -63,6 +66,7 @@ export class ActionError extends Error {
     this.action = init.action;
   }
 
+  /** By the brand, not the prototype: the action client's copy of the class is another one. */
   static override [Symbol.hasInstance](value: unknown): boolean {
     return typeof value === "object" && value !== null && ACTION_ERROR in value;
   }

@@ -16,9 +16,11 @@ import { InsideIsland } from "./inside_island.ts";
 export const CONTAINED_ELEMENT = "app-contained";
 export const FALLBACK_ATTRIBUTE = "data-fallback";
 
+/** The props of `<Contained>`. */
 export interface ContainedProps {
   /** What replaces the part when it fails: plain HTML on a page, any React node in an island. */
   fallback: ReactNode;
+  /** The part: islands, or anything with islands in it. */
   children?: ReactNode;
 }
 

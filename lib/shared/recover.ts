@@ -9,15 +9,44 @@
  * Browser-safe: islands import it.
  */
 
-type StateAction<S, A extends unknown[]> = (previous: S, ...args: A) => Promise<S>;
+/** A server action as `useActionState` calls it: the previous state first. */
+export type StateAction<S, A extends unknown[]> = (previous: S, ...args: A) => Promise<S>;
 type AnyAction = (...args: unknown[]) => Promise<unknown>;
 
-/** The HTTP status of a failed action call (an `ActionError` from the stub), if it is one. */
+/**
+ * The HTTP status of a failed action call (an `ActionError` from the stub), if it is one.
+ *
+ * @example
+ * ```ts
+ * import { actionStatus } from "../lib/runtime.ts";
+ *
+ * export const isRateLimited = (error: unknown) => actionStatus(error) === 429;
+ * ```
+ */
 export function actionStatus(error: unknown): number | undefined {
   const { name, status } = (error ?? {}) as { name?: unknown; status?: unknown };
   return name === "ActionError" && typeof status === "number" ? status : undefined;
 }
 
+/**
+ * A server action for `useActionState` whose refusals become state: when a call rejects,
+ * `onRefusal(error, previous, ...args)` returns the new state, or `undefined` to throw the error as
+ * before. The form still posts to the action itself with JavaScript off.
+ *
+ * @param action A server action taking the previous state first.
+ * @param onRefusal Turns a rejected call into state, or returns `undefined`.
+ * @example
+ * ```ts
+ * import { actionStatus, recover } from "../lib/runtime.ts";
+ *
+ * type State = { saved?: boolean; wait?: string };
+ * declare function save(previous: State, form: FormData): Promise<State>;
+ *
+ * export const saveOrWait = recover(save, (error) =>
+ *   actionStatus(error) === 429 ? { wait: "Please wait a minute." } : undefined
+ * );
+ * ```
+ */
 export function recover<S, A extends unknown[]>(
   action: StateAction<S, A>,
   onRefusal: (error: unknown, previous: S, ...args: A) => S | undefined,
