@@ -49,9 +49,7 @@ async function failureOf(action: string, response: Response): Promise<ActionErro
   if (expected !== undefined) return new ActionError(status, expected, { action });
   const digest = text(body?.digest);
   const why = digest ? `Digest: ${digest}` : `HTTP ${status}`;
-  return new ActionError(status, `Server action ${action} failed. ${why}`, {
-    action,
-    digest,
-    details: text(body?.details),
-  });
+  const details = text(body?.details); // dev only: the failure's message and stack
+  const message = `Server action ${action} failed. ${why}${details ? `\n\n${details}` : ""}`;
+  return new ActionError(status, message, { action, digest });
 }

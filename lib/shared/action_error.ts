@@ -5,17 +5,14 @@
  * the action or the middleware in front of it) its `message` is the thrown one, as the product
  * wrote it; for a failure it carries the `digest` of the server's log line instead. The action
  * client and the islands are separate bundles, each with its own copy of this class: `instanceof`
- * goes by a brand, so it holds across them. Browser-safe.
+ * goes by the name and the status, so it holds across them. Browser-safe, and nothing in it runs
+ * as the module loads, so an island that does not use it bundles none of it.
  */
-
-const ACTION_ERROR = Symbol.for("app.actionError");
 
 /** What else an `ActionError` carries, beside its status and message. */
 export interface ActionErrorInit {
   /** A server failure's digest: its log line and Sentry event carry the same. */
   digest?: string;
-  /** Dev only: the failure's message and stack. */
-  details?: string;
   /** The action's export name. */
   action?: string;
 }
@@ -48,8 +45,6 @@ export interface ActionErrorInit {
  * ```
  */
 export class ActionError extends Error {
-  /** The brand `instanceof` goes by, the same in every copy of this module. */
-  readonly [ACTION_ERROR] = true;
   /** The HTTP status of the call: 4xx for a refusal, 5xx for a failure. */
   readonly status: number;
   /** A failure's digest, to find it in the server's logs; none for a refusal. */
@@ -59,15 +54,16 @@ export class ActionError extends Error {
 
   /** Made by the action client from the server's answer; products only catch it. */
   constructor(status: number, message: string, init: ActionErrorInit = {}) {
-    super(init.details ? `${message}\n\n${init.details}` : message);
+    super(message);
     this.name = "ActionError";
     this.status = status;
     this.digest = init.digest;
     this.action = init.action;
   }
 
-  /** By the brand, not the prototype: the action client's copy of the class is another one. */
+  /** By name and status, not the prototype: the action client's copy of the class is another. */
   static override [Symbol.hasInstance](value: unknown): boolean {
-    return typeof value === "object" && value !== null && ACTION_ERROR in value;
+    return value instanceof Error && value.name === "ActionError" &&
+      typeof (value as { status?: unknown }).status === "number";
   }
 }
