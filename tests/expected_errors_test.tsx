@@ -539,6 +539,38 @@ Deno.test("without _error.tsx or _404.tsx: the app's plain page with the status"
   assert.deepEqual(logs.lines, []);
 });
 
+Deno.test("an error page that never finishes in place does not hold the page open", async () => {
+  using logs = captureLogs();
+  using _timers = laterTimers();
+  const app = memoryApp({
+    routes: {
+      "_error.tsx": {
+        default: function Hanging(): never {
+          use(new Promise(() => {}));
+          throw new Error("unreachable");
+        },
+      },
+      "late.tsx": {
+        default: function LatePage() {
+          const refused = new Promise<string>((_, reject) =>
+            setTimeout(() => reject(errors.notMember()), 20)
+          );
+          return (
+            <Suspense fallback={<p>Loading…</p>}>
+              <Late promise={refused} />
+            </Suspense>
+          );
+        },
+      },
+    },
+  }, { requestTimeoutMs: 300 });
+  const { res, body } = await text(app.request("/late"));
+  assert.equal(res.status, 200);
+  assert.match(body, /<template id="app-error-0-html"><p role="alert">Only members can see/);
+  const [line] = logs.lines;
+  assert.equal(line.level, "error", "a hanging error page is a bug to hear about");
+});
+
 Deno.test("in development an expected error is the same: no details, no digest", async () => {
   using logs = captureLogs();
   const app = memoryApp(FILES, { dev: true });

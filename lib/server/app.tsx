@@ -131,6 +131,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
     manifest,
     failures: failed,
     origins: options.origins,
+    timeoutMs: options.requestTimeoutMs,
     render: renderSpan,
     renderContext,
   });

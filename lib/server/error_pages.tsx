@@ -31,6 +31,8 @@ export interface ErrorPagesOptions {
   failures: Failures;
   /** The app's public origins, to find the page a form was posted from. */
   origins?: string[];
+  /** How long an error page shown in place may take to render; `0`: no limit. */
+  timeoutMs: number;
   /** Renders `tree` as the response, `pageProps` for its page only. */
   render(
     c: Context,
@@ -144,7 +146,11 @@ export function errorPages(options: ErrorPagesOptions): ErrorPages {
       const props: ErrorPageProps = { ...propsOf(c, place), status, message } as ErrorPageProps;
       const context = options.renderContext(c);
       const { signal } = c.req.raw;
-      const markup = renderMarkup(jsx(Shown, props), context, signal)
+      // The page's stream waits for it: an error page that never finishes must not hold it open.
+      const limited = options.timeoutMs > 0
+        ? AbortSignal.any([signal, AbortSignal.timeout(options.timeoutMs)])
+        : signal;
+      const markup = renderMarkup(jsx(Shown, props), context, limited)
         .catch((failure) => {
           if (signal.aborted) throw failure; // the client left: nobody to show it to
           failures.record(c, failure, 500); // a broken error page is a bug to hear about
