@@ -1,7 +1,7 @@
 /**
  * What routes, layouts, `_app`, `_middleware.ts` files, handlers and server actions import:
  * `import { … } from "shell"`. The types a route module is written against, `defineRoute` for
- * typed routes, `notFound()` and `redirect()` to end a request, `requestContext()` in server
+ * typed routes, `httpError()`, `notFound()` and `redirect()` to end a request, `requestContext()` in server
  * actions, `bodyLimit()` for a folder's uploads, `clientAddress()` and `eventStream()`.
  *
  * The other entry points: `shell/runtime` for islands (browser-safe), `shell/data` for Deno KV,
@@ -31,6 +31,7 @@ export type {
   AnyParams,
   AppProps,
   Context,
+  ErrorPageProps,
   Handler,
   Handlers,
   LayoutProps,
@@ -47,7 +48,13 @@ export type { AnyContext } from "./server/scope.ts";
 export { defineRoute, type RouteDefinition } from "./server/define.ts";
 export { requestContext } from "./server/context.ts";
 export { bodyLimit } from "./server/bodies.ts";
+export {
+  HttpError,
+  httpError,
+  type HttpErrorInit,
+  isHttpError,
+  notFound,
+} from "./errors/http_error.ts";
 export { clientAddress } from "./server/client.ts";
 export { eventStream, type EventStreamOptions, type ServerEvent } from "./server/event_stream.ts";
-export { notFound } from "./errors/not_found.ts";
 export { redirect, type RedirectStatus } from "./actions/redirect.ts";

@@ -1,5 +1,7 @@
 /**
- * What islands import from the framework: `import { … } from "shell/runtime"`. Browser-safe by
+ * What islands import from the framework: `import { … } from "shell/runtime"`: `ActionError`
+ * (how a refused or failed server action call rejects), `recover` and `actionStatus` (refusals as
+ * `useActionState` state), and `<Contained>` (a part of a page that fails on its own). Browser-safe by
  * construction: it reaches only `lib/shared/`, whose modules import nothing of the server's
  * (`tests/process/public_api_test.ts` checks its whole module graph). Islands never import
  * `lib/shared/…` or `lib/client/…` themselves.
@@ -25,4 +27,6 @@
  * @see docs/islands.md
  * @module
  */
+export { ActionError, type ActionErrorInit } from "./shared/action_error.ts";
 export { actionStatus, recover, type StateAction } from "./shared/recover.ts";
+export { Contained, type ContainedProps } from "./shared/contained.ts";

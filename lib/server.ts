@@ -30,6 +30,7 @@ export type {
   Assets,
   Chunk,
   ComponentModule,
+  ErrorPageEntry,
   Manifest,
   ManifestActions,
   ManifestRoute,

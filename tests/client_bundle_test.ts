@@ -46,6 +46,7 @@ Deno.test("the browser bundle reaches no server-only module", async () => {
       "islands/Counter.tsx",
       "lib/shared/action_wire.ts",
       "lib/errors/screen.ts",
+      "lib/runtime.ts",
     ]
   ) {
     assert.ok(paths.includes(expected), `${expected} is bundled`);

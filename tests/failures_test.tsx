@@ -267,12 +267,17 @@ Deno.test("server failures in production", async (t) => {
   });
 
   await t.step("unknown URLs and notFound() answer 404 and are not failures", async () => {
-    for (const path of ["/no/such/page", "/fail/missing", "/fail/gone", "/fail/boundary-missing"]) {
+    for (const path of ["/no/such/page", "/fail/gone", "/fail/boundary-missing"]) {
       const { res, body } = await get(path);
       assert.equal(res.status, 404);
       assert.ok(body.includes(NOT_FOUND_PAGE));
       assert.deepEqual(linesFor(path), []);
     }
+    // An API route's (a handler, no page) is JSON.
+    const { res, body } = await get("/fail/missing");
+    assert.equal(res.status, 404);
+    assert.deepEqual(JSON.parse(body), { error: { status: 404, message: "Not Found" } });
+    assert.deepEqual(linesFor("/fail/missing"), []);
   });
 
   await t.step("a client that leaves before the shell is ready is not a failure", async () => {
@@ -324,10 +329,12 @@ Deno.test("server failures in production", async (t) => {
       const { res, body } = await get("/fail/stream-missing");
       assert.equal(res.status, 200);
       assert.ok(body.includes("Arrived"), "the rest of the page streamed on");
-      assert.ok(body.endsWith(
+      assert.ok(body.includes(
         `<script nonce="${cspNonce(res)}">document.head.append(Object.assign(` +
           `document.createElement("meta"),{name:"robots",content:"noindex"}))</script>`,
       ));
+      // `_404.tsx` takes the boundary's place (tests/expected_errors_test.tsx).
+      assert.match(body, /<template id="app-error-0-html"><h1>Page not found<\/h1><\/template>/);
       assert.deepEqual(linesFor("/fail/stream-missing"), []);
     },
   );

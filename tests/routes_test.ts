@@ -1,19 +1,24 @@
 /**
  * @module
- * File-system route conventions (`lib/routes.ts`): file → Hono pattern, ordering, special files,
- * and conflicts. The ordering is also checked against Hono's own router, which is what serves.
+ * File-system route conventions (`lib/build/conventions.ts`): file → Hono pattern, ordering,
+ * special files, the nearest `_error.tsx`, and conflicts. The ordering is also checked against
+ * Hono's own router, which is what serves; the scan and the manifest carry each route's error page.
  */
 import assert from "node:assert/strict";
 import { Hono } from "hono";
+import { join } from "node:path";
 import {
   assertUniquePatterns,
   compareRoutes,
   foldersOf,
   isRouteFile,
+  nearestErrorPage,
   patternFor,
   type RouteFile,
   specialFile,
 } from "../lib/build/conventions.ts";
+import { manifestSource } from "../lib/build/manifest_file.ts";
+import { scan } from "../lib/build/scan.ts";
 
 const route = (file: string): RouteFile => ({ file, pattern: patternFor(file) });
 
@@ -54,6 +59,8 @@ Deno.test("specialFile and isRouteFile tell special files from routes", () => {
   assert.equal(specialFile("_404.tsx"), "_404");
   assert.equal(specialFile("blog/_layout.tsx"), "_layout");
   assert.equal(specialFile("(g)/admin/_middleware.ts"), "_middleware");
+  assert.equal(specialFile("board/_error.tsx"), "_error");
+  assert.equal(isRouteFile("board/_error.tsx"), false);
   assert.equal(specialFile("about.tsx"), undefined);
   assert.equal(specialFile("_helpers.ts"), undefined);
 
@@ -135,4 +142,77 @@ Deno.test("assertUniquePatterns rejects two files for one URL", () => {
     /both match \/blog\/:id/,
   );
   assertUniquePatterns(["a.tsx", "b.tsx", "a/[x].tsx", "a/[...x].tsx"].map(route));
+});
+
+Deno.test("nearestErrorPage: the closest _error up the folders, in its folder's layouts", () => {
+  const errors = new Map([["", "_error.tsx"], ["board", "board/_error.tsx"]]);
+  const layouts = new Map([
+    ["", "_layout.tsx"],
+    ["board", "board/_layout.tsx"],
+    ["board/tasks", "board/tasks/_layout.tsx"],
+  ]);
+  assert.deepEqual(nearestErrorPage(errors, layouts, "board/tasks/[id].tsx"), {
+    module: "board/_error.tsx",
+    layouts: ["_layout.tsx", "board/_layout.tsx"],
+  });
+  assert.deepEqual(nearestErrorPage(errors, layouts, "about.tsx"), {
+    module: "_error.tsx",
+    layouts: ["_layout.tsx"],
+  });
+  assert.equal(nearestErrorPage(new Map(), layouts, "about.tsx"), undefined);
+});
+
+Deno.test("the scan and the manifest give each route its nearest _error.tsx", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    const files = [
+      "_layout.tsx",
+      "_error.tsx",
+      "index.tsx",
+      "board/_layout.tsx",
+      "board/_error.tsx",
+      "board/tasks/_layout.tsx",
+      "board/tasks/[id].tsx",
+      "(info)/about.tsx",
+    ];
+    for (const file of files) {
+      await Deno.mkdir(join(root, "routes", file, ".."), { recursive: true });
+      await Deno.writeTextFile(join(root, "routes", file), "export default () => null;\n");
+    }
+    const found = await scan(root);
+    const errorOf = (file: string) => found.routes.find((r) => r.file === file)?.errorPage;
+    assert.deepEqual(errorOf("board/tasks/[id].tsx"), {
+      file: "board/_error.tsx",
+      layouts: ["_layout.tsx", "board/_layout.tsx"],
+    });
+    assert.deepEqual(errorOf("(info)/about.tsx"), { file: "_error.tsx", layouts: ["_layout.tsx"] });
+    assert.deepEqual(found.errorPage, { file: "_error.tsx", layouts: ["_layout.tsx"] });
+
+    const source = manifestSource({
+      scan: found,
+      assets: { boot: { entry: "/_app/boot.js", imports: [] }, islands: {} },
+      assetDir: "_build/static",
+      actions: [],
+      buildId: "test",
+      outDir: "_build",
+    });
+    const ref = (file: string) =>
+      source.match(new RegExp(`import \\* as (\\$\\d+) from "\\.\\./routes/${file}"`))?.[1];
+    const [root_, board, rootLayout, boardLayout] = [
+      "_error\\.tsx",
+      "board/_error\\.tsx",
+      "_layout\\.tsx",
+      "board/_layout\\.tsx",
+    ].map(ref);
+    assert.ok(root_ && board && rootLayout && boardLayout, source);
+    assert.ok(
+      source.includes(
+        `errorPage: { module: ${board}, layouts: [${rootLayout}, ${boardLayout}] } },`,
+      ),
+      source,
+    );
+    assert.ok(source.includes(`  errorPage: { module: ${root_}, layouts: [${rootLayout}] },`));
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
 });

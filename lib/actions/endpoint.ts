@@ -6,14 +6,17 @@
  * says same-origin), a form body (415), for a known action (404), let through by the `_middleware`
  * chain of the action module's folder (whatever that answers: 401, 403, a redirect), within the
  * body limit (413), and decodable within the caps of `limits.ts` (400, and a warning in the log: a
- * client's mistake); none of these reach an action. An action that throws is a server failure.
- * Nothing here is ever cached.
+ * client's mistake); none of these reach an action. An action that throws is a server failure,
+ * unless what it throws is an expected error (`httpError`): that goes to the app's error pages,
+ * which answer the stub with JSON and a form with its page's `_error.tsx`. Nothing here is ever
+ * cached.
  */
 import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { every } from "hono/combine";
 import { contextStorage } from "hono/context-storage";
 import { csrf } from "hono/csrf";
 import type { Failures } from "../errors/failure.ts";
+import { isHttpError } from "../errors/http_error.ts";
 import { bodyRefusal, limitBody } from "../server/bodies.ts";
 import { log } from "../server/log.ts";
 import { type ActionEntry, middlewaresOf } from "../server/manifest.ts";
@@ -167,6 +170,7 @@ async function callResponse(
     return c.body(text, 200, { "Content-Type": "application/json" });
   } catch (error) {
     if (isRedirect(error)) return c.body(null, 200, { [REDIRECT_HEADER]: error.location });
+    if (isHttpError(error)) throw error; // the app's error pages: `{"error":{status,message}}`
     return stubFailure(c, failures, error);
   }
 }
@@ -207,7 +211,7 @@ function redirectOf(result: unknown): string | undefined {
  * `Referer` (`http://host//evil.example/`, `http://host/\evil.example/`) can point off-site.
  * `secure`: the page is served over HTTPS — behind a proxy, by its public origin, not our URL.
  */
-function formPage(c: Context, origins: string[] | undefined) {
+export function formPage(c: Context, origins: string[] | undefined) {
   const referer = URL.parse(c.req.header("referer") ?? "");
   const ours = origins ?? [new URL(c.req.url).origin];
   const origin = referer && ours.includes(referer.origin) ? referer.origin : ours[0];

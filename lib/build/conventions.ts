@@ -11,7 +11,9 @@ const PARAM = /^\[([A-Za-z_$][\w$]*)\]$/;
 const CATCH_ALL = /^\[\.\.\.([A-Za-z_$][\w$]*)\]$/;
 const STATIC = /^[\w\-.~@!$&'()+,;=]+$/;
 
-export type SpecialFile = "_app" | "_layout" | "_middleware" | "_404";
+export type SpecialFile = "_app" | "_layout" | "_middleware" | "_404" | "_error";
+
+const SPECIAL = new Set<string>(["_app", "_layout", "_middleware", "_404", "_error"]);
 
 export interface RouteFile {
   /** Path relative to `routes/`, with `/` separators. */
@@ -22,10 +24,7 @@ export interface RouteFile {
 /** The special file a path names, or undefined for an ordinary route. */
 export function specialFile(file: string): SpecialFile | undefined {
   const base = file.split("/").pop()!.replace(ROUTE_FILE, "");
-  if (base === "_app" || base === "_layout" || base === "_middleware" || base === "_404") {
-    return base;
-  }
-  return undefined;
+  return SPECIAL.has(base) ? base as SpecialFile : undefined;
 }
 
 export function isRouteFile(file: string): boolean {
@@ -72,6 +71,25 @@ export function foldersOf(file: string): string[] {
 function rank(segment: string): number {
   if (segment.endsWith("{.+}")) return 2;
   return segment.startsWith(":") ? 1 : 0;
+}
+
+/**
+ * The `_error.tsx` nearest to `file` (a path below `routes/`) up its folders, and the layouts it
+ * renders inside: those of its own folder and above, outermost first. `errors` and `layouts` map a
+ * folder to its file.
+ */
+export function nearestErrorPage<T>(
+  errors: Map<string, T>,
+  layouts: Map<string, T>,
+  file: string,
+): { module: T; layouts: T[] } | undefined {
+  const folders = foldersOf(file);
+  for (let i = folders.length - 1; i >= 0; i--) {
+    const module = errors.get(folders[i]);
+    if (module === undefined) continue;
+    return { module, layouts: folders.slice(0, i + 1).flatMap((f) => layouts.get(f) ?? []) };
+  }
+  return undefined;
 }
 
 /** Static segments before parameters before catch-alls, compared segment by segment. */

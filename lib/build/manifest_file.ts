@@ -1,7 +1,7 @@
 /**
  * @module
  * Writes the manifest (`_build/manifest.gen.ts`): static imports of every route, layout,
- * middleware, island and action module, so the server needs no file-system access to find them
+ * middleware, error page, island and action module, so the server needs no file-system access to find them
  * (Deno Deploy). Each route module is checked against its own file there (`RouteFileCheck`): a
  * module typed with `defineRoute` for another file fails `deno check`.
  */
@@ -9,7 +9,7 @@ import { randomBytes } from "node:crypto";
 import type { Assets } from "../server/manifest.ts";
 import type { ActionModule } from "./actions.ts";
 import { routeName } from "./conventions.ts";
-import type { Scan } from "./scan.ts";
+import type { Scan, ScannedErrorPage } from "./scan.ts";
 
 export interface ManifestInput {
   scan: Scan;
@@ -40,13 +40,16 @@ export function manifestSource(
   const route = (file: string) => ref(`routes/${file}`);
   const list = (files: string[]) => `[${files.map(route).join(", ")}]`;
   const json = JSON.stringify;
+  const errorPage = (page: ScannedErrorPage | undefined) =>
+    page ? `{ module: ${route(page.file)}, layouts: ${list(page.layouts)} }` : "undefined";
 
   const routes = scan.routes.map((r) =>
     `    { file: ${json(r.file)}, pattern: ${json(r.pattern)}, name: ${
       json(routeName(r.pattern))
     }, ` +
     `module: ${route(r.file)}, ` +
-    `layouts: ${list(r.layouts)}, middlewares: ${list(r.middlewares)} },`
+    `layouts: ${list(r.layouts)}, middlewares: ${list(r.middlewares)}` +
+    (r.errorPage ? `, errorPage: ${errorPage(r.errorPage)} },` : " },")
   );
   const islands = [...scan.islands].map(([name, file]) =>
     `    { name: ${json(name)}, module: ${ref(file)} },`
@@ -85,6 +88,7 @@ ${routes.join("\n")}
   notFound: ${notFound},
   rootLayouts: ${rootLayouts},
   rootMiddlewares: ${rootMiddlewares},
+  errorPage: ${errorPage(scan.errorPage)},
   islands: [
 ${islands.join("\n")}
   ],

@@ -1,7 +1,8 @@
 /**
  * @module
  * Finds what the build turns into a manifest: the files under `routes/` (by the conventions in
- * `routes.ts`) and the islands, `islands/*.tsx`.
+ * `conventions.ts`: each route with its folders' layouts, middleware and nearest `_error.tsx`) and
+ * the islands, `islands/*.tsx`.
  */
 import { join } from "node:path";
 import {
@@ -9,6 +10,7 @@ import {
   compareRoutes,
   foldersOf,
   isRouteFile,
+  nearestErrorPage,
   patternFor,
   type RouteFile,
   specialFile,
@@ -20,6 +22,13 @@ export interface ScannedRoute extends RouteFile {
   /** Layout and middleware files that apply, outermost first (paths relative to routes/). */
   layouts: string[];
   middlewares: string[];
+  /** The nearest `_error.tsx` and the layouts around it. */
+  errorPage?: ScannedErrorPage;
+}
+
+export interface ScannedErrorPage {
+  file: string;
+  layouts: string[];
 }
 
 export interface Scan {
@@ -28,6 +37,8 @@ export interface Scan {
   notFound?: string;
   rootLayouts: string[];
   rootMiddlewares: string[];
+  /** The root's `_error.tsx`, for not-found and what no route answers. */
+  errorPage?: ScannedErrorPage;
   /** A module's middleware chain (its path from the project root): its folders' below `routes/`,
    * the root's for anything else (an action module under `lib/`). */
   middlewaresFor(file: string): string[];
@@ -41,6 +52,7 @@ export async function scan(root: string): Promise<Scan> {
   const files = await filesBelow(join(root, "routes"));
   const layouts = new Map<string, string>();
   const middlewares = new Map<string, string>();
+  const errors = new Map<string, string>();
   let app: string | undefined;
   let notFound: string | undefined;
   const routeFiles: RouteFile[] = [];
@@ -50,6 +62,7 @@ export async function scan(root: string): Promise<Scan> {
     const special = specialFile(file);
     if (special === "_layout") layouts.set(folder, file);
     else if (special === "_middleware") middlewares.set(folder, file);
+    else if (special === "_error") errors.set(folder, file);
     else if (special === "_app" || special === "_404") {
       if (folder !== "") {
         throw new BuildProblem(`routes/${file}: ${special} belongs at the root of routes/`);
@@ -63,10 +76,15 @@ export async function scan(root: string): Promise<Scan> {
   assertUniquePatterns(routeFiles);
   const chain = (map: Map<string, string>, file: string) =>
     foldersOf(file).flatMap((folder) => map.get(folder) ?? []);
+  const errorPageOf = (file: string) => {
+    const found = nearestErrorPage(errors, layouts, file);
+    return found && { file: found.module, layouts: found.layouts };
+  };
   const routes = routeFiles.map((route) => ({
     ...route,
     layouts: chain(layouts, route.file),
     middlewares: chain(middlewares, route.file),
+    errorPage: errorPageOf(route.file),
   }));
 
   const islands = new Map<string, string>();
@@ -89,6 +107,7 @@ export async function scan(root: string): Promise<Scan> {
     notFound,
     rootLayouts: chain(layouts, atRoot),
     rootMiddlewares: chain(middlewares, atRoot),
+    errorPage: errorPageOf(atRoot),
     middlewaresFor: (file) =>
       chain(middlewares, file.startsWith("routes/") ? file.slice("routes/".length) : atRoot),
     islands,

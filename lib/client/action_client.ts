@@ -1,30 +1,15 @@
 /**
  * @module
  * The browser side of server actions: posts a call's arguments to the action and resolves with
- * what it returned. A failed action rejects with an error that carries only the failure's digest;
- * left uncaught, it ends on the server-side failure screen. The build bundles this module on its
+ * what it returned. A refused call rejects with an `ActionError` carrying the status and the
+ * message the server sent (an `httpError`'s); a failed one with only the failure's digest, which,
+ * left uncaught, ends on the server-side failure screen. The build bundles this module on its
  * own and the stubs (`actions.ts`) import it at the first call, so it loads, devalue's stringify
  * with it, only when an action runs. It shares no module instance with the islands' chunks: what it
  * needs from their state (the trace headers) comes in as an argument.
  */
+import { ActionError } from "../shared/action_error.ts";
 import { actionUrl, decodeResult, encodeCall, REDIRECT_HEADER } from "../shared/action_wire.ts";
-
-/**
- * A server action that failed: `digest` names the failure in the server's logs; `status` is the
- * HTTP status, for an island to tell a refusal (429: wait, 401: sign in) from a failure.
- */
-export class ActionError extends Error {
-  readonly digest?: string;
-  readonly status: number;
-
-  constructor(name: string, status: number, digest?: string, details?: string) {
-    const why = digest ? `Digest: ${digest}` : `HTTP ${status}`;
-    super(`Server action ${name} failed. ${why}${details ? `\n\n${details}` : ""}`);
-    this.name = "ActionError";
-    this.digest = digest;
-    this.status = status;
-  }
-}
 
 /** Calls the action `id` (exported as `name`) with `args`, sending the trace `headers`. */
 export async function callAction(
@@ -49,7 +34,22 @@ export async function callAction(
   return decodeResult(await response.text());
 }
 
-async function failureOf(name: string, response: Response): Promise<ActionError> {
-  const body = await response.json().catch(() => ({})) as { digest?: string; details?: string };
-  return new ActionError(name, response.status, body.digest, body.details);
+/** What the server said: `{"error":{status,message}}` for an expected error, a digest for a failure. */
+interface Refusal {
+  error?: { status?: unknown; message?: unknown };
+  digest?: unknown;
+  details?: unknown;
+}
+
+async function failureOf(action: string, response: Response): Promise<ActionError> {
+  const body: Refusal = await response.json().catch(() => ({}));
+  const text = (value: unknown) => typeof value === "string" ? value : undefined;
+  const { status } = response;
+  const expected = text(body?.error?.message);
+  if (expected !== undefined) return new ActionError(status, expected, { action });
+  const digest = text(body?.digest);
+  const why = digest ? `Digest: ${digest}` : `HTTP ${status}`;
+  const details = text(body?.details); // dev only: the failure's message and stack
+  const message = `Server action ${action} failed. ${why}${details ? `\n\n${details}` : ""}`;
+  return new ActionError(status, message, { action, digest });
 }

@@ -2,22 +2,21 @@
  * @module
  * The browser runtime, loaded only by pages with islands. `<app-island>` is a custom element:
  * once its server HTML is complete it imports the island's chunk, decodes the props and hydrates
- * with `hydrateRoot`. Server-rendered children are kept as they are.
+ * with `hydrateRoot`. Server-rendered children are kept as they are. An island that fails to load,
+ * hydrate or render takes the page down to the failure screen, or only the `<Contained>` part
+ * around it (`failure.ts`).
  */
 import { type ComponentType, createElement } from "react";
 import { hydrateRoot } from "react-dom/client";
 import { deserializeProps } from "../shared/props.ts";
-import { failPage, reportPageError, reportUncaughtErrors } from "./failure.ts";
+import { failIsland, reportPageError, reportUncaughtErrors } from "./failure.ts";
 import { pageFormState } from "./form_state.ts";
 import { startSentryWhenIdle } from "./sentry_loader.ts";
 
 const CONTENTS = { display: "contents" };
 
-const ROOT_OPTIONS = {
-  onUncaughtError: failPage("render"),
-  onCaughtError: reportPageError("caught"),
-  onRecoverableError: reportPageError("recoverable"),
-};
+const onCaughtError = reportPageError("caught");
+const onRecoverableError = reportPageError("recoverable");
 
 class AppIsland extends HTMLElement {
   #started = false;
@@ -27,8 +26,8 @@ class AppIsland extends HTMLElement {
     this.#started = true;
     whenParsed(this)
       .then(() => import(this.getAttribute("src")!))
-      .then((module) => this.#hydrate(module), failPage("island-load"))
-      .catch(failPage("hydration"));
+      .then((module) => this.#hydrate(module), failIsland(this, "island-load"))
+      .catch(failIsland(this, "hydration"));
   }
 
   #hydrate(module: { default: ComponentType }) {
@@ -43,7 +42,9 @@ class AppIsland extends HTMLElement {
       });
     }
     hydrateRoot(this, createElement(module.default, props), {
-      ...ROOT_OPTIONS,
+      onUncaughtError: failIsland(this, "render"),
+      onCaughtError,
+      onRecoverableError,
       formState: pageFormState(),
     });
   }

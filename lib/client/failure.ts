@@ -3,9 +3,12 @@
  * What the browser runtime does with an error. One that breaks the page while it loads (an
  * island's chunk fails to load, hydration or render throws) replaces the whole page with the
  * client-side screen, so the user never acts on a half-working page. One after that, in an event
- * handler, leaves the page as it is, as in React and Next.js. Both are logged and reported.
+ * handler, leaves the page as it is, as in React and Next.js. Both are logged and reported. An
+ * island inside a `<Contained>` part (`shared/contained.ts`) that breaks takes only that part
+ * down, to its fallback.
  */
 import { FAILURE_ATTRIBUTE, screenMarkup } from "../errors/screen.ts";
+import { CONTAINED_ELEMENT, FALLBACK_ATTRIBUTE } from "../shared/contained.ts";
 import { reportError } from "./report.ts";
 
 // esbuild writes the build's mode in here: a development build shows what broke on the screen.
@@ -26,6 +29,27 @@ export function failPage(kind: string): (error: unknown) => void {
     root.setAttribute(FAILURE_ATTRIBUTE, digest === undefined ? "client" : "server");
     const details = dev ? (error instanceof Error && error.stack) || String(error) : undefined;
     root.innerHTML = screenMarkup({ host: location.hostname, digest, details });
+  };
+}
+
+/** A part that gave way to its fallback: an island of the fallback that fails goes further out. */
+const FAILED_PART = "data-failed";
+
+/**
+ * A fatal error of `island`: the `<Contained>` part around it, if any, gives way to its fallback
+ * (logged and reported, not fatal); without one, the page does (`failPage`).
+ */
+export function failIsland(island: Element, kind: string): (error: unknown) => void {
+  return (error) => {
+    const part = island.closest(`${CONTAINED_ELEMENT}:not([${FAILED_PART}])`);
+    const fallback = part?.querySelector<HTMLTemplateElement>(
+      `:scope > template[${FALLBACK_ATTRIBUTE}]`,
+    );
+    if (!part || !fallback) return failPage(kind)(error);
+    console.error(error);
+    reportError({ error, kind, fatal: false, contained: true });
+    part.setAttribute(FAILED_PART, "");
+    part.replaceChildren(fallback.content.cloneNode(true));
   };
 }
 

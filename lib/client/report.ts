@@ -10,6 +10,8 @@ export interface ErrorReport {
   kind: string;
   /** Replaced the page with the client-side failure screen. */
   fatal: boolean;
+  /** Replaced only a `<Contained>` part of the page with its fallback. */
+  contained?: boolean;
 }
 
 type Reporter = (report: ErrorReport) => void;

@@ -12,7 +12,6 @@ import { nonceOf } from "../server/security.ts";
 import { type FailureLinks, NO_LINKS, type Telemetry } from "../server/telemetry.ts";
 import { describe, digestOf, type ErrorDescription } from "./digest.ts";
 import { appStack } from "./frames.ts";
-import { isNotFound, markNotFoundRoute } from "./not_found.ts";
 import { FAILURE_ATTRIBUTE, screenDocument, screenMarkup, screenOverPage } from "./screen.ts";
 
 export interface Failure {
@@ -72,14 +71,6 @@ export function failures({ dev, root, telemetry }: FailureOptions): Failures {
     },
     boundary(c, error) {
       const nonce = nonceOf(c);
-      if (isNotFound(error)) {
-        markNotFoundRoute(c);
-        return {
-          tail: `<script nonce="${nonce}">document.head.append(Object.assign(` +
-            `document.createElement("meta"),{name:"robots",content:"noindex"}))</script>`,
-          stop: false,
-        };
-      }
       const failure = record(c, error, 500);
       const markup = JSON.stringify(screenMarkup({ ...failure, nonce })).replace(/</g, "\\u003c");
       return {

@@ -76,10 +76,13 @@ export function screenOverPage({ nonce, ...options }: ScreenOptions): string {
     `${hideThePage}</style>${screenMain(options)}</noscript>`;
 }
 
+// The page's one `main` landmark; the alert inside it (a `main` may not take that role) is what
+// a screen reader announces when the screen replaces a page.
 function screenMain({ host, digest, details }: ScreenOptions): string {
   const message = digest === undefined ? clientErrorMessage(host) : serverErrorMessage(host);
-  return `<main role="alert"><h1>${escapeHtml(message)}</h1>` +
+  return `<main><div role="alert"><h1>${escapeHtml(message)}</h1>` +
     (digest === undefined ? "" : `<p>Digest: <code>${escapeHtml(digest)}</code></p>`) +
+    `</div>` +
     (details === undefined ? "" : `<pre>${escapeHtml(details)}</pre>`) +
     `</main>`;
 }

@@ -6,16 +6,14 @@
  * a module of its own with JSX would import that runtime back (a cycle, which
  * `tests/process/imports_test.ts` finds — Deno reads no `@jsxImportSource` from a line comment).
  */
-import { createContext, createElement, type ReactNode, use } from "react";
+import { createElement, type ReactNode, use } from "react";
 import { preinitModule, preloadModule } from "react-dom";
 import { RenderContext } from "../render/context.ts";
+import { InsideIsland } from "../shared/inside_island.ts";
 import { serializeProps } from "../shared/props.ts";
 import type { IslandInfo } from "./registry.ts";
 
 const CONTENTS = { display: "contents" } as const;
-
-/** True below an island's root: nested islands hydrate as part of their parent. */
-const InsideIsland = createContext(false);
 
 export function Island(
   { island, props }: {

@@ -19,12 +19,15 @@ import { type BoundaryFailure, watchBoundaries } from "./stream_failure.ts";
 export interface PageTree {
   app?: ComponentModule;
   layouts: ComponentModule[];
-  page: ComponentType<PageProps<unknown>>;
+  // deno-lint-ignore no-explicit-any -- a page's or an error page's props
+  page: ComponentType<any>;
 }
 
 export interface RenderOptions {
   context: RenderContextValue;
   props: PageProps<unknown>;
+  /** Props for the page only, beside `props`: an error page's `status` and `message`. */
+  pageProps?: Record<string, unknown>;
   status: number;
   headers?: HeadersInit;
   signal: AbortSignal;
@@ -55,9 +58,15 @@ function DefaultApp({ Component }: { Component: ComponentType }) {
 }
 
 /** App → outermost layout → … → page, each receiving the next as `Component`. */
-function compose(tree: PageTree, props: PageProps<unknown>, head: ReactNode): ReactNode {
+function compose(
+  tree: PageTree,
+  props: PageProps<unknown>,
+  pageProps: Record<string, unknown> | undefined,
+  head: ReactNode,
+): ReactNode {
   const Page = tree.page;
-  let Inner: ComponentType = () => jsx(Page, props);
+  const ofPage = pageProps ? { ...props, ...pageProps } : props;
+  let Inner: ComponentType = () => jsx(Page, ofPage);
   for (let i = tree.layouts.length - 1; i >= 0; i--) {
     const Layout = tree.layouts[i].default;
     const layoutProps: LayoutProps<unknown> = { ...props, Component: Inner };
@@ -79,7 +88,7 @@ function compose(tree: PageTree, props: PageProps<unknown>, head: ReactNode): Re
 export async function renderPage(tree: PageTree, options: RenderOptions): Promise<Response> {
   const element = (
     <RenderContext value={options.context}>
-      {compose(tree, options.props, options.head)}
+      {compose(tree, options.props, options.pageProps, options.head)}
     </RenderContext>
   );
   // A failure before the shell is ready (in it, or in a Suspense boundary) rejects this promise
@@ -107,4 +116,21 @@ const PENDING = Symbol("pending");
 async function isComplete(stream: { allReady: Promise<void> }): Promise<boolean> {
   // A settled `allReady` wins the race against the settled PENDING: it comes first.
   return await Promise.race([stream.allReady, PENDING]) !== PENDING;
+}
+
+/**
+ * `element` alone as HTML, once all of it is ready (an error page shown in place of a Suspense
+ * boundary): with the page's render context, so islands in it work as on a page.
+ */
+export async function renderMarkup(
+  element: ReactNode,
+  context: RenderContextValue,
+  signal: AbortSignal,
+): Promise<string> {
+  const stream = await renderToReadableStream(
+    <RenderContext value={context}>{element}</RenderContext>,
+    { nonce: context.nonce, signal },
+  );
+  await stream.allReady;
+  return await new Response(stream).text();
 }

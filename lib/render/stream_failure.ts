@@ -6,22 +6,26 @@
  * boundary that already failed makes the render throw after all: nothing is sent yet, so the
  * status can still say 500 (or 404, for `notFound()`). Once the shell is out, each failure is
  * handed to `onFailure` at once (while the request is alive, so it is logged even if the client
- * leaves), and the HTML it returns ends the stream, after every instruction React wrote.
+ * leaves), and the HTML it returns ends the stream, after every instruction React wrote. The
+ * digest it may return is React's for the boundary (`$RX`), so that HTML can find the boundary.
  */
 
 import { type Deadline, type DeadlineClock, DeadlineExceeded } from "../server/deadline.ts";
 
 export interface BoundaryFailure {
-  /** HTML appended once React has finished the stream. */
-  tail: string;
+  /** HTML appended once React has finished the stream (awaited then, if a promise). */
+  tail: string | Promise<string>;
   /** Stop rendering the rest of the page: the tail replaces it anyway. */
   stop: boolean;
+  /** React's digest for the failed boundary: its fallback's `<template>` carries it. */
+  digest?: string;
 }
 
 export interface BoundaryWatch {
   /** The render's signal: the request's, or ours once a failure stopped it. */
   signal: AbortSignal;
-  onError(error: unknown): void;
+  /** React's `onError`: returns the failed boundary's digest, if any. */
+  onError(error: unknown): string | undefined;
   /**
    * Call once the shell is ready, `complete` when React has nothing left to render; the stream
    * goes through what it returns — nothing when no boundary failed and none can fail any more.
@@ -47,11 +51,11 @@ export function watchBoundaries(
   else request.addEventListener("abort", () => abort(request.reason), { once: true });
   deadline?.onExpire(abort);
   const early: unknown[] = [];
-  const tails: string[] = [];
+  const tails: (string | Promise<string>)[] = [];
   let shellReady = false;
   let expired = false;
 
-  const fail = (error: unknown) => {
+  const fail = (error: unknown): string | undefined => {
     if (request.aborted) return;
     if (render.signal.aborted) {
       // Once aborted, React reports the abort reason for every pending boundary: a failure only
@@ -62,13 +66,14 @@ export function watchBoundaries(
     const failure = onFailure(error);
     tails.push(failure.tail);
     if (failure.stop) render.abort();
+    return failure.digest;
   };
 
   return {
     signal: render.signal,
     onError(error) {
-      if (shellReady) fail(error);
-      else early.push(error);
+      if (shellReady) return fail(error);
+      early.push(error);
     },
     shellReady(complete, allReady) {
       if (early.length > 0) {
@@ -84,8 +89,10 @@ export function watchBoundaries(
         allReady.finally(() => streaming.clear());
       }
       return new TransformStream({
-        flush(controller) {
-          if (tails.length) controller.enqueue(new TextEncoder().encode(tails.join("")));
+        async flush(controller) {
+          if (tails.length === 0) return;
+          const tail = (await Promise.all(tails)).join("");
+          controller.enqueue(new TextEncoder().encode(tail));
         },
         // The client is gone (a write failed) before the request's signal says so: what React
         // then reports for the boundaries still waiting is that, not a failure.

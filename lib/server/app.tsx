@@ -3,8 +3,8 @@
  * `createApp(manifest, options)`: one Hono app, built once from the manifest and typed options. A
  * request flows one way — the URL and host guard, security headers and the request id, static
  * files, the deadline and the body budget, telemetry, then the route (its folders' middleware, the
- * handler, the page) or the action — and ends on the page, the not-found page, or the failure
- * screen.
+ * handler, the page) or the action — and ends on the page, an error page for an expected error
+ * (`httpError`, `notFound()`, an unknown URL: `error_pages.tsx`), or the failure screen.
  * Nothing here touches the process: signals and unhandled rejections belong to the entry points.
  */
 import { type Context, Hono } from "hono";
@@ -16,12 +16,13 @@ import { stubFailure } from "../actions/endpoint.ts";
 import { formStateHead, formStateOf, mountActions } from "../actions/mod.ts";
 import { isRedirect } from "../actions/redirect.ts";
 import { failures } from "../errors/failure.ts";
-import { isNotFound, markNotFoundRoute } from "../errors/not_found.ts";
+import { isHttpError, notFound } from "../errors/http_error.ts";
 import { registerIsland } from "../islands/registry.ts";
 import { claimInKv } from "../kv/claim.ts";
 import { type PageTree, renderPage } from "../render/page.tsx";
 import { bodyRefusal, guardBodies } from "./bodies.ts";
 import { deadlineClock, withinDeadline } from "./deadline.ts";
+import { errorPages } from "./error_pages.tsx";
 import { guardRequests } from "./guard.ts";
 import { withHonestHead } from "./head.ts";
 import { type Manifest, middlewaresOf } from "./manifest.ts";
@@ -135,17 +136,17 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
     telemetry,
   });
 
+  const renderContext = (c: Context) => ({ nonce: nonceOf(c), assets: manifest.assets });
   const render = (
     c: Context,
     tree: PageTree,
-    params: Record<string, string>,
-    data: unknown,
+    props: PageProps<unknown>,
+    pageProps?: Record<string, unknown>,
     init?: RenderInit,
   ) => {
     const formState = formStateOf(c);
-    const nonce = nonceOf(c);
     return renderPage(tree, {
-      context: { nonce, assets: manifest.assets },
+      context: renderContext(c),
       head: (
         <>
           {telemetry?.head?.(c)}
@@ -153,42 +154,44 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
         </>
       ),
       formState,
-      props: pageProps(c, params, data),
+      props,
+      pageProps,
       status: init?.status ?? 200,
       headers: init?.headers,
       signal: c.req.raw.signal,
       deadline: c.get("deadline"),
       clock,
-      onStreamError: (error) => failed.boundary(c, error),
+      onStreamError: (error) =>
+        isHttpError(error) ? errors.inPlace(c, error) : failed.boundary(c, error),
     });
   };
   // Until the shell is ready: what streams after it is the request's, not the render call's.
   const renderSpan: typeof render = span
     ? (...args) => span("render", () => render(...args))
     : render;
+  const errors = errorPages({
+    manifest,
+    failures: failed,
+    origins: options.origins,
+    timeoutMs: options.requestTimeoutMs,
+    render: renderSpan,
+    renderContext,
+  });
   registerRoutes(app, manifest.routes, (c, route, data, init) => {
     const page = route.module.default;
     if (!page) throw new Error(`routes/${route.file} has no default export to render`);
     const tree = { app: manifest.app, layouts: route.layouts, page };
-    return renderSpan(c, tree, c.req.param() as Record<string, string>, data, init);
+    const params = c.req.param() as Record<string, string>;
+    return renderSpan(c, tree, pageProps(c, params, data), undefined, init);
   }, telemetry);
 
-  const notFoundTree: PageTree = {
-    app: manifest.app,
-    layouts: manifest.rootLayouts,
-    page: manifest.notFound?.default ?? DefaultNotFound,
-  };
-  const renderNotFound = (c: Context) => {
-    markNotFoundRoute(c);
-    return renderSpan(c, notFoundTree, {}, undefined, { status: 404 });
-  };
   // No route matched: the root folder's middleware runs first, as for any page.
   const rootChain = tracedMiddleware(manifest.rootMiddlewares.flatMap(middlewaresOf), telemetry);
   const unmatched = rootChain.length ? every(...rootChain) : undefined;
   app.notFound(async (c) => {
-    if (!unmatched) return await renderNotFound(c);
+    if (!unmatched) return await errors.respond(c, notFound());
     await unmatched(c, async () => {
-      c.res = await renderNotFound(c);
+      c.res = await errors.respond(c, notFound());
     });
     return c.res;
   });
@@ -203,13 +206,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
     // abort reason: nothing broke, and nobody is there to see a screen (499: client closed).
     const { signal } = c.req.raw;
     if (signal.aborted && error === signal.reason) return new Response(null, { status: 499 });
-    if (isNotFound(error)) {
-      try {
-        return await renderNotFound(c);
-      } catch (failure) {
-        return failed.response(c, failure); // `_404.tsx` itself threw
-      }
-    }
+    if (isHttpError(error)) return await errors.respond(c, error); // expected: no failure
     if (c.get("stubCall")) return stubFailure(c, failed, error);
     return failed.response(c, error);
   }
@@ -227,13 +224,4 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
 /** `data`, params, URL and middleware state (Hono's `c.var` is a fresh copy at each read). */
 function pageProps(c: Context, params: Record<string, string>, data: unknown): PageProps<unknown> {
   return { data, params, url: new URL(c.req.url), state: c.var as State };
-}
-
-function DefaultNotFound() {
-  return (
-    <main>
-      <title>Not found</title>
-      <h1>404 — this page could not be found</h1>
-    </main>
-  );
 }

@@ -89,6 +89,29 @@ export interface ManifestRoute {
   layouts: ComponentModule[];
   /** Outermost first. */
   middlewares: MiddlewareModule[];
+  /** The nearest `_error.tsx` up the route's folders, if any. */
+  errorPage?: ErrorPageEntry;
+}
+
+/**
+ * An `_error.tsx` and the layouts it renders inside: its own folder's and those above.
+ *
+ * @example
+ * ```ts
+ * import type { ErrorPageEntry } from "shell/server";
+ *
+ * const boardErrors: ErrorPageEntry = {
+ *   module: { default: ({ message }: { message: string }) => message },
+ *   layouts: [],
+ * };
+ * ```
+ * @see docs/routing.md — Error pages
+ */
+export interface ErrorPageEntry {
+  /** The `_error.tsx` module. */
+  module: ComponentModule;
+  /** Outermost first. */
+  layouts: ComponentModule[];
 }
 
 /**
@@ -159,6 +182,8 @@ export interface Manifest {
   rootLayouts: ComponentModule[];
   /** The root's `_middleware.ts`, applied to the not-found page. */
   rootMiddlewares: MiddlewareModule[];
+  /** The root's `_error.tsx`: for the not-found page's requests and those no route answers. */
+  errorPage?: ErrorPageEntry;
   /** The islands, by name. */
   islands: { name: string; module: ComponentModule }[];
   /** The browser assets. */

@@ -22,6 +22,8 @@ declare module "hono" {
   interface ContextVariableMap {
     /** The route answering the request, as it reads in logs and traces: `/blog/:slug`. */
     route: string;
+    /** The same route's manifest entry: its error page answers the request's expected errors. */
+    routeEntry: ManifestRoute;
   }
 }
 
@@ -41,13 +43,14 @@ export function registerRoutes(
 ): void {
   for (const route of routes) {
     const chain = tracedMiddleware(route.middlewares.flatMap(middlewaresOf), telemetry);
-    app.all(route.pattern, named(route.name), ...chain, dispatcher(route, render));
+    app.all(route.pattern, named(route), ...chain, dispatcher(route, render));
   }
 }
 
-function named(name: string): MiddlewareHandler {
+function named(entry: ManifestRoute): MiddlewareHandler {
   return function route(c, next) {
-    c.set("route", name);
+    c.set("route", entry.name);
+    c.set("routeEntry", entry);
     return next();
   };
 }

@@ -288,6 +288,33 @@ export interface PageProps<Data = unknown, Params = AnyParams> {
 }
 
 /**
+ * The props of an `_error.tsx` page (and of `_404.tsx`): the request's page props, and the status
+ * and message of the expected error it shows (`httpError(403, "Only members can see this board")`).
+ *
+ * @example
+ * ```tsx
+ * // routes/board/_error.tsx
+ * import type { ErrorPageProps } from "shell";
+ *
+ * export default function BoardError({ status, message }: ErrorPageProps) {
+ *   return (
+ *     <>
+ *       <title>{message}</title>
+ *       <h1>{message}</h1>
+ *       {status === 403 && <p><a href="/login">Sign in with another account</a></p>}
+ *     </>
+ *   );
+ * }
+ * ```
+ */
+export interface ErrorPageProps<Params = AnyParams> extends PageProps<undefined, Params> {
+  /** The 4xx status the request is answered with. */
+  status: number;
+  /** The error's message: product text, shown as it is. */
+  message: string;
+}
+
+/**
  * A `_layout.tsx`'s props: the page's props plus `Component`, the page (or the next layout in) to
  * render where the page goes.
  *

@@ -25,7 +25,7 @@ function watchErrors(page: Page): { console: string[]; uncaught: string[] } {
 }
 
 async function screen(page: Page, side: "client" | "server") {
-  await page.waitForSelector(`html[data-failure="${side}"] main[role=alert]`);
+  await page.waitForSelector(`html[data-failure="${side}"] main [role=alert]`);
   return {
     message: await page.locator("h1").textContent(),
     digest: await page.evaluate(() => document.querySelector("main code")?.textContent ?? null),
@@ -126,7 +126,7 @@ Deno.test("failures in the browser", async (t) => {
     await t.step("a failure after the shell, without JavaScript: the server screen", async () => {
       const page = await noScript.newPage();
       await page.goto(server.origin + "/fail/stream");
-      const screen = page.locator("main[role=alert]");
+      const screen = page.locator("main [role=alert]");
       await screen.waitFor();
       assert.equal(await screen.locator("h1").textContent(), SERVER_MESSAGE);
       const line = await server.waitForLog((l) => l.path === "/fail/stream" && l.level === "error");

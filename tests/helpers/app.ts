@@ -14,6 +14,7 @@ import {
   compareRoutes,
   foldersOf,
   isRouteFile,
+  nearestErrorPage,
   patternFor,
   routeName,
   specialFile,
@@ -52,7 +53,7 @@ export function memoryApp(files: AppFiles, options: TestOptions = {}): App {
 export interface AppFiles {
   /**
    * Modules by their path below `routes/`, as the build would find them there: pages and API
-   * routes, `_app`, `_404`, and each folder's `_layout` and `_middleware`.
+   * routes, `_app`, `_404`, and each folder's `_layout`, `_middleware` and `_error`.
    */
   routes: Record<string, RouteModule | ComponentModule | MiddlewareModule>;
   /** Island components by name; each gets a chunk URL (`/_app/Name.js`) no file stands behind. */
@@ -66,12 +67,13 @@ export interface AppFiles {
 
 /**
  * A manifest made by hand from modules in memory, with the build's conventions
- * (`lib/build/conventions.ts`): each route's pattern, the most specific first, and the layouts and
- * middleware of its folders, outermost first.
+ * (`lib/build/conventions.ts`): each route's pattern, the most specific first, the layouts and
+ * middleware of its folders, outermost first, and its nearest `_error`.
  */
 export function memoryManifest({ routes, islands = {}, actions = {} }: AppFiles): Manifest {
   const layouts = new Map<string, ComponentModule>();
   const middlewares = new Map<string, MiddlewareModule>();
+  const errors = new Map<string, ComponentModule>();
   let app: ComponentModule | undefined;
   let notFound: ComponentModule | undefined;
   const pages: { file: string; pattern: string; module: RouteModule }[] = [];
@@ -80,6 +82,7 @@ export function memoryManifest({ routes, islands = {}, actions = {} }: AppFiles)
     const special = specialFile(file);
     if (special === "_layout") layouts.set(folder, module as ComponentModule);
     else if (special === "_middleware") middlewares.set(folder, module as MiddlewareModule);
+    else if (special === "_error") errors.set(folder, module as ComponentModule);
     else if (special === "_app") app = module as ComponentModule;
     else if (special === "_404") notFound = module as ComponentModule;
     else if (isRouteFile(file)) {
@@ -112,11 +115,13 @@ export function memoryManifest({ routes, islands = {}, actions = {} }: AppFiles)
       module,
       layouts: chain(layouts, file),
       middlewares: chain(middlewares, file),
+      errorPage: nearestErrorPage(errors, layouts, file),
     })),
     app,
     notFound,
     rootLayouts: chain(layouts, "_404.tsx"),
     rootMiddlewares: chain(middlewares, "_404.tsx"),
+    errorPage: nearestErrorPage(errors, layouts, "_404.tsx"),
     islands: Object.entries(islands).map(([name, component]) => ({
       name,
       module: { default: component },

@@ -25,7 +25,7 @@ export function showErrorsAtSource(): void {
 }
 
 async function mapScreen() {
-  const details = document.querySelector("main[role=alert] pre");
+  const details = document.querySelector("html[data-failure] main pre");
   const stack = details?.textContent;
   if (!details || !stack) return; // a production build's screen: no stack to map
   const mapped = await atSource(stack);
