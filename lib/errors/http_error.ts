@@ -42,7 +42,17 @@ const STATUS_TEXT: Record<number, string> = {
   451: "Unavailable For Legal Reasons",
 };
 
-/** What else an expected error carries to its response. */
+/**
+ * What else an expected error carries to its response.
+ *
+ * @example
+ * ```ts
+ * import { httpError } from "shell";
+ *
+ * throw httpError(429, "Too many tries: wait a minute.", { headers: { "Retry-After": "60" } });
+ * ```
+ * @see docs/failures.md
+ */
 export interface HttpErrorInit {
   /** Headers for the response: `Retry-After` with a 429, `WWW-Authenticate` with a 401, … */
   headers?: HeadersInit;

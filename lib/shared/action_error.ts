@@ -9,7 +9,17 @@
  * as the module loads, so an island that does not use it bundles none of it.
  */
 
-/** What else an `ActionError` carries, beside its status and message. */
+/**
+ * What else an `ActionError` carries, beside its status and message.
+ *
+ * @example
+ * ```ts
+ * import { ActionError } from "shell/runtime";
+ *
+ * const failure = new ActionError(500, "Server action sign failed.", { digest: "7KQ2M-XF9PA" });
+ * ```
+ * @see docs/actions.md
+ */
 export interface ActionErrorInit {
   /** A server failure's digest: its log line and Sentry event carry the same. */
   digest?: string;

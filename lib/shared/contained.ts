@@ -16,7 +16,18 @@ import { InsideIsland } from "./inside_island.ts";
 export const CONTAINED_ELEMENT = "app-contained";
 export const FALLBACK_ATTRIBUTE = "data-fallback";
 
-/** The props of `<Contained>`. */
+/**
+ * The props of `<Contained>`.
+ *
+ * @example
+ * ```tsx
+ * import { Contained, type ContainedProps } from "shell/runtime";
+ *
+ * const props: ContainedProps = { fallback: <p>The chart is unavailable.</p> };
+ * export const Chart = () => <Contained {...props}><canvas /></Contained>;
+ * ```
+ * @see docs/failures.md
+ */
 export interface ContainedProps {
   /** What replaces the part when it fails: plain HTML on a page, any React node in an island. */
   fallback: ReactNode;
