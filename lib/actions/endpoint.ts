@@ -6,20 +6,24 @@
  * says same-origin), a form body (415), for a known action (404), let through by the `_middleware`
  * chain of the action module's folder (whatever that answers: 401, 403, a redirect), within the
  * body limit (413), and decodable within the caps of `limits.ts` (400, and a warning in the log: a
- * client's mistake); none of these reach an action. An action that throws is a server failure.
- * Nothing here is ever cached.
+ * client's mistake; the fields are counted as the body arrives); none of these reach an action.
+ * What a call holds while its action runs — its body and its decoded arguments — counts against
+ * the app's body budget until it is answered: past it, 503 with `Retry-After`, and the action
+ * does not run. An action that throws is a server failure. Nothing here is ever cached.
  */
 import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { every } from "hono/combine";
 import { contextStorage } from "hono/context-storage";
 import { csrf } from "hono/csrf";
 import type { Failures } from "../errors/failure.ts";
-import { bodyRefusal, limitBody } from "../server/bodies.ts";
+import { bodyRefusal, holdBytes, limitBody } from "../server/bodies.ts";
 import { log } from "../server/log.ts";
 import { type ActionEntry, middlewaresOf } from "../server/manifest.ts";
 import { type Telemetry, tracedMiddleware } from "../server/telemetry.ts";
 import { decodeInvocation, type Invocation, PayloadRejected } from "./decode.ts";
+import { readForm } from "./form_body.ts";
 import { flashFormState, formState } from "./form_state.ts";
+import { ACTION_LIMITS } from "./limits.ts";
 import { isRedirect } from "./redirect.ts";
 import type { Registry } from "./registry.ts";
 import { encodeResult, REDIRECT_HEADER } from "../shared/action_wire.ts";
@@ -128,10 +132,16 @@ async function runAction(c: Context, call: Call, options: EndpointOptions): Prom
   const entry = c.get("action");
   let invocation: Invocation;
   try {
-    invocation = decodeInvocation(await c.req.formData());
+    // A `_middleware` may have parsed the form already (Hono keeps it): counted after, then.
+    const body = c.req.raw.bodyUsed
+      ? await c.req.formData()
+      : await readForm(c.req.raw, ACTION_LIMITS.fields);
+    invocation = decodeInvocation(body);
   } catch (error) {
     return bodyRefusal(c) ?? badRequest(c, error);
   }
+  const busy = holdBytes(c, invocation.bytes);
+  if (busy) return busy;
   const { args, form } = invocation;
   if (!form) return await callResponse(c, call, args, options.failures);
 
