@@ -47,6 +47,17 @@ const VALUE_BYTES = 100;
 /** A string's characters: two bytes each at most. */
 const CHAR_BYTES = 2;
 
+/**
+ * The most what a body of `bodyBytes` decodes to can hold, known before it is read: each character
+ * copied once, and as many values as the caps let through, or as fit in the body (a distinct value
+ * takes two characters at least: a reference and a comma). `Invocation.bytes` counts a value shared
+ * by several places at each, so it may say more: this is the bound.
+ */
+export function mostBytes(bodyBytes: number, limits = ACTION_LIMITS): number {
+  const values = Math.min(limits.values + limits.fields, Math.ceil(bodyBytes / 2));
+  return VALUE_BYTES * values + CHAR_BYTES * bodyBytes;
+}
+
 const KEY_FIELD = `${FRAMEWORK_FIELD}KEY`;
 
 /** What the endpoint calls with a request's body: a call if it has `$ACTION_ARGS`, else a form. */

@@ -16,11 +16,11 @@ import { every } from "hono/combine";
 import { contextStorage } from "hono/context-storage";
 import { csrf } from "hono/csrf";
 import type { Failures } from "../errors/failure.ts";
-import { bodyRefusal, holdBytes, limitBody } from "../server/bodies.ts";
+import { bodyRefusal, holdBytes, limitBody, reserveBytes } from "../server/bodies.ts";
 import { log } from "../server/log.ts";
 import { type ActionEntry, middlewaresOf } from "../server/manifest.ts";
 import { type Telemetry, tracedMiddleware } from "../server/telemetry.ts";
-import { decodeInvocation, type Invocation, PayloadRejected } from "./decode.ts";
+import { decodeInvocation, type Invocation, mostBytes, PayloadRejected } from "./decode.ts";
 import { readForm } from "./form_body.ts";
 import { flashFormState, formState } from "./form_state.ts";
 import { ACTION_LIMITS } from "./limits.ts";
@@ -130,6 +130,13 @@ function knownAction(registry: Registry): MiddlewareHandler {
 
 async function runAction(c: Context, call: Call, options: EndpointOptions): Promise<Response> {
   const entry = c.get("action");
+  // What the call may hold once decoded — the most its body's size allows — is counted before
+  // the body is read: a call the budget cannot take is refused (503) before any work on it. (A
+  // body of unknown length is counted as it arrives, and its real figure once decoded.)
+  const declared = Number(c.req.header("content-length"));
+  const most = mostBytes(Math.min(declared >= 0 ? declared : 0, options.maxBytes));
+  const busy = reserveBytes(c, most);
+  if (busy) return busy;
   let invocation: Invocation;
   try {
     // A `_middleware` may have parsed the form already (Hono keeps it): counted after, then.
@@ -140,8 +147,9 @@ async function runAction(c: Context, call: Call, options: EndpointOptions): Prom
   } catch (error) {
     return bodyRefusal(c) ?? badRequest(c, error);
   }
-  const busy = holdBytes(c, invocation.bytes);
-  if (busy) return busy;
+  // Then the figure for what was decoded, which the budget may still refuse.
+  const full = holdBytes(c, declared >= 0 ? Math.min(invocation.bytes, most) : invocation.bytes);
+  if (full) return full;
   const { args, form } = invocation;
   if (!form) return await callResponse(c, call, args, options.failures);
 

@@ -29,8 +29,8 @@ declare module "hono" {
     bodyRefused: Refusal;
     /** The request's own limit on its body (`limitBody`). */
     bodyLimit: { declared: number; max: number };
-    /** Counts more bytes for the request until it is answered; false if they do not fit. */
-    bodyHold: (bytes: number) => boolean;
+    /** Sets what the request holds beside its body, until it is answered; false if it cannot. */
+    bodyHold: { set(bytes: number): boolean; budget: number };
   }
 }
 
@@ -76,9 +76,16 @@ export function guardBodies(budget: number): MiddlewareHandler {
     };
     const count = (bytes: number) => {
       if (!counted) return true;
-      if (used + bytes > budget) return false;
+      if (bytes > 0 && used + bytes > budget) return false;
       held += bytes;
       used += bytes;
+      return true;
+    };
+    /** What `holdBytes` counts beside the body. */
+    let beside = 0;
+    const hold = (bytes: number) => {
+      if (!count(bytes - beside)) return false;
+      beside = bytes;
       return true;
     };
     // Taken at the first read: a body nobody reads stays Deno's to discard, and a client still
@@ -126,7 +133,7 @@ export function guardBodies(budget: number): MiddlewareHandler {
     }, { highWaterMark: 0 });
     c.get("deadline")?.onExpire(() => cut!(408));
     c.set("bodyLimit", { declared, max: Infinity });
-    c.set("bodyHold", count);
+    c.set("bodyHold", { set: hold, budget });
     c.req.raw = new Request(c.req.raw, { body: guarded, duplex: "half" } as RequestInit);
     try {
       await next();
@@ -151,15 +158,26 @@ export function limitBody(c: Context, max: number): Response | undefined {
 }
 
 /**
- * Counts `bytes` more for this request against the budget, until it is answered: what its body
- * became (a server action's decoded arguments), held beside the body. A 503 with `Retry-After`
- * when the budget cannot hold them (nothing is counted then); undefined when it can, or when the
- * request has no body, which nothing counts.
+ * Counts `bytes` for this request against the budget beside its body, until it is answered — what
+ * the body became (a server action's decoded arguments) — in place of what an earlier call
+ * counted. A 503 with `Retry-After` when the budget cannot hold more (the earlier figure stays
+ * counted); undefined when it can, or when the request has no body, which nothing counts.
  */
 export function holdBytes(c: Context, bytes: number): Response | undefined {
   const hold = c.get("bodyHold");
-  if (!hold || hold(bytes)) return undefined;
+  if (!hold || hold.set(bytes)) return undefined;
   return refuse(c, 503);
+}
+
+/**
+ * `holdBytes` for the most a request may come to hold, counted before any work on it, so that a
+ * request the budget cannot take is refused before it costs anything. At most a quarter of the
+ * budget: a worst case alone never refuses a request the budget could take once its real figure
+ * is known (`holdBytes` then).
+ */
+export function reserveBytes(c: Context, most: number): Response | undefined {
+  const hold = c.get("bodyHold");
+  return hold && holdBytes(c, Math.min(most, hold.budget / 4));
 }
 
 /**
