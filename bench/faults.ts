@@ -9,6 +9,8 @@
  *    8 s;
  *  - `parallel`: 120 such calls reach `deno serve --parallel main.ts` with a 192 MB heap
  *    (`DENO_V8_FLAGS=--max-old-space-size=192`): does the process live?
+ *  - `fields`: how long `GET /` takes while four action calls of 1 MiB of `a&a&…` (524,288 fields)
+ *    arrive, against alone (the median of 20 each).
  *
  *     deno run -A bench/faults.ts [tunnel|actions|parallel …]
  *     FAULTS_ROOT=/tmp/old deno run -A bench/faults.ts   # a built tree of older code
@@ -84,7 +86,7 @@ async function measured(pid: number, work: () => Promise<string>): Promise<strin
   const sampler = (async () => {
     while (sampling) {
       const now = await memoryOf(pid);
-      if (now) peak = Math.max(peak, now.hwm);
+      if (now && Number.isFinite(now.hwm)) peak = Math.max(peak, now.hwm);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   })();
@@ -92,9 +94,10 @@ async function measured(pid: number, work: () => Promise<string>): Promise<strin
   sampling = false;
   await sampler;
   const after = await memoryOf(pid);
-  return `${outcome}; RSS before ${mb(before?.rss)}, peak ${mb(after?.hwm ?? peak)}, after ${
-    mb(after?.rss)
-  }`;
+  // A process that died has no status: its peak is the last one sampled.
+  return `${outcome}; RSS before ${mb(before?.rss)}, peak ${mb(after?.hwm ?? peak)}${
+    after ? "" : " (at least)"
+  }, after ${mb(after?.rss)}`;
 }
 
 async function tunnel(root: string): Promise<string> {
@@ -192,7 +195,38 @@ async function parallel(root: string): Promise<string> {
   }
 }
 
-const SCENARIOS = { tunnel, actions, parallel };
+async function fields(root: string): Promise<string> {
+  await using server = await startServer({}, { root });
+  const id = await actionId(root);
+  const body = "a&".repeat(512 * 1024);
+  const get = async () => {
+    const began = performance.now();
+    await (await server.fetch("/")).arrayBuffer();
+    return performance.now() - began;
+  };
+  const median = (ms: number[]) => ms.toSorted((a, b) => a - b)[Math.floor(ms.length / 2)];
+  const alone: number[] = [];
+  const behind: number[] = [];
+  for (let round = 0; round < 20; round++) {
+    alone.push(await get());
+    const floods = Array.from({ length: 4 }, () =>
+      server.fetch(`/_action/${id}`, {
+        method: "POST",
+        body,
+        headers: {
+          Origin: server.origin,
+          "Content-Type": "application/x-www-form-urlencoded",
+        },
+      }).then((res) => res.body?.cancel()));
+    behind.push(await get());
+    await Promise.all(floods);
+  }
+  return `fields: GET / alone ${median(alone).toFixed(1)} ms, behind four 1 MiB a&a& calls ${
+    median(behind).toFixed(1)
+  } ms (medians of 20)`;
+}
+
+const SCENARIOS = { tunnel, actions, parallel, fields };
 const chosen = Deno.args.length > 0 ? Deno.args : Object.keys(SCENARIOS);
 const root = await builtCopy("faults-bench", FILES, { from: ROOT });
 console.log(`root: ${ROOT}`);
