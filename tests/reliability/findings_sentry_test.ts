@@ -24,9 +24,10 @@ import { builtTarget, startTarget } from "./target.ts";
 const FILES = {
   "routes/findings/ok.ts": `export const handler = { GET: () => new Response("ok") };\n`,
   "routes/findings/forged.ts": `export const handler = { GET: () => new Response("ok") };\n`,
+  // Each failure its own (`?n=`): the SDK drops an event identical to the one before it.
   "routes/findings/boom.ts": `export const handler = {
-    GET() {
-      throw new Error("boom, on purpose");
+    GET(req: Request) {
+      throw new Error(\`boom \${new URL(req.url).searchParams.get("n")}, on purpose\`);
     },
   };\n`,
 };
@@ -179,7 +180,9 @@ Deno.test("finding 3: after an ingest that hung, failures reach Sentry again", a
     { SENTRY_DSN: ingest.dsn, SENTRY_TRACES_SAMPLE_RATE: "0" },
     { root: built.root },
   );
-  const fail = async () => digestOnPage(await (await server.fetch("/findings/boom")).text());
+  let failures = 0;
+  const fail = async () =>
+    digestOnPage(await (await server.fetch(`/findings/boom?n=${failures++}`)).text());
 
   // More failures than the SDK keeps sends in flight (64): each hangs, the rest are dropped.
   for (let i = 0; i < 70; i++) await fail();
