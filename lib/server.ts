@@ -33,6 +33,7 @@ export type {
   Manifest,
   ManifestActions,
   ManifestRoute,
+  ManifestStyles,
   MiddlewareModule,
   RouteModule,
 } from "./server/manifest.ts";

@@ -145,7 +145,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
     const formState = formStateOf(c);
     const nonce = nonceOf(c);
     return renderPage(tree, {
-      context: { nonce, assets: manifest.assets },
+      context: { nonce, assets: manifest.assets, islandStyles: manifest.styles?.islands },
       head: (
         <>
           {telemetry?.head?.(c)}
@@ -169,7 +169,12 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
   registerRoutes(app, manifest.routes, (c, route, data, init) => {
     const page = route.module.default;
     if (!page) throw new Error(`routes/${route.file} has no default export to render`);
-    const tree = { app: manifest.app, layouts: route.layouts, page };
+    const tree = {
+      app: manifest.app,
+      layouts: route.layouts,
+      page,
+      styles: manifest.styles?.pages[route.file],
+    };
     return renderSpan(c, tree, c.req.param() as Record<string, string>, data, init);
   }, telemetry);
 
@@ -177,6 +182,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
     app: manifest.app,
     layouts: manifest.rootLayouts,
     page: manifest.notFound?.default ?? DefaultNotFound,
+    styles: manifest.styles?.notFound,
   };
   const renderNotFound = (c: Context) => {
     markNotFoundRoute(c);

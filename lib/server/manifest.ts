@@ -167,6 +167,37 @@ export interface Manifest {
   assetDir: string;
   /** The server actions. */
   actions: ManifestActions;
+  /** The stylesheets the app's modules import; none when absent. */
+  styles?: ManifestStyles;
+}
+
+/**
+ * The stylesheets the app imports (`import "./x.css"`, CSS modules, Tailwind), as URLs under
+ * `/_app/`, each list in the order its stylesheets apply, computed by the build: a page links its
+ * own list, and those of the islands it renders, in `<head>`.
+ *
+ * @example
+ * ```ts
+ * import type { ManifestStyles } from "shell/server";
+ *
+ * const styles: ManifestStyles = {
+ *   pages: { "index.tsx": ["/_app/css/routes/app-5PQ2.css"] },
+ *   notFound: ["/_app/css/routes/app-5PQ2.css"],
+ *   islands: { Counter: ["/_app/css/islands/Counter.module-Z3K1.css"] },
+ * };
+ * ```
+ * @see docs/styles.md
+ */
+export interface ManifestStyles {
+  /**
+   * Each page's, by route file (below `routes/`): `_app`'s, its layouts' (outermost first), its
+   * own.
+   */
+  pages: Record<string, string[]>;
+  /** The not-found page's: `_app`'s, the root layouts', `_404`'s. */
+  notFound: string[];
+  /** Each island's, by name, with those of the islands it renders itself. */
+  islands: Record<string, string[]>;
 }
 
 /**
