@@ -24,6 +24,7 @@ import { BuildProblem, isBuildFailure, problemOf } from "./problem.ts";
 import { type Scan, scan } from "./scan.ts";
 import { buildStyles } from "./styles/mod.ts";
 import { cssModules } from "./styles/modules.ts";
+import { tailwind } from "./styles/tailwind.ts";
 
 export interface BuildOptions {
   root: string;
@@ -62,7 +63,15 @@ async function buildNow({ root, dev }: BuildOptions): Promise<void> {
     bundle({ root, outDir: assetDir, islands: found.islands, actions, dev, modules }),
     graph.unresolved.length > 0
       ? Promise.reject(new BuildProblem(graph.unresolved.join("\n")))
-      : buildStyles({ root, outDir: assetDir, dev, graph, scan: found, modules }),
+      : buildStyles({
+        root,
+        outDir: assetDir,
+        dev,
+        graph,
+        scan: found,
+        modules,
+        tailwind: tailwind(root),
+      }),
   ]);
   // esbuild's word on a script first: it has the code frame.
   if (scripts.status === "rejected") throw scripts.reason;

@@ -121,10 +121,10 @@ export async function startDev({ root, hostname, port }: DevOptions): Promise<De
     }
     return moved;
   };
-  const build = async (): Promise<DevBuild | undefined> => {
+  const build = async (stylesOnly = false): Promise<DevBuild | undefined> => {
     const started = performance.now();
     try {
-      const next = await builder.build();
+      const next = await builder.build(stylesOnly);
       console.log(`dev: built in ${Math.round(performance.now() - started)} ms`);
       return next;
     } catch (error) {
@@ -162,7 +162,7 @@ export async function startDev({ root, hostname, port }: DevOptions): Promise<De
     if (built.length === 0 && assets.length === 0) return swap();
     const previous = last;
     if (built.length > 0) {
-      const next = await build();
+      const next = await build(code.length === 0);
       if (!next) {
         serverStale ||= code.some((file) => !previous?.inputs.has(file) || rendered.has(file));
         return;

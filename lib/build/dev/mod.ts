@@ -17,6 +17,7 @@ import { NO_ASSETS, scanProject, serverGraphOf } from "../mod.ts";
 import { BuildProblem } from "../problem.ts";
 import { buildStyles } from "../styles/mod.ts";
 import { cssModules } from "../styles/modules.ts";
+import { tailwind } from "../styles/tailwind.ts";
 import { type DevBundle, devBundler } from "./bundle.ts";
 
 export interface DevBuild extends DevBundle {
@@ -35,8 +36,11 @@ export interface DevBuilder {
   files: Map<string, Uint8Array>;
   /** A browser output by URL path, waiting for one still being built. */
   file(path: string): Promise<Uint8Array | undefined>;
-  /** Scans, bundles and writes the manifest; throws what stops it (esbuild's `BuildFailure`). */
-  build(): Promise<DevBuild>;
+  /**
+   * Scans, bundles and writes the manifest; throws what stops it (esbuild's `BuildFailure`).
+   * `stylesOnly`: only stylesheets changed since the last build, whose module graph still holds.
+   */
+  build(stylesOnly?: boolean): Promise<DevBuild>;
   /** Loads Babel, in the background, for the first save. */
   prepare(): void;
   dispose(): Promise<void>;
@@ -47,6 +51,8 @@ export async function devBuilder(root: string): Promise<DevBuilder> {
   const assetDir = `${outDir}/static`;
   const manifest = join(root, outDir, "manifest.gen.ts");
   const modules = cssModules(root);
+  const compiler = tailwind(root);
+  let graph: ServerGraph | undefined;
   const [bundler] = await Promise.all([
     devBundler(root, assetDir, modules),
     rm(join(root, outDir, "fingerprint")).catch(ignoreNotFound),
@@ -55,21 +61,26 @@ export async function devBuilder(root: string): Promise<DevBuilder> {
   return {
     files: bundler.files,
     file: bundler.file,
-    async build() {
+    async build(stylesOnly = false) {
       const { scan, actions } = await scanProject(root);
       const manifestOf = (assets: Assets, styles?: ManifestStyles) =>
         manifestSource({ scan, assets, assetDir, actions, buildId: "dev", outDir, styles });
-      const graph = await serverGraphOf(
-        root,
-        outDir,
-        manifestOf(NO_ASSETS),
-        scan.islands.values(),
-      );
+      if (!stylesOnly || !graph) {
+        graph = await serverGraphOf(root, outDir, manifestOf(NO_ASSETS), scan.islands.values());
+      }
       const [scripts, stylesheets] = await Promise.allSettled([
         bundler.bundle(scan.islands, actions),
         graph.unresolved.length > 0
           ? Promise.reject(new BuildProblem(graph.unresolved.join("\n")))
-          : buildStyles({ root, outDir: assetDir, dev: true, graph, scan, modules }),
+          : buildStyles({
+            root,
+            outDir: assetDir,
+            dev: true,
+            graph,
+            scan,
+            modules,
+            tailwind: compiler,
+          }),
       ]);
       if (scripts.status === "rejected") throw scripts.reason;
       if (stylesheets.status === "rejected") throw stylesheets.reason;

@@ -16,7 +16,7 @@ import { dirname, join, relative, sep } from "node:path";
 import { assetUrl, commonOptions } from "../bundle.ts";
 import type { CssModules } from "./modules.ts";
 import { isCssModule } from "./modules.ts";
-import { compileTailwind, isTailwind } from "./tailwind.ts";
+import { isTailwind, type Tailwind } from "./tailwind.ts";
 
 /** What `url()` may name: copied with a content-hashed name. Anything else is a build error. */
 const ASSETS = [
@@ -45,6 +45,7 @@ export interface StyleBundleOptions {
   sheets: string[];
   dev: boolean;
   modules: CssModules;
+  tailwind: Tailwind;
   /** The modules a Tailwind stylesheet takes class names from. */
   scanned: string[];
 }
@@ -159,7 +160,7 @@ function sources(root: string, options: StyleBundleOptions, read: Set<string>): 
         }
         const text = await readFile(path, "utf8");
         if (!isTailwind(text)) return undefined;
-        const compiled = await compileTailwind(root, sheet, text, options.scanned);
+        const compiled = await options.tailwind.compile(sheet, text, options.scanned);
         for (const file of compiled.dependencies) read.add(file);
         return css(compiled.code, compiled.map, path);
       });

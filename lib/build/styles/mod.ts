@@ -16,6 +16,7 @@ import { bundleStyles, type StyleBundle } from "./bundle.ts";
 import { writeStyleModules } from "./deno_json.ts";
 import { type CssModules, isCssModule } from "./modules.ts";
 import { planStyles } from "./plan.ts";
+import type { Tailwind } from "./tailwind.ts";
 
 export interface StylesOptions {
   root: string;
@@ -25,6 +26,7 @@ export interface StylesOptions {
   graph: ServerGraph;
   scan: Scan;
   modules: CssModules;
+  tailwind: Tailwind;
 }
 
 export interface Styles extends StyleBundle {
