@@ -19,7 +19,7 @@
  * cannot run is replaced by the error page. Either way the next good save brings the app back.
  */
 import * as esbuild from "esbuild";
-import { relative, sep } from "node:path";
+import { join, relative, sep } from "node:path";
 import { buildDir, CONFIG_FILES, SOURCE_FOLDERS } from "../build/fingerprint.ts";
 import { type DevBuild, devBuilder } from "../build/dev/mod.ts";
 import { emptyGraph, isStylesheet } from "../build/graph.ts";
@@ -109,6 +109,8 @@ export async function startDev({ root, hostname, port }: DevOptions): Promise<De
   };
 
   let last: DevBuild | undefined;
+  /** `deno.json` as the last build that rewrote it left it: its own save is no change. */
+  let ownConfig: string | undefined;
   /** Every URL each stylesheet the app imports had in the session: a page may link any. */
   const styleUrls = new Map<string, Set<string>>();
   /** Each earlier URL of a stylesheet `next` rebuilt → its new one. */
@@ -126,6 +128,11 @@ export async function startDev({ root, hostname, port }: DevOptions): Promise<De
     try {
       const next = await builder.build(stylesOnly);
       console.log(`dev: built in ${Math.round(performance.now() - started)} ms`);
+      if (next.config !== undefined) {
+        // The spare server read the import map as it started: it would miss the new entries.
+        ownConfig = next.config;
+        backends.discardSpare();
+      }
       return next;
     } catch (error) {
       const details = await describeBuildError(error);
@@ -142,10 +149,15 @@ export async function startDev({ root, hostname, port }: DevOptions): Promise<De
   const onChange = async (changed: string[]) => {
     const { server, pages } = last?.graph ?? emptyGraph();
     const known = new Set([...server, ...last?.inputs ?? []]);
-    const files = changed.filter((file) => isConvention(file) || known.has(file));
+    const files = changed.filter((file) =>
+      (isConvention(file) || known.has(file)) && !(file === "deno.json" && isOwnConfig())
+    );
     if (files.length === 0) return;
     console.log(`dev: changed ${files.join(", ")}`);
-    if (files.some((file) => file.startsWith("lib/"))) backends.discardSpare();
+    // The spare server has loaded the framework, and read the config, as they were.
+    if (files.some((file) => file.startsWith("lib/") || CONFIG_FILES.includes(file))) {
+      backends.discardSpare();
+    }
     const rendered = new Set(pages);
     const built = files.filter((file) => !file.startsWith("static/"));
     // The app's stylesheets change no module: rebuilt, they are swapped in the open pages.
@@ -195,6 +207,13 @@ export async function startDev({ root, hostname, port }: DevOptions): Promise<De
     if (plan) events.send("update", { version, ...plan.update });
   };
 
+  /** Whether `deno.json` is as the last build that rewrote it left it. */
+  const isOwnConfig = () => {
+    const own = ownConfig !== undefined && readTextOr(join(root, "deno.json")) === ownConfig;
+    ownConfig = undefined;
+    return own;
+  };
+
   // Changes are handled one at a time, in order; the first start is the first of them.
   let queue = (async () => {
     last = await build();
@@ -240,6 +259,14 @@ async function describeBuildError(error: unknown): Promise<string> {
     return (await esbuild.formatMessages(error.errors, { kind: "error", color: false })).join("");
   }
   return error instanceof Error ? error.message : String(error);
+}
+
+function readTextOr(path: string): string | undefined {
+  try {
+    return Deno.readTextFileSync(path);
+  } catch {
+    return undefined;
+  }
 }
 
 /** `Deno.serve`, failing with a message that names the address. */

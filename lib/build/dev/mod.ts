@@ -29,6 +29,8 @@ export interface DevBuild extends DevBundle {
   styles: Map<string, string>;
   /** What the server renders from the stylesheets, but their URLs (`Styles.shape`). */
   styleShape: string;
+  /** `deno.json` as the build rewrote it, when it did (`Styles.config`). */
+  config?: string;
 }
 
 export interface DevBuilder {
@@ -98,6 +100,7 @@ export async function devBuilder(root: string): Promise<DevBuilder> {
         graph,
         styles: styles.urls,
         styleShape: styles.shape,
+        config: styles.config,
       };
     },
     prepare: bundler.prepare,

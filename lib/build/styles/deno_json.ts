@@ -21,13 +21,14 @@ import { MODULES_DIR } from "./plan.ts";
 /**
  * Writes each stylesheet's module (`classes`: a CSS module's class map; none for a global one),
  * removes the others, and brings `deno.json`'s entries in line with `keys` (import-map key →
- * stylesheet). Says whether `deno.json` changed.
+ * stylesheet). Returns `deno.json`'s new text if it changed: a Deno process started before reads
+ * the old map.
  */
 export async function writeStyleModules(
   root: string,
   keys: Map<string, string>,
   classes: Map<string, Record<string, string> | undefined>,
-): Promise<boolean> {
+): Promise<string | undefined> {
   const dir = join(root, MODULES_DIR);
   const wanted = new Set([...classes.keys()].map((sheet) => `${sheet}.ts`));
   for (const file of await filesBelow(dir)) {
@@ -39,9 +40,9 @@ export async function writeStyleModules(
   const config = join(root, "deno.json");
   const text = await readFile(config, "utf8");
   const next = withEntries(text, keys);
-  if (next === text) return false;
+  if (next === text) return undefined;
   await writeIfChanged(config, next);
-  return true;
+  return next;
 }
 
 function moduleSource(sheet: string, classes: Record<string, string> | undefined): string {

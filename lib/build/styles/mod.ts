@@ -36,6 +36,8 @@ export interface Styles extends StyleBundle {
    * which, in what order, and the class names. An edit that leaves it alone needs no new page.
    */
   shape: string;
+  /** `deno.json` as the build rewrote it, when it did (new stylesheets, or some gone). */
+  config?: string;
 }
 
 export async function buildStyles(options: StylesOptions): Promise<Styles> {
@@ -61,7 +63,7 @@ export async function buildStyles(options: StylesOptions): Promise<Styles> {
     sheet,
     isCssModule(sheet) ? modules.get(sheet).classes : undefined,
   ]));
-  await writeStyleModules(root, plan.keys, classes);
+  const config = await writeStyleModules(root, plan.keys, classes);
 
   const urls = (...owners: (string | undefined)[]) =>
     withDependencies(
@@ -72,6 +74,7 @@ export async function buildStyles(options: StylesOptions): Promise<Styles> {
   return {
     ...bundle,
     shape: JSON.stringify([[...plan.owners], [...plan.keys], [...classes]]),
+    config,
     manifest: {
       pages: Object.fromEntries(
         scan.routes.map((r) => [r.file, urls(app, ...r.layouts.map(route), route(r.file))]),

@@ -83,7 +83,9 @@ function scoped(sheet: string, source: string, get: (sheet: string) => CssModule
   }
   const dependencies = new Set<string>();
   const classes: Record<string, string> = {};
-  for (const [name, exported] of Object.entries(result.exports ?? {})) {
+  // Sorted: Lightning CSS gives them in no stable order, and a rebuild must compare equal.
+  const exports = Object.entries(result.exports ?? {}).sort(([a], [b]) => a < b ? -1 : 1);
+  for (const [name, exported] of exports) {
     const names = [exported.name];
     for (const reference of exported.composes) {
       if (reference.type !== "dependency") {
