@@ -88,7 +88,7 @@ export async function devBuilder(root: string): Promise<DevBuilder> {
       if (stylesheets.status === "rejected") throw stylesheets.reason;
       const bundle = scripts.value;
       const styles = stylesheets.value;
-      for (const file of styles.outputs ?? []) {
+      for (const file of styles.outputs) {
         bundler.files.set(`/_app/${relative(join(root, assetDir), file.path)}`, file.contents);
       }
       await writeFile(`${manifest}.tmp`, manifestOf(bundle.assets, styles.manifest));

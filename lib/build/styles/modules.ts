@@ -111,9 +111,12 @@ function scoped(sheet: string, source: string, get: (sheet: string) => CssModule
     }
     classes[name] = names.join(" ");
   }
+  // Its source as esbuild reads an inline map's: relative to the stylesheet's folder.
+  const map = JSON.parse(new TextDecoder().decode(result.map ?? new Uint8Array()));
+  map.sources = [posix.basename(sheet)];
   return {
     code: new TextDecoder().decode(result.code),
-    map: new TextDecoder().decode(result.map ?? new Uint8Array()),
+    map: JSON.stringify(map),
     classes,
     dependencies: [...dependencies],
   };
