@@ -20,7 +20,7 @@ export default function Counter({ start, since, tags, scores, home, children }: 
         <button type="button" onClick={() => setCount((n) => n - 1)} aria-label="Decrement">
           −
         </button>
-        <output className={styles.count} aria-live="polite">{count}</output>
+        <output aria-live="polite">{count}</output>
         <button type="button" onClick={() => setCount((n) => n + 1)} aria-label="Increment">
           +
         </button>
