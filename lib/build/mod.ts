@@ -1,13 +1,13 @@
 /**
  * @module
- * The build: scan `routes/` and `islands/`, read the server's module graph (`graph.ts`), bundle the
- * browser side — scripts, and the stylesheets the app imports (`styles/`) — (and, for production,
- * give its scripts Sentry debug IDs and compress them), write the manifest, the local files both
+ * The build: scan `routes/` and `islands/`, read the server's module graph (`graph.ts`), bundle
+ * the browser side — scripts, and the stylesheets the app imports (`styles/`) — (for production,
+ * give the scripts Sentry debug IDs and compress both), write the manifest, the local files both
  * sides' module graphs reached and the fingerprint of the sources it was made from. Production
  * builds into `_build/`, development into `_build/dev/`, so neither disturbs a server of the other
- * (the modules standing for stylesheets, `_build/css/`, are the same for both). The
- * assets of the last few builds stay on disk: a server still running an earlier build (while
- * `deno task build` or the tests build beside it) keeps every chunk its pages name.
+ * (the modules standing for stylesheets, `_build/css/`, are the same for both). The assets of the
+ * last few builds stay on disk: a server still running an earlier build (while `deno task build`
+ * or the tests build beside it) keeps every chunk its pages name.
  */
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";

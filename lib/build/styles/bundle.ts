@@ -3,9 +3,9 @@
  * Bundles the stylesheets the app imports with esbuild: one stylesheet per imported file, its
  * `@import`s inlined (a package's too, from `node_modules`), the files its `url()`s name copied
  * beside it under content-hashed names, lowered for the browsers the scripts target, minified in
- * production (by Lightning CSS), content-hashed and with a source map. A CSS module is scoped first (`modules.ts`), a
- * Tailwind stylesheet compiled first (`tailwind.ts`); their source maps carry through to the
- * sources. A `url()` or `@import` that leaves the project (`../../../etc/passwd`, a symlink out) is
+ * production (by Lightning CSS), content-hashed and with a source map. A CSS module is scoped
+ * first (`modules.ts`), a Tailwind stylesheet compiled first (`tailwind.ts`); their source maps
+ * carry through to the sources. A `url()` or `@import` that leaves the project (`../../../etc/passwd`, a symlink out) is
  * a build error, never a copy; one that starts with `/` is the app's own URL (`static/`), left as
  * it is. Each stylesheet's URL comes back with the files written and every source read.
  */

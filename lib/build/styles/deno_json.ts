@@ -53,7 +53,8 @@ function moduleSource(sheet: string, classes: Record<string, string> | undefined
   const entries = Object.entries(classes).map(([name, value]) =>
     `  ${JSON.stringify(name)}: ${JSON.stringify(value)},\n`
   ).join("");
-  return `${header}/** The class names of ${sheet}, scoped. */\nconst classes = {\n${entries}} as const;\n\nexport default classes;\n`;
+  const doc = `/** The class names of ${sheet}, scoped. */\n`;
+  return `${header}${doc}const classes = {\n${entries}} as const;\n\nexport default classes;\n`;
 }
 
 /** `text` (deno.json) with exactly the build's entries for `keys`, the rest untouched. */

@@ -18,7 +18,7 @@ export interface CssModule {
   /** The scoped CSS, and its source map (JSON). */
   code: string;
   map: string;
-  /** Each name as written → the class names it stands for (`"big_x1 card_x1"` with `composes`). */
+  /** Each name as written → the class names it stands for (`"big_x card_x"` with `composes`). */
   classes: Record<string, string>;
   /** The CSS modules it composes from, by path from the root. */
   dependencies: string[];
@@ -103,7 +103,7 @@ function scoped(sheet: string, source: string, get: (sheet: string) => CssModule
       const composed = get(other).classes[reference.name];
       if (composed === undefined) {
         throw new BuildProblem(
-          `${sheet}: composes ${reference.name} from ${reference.specifier}, which has no such class`,
+          `${sheet}: composes ${reference.name} from ${reference.specifier}: no such class there`,
         );
       }
       dependencies.add(other);
