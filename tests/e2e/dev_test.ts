@@ -191,7 +191,7 @@ Deno.test("deno task dev: saves show in the open pages, errors at their source",
         } ms`,
       );
       assert.ok(await marked(page), "the page did not reload");
-      assert.equal(await page.locator("link[rel=stylesheet][href^='/sheet.css']").count(), 1);
+      assert.equal(await page.locator("link[rel=stylesheet][href*='/sheet.css']").count(), 1);
       await page.reload();
       assert.equal(await color(), "rgb(1, 2, 3)");
       await page.close();
