@@ -67,6 +67,7 @@ async function buildNow({ root, dev }: BuildOptions): Promise<void> {
         root,
         outDir: assetDir,
         dev,
+        write: true,
         graph,
         scan: found,
         modules,

@@ -78,6 +78,7 @@ export async function devBuilder(root: string): Promise<DevBuilder> {
             root,
             outDir: assetDir,
             dev: true,
+            write: false,
             graph,
             scan,
             modules,

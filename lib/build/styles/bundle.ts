@@ -46,6 +46,8 @@ export interface StyleBundleOptions {
   /** The stylesheets, by path from the root. */
   sheets: string[];
   dev: boolean;
+  /** Write the files (a build on disk), or keep them in memory (`deno task dev`'s). */
+  write: boolean;
   modules: CssModules;
   tailwind: Tailwind;
   /** The modules a Tailwind stylesheet takes class names from. */
@@ -59,12 +61,12 @@ export interface StyleBundle {
   files: string[];
   /** Every source read (stylesheets, the files they name, Tailwind's), by path from the root. */
   inputs: string[];
-  /** The outputs, written to disk in production, kept in memory in development. */
+  /** The outputs (written to disk too, when asked to). */
   outputs: Pick<esbuild.OutputFile, "path" | "contents">[];
 }
 
 export async function bundleStyles(options: StyleBundleOptions): Promise<StyleBundle> {
-  const { root, outDir, sheets, dev } = options;
+  const { root, outDir, sheets, dev, write } = options;
   const urls = new Map<string, string>();
   if (sheets.length === 0) return { urls, files: [], inputs: [], outputs: [] };
   // The scripts' options but `define`, which no stylesheet reads.
@@ -98,7 +100,7 @@ export async function bundleStyles(options: StyleBundleOptions): Promise<StyleBu
     if (!input.includes(":")) inputs.add(fromRoot(root, join(root, input)));
   }
   const outputs = dev ? result.outputFiles! : minified(result.outputFiles!, common.target);
-  if (!dev) {
+  if (write) {
     await Promise.all(outputs.map(async ({ path, contents }) => {
       await mkdir(dirname(path), { recursive: true });
       await writeFile(path, contents);

@@ -23,6 +23,8 @@ export interface StylesOptions {
   /** Where the stylesheets go, relative to the root (the build's assets). */
   outDir: string;
   dev: boolean;
+  /** Write the stylesheets to disk, or only return them (`deno task dev` serves from memory). */
+  write: boolean;
   graph: ServerGraph;
   scan: Scan;
   modules: CssModules;
