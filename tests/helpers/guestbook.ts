@@ -4,7 +4,7 @@
  * from the rendered page, a signing posted like a form with JavaScript off or called like the
  * island does, and the entries' event stream read as it comes.
  */
-import { Arrivals } from "./arrivals.ts";
+import { Arrivals } from "../../lib/testing/arrivals.ts";
 import { encodeCall } from "../../lib/shared/action_wire.ts";
 
 export interface SignOptions {
