@@ -52,6 +52,9 @@ export const NEEDS: Record<string, Tool[]> = {
   "tests/reliability": [CHROMIUM, onPath("wrk", "wrk"), onPath("prlimit", "util-linux")],
   // KV tests hold SQLite's lock with sqlite3; as root, a read-only file is opened as nobody.
   "tests/process": [onPath("sqlite3", "sqlite3"), onPath("setpriv", "util-linux")],
+  // The example app's own tests, apart from the framework's (they go with the example).
+  "tests/example/e2e": [CHROMIUM],
+  "tests/example/process": [onPath("sqlite3", "sqlite3"), onPath("setpriv", "util-linux")],
 };
 
 /** The tools `folders` need (every folder's when none is named) that are not there. */

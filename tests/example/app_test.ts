@@ -1,4 +1,4 @@
-// tests/example_app_test.ts
+// tests/example/app_test.ts
 /**
  * @module
  * The example of docs/testing.md, as an app's author writes it: the app from its build, asked
@@ -6,11 +6,11 @@
  */
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import manifest from "../_build/manifest.gen.ts";
-import { createApp } from "../lib/mod.ts";
+import manifest from "../../_build/manifest.gen.ts";
+import { createApp } from "../../lib/mod.ts";
 
 // Where `static/` and the build's assets are: the project root.
-const root = fileURLToPath(new URL("..", import.meta.url));
+const root = fileURLToPath(new URL("../..", import.meta.url));
 
 Deno.test("a blog post renders; an unknown one is the 404 page", async () => {
   const app = createApp(manifest, { root });

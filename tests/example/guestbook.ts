@@ -1,11 +1,25 @@
 /**
  * @module
- * The guestbook over HTTP, as a browser would use it: the form's action and hidden fields read
- * from the rendered page, a signing posted like a form with JavaScript off or called like the
- * island does, and the entries' event stream read as it comes.
+ * The example's guestbook over HTTP, as a browser would use it: the form's action and hidden fields
+ * read from the rendered page, a signing posted like a form with JavaScript off or called like the
+ * island does, and the entries' event stream read as it comes. The example's servers: the project
+ * itself, never the framework's test app.
  */
 import { Arrivals } from "../../lib/testing/arrivals.ts";
 import { encodeCall } from "../../lib/shared/action_wire.ts";
+import { workerNamingProject } from "../helpers/parallel.ts";
+import { PROJECT_ROOT } from "../helpers/project_copy.ts";
+import { startServer, type TestServer } from "../helpers/server.ts";
+
+/** The example app served as `deno task start` serves it (`deno task test` built it). */
+export function startExample(env: Record<string, string> = {}): Promise<TestServer> {
+  return startServer(env, { root: PROJECT_ROOT });
+}
+
+/** A built copy of the example whose responses name their worker (`X-Worker`). */
+export function workerNamingExample(): Promise<string> {
+  return workerNamingProject(PROJECT_ROOT);
+}
 
 export interface SignOptions {
   /** Extra request headers (`X-Forwarded-For`, …). */
