@@ -14,6 +14,7 @@ export {
   type SubmitOptions,
   type Target,
   TestClient,
+  type TestClientOptions,
 } from "./testing/client.ts";
 export { captureLogs, type LogLine, type Logs } from "./testing/logs.ts";
 export {

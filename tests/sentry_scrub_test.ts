@@ -14,8 +14,8 @@ import { appFromEnv } from "../lib/cli/app.ts";
 import { readSettings } from "../lib/cli/settings.ts";
 import { readSentryConfig } from "../lib/sentry/config.ts";
 import { FILTERED, scrubber } from "../lib/sentry/scrub.ts";
-import { captureLogs, memoryManifest } from "./helpers/app.ts";
-import { isErrorEvent, isTransaction, startSentryReceiver } from "./helpers/sentry_receiver.ts";
+import { captureLogs, isErrorEvent, isTransaction, startSentryReceiver } from "shell/testing";
+import { memoryManifest } from "./helpers/app.ts";
 
 Deno.test("scrubber: request headers, cookies, query, URL and body", () => {
   const scrub = scrubber();

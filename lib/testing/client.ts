@@ -49,6 +49,12 @@ export interface SubmitOptions {
   headers?: Record<string, string>;
 }
 
+/** Options of a client. */
+export interface TestClientOptions {
+  /** For a server's origin: a connection pool of its own (`Deno.createHttpClient`). */
+  httpClient?: Deno.HttpClient;
+}
+
 /** Options of an action call. */
 export interface CallOptions {
   /** Extra request headers, as a page's fetch would carry (auth, a proxy's `X-Forwarded-For`). */
@@ -80,10 +86,10 @@ export class TestClient {
   readonly #send: (request: Request) => Promise<Response>;
 
   /** A client for `target`: an app made with `createApp`, or a server's origin. */
-  constructor(target: Target) {
+  constructor(target: Target, { httpClient }: TestClientOptions = {}) {
     if (typeof target === "string" || target instanceof URL) {
       this.origin = new URL(target).origin;
-      this.#send = (request) => fetch(request, { redirect: "manual" });
+      this.#send = (request) => fetch(request, { redirect: "manual", client: httpClient });
     } else {
       this.origin = "http://localhost";
       this.#send = async (request) => await target.request(request);

@@ -69,9 +69,12 @@ export async function fillForm(
         entries.append(name, new File([bytes], value.name, { type: value.type }));
       }
     }
+    // In the form's order, as a browser would have them had the test typed them in.
     for (const [name, value] of Object.entries(fields)) {
-      entries.delete(name);
-      for (const one of Array.isArray(value) ? value : [value]) entries.append(name, one);
+      const [first, ...more] = Array.isArray(value) ? value : [value];
+      if (first === undefined) entries.delete(name);
+      else entries.set(name, first);
+      for (const one of more) entries.append(name, one);
     }
     // A submitter's own `formaction`, `formmethod` and `formenctype` win over the form's.
     const url = attribute(button, "formaction") ?? attribute(form, "action") ?? pageUrl;

@@ -2,14 +2,15 @@
  * @module
  * The example's guestbook over HTTP, as a browser would use it: the form's action and hidden fields
  * read from the rendered page, a signing posted like a form with JavaScript off or called like the
- * island does, and the entries' event stream read as it comes. The example's servers: the project
+ * island does (the entries' event stream: `readEvents`, the framework tests' own). The example's servers: the project
  * itself, never the framework's test app.
  */
-import { Arrivals } from "../../lib/testing/arrivals.ts";
 import { encodeCall } from "../../lib/shared/action_wire.ts";
 import { workerNamingProject } from "../helpers/parallel.ts";
 import { PROJECT_ROOT } from "../helpers/project_copy.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
+
+export { readEvents } from "../helpers/events.ts";
 
 /** The example app served as `deno task start` serves it (`deno task test` built it). */
 export function startExample(env: Record<string, string> = {}): Promise<TestServer> {
@@ -88,76 +89,4 @@ export function signAsIsland(
     client,
     headers: { Origin: origin, Accept: "application/json", ...headers },
   });
-}
-
-export interface ServerSentEvent {
-  id?: string;
-  event?: string;
-  data: string;
-}
-
-/** An open event stream: its events as they arrive, and a way to wait for a number of them. */
-export interface EventReader extends AsyncDisposable {
-  response: Response;
-  events: ServerSentEvent[];
-  /** Raw text received so far (comments and `retry:` included). */
-  text(): string;
-  /** Resolves once `count` events have arrived; rejects after `ms`. */
-  waitFor(count: number, ms?: number): Promise<ServerSentEvent[]>;
-  close(): Promise<void>;
-}
-
-/** Opens the event stream at `url`; `client`: a connection pool of its own (`Deno.HttpClient`). */
-export async function readEvents(
-  url: string,
-  headers: HeadersInit = {},
-  client?: Deno.HttpClient,
-): Promise<EventReader> {
-  const controller = new AbortController();
-  const response = await fetch(url, { headers, signal: controller.signal, client });
-  const events: ServerSentEvent[] = [];
-  let raw = "";
-  let pending = "";
-  const arrivals = new Arrivals();
-  const reading = (async () => {
-    try {
-      for await (const chunk of response.body!.pipeThrough(new TextDecoderStream())) {
-        raw += chunk;
-        pending += chunk;
-        let end;
-        while ((end = pending.indexOf("\n\n")) >= 0) {
-          const block = pending.slice(0, end);
-          pending = pending.slice(end + 2);
-          const event: ServerSentEvent = { data: "" };
-          const data: string[] = [];
-          for (const line of block.split("\n")) {
-            const [field, ...rest] = line.split(": ");
-            if (field === "id") event.id = rest.join(": ");
-            else if (field === "event") event.event = rest.join(": ");
-            else if (field === "data") data.push(rest.join(": "));
-          }
-          if (data.length) events.push({ ...event, data: data.join("\n") });
-        }
-        arrivals.arrived();
-      }
-    } catch { /* aborted */ }
-    arrivals.arrived();
-  })();
-  const close = async () => {
-    controller.abort();
-    await reading;
-  };
-  return {
-    response,
-    events,
-    text: () => raw,
-    waitFor: (count, ms = 5_000) =>
-      arrivals.until(
-        () => events.length >= count ? events.slice(0, count) : undefined,
-        ms,
-        () => `${events.length} of ${count} events in ${ms} ms:\n${raw}`,
-      ),
-    close,
-    [Symbol.asyncDispose]: close,
-  };
 }

@@ -177,5 +177,3 @@ export function serveApp(app: App): Served {
     },
   };
 }
-
-export { captureLogs, type Logs } from "../../lib/testing/logs.ts";

@@ -136,3 +136,7 @@ async function removeStale(family: string, keep: string): Promise<void> {
 async function exists(path: string): Promise<boolean> {
   return await Deno.stat(path).then(() => true, () => false);
 }
+
+// `deno task test` builds the test app before the tests start, so that none waits on another for
+// it (and `test:unit`, which may start no process, finds it built).
+if (import.meta.main) await builtFixture();

@@ -1,13 +1,16 @@
 /**
  * @module
  * Every TypeScript block of README.md and docs/*.md compiles and is formatted: the blocks are
- * written into a copy of the project (each at the path its first line names, `// routes/notes.tsx`,
- * or a scratch file at the root), then `deno check` and `deno fmt --check` run on them. A failure
- * names the doc and the line.
+ * written into a built copy of the framework's test app — never the project's own routes, which a
+ * team changes, or the example, which it removes — each at the path its first line names
+ * (`// routes/notes.tsx`) or as a scratch file at the root, then `deno check` and
+ * `deno fmt --check` run on them. A block needs nothing but the framework and other blocks. A
+ * failure names the doc and the line.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type CodeBlock, docFiles, typescriptBlocks } from "../helpers/doc_blocks.ts";
+import { builtFixture } from "../helpers/built_copy.ts";
 import { copyProject, PROJECT_ROOT } from "../helpers/project_copy.ts";
 
 Deno.test("the docs' TypeScript blocks compile and are formatted", async () => {
@@ -28,7 +31,7 @@ Deno.test("the docs' TypeScript blocks compile and are formatted", async () => {
   }
 
   // The build too: a block may import the manifest, as tests do.
-  await using copy = await copyProject({ withBuild: true });
+  await using copy = await copyProject({ from: await builtFixture(), withBuild: true });
   for (const block of blocks) await copy.write(block.path, block.code);
   const paths = blocks.map((block) => block.path);
   // Deno names files by their real path.
