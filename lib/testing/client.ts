@@ -17,22 +17,59 @@ export type { FieldValue };
 /**
  * Where a test client sends its requests: an app in this process (`createApp`'s), or the origin of
  * a server (`http://127.0.0.1:8000`).
+ *
+ * @example
+ * ```ts
+ * import { TestClient } from "shell/testing";
+ * const overHttp = new TestClient("http://127.0.0.1:8000");
+ * ```
  */
 export type Target = InProcess | string | URL;
 
-/** What the client needs of an app in this process: `createApp`'s `request` (Hono's). */
+/**
+ * What the client needs of an app in this process: `createApp`'s `request` (Hono's).
+ *
+ * @example
+ * ```ts
+ * import type { App } from "shell";
+ * import type { InProcess } from "shell/testing";
+ * declare const app: App;
+ * const target: InProcess = app;
+ * ```
+ */
 export interface InProcess {
   /** Answers a request without a socket. */
   request(request: Request): Response | Promise<Response>;
 }
 
-/** A request's options, plus whether to follow redirects as a browser would. */
+/**
+ * A request's options, plus whether to follow redirects as a browser would.
+ *
+ * @example
+ * ```ts
+ * import type { ClientRequestInit } from "shell/testing";
+ * const init: ClientRequestInit = { method: "POST", body: new FormData(), follow: true };
+ * ```
+ */
 export interface ClientRequestInit extends RequestInit {
   /** Follow redirects (a form's 303 and the like) to the page they lead to; off by default. */
   follow?: boolean;
 }
 
-/** Which form `submit` posts, the values to set in it and how. */
+/**
+ * Which form `submit` posts, the values to set in it and how.
+ *
+ * @example
+ * ```ts
+ * import type { SubmitOptions } from "shell/testing";
+ * const options: SubmitOptions = {
+ *   form: "#signup",
+ *   fields: { email: "ada@example.test", password: "correct horse" },
+ *   headers: { "X-Forwarded-For": "198.51.100.7" },
+ *   follow: true,
+ * };
+ * ```
+ */
 export interface SubmitOptions {
   /**
    * The form: a CSS selector (`"#signup"`, `"form[name=search]"`), or the server action it posts
@@ -49,13 +86,30 @@ export interface SubmitOptions {
   headers?: Record<string, string>;
 }
 
-/** Options of a client. */
+/**
+ * Options of a client.
+ *
+ * @example
+ * ```ts
+ * import { TestClient } from "shell/testing";
+ * using httpClient = Deno.createHttpClient({ poolMaxIdlePerHost: 0 });
+ * const client = new TestClient("http://127.0.0.1:8000", { httpClient });
+ * ```
+ */
 export interface TestClientOptions {
   /** For a server's origin: a connection pool of its own (`Deno.createHttpClient`). */
   httpClient?: Deno.HttpClient;
 }
 
-/** Options of an action call. */
+/**
+ * Options of an action call.
+ *
+ * @example
+ * ```ts
+ * import type { CallOptions } from "shell/testing";
+ * const asAdmin: CallOptions = { headers: { Authorization: `Basic ${btoa("admin:admin")}` } };
+ * ```
+ */
 export interface CallOptions {
   /** Extra request headers, as a page's fetch would carry (auth, a proxy's `X-Forwarded-For`). */
   headers?: Record<string, string>;
@@ -70,9 +124,9 @@ const MAX_REDIRECTS = 20;
  * @example In-process: a form posted without JavaScript lands back on its page with its errors
  * ```ts
  * import assert from "node:assert/strict";
- * import manifest from "../_build/manifest.gen.ts";
- * import { createApp } from "shell";
+ * import { createApp, type Manifest } from "shell";
  * import { TestClient } from "shell/testing";
+ * declare const manifest: Manifest; // import manifest from "../_build/manifest.gen.ts";
  *
  * const client = new TestClient(createApp(manifest, { root: "." }));
  * const page = await client.submit("/notes", { fields: { text: "" }, follow: true });
@@ -162,8 +216,9 @@ export class TestClient {
    * ```ts
    * import assert from "node:assert/strict";
    * import { TestClient } from "shell/testing";
-   * import { addNote } from "../routes/_notes/actions.ts";
    * declare const client: TestClient;
+   * // import { addNote } from "../routes/_notes/actions.ts";
+   * declare function addNote(previous: unknown, form: FormData): Promise<{ error?: string }>;
    *
    * const res = await client.submit("/notes", { form: addNote, fields: { text: "Hello" } });
    * assert.equal(res.status, 303);
@@ -216,12 +271,18 @@ export class TestClient {
    * ```ts
    * import assert from "node:assert/strict";
    * import { TestClient } from "shell/testing";
-   * import { addNote } from "../routes/_notes/actions.ts";
    * declare const client: TestClient;
+   * // import { addNote } from "../routes/_notes/actions.ts";
+   * declare function addNote(previous: unknown, form: FormData): Promise<{ error?: string }>;
    *
    * const state = await client.call(addNote, {}, formOf({ text: "" }));
    * assert.equal(state.error, "1 to 200 characters.");
-   * await assert.rejects(client.call(addNote, {}, formOf({ text: "hi" })), ActionError);
+   * // On success it redirects: the island's page would go there.
+   * await assert.rejects(client.call(addNote, {}, formOf({ text: "Hi" })), { location: "/notes" });
+   * // Refused by the folder's middleware (a rate limit, say): what an island catches.
+   * const refused = await client.call(addNote, {}, formOf({ text: "Hi" })).catch((e) => e);
+   * assert.equal(refused.name, "ActionError");
+   * assert.equal(refused.status, 429);
    *
    * function formOf(fields: Record<string, string>): FormData {
    *   const form = new FormData();

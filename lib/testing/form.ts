@@ -28,7 +28,19 @@ export interface FilledForm {
   entries: FormData;
 }
 
-/** A value for a field: a string, several (`name=a&name=b`), or a file. */
+/**
+ * A value for a field: a string, several (`name=a&name=b`), or a file.
+ *
+ * @example
+ * ```ts
+ * import type { FieldValue } from "shell/testing";
+ * const fields: Record<string, FieldValue> = {
+ *   title: "Hello",
+ *   tags: ["a", "b"],
+ *   photo: new File(["…"], "photo.png", { type: "image/png" }),
+ * };
+ * ```
+ */
 export type FieldValue = string | string[] | File;
 
 /**

@@ -6,11 +6,27 @@
  * Test-only.
  */
 
-/** One JSON line: `level`, `msg`, and whatever else was logged (`digest`, `request_id`, …). */
+/**
+ * One JSON line: `level`, `msg`, and whatever else was logged (`digest`, `request_id`, …).
+ *
+ * @example
+ * ```ts
+ * import type { LogLine } from "shell/testing";
+ * const failed = (line: LogLine) => line.level === "error" && typeof line.digest === "string";
+ * ```
+ */
 // deno-lint-ignore no-explicit-any -- a log line holds whatever the app logged
 export type LogLine = Record<string, any>;
 
-/** The lines captured so far, and those of one response's request. */
+/**
+ * The lines captured so far, and those of one response's request.
+ *
+ * @example
+ * ```ts
+ * import { captureLogs, type Logs } from "shell/testing";
+ * using logs: Logs = captureLogs();
+ * ```
+ */
 export interface Logs extends Disposable {
   /** Every JSON line written while capturing, parsed, in order. */
   lines: LogLine[];

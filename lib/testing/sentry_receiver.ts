@@ -9,7 +9,15 @@
 import { Arrivals } from "./arrivals.ts";
 import { parseEnvelope } from "@sentry/core";
 
-/** One item of an envelope the receiver got: an error event, a transaction, a report, … */
+/**
+ * One item of an envelope the receiver got: an error event, a transaction, a report, …
+ *
+ * @example
+ * ```ts
+ * import type { ReceivedItem } from "shell/testing";
+ * const digestOf = (item: ReceivedItem) => item.payload.tags?.digest as string | undefined;
+ * ```
+ */
 export interface ReceivedItem {
   /** The item type: "event", "transaction", "client_report", … */
   type: string;
@@ -22,7 +30,16 @@ export interface ReceivedItem {
   path: string;
 }
 
-/** A request as it reached the receiver: the SDK's envelope posts, or anything else sent here. */
+/**
+ * A request as it reached the receiver: the SDK's envelope posts, or anything else sent here.
+ *
+ * @example
+ * ```ts
+ * import type { SentryReceiver } from "shell/testing";
+ * declare const receiver: SentryReceiver;
+ * const gzipped = receiver.requests.filter((r) => r.headers.get("content-encoding") === "gzip");
+ * ```
+ */
 export interface ReceivedRequest {
   /** `POST` for an envelope. */
   method: string;
@@ -32,7 +49,15 @@ export interface ReceivedRequest {
   headers: Headers;
 }
 
-/** How the receiver answers: at once with 200 unless told otherwise. */
+/**
+ * How the receiver answers: at once with 200 unless told otherwise.
+ *
+ * @example A Sentry that rate-limits
+ * ```ts
+ * import { startSentryReceiver } from "shell/testing";
+ * await using limited = startSentryReceiver({ status: 429, headers: { "Retry-After": "60" } });
+ * ```
+ */
 export interface ReceiverOptions {
   /** Wait this long before answering each request; `Infinity` never answers (until closed). */
   delayMs?: number;
@@ -42,7 +67,16 @@ export interface ReceiverOptions {
   headers?: Record<string, string>;
 }
 
-/** A running receiver: its DSN, what it received, and a way to wait for an item. */
+/**
+ * A running receiver: its DSN, what it received, and a way to wait for an item.
+ *
+ * @example
+ * ```ts
+ * import { isTransaction, type SentryReceiver, startSentryReceiver } from "shell/testing";
+ * await using receiver: SentryReceiver = startSentryReceiver();
+ * const env = { SENTRY_DSN: receiver.dsn, SENTRY_TRACES_SAMPLE_RATE: "1" };
+ * ```
+ */
 export interface SentryReceiver extends AsyncDisposable {
   /** The port it listens on, on 127.0.0.1. */
   port: number;

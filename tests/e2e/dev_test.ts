@@ -1,7 +1,7 @@
 /**
- * `deno task dev` in Chromium, on a copy of the framework's test app: islands update in place on save with
- * their state kept (or reload when they cannot), stylesheets swap, every page reloads after a
- * save, and errors show at their source. Waits are for events (a load, a DOM change), each with a
+ * `deno task dev` in Chromium, on a copy of the framework's test app: islands update in place on
+ * save with their state kept (or reload when they cannot), stylesheets swap, every page reloads
+ * after a save, and errors show at their source. Waits are for events (a load, a DOM change), each with a
  * generous bound: the machine is shared. Timings are printed, not asserted.
  */
 import assert from "node:assert/strict";
