@@ -191,10 +191,16 @@ interface CiResult {
 
 /** `.ci/run` in `root`: check and the whole suite, its `N passed, N failed` read back. */
 async function ciRun(root: string): Promise<CiResult> {
-  const { code, output } = await run(root, [], ["bash", ".ci/run"]);
-  const tail = output.split("\n").slice(-300).join("\n");
-  const summary = /^(\d+) passed, (\d+) failed$/m.exec(output.split("\n").slice(-3).join("\n"));
+  const { code, stdout, stderr } = await run(root, [], ["bash", ".ci/run"]);
+  // What a reader needs when it failed: deno test's own summary of the failures, the check's
+  // verdict, the last words on stderr.
+  const failures = stdout.slice(Math.max(0, stdout.lastIndexOf(" ERRORS ")));
+  const verdicts = stdout.split("\n").filter((line) => /failed|passed/.test(line)).slice(-5);
+  const tail = [failures.slice(0, 20_000), ...verdicts, stderr.split("\n").slice(-40).join("\n")]
+    .join("\n");
+  const summary = [...stdout.matchAll(/^(\d+) passed, (\d+) failed$/gm)].at(-1);
   assert.ok(summary, `no summary line:\n${tail}`);
+  const output = stdout + stderr;
   return { code, passed: Number(summary[1]), failed: Number(summary[2]), output, tail };
 }
 
@@ -202,7 +208,7 @@ async function run(
   cwd: string,
   args: string[],
   command = [Deno.execPath()],
-): Promise<{ code: number; output: string }> {
+): Promise<{ code: number; output: string; stdout: string; stderr: string }> {
   const [program, ...before] = command;
   const path = `${dirname(Deno.execPath())}:${Deno.env.get("PATH") ?? ""}`;
   const { code, stdout, stderr } = await new Deno.Command(program, {
@@ -212,7 +218,8 @@ async function run(
     stdin: "null",
   }).output();
   const decoder = new TextDecoder();
-  return { code, output: decoder.decode(stdout) + decoder.decode(stderr) };
+  const [out, err] = [decoder.decode(stdout), decoder.decode(stderr)];
+  return { code, output: out + err, stdout: out, stderr: err };
 }
 
 interface Copy extends AsyncDisposable {
