@@ -356,7 +356,9 @@ Deno.test("server failures in development show the message and the stack", async
 Deno.test("an unhandled rejection is logged with a digest and does not end the process", async () => {
   using logs = captureLogs();
   // The entry points' app (`main.ts`, `lib/cli/start.ts`): it installs the process's listener.
-  const { app } = await appFromEnv(memoryManifest(FAILING), readSettings(() => undefined));
+  // A store in memory: never the project's `.data/`.
+  const settings = readSettings((name) => name === "KV_PATH" ? ":memory:" : undefined);
+  const { app } = await appFromEnv(memoryManifest(FAILING), settings);
   const seen = Promise.withResolvers<PromiseRejectionEvent>();
   // Listeners run in the order added: by the time this one runs, the app's has.
   addEventListener("unhandledrejection", (event) => seen.resolve(event), { once: true });

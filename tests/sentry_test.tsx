@@ -129,9 +129,13 @@ const ROUTES = {
 const PROBE = "routes/_probe/actions.ts";
 const MANIFEST = memoryManifest({ routes: ROUTES, actions: { [PROBE]: probe } });
 
+/** What every app here is given besides the test's settings: a KV store in memory. */
+const IN_MEMORY: Record<string, string> = { KV_PATH: ":memory:" };
+
 /** The app `main.ts` would make from `env`, with Sentry (re)started for it. */
 async function appWith(env: Record<string, string>): Promise<App> {
-  const { app } = await appFromEnv(MANIFEST, readSettings((name) => env[name]));
+  // A store in memory: never the project's `.data/`.
+  const { app } = await appFromEnv(MANIFEST, readSettings((name) => env[name] ?? IN_MEMORY[name]));
   return app;
 }
 
@@ -554,7 +558,7 @@ Deno.test({
   async fn() {
     using _logs = captureLogs();
     await using receiver = startSentryReceiver();
-    const settings = readSettings(() => undefined);
+    const settings = readSettings((name) => IN_MEMORY[name]);
     assert.equal(settings.sentry, undefined, "no DSN, no Sentry");
     const { app, telemetry } = await appFromEnv(MANIFEST, settings);
     assert.equal(telemetry, undefined);
