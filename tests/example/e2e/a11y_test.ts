@@ -3,16 +3,23 @@
  * Every example page passes axe-core (`helpers/axe.ts`) with zero violations, in Chromium, once it
  * is done (islands hydrated, Suspense streamed in): the home page and each page it links to (read
  * from the running app, so a new example is covered with no edit here), `/admin` with its
- * credentials, the not-found page, and the guestbook's form showing its field errors.
+ * credentials, the not-found page, and the guestbook's form showing its field errors. Goes with the
+ * example.
  */
 import assert from "node:assert/strict";
-import { examplePages, GUARDED_PATHS } from "../../bench/pages.ts";
-import { projectApp, serveApp } from "../helpers/app.ts";
-import { axeViolations, describeViolations } from "../helpers/axe.ts";
-import { hydrated, launchBrowser, watchRequests } from "../helpers/browser.ts";
+import manifest from "@/_build/manifest.gen.ts";
+import { createApp } from "shell/server";
+import { examplePages, GUARDED_PATHS } from "../../../bench/pages.ts";
+import { serveApp } from "../../helpers/app.ts";
+import { axeViolations, describeViolations } from "../../helpers/axe.ts";
+import { hydrated, launchBrowser, watchRequests } from "../../helpers/browser.ts";
+import { PROJECT_ROOT } from "../../helpers/project_copy.ts";
+
+// The example app itself, from its build, in this process.
+const app = createApp(manifest, { root: PROJECT_ROOT, kv: await Deno.openKv(":memory:") });
 
 Deno.test("the example's pages pass axe", async (t) => {
-  await using server = serveApp(projectApp());
+  await using server = serveApp(app);
   await using browser = await launchBrowser();
   const context = await browser.newContext({
     httpCredentials: { username: "admin", password: "admin" },
