@@ -15,6 +15,7 @@ export const ENTRY_POINTS = [
   { alias: "shell/runtime", file: "lib/runtime.ts" },
   { alias: "shell/data", file: "lib/data.ts" },
   { alias: "shell/server", file: "lib/server.ts" },
+  { alias: "shell/auth", file: "lib/auth.ts" },
 ] as const;
 
 export const INDEX_FILE = "docs/reference.md";

@@ -126,8 +126,8 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
   app.use(guardBodies(options.bodyBudget));
   telemetry?.routes?.(app);
   if (telemetry?.middleware) app.use(telemetry.middleware);
-  const { kv, trustProxy } = options;
-  app.use(appScope({ kv, trustProxy, closing: closing.signal }));
+  const { kv, trustProxy, origins, auth } = options;
+  app.use(appScope({ kv, trustProxy, closing: closing.signal, origins, auth }));
   mountActions(app, manifest.actions, {
     maxBytes: options.actionBodyLimit,
     origins: options.origins,

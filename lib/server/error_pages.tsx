@@ -171,7 +171,7 @@ type Params = Record<string, string>;
  * JSON for an island's action call, an API route (a handler and no page), and a request whose
  * `Accept` prefers `application/json` to `text/html` (`*\/*` alone does not).
  */
-function wantsJson(c: Context): boolean {
+export function wantsJson(c: Context): boolean {
   if (c.get("stubCall")) return true;
   const route = c.get("routeEntry");
   if (route && route.module.handler && !route.module.default) return true;

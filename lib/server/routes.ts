@@ -7,6 +7,7 @@
  */
 import type { Context, Hono, MiddlewareHandler } from "hono";
 import { type ManifestRoute, middlewaresOf } from "./manifest.ts";
+import { CONTEXT } from "./scope.ts";
 import { type Telemetry, tracedMiddleware } from "./telemetry.ts";
 import type {
   AnyParams,
@@ -99,6 +100,7 @@ function mutable(res: Response): Response {
 /** A handler's `ctx`; the URL and state are made only when read. */
 class Scope implements RouteContext<unknown, AnyParams> {
   readonly params: AnyParams;
+  readonly [CONTEXT]: Context;
   #url?: URL;
   #state?: State;
 
@@ -108,6 +110,7 @@ class Scope implements RouteContext<unknown, AnyParams> {
     private readonly renderer: PageRenderer,
   ) {
     this.params = c.req.param() as AnyParams;
+    this[CONTEXT] = c;
   }
 
   get url(): URL {

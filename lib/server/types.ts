@@ -8,36 +8,45 @@ import type { Context as HonoContext, Hono, MiddlewareHandler } from "hono";
 import type { ComponentType } from "react";
 
 /**
- * What middleware set for this request (`c.set("user", …)`), as handlers and pages read it.
+ * What middleware set for this request (`c.set("theme", …)`), as handlers and pages read it,
+ * untyped. An app declares its own `State` once and types every middleware, handler, page, layout
+ * and action with it through `createDefine<State>()`; the framework keeps nothing of its own there.
  *
  * @example
  * ```tsx
  * import type { PageProps } from "shell";
  *
- * export default function Admin({ state }: PageProps) {
- *   return <p>Signed in as {String(state.user)}</p>;
+ * export default function Themed({ state }: PageProps) {
+ *   return <p>Theme: {String(state.theme ?? "light")}</p>;
  * }
  * ```
- * @see docs/routing.md — A route module
+ * @see docs/routing.md — Typed state
  */
 export type State = Record<string, unknown>;
 
 /**
  * Hono's request context, as middleware gets it (`c`) and a server action reads it through
- * `requestContext()`: the request (`c.req`), what middleware set (`c.get`, `c.set`), the response's
- * headers (`c.header`), and Hono's helpers such as `getCookie(c, name)`.
+ * `requestContext()`: the request (`c.req`), what middleware set (`c.get`, `c.set`, `c.var`), the
+ * response's headers (`c.header`), and Hono's helpers such as `getCookie(c, name)`. `Context<S>`
+ * types `c.var`, `c.get` and `c.set` with the app's state, as `define.middleware` and
+ * `define.context()` give it.
  *
  * @example
  * ```ts
  * import type { Context } from "shell";
  *
- * export function userOf(c: Context): string | undefined {
- *   return c.get("user") as string | undefined;
+ * interface State {
+ *   theme?: "light" | "dark";
+ * }
+ *
+ * export function themeOf(c: Context<State>): "light" | "dark" {
+ *   return c.var.theme ?? "light";
  * }
  * ```
- * @see docs/routing.md — Middleware
+ * @see docs/routing.md — Typed state
  */
-export type Context = HonoContext;
+export type Context<S extends object = never> = [S] extends [never] ? HonoContext
+  : HonoContext<{ Variables: S }>;
 
 /**
  * A `_middleware.ts` export: Hono's own middleware, so `hono/basic-auth`, `hono/cors`, `hono/jwt`
@@ -56,7 +65,8 @@ export type Context = HonoContext;
  * ```
  * @see docs/routing.md — Middleware
  */
-export type Middleware = MiddlewareHandler;
+export type Middleware<S extends object = never> = [S] extends [never] ? MiddlewareHandler
+  : MiddlewareHandler<{ Variables: S }>;
 
 /**
  * The Hono app `createApp` builds on, as a telemetry plugin sees it (to mount routes of its own)
@@ -186,13 +196,13 @@ export type RenderArgs<Data> = undefined extends Data ? [data?: Data, init?: Ren
  * ```
  * @see docs/routing.md — A route module
  */
-export interface RouteContext<Data = unknown, Params = AnyParams> {
+export interface RouteContext<Data = unknown, Params = AnyParams, S = State> {
   /** Route parameters: `[slug]` → `params.slug`, `[...path]` → `params.path` (slashes kept). */
   params: Params;
   /** The request's URL, parsed. */
   url: URL;
-  /** What middleware set (`c.set(…)`) for this request. */
-  state: State;
+  /** What middleware set (`c.set(…)`) for this request: the app's `State`. */
+  state: S;
   /** Streams the page with `data`; the status is 200 unless `init` says otherwise. */
   render(...args: RenderArgs<Data>): Promise<PageResponse<Data>>;
 }
@@ -210,9 +220,9 @@ export interface RouteContext<Data = unknown, Params = AnyParams> {
  * ```
  * @see docs/routing.md — A route module
  */
-export type Handler<Data = unknown, Params = AnyParams> = (
+export type Handler<Data = unknown, Params = AnyParams, S = State> = (
   req: Request,
-  ctx: RouteContext<Data, Params>,
+  ctx: RouteContext<Data, Params, S>,
 ) => Response | Promise<Response>;
 
 /**
@@ -258,8 +268,8 @@ export const METHODS: readonly Method[] = [
  * ```
  * @see docs/routing.md — A route module
  */
-export type Handlers<Data = unknown, Params = AnyParams> = Partial<
-  Record<Method, Handler<Data, Params>>
+export type Handlers<Data = unknown, Params = AnyParams, S = State> = Partial<
+  Record<Method, Handler<Data, Params, S>>
 >;
 
 /**
@@ -276,15 +286,15 @@ export type Handlers<Data = unknown, Params = AnyParams> = Partial<
  * ```
  * @see docs/routing.md — A route module
  */
-export interface PageProps<Data = unknown, Params = AnyParams> {
+export interface PageProps<Data = unknown, Params = AnyParams, S = State> {
   /** What the handler passed to `ctx.render()`. */
   data: Data;
   /** Route parameters, as the handler got them. */
   params: Params;
   /** The request's URL. */
   url: URL;
-  /** What middleware set for this request. */
-  state: State;
+  /** What middleware set for this request: the app's `State`. */
+  state: S;
 }
 
 /**
@@ -307,7 +317,8 @@ export interface PageProps<Data = unknown, Params = AnyParams> {
  * }
  * ```
  */
-export interface ErrorPageProps<Params = AnyParams> extends PageProps<undefined, Params> {
+export interface ErrorPageProps<Params = AnyParams, S = State>
+  extends PageProps<undefined, Params, S> {
   /** The 4xx status the request is answered with. */
   status: number;
   /** The error's message: product text, shown as it is. */
@@ -333,7 +344,8 @@ export interface ErrorPageProps<Params = AnyParams> extends PageProps<undefined,
  * ```
  * @see docs/routing.md — A route module
  */
-export interface LayoutProps<Data = unknown, Params = AnyParams> extends PageProps<Data, Params> {
+export interface LayoutProps<Data = unknown, Params = AnyParams, S = State>
+  extends PageProps<Data, Params, S> {
   /** The page (or the next layout in) to render inside this layout. */
   Component: ComponentType;
 }
@@ -361,4 +373,4 @@ export interface LayoutProps<Data = unknown, Params = AnyParams> extends PagePro
  * ```
  * @see docs/routing.md — Files and URLs
  */
-export type AppProps<Data = unknown> = LayoutProps<Data>;
+export type AppProps<Data = unknown, S = State> = LayoutProps<Data, AnyParams, S>;
