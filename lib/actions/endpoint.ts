@@ -15,6 +15,7 @@ import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { every } from "hono/combine";
 import { contextStorage } from "hono/context-storage";
 import { csrf } from "hono/csrf";
+import { HTTPException } from "hono/http-exception";
 import type { Failures } from "../errors/failure.ts";
 import { isHttpError } from "../errors/http_error.ts";
 import { bodyRefusal, limitBody } from "../server/bodies.ts";
@@ -171,6 +172,7 @@ async function callResponse(
   } catch (error) {
     if (isRedirect(error)) return c.body(null, 200, { [REDIRECT_HEADER]: error.location });
     if (isHttpError(error)) throw error; // the app's error pages: `{"error":{status,message}}`
+    if (error instanceof HTTPException) throw error; // a response of its own (503, busy): as it is
     return stubFailure(c, failures, error);
   }
 }

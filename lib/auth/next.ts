@@ -12,7 +12,7 @@ const STAND_IN = "http://next.invalid";
 /** Longer than any path of ours; a longer `next` is refused rather than parsed. */
 const MAX_NEXT = 2048;
 // Backslashes read as slashes; control characters are dropped or refused by the parser.
-const UNSAFE = /[\\\u0000-\u001f\u007f]/;
+const UNSAFE = /[\\\p{Cc}]/u;
 
 /**
  * Where to send the browser after signing in: `next` when it is a path on this app's origin (with
