@@ -85,7 +85,7 @@ export async function insertUser(
   const record: UserRecord = {
     id: crypto.randomUUID(),
     email: fields.email,
-    name: fields.name ?? fields.email.slice(0, fields.email.indexOf("@")).slice(0, 64),
+    name: fields.name ?? fields.email.slice(0, fields.email.indexOf("@")).slice(0, 40),
     roles: [...new Set(fields.roles ?? [])],
     passwordHash: fields.passwordHash,
     createdAt: Date.now(),
