@@ -23,24 +23,21 @@ Deno.test("a blog post renders; an unknown one is the 404 page", async () => {
   await missing.body?.cancel();
 });
 
-Deno.test("the admin action runs only behind its folder's basic auth", async () => {
-  const app = createApp(manifest, { root });
+Deno.test("the admin page and its action refuse anonymous visitors", async () => {
+  const app = createApp(manifest, { root, kv: await Deno.openKv(":memory:") });
+  const page = await app.request("/admin");
+  assert.equal(page.status, 303); // to the login page, and back after
+  assert.equal(page.headers.get("location"), "/login?next=%2Fadmin");
+
   const { id } = manifest.actions.entries.find((entry) => entry.name === "whoAmI")!;
-  // A form posted without JavaScript, from one of the app's pages.
-  const post = (headers: Record<string, string>) =>
-    app.request(`/_action/${id}`, {
-      method: "POST",
-      body: new FormData(),
-      headers: { Origin: "http://localhost", Referer: "http://localhost/admin", ...headers },
-    });
-
-  const refused = await post({});
-  assert.equal(refused.status, 401);
-  await refused.body?.cancel();
-
-  const ran = await post({ Authorization: `Basic ${btoa("admin:admin")}` });
-  assert.equal(ran.status, 303); // back to the page the form was on
-  assert.equal(ran.headers.get("location"), "/admin");
+  // A call from a script: refused before the action runs.
+  const call = await app.request(`/_action/${id}`, {
+    method: "POST",
+    body: new FormData(),
+    headers: { Origin: "http://localhost", Accept: "application/json" },
+  });
+  assert.equal(call.status, 401);
+  assert.deepEqual(await call.json(), { error: { status: 401, message: "Sign in to continue." } });
 });
 
 Deno.test("over a real connection", async () => {

@@ -15,8 +15,18 @@ import { startServer } from "../helpers/server.ts";
 /** Bound on a save showing in the browser: rebuild, maybe a server restart, the update. */
 const SHOWN_MS = 20_000;
 
-/** An island that breaks on demand, on a page whose handler can throw. */
+/**
+ * An island that breaks on demand, on a page whose handler can throw; and a folder behind Hono's
+ * basic auth, whose refusals are pages of the dev server too.
+ */
 const FIXTURES = {
+  "routes/locked/_middleware.ts": `import { basicAuth } from "hono/basic-auth";
+export const handler = basicAuth({ username: "dev", password: "dev" });
+`,
+  "routes/locked/index.tsx": `export default function Locked() {
+  return <h1>Locked</h1>;
+}
+`,
   "islands/Boom.tsx": `import { useState } from "react";
 
 function explode(): never {
@@ -89,7 +99,7 @@ Deno.test("deno task dev: saves show in the open pages, errors at their source",
       await (await server.fetch("/", { headers: fetched })).text(),
       /dev\/client/,
     );
-    const refused = await server.fetch("/admin", { headers: fetched });
+    const refused = await server.fetch("/locked", { headers: fetched });
     assert.match(refused.headers.get("Content-Type")!, /^text\/plain/);
     assert.equal(await refused.text(), "Unauthorized");
   });
@@ -257,15 +267,15 @@ Deno.test("deno task dev: saves show in the open pages, errors at their source",
   await t.step("a middleware's 401 reloads after a save", async () => {
     // Chromium shows a 401's page once the credentials it has are refused.
     const context = await browser.newContext({
-      httpCredentials: { username: "admin", password: "wrong" },
+      httpCredentials: { username: "dev", password: "wrong" },
     });
     const page = await context.newPage();
-    const res = await page.goto(server.origin + "/admin");
+    const res = await page.goto(server.origin + "/locked");
     assert.equal(res?.status(), 401);
     assert.equal(await page.locator("pre").textContent(), "Unauthorized");
     await reloadsAfter(
       page,
-      () => edit("routes/admin/index.tsx", "<h1>Admin</h1>", "<h1>Admin!</h1>"),
+      () => edit("routes/locked/index.tsx", "<h1>Locked</h1>", "<h1>Locked!</h1>"),
     );
     await context.close();
   });
@@ -365,7 +375,7 @@ Deno.test("deno task dev: saves show in the open pages, errors at their source",
 
 Deno.test("production pages and assets carry nothing of the dev server", async () => {
   await using server = await startServer();
-  for (const path of ["/", "/counter", "/no-such-page", "/admin"]) {
+  for (const path of ["/", "/counter", "/no-such-page", "/login"]) {
     const html = await (await server.fetch(path, { headers: { Accept: "text/html" } })).text();
     assert.ok(!/_dev|dev\/client|EventSource/.test(html), `${path}: ${html}`);
   }

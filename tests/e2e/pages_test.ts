@@ -3,9 +3,8 @@
  * The example's pages in Chromium, against the app from its real build served in-process: the
  * island hydrates, keeps its server-rendered children and responds to clicks; pages without
  * islands load no JavaScript at all (the island page, for contrast, does); the streamed forecast
- * replaces its fallback under the CSP; and `/admin`, behind `hono/basic-auth`, answers 401
- * without credentials and, with `admin:admin`, its `WhoAmI` island's server action says `admin`
- * — read through `requestContext()`, set by the folder's middleware.
+ * replaces its fallback under the CSP. (`/admin`, behind `requireRole("admin")`, and the other
+ * pages of users and sessions: `tests/example/users_test.ts`.)
  */
 import assert from "node:assert/strict";
 import { projectApp, serveApp } from "../helpers/app.ts";
@@ -71,34 +70,5 @@ Deno.test("the example's pages in the browser", async (t) => {
     assert.equal(await page.title(), "Streaming");
     assert.deepEqual(errors, [], "no CSP violation or script error");
     await page.close();
-  });
-
-  await t.step("/admin without credentials: 401", async () => {
-    const res = await server.fetch("/admin");
-    await res.body?.cancel();
-    assert.equal(res.status, 401);
-    assert.match(res.headers.get("www-authenticate") ?? "", /^Basic realm="admin"/);
-    const wrong = await server.fetch("/admin", {
-      headers: { Authorization: `Basic ${btoa("admin:guess")}` },
-    });
-    await wrong.body?.cancel();
-    assert.equal(wrong.status, 401);
-  });
-
-  await t.step("/admin with admin:admin: the page, and whoAmI says admin", async () => {
-    const context = await browser.newContext({
-      httpCredentials: { username: "admin", password: "admin" },
-    });
-    const page = await context.newPage();
-    const errors = pageErrors(page);
-    const res = await page.goto(server.origin + "/admin");
-    assert.equal(res?.status(), 200);
-    assert.equal(await page.locator("strong").textContent(), "admin");
-    await hydrated(page);
-    await page.getByRole("button", { name: "Who am I?" }).click();
-    await page.locator("output").waitFor();
-    assert.equal(await page.locator("output").textContent(), "The action says: admin");
-    assert.deepEqual(errors, []);
-    await context.close();
   });
 });

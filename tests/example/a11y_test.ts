@@ -2,22 +2,24 @@
  * @module
  * Every example page passes axe-core (`helpers/axe.ts`) with zero violations, in Chromium, once it
  * is done (islands hydrated, Suspense streamed in): the home page and each page it links to (read
- * from the running app, so a new example is covered with no edit here), `/admin` with its
- * credentials, the not-found page, and the guestbook's form showing its field errors.
+ * from the running app, so a new example is covered with no edit here), the pages behind sign-in
+ * (`/account`, `/admin`) signed in as an admin, the not-found page, and the guestbook's and the
+ * login page's forms showing their errors.
  */
 import assert from "node:assert/strict";
 import { examplePages, GUARDED_PATHS } from "../../bench/pages.ts";
 import { projectApp, serveApp } from "../helpers/app.ts";
 import { axeViolations, describeViolations } from "../helpers/axe.ts";
 import { hydrated, launchBrowser, watchRequests } from "../helpers/browser.ts";
+import { addAdmin, ADMIN, logIn } from "./users.ts";
 
 Deno.test("the example's pages pass axe", async (t) => {
-  await using server = serveApp(projectApp());
+  using kv = await Deno.openKv(":memory:");
+  await addAdmin(kv);
+  await using server = serveApp(projectApp({ kv }));
   await using browser = await launchBrowser();
-  const context = await browser.newContext({
-    httpCredentials: { username: "admin", password: "admin" },
-  });
-  const paths = [...await examplePages(server.origin), ...GUARDED_PATHS, "/no/such/page"];
+  const context = await browser.newContext();
+  const paths = [...await examplePages(server.origin), "/no/such/page"];
   assert.ok(paths.length > 8, `pages to check: ${paths}`);
 
   const check = async (
@@ -37,6 +39,22 @@ Deno.test("the example's pages pass axe", async (t) => {
   };
 
   for (const path of paths) await t.step(path, () => check(path));
+
+  await t.step(
+    "/login, its form showing an error",
+    () =>
+      check("/login", async (page) => {
+        await page.getByLabel("Email").fill("nobody@example.com");
+        await page.getByLabel("Password").fill("wrong password");
+        await page.getByRole("button", { name: "Log in" }).click();
+        await page.getByRole("alert").waitFor();
+      }),
+  );
+
+  const signedIn = await context.newPage();
+  await logIn(signedIn, server.origin, ADMIN);
+  await signedIn.close();
+  for (const path of GUARDED_PATHS) await t.step(`${path}, signed in`, () => check(path));
 
   await t.step(
     "/guestbook, its form showing field errors",
