@@ -8,7 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { projectApp, serveApp } from "../helpers/app.ts";
-import { hydrated, launchBrowser, pageErrors } from "../helpers/browser.ts";
+import { launchBrowser, pageErrors } from "../helpers/browser.ts";
 
 Deno.test("the example's pages in the browser", async (t) => {
   await using server = serveApp(projectApp());
