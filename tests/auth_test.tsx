@@ -190,6 +190,8 @@ Deno.test("requireUser: pages, API routes and actions alike", async (t) => {
     assert.equal(page.headers.get("cache-control"), "private, no-store");
     const html = await page.text();
     assert.match(html, /Signed in as <b>lin@example.com<\/b>\. <!-- -->Hello, lin/);
+    // The state is the app's alone: what its middleware set, none of the framework's keys.
+    assert.match(html, /Keys:<!-- --> <i>greeting,user<\/i>/);
     const api = await jar.send(app.send, "/account/data");
     assert.deepEqual(await api.json(), { email: "lin@example.com" });
     const call = await callAction(jar, app.send, actionIds.whoAmI, []);
@@ -386,7 +388,7 @@ Deno.test("an unknown email and a wrong password: the same answer, after the sam
   const times = { known: [] as number[], unknown: [] as number[] };
   const answers = new Set<string>();
   // Side by side, alternating, so that the machine's load weighs on both alike.
-  for (let i = 0; i < 4; i++) {
+  for (let i = 0; i < 5; i++) {
     for (const who of ["known", "unknown"] as const) {
       const began = performance.now();
       const call = await t.signIn(new Jar(), `${who}@example.com`, `wrong ${i}`);
@@ -398,8 +400,9 @@ Deno.test("an unknown email and a wrong password: the same answer, after the sam
   assert.match([...answers][0], /^200 .*Wrong email or password\./);
   const median = (xs: number[]) => xs.toSorted((a, b) => a - b)[xs.length >> 1];
   const ratio = median(times.unknown) / median(times.known);
+  // Loose: the machine is shared. Without the stand-in hash, an unknown email is ~100× faster.
   assert.ok(
-    ratio > 0.5 && ratio < 2,
+    ratio > 1 / 3 && ratio < 3,
     `unknown/known = ${ratio.toFixed(2)} (${JSON.stringify(times)})`,
   );
 });

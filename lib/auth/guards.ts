@@ -19,6 +19,7 @@ import { currentUser } from "./current.ts";
 import { safeNext } from "./next.ts";
 import { authSettings } from "./settings.ts";
 import type { User } from "./users.ts";
+import { internalsOf } from "../server/internals.ts";
 
 /**
  * What the guards put on the request's state: declare it in your app's `State` to read
@@ -133,8 +134,8 @@ function anonymous(c: Context): Response {
   const toLogin = (next: string) =>
     c.redirect(`${loginPath}?next=${encodeURIComponent(safeNext(next))}`, 303);
   const { method } = c.req;
-  if (c.get("action")) {
-    if (c.get("stubCall")) throw httpError(401, "Sign in to continue.");
+  if (internalsOf(c).action) {
+    if (internalsOf(c).stubCall) throw httpError(401, "Sign in to continue.");
     const page = formPage(c, scopeOf(c).origins);
     return toLogin(page.pathname + page.search);
   }

@@ -25,6 +25,7 @@ import { type PageTrace, sentryHead } from "./page.tsx";
 import { scrubIntegration } from "./scrub.ts";
 import { spotlightIntegration } from "./spotlight.ts";
 import { sentryTunnel } from "./tunnel.ts";
+import { internalsOf } from "../server/internals.ts";
 
 export function startSentry(config: SentryConfig): Telemetry {
   init({
@@ -89,7 +90,7 @@ function captureFailure(c: Context, error: unknown, digest: string): FailureLink
               digest,
               route: trace?.route ?? c.req.path,
               method: c.req.method,
-              request_id: c.get("requestId") ?? null,
+              request_id: internalsOf(c).requestId ?? null,
             },
           },
         })),

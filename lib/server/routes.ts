@@ -18,9 +18,10 @@ import type {
   RouteContext,
   State,
 } from "./types.ts";
+import { internalsOf } from "./internals.ts";
 
-declare module "hono" {
-  interface ContextVariableMap {
+declare module "./internals.ts" {
+  interface Internals {
     /** The route answering the request, as it reads in logs and traces: `/blog/:slug`. */
     route: string;
     /** The same route's manifest entry: its error page answers the request's expected errors. */
@@ -50,8 +51,8 @@ export function registerRoutes(
 
 function named(entry: ManifestRoute): MiddlewareHandler {
   return function route(c, next) {
-    c.set("route", entry.name);
-    c.set("routeEntry", entry);
+    internalsOf(c).route = entry.name;
+    internalsOf(c).routeEntry = entry;
     return next();
   };
 }

@@ -155,14 +155,21 @@ Deno.test("the session cookie over http and behind an https origin; a new token 
     await using server = await startServer({}, { root });
     const joined = await call(server, "join", [form("ada@example.com", PASSWORD)]);
     const [line] = joined.res.headers.getSetCookie();
-    assert.match(line, /^session=[A-Za-z0-9_-]{43}; Max-Age=604800; Path=\/; HttpOnly; SameSite=Lax$/);
+    assert.match(
+      line,
+      /^session=[A-Za-z0-9_-]{43}; Max-Age=604800; Path=\/; HttpOnly; SameSite=Lax$/,
+    );
     assert.equal((await get(server, "/t/account", joined.cookie)).status, 200);
 
     const again = await call(server, "logIn", [form("ada@example.com", PASSWORD)], {
       Cookie: joined.cookie!,
     });
     assert.ok(again.cookie && again.cookie !== joined.cookie, "a new token");
-    assert.equal((await get(server, "/t/account", joined.cookie)).status, 303, "the old one is over");
+    assert.equal(
+      (await get(server, "/t/account", joined.cookie)).status,
+      303,
+      "the old one is over",
+    );
     assert.equal((await get(server, "/t/account", again.cookie)).status, 200);
   }
   {
@@ -239,16 +246,23 @@ Deno.test("sign-in: the per-account limit, the same answer for unknown and wrong
     assert.equal(answers.size, 1, [...answers].join("\n"));
     const median = (xs: number[]) => xs.toSorted((a, b) => a - b)[1];
     const ratio = median(times.unknown) / median(times.known);
-    assert.ok(ratio > 0.5 && ratio < 2, `unknown/known ${ratio.toFixed(2)}: ${JSON.stringify(times)}`);
+    // Loose: the machine is shared. Without the stand-in hash, an unknown email is ~100× faster.
+    assert.ok(
+      ratio > 1 / 3 && ratio < 3,
+      `unknown/known ${ratio.toFixed(2)}: ${JSON.stringify(times)}`,
+    );
   });
 
   await t.step("the 11th attempt on one account in 15 minutes: 429 with Retry-After", async () => {
     // 10 attempts, each from a client of its own: only the account's limit counts them all.
     const attempts = await Promise.all(
-      Array.from({ length: 10 }, (_, i) =>
-        call(server, "logIn", [form("target@example.com", `guess ${i}`)], {
-          "X-Forwarded-For": `203.0.113.${i + 1}`,
-        })),
+      Array.from(
+        { length: 10 },
+        (_, i) =>
+          call(server, "logIn", [form("target@example.com", `guess ${i}`)], {
+            "X-Forwarded-For": `203.0.113.${i + 1}`,
+          }),
+      ),
     );
     assert.deepEqual(attempts.map((a) => a.status), Array(10).fill(200));
     const refused = await call(server, "logIn", [form("Target@Example.com", PASSWORD)], {
@@ -309,7 +323,9 @@ Deno.test("no password or token in kv:dump, the server's logs or Sentry's events
     assert.equal(failed.status, 500);
     if (failed.cookie) tokens.push(failed.cookie.split("=")[1]);
     await receiver.waitFor((item) => isErrorEvent(item) && /signed in/.test(JSON.stringify(item)));
-    await receiver.waitFor((item) => isErrorEvent(item) && /after signing in/.test(JSON.stringify(item)));
+    await receiver.waitFor((item) =>
+      isErrorEvent(item) && /after signing in/.test(JSON.stringify(item))
+    );
 
     const logs = [...server.stdout, ...server.stderr].join("\n");
     assert.match(logs, /boom while signed in/, "the logs were read");
@@ -352,10 +368,13 @@ Deno.test("a burst of sign-ins stays within the bound on hashes: memory held, 50
   }
   const before = await peakMemory(server.pid);
   const burst = await Promise.all(
-    Array.from({ length: 40 }, (_, i) =>
-      call(server, "logIn", [form(`burst${i}@example.com`, PASSWORD)], {
-        "X-Forwarded-For": `192.0.2.${i + 1}`,
-      })),
+    Array.from(
+      { length: 40 },
+      (_, i) =>
+        call(server, "logIn", [form(`burst${i}@example.com`, PASSWORD)], {
+          "X-Forwarded-For": `192.0.2.${i + 1}`,
+        }),
+    ),
   );
   const grew = (await peakMemory(server.pid)) - before;
   const statuses = burst.map((answer) => answer.status);
