@@ -45,6 +45,8 @@ export type {
   RouteContext,
   RouteParams,
   State,
+  StateContext,
+  StateMiddleware,
 } from "./server/types.ts";
 export type { AnyContext } from "./server/scope.ts";
 export { createDefine, type Define, defineRoute, type RouteDefinition } from "./server/define.ts";

@@ -8,7 +8,7 @@
  * nothing of the framework's, on pages, in handlers and in actions alike.
  */
 import assert from "node:assert/strict";
-import { type Context, createDefine, type Middleware } from "../lib/mod.ts";
+import { createDefine, type Middleware, type StateContext } from "../lib/mod.ts";
 import type { User, UserState } from "../lib/auth.ts";
 import { encodeCall } from "../lib/shared/action_wire.ts";
 import { parse } from "devalue";
@@ -73,7 +73,7 @@ const ItemPage = item.page<typeof itemHandler>(({ data, state }) => (
 ));
 
 async function whoIsAsking(): Promise<{ theme?: string; keys: string[] }> {
-  const c: Context<State> = define.context();
+  const c: StateContext<State> = define.context();
   // @ts-expect-error -- not a key of the app's state
   if (NEVER) c.get("nope");
   return await Promise.resolve({ theme: c.var.theme, keys: Object.keys(c.var).sort() });

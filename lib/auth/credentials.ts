@@ -47,8 +47,11 @@ export function normalizeEmail(email: unknown): string | undefined {
  * @see docs/users.md — Signing up and in
  */
 export interface CredentialErrors {
+  /** Beside the email field: missing, not an address, taken (sign-up). */
   email?: string;
+  /** Beside the password field: missing, too short (sign-up), too long. */
   password?: string;
+  /** For the whole form: a wrong email or password. */
   form?: string;
 }
 

@@ -44,7 +44,19 @@ import {
  * ```
  * @see docs/users.md — Signing up and in
  */
-export type AuthResult = { ok: true; user: User } | { ok: false; errors: CredentialErrors };
+export type AuthResult =
+  | {
+    /** Signed in: the cookie is set. */
+    ok: true;
+    /** Who. */
+    user: User;
+  }
+  | {
+    /** Not signed in. */
+    ok: false;
+    /** What to show in the form. */
+    errors: CredentialErrors;
+  };
 
 /**
  * What a sign-in or sign-up form sends: the fields as `form.get()` gives them, checked here.
@@ -61,11 +73,23 @@ export type AuthResult = { ok: true; user: User } | { ok: false; errors: Credent
  * @see docs/users.md — Signing up and in
  */
 export interface CredentialFields {
+  /** The `email` field: anything, checked and normalised here. */
   email: unknown;
+  /** The `password` field: anything, checked here. */
   password: unknown;
 }
 
-/** The one answer to an unknown email and to a wrong password. */
+/**
+ * The one answer (`errors.form`) to an unknown email and to a wrong password.
+ *
+ * @example
+ * ```ts
+ * import { WRONG_CREDENTIALS } from "shell/auth";
+ *
+ * console.log(WRONG_CREDENTIALS); // "Wrong email or password."
+ * ```
+ * @see docs/users.md — Signing up and in
+ */
 export const WRONG_CREDENTIALS = "Wrong email or password.";
 
 // Matches no password: an unknown email is checked against it, at the cost of a real check.

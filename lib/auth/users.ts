@@ -63,9 +63,17 @@ export const EMAILS = ["auth", "emails"] as const;
  * @see docs/users.md — The first admin
  */
 export class UserExistsError extends Error {
+  /** `"UserExistsError"`. */
   override name = "UserExistsError";
-  /** @param email The normalised email. */
-  constructor(readonly email: string) {
+  /**
+   * The error for `email`.
+   *
+   * @param email The normalised email.
+   */
+  constructor(
+    /** The normalised email. */
+    readonly email: string,
+  ) {
     super(`An account with the email ${email} exists already`);
   }
 }

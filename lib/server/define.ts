@@ -14,7 +14,6 @@ import type { FunctionComponent } from "react";
 import { requestContext } from "./context.ts";
 import type {
   AnyParams,
-  Context,
   ErrorPageProps,
   Handler,
   Handlers,
@@ -23,6 +22,8 @@ import type {
   PageProps,
   RouteParams,
   State,
+  StateContext,
+  StateMiddleware,
 } from "./types.ts";
 
 /**
@@ -153,7 +154,7 @@ const DEFINITION: RouteDefinition<string> = {
  */
 export interface Define<S extends object> {
   /** A `_middleware.ts` handler whose `c.var`, `c.get` and `c.set` know the state. */
-  middleware(middleware: Middleware<S>): Middleware;
+  middleware(middleware: StateMiddleware<S>): Middleware;
   /** A route's handlers (any params), rendering `Data` (none by default). */
   handlers<Data = undefined>(
     handlers: Handlers<Data, AnyParams, S> | Handler<Data, AnyParams, S>,
@@ -176,7 +177,7 @@ export interface Define<S extends object> {
    * In a server action (and the middleware in front of it): the request, as `requestContext()`
    * gives it, with `c.var` typed.
    */
-  context(): Context<S>;
+  context(): StateContext<S>;
 }
 
 /**
@@ -206,13 +207,14 @@ export interface Define<S extends object> {
  */
 export function createDefine<S extends object>(): Define<S> {
   return {
-    middleware: (middleware) => middleware,
+    // The same function: Hono hands it the context its type describes.
+    middleware: (middleware) => middleware as Middleware,
     handlers: (handlers) => handlers,
     page: (page) => page,
     layout: (layout) => layout,
     errorPage: (page) => page,
     route: <const File extends string>(_file: File) => DEFINITION as RouteDefinition<File, S>,
-    context: () => requestContext(),
+    context: () => requestContext() as StateContext<S>,
   };
 }
 

@@ -4,15 +4,8 @@
  * app's (`State`, typed by `createDefine<State>()`), and what the framework needs along a request —
  * its deadline, its route, the action it calls, its session — lives in one private record per
  * request, held in a `WeakMap` keyed by the request's Hono `Context` (gone with it). Each module
- * that keeps a value there declares it by merging into `Internals`:
- *
- * ```ts
- * declare module "../server/internals.ts" {
- *   interface Internals {
- *     deadline: Deadline;
- *   }
- * }
- * ```
+ * that keeps a value there declares it by merging into `Internals`
+ * (`declare module "../server/internals.ts" { interface Internals { deadline: Deadline } }`).
  */
 import type { Context } from "hono";
 

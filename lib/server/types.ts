@@ -27,26 +27,57 @@ export type State = Record<string, unknown>;
 /**
  * Hono's request context, as middleware gets it (`c`) and a server action reads it through
  * `requestContext()`: the request (`c.req`), what middleware set (`c.get`, `c.set`, `c.var`), the
- * response's headers (`c.header`), and Hono's helpers such as `getCookie(c, name)`. `Context<S>`
- * types `c.var`, `c.get` and `c.set` with the app's state, as `define.middleware` and
- * `define.context()` give it.
+ * response's headers (`c.header`), and Hono's helpers such as `getCookie(c, name)`. Untyped state;
+ * `StateContext<State>` is the same context with the app's state typed.
  *
  * @example
  * ```ts
  * import type { Context } from "shell";
  *
- * interface State {
+ * export function languageOf(c: Context): string {
+ *   return c.req.header("accept-language")?.split(",")[0] ?? "en";
+ * }
+ * ```
+ * @see docs/routing.md — Middleware
+ */
+export type Context = HonoContext;
+
+/**
+ * Hono's request context with the app's state typed: `c.var`, `c.get` and `c.set` know `State`'s
+ * keys and their types. What `define.middleware` hands a middleware and `define.context()` an
+ * action; Hono's helpers (`getCookie(c, …)`) take it as they take any context.
+ *
+ * @example
+ * ```ts
+ * import type { StateContext } from "shell";
+ *
+ * interface AppState {
  *   theme?: "light" | "dark";
  * }
  *
- * export function themeOf(c: Context<State>): "light" | "dark" {
+ * export function themeOf(c: StateContext<AppState>): "light" | "dark" {
  *   return c.var.theme ?? "light";
  * }
  * ```
  * @see docs/routing.md — Typed state
  */
-export type Context<S extends object = never> = [S] extends [never] ? HonoContext
-  : HonoContext<{ Variables: S }>;
+export interface StateContext<S extends object> extends Context {
+  /** What middleware set for this request: the app's state (and what Hono's own declare). */
+  readonly var: Readonly<Declared<Context["var"]> & S>;
+  /** One value of the state. */
+  get<K extends keyof S>(key: K): S[K];
+  /** Sets one value of the state, for what runs after (middleware, the handler, the page). */
+  set<K extends keyof S>(key: K, value: S[K]): void;
+}
+
+/**
+ * `T` without its index signatures: the keys Hono's own middleware declare (`jwtPayload`, …).
+ *
+ * @internal
+ */
+type Declared<T> = {
+  [K in keyof T as string extends K ? never : number extends K ? never : K]: T[K];
+};
 
 /**
  * A `_middleware.ts` export: Hono's own middleware, so `hono/basic-auth`, `hono/cors`, `hono/jwt`
@@ -65,8 +96,31 @@ export type Context<S extends object = never> = [S] extends [never] ? HonoContex
  * ```
  * @see docs/routing.md — Middleware
  */
-export type Middleware<S extends object = never> = [S] extends [never] ? MiddlewareHandler
-  : MiddlewareHandler<{ Variables: S }>;
+export type Middleware = MiddlewareHandler;
+
+/**
+ * A middleware written with the app's state typed (`define.middleware`): Hono's `(c, next)`, its
+ * `c` a `StateContext<State>`.
+ *
+ * @example
+ * ```ts
+ * import type { StateMiddleware } from "shell";
+ *
+ * interface AppState {
+ *   theme?: "light" | "dark";
+ * }
+ *
+ * export const theme: StateMiddleware<AppState> = async function theme(c, next) {
+ *   c.set("theme", c.req.header("sec-ch-prefers-color-scheme") === "dark" ? "dark" : "light");
+ *   await next();
+ * };
+ * ```
+ * @see docs/routing.md — Typed state
+ */
+export type StateMiddleware<S extends object> = (
+  c: StateContext<S>,
+  next: () => Promise<void>,
+) => Promise<Response | void> | Response | void;
 
 /**
  * The Hono app `createApp` builds on, as a telemetry plugin sees it (to mount routes of its own)
