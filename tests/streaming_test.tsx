@@ -46,7 +46,9 @@ Deno.test("a client that leaves while a page streams is no failure", async () =>
   // The render's own clock: what streams after the shell has a deadline, cleared once React is
   // done with the render (aborted, here) and so has reported every boundary it gave up.
   const renderDone = Promise.withResolvers<void>();
-  const clock = { start: () => ({ onExpire() {}, clear: () => renderDone.resolve() }) };
+  const clock = {
+    start: () => ({ expiresAt: Infinity, onExpire() {}, clear: () => renderDone.resolve() }),
+  };
   const later = new Promise<string>(() => {});
   const Waiting = () => <p>{use(later)}</p>;
   const res = await renderPage({

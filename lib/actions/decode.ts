@@ -6,7 +6,8 @@
  * revives anything, its flat node list is walked once, in time linear in its length, against the
  * caps of `limits.ts` and against what `encodeCall` can produce: nothing proportional to a number
  * the client chose is allocated first. What is refused throws `PayloadRejected`: a client's
- * mistake (400), never a server failure.
+ * mistake (400), never a server failure. What the arguments will hold while the action runs is
+ * estimated on the way (`Invocation.bytes`), for the budget the endpoint counts it against.
  */
 import { unflatten } from "devalue";
 import { ACTION_LIMITS, type ActionLimits } from "./limits.ts";
@@ -30,17 +31,46 @@ export interface Invocation {
   args: unknown[];
   /** Only for a form post: React's key for the form's `useActionState`, and the bound count. */
   form?: { key: string | null; bound: number };
+  /**
+   * About how many bytes the arguments hold, beyond the body they came from: every value revived
+   * (`VALUE_BYTES` each), and the text of each string, which parsing copies.
+   */
+  bytes: number;
+}
+
+/**
+ * What one revived value holds, at most, measured with V8: an empty object in an array about 64
+ * bytes, a one-key object about 165 for its two values, a Map 65. (Numbers and short strings
+ * hold less.)
+ */
+const VALUE_BYTES = 100;
+/** A string's characters: two bytes each at most. */
+const CHAR_BYTES = 2;
+
+/**
+ * The most what a body of `bodyBytes` decodes to can hold, known before it is read: each character
+ * copied once, and as many values as the caps let through, or as fit in the body (a distinct value
+ * takes two characters at least: a reference and a comma). `Invocation.bytes` counts a value shared
+ * by several places at each, so it may say more: this is the bound.
+ */
+export function mostBytes(bodyBytes: number, limits = ACTION_LIMITS): number {
+  const values = Math.min(limits.values + limits.fields, Math.ceil(bodyBytes / 2));
+  return VALUE_BYTES * values + CHAR_BYTES * bodyBytes;
 }
 
 const KEY_FIELD = `${FRAMEWORK_FIELD}KEY`;
 
 /** What the endpoint calls with a request's body: a call if it has `$ACTION_ARGS`, else a form. */
 export function decodeInvocation(body: FormData, limits = ACTION_LIMITS): Invocation {
-  return body.has(ARGS_FIELD) ? { args: decodeCall(body, limits) } : formInvocation(body, limits);
+  return body.has(ARGS_FIELD) ? callInvocation(body, limits) : formInvocation(body, limits);
 }
 
 /** The arguments of a call from the stub; refuses anything `encodeCall` cannot have made. */
 export function decodeCall(body: FormData, limits = ACTION_LIMITS): unknown[] {
+  return callInvocation(body, limits).args;
+}
+
+function callInvocation(body: FormData, limits: ActionLimits): Invocation {
   countFields(body, limits);
   const text = body.get(ARGS_FIELD);
   if (typeof text !== "string") throw new PayloadRejected(`${ARGS_FIELD} is not text`);
@@ -77,12 +107,19 @@ function formInvocation(body: FormData, limits: ActionLimits): Invocation {
   // through the client: checked all the same, and never files.
   const bound = typeof boundText === "string"
     ? revive(boundText, limits, limits.arguments - 1)
-    : [];
+    : { args: [], bytes: 0 };
   const key = body.get(KEY_FIELD);
+  const form = withoutFrameworkFields(body);
+  let bytes = bound.bytes;
+  for (const [name, value] of form) {
+    bytes += VALUE_BYTES +
+      CHAR_BYTES * (name.length + (typeof value === "string" ? value.length : 0));
+  }
   return {
-    args: [...bound, withoutFrameworkFields(body)],
+    args: [...bound.args, form],
     // React's `useActionState` binds the previous state, which its key does not count.
-    form: { key: typeof key === "string" ? key : null, bound: bound.length - 1 },
+    form: { key: typeof key === "string" ? key : null, bound: bound.args.length - 1 },
+    bytes,
   };
 }
 
@@ -116,7 +153,7 @@ function revive(
   limits: ActionLimits,
   maxArgs: number,
   revivers?: Revivers,
-): unknown[] {
+): Pick<Invocation, "args" | "bytes"> {
   if (text.length > limits.payloadLength) {
     throw new PayloadRejected(
       `arguments longer than ${limits.payloadLength} characters`,
@@ -129,9 +166,10 @@ function revive(
   } catch {
     throw malformed();
   }
-  checkNodes(nodes, limits, maxArgs, revivers !== undefined);
+  const values = checkNodes(nodes, limits, maxArgs, revivers !== undefined);
   try {
-    return unflatten(nodes as unknown[], revivers);
+    const args = unflatten(nodes as unknown[], revivers) as unknown[];
+    return { args, bytes: VALUE_BYTES * values + CHAR_BYTES * text.length };
   } catch (error) {
     // devalue's own checks (an invalid date, a view past its buffer's end, …)
     throw error instanceof PayloadRejected ? error : malformed();
@@ -197,9 +235,15 @@ const NEW = 0, OPEN = 1, DONE = 2;
  * same order, and throws unless every node is one `stringify` makes (with our revivers if
  * `custom`) and every count is within `limits`. Each node is checked once; its value count and
  * height are kept, so a node referenced again costs one step but counts in full: that bounds the
- * FormData reviver, which devalue runs again at every reference to shared entries.
+ * FormData reviver, which devalue runs again at every reference to shared entries. Returns the
+ * count of values.
  */
-function checkNodes(nodes: unknown, limits: ActionLimits, maxArgs: number, custom: boolean) {
+function checkNodes(
+  nodes: unknown,
+  limits: ActionLimits,
+  maxArgs: number,
+  custom: boolean,
+): number {
   if (!Array.isArray(nodes) || !isList(nodes[0])) throw malformed();
   if (nodes[0].length > maxArgs) {
     throw new PayloadRejected(`more than ${limits.arguments} arguments`, "arguments");
@@ -319,6 +363,7 @@ function checkNodes(nodes: unknown, limits: ActionLimits, maxArgs: number, custo
   };
 
   visit(0, 1);
+  return size[0];
 }
 
 function malformed(): PayloadRejected {

@@ -6,10 +6,12 @@
  * says same-origin), a form body (415), for a known action (404), let through by the `_middleware`
  * chain of the action module's folder (whatever that answers: 401, 403, a redirect), within the
  * body limit (413), and decodable within the caps of `limits.ts` (400, and a warning in the log: a
- * client's mistake); none of these reach an action. An action that throws is a server failure,
- * unless what it throws is an expected error (`httpError`): that goes to the app's error pages,
- * which answer the stub with JSON and a form with its page's `_error.tsx`. Nothing here is ever
- * cached.
+ * client's mistake; the fields are counted as the body arrives); none of these reach an action.
+ * What a call holds while its action runs — its body and its decoded arguments — counts against
+ * the app's body budget until it is answered: past it, 503 with `Retry-After`, and the action
+ * does not run. An action that throws is a server failure, unless what it throws is an expected
+ * error (`httpError`): that goes to the app's error pages, which answer the stub with JSON and a
+ * form with its page's `_error.tsx`. Nothing here is ever cached.
  */
 import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { every } from "hono/combine";
@@ -18,12 +20,14 @@ import { csrf } from "hono/csrf";
 import { HTTPException } from "hono/http-exception";
 import type { Failures } from "../errors/failure.ts";
 import { isHttpError } from "../errors/http_error.ts";
-import { bodyRefusal, limitBody } from "../server/bodies.ts";
+import { bodyRefusal, holdBytes, limitBody, reserveBytes } from "../server/bodies.ts";
 import { log } from "../server/log.ts";
 import { type ActionEntry, middlewaresOf } from "../server/manifest.ts";
 import { type Telemetry, tracedMiddleware } from "../server/telemetry.ts";
-import { decodeInvocation, type Invocation, PayloadRejected } from "./decode.ts";
+import { decodeInvocation, type Invocation, mostBytes, PayloadRejected } from "./decode.ts";
+import { readForm } from "./form_body.ts";
 import { flashFormState, formState } from "./form_state.ts";
+import { ACTION_LIMITS } from "./limits.ts";
 import { isRedirect } from "./redirect.ts";
 import type { Registry } from "./registry.ts";
 import { encodeResult, REDIRECT_HEADER } from "../shared/action_wire.ts";
@@ -131,12 +135,26 @@ function knownAction(registry: Registry): MiddlewareHandler {
 
 async function runAction(c: Context, call: Call, options: EndpointOptions): Promise<Response> {
   const entry = internalsOf(c).action!;
+  // What the call may hold once decoded — the most its body's size allows — is counted before
+  // the body is read: a call the budget cannot take is refused (503) before any work on it. (A
+  // body of unknown length is counted as it arrives, and its real figure once decoded.)
+  const declared = Number(c.req.header("content-length"));
+  const most = mostBytes(Math.min(declared >= 0 ? declared : 0, options.maxBytes));
+  const busy = reserveBytes(c, most);
+  if (busy) return busy;
   let invocation: Invocation;
   try {
-    invocation = decodeInvocation(await c.req.formData());
+    // A `_middleware` may have parsed the form already (Hono keeps it): counted after, then.
+    const body = c.req.raw.bodyUsed
+      ? await c.req.formData()
+      : await readForm(c.req.raw, ACTION_LIMITS.fields);
+    invocation = decodeInvocation(body);
   } catch (error) {
     return bodyRefusal(c) ?? badRequest(c, error);
   }
+  // Then the figure for what was decoded, which the budget may still refuse.
+  const full = holdBytes(c, declared >= 0 ? Math.min(invocation.bytes, most) : invocation.bytes);
+  if (full) return full;
   const { args, form } = invocation;
   if (!form) return await callResponse(c, call, args, options.failures);
 

@@ -3,7 +3,8 @@
  * The app as the environment describes it, for every entry point: `main.ts` (Deno Deploy,
  * `deno serve`) and `lib/cli/start.ts` (`deno task start`, and the server `deno task dev` runs).
  * Settings that make no sense, and a KV store that cannot be used, stop the start here, with a
- * message naming each and exit code 1.
+ * message naming each and exit code 1; a store whose file is deleted under the running server ends
+ * it the same way (`serverFailed`), rather than lose every write since without a word.
  * Telemetry is loaded only when configured. The process's one listener for unhandled rejections is
  * installed here too, and the way out for a server that can no longer serve (`serverFailed`): the
  * app itself touches nothing process-wide.
@@ -17,7 +18,8 @@ import type { Telemetry } from "../server/telemetry.ts";
 import { PROJECT_ROOT } from "./root.ts";
 import { type Settings, settingsOrExit } from "./settings.ts";
 import { loadTelemetry } from "./telemetry.ts";
-import { storeOrExit } from "./store.ts";
+import { storeOrExit, storePath } from "./store.ts";
+import { watchStoreFile } from "../kv/store.ts";
 
 export interface Started {
   app: App;
@@ -33,6 +35,15 @@ export async function appFromEnv(
     settings.sentry && withRelease(settings.sentry, manifest.buildId),
   );
   const kv = await storeOrExit(settings.kvPath);
+  const file = storePath(settings.kvPath);
+  if (file && file !== ":memory:") {
+    await watchStoreFile(file, (why) =>
+      serverFailed(
+        `the KV store's file ${why} while the server held it: writes since then are in a file ` +
+          "nobody can open again; restore it from a backup",
+        telemetry,
+      ));
+  }
   const app = createApp(manifest, { ...settings.app, root: PROJECT_ROOT, telemetry, kv });
   surviveUnhandledRejections(telemetry);
   return { app, settings, telemetry };

@@ -4,8 +4,10 @@
  * `SENTRY_DSN` is set and tracing is wanted (`SENTRY_TRACES_SAMPLE_RATE` above 0, `SENTRY_OTLP` not
  * 0). Deno reads its `OTEL_*` settings only as a process starts, so then the server runs as a child
  * process with them added (`otel/env.ts`; whatever `OTEL_*` the operator set wins), this one
- * passing SIGTERM and SIGINT on and ending with its exit code. With nothing to add, the server runs
- * right here, in this process.
+ * passing SIGTERM and SIGINT on and ending with its exit code. The child never outlives this
+ * process: it holds the child's stdin open, and the child stops when its stdin ends, as it does
+ * when this process exits or is killed, SIGKILL included (`stop.ts`). With nothing to add, the
+ * server runs right here, in this process.
  */
 import "./node_env.ts";
 import { sentryOtlpEnv } from "../otel/env.ts";
@@ -24,8 +26,10 @@ if (Object.keys(added).length === 0) {
 } else {
   // `--v8-flags` travel in DENO_V8_FLAGS (see deno.json), which the child inherits.
   const server = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", SERVER.pathname],
+    args: ["run", "-A", SERVER.pathname, "--parent-stdin"],
     env: added,
+    // Never written to, never closed by us: its end is ours.
+    stdin: "piped",
   }).spawn();
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
     Deno.addSignalListener(signal, () => {

@@ -118,7 +118,8 @@ export function readSettings(env: Env): Settings {
 
   return {
     port: parsed.PORT ?? 8000,
-    hostname: env("HOSTNAME") || "0.0.0.0",
+    // The dev server shows error details and source: only this machine, unless HOSTNAME says so.
+    hostname: env("HOSTNAME") || (dev ? "127.0.0.1" : "0.0.0.0"),
     dev,
     app: {
       dev,

@@ -3,7 +3,9 @@
  * `deno task start` (and the server `deno task dev` runs, with `NODE_ENV=development`): builds
  * when the sources changed since the last build of this mode, then serves the app on
  * HOSTNAME:PORT until SIGTERM or SIGINT, letting requests in flight finish (within their
- * deadlines) and exiting 0. A server that can no longer accept connections never looks healthy:
+ * deadlines) and exiting 0. Run by the launcher (`launch.ts`, with `--parent-stdin`), it stops the
+ * same way once the launcher is gone, however it went (SIGKILL included): a server never outlives
+ * its launcher, holding the port. A server that can no longer accept connections never looks healthy:
  * it logs one line and exits 1, for a supervisor to restart it. Under `deno task dev`
  * (`DEV_FRONT_TOKEN`), the dev server builds, says when (`dev/standby.ts`) and forwards the
  * browser's requests (`dev/forwarding.ts`); an app that cannot load says why in a few lines of its
@@ -14,18 +16,22 @@ import { isStale } from "../build/fingerprint.ts";
 import { behindDevFront } from "../dev/forwarding.ts";
 import { standBy } from "../dev/standby.ts";
 import { appStack } from "../errors/frames.ts";
-import { log } from "../server/log.ts";
 import type { Manifest } from "../server/manifest.ts";
-import { DEFAULT_OPTIONS } from "../server/options.ts";
 import { appFromEnv, serverFailed } from "./app.ts";
 import { buildOrExit } from "./build_or_exit.ts";
 import { PROJECT_ROOT } from "./root.ts";
 import { settingsOrExit } from "./settings.ts";
+import { exitPastGrace, FLUSH_MS, graceMs, untilParentGone } from "./stop.ts";
 
 const settings = settingsOrExit();
 const { dev, hostname, port } = settings;
 // Between the dev server and this process only: not a setting of the app.
 const devFrontToken = dev ? Deno.env.get("DEV_FRONT_TOKEN") : undefined;
+// Between the launcher and this process only: its end is the end of our stdin.
+const parentGone = Deno.args.includes("--parent-stdin") ? untilParentGone() : undefined;
+let serving = false;
+// Before anything else: a launcher killed while this one builds or loads takes it along too.
+parentGone?.then(() => serving || Deno.exit(0));
 
 if (!devFrontToken && await isStale(PROJECT_ROOT, dev)) {
   await buildOrExit(dev);
@@ -51,37 +57,22 @@ try {
   Deno.exit(1);
 }
 
+serving = true;
 let stopping = false;
+const stop = async (why: string) => {
+  if (stopping) return;
+  stopping = true;
+  app.close();
+  const ms = graceMs(settings);
+  if (ms !== Infinity) setTimeout(() => exitPastGrace(ms, why, telemetry), ms);
+  await server.shutdown();
+  await telemetry?.flush(FLUSH_MS); // bounded: an unreachable Sentry must not hold the exit
+  Deno.exit(0);
+};
 for (const signal of ["SIGTERM", "SIGINT"] as const) {
-  Deno.addSignalListener(signal, async () => {
-    if (stopping) return;
-    stopping = true;
-    app.close();
-    await shutdownWithin(server, graceMs);
-    await telemetry?.flush(2000); // bounded: an unreachable Sentry must not hold the exit
-    Deno.exit(0);
-  });
+  Deno.addSignalListener(signal, () => stop(signal));
 }
-
-/**
- * How long a graceful shutdown waits for connections. Every request ends by its deadline (a page's
- * stream has as long again after its shell), but Deno keeps a connection whose client stopped in
- * the middle of a body for as long as the client likes, and `shutdown()` waits for it: past the
- * deadlines, whatever is still open is no request of ours. With the deadline off, no bound.
- */
-const requestTimeoutMs = settings.app.requestTimeoutMs ?? DEFAULT_OPTIONS.requestTimeoutMs;
-const graceMs = requestTimeoutMs > 0 ? 2 * requestTimeoutMs + 1000 : Infinity;
-
-async function shutdownWithin(server: Deno.HttpServer, ms: number): Promise<void> {
-  const closed = server.shutdown().then(() => true);
-  if (ms === Infinity) return void await closed;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<false>((resolve) => timer = setTimeout(() => resolve(false), ms));
-  if (!await Promise.race([closed, late])) {
-    log("warn", `connections still open ${ms} ms after SIGTERM: exiting without them`);
-  }
-  clearTimeout(timer);
-}
+parentGone?.then(() => stop("the launcher's end"));
 
 // The server stops serving only when asked to; otherwise its accept loop failed (no more file
 // descriptors, say) and a process that answers nothing must not look alive.

@@ -3,9 +3,12 @@
  * The dev server's HTTP side, on the app's address. It answers the event stream, stack mapping
  * and the browser build's outputs (from memory) itself; every other request goes on to the app's
  * server (`forwarding.ts`), or gets the error page while the app cannot run, and a page gets the
- * dev client (`inject.ts`) with the version of the code that made it.
+ * dev client (`inject.ts`) with the version of the code that made it. Stack mapping takes posts
+ * from the dev client's own pages only (`Origin` is the dev server's: a page elsewhere could post
+ * `text/plain` without asking) and at most `MAX_STACK` bytes of them.
  */
 import { Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
 import { getMimeType } from "hono/utils/mime";
 import { CLIENT_PATH, EVENTS_PATH, STACK_PATH } from "../client/dev/protocol.ts";
 import type { Backends } from "./backend.ts";
@@ -29,6 +32,9 @@ export interface FrontOptions {
 
 type Fetch = (req: Request, info: Deno.ServeHandlerInfo) => Response | Promise<Response>;
 
+/** A browser's stack is a few kilobytes. */
+const MAX_STACK = 64 * 1024;
+
 export function devFront(options: FrontOptions): Fetch {
   const { session, token, events, backends } = options;
   // Within a session a URL is one content: hashed names, and the rest built once per session.
@@ -36,7 +42,15 @@ export function devFront(options: FrontOptions): Fetch {
   const app = new Hono<{ Bindings: Deno.ServeHandlerInfo }>();
 
   app.get(EVENTS_PATH, (c) => events.serve(c));
-  app.post(STACK_PATH, async (c) => c.text(options.mapStack(await c.req.text())));
+  app.post(
+    STACK_PATH,
+    (c, next) => {
+      const origin = c.req.header("origin");
+      return origin === new URL(c.req.url).origin ? next() : c.text("Forbidden", 403);
+    },
+    bodyLimit({ maxSize: MAX_STACK }),
+    async (c) => c.text(options.mapStack(await c.req.text())),
+  );
   app.get("/_app/*", async (c) => {
     const body = await options.asset(c.req.path);
     if (!body) return c.notFound();

@@ -6,8 +6,11 @@
  * The key's value is the times of the calls still inside the window (at most `limit` numbers). A
  * call reads it, drops what has left the window, and if there is room appends now and writes it
  * back with a `check` on what it read: of two racing calls one commits and the other reads again
- * and decides again, so exactly `limit` get through. A refused call writes nothing; `expireIn`
- * lets KV drop the key once its newest call has left the window.
+ * and decides again, so exactly `limit` get through. A refused call writes nothing (but times
+ * ahead of the clock, below); `expireIn` lets KV drop the key once its newest call has left the
+ * window. Times ahead of the clock (it
+ * stepped back, or another instance's runs ahead) count as now: a call is never held against its
+ * key for longer than the window, however the clock moves.
  *
  * `rateLimit(options)` is the same as Hono middleware, per client (`clientAddress`): over the
  * limit, the request gets 429 with `Retry-After` and goes no further. In a `_middleware.ts`, it
@@ -89,14 +92,22 @@ export async function limitCalls(
   return await retrying(`rate limit ${JSON.stringify(key)}`, async (commit) => {
     const entry = await kv.get<number[]>(kvKey);
     const t = now();
-    const calls = (entry.value ?? []).filter((at) => at > t - windowMs);
+    const logged = entry.value ?? [];
+    const calls = logged.map((at) => Math.min(at, t)).filter((at) => at > t - windowMs);
     if (calls.length >= limit) {
+      // Times ahead of the clock are written back as now: else they would stay "now" until the
+      // clock caught up with them, refusing the key all that while.
+      if (logged.some((at) => at > t)) {
+        const result = await commit(
+          kv.atomic().check(entry).set(kvKey, calls, { expireIn: windowMs }),
+        );
+        if (!result.ok) return undefined;
+      }
       // A slot frees when the call `limit` places before the end of the log leaves the window.
       const freeAt = calls[calls.length - limit] + windowMs;
       return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((freeAt - t) / 1000)) };
     }
-    calls.push(t);
-    calls.sort((a, b) => a - b); // other instances' clocks may differ a little
+    calls.push(t); // the latest: the others are at most `t`
     const result = await commit(
       kv.atomic().check(entry).set(kvKey, calls, { expireIn: windowMs }),
     );

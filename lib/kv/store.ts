@@ -113,3 +113,24 @@ function deadline<T>(promise: Promise<T>, ms: number, onTimeout: () => void): Pr
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
+
+/** How often `watchStoreFile` looks: a second of writes at most goes to a file nobody will read. */
+const WATCH_MS = 1_000;
+
+/**
+ * Calls `gone` once if the store's file at `path` disappears or is replaced while it is open —
+ * deleted by hand, or by a deploy that cleans `.data/`. SQLite keeps writing to the file it opened,
+ * which nothing can open again: at the next start every write since would be lost, silently. The
+ * caller makes it loud. A stat a second, on a timer that keeps no process alive.
+ */
+export async function watchStoreFile(path: string, gone: (why: string) => void): Promise<void> {
+  const identity = (info: Deno.FileInfo) => `${info.dev}:${info.ino}`;
+  const opened = identity(await Deno.stat(path));
+  const timer = setInterval(async () => {
+    const now = await Deno.stat(path).catch(() => undefined);
+    if (now && identity(now) === opened) return;
+    clearInterval(timer);
+    gone(now ? `at ${path} was replaced by another file` : `at ${path} was deleted`);
+  }, WATCH_MS);
+  Deno.unrefTimer(timer);
+}

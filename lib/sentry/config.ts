@@ -12,6 +12,11 @@ export interface SentryConfig {
   /** Unset: the build's id (see `withRelease`). */
   release?: string;
   tracesSampleRate: number;
+  /**
+   * Requests a second (per process) whose caller's "sampled" decision is followed, past the rate
+   * (`SENTRY_TRACES_PARENT_LIMIT`; see `sampling.ts`).
+   */
+  tracesParentLimit: number;
   /** Outgoing requests that get tracing headers; unset = all (never the Sentry ingest host). */
   tracePropagationTargets?: string[];
   /** The same-origin path that forwards browser envelopes to Sentry, when enabled. */
@@ -29,6 +34,8 @@ export interface SentryConfig {
 
 export const TUNNEL_PATH = "/_sentry";
 const SPOTLIGHT_DEFAULT = "http://localhost:8969/stream";
+/** Enough for the calls a page makes on the trace the server sampled, at some pages a second. */
+const PARENT_LIMIT_DEFAULT = 10;
 const ON = ["1", "true", "yes", "on"];
 const OFF = ["0", "false", "no", "off"];
 
@@ -54,6 +61,13 @@ export function readSentryConfig(
   const rate = env("SENTRY_TRACES_SAMPLE_RATE");
   const tracesSampleRate = rate ? Number(rate) : dev ? 1 : 0.1;
   check("SENTRY_TRACES_SAMPLE_RATE", tracesSampleRate >= 0 && tracesSampleRate <= 1, "0 to 1");
+  const parentLimit = env("SENTRY_TRACES_PARENT_LIMIT");
+  const tracesParentLimit = parentLimit ? Number(parentLimit) : PARENT_LIMIT_DEFAULT;
+  check(
+    "SENTRY_TRACES_PARENT_LIMIT",
+    /^\d{1,6}$/.test(parentLimit || "0"),
+    "a whole number of requests a second, 0 to 999999",
+  );
   if (problems.length > 0 || (!dsn && !spotlight)) return { problems };
 
   const targets = env("SENTRY_TRACE_PROPAGATION_TARGETS");
@@ -64,6 +78,7 @@ export function readSentryConfig(
       environment: env("SENTRY_ENVIRONMENT") || "production",
       release: env("SENTRY_RELEASE") || undefined,
       tracesSampleRate,
+      tracesParentLimit,
       tracePropagationTargets: targets?.split(",").map((t) => t.trim()).filter(Boolean),
       tunnel: dsn && tunnel ? TUNNEL_PATH : undefined,
       spotlight: spotlight || undefined,

@@ -21,6 +21,7 @@ import {
 import type { Context, MiddlewareHandler } from "hono";
 import type {} from "../actions/endpoint.ts"; // `internalsOf(c).action`
 import { isNotFoundRoute } from "../errors/not_found.ts";
+import { untrustedBaggage } from "./sampling.ts";
 import { internalsOf } from "../server/internals.ts";
 
 /** What a request's failure is captured under: its transaction and its isolation scope. */
@@ -116,10 +117,13 @@ export function attachRequest(isolationScope: Scope, req: Request): void {
   isolationScope.setSDKProcessingMetadata({ normalizedRequest: winterCGRequestToRequestData(req) });
 }
 
-/** `sentry-trace`/`baggage` when present, else a W3C `traceparent` in the same shape. */
+/**
+ * `sentry-trace`/`baggage` when present, else a W3C `traceparent` in the same shape; the caller's
+ * sampling values are not taken (see `sampling.ts`).
+ */
 function incomingTrace(headers: Headers) {
   const sentryTrace = headers.get("sentry-trace") ?? fromTraceparent(headers.get("traceparent"));
-  return { sentryTrace, baggage: headers.get("baggage") };
+  return { sentryTrace, baggage: untrustedBaggage(headers.get("baggage")) };
 }
 
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;

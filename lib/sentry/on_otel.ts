@@ -30,6 +30,7 @@ import { propagateOnFetch } from "./otel_fetch.ts";
 import { sentryHead } from "./page.tsx";
 import { scrubIntegration } from "./scrub.ts";
 import { spotlightIntegration } from "./spotlight.ts";
+import { timedTransport } from "./transport.ts";
 import { sentryTunnel } from "./tunnel.ts";
 import { internalsOf } from "../server/internals.ts";
 
@@ -57,6 +58,7 @@ export function startSentryOnOtel(config: SentryConfig, sampleRate?: number): Re
       scrubIntegration(config.scrubFields),
       ...config.spotlight ? [spotlightIntegration(config.spotlight)] : [],
     ],
+    transport: timedTransport,
   });
   propagateOnFetch({
     source,

@@ -2,11 +2,13 @@
  * @module
  * Keeps credentials out of Sentry, on the server and in the browser alike: every event and
  * transaction passes through `scrubIntegration` before it is sent. Credential headers
- * (`Authorization`, `Cookie`, …) and any header, cookie, query parameter, body field, span
- * attribute, breadcrumb datum, `extra` or `contexts` entry whose name looks secret become
- * `[Filtered]`; so do secret-looking parameters in every URL an event carries. The SDKs, with
- * `sendDefaultPii: false`, filter only URLs' queries and still send headers and cookies as they
- * came. Browser-safe: no Deno or Node APIs (it is bundled into the browser SDK's chunk).
+ * (`Authorization`, `Cookie`, …), the value of every cookie (whatever its name: `sid`,
+ * `PHPSESSID` or a product's own hold sessions without saying so; names are kept), and any header,
+ * query parameter, body field, span attribute, breadcrumb datum, `extra` or `contexts` entry whose
+ * name looks secret become `[Filtered]`; so do secret-looking parameters in every URL an event
+ * carries. The SDKs, with `sendDefaultPii: false`, filter only some names and still send the other
+ * cookies as they came. Browser-safe: no Deno or Node APIs (it is bundled into the browser SDK's
+ * chunk).
  */
 import {
   defineIntegration,
@@ -39,7 +41,10 @@ const SECRET_NAMES = [
   "jwt",
 ];
 
-/** Span attributes that carry a header, named after it (`http.request.header.cookie`). */
+/**
+ * Span attributes that carry a header, named after it (`http.request.header.cookie`, and one per
+ * cookie: `http.request.header.cookie.sid`).
+ */
 const HEADER_ATTRIBUTE = /^http\.(request|response)\.header\./;
 
 /** Past this depth a value is filtered whole: the SDK normalizes events to less anyway. */
@@ -60,7 +65,8 @@ export function scrubber(extraNames: readonly string[] = []): (event: Event) => 
     .filter(Boolean);
   const isSecret = (name: string) => {
     const lower = name.toLowerCase().replace(HEADER_ATTRIBUTE, "");
-    return SECRET_HEADERS.has(lower) || names.some((secret) => lower.includes(secret));
+    return SECRET_HEADERS.has(lower.split(".")[0]) ||
+      names.some((secret) => lower.includes(secret));
   };
 
   /** `a=1&token=2` → `a=1&token=[Filtered]`; a leading `?` stays. */
@@ -123,7 +129,7 @@ export function scrubber(extraNames: readonly string[] = []): (event: Event) => 
     ...req.url && { url: url(req.url) },
     ...req.query_string && { query_string: queryString(req.query_string) },
     ...req.headers && { headers: fields(req.headers) },
-    ...req.cookies && { cookies: fields(req.cookies) },
+    ...req.cookies && { cookies: cookieNames(req.cookies) },
     ...req.data !== undefined && { data: body(req.data) },
   });
 
@@ -148,6 +154,11 @@ export function scrubber(extraNames: readonly string[] = []): (event: Event) => 
       })),
     },
   });
+}
+
+/** Every cookie by its name alone: a value is never known not to be a session. */
+function cookieNames(cookies: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.keys(cookies).map((name) => [name, FILTERED]));
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

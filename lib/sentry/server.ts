@@ -22,8 +22,10 @@ import { browserConnectSources, privateHosts, type SentryConfig } from "./config
 import { outgoingFetchIntegration } from "./fetch.ts";
 import { attachRequest, NOT_FOUND_ATTRIBUTE, requestTraceOf, sentryTracing } from "./middleware.ts";
 import { type PageTrace, sentryHead } from "./page.tsx";
+import { tracesSampler } from "./sampling.ts";
 import { scrubIntegration } from "./scrub.ts";
 import { spotlightIntegration } from "./spotlight.ts";
+import { timedTransport } from "./transport.ts";
 import { sentryTunnel } from "./tunnel.ts";
 import { internalsOf } from "../server/internals.ts";
 
@@ -32,7 +34,8 @@ export function startSentry(config: SentryConfig): Telemetry {
     dsn: config.dsn,
     environment: config.environment,
     release: config.release,
-    tracesSampleRate: config.tracesSampleRate,
+    // A caller's "sampled" is followed only so far (`sampling.ts`).
+    tracesSampler: tracesSampler(config.tracesSampleRate, config.tracesParentLimit),
     tracePropagationTargets: config.tracePropagationTargets,
     // Our middleware makes the request transactions (`sentryTracing`); the SDK's own `Deno.serve`
     // patch would make a second, URL-named one. `DenoHttp` stays: it installs the
@@ -47,6 +50,7 @@ export function startSentry(config: SentryConfig): Telemetry {
       ...config.spotlight ? [spotlightIntegration(config.spotlight)] : [],
     ],
     beforeSendTransaction: (event) => isNotFoundTransaction(event) ? null : event,
+    transport: timedTransport,
   });
 
   const head = sentryHead(config);

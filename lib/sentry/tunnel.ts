@@ -2,14 +2,26 @@
  * @module
  * The tunnel (`SENTRY_TUNNEL=1`): a same-origin route the browser SDK posts its envelopes to, so
  * ad-blockers that drop requests to Sentry's host don't drop them. It forwards only envelopes whose
- * header names our DSN — it is no open proxy — and only up to a body limit.
+ * header names our DSN — it is no open proxy — and only up to a body limit. A slow or hung Sentry
+ * holds little, for a short while: an envelope stays counted against the app's body budget until
+ * its forward ends (`server/bodies.ts`), at most `MAX_FORWARDS` forwards are in flight (503 with
+ * `Retry-After` past them, so Sentry's troubles never take the whole budget from the app's own
+ * requests), and each forward ends within `UPSTREAM_TIMEOUT_MS` and before the request's deadline,
+ * with 502.
  */
 import { dsnFromString, getEnvelopeEndpointWithUrlEncodedAuth } from "@sentry/core";
 import type { Handler } from "hono";
 import { bodyRefusal, limitBody } from "../server/bodies.ts";
+import type {} from "../server/deadline.ts"; // `internalsOf(c).deadline`
+import { internalsOf } from "../server/internals.ts";
 
 const MAX_ENVELOPE = 1024 * 1024;
-const UPSTREAM_TIMEOUT = 10_000;
+/** Sentry's ingest answers in milliseconds: past this it is in trouble, and the browser moves on. */
+const UPSTREAM_TIMEOUT_MS = 5_000;
+/** The share of the request's deadline still left that a forward may take: it ends first. */
+const DEADLINE_SHARE = 0.9;
+/** 16 MiB of envelopes at most, of the 64 MiB body budget's default. */
+const MAX_FORWARDS = 16;
 const FORWARDED = ["Retry-After", "X-Sentry-Rate-Limits"];
 
 export function sentryTunnel(dsn: string): Handler {
@@ -20,35 +32,47 @@ export function sentryTunnel(dsn: string): Handler {
     return theirs?.host === ours.host && theirs.port === ours.port &&
       theirs.projectId === ours.projectId && theirs.publicKey === ours.publicKey;
   };
+  let forwarding = 0;
 
   return async (c) => {
+    if (forwarding >= MAX_FORWARDS) {
+      // Read by nobody: Deno discards it. A slot frees within the upstream timeout.
+      return c.body(null, 503, { "Retry-After": String(UPSTREAM_TIMEOUT_MS / 1000) });
+    }
     const refused = limitBody(c, MAX_ENVELOPE);
     if (refused) return refused;
-    let body: Uint8Array<ArrayBuffer>;
+    forwarding++;
     try {
-      body = new Uint8Array(await c.req.arrayBuffer());
-    } catch (error) {
-      const answer = bodyRefusal(c);
-      if (answer) return answer;
-      throw error;
-    }
-    if (!isOurs(envelopeDsn(body))) return c.text("Unknown DSN", 403);
-    try {
-      const res = await fetch(endpoint, {
-        method: "POST",
-        body,
-        headers: { "Content-Type": "application/x-sentry-envelope" },
-        signal: AbortSignal.timeout(UPSTREAM_TIMEOUT),
-      });
-      await res.body?.cancel();
-      const headers = new Headers();
-      for (const name of FORWARDED) {
-        const value = res.headers.get(name);
-        if (value) headers.set(name, value);
+      let body: Uint8Array<ArrayBuffer>;
+      try {
+        body = new Uint8Array(await c.req.arrayBuffer());
+      } catch (error) {
+        const answer = bodyRefusal(c);
+        if (answer) return answer;
+        throw error;
       }
-      return new Response(null, { status: res.status, headers });
-    } catch {
-      return c.body(null, 502);
+      if (!isOurs(envelopeDsn(body))) return c.text("Unknown DSN", 403);
+      const deadline = internalsOf(c).deadline;
+      const left = deadline ? (deadline.expiresAt - performance.now()) * DEADLINE_SHARE : Infinity;
+      try {
+        const res = await fetch(endpoint, {
+          method: "POST",
+          body,
+          headers: { "Content-Type": "application/x-sentry-envelope" },
+          signal: AbortSignal.timeout(Math.max(0, Math.min(UPSTREAM_TIMEOUT_MS, left))),
+        });
+        await res.body?.cancel();
+        const headers = new Headers();
+        for (const name of FORWARDED) {
+          const value = res.headers.get(name);
+          if (value) headers.set(name, value);
+        }
+        return new Response(null, { status: res.status, headers });
+      } catch {
+        return c.body(null, 502);
+      }
+    } finally {
+      forwarding--;
     }
   };
 }

@@ -1,13 +1,16 @@
 /**
  * @module
- * Request bodies on a budget. While a body is being received, its bytes count against one budget
- * shared by every request of the app; a body that would go past it is refused with 503 and
- * `Retry-After`, before it is buffered. A body still arriving when the request's deadline passes
- * is cut off with 408 and `Connection: close`. A route can set a limit of its own (`limitBody`):
- * past it, 413. So slow, stalled or oversized uploads hold neither memory nor a handler for long.
- * (The socket is Deno's: it stays open until the client has sent what it announced or goes away,
- * whatever the response says; a reverse proxy's body timeout is what closes it. See
- * docs/deploying.md.) Requests without a body pass untouched.
+ * Request bodies on a budget. A body's bytes count against one budget shared by every request of
+ * the app from the moment they are read until the request is answered — also once the whole body
+ * is in, since whatever read it still holds it (an envelope the Sentry tunnel is still
+ * forwarding, a form an action is still working on); what a body became can be counted beside it
+ * (`holdBytes`: a server action's decoded arguments). A body that would go past the budget is
+ * refused with 503 and `Retry-After`, before it is buffered. A body still arriving when the
+ * request's deadline passes is cut off with 408 and `Connection: close`. A route can set a limit
+ * of its own (`limitBody`): past it, 413. So slow, stalled, oversized or waiting uploads hold
+ * neither memory nor a handler for long. (The socket is Deno's: it stays open until the client has
+ * sent what it announced or goes away, whatever the response says; a reverse proxy's body timeout
+ * is what closes it. See docs/deploying.md.) Requests without a body pass untouched.
  *
  * Whatever reads the body (a server action, the tunnel, a handler's `req.json()`) sees the cut as
  * a failed read; the refusal is recorded on the request, and the error handlers answer with it
@@ -28,6 +31,8 @@ declare module "./internals.ts" {
     bodyRefused: Refusal;
     /** The request's own limit on its body (`limitBody`). */
     bodyLimit: { declared: number; max: number };
+    /** Sets what the request holds beside its body, until it is answered; false if it cannot. */
+    bodyHold: { set(bytes: number): boolean; budget: number };
   }
 }
 
@@ -61,6 +66,8 @@ export function guardBodies(budget: number): MiddlewareHandler {
     const declared = Number(c.req.header("content-length"));
     if (declared > budget - used) return refuse(c, 503);
 
+    /** Bytes of the body read so far, for the limit; `held` also counts what `holdBytes` added. */
+    let received = 0;
     let held = 0;
     let counted = true;
     let ended = false;
@@ -68,6 +75,20 @@ export function guardBodies(budget: number): MiddlewareHandler {
       used -= held;
       held = 0;
       counted = false;
+    };
+    const count = (bytes: number) => {
+      if (!counted) return true;
+      if (bytes > 0 && used + bytes > budget) return false;
+      held += bytes;
+      used += bytes;
+      return true;
+    };
+    /** What `holdBytes` counts beside the body. */
+    let beside = 0;
+    const hold = (bytes: number) => {
+      if (!count(bytes - beside)) return false;
+      beside = bytes;
+      return true;
     };
     // Taken at the first read: a body nobody reads stays Deno's to discard, and a client still
     // sending one is not left waiting on a stream that nobody drains.
@@ -90,18 +111,14 @@ export function guardBodies(budget: number): MiddlewareHandler {
           const { done, value } = await (reader ??= body.getReader()).read();
           if (ended) return;
           if (done) {
-            ended = true;
-            uncount();
+            ended = true; // still counted: what read it holds it until the answer
             controller.close();
             return;
           }
           const limit = internalsOf(c).bodyLimit?.max ?? Infinity;
-          if (held + value.byteLength > limit) return cut!(413);
-          if (counted) {
-            if (used + value.byteLength > budget) return cut!(503);
-            held += value.byteLength;
-            used += value.byteLength;
-          }
+          if (received + value.byteLength > limit) return cut!(413);
+          if (!count(value.byteLength)) return cut!(503);
+          received += value.byteLength;
           controller.enqueue(value);
         } catch (error) {
           if (ended) return;
@@ -112,19 +129,19 @@ export function guardBodies(budget: number): MiddlewareHandler {
       },
       cancel(reason) {
         ended = true;
-        uncount();
         return reader?.cancel(reason);
       },
       // No read ahead: the default (1) would pull once at once, taking the body nobody asked for.
     }, { highWaterMark: 0 });
     internalsOf(c).deadline?.onExpire(() => cut!(408));
     internalsOf(c).bodyLimit = { declared, max: Infinity };
+    internalsOf(c).bodyHold = { set: hold, budget };
     c.req.raw = new Request(c.req.raw, { body: guarded, duplex: "half" } as RequestInit);
     try {
       await next();
     } finally {
       // What a handler still reads after answering (a body piped into the response) is no
-      // longer counted: the budget guards bodies being buffered before an answer.
+      // longer counted: the budget guards what requests hold until they are answered.
       uncount();
     }
   };
@@ -140,6 +157,29 @@ export function limitBody(c: Context, max: number): Response | undefined {
   if (limit.declared > max) return refuse(c, 413);
   limit.max = max;
   return undefined;
+}
+
+/**
+ * Counts `bytes` for this request against the budget beside its body, until it is answered — what
+ * the body became (a server action's decoded arguments) — in place of what an earlier call
+ * counted. A 503 with `Retry-After` when the budget cannot hold more (the earlier figure stays
+ * counted); undefined when it can, or when the request has no body, which nothing counts.
+ */
+export function holdBytes(c: Context, bytes: number): Response | undefined {
+  const hold = internalsOf(c).bodyHold;
+  if (!hold || hold.set(bytes)) return undefined;
+  return refuse(c, 503);
+}
+
+/**
+ * `holdBytes` for the most a request may come to hold, counted before any work on it, so that a
+ * request the budget cannot take is refused before it costs anything. At most a quarter of the
+ * budget: a worst case alone never refuses a request the budget could take once its real figure
+ * is known (`holdBytes` then).
+ */
+export function reserveBytes(c: Context, most: number): Response | undefined {
+  const hold = internalsOf(c).bodyHold;
+  return hold && holdBytes(c, Math.min(most, hold.budget / 4));
 }
 
 /**

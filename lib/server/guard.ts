@@ -4,7 +4,8 @@
  * `a b` or a port past 65535 makes `req.url` unparseable, and everything after this (request id,
  * routes, the failure screen itself) takes a valid URL for granted — and, when the app lists the
  * hosts it answers (`allowedHosts`), a request for any other: DNS rebinding (`Host: evil`) and
- * misrouted traffic never reach a route or an action. Runs before Hono.
+ * misrouted traffic never reach a route or an action. Host names are compared case-insensitively,
+ * as DNS has them (`Host: APP.EXAMPLE` is `app.example`). Runs before Hono.
  */
 
 type Fetch = (req: Request, info?: Deno.ServeHandlerInfo) => Response | Promise<Response>;
@@ -18,11 +19,14 @@ export function guardRequests(fetch: Fetch, allowedHosts?: string[]): Fetch {
   };
 }
 
-/** `host[:port]` of an absolute URL, lower-cased as the URL parser leaves it. */
+/**
+ * `host[:port]` of an absolute URL, lower-cased: Deno's `req.url` carries the `Host` header as the
+ * client wrote it, where the URL parser would have lower-cased it.
+ */
 function hostOf(url: string): string {
   const start = url.indexOf("//") + 2;
   const end = url.indexOf("/", start);
-  return url.slice(start, end === -1 ? undefined : end);
+  return url.slice(start, end === -1 ? undefined : end).toLowerCase();
 }
 
 function badRequest(why: string): Response {

@@ -1,6 +1,6 @@
 /**
  * No credentials in what the browser SDK sends: a page opened with secrets in its URL, its
- * referrer, its cookies and a fetch's URL, whose island then fails. Neither the browser's error
+ * referrer, its cookies (named like secrets or not) and a fetch's URL, whose island then fails. Neither the browser's error
  * event and pageload transaction nor the server's transactions for those requests carry a secret;
  * the page's own, non-secret parameter still arrives, and the one `SENTRY_SCRUB_FIELDS` names does
  * not.
@@ -11,7 +11,7 @@ import { fixtureProject } from "../helpers/fixtures.ts";
 import { isErrorEvent, isTransaction, startSentryReceiver } from "../helpers/sentry_receiver.ts";
 import { startServer } from "../helpers/server.ts";
 
-const SECRETS = ["t0k", "p4ss", "j3wt", "s3cr3t", "f3tch", "dark"];
+const SECRETS = ["t0k", "p4ss", "j3wt", "s3cr3t", "f3tch", "dark", "s1dv4l", "f0rmst4te"];
 
 Deno.test("sentry (browser): no credentials in any event or transaction", async () => {
   const root = await fixtureProject();
@@ -22,7 +22,12 @@ Deno.test("sentry (browser): no credentials in any event or transaction", async 
   );
   await using browser = await launchBrowser();
   const context = await browser.newContext();
-  await context.addCookies([{ name: "session", value: "s3cr3t", url: server.origin }]);
+  // Session cookies whatever their names: no cookie's value is sent (issue 22).
+  await context.addCookies([
+    { name: "session", value: "s3cr3t", url: server.origin },
+    { name: "sid", value: "s1dv4l", url: server.origin },
+    { name: "app-form-state", value: "f0rmst4te", url: server.origin },
+  ]);
   const tab = await context.newPage();
 
   const path = "/island/click";

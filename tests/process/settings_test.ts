@@ -28,6 +28,7 @@ const NONSENSE: Record<string, string> = {
   SENTRY_SPOTLIGHT: "perhaps",
   SENTRY_TUNNEL: "maybe",
   SENTRY_TRACES_SAMPLE_RATE: "2",
+  SENTRY_TRACES_PARENT_LIMIT: "lots",
 };
 
 Deno.test("defaults, with nothing set", () => {
