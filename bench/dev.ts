@@ -58,7 +58,7 @@ for (let edit = 1; edit <= EDITS; edit++) {
     ),
   );
 }
-const stylesheet = join(copy.root, "static/styles.css");
+const stylesheet = join(copy.root, "routes/app.css");
 const css = await Deno.readTextFile(stylesheet);
 const swaps: number[] = [];
 for (let edit = 1; edit <= EDITS; edit++) {

@@ -250,6 +250,21 @@ for (const page of bytes) {
     pass: page.island ? total <= TARGET.islandGzipKb * 1024 : page.js.raw === 0,
   });
 }
+// What every page links is `_app`'s; a page that imports no stylesheet of its own adds nothing.
+const cssOf = (page: PageBytes) => page.files.filter((file) => file.endsWith(".css"));
+const everyPage = cssOf(bytes[0]).filter((file) =>
+  bytes.every((page) => cssOf(page).includes(file))
+);
+const own = bytes.map((page) => ({
+  path: page.path,
+  files: cssOf(page).filter((file) => !everyPage.includes(file)),
+}));
+rows.push({
+  measure: "CSS a page links beyond _app's (the stylesheets every page links)",
+  value: own.filter((page) => page.files.length > 0)
+    .map((page) => `${page.path}: ${page.files.length} file(s)`).join(", ") || "none",
+  target: "only pages that import CSS",
+});
 const sentryFiles = bytes.flatMap((page) => page.sentryFiles);
 rows.push({
   measure: `Sentry browser SDK on the critical path${servers.on ? "" : " (Sentry off)"}`,

@@ -1,4 +1,5 @@
 import { type ReactNode, useState } from "react";
+import styles from "./Counter.module.css";
 
 export interface CounterProps {
   start: number;
@@ -13,7 +14,7 @@ export interface CounterProps {
 export default function Counter({ start, since, tags, scores, home, children }: CounterProps) {
   const [count, setCount] = useState(start);
   return (
-    <section className="card">
+    <section className={styles.counter}>
       {children}
       <p>
         <button type="button" onClick={() => setCount((n) => n - 1)} aria-label="Decrement">

@@ -34,6 +34,7 @@ export type {
   Manifest,
   ManifestActions,
   ManifestRoute,
+  ManifestStyles,
   MiddlewareModule,
   RouteModule,
 } from "./server/manifest.ts";

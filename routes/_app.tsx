@@ -1,4 +1,5 @@
 import type { AppProps } from "shell";
+import "./app.css";
 
 /** The document every page renders in. */
 export default function App({ Component }: AppProps) {
@@ -8,7 +9,6 @@ export default function App({ Component }: AppProps) {
         <meta charSet="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <link rel="icon" href="/favicon.svg" type="image/svg+xml" />
-        <link rel="stylesheet" href="/styles.css" />
       </head>
       <body>
         <Component />

@@ -87,7 +87,7 @@ Deno.test("each request gets a new nonce", async () => {
 });
 
 Deno.test("pages, files, API and errors carry the security headers", async () => {
-  for (const path of ["/", "/styles.css", "/api/time", "/no-such-page"]) {
+  for (const path of ["/", "/favicon.svg", "/api/time", "/no-such-page"]) {
     const res = await app.request(path);
     await res.body?.cancel();
     assert.equal(res.headers.get("x-content-type-options"), "nosniff", path);
@@ -134,14 +134,14 @@ Deno.test("path traversal never returns a file outside static/ and _build/static
     "/_app/%2e%2e/manifest.gen.ts",
     "/_app/..%2fmanifest.gen.ts",
     "/static/../main.ts",
-    "/static/styles.css",
+    "/static/favicon.svg",
     "/%252e%252e/deno.json",
     "/%252e%252e%252fmain.ts",
     "/..\\deno.json",
     "/..%5cdeno.json",
     "/%5c..%5cmain.ts",
-    "/styles.css%00",
-    "/styles.css%00.js",
+    "/favicon.svg%00",
+    "/favicon.svg%00.js",
     "/%00../deno.json",
     "//etc/passwd",
     "/main.ts",
@@ -157,7 +157,7 @@ Deno.test("path traversal never returns a file outside static/ and _build/static
     }
   }
   // The same requests do work for a file that is served, so the check above can fail.
-  const served = await rawGet(server.port, "/styles.css");
+  const served = await rawGet(server.port, "/favicon.svg");
   assert.equal(served.status, 200);
   assert.ok(served.body.length > 0);
 });

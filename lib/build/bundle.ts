@@ -14,6 +14,8 @@ import type { ActionModule } from "./actions.ts";
 import { actionStubs } from "./action_stubs.ts";
 import { importMap } from "./import_map.ts";
 import { sentryPrebundle } from "./sentry_prebundle.ts";
+import { stylesheetImports } from "./styles/classes_plugin.ts";
+import type { CssModules } from "./styles/modules.ts";
 
 export interface BundleOptions {
   root: string;
@@ -23,6 +25,8 @@ export interface BundleOptions {
   /** `"use server"` modules: stubs take their place in the bundle. */
   actions: ActionModule[];
   dev: boolean;
+  /** The CSS modules islands import: their class maps go into the islands' code. */
+  modules: CssModules;
 }
 
 const BOOT = "lib/client/boot.ts";
@@ -92,7 +96,12 @@ export async function bundle(options: BundleOptions): Promise<Bundle> {
     ...common,
     ...islandOptions(root, options.islands, clientUrl),
     define: { ...common.define, ACTION_CLIENT_URL: JSON.stringify(clientUrl) },
-    plugins: [sentry.plugin, actionStubs(root, options.actions), importMap(root)],
+    plugins: [
+      sentry.plugin,
+      actionStubs(root, options.actions),
+      stylesheetImports(root, options.modules),
+      importMap(root),
+    ],
   });
   const files = [client, result].flatMap((r) => Object.keys(r.metafile.outputs))
     .map((output) => output.slice(outDir.length + 1));

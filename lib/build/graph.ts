@@ -5,7 +5,8 @@
  * imports from it. The server's side is Deno's own module graph of the manifest (`deno info`,
  * resolved exactly as the server will resolve it); the browser's is what esbuild bundled. The build
  * records both (`sources.json`) for the start's freshness check (`fingerprint.ts`), and the dev loop
- * asks again after each build.
+ * asks again after each build. Each module's imports, in the order written, are kept too: the
+ * stylesheets a page links follow them (`styles/plan.ts`).
  */
 import { join, relative, sep } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -27,6 +28,7 @@ interface Resolved {
 
 interface ModuleInfo {
   specifier: string;
+  /** In the order the module writes them (deno_graph keeps it). */
   dependencies?: { specifier: string; code?: Resolved; type?: Resolved }[];
   /** Why it could not be loaded: `Module not found "file:///…"`, a syntax error. */
   error?: string;
@@ -46,6 +48,26 @@ export interface ServerGraph {
   pages: string[];
   /** `routes/x.tsx:1:20: Module not found "./nope.ts"`, one per import of a missing file. */
   unresolved: string[];
+  /** Each local module's imports of code (not of types only), in the order written. */
+  imports: Map<string, LocalImport[]>;
+}
+
+/** One import of code in a module of the project. */
+export interface LocalImport {
+  /** As written: `"./card.module.css"`, `"@/components/Card.tsx"`, `"react"`. */
+  specifier: string;
+  /**
+   * The file it resolves to, by path from the root (`../x.css` above it); none for a package, a
+   * built-in or a URL.
+   */
+  path?: string;
+  /** Where it is written: `routes/x.tsx:3:8`. */
+  at: string;
+}
+
+/** A graph of nothing: before the first build. */
+export function emptyGraph(): ServerGraph {
+  return { server: [], pages: [], unresolved: [], imports: new Map() };
 }
 
 /**
@@ -89,7 +111,41 @@ export async function serverSources(
     server: reached(new Set()),
     pages: reached(islandUrls),
     unresolved: unresolvedImports(modules, local),
+    imports: localImports(root, modules, local),
   };
+}
+
+function localImports(
+  root: string,
+  modules: ModuleInfo[],
+  local: (specifiers: string[]) => string[],
+): Map<string, LocalImport[]> {
+  const imports = new Map<string, LocalImport[]>();
+  for (const module of modules) {
+    const [importer] = local([module.specifier]);
+    if (!importer) continue;
+    imports.set(
+      importer,
+      (module.dependencies ?? []).flatMap(({ specifier, code }) => {
+        if (!code) return [];
+        const { line, character } = code.span.start;
+        const at = `${importer}:${line + 1}:${character + 1}`;
+        return [{ specifier, path: pathOf(root, code.specifier), at }];
+      }),
+    );
+  }
+  return imports;
+}
+
+/** A `file:` URL as a path from the root; undefined for anything else. */
+function pathOf(root: string, specifier: string): string | undefined {
+  if (!specifier.startsWith("file:")) return undefined;
+  return relative(root, fileURLToPath(specifier)).split(sep).join("/");
+}
+
+/** A stylesheet: Deno cannot load it, the build maps it to a module (`styles/`). */
+export function isStylesheet(specifier: string): boolean {
+  return /\.css$/i.test(specifier);
 }
 
 /** Each import, in a module of the project, of a local file that is not there. */
@@ -103,6 +159,8 @@ function unresolvedImports(modules: ModuleInfo[], local: (specifiers: string[]) 
     const [importer] = local([module.specifier]);
     if (!importer) return [];
     return (module.dependencies ?? []).flatMap((dep) => {
+      // The build checks its stylesheets itself: Deno may not find the module one maps to yet.
+      if (isStylesheet(dep.specifier)) return [];
       const to = [dep.code, dep.type].find((resolved) =>
         resolved && missing.has(resolved.specifier)
       );
@@ -122,9 +180,8 @@ export function browserSources(inputs: Iterable<string>): string[] {
 function localPaths(root: string) {
   return (specifiers: string[]): string[] =>
     specifiers.flatMap((specifier) => {
-      if (!specifier.startsWith("file:")) return [];
-      const path = relative(root, fileURLToPath(specifier)).split(sep).join("/");
-      return isOutside(path) ? [] : [path];
+      const path = pathOf(root, specifier);
+      return path === undefined || isOutside(path) ? [] : [path];
     }).sort();
 }
 

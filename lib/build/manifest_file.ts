@@ -6,7 +6,7 @@
  * module typed with `defineRoute` for another file fails `deno check`.
  */
 import { randomBytes } from "node:crypto";
-import type { Assets } from "../server/manifest.ts";
+import type { Assets, ManifestStyles } from "../server/manifest.ts";
 import type { ActionModule } from "./actions.ts";
 import { routeName } from "./conventions.ts";
 import type { Scan, ScannedErrorPage } from "./scan.ts";
@@ -20,10 +20,12 @@ export interface ManifestInput {
   buildId: string;
   /** The manifest's folder, relative to the project root: imports are relative to it. */
   outDir: string;
+  /** The stylesheets each page and island links. */
+  styles?: ManifestStyles;
 }
 
 export function manifestSource(
-  { scan, assets, assetDir, actions, buildId, outDir }: ManifestInput,
+  { scan, assets, assetDir, actions, buildId, outDir, styles }: ManifestInput,
 ): string {
   const up = "../".repeat(outDir.split("/").length);
   const imports: string[] = [];
@@ -41,7 +43,9 @@ export function manifestSource(
   const list = (files: string[]) => `[${files.map(route).join(", ")}]`;
   const json = JSON.stringify;
   const errorPage = (page: ScannedErrorPage | undefined) =>
-    page ? `{ module: ${route(page.file)}, layouts: ${list(page.layouts)} }` : "undefined";
+    page
+      ? `{ file: ${json(page.file)}, module: ${route(page.file)}, layouts: ${list(page.layouts)} }`
+      : "undefined";
 
   const routes = scan.routes.map((r) =>
     `    { file: ${json(r.file)}, pattern: ${json(r.pattern)}, name: ${
@@ -94,6 +98,7 @@ ${islands.join("\n")}
   ],
   assets: ${json(assets)},
   assetDir: ${json(assetDir)},
+  styles: ${json(styles ?? { pages: {}, notFound: [], islands: {} })},
   actions: {
     // Signs form state carried across a redirect; new with every build.
     secret: ${json(randomBytes(32).toString("base64url"))},

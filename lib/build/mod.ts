@@ -1,14 +1,17 @@
 /**
  * @module
- * The build: scan `routes/` and `islands/`, bundle the browser side (and, for production, give its
- * scripts Sentry debug IDs and compress them), write the manifest, the local files both sides'
- * module graphs reached (`graph.ts`) and the fingerprint of the sources it was made from. Production builds into `_build/`, development into `_build/dev/`, so
- * neither disturbs a server of the other. The
- * assets of the last few builds stay on disk: a server still running an earlier build (while
- * `deno task build` or the tests build beside it) keeps every chunk its pages name.
+ * The build: scan `routes/` and `islands/`, read the server's module graph (`graph.ts`), bundle
+ * the browser side — scripts, and the stylesheets the app imports (`styles/`) — (for production,
+ * give the scripts Sentry debug IDs and compress both), write the manifest, the local files both
+ * sides' module graphs reached and the fingerprint of the sources it was made from. Production
+ * builds into `_build/`, development into `_build/dev/`, so neither disturbs a server of the other
+ * (the modules standing for stylesheets, `_build/css/`, are the same for both). The assets of the
+ * last few builds stay on disk: a server still running an earlier build (while `deno task build`
+ * or the tests build beside it) keeps every chunk its pages name.
  */
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import type { Assets, ManifestStyles } from "../server/manifest.ts";
 import { type ActionModule, scanActions } from "./actions.ts";
 import { bundle } from "./bundle.ts";
 import { filesBelow } from "./files.ts";
@@ -19,6 +22,9 @@ import { injectDebugIds } from "./debug_ids.ts";
 import { precompress } from "./precompress.ts";
 import { BuildProblem, isBuildFailure, problemOf } from "./problem.ts";
 import { type Scan, scan } from "./scan.ts";
+import { buildStyles } from "./styles/mod.ts";
+import { cssModules } from "./styles/modules.ts";
+import { tailwind } from "./styles/tailwind.ts";
 
 export interface BuildOptions {
   root: string;
@@ -27,6 +33,9 @@ export interface BuildOptions {
 
 /** How many builds' assets are kept. */
 const KEPT_BUILDS = 3;
+
+/** Assets for a manifest read only for its imports. */
+export const NO_ASSETS: Assets = { boot: { entry: "", imports: [] }, islands: {} };
 
 /**
  * Builds into `_build/` (or `_build/dev/`). A mistake in the project's files — esbuild's errors
@@ -45,26 +54,47 @@ async function buildNow({ root, dev }: BuildOptions): Promise<void> {
   const assetDir = `${outDir}/static`;
   const { scan: found, actions } = await scanProject(root);
   await mkdir(join(root, assetDir), { recursive: true });
-  const bundled = await bundle({ root, outDir: assetDir, islands: found.islands, actions, dev });
-  const files = bundled.files;
+  const manifest = (buildId: string, assets: Assets, styles?: ManifestStyles) =>
+    manifestSource({ scan: found, assets, assetDir, actions, buildId, outDir, styles });
+  // What the stylesheets follow; the assets make no import.
+  const graph = await serverGraphOf(root, outDir, manifest("", NO_ASSETS), found.islands.values());
+  const modules = cssModules(root);
+  const [scripts, stylesheets] = await Promise.allSettled([
+    bundle({ root, outDir: assetDir, islands: found.islands, actions, dev, modules }),
+    graph.unresolved.length > 0
+      ? Promise.reject(new BuildProblem(graph.unresolved.join("\n")))
+      : buildStyles({
+        root,
+        outDir: assetDir,
+        dev,
+        write: true,
+        graph,
+        scan: found,
+        modules,
+        tailwind: tailwind(root),
+      }),
+  ]);
+  // esbuild's word on a script first: it has the code frame.
+  if (scripts.status === "rejected") throw scripts.reason;
+  if (stylesheets.status === "rejected") throw stylesheets.reason;
+  const bundled = scripts.value;
+  const styles = stylesheets.value;
+  const files = [...bundled.files, ...styles.files];
   if (!dev) {
     await injectDebugIds(join(root, assetDir), files);
     files.push(...await precompress(join(root, assetDir), files));
   }
   await keepRecentAssets(join(root, outDir), files);
 
-  const manifest = (buildId: string) =>
-    manifestSource({ scan: found, assets: bundled.assets, assetDir, actions, buildId, outDir });
-  const { server, unresolved } = await serverGraphOf(
-    root,
-    outDir,
-    manifest(""),
-    found.islands.values(),
-  );
-  if (unresolved.length > 0) throw new BuildProblem(unresolved.join("\n"));
-  const sources: Sources = { server, browser: browserSources(Object.keys(bundled.inputs)) };
+  const sources: Sources = {
+    server: graph.server,
+    browser: browserSources([...Object.keys(bundled.inputs), ...styles.inputs]),
+  };
   const print = await fingerprint(root, dev, sources);
-  await writeFile(join(root, outDir, "manifest.gen.ts"), manifest(print.slice(0, 12)));
+  await writeFile(
+    join(root, outDir, "manifest.gen.ts"),
+    manifest(print.slice(0, 12), bundled.assets, styles.manifest),
+  );
   // Outside the served folder: what reached the browser bundle, for the test that keeps
   // server-only modules out of it.
   await writeFile(join(root, outDir, "browser-inputs.json"), JSON.stringify(bundled.inputs));
@@ -76,7 +106,7 @@ async function buildNow({ root, dev }: BuildOptions): Promise<void> {
  * The server's graph of a manifest (`source`), read from a copy of it beside the real one — same
  * imports, same folder — since the real one names the build by a hash of the graph.
  */
-async function serverGraphOf(
+export async function serverGraphOf(
   root: string,
   outDir: string,
   source: string,

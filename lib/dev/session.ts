@@ -10,6 +10,9 @@
  *    next request, so that its next page renders the new code;
  *  - any other source (a route, a layout, a component a route renders, server code, the config):
  *    rebuilt, the server restarts, and the pages reload once it listens;
+ *  - a stylesheet the app imports (or one it `@import`s): rebuilt, the pages swap it for its new
+ *    URL, and the server restarts at the next request — unless a page's list of stylesheets or a
+ *    CSS module's class names changed: then the server restarts and the pages reload;
  *  - a stylesheet in `static/`: the pages swap it; another file in `static/`: the server restarts
  *    (it lists the files as it starts) and the pages reload.
  * A browser build that fails shows over the open pages, which keep their state; a server that
@@ -19,7 +22,7 @@ import * as esbuild from "esbuild";
 import { join, relative, sep } from "node:path";
 import { buildDir, CONFIG_FILES, SOURCE_FOLDERS } from "../build/fingerprint.ts";
 import { type DevBuild, devBuilder } from "../build/dev/mod.ts";
-import { type ServerGraph, serverSources } from "../build/graph.ts";
+import { emptyGraph, isStylesheet } from "../build/graph.ts";
 import { isBuildFailure, lineOf } from "../build/problem.ts";
 import { backends as backendsOf } from "./backend.ts";
 import { devEvents } from "./events.ts";
@@ -32,7 +35,6 @@ import { watchProject } from "./watch.ts";
 /** Never sources: the build's output, packages, the KV store, git's. */
 const IGNORED = new Set(["_build", "node_modules", ".data", ".git"]);
 const ASSET_DIR = `${buildDir(true)}/static`;
-const MANIFEST = `${buildDir(true)}/manifest.gen.ts`;
 /** How long requests in flight may hold the dev server's exit. */
 const STOP_MS = 2_000;
 
@@ -107,22 +109,30 @@ export async function startDev({ root, hostname, port }: DevOptions): Promise<De
   };
 
   let last: DevBuild | undefined;
-  /**
-   * The server's module graph as of the last build that restarted the server: read after that
-   * build, beside the restart rather than before it, and awaited by the next change.
-   */
-  let graph: Promise<ServerGraph> = Promise.resolve({ server: [], pages: [], unresolved: [] });
-  const readGraph = (islands: Map<string, string>) => {
-    graph = serverSources(root, join(root, MANIFEST), islands.values()).catch((error) => {
-      console.error("dev: could not read the server's module graph:", error);
-      return { server: [], pages: [], unresolved: [] };
-    });
+  /** `deno.json` as the last build that rewrote it left it: its own save is no change. */
+  let ownConfig: string | undefined;
+  /** Every URL each stylesheet the app imports had in the session: a page may link any. */
+  const styleUrls = new Map<string, Set<string>>();
+  /** Each earlier URL of a stylesheet `next` rebuilt → its new one. */
+  const movedStyles = (next: DevBuild): Record<string, string> => {
+    const moved: Record<string, string> = {};
+    for (const [sheet, url] of next.styles) {
+      const urls = styleUrls.get(sheet) ?? new Set();
+      if (!urls.has(url)) { for (const earlier of urls) moved[earlier] = url; }
+      styleUrls.set(sheet, urls.add(url));
+    }
+    return moved;
   };
-  const build = async (): Promise<DevBuild | undefined> => {
+  const build = async (stylesOnly = false): Promise<DevBuild | undefined> => {
     const started = performance.now();
     try {
-      const next = await builder.build();
+      const next = await builder.build(stylesOnly);
       console.log(`dev: built in ${Math.round(performance.now() - started)} ms`);
+      if (next.config !== undefined) {
+        // The spare server read the import map as it started: it would miss the new entries.
+        ownConfig = next.config;
+        backends.discardSpare();
+      }
       return next;
     } catch (error) {
       const details = await describeBuildError(error);
@@ -137,27 +147,34 @@ export async function startDev({ root, hostname, port }: DevOptions): Promise<De
   };
 
   const onChange = async (changed: string[]) => {
-    const { server, pages } = await graph;
+    const { server, pages } = last?.graph ?? emptyGraph();
     const known = new Set([...server, ...last?.inputs ?? []]);
-    const files = changed.filter((file) => isConvention(file) || known.has(file));
+    const files = changed.filter((file) =>
+      (isConvention(file) || known.has(file)) && !(file === "deno.json" && isOwnConfig())
+    );
     if (files.length === 0) return;
     console.log(`dev: changed ${files.join(", ")}`);
-    if (files.some((file) => file.startsWith("lib/"))) backends.discardSpare();
+    // The spare server has loaded the framework, and read the config, as they were.
+    if (files.some((file) => file.startsWith("lib/") || CONFIG_FILES.includes(file))) {
+      backends.discardSpare();
+    }
     const rendered = new Set(pages);
-    const code = files.filter((file) => !file.startsWith("static/"));
+    const built = files.filter((file) => !file.startsWith("static/"));
+    // The app's stylesheets change no module: rebuilt, they are swapped in the open pages.
+    const code = built.filter((file) => !isStylesheet(file));
     const hrefs = styles.swappable(files);
     // Another change to `static/` changes what the server lists as it starts.
     const assets = files.filter((file) =>
       file.startsWith("static/") && !hrefs.includes(file.slice("static".length))
     );
-    const swap = () => {
+    const swap = (moved: Record<string, string> = {}, at?: number) => {
       styles.swapped(hrefs);
-      events.send("css", { hrefs });
+      events.send("css", { hrefs, moved, version: at });
     };
-    if (code.length === 0 && assets.length === 0) return swap();
+    if (built.length === 0 && assets.length === 0) return swap();
     const previous = last;
-    if (code.length > 0) {
-      const next = await build();
+    if (built.length > 0) {
+      const next = await build(code.length === 0);
       if (!next) {
         serverStale ||= code.some((file) => !previous?.inputs.has(file) || rendered.has(file));
         return;
@@ -169,7 +186,10 @@ export async function startDev({ root, hostname, port }: DevOptions): Promise<De
       }
     }
     version++;
-    const browserOnly = !failing && !serverStale && assets.length === 0 &&
+    const moved = last && last !== previous ? movedStyles(last) : {};
+    // A stylesheet added, removed or moved in a page, or a class name changed: pages change.
+    const restyled = last?.styleShape !== previous?.styleShape;
+    const browserOnly = !failing && !serverStale && assets.length === 0 && !restyled &&
       code.every((file) =>
         (last!.inputs.has(file) || previous?.inputs.has(file)) && !rendered.has(file)
       );
@@ -178,19 +198,26 @@ export async function startDev({ root, hostname, port }: DevOptions): Promise<De
       : undefined;
     if (!browserOnly || (plan && "reload" in plan)) {
       serverStale = false;
-      if (code.length > 0) readGraph(last!.islands);
       return restart(plan && "reload" in plan ? plan.reload : `${files.join(", ")} changed`);
     }
     // The pages update now; the server catches up behind them, for the next request.
     backends.restartOnRequest(version);
+    // The stylesheets first: an island's new class names find their rules.
+    if (hrefs.length > 0 || Object.keys(moved).length > 0) swap(moved, version);
     if (plan) events.send("update", { version, ...plan.update });
-    if (hrefs.length > 0) swap();
+  };
+
+  /** Whether `deno.json` is as the last build that rewrote it left it. */
+  const isOwnConfig = () => {
+    const own = ownConfig !== undefined && readTextOr(join(root, "deno.json")) === ownConfig;
+    ownConfig = undefined;
+    return own;
   };
 
   // Changes are handled one at a time, in order; the first start is the first of them.
   let queue = (async () => {
     last = await build();
-    if (last) readGraph(last.islands);
+    if (last) movedStyles(last);
     if (last) await restart();
     console.log(`dev: ready, ${Math.round(performance.now())} ms after start`);
   })();
@@ -232,6 +259,14 @@ async function describeBuildError(error: unknown): Promise<string> {
     return (await esbuild.formatMessages(error.errors, { kind: "error", color: false })).join("");
   }
   return error instanceof Error ? error.message : String(error);
+}
+
+function readTextOr(path: string): string | undefined {
+  try {
+    return Deno.readTextFileSync(path);
+  } catch {
+    return undefined;
+  }
 }
 
 /** `Deno.serve`, failing with a message that names the address. */

@@ -1,8 +1,8 @@
 /**
  * @module
  * How an island renders on the server: its HTML inside an `<app-island>` marker that carries the
- * name, the chunk and the props, plus the preloads for its chunks. The browser side is
- * `client/boot.ts`. No JSX here: the app's JSX runtime turns island components into this one, and
+ * name, the chunk and the props, plus the preloads for its chunks and the links to its
+ * stylesheets. The browser side is `client/boot.ts`. No JSX here: the app's JSX runtime turns island components into this one, and
  * a module of its own with JSX would import that runtime back (a cycle, which
  * `tests/process/imports_test.ts` finds — Deno reads no `@jsxImportSource` from a line comment).
  */
@@ -10,6 +10,7 @@ import { createElement, type ReactNode, use } from "react";
 import { preinitModule, preloadModule } from "react-dom";
 import { RenderContext } from "../render/context.ts";
 import { InsideIsland } from "../shared/inside_island.ts";
+import { linkStylesheets } from "../render/styles.ts";
 import { serializeProps } from "../shared/props.ts";
 import type { IslandInfo } from "./registry.ts";
 
@@ -32,6 +33,8 @@ export function Island(
   for (const chunk of [...boot.imports, chunks.entry, ...chunks.imports]) {
     preloadModule(chunk, { as: "script" });
   }
+  // In the server's HTML of every page that renders it: no unstyled flash while its script loads.
+  linkStylesheets(render.islandStyles?.[island.name]);
 
   const { children, ...data } = props;
   // Children are server-rendered HTML the browser keeps as is; islands among them are islands of

@@ -1,7 +1,8 @@
 /**
  * @module
  * Renders a page to a streamed response with React's `renderToReadableStream`: `_app`, layouts
- * and page, with the request's CSP nonce on every inline script React emits. The promise settles
+ * and page, their stylesheets linked first, with the request's CSP nonce on every inline script
+ * React emits. The promise settles
  * once the shell is ready, so a failure or `notFound()` before it still decides the status; what
  * fails after it (inside a Suspense boundary) is handed to `onStreamError`.
  */
@@ -14,6 +15,7 @@ import type { Deadline, DeadlineClock } from "../server/deadline.ts";
 import type { ComponentModule } from "../server/manifest.ts";
 import type { LayoutProps, PageProps } from "../server/types.ts";
 import { RenderContext, type RenderContextValue } from "./context.ts";
+import { Stylesheets } from "./styles.ts";
 import { type BoundaryFailure, watchBoundaries } from "./stream_failure.ts";
 
 export interface PageTree {
@@ -21,6 +23,8 @@ export interface PageTree {
   layouts: ComponentModule[];
   // deno-lint-ignore no-explicit-any -- a page's or an error page's props
   page: ComponentType<any>;
+  /** The stylesheets of `_app`, the layouts and the page, in order (the build's list). */
+  styles?: readonly string[];
 }
 
 export interface RenderOptions {
@@ -88,6 +92,7 @@ function compose(
 export async function renderPage(tree: PageTree, options: RenderOptions): Promise<Response> {
   const element = (
     <RenderContext value={options.context}>
+      <Stylesheets hrefs={tree.styles} />
       {compose(tree, options.props, options.pageProps, options.head)}
     </RenderContext>
   );

@@ -137,7 +137,11 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
     telemetry,
   });
 
-  const renderContext = (c: Context) => ({ nonce: nonceOf(c), assets: manifest.assets });
+  const renderContext = (c: Context) => ({
+    nonce: nonceOf(c),
+    assets: manifest.assets,
+    islandStyles: manifest.styles?.islands,
+  });
   const render = (
     c: Context,
     tree: PageTree,
@@ -181,7 +185,12 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
   registerRoutes(app, manifest.routes, (c, route, data, init) => {
     const page = route.module.default;
     if (!page) throw new Error(`routes/${route.file} has no default export to render`);
-    const tree = { app: manifest.app, layouts: route.layouts, page };
+    const tree = {
+      app: manifest.app,
+      layouts: route.layouts,
+      page,
+      styles: manifest.styles?.pages[route.file],
+    };
     const params = c.req.param() as Record<string, string>;
     return renderSpan(c, tree, pageProps(c, params, data), undefined, init);
   }, telemetry);

@@ -86,14 +86,29 @@ export function errorPages(options: ErrorPagesOptions): ErrorPages {
 
   const treeOf = (route: ManifestRoute | undefined, status: number): PageTree => {
     if (status === 404 && manifest.notFound) {
-      return { app: manifest.app, layouts: manifest.rootLayouts, page: manifest.notFound.default };
+      return {
+        app: manifest.app,
+        layouts: manifest.rootLayouts,
+        page: manifest.notFound.default,
+        styles: manifest.styles?.notFound,
+      };
     }
     const errorPage = route?.errorPage ?? manifest.errorPage;
     if (errorPage) {
-      return { app: manifest.app, layouts: errorPage.layouts, page: errorPage.module.default };
+      return {
+        app: manifest.app,
+        layouts: errorPage.layouts,
+        page: errorPage.module.default,
+        styles: manifest.styles?.errorPages[errorPage.file],
+      };
     }
     const { rootLayouts } = manifest;
-    return { app: manifest.app, layouts: rootLayouts, page: plainPage(rootLayouts.length > 0) };
+    return {
+      app: manifest.app,
+      layouts: rootLayouts,
+      page: plainPage(rootLayouts.length > 0),
+      styles: manifest.styles?.plain,
+    };
   };
 
   const propsOf = (c: Context, place: PagePlace): PageProps<unknown> => ({

@@ -101,6 +101,7 @@ export interface ManifestRoute {
  * import type { ErrorPageEntry } from "shell/server";
  *
  * const boardErrors: ErrorPageEntry = {
+ *   file: "board/_error.tsx",
  *   module: { default: ({ message }: { message: string }) => message },
  *   layouts: [],
  * };
@@ -108,6 +109,8 @@ export interface ManifestRoute {
  * @see docs/routing.md — Error pages
  */
 export interface ErrorPageEntry {
+  /** Its path below `routes/`. */
+  file: string;
   /** The `_error.tsx` module. */
   module: ComponentModule;
   /** Outermost first. */
@@ -192,6 +195,43 @@ export interface Manifest {
   assetDir: string;
   /** The server actions. */
   actions: ManifestActions;
+  /** The stylesheets the app's modules import; none when absent. */
+  styles?: ManifestStyles;
+}
+
+/**
+ * The stylesheets the app imports (`import "./x.css"`, CSS modules, Tailwind), as URLs under
+ * `/_app/`, each list in the order its stylesheets apply, computed by the build: a page links its
+ * own list, and those of the islands it renders, in `<head>`.
+ *
+ * @example
+ * ```ts
+ * import type { ManifestStyles } from "shell/server";
+ *
+ * const styles: ManifestStyles = {
+ *   pages: { "index.tsx": ["/_app/css/routes/app-5PQ2.css"] },
+ *   notFound: ["/_app/css/routes/app-5PQ2.css"],
+ *   errorPages: { "_error.tsx": ["/_app/css/routes/app-5PQ2.css"] },
+ *   plain: ["/_app/css/routes/app-5PQ2.css"],
+ *   islands: { Counter: ["/_app/css/islands/Counter.module-Z3K1.css"] },
+ * };
+ * ```
+ * @see docs/styles.md
+ */
+export interface ManifestStyles {
+  /**
+   * Each page's, by route file (below `routes/`): `_app`'s, its layouts' (outermost first), its
+   * own.
+   */
+  pages: Record<string, string[]>;
+  /** The not-found page's: `_app`'s, the root layouts', `_404`'s. */
+  notFound: string[];
+  /** Each `_error.tsx`'s, by file (below `routes/`): `_app`'s, its layouts', its own. */
+  errorPages: Record<string, string[]>;
+  /** The app's plain error page's, for a folder with no `_error.tsx`: `_app`'s, the root layouts'. */
+  plain: string[];
+  /** Each island's, by name, with those of the islands it renders itself. */
+  islands: Record<string, string[]>;
 }
 
 /**

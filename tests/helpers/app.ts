@@ -74,6 +74,11 @@ export function memoryManifest({ routes, islands = {}, actions = {} }: AppFiles)
   const layouts = new Map<string, ComponentModule>();
   const middlewares = new Map<string, MiddlewareModule>();
   const errors = new Map<string, ComponentModule>();
+  const errorFiles = new Map<ComponentModule, string>();
+  const errorPageOf = (file: string) => {
+    const found = nearestErrorPage(errors, layouts, file);
+    return found && { file: errorFiles.get(found.module)!, ...found };
+  };
   let app: ComponentModule | undefined;
   let notFound: ComponentModule | undefined;
   const pages: { file: string; pattern: string; module: RouteModule }[] = [];
@@ -82,8 +87,10 @@ export function memoryManifest({ routes, islands = {}, actions = {} }: AppFiles)
     const special = specialFile(file);
     if (special === "_layout") layouts.set(folder, module as ComponentModule);
     else if (special === "_middleware") middlewares.set(folder, module as MiddlewareModule);
-    else if (special === "_error") errors.set(folder, module as ComponentModule);
-    else if (special === "_app") app = module as ComponentModule;
+    else if (special === "_error") {
+      errors.set(folder, module as ComponentModule);
+      errorFiles.set(module as ComponentModule, file);
+    } else if (special === "_app") app = module as ComponentModule;
     else if (special === "_404") notFound = module as ComponentModule;
     else if (isRouteFile(file)) {
       pages.push({ file, pattern: patternFor(file), module: module as RouteModule });
@@ -115,13 +122,13 @@ export function memoryManifest({ routes, islands = {}, actions = {} }: AppFiles)
       module,
       layouts: chain(layouts, file),
       middlewares: chain(middlewares, file),
-      errorPage: nearestErrorPage(errors, layouts, file),
+      errorPage: errorPageOf(file),
     })),
     app,
     notFound,
     rootLayouts: chain(layouts, "_404.tsx"),
     rootMiddlewares: chain(middlewares, "_404.tsx"),
-    errorPage: nearestErrorPage(errors, layouts, "_404.tsx"),
+    errorPage: errorPageOf("_404.tsx"),
     islands: Object.entries(islands).map(([name, component]) => ({
       name,
       module: { default: component },

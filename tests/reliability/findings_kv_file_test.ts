@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { builtTarget, startTarget } from "./target.ts";
 
 const FILES = {
-  "routes/findings/note.ts": `import { kvOf } from "../../lib/data.ts";
+  "routes/findings/note.ts": `import { kvOf } from "shell/data";
     export const handler = {
       async POST(req: Request, ctx: Parameters<typeof kvOf>[0]) {
         await kvOf(ctx).set(["findings", "note"], await req.text());

@@ -84,7 +84,7 @@ Deno.test("findings 7 and 8: HEAD, 304 and immutable responses", async (t) => {
     { root: built.root },
   );
   try {
-    for (const path of ["/styles.css", await assetPath(server)]) {
+    for (const path of ["/favicon.svg", await assetPath(server)]) {
       await t.step(`HEAD ${path} with a matching If-None-Match: GET's 304, no body`, async () => {
         const { get, head } = await revalidated(server, path);
         assert.equal(get.status, 304);

@@ -23,6 +23,8 @@ import {
   outputOf,
 } from "../bundle.ts";
 import { isBuildFailure } from "../problem.ts";
+import { stylesheetImports } from "../styles/classes_plugin.ts";
+import type { CssModules } from "../styles/modules.ts";
 import { atSources, reactRefresh } from "./refresh.ts";
 import { buildSentryVendor, buildVendor, vendorModules } from "./vendor.ts";
 import type { Output } from "../vendor_cache.ts";
@@ -47,7 +49,11 @@ export interface DevBundler {
   dispose(): Promise<void>;
 }
 
-export async function devBundler(root: string, outDir: string): Promise<DevBundler> {
+export async function devBundler(
+  root: string,
+  outDir: string,
+  modules: CssModules,
+): Promise<DevBundler> {
   const outdir = join(root, outDir);
   const files = new Map<string, Uint8Array>();
   const keep = (outputs: Output[]) => {
@@ -60,7 +66,12 @@ export async function devBundler(root: string, outDir: string): Promise<DevBundl
     plugins: [importMap(root)],
   });
   const refresh = reactRefresh(root, join(outdir, "..", "refresh.json"));
-  const plugins = [vendorModules(root), importMap(root), refresh.plugin];
+  const plugins = [
+    vendorModules(root),
+    stylesheetImports(root, modules),
+    importMap(root),
+    refresh.plugin,
+  ];
   // The entry points, the stubs of the actions and the action client's URL are fixed for a
   // context: a change to any of them makes a new one.
   let islands: { key: string; context: esbuild.BuildContext<typeof common> } | undefined;

@@ -6,7 +6,8 @@
  *   - `update`: imports each rebuilt island chunk the page shows (a new, content-hashed URL; shared
  *     chunks and React keep theirs, and their instances) and has React Refresh swap the components
  *     in place, state kept — or reloads when the edit cannot be applied so (`cannotRefresh`);
- *   - `css`: swaps the stylesheets for fresh copies, no reload;
+ *   - `css`: swaps the stylesheets for fresh copies (the rebuilt ones the app imports for their new
+ *     URLs), no reload;
  *   - `reload`: reloads (a route or server module changed and the new server is up);
  *   - `build-error` / `built`: shows the build's error over the page, which keeps its state, and
  *     takes it away once a build succeeds;
@@ -42,7 +43,9 @@ events.addEventListener("build-error", (event) => {
 });
 events.addEventListener("built", () => hideOverlay());
 events.addEventListener("css", (event) => {
-  for (const href of (JSON.parse(event.data) as CssSwap).hrefs) swapStylesheet(href);
+  const swap: CssSwap = JSON.parse(event.data);
+  if (swap.version !== undefined) version = Math.max(version, swap.version);
+  swapStylesheets(swap);
 });
 events.addEventListener("update", (event) => {
   const update: Update = JSON.parse(event.data);
@@ -92,16 +95,24 @@ function elementsOf(island: string) {
   return document.querySelectorAll(`app-island[name="${CSS.escape(island)}"]`);
 }
 
-function swapStylesheet(href: string) {
+function swapStylesheets({ hrefs, moved }: CssSwap) {
   for (const link of document.querySelectorAll<HTMLLinkElement>("link[rel=stylesheet]")) {
     const url = new URL(link.href);
-    if (url.origin !== location.origin || url.pathname !== href) continue;
-    url.searchParams.set("v", String(Date.now()));
-    const next = link.cloneNode() as HTMLLinkElement;
-    next.href = url.href;
-    // The old sheet stays until the new one has loaded: no flash of unstyled content.
-    next.addEventListener("load", () => link.remove(), { once: true });
-    next.addEventListener("error", () => next.remove(), { once: true });
-    link.after(next);
+    if (url.origin !== location.origin) continue;
+    const to = moved[url.pathname];
+    if (to !== undefined) replace(link, new URL(to, url).href);
+    else if (hrefs.includes(url.pathname)) {
+      url.searchParams.set("v", String(Date.now()));
+      replace(link, url.href);
+    }
   }
+}
+
+/** The old sheet stays until the new one has loaded: no flash of unstyled content. */
+function replace(link: HTMLLinkElement, href: string) {
+  const next = link.cloneNode() as HTMLLinkElement;
+  next.href = href;
+  next.addEventListener("load", () => link.remove(), { once: true });
+  next.addEventListener("error", () => next.remove(), { once: true });
+  link.after(next);
 }

@@ -3,8 +3,9 @@
  * Dev only: what `deno task dev` and the dev client in the page say to each other. Events on the
  * stream at `EVENTS_PATH`, by name: `hello` (`Hello`, on every connection), `update` (`Update`),
  * `css` (`CssSwap`), `reload` (`Reload`), `build-error` (`BuildError`) and `built`. Every change
- * of the code has a version (a stylesheet changes no page); a page knows the version of the code
- * that made it, and reloads when a `hello` says it missed one.
+ * of the code has a version (a stylesheet of `static/` changes no page; one the app imports is
+ * rebuilt under a new name, which the page's next load must link); a page knows the version of the
+ * code that made it, and reloads when a `hello` says it missed one.
  */
 
 export const EVENTS_PATH = "/_dev/events";
@@ -34,8 +35,12 @@ export interface IslandUpdate {
 }
 
 export interface CssSwap {
-  /** Paths of the changed stylesheets (`/styles.css`). */
+  /** Paths of the changed stylesheets of `static/` (`/styles.css`): fetched afresh. */
   hrefs: string[];
+  /** Each earlier URL of a rebuilt stylesheet the app imports → its new one. */
+  moved: Record<string, string>;
+  /** The version of the code the swap brings the page to, when it is a new one. */
+  version?: number;
 }
 
 export interface Reload {
