@@ -20,7 +20,8 @@ import { serveApp } from "../../helpers/app.ts";
 import { axeViolations, describeViolations } from "../../helpers/axe.ts";
 import { hydrated, launchBrowser, watchRequests } from "../../helpers/browser.ts";
 import { PROJECT_ROOT } from "../../helpers/project_copy.ts";
-import { addAdmin, ADMIN, logIn } from "../users.ts";
+import { addAdmin, ADMIN } from "../users.ts";
+import { logIn } from "./log_in.ts";
 
 /** The rules about the frame `_app.tsx` and `_layout.tsx` give a page, not about the page. */
 const FRAME_RULES = [

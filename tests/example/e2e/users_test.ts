@@ -14,7 +14,8 @@ import { createApp } from "shell/server";
 import { serveApp } from "../../helpers/app.ts";
 import { hydrated, launchBrowser, pageErrors } from "../../helpers/browser.ts";
 import { PROJECT_ROOT } from "../../helpers/project_copy.ts";
-import { addAdmin, ADMIN, logIn } from "../users.ts";
+import { addAdmin, ADMIN } from "../users.ts";
+import { logIn } from "./log_in.ts";
 
 const PASSWORD = "a long enough passphrase";
 
