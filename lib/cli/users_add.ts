@@ -73,14 +73,17 @@ async function typed(email: string): Promise<string> {
   return first;
 }
 
-/** One line typed with the terminal's echo off; Ctrl-C ends the task. */
+/**
+ * One line typed with the terminal's echo off; Ctrl-C ends the task. The echo goes off before the
+ * prompt shows: what is typed (or pasted) the moment the prompt appears is never echoed.
+ */
 async function hidden(prompt: string): Promise<string> {
   const encoder = new TextEncoder();
-  await Deno.stderr.write(encoder.encode(prompt));
   Deno.stdin.setRaw(true);
   const bytes: number[] = [];
   const buffer = new Uint8Array(256);
   try {
+    await Deno.stderr.write(encoder.encode(prompt));
     for (;;) {
       const n = await Deno.stdin.read(buffer);
       if (n === null) break;
