@@ -366,26 +366,39 @@ Deno.test("sign-in is limited per account and per client: 429 with Retry-After, 
   const browser = t.browser();
   const attempt = (email: string) => t.signIn(browser, email, "guess guess");
   for (let i = 0; i < 2; i++) assert.equal((await attempt("target@example.com")).status, 200);
-  const began = performance.now();
-  const refused = await attempt("TARGET@example.com");
-  const refusedMs = performance.now() - began;
+  const refusedMs: number[] = [];
+  const timed = async <T,>(times: number[], work: () => Promise<T>): Promise<T> => {
+    const began = performance.now();
+    const result = await work();
+    times.push(performance.now() - began);
+    return result;
+  };
+  const refused = await timed(refusedMs, () => attempt("TARGET@example.com"));
   assert.equal(refused.status, 429);
   assert.ok(Number(refused.res.headers.get("retry-after")) > 0);
   assert.match(JSON.parse(refused.text).error.message, /^Too many attempts/);
   // Unknown accounts are counted alike: the limit tells nothing about who has an account.
   for (let i = 0; i < 2; i++) assert.equal((await attempt(`nobody${i}@example.com`)).status, 200);
-  const client = await attempt("someone.else@example.com");
+  const client = await timed(refusedMs, () => attempt("someone.else@example.com"));
   assert.equal(client.status, 429, "the client's 6th attempt in the window");
-  // A refused attempt hashes nothing: it answers far sooner than one that hashes.
-  const beganHash = performance.now();
-  assert.equal(
-    (await callAction(t.browser(), actionIds.join, [
-      credentials("fresh@example.com", PASSWORD),
-    ])).status,
-    200,
+  // A refused attempt hashes nothing: it answers far sooner than one that hashes. Side by side,
+  // the quickest of each: a pause of the shared machine's weighs on one sample, not on all.
+  const hashedMs: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const again = await timed(refusedMs, () => attempt(`again${i}@example.com`));
+    assert.equal(again.status, 429);
+    const joined = await timed(
+      hashedMs,
+      () =>
+        callAction(t.browser(), actionIds.join, [credentials(`fresh${i}@example.com`, PASSWORD)]),
+    );
+    assert.equal(joined.status, 200);
+  }
+  const [refusedMin, hashedMin] = [Math.min(...refusedMs), Math.min(...hashedMs)];
+  assert.ok(
+    refusedMin * 3 < hashedMin,
+    `refused in ${refusedMs.map(Math.round)} ms, a hash took ${hashedMs.map(Math.round)} ms`,
   );
-  const hashedMs = performance.now() - beganHash;
-  assert.ok(refusedMs * 3 < hashedMs, `refused in ${refusedMs} ms, a hash took ${hashedMs} ms`);
 });
 
 Deno.test("an unknown email and a wrong password: the same answer, after the same work", async () => {
