@@ -21,6 +21,7 @@ import { registerIsland } from "../islands/registry.ts";
 import { claimInKv } from "../kv/claim.ts";
 import { type PageTree, renderPage } from "../render/page.tsx";
 import { bodyRefusal, guardBodies } from "./bodies.ts";
+import { compression } from "./compression.ts";
 import { deadlineClock, withinDeadline } from "./deadline.ts";
 import { errorPages } from "./error_pages.tsx";
 import { guardRequests } from "./guard.ts";
@@ -117,6 +118,8 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
     },
     { dir: join(options.root, "static"), prefix: "", immutable: false },
   ));
+  // Below static files, which are served as they are (the build's assets precompressed).
+  if (options.compress) app.use(compression());
   app.use(async function deadline(c, next) {
     const deadline = clock.start();
     if (!deadline) return next();
