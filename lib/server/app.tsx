@@ -32,6 +32,7 @@ import { requestLog } from "./request_log.ts";
 import { registerRoutes } from "./routes.ts";
 import { appScope } from "./scope.ts";
 import { nonceOf, securityHeaders } from "./security.ts";
+import { speculationRules } from "./speculation.ts";
 import { staticFiles } from "./static.ts";
 import { tracedMiddleware } from "./telemetry.ts";
 import type { HonoApp, PageProps, RenderInit, State } from "./types.ts";
@@ -140,6 +141,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
     telemetry,
   });
 
+  const rules = speculationRules(manifest.routes);
   const renderContext = (c: Context) => ({
     nonce: nonceOf(c),
     assets: manifest.assets,
@@ -159,6 +161,11 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
         <>
           {telemetry?.head?.(c)}
           {formStateHead(formState)}
+          <script
+            type="speculationrules"
+            nonce={nonceOf(c)}
+            dangerouslySetInnerHTML={{ __html: rules }}
+          />
         </>
       ),
       formState,
