@@ -105,3 +105,13 @@ Deno.test("over a real connection", async () => {
   assert.ok((await res.json()).now);
   app.close();
 });
+
+Deno.test("navigation: pages carry speculation rules; the stylesheet turns view transitions on", async () => {
+  const client = new TestClient(app);
+  const html = await (await client.get("/")).text();
+  assert.match(html, /<script type="speculationrules" nonce="[^"]+">\{"prerender"/);
+  const href = /href="(\/_app\/css\/routes\/app-[^"]+\.css)"/.exec(html)?.[1];
+  assert.ok(href, "the page links the app's stylesheet");
+  const css = await (await client.get(href)).text();
+  assert.ok(css.includes("@view-transition{navigation:auto}"), "cross-document view transitions");
+});
