@@ -15,9 +15,9 @@
 import type { RouteModule } from "./manifest.ts";
 
 /** The attribute that keeps a link (or every link inside an element) from being speculated. */
-export const NO_PREFETCH = "data-no-prefetch";
+const NO_PREFETCH = "data-no-prefetch";
 /** The attribute that has a link (or every link inside an element) prerendered, not prefetched. */
-export const PRERENDER = "data-prerender";
+const PRERENDER = "data-prerender";
 
 /** Paths whose last segments name a sign-out: following one ends the session. */
 const SIGN_OUT = "/{*/}?(logout|log-out|signout|sign-out|logoff|log-off){/*}?";
@@ -54,8 +54,9 @@ export function speculationRules(
 
 /**
  * Whether the browser asked for this ahead of a navigation that may not come (`Sec-Purpose:
- * prefetch`, and `prefetch;prerender` for a prerender): such a request must change nothing —
- * no session refresh, no one-time state spent, nothing counted.
+ * prefetch`, and `prefetch;prerender` for a prerender). Such a request should change nothing: the
+ * framework moves no session's idle timer for it; count views and spend one-time things only when
+ * this is false.
  *
  * @param req The request.
  * @returns `true` for a prefetch or prerender.
