@@ -112,7 +112,7 @@ Deno.test("pages and JSON are compressed as asked, and decompress to the page", 
     assert.equal(res.headers.get("Content-Encoding"), "br");
     await res.body?.cancel();
   });
-  await t.step("HEAD: no coding, no body", async () => {
+  await t.step("HEAD: no coding, no body, GET's Vary", async () => {
     const res = await app.fetch(
       new Request("http://localhost/list", {
         method: "HEAD",
@@ -121,6 +121,7 @@ Deno.test("pages and JSON are compressed as asked, and decompress to the page", 
     );
     assert.equal(res.status, 200);
     assert.equal(res.headers.get("Content-Encoding"), null);
+    assert.equal(res.headers.get("Vary"), "Accept-Encoding");
     assert.equal(await res.text(), "");
   });
   await t.step("an event stream: never compressed, its first bytes out at once", async () => {

@@ -134,11 +134,11 @@ export function negotiateEncoding(header: string | null | undefined): ContentCod
 }
 
 /**
- * Whether `res` is one to compress, `Vary` aside: a body the client will read (not HEAD's), of a
- * compressible type, not encoded already, and not marked `no-transform`.
+ * Whether `res` is of a kind to compress, the request aside: a compressible type, not encoded
+ * already, not marked `no-transform`, a status with a whole body, not known to be small.
  */
-function compressible(method: string, res: Response): boolean {
-  if (method === "HEAD" || !res.body || NOT_COMPRESSED.has(res.status)) return false;
+function compressible(res: Response): boolean {
+  if (NOT_COMPRESSED.has(res.status)) return false;
   const { headers } = res;
   const type = headers.get("Content-Type");
   if (!type || !COMPRESSIBLE_CONTENT_TYPE_REGEX.test(type)) return false;
@@ -228,8 +228,10 @@ export function compression(): MiddlewareHandler {
   return async function compression(c, next) {
     await next();
     const res = c.res;
-    if (!compressible(c.req.method, res)) return;
+    if (!compressible(res)) return;
+    // HEAD too: its headers are GET's, bar the coding of a body it does not have.
     varyOnEncoding(res.headers);
+    if (c.req.method === "HEAD" || !res.body) return;
     const coding = negotiateEncoding(c.req.raw.headers.get("Accept-Encoding"));
     if (!coding) return;
     c.res = new Response(await compress(res.body!, coding), res);
