@@ -6,13 +6,16 @@
  * traces sampled at 0.1), what telemetry costs against telemetry off (`bench/telemetry.ts`), bytes
  * to the browser, memory under load beside the bare server's, `deno serve --parallel` with one
  * worker and with two, cold start, build time, the guestbook on Deno KV (`bench/kv.ts`), a signed-in
- * page against an anonymous one and a password hash (`bench/users.ts`) and the micro-benchmarks. Runs on a copy of the project, so edits made meanwhile cannot skew it. Prints a
+ * page against an anonymous one and a password hash (`bench/users.ts`), compression's bytes and
+ * req/s (`bench/compression.ts`), click to first paint prefetched vs cold in Chromium
+ * (`bench/navigation.ts`) and the micro-benchmarks. Runs on a copy of the project, so edits made meanwhile cannot skew it. Prints a
  * Markdown table, writes `bench/results/latest.json` (everything) and appends the figures to
  * `bench/results/history.jsonl` (one line a run, committed: a regression shows as a diff).
  *
  * Durations (env): BENCH_SECONDS per wrk run (5), BENCH_ROUNDS of each comparison each way (2, so
  * 4 rounds: each server twice on each CPU), BENCH_CONNECTIONS (50), BENCH_MEMORY_SECONDS (30, in 5
  * rounds), BENCH_RUNS cold starts and builds (5), BENCH_STREAMS event streams held open (1000),
+ * BENCH_NAVIGATIONS clicks of each kind in Chromium (10),
  * BENCH_MICRO=0 skips `deno bench`, BENCH_TELEMETRY=0 the telemetry comparison.
  */
 import { join } from "node:path";
@@ -22,6 +25,8 @@ import { examplePages, SSR_PAGES } from "./pages.ts";
 import { coldStart, pin, rssMb, type Running, start, startV8Flags } from "./process.ts";
 import { measureKv } from "./kv.ts";
 import { measureUsers } from "./users.ts";
+import { measureCompression } from "./compression.ts";
+import { measureNavigation } from "./navigation.ts";
 import { startReceiver } from "./receiver.ts";
 import { fmt, type Row, table } from "./report.ts";
 import { type Pair, pair, PRODUCTION_SENTRY, startVariant, VARIANTS } from "./telemetry.ts";
@@ -34,6 +39,7 @@ const CONNECTIONS = setting("BENCH_CONNECTIONS", 50);
 const MEMORY_SECONDS = setting("BENCH_MEMORY_SECONDS", 30);
 const RUNS = setting("BENCH_RUNS", 5);
 const STREAMS = setting("BENCH_STREAMS", 1000);
+const NAVIGATIONS = setting("BENCH_NAVIGATIONS", 10);
 const MICRO = Deno.env.get("BENCH_MICRO") !== "0";
 const TELEMETRY = Deno.env.get("BENCH_TELEMETRY") !== "0";
 /** The framework, exactly as `deno task start` runs it. */
@@ -381,6 +387,18 @@ const users = await measureUsers({
 });
 rows.push(...users.rows);
 
+const compression = await measureCompression({
+  root,
+  seconds: SECONDS,
+  connections: CONNECTIONS,
+  rounds: ROUNDS,
+  progress,
+});
+rows.push(...compression.rows);
+
+const navigation = await measureNavigation({ root, trials: NAVIGATIONS, progress });
+rows.push(...navigation.rows);
+
 let micro: { name: string; avgNs: number }[] = [];
 if (MICRO) {
   progress("deno bench");
@@ -409,7 +427,7 @@ const results = {
     loadavg: Deno.loadavg(),
     deno: Deno.version.deno,
   },
-  settings: { SECONDS, ROUNDS, CONNECTIONS, MEMORY_SECONDS, RUNS, STREAMS },
+  settings: { SECONDS, ROUNDS, CONNECTIONS, MEMORY_SECONDS, RUNS, STREAMS, NAVIGATIONS },
   targets: TARGET,
   sentry: {
     measured: Boolean(servers.on),
@@ -427,6 +445,8 @@ const results = {
   buildMs,
   kv: kv.results,
   users: users.results,
+  compression: compression.results,
+  navigation: navigation.results,
   micro,
   table: output,
   misses: rows.filter((row) => row.pass === false).map((row) => row.measure),

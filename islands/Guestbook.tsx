@@ -77,7 +77,8 @@ export default function Guestbook(
  * browser reconnects a dropped stream by itself, sending the last id it got (`Last-Event-ID`), and
  * the server sends what was missed first; a stream the server refused is opened again from here.
  * A hidden page holds no stream, so it costs the server nothing for entries nobody sees: shown
- * again, it asks for what it missed.
+ * again, it asks for what it missed. Nor does a page that leaves (`pagehide`), so it can enter the
+ * back/forward cache; restored from it (`pageshow`), it opens the stream again.
  */
 function useLiveEntries(since: number): Entry[] {
   const [live, setLive] = useState<Entry[]>([]);
@@ -108,10 +109,16 @@ function useLiveEntries(since: number): Entry[] {
       };
     };
     const onVisibility = () => document.hidden ? close() : open();
+    const onShow = (event: PageTransitionEvent) =>
+      event.persisted && !source && !document.hidden && open();
     if (!document.hidden) open();
     document.addEventListener("visibilitychange", onVisibility);
+    addEventListener("pagehide", close);
+    addEventListener("pageshow", onShow);
     return () => {
       document.removeEventListener("visibilitychange", onVisibility);
+      removeEventListener("pagehide", close);
+      removeEventListener("pageshow", onShow);
       close();
     };
   }, []);

@@ -3,7 +3,7 @@
  * `import { … } from "shell"`. The types a route module is written against, `createDefine<State>()`
  * for the app's typed state and `defineRoute` for typed routes, `httpError()`, `notFound()` and
  * `redirect()` to end a request, `requestContext()` in server actions, `bodyLimit()` for a folder's
- * uploads, `clientAddress()` and `eventStream()`.
+ * uploads, `clientAddress()`, `eventStream()`, and `isSpeculative()` to tell a browser's prefetch from a visit.
  *
  * The other entry points: `shell/runtime` for islands (browser-safe), `shell/data` for Deno KV,
  * `shell/auth` for users, sessions and roles, `shell/server` for entry points and plugins
@@ -61,4 +61,5 @@ export {
 } from "./errors/http_error.ts";
 export { clientAddress } from "./server/client.ts";
 export { eventStream, type EventStreamOptions, type ServerEvent } from "./server/event_stream.ts";
+export { isSpeculative } from "./server/speculation.ts";
 export { redirect, type RedirectStatus } from "./actions/redirect.ts";

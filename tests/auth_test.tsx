@@ -357,6 +357,36 @@ Deno.test("idle and absolute expiry, and the idle timer written back at most eve
   assert.equal((await idle.request("/account")).status, 303, "unused past the idle timeout");
 });
 
+Deno.test("a browser's prefetch (Sec-Purpose) reads the session but never moves its idle timer", async () => {
+  let now = Date.now();
+  const minute = 60_000;
+  using t = await setup({
+    now: () => now,
+    idleTimeoutMs: 30 * minute,
+    refreshAfterMs: 5 * minute,
+  });
+  const client = t.browser();
+  await t.signUp(client, "hover@example.com");
+  const view = async (headers: HeadersInit = {}) => {
+    const writes = t.counted.writes;
+    const res = await client.request("/account", { headers });
+    await res.body?.cancel();
+    return { status: res.status, writes: t.counted.writes - writes };
+  };
+  for (const purpose of ["prefetch", "prefetch;prerender"]) {
+    now += 6 * minute;
+    assert.deepEqual(await view({ "Sec-Purpose": purpose }), { status: 200, writes: 0 }, purpose);
+  }
+  // Prefetched for 24 minutes but not visited: the idle timer runs from the last visit.
+  now += 6 * minute;
+  assert.deepEqual(await view(), { status: 200, writes: 1 }, "a visit moves it on");
+  for (let i = 0; i < 5; i++) {
+    now += 6 * minute;
+    await view({ "Sec-Purpose": "prefetch" });
+  }
+  assert.equal((await view()).status, 303, "30 minutes of prefetches alone: signed out as idle");
+});
+
 Deno.test("sign-in is limited per account and per client: 429 with Retry-After, no hash", async () => {
   using t = await setup({
     signInPerAccount: { limit: 2, windowMs: 60_000 },

@@ -482,7 +482,8 @@ Deno.test("expected errors in-process", async (t) => {
     assert.equal(res.status, 403);
     assert.match(
       body,
-      /<title>Only members can see this board<\/title><\/head><body><main><h1>403 — Only/,
+      // (Every page's speculation rules come first in <body>: rules, not a script that runs.)
+      /<title>Only members can see this board<\/title><\/head><body>(<script type="speculationrules"[^<]*<\/script>)?<main><h1>403 — Only/,
     );
     noLines("refusing layout");
   });

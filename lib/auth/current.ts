@@ -4,12 +4,14 @@
  * cookie costs nothing; one with it costs one KV read, the first time anything asks — a guard, a
  * handler, an action — and every later ask in the same request gets the same answer from the
  * request's private record. A page that never asks reads nothing. A cookie whose session is gone
- * (ended, expired) is cleared on the response.
+ * (ended, expired) is cleared on the response. A browser's prefetch reads the session but never
+ * moves its idle timer.
  */
 import type { Context } from "hono";
 import { kvOf } from "../kv/access.ts";
 import { internalsOf } from "../server/internals.ts";
 import { type AnyContext, contextOf } from "../server/scope.ts";
+import { isSpeculative } from "../server/speculation.ts";
 import { clearSessionCookie, tokenOf } from "./cookie.ts";
 import { readSession, type Session } from "./sessions.ts";
 import { authSettings } from "./settings.ts";
@@ -38,7 +40,8 @@ async function load(c: Context): Promise<Session | undefined> {
   const settings = authSettings(c);
   const token = tokenOf(c, settings);
   if (token === undefined) return undefined;
-  const session = await readSession(kvOf(c), tokenHash(token), settings);
+  const touch = !isSpeculative(c.req.raw);
+  const session = await readSession(kvOf(c), tokenHash(token), settings, touch);
   if (!session) clearSessionCookie(c, settings);
   return session;
 }

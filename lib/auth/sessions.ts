@@ -84,12 +84,14 @@ export async function startSession(
 
 /**
  * The session whose token hashes to `hash`, if it is still on: one KV read, and at most every
- * `refreshAfterMs` a write that moves its idle timer on.
+ * `refreshAfterMs` a write that moves its idle timer on — unless `touch` is false (a browser's
+ * prefetch: the user may never come).
  */
 export async function readSession(
   kv: Deno.Kv,
   hash: string,
   settings: AuthSettings,
+  touch = true,
 ): Promise<Session | undefined> {
   const entry = await kv.get<SessionRecord>(sessionKey(hash));
   const record = entry.value;
@@ -97,7 +99,7 @@ export async function readSession(
   if (!record || now >= record.expiresAt || now >= record.seenAt + settings.idleTimeoutMs) {
     return undefined;
   }
-  if (now - record.seenAt >= settings.refreshAfterMs) {
+  if (touch && now - record.seenAt >= settings.refreshAfterMs) {
     const seen = { ...record, seenAt: now };
     // Checked: a session ended since the read stays ended. Losing the race costs nothing.
     await commit(

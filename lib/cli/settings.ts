@@ -86,6 +86,7 @@ const SCHEMAS = {
   ALLOWED_HOSTS: list(host),
   TRUST_PROXY: flag,
   SERVE_SOURCE_MAPS: flag,
+  COMPRESS: flag,
   KV_PATH: v.string(),
 };
 
@@ -131,6 +132,7 @@ export function readSettings(env: Env): Settings {
       allowedHosts: parsed.ALLOWED_HOSTS,
       trustProxy: parsed.TRUST_PROXY,
       serveSourceMaps: parsed.SERVE_SOURCE_MAPS,
+      compress: parsed.COMPRESS,
     },
     sentry: sentry.config,
     kvPath: parsed.KV_PATH ?? (env("DENO_DEPLOYMENT_ID") ? undefined : DEFAULT_KV_PATH),

@@ -21,6 +21,7 @@ import { registerIsland } from "../islands/registry.ts";
 import { claimInKv } from "../kv/claim.ts";
 import { type PageTree, renderPage } from "../render/page.tsx";
 import { bodyRefusal, guardBodies } from "./bodies.ts";
+import { compression } from "./compression.ts";
 import { deadlineClock, withinDeadline } from "./deadline.ts";
 import { errorPages } from "./error_pages.tsx";
 import { guardRequests } from "./guard.ts";
@@ -31,6 +32,7 @@ import { requestLog } from "./request_log.ts";
 import { registerRoutes } from "./routes.ts";
 import { appScope } from "./scope.ts";
 import { nonceOf, securityHeaders } from "./security.ts";
+import { speculationRules } from "./speculation.ts";
 import { staticFiles } from "./static.ts";
 import { tracedMiddleware } from "./telemetry.ts";
 import type { HonoApp, PageProps, RenderInit, State } from "./types.ts";
@@ -117,6 +119,8 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
     },
     { dir: join(options.root, "static"), prefix: "", immutable: false },
   ));
+  // Below static files, which are served as they are (the build's assets precompressed).
+  if (options.compress) app.use(compression());
   app.use(async function deadline(c, next) {
     const deadline = clock.start();
     if (!deadline) return next();
@@ -137,6 +141,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
     telemetry,
   });
 
+  const rules = speculationRules(manifest.routes);
   const renderContext = (c: Context) => ({
     nonce: nonceOf(c),
     assets: manifest.assets,
@@ -156,6 +161,11 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
         <>
           {telemetry?.head?.(c)}
           {formStateHead(formState)}
+          <script
+            type="speculationrules"
+            nonce={nonceOf(c)}
+            dangerouslySetInnerHTML={{ __html: rules }}
+          />
         </>
       ),
       formState,

@@ -23,6 +23,11 @@ export interface RouteModule {
   default?: ComponentType<any>;
   /** The handlers, or one handler for every method. */
   handler?: Handlers<any, any, any> | Handler<any, any, any>;
+  /**
+   * Links to this page are prerendered as the pointer rests on them, not only prefetched
+   * (docs/navigation.md): for pages cheap to render and likely to be opened.
+   */
+  prerender?: boolean;
 }
 
 /**

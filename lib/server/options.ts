@@ -63,6 +63,11 @@ export interface AppOptions {
    * docs/telemetry.md): stacks are still readable there, and the sources stay private.
    */
   serveSourceMaps?: boolean;
+  /**
+   * Compress pages, JSON and other text the app makes, brotli or gzip per `Accept-Encoding`, still
+   * streamed (on by default). `false` when a proxy or CDN in front compresses instead.
+   */
+  compress?: boolean;
   /** Errors and traces (Sentry, OpenTelemetry); none by default. */
   telemetry?: Telemetry;
   /**
@@ -96,6 +101,7 @@ export const DEFAULT_OPTIONS = {
   logRequests: false,
   trustProxy: false,
   serveSourceMaps: true,
+  compress: true,
 } as const;
 
 export function resolveOptions(options: AppOptions): ResolvedOptions {

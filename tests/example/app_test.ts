@@ -105,3 +105,12 @@ Deno.test("over a real connection", async () => {
   assert.ok((await res.json()).now);
   app.close();
 });
+
+Deno.test("navigation: pages carry speculation rules; the stylesheet turns view transitions on", async () => {
+  const client = new TestClient(app);
+  // An example page, not the home page or the document: a team's first day makes those its own.
+  const html = await (await client.get("/list")).text();
+  assert.match(html, /<script type="speculationrules" nonce="[^"]+">\{"prerender"/);
+  const css = await Deno.readTextFile(new URL("../../routes/app.css", import.meta.url));
+  assert.match(css, /@view-transition\s*\{\s*navigation:\s*auto;\s*\}/);
+});

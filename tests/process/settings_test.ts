@@ -24,6 +24,7 @@ const NONSENSE: Record<string, string> = {
   ALLOWED_HOSTS: "a b",
   TRUST_PROXY: "sometimes",
   SERVE_SOURCE_MAPS: "never",
+  COMPRESS: "brotli",
   SENTRY_DSN: "not a dsn",
   SENTRY_SPOTLIGHT: "perhaps",
   SENTRY_TUNNEL: "maybe",
@@ -53,6 +54,7 @@ Deno.test("each variable becomes its option", () => {
     ALLOWED_HOSTS: "example.com,Example.org:8443",
     TRUST_PROXY: "yes",
     SERVE_SOURCE_MAPS: "0",
+    COMPRESS: "off",
   });
   assert.equal(settings.port, 0);
   assert.equal(settings.hostname, "127.0.0.1");
@@ -67,6 +69,7 @@ Deno.test("each variable becomes its option", () => {
     allowedHosts: ["example.com", "Example.org:8443"],
     trustProxy: true,
     serveSourceMaps: false,
+    compress: false,
   });
   assert.equal(read({ LOG_REQUESTS: "off", TRUST_PROXY: "0" }).app.logRequests, false);
 });

@@ -12,6 +12,8 @@
  *   - `build-error` / `built`: shows the build's error over the page, which keeps its state, and
  *     takes it away once a build succeeds;
  *   - `hello`, on every (re)connection: a new session, or changes the page missed, reload it.
+ * The stream is closed on `pagehide` and opened again on `pageshow`, so pages stay eligible for the
+ * back/forward cache in dev too.
  * It talks to the refresh runtime through the `__REFRESH__` global (`refresh_setup.ts`), and shows
  * browser errors at their sources (`errors.ts`).
  */
@@ -29,31 +31,42 @@ let queue = Promise.resolve();
 
 showErrorsAtSource();
 
-const events = new EventSource(EVENTS_PATH);
-events.addEventListener("hello", (event) => {
-  const hello: Hello = JSON.parse(event.data);
-  if (hello.session !== session) return reload("the dev server restarted");
-  if (hello.version > version) return reload("the code changed while the page loaded");
-  if (hello.error) showOverlay(hello.error);
-  else hideOverlay();
+let events = connect();
+// The back/forward cache keeps no page holding a connection: closed as the page leaves, opened
+// again when it comes back, whose `hello` reloads it if the code changed meanwhile.
+addEventListener("pagehide", () => events.close());
+addEventListener("pageshow", (event) => {
+  if (event.persisted) events = connect();
 });
-events.addEventListener("reload", (event) => reload((JSON.parse(event.data) as Reload).why));
-events.addEventListener("build-error", (event) => {
-  showOverlay((JSON.parse(event.data) as BuildError).text);
-});
-events.addEventListener("built", () => hideOverlay());
-events.addEventListener("css", (event) => {
-  const swap: CssSwap = JSON.parse(event.data);
-  if (swap.version !== undefined) version = Math.max(version, swap.version);
-  swapStylesheets(swap);
-});
-events.addEventListener("update", (event) => {
-  const update: Update = JSON.parse(event.data);
-  queue = queue.then(() => applyUpdate(update)).catch((error) => {
-    console.error("[dev] the hot update failed:", error);
-    reload("the hot update failed");
+
+function connect(): EventSource {
+  const source = new EventSource(EVENTS_PATH);
+  source.addEventListener("hello", (event) => {
+    const hello: Hello = JSON.parse(event.data);
+    if (hello.session !== session) return reload("the dev server restarted");
+    if (hello.version > version) return reload("the code changed while the page loaded");
+    if (hello.error) showOverlay(hello.error);
+    else hideOverlay();
   });
-});
+  source.addEventListener("reload", (event) => reload((JSON.parse(event.data) as Reload).why));
+  source.addEventListener("build-error", (event) => {
+    showOverlay((JSON.parse(event.data) as BuildError).text);
+  });
+  source.addEventListener("built", () => hideOverlay());
+  source.addEventListener("css", (event) => {
+    const swap: CssSwap = JSON.parse(event.data);
+    if (swap.version !== undefined) version = Math.max(version, swap.version);
+    swapStylesheets(swap);
+  });
+  source.addEventListener("update", (event) => {
+    const update: Update = JSON.parse(event.data);
+    queue = queue.then(() => applyUpdate(update)).catch((error) => {
+      console.error("[dev] the hot update failed:", error);
+      reload("the hot update failed");
+    });
+  });
+  return source;
+}
 
 function reload(why: string) {
   console.info(`[dev] reloading: ${why}`);
