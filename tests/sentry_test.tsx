@@ -519,6 +519,12 @@ Deno.test({
     using logs = captureLogs();
     await using receiver = startSentryReceiver();
     const app = await appWith(sentryEnv(receiver.dsn, { SENTRY_TRACES_SAMPLE_RATE: "0" }));
+    // Its page keeps the decision for the browser SDK, and carries no more than that: the flag,
+    // and a DSC that says so.
+    const html = await (await app.request("/blog/first-post")).text();
+    assert.match(html, /<meta name="sentry-trace" content="[0-9a-f]{32}-[0-9a-f]{16}-0"/);
+    assert.match(html, /<meta name="baggage" content="[^"]*sentry-sampled=false/);
+    assert.equal(html.match(/<meta name="(sentry-trace|baggage|traceparent)"/g)?.length, 2);
     const res = await app.request("/boom");
     const digest = digestOnPage(await res.text());
     const line = logs.lines.find((l) => l.digest === digest)!;

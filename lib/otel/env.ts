@@ -34,10 +34,7 @@ export function sentryOtlpEnv(source: OtlpSource, env: Env): Record<string, stri
   const auth = otlpHeaders({ "x-sentry-auth": `sentry sentry_key=${publicKey}` });
   const computed: Record<string, string> = {
     OTEL_DENO: "true",
-    // Parent-based: a caller's decision (the browser's `-1`/`-0`) is kept; the ratio decides new
-    // traces. It also lets an unsampled parent keep Sentry's own posts out of every trace.
-    OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
-    OTEL_TRACES_SAMPLER_ARG: String(source.sampleRate),
+    ...sampler(source.sampleRate),
     // Sentry takes no OTLP metrics: off, or Deno would post them to localhost:4318 every minute.
     OTEL_DENO_METRICS: "false",
     OTEL_SERVICE_NAME: "app",
@@ -51,6 +48,20 @@ export function sentryOtlpEnv(source: OtlpSource, env: Env): Record<string, stri
     computed[`OTEL_EXPORTER_OTLP_${signal}_HEADERS`] = auth;
   }
   return Object.fromEntries(Object.entries(computed).filter(([name]) => env(name) === undefined));
+}
+
+/**
+ * Below 1, the ratio decides by the trace id alone, whatever flag a caller sends: a parent-based
+ * sampler follows a `traceparent`'s `-01`, so any client could have every request of its own traced,
+ * past the rate and the project's quota. The browser loses nothing by it: its calls continue the
+ * page's trace id, which the ratio decides as it did for the page. At 1 every trace is kept anyway,
+ * and parent-based lets a caller's `-00` (and Sentry's own posts, see `sentry/otel_fetch.ts`) stay
+ * out. An operator who trusts its callers' flags (behind a proxy that drops `traceparent` from the
+ * public) sets `OTEL_TRACES_SAMPLER=parentbased_traceidratio` itself.
+ */
+function sampler(rate: number): Record<string, string> {
+  if (rate >= 1) return { OTEL_TRACES_SAMPLER: "parentbased_always_on" };
+  return { OTEL_TRACES_SAMPLER: "traceidratio", OTEL_TRACES_SAMPLER_ARG: String(rate) };
 }
 
 /** `{scheme}://{host}{/path}/api/{project}/integration/otlp` and the public key of a DSN. */

@@ -65,7 +65,7 @@ export const requestSpan: MiddlewareHandler = async function requestSpan(c, next
   }
   internalsOf(c).otelSpan = denoSpan;
   // Not sampled: its ids still link the failures and logs of the request; naming it is wasted.
-  if (!sampled(denoSpan)) return await next();
+  if (!sampled(denoSpan)) return next();
   try {
     await next();
   } finally {

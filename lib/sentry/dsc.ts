@@ -107,7 +107,9 @@ export function dscToBaggage(dsc: Dsc): string {
 
 /**
  * `dscToBaggage(traceDsc(…))`, for every page: a trace that came without a DSC (most do) gets the
- * entries of this service encoded once, after its own.
+ * entries of this service encoded once, after its own. Not sampled, it has no `sample_rand`: the
+ * flag already decides for every SDK downstream (the browser's pageload follows `sampled=false`),
+ * and no sampling is left for the number to make.
  */
 export function traceBaggage(
   ids: SpanIds,
@@ -117,9 +119,11 @@ export function traceBaggage(
   if (incomingBaggage?.includes("sentry-")) {
     return dscToBaggage(traceDsc(ids, incomingBaggage, source));
   }
-  const sampled = isSampled(ids);
-  return `sentry-trace_id=${ids.traceId},sentry-sampled=${sampled},sentry-sample_rand=${
-    sampleRandOf(ids.traceId, sampled, source.sampleRate)
+  if (!isSampled(ids)) {
+    return `sentry-trace_id=${ids.traceId},sentry-sampled=false,${serviceEntries(source)}`;
+  }
+  return `sentry-trace_id=${ids.traceId},sentry-sampled=true,sentry-sample_rand=${
+    sampleRandOf(ids.traceId, true, source.sampleRate)
   },${serviceEntries(source)}`;
 }
 

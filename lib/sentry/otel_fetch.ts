@@ -29,12 +29,13 @@ export interface PropagationOptions {
 }
 
 /**
- * A context under which Deno's fetch makes no span (its unsampled parent, with the parent-based
- * sampler the launcher sets) and injects no header (OpenTelemetry's "suppress tracing" key, which
- * Deno's propagators honour).
+ * A context under which Deno's fetch makes no span and injects no header (OpenTelemetry's "suppress
+ * tracing" key, which Deno's propagators honour). No span: a parent-based sampler follows its
+ * unsampled flag, and a ratio below 1 never keeps its trace id, whose low 64 bits (what the ratio
+ * decides by) are the highest there are.
  */
 const QUIET = trace.setSpanContext(ROOT_CONTEXT, {
-  traceId: "00000000000000000000000000000001",
+  traceId: "0000000000000001ffffffffffffffff",
   spanId: "0000000000000001",
   traceFlags: 0,
   isRemote: true,

@@ -24,7 +24,8 @@ Deno.test("launcher: the environment it computes from the DSN", () => {
   const auth = "x-sentry-auth=sentry%20sentry_key%3Dabc123";
   assert.deepEqual(sentryOtlpEnv(SOURCE, envOf({})), {
     OTEL_DENO: "true",
-    OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
+    // The ratio alone decides: a caller's `-01` is no way around it (tests/process/sampling_test.ts).
+    OTEL_TRACES_SAMPLER: "traceidratio",
     OTEL_TRACES_SAMPLER_ARG: "0.25",
     OTEL_DENO_METRICS: "false",
     OTEL_SERVICE_NAME: "app",
@@ -54,6 +55,17 @@ Deno.test("launcher: the environment it computes from the DSN", () => {
       OTEL_EXPORTER_OTLP_LOGS_ENDPOINT: "http://localhost:4318/v1/logs",
     }),
   );
+  // Every trace kept: parent-based, so a caller's `-00` (and Sentry's own posts) stay out.
+  const everything = sentryOtlpEnv({ ...SOURCE, sampleRate: 1 }, envOf({}));
+  assert.equal(everything.OTEL_TRACES_SAMPLER, "parentbased_always_on");
+  assert.equal(everything.OTEL_TRACES_SAMPLER_ARG, undefined);
+  // An operator who trusts its callers' flags says so.
+  const trusting = sentryOtlpEnv(
+    SOURCE,
+    envOf({ OTEL_TRACES_SAMPLER: "parentbased_traceidratio" }),
+  );
+  assert.equal(trusting.OTEL_TRACES_SAMPLER, undefined);
+  assert.equal(trusting.OTEL_TRACES_SAMPLER_ARG, "0.25");
   assert.equal(operator.OTEL_SERVICE_NAME, undefined);
   assert.equal(operator.OTEL_TRACES_SAMPLER_ARG, undefined);
   assert.equal(operator.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, `${base}/v1/traces`);
@@ -77,6 +89,10 @@ Deno.test("launcher: the environment it computes from the DSN", () => {
     0.1,
   );
   assert.equal(headSampleRate(envOf({ OTEL_TRACES_SAMPLER: "always_off" })), 0);
+  assert.equal(
+    headSampleRate(envOf({ OTEL_TRACES_SAMPLER: "traceidratio", OTEL_TRACES_SAMPLER_ARG: "0.25" })),
+    0.25,
+  );
 });
 
 /** The process a test server answers from (its `/api/pid` route says), and its parent's. */

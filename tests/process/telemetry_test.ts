@@ -362,6 +362,19 @@ Deno.test("telemetry: a request that is not sampled: no span of the app's, failu
     html,
     new RegExp(`<meta name="sentry-trace" content="${CALLER_TRACE}-[0-9a-f]{16}-0"`),
   );
+  // What the browser needs to keep the decision, no more: the flag, and a DSC saying "not sampled"
+  // for its error events, with no `sample_rand` (there is nothing left to sample by it).
+  const baggage = html.match(/<meta name="baggage" content="([^"]+)"/)![1].replaceAll("&amp;", "&");
+  const { release, ...dsc } = dscOf(baggage);
+  assert.ok(release, "the build's release");
+  assert.deepEqual(dsc, {
+    trace_id: CALLER_TRACE,
+    sampled: "false",
+    public_key: new URL(sentry.dsn).username,
+    environment: "production",
+    sample_rate: "1",
+  });
+  assert.equal(html.match(/<meta name="(sentry-trace|baggage|traceparent)"/g)?.length, 2);
   await (await server.fetch("/boom", { headers: unsampled })).text();
   const line = await server.waitForLog((l) => l.path === "/boom");
   const event = await sentry.waitFor(isErrorEvent);
