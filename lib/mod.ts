@@ -3,7 +3,8 @@
  * `import { … } from "shell"`. The types a route module is written against, `createDefine<State>()`
  * for the app's typed state and `defineRoute` for typed routes, `httpError()`, `notFound()` and
  * `redirect()` to end a request, `requestContext()` in server actions, `bodyLimit()` for a folder's
- * uploads, `clientAddress()` and `eventStream()`.
+ * uploads, `clientAddress()` and `eventStream()`, the `CachePolicy` a route exports as `cache` and
+ * `revalidateTag()` that drops its stored pages.
  *
  * The other entry points: `shell/runtime` for islands (browser-safe), `shell/data` for Deno KV,
  * `shell/auth` for users, sessions and roles, `shell/server` for entry points and plugins
@@ -62,3 +63,5 @@ export {
 export { clientAddress } from "./server/client.ts";
 export { eventStream, type EventStreamOptions, type ServerEvent } from "./server/event_stream.ts";
 export { redirect, type RedirectStatus } from "./actions/redirect.ts";
+export type { CachePolicy } from "./cache/policy.ts";
+export { revalidateTag } from "./cache/revalidate.ts";

@@ -19,6 +19,7 @@ import { failures } from "../errors/failure.ts";
 import { isHttpError, notFound } from "../errors/http_error.ts";
 import { registerIsland } from "../islands/registry.ts";
 import { claimInKv } from "../kv/claim.ts";
+import { pageCache } from "../cache/page_cache.ts";
 import { type PageTree, renderPage } from "../render/page.tsx";
 import { bodyRefusal, guardBodies } from "./bodies.ts";
 import { deadlineClock, withinDeadline } from "./deadline.ts";
@@ -166,8 +167,10 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
       signal: c.req.raw.signal,
       deadline: internalsOf(c).deadline,
       clock,
-      onStreamError: (error) =>
-        isHttpError(error) ? errors.inPlace(c, error) : failed.boundary(c, error),
+      onStreamError: (error) => {
+        internalsOf(c).renderFailed = true; // never stored by the page cache
+        return isHttpError(error) ? errors.inPlace(c, error) : failed.boundary(c, error);
+      },
     });
   };
   // Until the shell is ready: what streams after it is the request's, not the render call's.
@@ -182,18 +185,35 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
     render: renderSpan,
     renderContext,
   });
-  registerRoutes(app, manifest.routes, (c, route, data, init) => {
-    const page = route.module.default;
-    if (!page) throw new Error(`routes/${route.file} has no default export to render`);
-    const tree = {
-      app: manifest.app,
-      layouts: route.layouts,
-      page,
-      styles: manifest.styles?.pages[route.file],
-    };
-    const params = c.req.param() as Record<string, string>;
-    return renderSpan(c, tree, pageProps(c, params, data), undefined, init);
-  }, telemetry);
+  const cache = pageCache({
+    routes: manifest.routes,
+    buildId: manifest.buildId,
+    kv,
+    origins: options.origins,
+    dev,
+    options: options.pageCache,
+    // The shell's deadline, then as long again for what streams after it (deadline.ts).
+    renderLimitMs: options.requestTimeoutMs ? 2 * options.requestTimeoutMs + 1000 : 60_000,
+    fetch: () => fetch,
+  });
+  registerRoutes(
+    app,
+    manifest.routes,
+    (c, route, data, init) => {
+      const page = route.module.default;
+      if (!page) throw new Error(`routes/${route.file} has no default export to render`);
+      const tree = {
+        app: manifest.app,
+        layouts: route.layouts,
+        page,
+        styles: manifest.styles?.pages[route.file],
+      };
+      const params = c.req.param() as Record<string, string>;
+      return renderSpan(c, tree, pageProps(c, params, data), undefined, init);
+    },
+    telemetry,
+    cache.around,
+  );
 
   // No route matched: the root folder's middleware runs first, as for any page.
   const rootChain = tracedMiddleware(manifest.rootMiddlewares.flatMap(middlewaresOf), telemetry);

@@ -5,6 +5,7 @@
  * imports so the app runs where the file system cannot be read (Deno Deploy).
  */
 import type { ComponentType } from "react";
+import type { CachePolicy } from "../cache/policy.ts";
 import type { Handler, Handlers, Middleware } from "./types.ts";
 
 /**
@@ -23,6 +24,8 @@ export interface RouteModule {
   default?: ComponentType<any>;
   /** The handlers, or one handler for every method. */
   handler?: Handlers<any, any, any> | Handler<any, any, any>;
+  /** The page is rendered once and served from the shared page cache (docs/caching.md). */
+  cache?: CachePolicy;
 }
 
 /**

@@ -62,7 +62,11 @@ export function securityHeaders(connectSources: string[] = []): MiddlewareHandle
     internalsOf(c).requestId = id;
     await next();
     const { headers } = c.res;
-    headers.set("Content-Security-Policy", beforeNonce + nonce + afterNonce);
+    // Not on a 304: the browser keeps the page it has, whose scripts carry that page's nonce. The
+    // nonce is read back: a page the cache rendered for this request carries the render's.
+    if (c.res.status !== 304) {
+      headers.set("Content-Security-Policy", beforeNonce + internalsOf(c).nonce + afterNonce);
+    }
     for (const [name, value] of HEADERS) headers.set(name, value);
     headers.set("X-Request-Id", id);
   };
