@@ -6,7 +6,8 @@
  * traces sampled at 0.1), what telemetry costs against telemetry off (`bench/telemetry.ts`), bytes
  * to the browser, memory under load beside the bare server's, `deno serve --parallel` with one
  * worker and with two, cold start, build time, the guestbook on Deno KV (`bench/kv.ts`), a signed-in
- * page against an anonymous one and a password hash (`bench/users.ts`) and the micro-benchmarks. Runs on a copy of the project, so edits made meanwhile cannot skew it. Prints a
+ * page against an anonymous one and a password hash (`bench/users.ts`), the shared page cache
+ * (`bench/cache.ts`) and the micro-benchmarks. Runs on a copy of the project, so edits made meanwhile cannot skew it. Prints a
  * Markdown table, writes `bench/results/latest.json` (everything) and appends the figures to
  * `bench/results/history.jsonl` (one line a run, committed: a regression shows as a diff).
  *
@@ -22,6 +23,7 @@ import { examplePages, SSR_PAGES } from "./pages.ts";
 import { coldStart, pin, rssMb, type Running, start, startV8Flags } from "./process.ts";
 import { measureKv } from "./kv.ts";
 import { measureUsers } from "./users.ts";
+import { measureCache } from "./cache.ts";
 import { startReceiver } from "./receiver.ts";
 import { fmt, type Row, table } from "./report.ts";
 import { type Pair, pair, PRODUCTION_SENTRY, startVariant, VARIANTS } from "./telemetry.ts";
@@ -381,6 +383,15 @@ const users = await measureUsers({
 });
 rows.push(...users.rows);
 
+// The shared page cache: a cached page against the limit, and revalidateTag across workers.
+const cache = await measureCache({
+  seconds: SECONDS,
+  connections: CONNECTIONS,
+  rounds: ROUNDS,
+  progress,
+});
+rows.push(...cache.rows);
+
 let micro: { name: string; avgNs: number }[] = [];
 if (MICRO) {
   progress("deno bench");
@@ -427,6 +438,7 @@ const results = {
   buildMs,
   kv: kv.results,
   users: users.results,
+  cache: cache.results,
   micro,
   table: output,
   misses: rows.filter((row) => row.pass === false).map((row) => row.measure),

@@ -63,7 +63,7 @@ export interface PageCacheOptions {
   kvEntries?: number;
   /** The largest body stored, in bytes: 512 KiB (at most 600 KiB); a larger page is not stored. */
   maxBodyBytes?: number;
-  /** How old, in ms, this process's tag versions may be when a request uses them: 50. */
+  /** How old, in ms, this process's tag versions may be when a request uses them: 25. */
   tagCheckMs?: number;
 }
 
@@ -72,7 +72,7 @@ export const PAGE_CACHE_DEFAULTS: Required<PageCacheOptions> = {
   memoryBytes: 32 * 1024 * 1024,
   kvEntries: 10_000,
   maxBodyBytes: 512 * 1024,
-  tagCheckMs: 50,
+  tagCheckMs: 25,
 };
 
 /** Background renders one process runs at once; stale pages beyond wait for a later request. */

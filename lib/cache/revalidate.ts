@@ -11,7 +11,7 @@ import { bumpTag } from "./tags.ts";
 /**
  * Drops every page stored with `tag` in its route's `cache.tags`, on every worker and instance: the
  * next request for each renders it again. It adds one to the tag's version in Deno KV; this process
- * sees it at once, every other within `PAGE_CACHE_TAG_CHECK_MS` (50 ms) and one KV read
+ * sees it at once, every other within `PAGE_CACHE_TAG_CHECK_MS` (25 ms) and one KV read
  * (docs/caching.md — How fast a revalidation reaches every process). Call it after the write that
  * changes what the pages show.
  *
