@@ -364,15 +364,14 @@ Deno.test("declared vary headers key the page; Vary says so", async () => {
 
 Deno.test("stale-while-revalidate: concurrent stale requests are answered at once, and one render replaces the page", async () => {
   let renders = 0;
-  let release: () => void = () => {};
-  let gate: Promise<void> | undefined;
+  const held: { gate?: Promise<void>; release?: () => void } = {};
   using t = await cachedApp({
     "index.tsx": {
       cache: { maxAge: 1, staleWhileRevalidate: 60 },
       handler: {
         async GET(_req, ctx) {
           renders++;
-          if (gate) await gate;
+          if (held.gate) await held.gate;
           return ctx.render(renders);
         },
       },
@@ -380,7 +379,7 @@ Deno.test("stale-while-revalidate: concurrent stale requests are answered at onc
     },
   });
   assert.match((await t.load("/")).html, /render 1/);
-  gate = new Promise((resolve) => release = resolve);
+  held.gate = new Promise((resolve) => held.release = resolve);
   await new Promise((resolve) => setTimeout(resolve, 1100)); // past maxAge (whole seconds)
   // The re-render is held back: every stale request still answers, with the stored page.
   const stale = await Promise.all(Array.from({ length: 20 }, () => t.load("/")));
@@ -389,7 +388,7 @@ Deno.test("stale-while-revalidate: concurrent stale requests are answered at onc
     assert.match(html, /render 1/);
   }
   assert.equal(renders, 2, "twenty stale requests, one render");
-  release();
+  held.release!();
   let after = await t.load("/");
   for (let i = 0; i < 100 && !/render 2/.test(after.html); i++) {
     await new Promise((resolve) => setTimeout(resolve, 10));
