@@ -17,6 +17,8 @@ import type { Context } from "hono";
 import { getCookie } from "hono/cookie";
 import { FORM_STATE_COOKIE } from "../actions/form_state.ts";
 import { authSettings } from "../auth/settings.ts";
+// Its `Internals.session`: whether the request read its session.
+import type {} from "../auth/current.ts";
 import { internalsOf } from "../server/internals.ts";
 import { log } from "../server/log.ts";
 import type { ManifestRoute } from "../server/manifest.ts";
@@ -24,7 +26,7 @@ import { bodyFor, held, type HeldPage, storedBody, type StoredPage } from "./ent
 import { etagOf, matchesIfNoneMatch } from "./etag.ts";
 import { type PageKey, pageKey } from "./key.ts";
 import { memoryLayer } from "./memory.ts";
-import { PRIVATE, type ResolvedPolicy, resolvePolicy } from "./policy.ts";
+import { PRIVATE, type ResolvedPolicy, resolvePolicy, SIGNED_IN } from "./policy.ts";
 import { MAX_BODY, sharedLayer } from "./shared.ts";
 import { tagVersions } from "./tags.ts";
 
@@ -190,6 +192,7 @@ export function pageCache(setup: PageCacheSetup): PageCache {
     if (background.has(id) || background.size >= BACKGROUND_RENDERS) return;
     if ((retryAt.get(id) ?? 0) > Date.now()) return;
     retryAt.delete(id);
+    if (retryAt.size > 1000) retryAt.clear(); // bounded whatever pages clients ask for
     const job = (async () => {
       const latest = await shared.read(id);
       const now = Date.now();
@@ -263,7 +266,7 @@ export function pageCache(setup: PageCacheSetup): PageCache {
         const key = usesCache(c)
           ? pageKey(origin!, c.req.url, c.req.raw.headers, policy.vary)
           : undefined;
-        if (!key) return bypass(await dispatch(c));
+        if (!key) return bypass(c, await dispatch(c));
         await tags.fresh()?.catch(reportKv("tag read"));
         const page = await lookup(key.key);
         if (page) {
@@ -296,8 +299,8 @@ function usesCache(c: Context): boolean {
     getCookie(c, FORM_STATE_COOKIE) === undefined;
 }
 
-function bypass(res: Response): Response {
-  if (!res.headers.has("Cache-Control")) res.headers.set("Cache-Control", PRIVATE);
+function bypass(c: Context, res: Response): Response {
+  if (!res.headers.has("Cache-Control")) res.headers.set("Cache-Control", privateFor(c));
   res.headers.set("X-Cache", "BYPASS");
   return res;
 }
@@ -310,10 +313,15 @@ function privateByDefault(dispatch: Dispatch): Dispatch {
       !res.headers.has("Cache-Control") &&
       res.headers.get("Content-Type")?.startsWith("text/html")
     ) {
-      res.headers.set("Cache-Control", PRIVATE);
+      res.headers.set("Cache-Control", privateFor(c));
     }
     return res;
   };
+}
+
+/** A page that read a session is kept nowhere, as the guards of `shell/auth` say too. */
+function privateFor(c: Context): string {
+  return internalsOf(c).session ? SIGNED_IN : PRIVATE;
 }
 
 function sharedHeaders(headers: Headers, policy: ResolvedPolicy): void {

@@ -66,6 +66,9 @@ const NEVER_VARY = new Set(["cookie", "authorization"]);
  */
 export const PRIVATE = "private, no-cache";
 
+/** What a page that read the request's session answers with (`shell/auth`'s guards say the same). */
+export const SIGNED_IN = "private, no-store";
+
 /** `value` (a route's `cache` export) checked; throws naming `file` when it makes no sense. */
 export function resolvePolicy(file: string, value: unknown): ResolvedPolicy {
   const fail = (why: string): never => {
