@@ -137,17 +137,24 @@ export function readSettings(env: Env): Settings {
       allowedHosts: parsed.ALLOWED_HOSTS,
       trustProxy: parsed.TRUST_PROXY,
       serveSourceMaps: parsed.SERVE_SOURCE_MAPS,
-      pageCache: parsed.PAGE_CACHE === false ? false : {
-        memoryEntries: parsed.PAGE_CACHE_MEMORY_ENTRIES,
-        memoryBytes: parsed.PAGE_CACHE_MEMORY_BYTES,
-        kvEntries: parsed.PAGE_CACHE_KV_ENTRIES,
-        maxBodyBytes: parsed.PAGE_CACHE_MAX_BODY,
-        tagCheckMs: parsed.PAGE_CACHE_TAG_CHECK_MS,
-      },
+      ...pageCacheOf(parsed),
     },
     sentry: sentry.config,
     kvPath: parsed.KV_PATH ?? (env("DENO_DEPLOYMENT_ID") ? undefined : DEFAULT_KV_PATH),
   };
+}
+
+/** `pageCache` when a `PAGE_CACHE*` variable is set: `false` for `PAGE_CACHE=0`. */
+function pageCacheOf(parsed: Parsed): Pick<AppOptions, "pageCache"> {
+  if (parsed.PAGE_CACHE === false) return { pageCache: false };
+  const bounds = {
+    memoryEntries: parsed.PAGE_CACHE_MEMORY_ENTRIES,
+    memoryBytes: parsed.PAGE_CACHE_MEMORY_BYTES,
+    kvEntries: parsed.PAGE_CACHE_KV_ENTRIES,
+    maxBodyBytes: parsed.PAGE_CACHE_MAX_BODY,
+    tagCheckMs: parsed.PAGE_CACHE_TAG_CHECK_MS,
+  };
+  return Object.values(bounds).some((value) => value !== undefined) ? { pageCache: bounds } : {};
 }
 
 /** The environment's settings, or the process ends with a message naming what is wrong. */
