@@ -123,7 +123,7 @@ export function pageCache(setup: PageCacheSetup): PageCache {
     : undefined;
   if (policies.size === 0 || setup.dev || off) {
     if (policies.size > 0 && off) {
-      log("warn", `The page cache is off: ${off}. Routes declaring \`cache\` render every time.`);
+      log("info", `The page cache is off: ${off}. Routes declaring \`cache\` render every time.`);
     }
     return { around: (_route, dispatch) => privateByDefault(dispatch) };
   }
