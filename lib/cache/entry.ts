@@ -32,6 +32,8 @@ export interface HeldPage extends StoredPage {
   parts: Uint8Array[];
   /** Bytes it holds, for the memory layer's bound. */
   size: number;
+  /** The headers its answers share, made at its first answer (page_cache.ts). */
+  answers?: { for: object; hit: [string, string][]; stale: [string, string][] };
 }
 
 const encoder = new TextEncoder();
@@ -51,20 +53,17 @@ export function held(page: StoredPage): HeldPage {
   return { ...page, parts, size };
 }
 
-/** The body for a response whose CSP nonce is `nonce`. */
+/** The body for a response whose CSP nonce is `nonce` (base64: one byte a character). */
 export function bodyFor(page: HeldPage, nonce: string): Uint8Array<ArrayBuffer> {
   const { parts } = page;
   if (parts.length === 1) return page.body;
-  const between = encoder.encode(nonce);
   const out = new Uint8Array(
-    page.body.byteLength + (between.length - page.nonce.length) * (parts.length - 1),
+    page.body.byteLength + (nonce.length - page.nonce.length) * (parts.length - 1),
   );
-  let at = 0;
-  for (let i = 0; i < parts.length; i++) {
-    if (i > 0) {
-      out.set(between, at);
-      at += between.length;
-    }
+  out.set(parts[0]);
+  let at = parts[0].length;
+  for (let i = 1; i < parts.length; i++) {
+    at += encoder.encodeInto(nonce, out.subarray(at)).written;
     out.set(parts[i], at);
     at += parts[i].length;
   }
