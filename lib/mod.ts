@@ -63,5 +63,5 @@ export {
 export { clientAddress } from "./server/client.ts";
 export { eventStream, type EventStreamOptions, type ServerEvent } from "./server/event_stream.ts";
 export { redirect, type RedirectStatus } from "./actions/redirect.ts";
-export type { CachePolicy } from "./cache/policy.ts";
+export type { CachePolicy, TagSource } from "./cache/policy.ts";
 export { revalidateTag } from "./cache/revalidate.ts";

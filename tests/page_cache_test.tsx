@@ -8,13 +8,14 @@
  */
 import assert from "node:assert/strict";
 import { Suspense, use } from "react";
-import { type Context, revalidateTag } from "../lib/mod.ts";
+import { type Context, httpError, revalidateTag } from "../lib/mod.ts";
 import type { AppFiles, TestOptions } from "./helpers/app.ts";
 import { memoryApp } from "./helpers/app.ts";
 import { memoryLayer } from "../lib/cache/memory.ts";
 import { held } from "../lib/cache/entry.ts";
 import { matchesIfNoneMatch } from "../lib/cache/etag.ts";
 import { resolvePolicy } from "../lib/cache/policy.ts";
+import { MAX_TRACKED, tagVersions } from "../lib/cache/tags.ts";
 
 const ORIGIN = "https://app.example";
 
@@ -43,8 +44,8 @@ async function cachedApp(routes: AppFiles["routes"], options: TestOptions = {}) 
       const html = (await res.text()).replaceAll("<!-- -->", "");
       return { state: res.headers.get("x-cache"), html, res };
     },
-    [Symbol.dispose]() {
-      app.close();
+    async [Symbol.asyncDispose]() {
+      await app.close();
       kv.close();
     },
   };
@@ -71,7 +72,7 @@ async function pageKeys(kv: Deno.Kv): Promise<number> {
 
 Deno.test("a cached page renders once, then answers from the cache with a weak ETag", async () => {
   const { count, module } = counted({ maxAge: 60, staleWhileRevalidate: 30 });
-  using t = await cachedApp({ "index.tsx": module });
+  await using t = await cachedApp({ "index.tsx": module });
   const first = await t.load("/");
   assert.equal(first.state, "MISS");
   assert.equal(first.res.headers.get("etag"), null, "a streamed first render has no ETag");
@@ -89,7 +90,7 @@ Deno.test("a cached page renders once, then answers from the cache with a weak E
 });
 
 Deno.test("a cached page's scripts carry each response's own nonce, never a stored one", async () => {
-  using t = await cachedApp({
+  await using t = await cachedApp({
     "index.tsx": { cache: { maxAge: 60 }, default: () => <Widget n={1} /> },
   });
   const nonces = [];
@@ -106,7 +107,7 @@ Deno.test("a cached page's scripts carry each response's own nonce, never a stor
 
 Deno.test("If-None-Match: 304 on a match (weak comparison, lists, *), 200 otherwise", async () => {
   const { module } = counted();
-  using t = await cachedApp({ "index.tsx": module });
+  await using t = await cachedApp({ "index.tsx": module });
   await (await t.get("/")).text();
   const etag = (await t.get("/")).headers.get("etag")!;
   const opaque = etag.slice(2);
@@ -131,7 +132,7 @@ Deno.test("If-None-Match: 304 on a match (weak comparison, lists, *), 200 otherw
 });
 
 Deno.test("Cache-Control: pages without `cache` are private, no-cache; a handler's own stands", async () => {
-  using t = await cachedApp({
+  await using t = await cachedApp({
     "plain.tsx": { default: () => <p>plain</p> },
     "own.tsx": {
       handler: {
@@ -176,7 +177,7 @@ Deno.test("never stored or served: sessions, credentials, other methods, cookies
       ctx.render(undefined, { headers: { Vary: "X-Theme" } }),
   });
   const big = make();
-  using app = await cachedApp({
+  await using app = await cachedApp({
     "session.tsx": session.module,
     "post.tsx": post.module,
     "cookie.tsx": cookie.module,
@@ -239,7 +240,7 @@ Deno.test("never stored or served: sessions, credentials, other methods, cookies
 Deno.test("a render that fails after its shell is never stored", async () => {
   let renders = 0;
   const Boom = ({ failing }: { failing: Promise<never> }) => use(failing);
-  using t = await cachedApp({
+  await using t = await cachedApp({
     "index.tsx": {
       cache: { maxAge: 60 },
       default: () => {
@@ -273,7 +274,7 @@ Deno.test("poisoning: Host, X-Forwarded-*, odd and huge queries never reach a st
       </p>
     ),
   };
-  using t = await cachedApp({
+  await using t = await cachedApp({
     "_middleware.ts": {
       handler: async (c: Context, next: () => Promise<void>) => {
         c.set("host", c.req.header("host"));
@@ -309,7 +310,7 @@ Deno.test("poisoning: Host, X-Forwarded-*, odd and huge queries never reach a st
 
 Deno.test("many distinct queries cannot grow the cache past its bounds", async () => {
   const { module } = counted();
-  using t = await cachedApp({ "index.tsx": module }, {
+  await using t = await cachedApp({ "index.tsx": module }, {
     pageCache: { kvEntries: 8, memoryEntries: 4 },
   });
   for (let i = 0; i < 60; i++) await (await t.get(`/?n=${i}`)).text();
@@ -347,7 +348,7 @@ Deno.test("declared vary headers key the page; Vary says so", async () => {
     default: () => <p>hello</p>,
   };
   let renders = 0;
-  using t = await cachedApp({
+  await using t = await cachedApp({
     "index.tsx": { ...module, default: () => <p>render {++renders}</p> },
   });
   assert.equal((await t.load("/", { "Accept-Language": "fr" })).state, "MISS");
@@ -365,7 +366,7 @@ Deno.test("declared vary headers key the page; Vary says so", async () => {
 Deno.test("stale-while-revalidate: concurrent stale requests are answered at once, and one render replaces the page", async () => {
   let renders = 0;
   const held: { gate?: Promise<void>; release?: () => void } = {};
-  using t = await cachedApp({
+  await using t = await cachedApp({
     "index.tsx": {
       cache: { maxAge: 1, staleWhileRevalidate: 60 },
       handler: {
@@ -412,7 +413,7 @@ Deno.test("revalidateTag from a handler drops the tagged pages and only those", 
     },
     default: ({ data }: { data: number }) => <p>version {data}</p>,
   });
-  using t = await cachedApp({
+  await using t = await cachedApp({
     "news.tsx": page(["news"]),
     "other.tsx": page(["other"]),
     "api/publish.ts": {
@@ -462,4 +463,157 @@ Deno.test("without a configured origin the cache stays off and says why", async 
   }
   assert.equal(count.renders, 2);
   assert.match(logged.join("\n"), /page cache is off: the app's origin is not configured/);
+});
+
+Deno.test("tags from the route's params: revalidateTag drops one entity's page, not the others", async () => {
+  const renders: Record<string, number> = {};
+  await using t = await cachedApp({
+    "posts/[slug].tsx": {
+      cache: {
+        maxAge: 600,
+        tags: ({ params, url }: { params: Record<string, string>; url: URL }) => {
+          assert.equal(url.origin, ORIGIN, "the canonical URL, never the client's Host");
+          return ["posts", `post:${params.slug}`];
+        },
+      },
+      handler: {
+        GET(
+          _req: Request,
+          ctx: { params: { slug: string }; render(d: string): Promise<Response> },
+        ) {
+          renders[ctx.params.slug] = (renders[ctx.params.slug] ?? 0) + 1;
+          return ctx.render(`${ctx.params.slug} ${renders[ctx.params.slug]}`);
+        },
+      },
+      default: ({ data }: { data: string }) => <p>post {data}</p>,
+    },
+    "api/edit.ts": {
+      handler: {
+        async POST(req: Request, ctx: { url: URL; params: unknown }) {
+          await revalidateTag(`post:${new URL(req.url).searchParams.get("slug")}`, ctx);
+          return new Response(null, { status: 204 });
+        },
+      },
+    },
+  });
+  for (const slug of ["a", "b"]) {
+    assert.equal((await t.load(`/posts/${slug}`)).state, "MISS");
+    assert.equal((await t.load(`/posts/${slug}`)).state, "HIT");
+  }
+  assert.equal((await t.get("/api/edit?slug=a", {}, "POST")).status, 204);
+  const a = await t.load("/posts/a");
+  assert.equal(a.state, "MISS");
+  assert.match(a.html, /post a 2/);
+  const b = await t.load("/posts/b");
+  assert.equal(b.state, "HIT", "another entity's page stays");
+  assert.match(b.html, /post b 1/);
+  // A param no tag can hold (too long, not ASCII): rendered every time, never stored.
+  for (const slug of ["x".repeat(200), "caf%C3%A9"]) {
+    assert.equal((await t.load(`/posts/${slug}`)).state, "BYPASS");
+    assert.equal((await t.load(`/posts/${slug}`)).state, "BYPASS");
+  }
+});
+
+Deno.test("tags from a function: more than 16, or not a list, and the request bypasses", async () => {
+  await using t = await cachedApp({
+    "many.tsx": {
+      cache: { maxAge: 60, tags: () => Array.from({ length: 17 }, (_, i) => `t${i}`) },
+      default: () => <p>many</p>,
+    },
+    "odd.tsx": {
+      cache: { maxAge: 60, tags: (() => "not-a-list") as unknown as () => string[] },
+      default: () => <p>odd</p>,
+    },
+  });
+  for (const path of ["/many", "/odd"]) {
+    const { state, res } = await t.load(path);
+    assert.equal(res.status, 200);
+    assert.equal(state, "BYPASS", path);
+  }
+});
+
+Deno.test("tag versions: a process keeps at most MAX_TRACKED tags, and a dropped one is read again", async () => {
+  const kv = await Deno.openKv(":memory:");
+  try {
+    const versions = tagVersions(kv, 60_000);
+    await versions.fresh(["first"]);
+    const page = versions.snapshot(["first"]);
+    assert.ok(versions.current(page));
+    const many = Array.from({ length: MAX_TRACKED }, (_, i) => `tag:${i}`);
+    await versions.fresh(many);
+    assert.equal(versions.current(page), false, "forgotten: not current until read again");
+    await kv.atomic().sum(["page_cache_tags", "first"], 1n).commit();
+    await versions.fresh(["first"]);
+    assert.equal(versions.current(page), false, "read again: the page is older than the tag");
+    assert.ok(versions.current(versions.snapshot(["first"])));
+  } finally {
+    kv.close();
+  }
+});
+
+Deno.test("a cached page's guard still runs on a hit: who it refuses never gets the page", async () => {
+  const gate = { open: true };
+  await using t = await cachedApp({
+    "members/_middleware.ts": {
+      handler: async (c: Context, next: () => Promise<void>) => {
+        if (!gate.open || c.req.header("x-blocked") === "yes") throw httpError(403, "Refused");
+        await next();
+      },
+    },
+    "members/index.tsx": { cache: { maxAge: 600 }, default: () => <p>secret plans</p> },
+  });
+  assert.equal((await t.load("/members")).state, "MISS");
+  const hit = await t.load("/members");
+  assert.equal(hit.state, "HIT");
+  assert.match(hit.html, /secret plans/);
+  const refusals: Record<string, string>[] = [
+    { "X-Blocked": "yes" },
+    { "X-Blocked": "yes", "If-None-Match": "*" },
+  ];
+  for (const headers of refusals) {
+    const refused = await t.load("/members", headers);
+    assert.equal(refused.res.status, 403, JSON.stringify(headers));
+    assert.equal(refused.state, null);
+    assert.doesNotMatch(refused.html, /secret plans/);
+  }
+  gate.open = false; // the guard now refuses everyone: the stored page goes to nobody
+  const closed = await t.load("/members");
+  assert.equal(closed.res.status, 403);
+  assert.doesNotMatch(closed.html, /secret plans/);
+});
+
+Deno.test("app.close() waits for the background renders: no KV failure after the store closes", async () => {
+  const lines: string[] = [];
+  const original = console.log;
+  console.log = (...args: unknown[]) => lines.push(args.join(" "));
+  try {
+    let release!: () => void;
+    let renders = 0;
+    const t = await cachedApp({
+      "index.tsx": {
+        cache: { maxAge: 1, staleWhileRevalidate: 60 },
+        handler: {
+          async GET(_req: Request, ctx: { render(d: number): Promise<Response> }) {
+            if (++renders > 1) await new Promise<void>((resolve) => release = resolve);
+            return ctx.render(renders);
+          },
+        },
+        default: ({ data }: { data: number }) => <p>render {data}</p>,
+      },
+    });
+    await t.load("/");
+    await new Promise((resolve) => setTimeout(resolve, 1100)); // past maxAge
+    assert.equal((await t.load("/")).state, "STALE");
+    for (let i = 0; i < 200 && renders < 2; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(renders, 2, "a render in the background, held");
+    const closed = t.app.close();
+    release();
+    await closed;
+    t.kv.close();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  } finally {
+    console.log = original;
+  }
+  const warnings = lines.filter((line) => /"level":"(warn|error)"/.test(line));
+  assert.deepEqual(warnings, [], "no 'revalidate failed: Bad resource ID'");
 });

@@ -21,6 +21,7 @@ import { authSettings } from "../auth/settings.ts";
 import type {} from "../auth/current.ts";
 import { internalsOf } from "../server/internals.ts";
 import { log } from "../server/log.ts";
+import { securityHeaderList } from "../server/security.ts";
 import type { ManifestRoute } from "../server/manifest.ts";
 import { bodyFor, held, type HeldPage, storedBody, type StoredPage } from "./entry.ts";
 import { etagOf, matchesIfNoneMatch } from "./etag.ts";
@@ -101,7 +102,15 @@ export interface PageCacheSetup {
 export interface PageCache {
   /** `dispatch` of `route`, with the cache in front when the route declares one. */
   around(route: ManifestRoute, dispatch: Dispatch): Dispatch;
+  /**
+   * Stops the renders in the background (none is stored) and resolves once each has let go of
+   * KV (its lease), at most `CLOSE_MS` later: the store can then be closed under none of them.
+   */
+  close(): Promise<void>;
 }
+
+/** How long `close()` waits for background renders to let go once they were stopped. */
+export const CLOSE_MS = 2000;
 
 /** The requests the cache itself made, to the route that answers them. */
 const ownRenders = new WeakMap<Request, { context?: Context }>();
@@ -125,16 +134,19 @@ export function pageCache(setup: PageCacheSetup): PageCache {
     if (policies.size > 0 && off) {
       log("info", `The page cache is off: ${off}. Routes declaring \`cache\` render every time.`);
     }
-    return { around: (_route, dispatch) => privateByDefault(dispatch) };
+    return {
+      around: (_route, dispatch) => privateByDefault(dispatch),
+      close: () => Promise.resolve(),
+    };
   }
   const given = Object.entries(setup.options ?? {}).filter(([, value]) => value !== undefined);
   const options = { ...PAGE_CACHE_DEFAULTS, ...Object.fromEntries(given) };
   const maxBody = Math.min(options.maxBodyBytes, MAX_BODY);
   const memory = memoryLayer(options.memoryEntries, options.memoryBytes);
   const shared = sharedLayer(setup.kv!, setup.buildId, options.kvEntries);
-  const allTags = [...new Set([...policies.values()].flatMap((policy) => policy.tags))];
-  const tags = tagVersions(setup.kv!, allTags, options.tagCheckMs);
+  const tags = tagVersions(setup.kv!, options.tagCheckMs);
   const background = new Map<string, Promise<void>>();
+  const closing = new AbortController();
   const retryAt = new Map<string, number>();
 
   const isLive = (page: StoredPage, now: number) =>
@@ -187,9 +199,10 @@ export function pageCache(setup: PageCacheSetup): PageCache {
   }
 
   /** Renders a stale page again, once per process, and only where this process holds the lease. */
-  function revalidate(key: PageKey, policy: ResolvedPolicy): void {
+  function revalidate(key: PageKey, policy: ResolvedPolicy, pageTags: readonly string[]): void {
     const id = key.key;
     if (background.has(id) || background.size >= BACKGROUND_RENDERS) return;
+    if (closing.signal.aborted) return;
     if ((retryAt.get(id) ?? 0) > Date.now()) return;
     retryAt.delete(id);
     if (retryAt.size > 1000) retryAt.clear(); // bounded whatever pages clients ask for
@@ -205,12 +218,18 @@ export function pageCache(setup: PageCacheSetup): PageCache {
         return;
       }
       try {
-        const versions = tags.snapshot(policy.tags);
+        const versions = tags.snapshot(pageTags);
         const began = Date.now();
-        const { res, failed } = await render(key, AbortSignal.timeout(setup.renderLimitMs));
+        const signal = AbortSignal.any([
+          AbortSignal.timeout(setup.renderLimitMs),
+          closing.signal,
+        ]);
+        const { res, failed } = await render(key, signal);
         if (!storable(res, policy)) return void await res.body?.cancel();
         const bytes = await readUpTo(res.body!, maxBody);
-        if (bytes && !failed()) await store(key, policy, res, bytes, versions, began);
+        if (bytes && !failed() && !signal.aborted) {
+          await store(key, policy, res, bytes, versions, began);
+        }
       } finally {
         await shared.release(id);
       }
@@ -219,8 +238,13 @@ export function pageCache(setup: PageCacheSetup): PageCache {
   }
 
   /** A miss: the cache's own render, streamed to the requester and stored once it ended well. */
-  async function miss(c: Context, key: PageKey, policy: ResolvedPolicy): Promise<Response> {
-    const versions = tags.snapshot(policy.tags);
+  async function miss(
+    c: Context,
+    key: PageKey,
+    policy: ResolvedPolicy,
+    pageTags: readonly string[],
+  ): Promise<Response> {
+    const versions = tags.snapshot(pageTags);
     const began = Date.now();
     const { res, failed } = await render(key, c.req.raw.signal);
     // The body carries the render's nonce: the requester's CSP names it (security.ts reads it).
@@ -239,21 +263,34 @@ export function pageCache(setup: PageCacheSetup): PageCache {
     return new Response(body, { status: 200, headers });
   }
 
-  function answer(c: Context, page: HeldPage, state: string, policy: ResolvedPolicy): Response {
-    const headers = new Headers(page.headers);
-    sharedHeaders(headers, policy);
-    headers.set("ETag", page.etag);
-    headers.set("Age", String(Math.max(0, Math.floor((Date.now() - page.storedAt) / 1000))));
-    headers.set("X-Cache", state);
+  function answer(c: Context, page: HeldPage, state: "HIT" | "STALE", policy: ResolvedPolicy) {
+    const shared = answerHeaders(page, policy)[state === "HIT" ? "hit" : "stale"];
+    const age = String(Math.max(0, Math.floor((Date.now() - page.storedAt) / 1000)));
     if (matchesIfNoneMatch(c.req.header("if-none-match") ?? null, page.etag)) {
+      const headers = new Headers(shared);
       headers.delete("Content-Type");
+      headers.set("Age", age);
       return new Response(null, { status: 304, headers });
     }
-    if (c.req.method === "HEAD") return new Response(null, { headers });
+    if (c.req.method === "HEAD") {
+      const headers = new Headers(shared);
+      headers.set("Age", age);
+      return new Response(null, { headers });
+    }
+    // Made whole, security headers and all: a header set later makes Deno build it again.
+    const headers: [string, string][] = [...shared, ["Age", age], ...securityHeaderList(c)];
     return new Response(bodyFor(page, internalsOf(c).nonce!), { headers });
   }
 
   return {
+    async close() {
+      closing.abort();
+      if (background.size === 0) return;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const bound = new Promise((resolve) => timer = setTimeout(resolve, CLOSE_MS));
+      await Promise.race([Promise.allSettled(background.values()), bound]);
+      clearTimeout(timer);
+    },
     around(route, dispatch) {
       const policy = policies.get(route);
       if (!policy) return privateByDefault(dispatch);
@@ -266,14 +303,19 @@ export function pageCache(setup: PageCacheSetup): PageCache {
         const key = usesCache(c)
           ? pageKey(origin!, c.req.url, c.req.raw.headers, policy.vary)
           : undefined;
-        if (!key) return bypass(c, await dispatch(c));
-        await tags.fresh()?.catch(reportKv("tag read"));
+        const pageTags = key && policy.tags(() => ({
+          params: c.req.param() as Record<string, string>,
+          url: new URL(key.url),
+        }));
+        if (!key || !pageTags) return bypass(c, await dispatch(c));
+        // The tag versions the lookup compares with: none read per request, one per tag per check.
+        if (pageTags.length > 0) await tags.fresh(pageTags)?.catch(reportKv("tag read"));
         const page = await lookup(key.key);
         if (page) {
           if (Date.now() - page.storedAt < page.maxAge * 1000) {
             return answer(c, page, "HIT", policy);
           }
-          revalidate(key, policy);
+          revalidate(key, policy, pageTags);
           return answer(c, page, "STALE", policy);
         }
         if (c.req.method === "HEAD") {
@@ -282,7 +324,7 @@ export function pageCache(setup: PageCacheSetup): PageCache {
           res.headers.set("X-Cache", "MISS");
           return res;
         }
-        return await miss(c, key, policy);
+        return await miss(c, key, policy, pageTags);
       };
     },
   };
@@ -328,6 +370,21 @@ function sharedHeaders(headers: Headers, policy: ResolvedPolicy): void {
   if (!headers.has("Cache-Control")) headers.set("Cache-Control", policy.cacheControl);
   // Signed-in requests get another page from the same URL; so do the declared headers.
   for (const name of ["Cookie", ...policy.vary]) headers.append("Vary", name);
+}
+
+/** The headers every answer of `page` under `policy` shares, made once per page. */
+function answerHeaders(page: HeldPage, policy: ResolvedPolicy) {
+  if (page.answers?.for === policy) return page.answers;
+  const headers = new Headers(page.headers);
+  sharedHeaders(headers, policy);
+  headers.set("ETag", page.etag);
+  const list = [...headers];
+  page.answers = {
+    for: policy,
+    hit: [...list, ["X-Cache", "HIT"]],
+    stale: [...list, ["X-Cache", "STALE"]],
+  };
+  return page.answers;
 }
 
 /** Vary names the cache itself accounts for: compression's and the bypass on cookies. */

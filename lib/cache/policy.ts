@@ -32,8 +32,14 @@ export interface CachePolicy {
    * background replaces it (0, the default: once `maxAge` passed, the next request renders).
    */
   staleWhileRevalidate?: number;
-  /** Names `revalidateTag(tag)` drops the page by (at most 16, each 1–128 characters). */
-  tags?: readonly string[];
+  /**
+   * Names `revalidateTag(tag)` drops the page by (at most 16, each 1–128 printable ASCII
+   * characters). A function of the request's route params and canonical URL gives each page tags
+   * of its own (`({ params }) => [\`post:${params.slug}\`]`), so one entity's pages can be dropped
+   * alone; a request for which it gives something else (a param too long, not ASCII) is rendered
+   * and never stored.
+   */
+  tags?: readonly string[] | ((page: TagSource) => readonly string[]);
   /**
    * Request headers the page reads (`Accept-Language`): each value is part of the page's key and
    * the response says `Vary` on it. A response that varies on anything else is never stored.
@@ -42,11 +48,33 @@ export interface CachePolicy {
   vary?: readonly string[];
 }
 
+/**
+ * What a `tags` function of a route's `cache` gets: the route's params and the page's canonical
+ * URL (the configured origin, never the request's `Host`).
+ *
+ * @example
+ * ```ts
+ * // routes/blog/[slug].tsx
+ * import type { CachePolicy, TagSource } from "shell";
+ *
+ * export const cache: CachePolicy = {
+ *   maxAge: 300,
+ *   tags: ({ params }: TagSource) => ["posts", `post:${params.slug}`],
+ * };
+ * ```
+ * @see docs/caching.md
+ */
+export interface TagSource {
+  readonly params: Readonly<Record<string, string>>;
+  readonly url: URL;
+}
+
 /** A policy, checked, with its defaults and its `Cache-Control` made once. */
 export interface ResolvedPolicy {
   maxAge: number;
   staleWhileRevalidate: number;
-  tags: readonly string[];
+  /** The page's tags: checked, or undefined when a `tags` function gave something that is not. */
+  tags: (page: () => TagSource) => readonly string[] | undefined;
   /** Lower-cased. */
   vary: readonly string[];
   /** For a response the shared cache may answer: public, revalidated by browsers, kept by CDNs. */
@@ -88,14 +116,26 @@ export function resolvePolicy(file: string, value: unknown): ResolvedPolicy {
     policy.staleWhileRevalidate ?? 0,
     0,
   );
-  const tags = [...new Set(policy.tags ?? [])];
-  if (!Array.isArray(policy.tags ?? []) || tags.length > MAX_TAGS) {
-    fail(`tags must be a list of at most ${MAX_TAGS}`);
-  }
-  for (const tag of tags) {
-    if (typeof tag !== "string" || !TAG.test(tag)) {
-      fail(`tag ${JSON.stringify(tag)}: 1–128 printable ASCII characters, no spaces`);
+  let tags: ResolvedPolicy["tags"];
+  if (typeof policy.tags === "function") {
+    const of = policy.tags;
+    tags = (page) => {
+      const given = of(page());
+      return Array.isArray(given) && given.length <= MAX_TAGS && given.every(isTag)
+        ? [...new Set(given)]
+        : undefined;
+    };
+  } else {
+    const list = [...new Set(policy.tags ?? [])];
+    if (!Array.isArray(policy.tags ?? []) || list.length > MAX_TAGS) {
+      fail(`tags must be a list of at most ${MAX_TAGS}, or a function giving one`);
     }
+    for (const tag of list) {
+      if (typeof tag !== "string" || !TAG.test(tag)) {
+        fail(`tag ${JSON.stringify(tag)}: 1–128 printable ASCII characters, no spaces`);
+      }
+    }
+    tags = () => list;
   }
   const vary = [...new Set((policy.vary ?? []).map((name) => String(name).toLowerCase()))];
   for (const name of vary) {

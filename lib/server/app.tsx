@@ -49,7 +49,7 @@ import { internalsOf } from "./internals.ts";
  * const app: App = createApp(manifest, { root: Deno.cwd() });
  * const res = await app.request("/about");
  * console.log(res.status);
- * app.close();
+ * await app.close();
  * ```
  * @see docs/testing.md — Your routes, in-process
  */
@@ -58,8 +58,12 @@ export interface App {
   fetch(req: Request, info?: Deno.ServeHandlerInfo): Response | Promise<Response>;
   /** Hono's `app.request`: a request in-process, for tests (`app.request("/about")`). */
   request: HonoApp["request"];
-  /** Ends the app's long-lived streams (event streams), so a shutdown need not wait. */
-  close(): void;
+  /**
+   * Ends the app's long-lived streams (event streams), so a shutdown need not wait, and stops the
+   * page cache's background renders; resolves once those let go of KV (2 s at most), after which
+   * the KV store may be closed.
+   */
+  close(): Promise<void>;
 }
 
 /**
@@ -247,7 +251,10 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
   return {
     fetch,
     request: app.request,
-    close: () => closing.abort(),
+    close: () => {
+      closing.abort();
+      return cache.close();
+    },
   };
 }
 
