@@ -65,7 +65,9 @@ export interface CachePolicy {
  * @see docs/caching.md
  */
 export interface TagSource {
+  /** The route's params, decoded (`{ slug: "first-post" }`). */
   readonly params: Readonly<Record<string, string>>;
+  /** The page's canonical URL: the configured origin, the path, the normalized query. */
   readonly url: URL;
 }
 
