@@ -270,6 +270,7 @@ export function pageCache(setup: PageCacheSetup): PageCache {
       const headers = new Headers(shared);
       headers.delete("Content-Type");
       headers.set("Age", age);
+      internalsOf(c).keptPage = true;
       return new Response(null, { status: 304, headers });
     }
     if (c.req.method === "HEAD") {

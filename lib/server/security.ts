@@ -26,6 +26,8 @@ declare module "./internals.ts" {
     csp: readonly [string, string];
     /** The CSP `securityHeaderList` gave: a response that still carries it needs nothing more. */
     secured: string;
+    /** A 304 for a page the browser keeps: no CSP, which would replace the kept page's nonce. */
+    keptPage: true;
   }
 }
 
@@ -72,10 +74,10 @@ export function securityHeaders(connectSources: string[] = []): MiddlewareHandle
     const { headers } = c.res;
     // Made with `securityHeaderList` and still carrying its CSP (a fresh nonce nobody else knows).
     if (internals.secured && headers.get("Content-Security-Policy") === internals.secured) return;
-    // Not on a 304: the browser keeps the page it has, whose scripts carry that page's nonce. The
-    // nonce is read back: a page the cache rendered for this request carries the render's.
-    if (c.res.status !== 304) {
-      headers.set("Content-Security-Policy", beforeNonce + internalsOf(c).nonce + afterNonce);
+    // Not on a page's 304: the browser keeps the page it has, whose scripts carry that page's
+    // nonce. The nonce is read back: a page the cache rendered for this request carries the render's.
+    if (!(internals.keptPage && c.res.status === 304)) {
+      headers.set("Content-Security-Policy", beforeNonce + internals.nonce + afterNonce);
     }
     for (const [name, value] of HEADERS) headers.set(name, value);
     headers.set("X-Request-Id", id);
