@@ -65,16 +65,19 @@ async function until200(url: string, ms: number, child: Child): Promise<void> {
   throw new Error(`${url} did not answer 200 within ${ms} ms\n${child.stderr()}`);
 }
 
-/** `args`: `deno`'s arguments, or a function of the port for those that take it as a flag. */
+/**
+ * `args`: `deno`'s arguments, or a function of the port for those that take it as a flag; `env`
+ * likewise (`APP_ORIGIN` names the port).
+ */
 export async function start(
   root: string,
   args: string[] | ((port: number) => string[]),
-  env: Record<string, string> = {},
+  env: Record<string, string> | ((port: number) => Record<string, string>) = {},
   readyPath = "/",
 ): Promise<Running> {
   const port = freePort();
   if (typeof args === "function") args = args(port);
-  const child = spawn(root, args, env, port);
+  const child = spawn(root, args, typeof env === "function" ? env(port) : env, port);
   const origin = `http://127.0.0.1:${port}`;
   try {
     await until200(origin + readyPath, 60_000, child);

@@ -8,7 +8,7 @@
  * worker and with two, cold start, build time, the guestbook on Deno KV (`bench/kv.ts`), a signed-in
  * page against an anonymous one and a password hash (`bench/users.ts`), compression's bytes and
  * req/s (`bench/compression.ts`), click to first paint prefetched vs cold in Chromium
- * (`bench/navigation.ts`) and the micro-benchmarks. Runs on a copy of the project, so edits made meanwhile cannot skew it. Prints a
+ * (`bench/navigation.ts`), the shared page cache (`bench/cache.ts`) and the micro-benchmarks. Runs on a copy of the project, so edits made meanwhile cannot skew it. Prints a
  * Markdown table, writes `bench/results/latest.json` (everything) and appends the figures to
  * `bench/results/history.jsonl` (one line a run, committed: a regression shows as a diff).
  *
@@ -28,6 +28,7 @@ import { measureKv } from "./kv.ts";
 import { measureUsers } from "./users.ts";
 import { measureCompression } from "./compression.ts";
 import { measureNavigation } from "./navigation.ts";
+import { measureCache } from "./cache.ts";
 import { startReceiver } from "./receiver.ts";
 import { fmt, type Row, table } from "./report.ts";
 import { type Pair, pair, PRODUCTION_SENTRY, startVariant, VARIANTS } from "./telemetry.ts";
@@ -391,6 +392,15 @@ rows.push(...compression.rows);
 const navigation = await measureNavigation({ root, trials: NAVIGATIONS, progress });
 rows.push(...navigation.rows);
 
+// The shared page cache: a cached page against the limit, and revalidateTag across workers.
+const cache = await measureCache({
+  seconds: SECONDS,
+  connections: CONNECTIONS,
+  rounds: ROUNDS,
+  progress,
+});
+rows.push(...cache.rows);
+
 let micro: { name: string; avgNs: number }[] = [];
 if (MICRO) {
   progress("deno bench");
@@ -439,6 +449,7 @@ const results = {
   users: users.results,
   compression: compression.results,
   navigation: navigation.results,
+  cache: cache.results,
   micro,
   table: output,
   misses: rows.filter((row) => row.pass === false).map((row) => row.measure),

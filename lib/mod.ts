@@ -3,7 +3,8 @@
  * `import { … } from "shell"`. The types a route module is written against, `createDefine<State>()`
  * for the app's typed state and `defineRoute` for typed routes, `httpError()`, `notFound()` and
  * `redirect()` to end a request, `requestContext()` in server actions, `bodyLimit()` for a folder's
- * uploads, `clientAddress()`, `eventStream()`, and `isSpeculative()` to tell a browser's prefetch from a visit.
+ * uploads, `clientAddress()`, `eventStream()`, `isSpeculative()` to tell a browser's prefetch from a
+ * visit, the `CachePolicy` a route exports as `cache` and `revalidateTag()` that drops its stored pages.
  *
  * The other entry points: `shell/runtime` for islands (browser-safe), `shell/data` for Deno KV,
  * `shell/auth` for users, sessions and roles, `shell/server` for entry points and plugins
@@ -63,3 +64,5 @@ export { clientAddress } from "./server/client.ts";
 export { eventStream, type EventStreamOptions, type ServerEvent } from "./server/event_stream.ts";
 export { isSpeculative } from "./server/speculation.ts";
 export { redirect, type RedirectStatus } from "./actions/redirect.ts";
+export type { CachePolicy, TagSource } from "./cache/policy.ts";
+export { revalidateTag } from "./cache/revalidate.ts";

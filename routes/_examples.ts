@@ -11,6 +11,7 @@ export const EXAMPLES = [
   ["/docs/getting/started", "A catch-all route", "docs/[...path].tsx"],
   ["/about", "A route group", "(info)/about.tsx: the folder stays out of the URL"],
   ["/api/time", "An API route", "a handler and no page: JSON"],
+  ["/headline", "A cached page", "rendered once for everyone; an action's revalidateTag drops it"],
   ["/guestbook", "Server actions", "a form that calls the server, with or without JavaScript"],
   [
     "/signup",

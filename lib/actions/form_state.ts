@@ -32,7 +32,7 @@ declare module "../server/internals.ts" {
   }
 }
 
-const COOKIE = "app-form-state";
+export const FORM_STATE_COOKIE = "app-form-state";
 const MAX_AGE_SECONDS = 60;
 // Browsers keep cookies up to 4096 bytes, name and attributes included.
 const MAX_VALUE = 3800;
@@ -95,7 +95,7 @@ export function flashFormState(
     });
     return;
   }
-  setCookie(c, COOKIE, value, {
+  setCookie(c, FORM_STATE_COOKIE, value, {
     path: "/",
     maxAge: MAX_AGE_SECONDS,
     httpOnly: true,
@@ -110,14 +110,16 @@ export function flashFormState(
  */
 export function restoreFormState(secret: string, claim: Claim): MiddlewareHandler {
   return async function restoreFormState(c, next) {
-    if (c.req.method !== "GET" || !c.req.header("cookie")?.includes(COOKIE)) return next();
-    const flash = verify(secret, getCookie(c, COOKIE));
+    if (c.req.method !== "GET" || !c.req.header("cookie")?.includes(FORM_STATE_COOKIE)) {
+      return next();
+    }
+    const flash = verify(secret, getCookie(c, FORM_STATE_COOKIE));
     if (!flash || flash.path !== new URL(c.req.url).pathname) return next();
     if (flash.expires > Date.now() && await claim(flash.id, flash.expires)) {
       internalsOf(c).formState = flash.state;
     }
     await next();
-    deleteCookie(c, COOKIE, { path: "/" });
+    deleteCookie(c, FORM_STATE_COOKIE, { path: "/" });
     c.header("Cache-Control", "no-store");
   };
 }

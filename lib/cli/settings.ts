@@ -88,6 +88,12 @@ const SCHEMAS = {
   SERVE_SOURCE_MAPS: flag,
   COMPRESS: flag,
   KV_PATH: v.string(),
+  PAGE_CACHE: flag,
+  PAGE_CACHE_MEMORY_ENTRIES: wholeNumber(0, 1_000_000, "a number of pages"),
+  PAGE_CACHE_MEMORY_BYTES: wholeNumber(0, 16 * GIB, "a size in bytes"),
+  PAGE_CACHE_KV_ENTRIES: wholeNumber(1, 10_000_000, "a number of pages"),
+  PAGE_CACHE_MAX_BODY: wholeNumber(1, 600 * 1024, "a size in bytes (at most 614400)"),
+  PAGE_CACHE_TAG_CHECK_MS: wholeNumber(0, 60_000, "milliseconds"),
 };
 
 /** Where the data lives unless `KV_PATH` says otherwise (`.gitignore` keeps `.data/` out of git). */
@@ -133,10 +139,24 @@ export function readSettings(env: Env): Settings {
       trustProxy: parsed.TRUST_PROXY,
       serveSourceMaps: parsed.SERVE_SOURCE_MAPS,
       compress: parsed.COMPRESS,
+      ...pageCacheOf(parsed),
     },
     sentry: sentry.config,
     kvPath: parsed.KV_PATH ?? (env("DENO_DEPLOYMENT_ID") ? undefined : DEFAULT_KV_PATH),
   };
+}
+
+/** `pageCache` when a `PAGE_CACHE*` variable is set: `false` for `PAGE_CACHE=0`. */
+function pageCacheOf(parsed: Parsed): Pick<AppOptions, "pageCache"> {
+  if (parsed.PAGE_CACHE === false) return { pageCache: false };
+  const bounds = {
+    memoryEntries: parsed.PAGE_CACHE_MEMORY_ENTRIES,
+    memoryBytes: parsed.PAGE_CACHE_MEMORY_BYTES,
+    kvEntries: parsed.PAGE_CACHE_KV_ENTRIES,
+    maxBodyBytes: parsed.PAGE_CACHE_MAX_BODY,
+    tagCheckMs: parsed.PAGE_CACHE_TAG_CHECK_MS,
+  };
+  return Object.values(bounds).some((value) => value !== undefined) ? { pageCache: bounds } : {};
 }
 
 /** The environment's settings, or the process ends with a message naming what is wrong. */

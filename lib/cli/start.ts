@@ -62,7 +62,7 @@ let stopping = false;
 const stop = async (why: string) => {
   if (stopping) return;
   stopping = true;
-  app.close();
+  await app.close();
   const ms = graceMs(settings);
   if (ms !== Infinity) setTimeout(() => exitPastGrace(ms, why, telemetry), ms);
   await server.shutdown();

@@ -49,7 +49,7 @@ export function endOnSignals({ app, settings, telemetry }: Started): void {
     Deno.addSignalListener(signal, () => {
       if (stopping) return;
       stopping = true;
-      app.close();
+      void app.close();
       if (ms === Infinity) return;
       // Unref'd: a stop that drains sooner is not held for it.
       Deno.unrefTimer(setTimeout(() => exitPastGrace(ms, signal, telemetry), ms));

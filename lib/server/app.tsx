@@ -19,6 +19,7 @@ import { failures } from "../errors/failure.ts";
 import { isHttpError, notFound } from "../errors/http_error.ts";
 import { registerIsland } from "../islands/registry.ts";
 import { claimInKv } from "../kv/claim.ts";
+import { pageCache } from "../cache/page_cache.ts";
 import { type PageTree, renderPage } from "../render/page.tsx";
 import { bodyRefusal, guardBodies } from "./bodies.ts";
 import { compression } from "./compression.ts";
@@ -50,7 +51,7 @@ import { internalsOf } from "./internals.ts";
  * const app: App = createApp(manifest, { root: Deno.cwd() });
  * const res = await app.request("/about");
  * console.log(res.status);
- * app.close();
+ * await app.close();
  * ```
  * @see docs/testing.md — Your routes, in-process
  */
@@ -59,8 +60,12 @@ export interface App {
   fetch(req: Request, info?: Deno.ServeHandlerInfo): Response | Promise<Response>;
   /** Hono's `app.request`: a request in-process, for tests (`app.request("/about")`). */
   request: HonoApp["request"];
-  /** Ends the app's long-lived streams (event streams), so a shutdown need not wait. */
-  close(): void;
+  /**
+   * Ends the app's long-lived streams (event streams), so a shutdown need not wait, and stops the
+   * page cache's background renders; resolves once those let go of KV (2 s at most), after which
+   * the KV store may be closed.
+   */
+  close(): Promise<void>;
 }
 
 /**
@@ -176,8 +181,10 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
       signal: c.req.raw.signal,
       deadline: internalsOf(c).deadline,
       clock,
-      onStreamError: (error) =>
-        isHttpError(error) ? errors.inPlace(c, error) : failed.boundary(c, error),
+      onStreamError: (error) => {
+        internalsOf(c).renderFailed = true; // never stored by the page cache
+        return isHttpError(error) ? errors.inPlace(c, error) : failed.boundary(c, error);
+      },
     });
   };
   // Until the shell is ready: what streams after it is the request's, not the render call's.
@@ -192,18 +199,35 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
     render: renderSpan,
     renderContext,
   });
-  registerRoutes(app, manifest.routes, (c, route, data, init) => {
-    const page = route.module.default;
-    if (!page) throw new Error(`routes/${route.file} has no default export to render`);
-    const tree = {
-      app: manifest.app,
-      layouts: route.layouts,
-      page,
-      styles: manifest.styles?.pages[route.file],
-    };
-    const params = c.req.param() as Record<string, string>;
-    return renderSpan(c, tree, pageProps(c, params, data), undefined, init);
-  }, telemetry);
+  const cache = pageCache({
+    routes: manifest.routes,
+    buildId: manifest.buildId,
+    kv,
+    origins: options.origins,
+    dev,
+    options: options.pageCache,
+    // The shell's deadline, then as long again for what streams after it (deadline.ts).
+    renderLimitMs: options.requestTimeoutMs ? 2 * options.requestTimeoutMs + 1000 : 60_000,
+    fetch: () => fetch,
+  });
+  registerRoutes(
+    app,
+    manifest.routes,
+    (c, route, data, init) => {
+      const page = route.module.default;
+      if (!page) throw new Error(`routes/${route.file} has no default export to render`);
+      const tree = {
+        app: manifest.app,
+        layouts: route.layouts,
+        page,
+        styles: manifest.styles?.pages[route.file],
+      };
+      const params = c.req.param() as Record<string, string>;
+      return renderSpan(c, tree, pageProps(c, params, data), undefined, init);
+    },
+    telemetry,
+    cache.around,
+  );
 
   // No route matched: the root folder's middleware runs first, as for any page.
   const rootChain = tracedMiddleware(manifest.rootMiddlewares.flatMap(middlewaresOf), telemetry);
@@ -237,7 +261,10 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
   return {
     fetch,
     request: app.request,
-    close: () => closing.abort(),
+    close: () => {
+      closing.abort();
+      return cache.close();
+    },
   };
 }
 

@@ -5,6 +5,7 @@
  * imports so the app runs where the file system cannot be read (Deno Deploy).
  */
 import type { ComponentType } from "react";
+import type { CachePolicy } from "../cache/policy.ts";
 import type { Handler, Handlers, Middleware } from "./types.ts";
 
 /**
@@ -28,6 +29,8 @@ export interface RouteModule {
    * (docs/navigation.md): for pages cheap to render and likely to be opened.
    */
   prerender?: boolean;
+  /** The page is rendered once and served from the shared page cache (docs/caching.md). */
+  cache?: CachePolicy;
 }
 
 /**

@@ -5,6 +5,7 @@
  * nothing under `lib/server/` reads the environment, so two apps in one process can differ.
  */
 import type { AuthOptions } from "../auth/settings.ts";
+import type { PageCacheOptions } from "../cache/page_cache.ts";
 import type { Telemetry } from "./telemetry.ts";
 
 /**
@@ -81,11 +82,19 @@ export interface AppOptions {
    * bound on password hashes. Every setting has a default (docs/users.md).
    */
   auth?: AuthOptions;
+  /**
+   * The shared page cache's bounds (docs/caching.md); `false` turns it off. It needs `kv` and
+   * `origins`: a page's key is made from the configured origin, never from a request's `Host`.
+   */
+  pageCache?: PageCacheOptions | false;
 }
 
 export type ResolvedOptions =
-  & Required<Omit<AppOptions, "telemetry" | "origins" | "allowedHosts" | "kv" | "auth">>
+  & Required<
+    Omit<AppOptions, "telemetry" | "origins" | "allowedHosts" | "kv" | "auth" | "pageCache">
+  >
   & {
+    pageCache?: PageCacheOptions | false;
     telemetry?: Telemetry;
     kv?: Deno.Kv;
     auth?: AuthOptions;

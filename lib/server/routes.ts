@@ -37,15 +37,19 @@ export type PageRenderer = (
   init?: RenderInit,
 ) => Promise<Response>;
 
+/** Puts something around a route's dispatch, after its middleware (the page cache). */
+export type AroundDispatch = (route: ManifestRoute, dispatch: Dispatch) => Dispatch;
+
 export function registerRoutes(
   app: Hono,
   routes: ManifestRoute[],
   render: PageRenderer,
   telemetry?: Telemetry,
+  around: AroundDispatch = (_route, dispatch) => dispatch,
 ): void {
   for (const route of routes) {
     const chain = tracedMiddleware(route.middlewares.flatMap(middlewaresOf), telemetry);
-    app.all(route.pattern, named(route), ...chain, dispatcher(route, render));
+    app.all(route.pattern, named(route), ...chain, around(route, dispatcher(route, render)));
   }
 }
 
@@ -57,7 +61,7 @@ function named(entry: ManifestRoute): MiddlewareHandler {
   };
 }
 
-type Dispatch = (c: Context) => Promise<Response>;
+export type Dispatch = (c: Context) => Promise<Response>;
 
 function dispatcher(route: ManifestRoute, render: PageRenderer): Dispatch {
   const { handler, default: page } = route.module;

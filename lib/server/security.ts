@@ -9,7 +9,9 @@
  * rebuild the CSP from its directives, copy the header table and take two middleware hops, which
  * together cost about a tenth of a page's CPU (measured, see docs/performance.md). Here the
  * headers and the text around the nonce are made once, and a request costs a nonce, an id and
- * setting them.
+ * setting them. A response made whole in one go (the page cache's hits) takes them in its
+ * constructor from `securityHeaderList` instead: setting headers on a finished response makes Deno
+ * throw away the native response it prepared and build it again.
  */
 import type { Context, MiddlewareHandler } from "hono";
 import { internalsOf } from "./internals.ts";
@@ -20,6 +22,12 @@ declare module "./internals.ts" {
     requestId: string;
     /** The request's CSP nonce (`nonceOf`). */
     nonce: string;
+    /** The CSP's text around the nonce, for `securityHeaderList`. */
+    csp: readonly [string, string];
+    /** The CSP `securityHeaderList` gave: a response that still carries it needs nothing more. */
+    secured: string;
+    /** A 304 for a page the browser keeps: no CSP, which would replace the kept page's nonce. */
+    keptPage: true;
   }
 }
 
@@ -54,15 +62,23 @@ export function securityHeaders(connectSources: string[] = []): MiddlewareHandle
       "frame-ancestors 'self'",
     ].join("; "),
   ];
+  const csp = [beforeNonce, afterNonce] as const;
   return async function securityHeaders(c, next) {
-    const nonce = newNonce();
     const incoming = c.req.raw.headers.get("X-Request-Id");
     const id = incoming && SANE_ID.test(incoming) ? incoming : crypto.randomUUID();
-    internalsOf(c).nonce = nonce;
-    internalsOf(c).requestId = id;
+    const internals = internalsOf(c);
+    internals.nonce = newNonce();
+    internals.requestId = id;
+    internals.csp = csp;
     await next();
     const { headers } = c.res;
-    headers.set("Content-Security-Policy", beforeNonce + nonce + afterNonce);
+    // Made with `securityHeaderList` and still carrying its CSP (a fresh nonce nobody else knows).
+    if (internals.secured && headers.get("Content-Security-Policy") === internals.secured) return;
+    // Not on a page's 304: the browser keeps the page it has, whose scripts carry that page's
+    // nonce. The nonce is read back: a page the cache rendered for this request carries the render's.
+    if (!(internals.keptPage && c.res.status === 304)) {
+      headers.set("Content-Security-Policy", beforeNonce + internals.nonce + afterNonce);
+    }
     for (const [name, value] of HEADERS) headers.set(name, value);
     headers.set("X-Request-Id", id);
   };
@@ -72,10 +88,27 @@ export function nonceOf(c: Context): string {
   return internalsOf(c).nonce!;
 }
 
-const random = new Uint8Array(16);
+/**
+ * Every header the middleware would set on the request's response, for a response made whole at
+ * once (a status other than 304): the middleware then leaves it as it is.
+ */
+export function securityHeaderList(c: Context): [string, string][] {
+  const internals = internalsOf(c);
+  const [before, after] = internals.csp!;
+  const csp = before + internals.nonce + after;
+  internals.secured = csp;
+  return [["Content-Security-Policy", csp], ...HEADERS, ["X-Request-Id", internals.requestId!]];
+}
 
-/** 128 random bits, base64: the CSP nonce. */
+/** Random bytes drawn for 256 nonces at a time: one call to the system's CSPRNG, not one each. */
+const random = new Uint8Array(16 * 256);
+let used = random.length;
+
+/** 128 random bits, base64: the CSP nonce. Each is drawn once and never used again. */
 function newNonce(): string {
-  crypto.getRandomValues(random);
-  return btoa(String.fromCharCode(...random));
+  if (used === random.length) {
+    crypto.getRandomValues(random);
+    used = 0;
+  }
+  return random.subarray(used, used += 16).toBase64();
 }

@@ -184,7 +184,7 @@ export function serveApp(app: App): Served {
     port: server.addr.port,
     fetch: (path, init) => fetch(origin + path, { redirect: "manual", ...init }),
     async [Symbol.asyncDispose]() {
-      app.close();
+      await app.close();
       await server.shutdown();
     },
   };

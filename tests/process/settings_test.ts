@@ -131,3 +131,16 @@ Deno.test("deno serve main.ts stops on nonsense settings, naming each", async ()
   const listener = Deno.listen({ hostname: "127.0.0.1", port });
   listener.close();
 });
+
+Deno.test("PAGE_CACHE_* become the page cache's bounds; PAGE_CACHE=0 turns it off", () => {
+  const bounds = read({ PAGE_CACHE_MEMORY_BYTES: "1024", PAGE_CACHE_TAG_CHECK_MS: "10" });
+  assert.deepEqual(bounds.app.pageCache, {
+    memoryEntries: undefined,
+    memoryBytes: 1024,
+    kvEntries: undefined,
+    maxBodyBytes: undefined,
+    tagCheckMs: 10,
+  });
+  assert.equal(read({ PAGE_CACHE: "0" }).app.pageCache, false);
+  assert.throws(() => read({ PAGE_CACHE_MAX_BODY: "1000000" }), /PAGE_CACHE_MAX_BODY=1000000/);
+});

@@ -1,0 +1,57 @@
+/**
+ * @module
+ * A page's key in the shared cache, and the URL its cached render sees: the app's configured
+ * origin, the path, and the query with its parameters sorted and re-encoded — never the `Host` or
+ * `X-Forwarded-*` a client sends, so no request can make a page be stored under another's key.
+ * The headers a route declares in `vary` join the key with their values. Past a bound (a long URL,
+ * a long header value) a request gets no key: it is rendered and never stored.
+ */
+
+/** The longest path and query a page is cached under, in characters. */
+export const MAX_URL = 2048;
+/** The longest value of a declared `vary` header that is cached on. */
+export const MAX_VARY_VALUE = 256;
+
+export interface PageKey {
+  /** Identifies the page among every other: URL, then each declared header's value. */
+  key: string;
+  /** The configured origin, the path and the normalized query: the URL the render sees. */
+  url: string;
+  /** The declared headers' values, for the render's request. */
+  headers: [string, string][];
+}
+
+/**
+ * The key of the page `requestUrl` asks for, on `origin`, varying on `vary` (lower-cased names)
+ * as `headers` carries them; undefined when the request is past a bound.
+ */
+export function pageKey(
+  origin: string,
+  requestUrl: string,
+  headers: Headers,
+  vary: readonly string[],
+): PageKey | undefined {
+  // Only the path and the query: the origin `req.url` carries comes from the client's `Host`.
+  const { pathname, search } = new URL(requestUrl);
+  if (pathname.length + search.length > MAX_URL) return undefined;
+  let query = "";
+  if (search.length > 1) {
+    const params = new URLSearchParams(search);
+    params.sort();
+    query = params.toString();
+  }
+  const url = origin + pathname + (query ? `?${query}` : "");
+  let key = url;
+  const varied: [string, string][] = [];
+  for (const name of vary) {
+    const value = headers.get(name);
+    if (value === null) {
+      key += "\n";
+      continue;
+    }
+    if (value.length > MAX_VARY_VALUE) return undefined;
+    key += `\n${value}`;
+    varied.push([name, value]);
+  }
+  return { key, url, headers: varied };
+}
