@@ -44,7 +44,9 @@ export class MeasuredAtomic {
     assertFits(key);
     const size = bytes ?? valueSize(value);
     if (size > MAX_VALUE_BYTES) {
-      throw new KvLimitError(`KV value too large: ${size} bytes serialized (max ${MAX_VALUE_BYTES})`);
+      throw new KvLimitError(
+        `KV value too large: ${size} bytes serialized (max ${MAX_VALUE_BYTES})`,
+      );
     }
     const k = keySize(key);
     this.#mutations++;

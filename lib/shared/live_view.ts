@@ -114,7 +114,7 @@ export function withSnapshot<T>(view: LiveView<T>, snapshot: Snapshot<T>): LiveV
 }
 
 /** `view` with `change` applied; the same object when the change is not newer than the view. */
-export function applyChange<T>(view: LiveView<T>, change: Change<T>): LiveView<T> {
+export function applyChange<T>(view: LiveView<T>, change: Omit<Change<T>, "seq">): LiveView<T> {
   const had = view.items.get(change.id);
   const goneAt = view.gone.get(change.id);
   if (had && had.versionstamp >= change.versionstamp) return view;

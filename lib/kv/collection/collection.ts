@@ -391,7 +391,9 @@ function declare(
   }
   const machines = new Map<string, Map<string, Set<string>>>();
   for (const [field, machine] of Object.entries(transitions)) {
-    if (!machine || typeof machine !== "object") throw problem(`transitions.${field} must map states`);
+    if (!machine || typeof machine !== "object") {
+      throw problem(`transitions.${field} must map states`);
+    }
     const ways = new Map<string, Set<string>>();
     for (const [from, to] of Object.entries(machine)) {
       if (!Array.isArray(to)) throw problem(`transitions.${field}.${from} must be an array`);

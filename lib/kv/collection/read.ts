@@ -26,7 +26,11 @@ export interface Page<T> {
   cursor: string | null;
 }
 
-export async function getItem(kv: Deno.Kv, d: Declared, id: string): Promise<Entity<object> | null> {
+export async function getItem(
+  kv: Deno.Kv,
+  d: Declared,
+  id: string,
+): Promise<Entity<object> | null> {
   if (!isId(id)) return null;
   const entry = await kv.get<object>(keys.item(d, id));
   return entry.value === null ? null : { id, value: entry.value, versionstamp: entry.versionstamp };
@@ -84,7 +88,9 @@ export async function listItems(
     }
   } catch (error) {
     // KV checks the cursor as it starts: one that does not decode, or names too long a key.
-    if (error instanceof TypeError && /cursor|Key too large/i.test(error.message)) throw badCursor();
+    if (error instanceof TypeError && /cursor|Key too large/i.test(error.message)) {
+      throw badCursor();
+    }
     throw error;
   }
   return { items, cursor: next };
@@ -118,8 +124,11 @@ function names(d: Declared): string {
 /** A short hash (FNV-1a) of the listing a cursor belongs to: its prefix and direction. */
 function tagOf(prefix: Deno.KvKey, reverse: boolean): string {
   let hash = 0x811c9dc5;
-  const text = JSON.stringify(prefix, (_, part) =>
-    typeof part === "bigint" ? `${part}n` : part instanceof Uint8Array ? [...part] : part) +
+  const text = JSON.stringify(
+    prefix,
+    (_, part) =>
+      typeof part === "bigint" ? `${part}n` : part instanceof Uint8Array ? [...part] : part,
+  ) +
     (reverse ? "<" : ">");
   for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
   return (hash >>> 0).toString(36);

@@ -32,7 +32,11 @@ export interface WriteOptions {
 const KEEP = Symbol("keep");
 type Decision = object | null | typeof KEEP;
 
-export async function createItem(kv: Deno.Kv, d: Declared, input: unknown): Promise<Entity<object>> {
+export async function createItem(
+  kv: Deno.Kv,
+  d: Declared,
+  input: unknown,
+): Promise<Entity<object>> {
   const value = await parse(d, input);
   const { entity } = await write(kv, d, newId(), "create", (current) => {
     if (current.value !== null) throw new Error(`${d.name}: the new id exists already`);
@@ -95,7 +99,9 @@ function assertTransitions(d: Declared, from: object, to: object): void {
     const is = (to as Record<string, unknown>)[field];
     // A field set for the first time starts the machine wherever the schema lets it.
     if (was === is || was === undefined) continue;
-    if (!machine.get(String(was))?.has(String(is))) throw new TransitionError(d.name, field, was, is);
+    if (!machine.get(String(was))?.has(String(is))) {
+      throw new TransitionError(d.name, field, was, is);
+    }
   }
 }
 
@@ -159,13 +165,19 @@ async function commitChange(
       if (is !== undefined) atomic.set(keys.index(d, index.name, is, id), next, undefined, bytes!);
       // How the item's move looks from each value's view: it stayed, left one, entered another.
       if (same && is !== undefined) {
-        logs.push({ view: { index: index.name, value: is }, change: { op: "update", id, value: next! } });
+        logs.push({
+          view: { index: index.name, value: is },
+          change: { op: "update", id, value: next! },
+        });
       } else {
         if (was !== undefined) {
           logs.push({ view: { index: index.name, value: was }, change: { op: "delete", id } });
         }
         if (is !== undefined) {
-          logs.push({ view: { index: index.name, value: is }, change: { op: "create", id, value: next! } });
+          logs.push({
+            view: { index: index.name, value: is },
+            change: { op: "create", id, value: next! },
+          });
         }
       }
     }
@@ -173,7 +185,9 @@ async function commitChange(
     const read = await getAll(kv, [...logKeys.map((log) => log.latest), ...claims]);
     for (const claim of read.slice(logs.length)) {
       const holder = claim.value as { id: string } | null;
-      if (holder && holder.id !== id) throw new ConflictError(d.name, "taken", String(claim.key[2]));
+      if (holder && holder.id !== id) {
+        throw new ConflictError(d.name, "taken", String(claim.key[2]));
+      }
       atomic.check(claim);
     }
     logs.forEach(({ change }, i) => {
