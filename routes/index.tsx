@@ -7,6 +7,7 @@ const EXAMPLES = [
   ["/about", "A route group", "(info)/about.tsx: the folder stays out of the URL"],
   ["/api/time", "An API route", "a handler and no page: JSON"],
   ["/guestbook", "Server actions", "a form that calls the server, with or without JavaScript"],
+  ["/board", "Live data", "a task board in a KV collection, updated live on every open page"],
   ["/admin", "Middleware", "hono/basic-auth guards a folder's pages and actions (admin / admin)"],
 ] as const;
 
