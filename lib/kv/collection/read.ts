@@ -134,7 +134,7 @@ function tagOf(prefix: Deno.KvKey, reverse: boolean): string {
   return (hash >>> 0).toString(36);
 }
 
-const CURSOR = /^([0-9a-z]{1,7})\.([A-Za-z0-9_-]{1,2800})$/;
+const CURSOR = /^([0-9a-z]{1,7})\.([A-Za-z0-9_-]{1,2800}={0,2})$/;
 
 function kvCursor(cursor: string, tag: string): string {
   const match = CURSOR.exec(cursor);
