@@ -71,13 +71,18 @@ export interface Change<T> {
  * ```ts
  * import type { Snapshot } from "shell/runtime";
  *
- * const empty: Snapshot<{ title: string }> = { seq: 0, items: [] };
+ * const empty: Snapshot<{ title: string }> = { seq: 0, versionstamp: "", items: [] };
  * ```
  * @see docs/data.md — A live page
  */
 export interface Snapshot<T> {
   /** The view's last change number when the snapshot was read. */
   readonly seq: number;
+  /**
+   * The versionstamp of that change (`""` before any): every change to the view up to it is in
+   * `items`, so a change that old arriving later (an action's answer) is not applied again.
+   */
+  readonly versionstamp: string;
   /** The view's items, in id order (creation order); at most the snapshot's limit. */
   readonly items: readonly Entity<T>[];
 }
@@ -85,6 +90,8 @@ export interface Snapshot<T> {
 /** What a live page holds: its items by id, and the ids it saw leave, with when. */
 export interface LiveView<T> {
   readonly items: ReadonlyMap<string, Entity<T>>;
+  /** The newest snapshot's versionstamp: no change as old or older is news. */
+  readonly floor: string;
   /** Ids seen deleted (or leaving the view), with the change's versionstamp: an older change
    * that arrives later must not bring them back. The newest `MAX_GONE` are kept. */
   readonly gone: ReadonlyMap<string, string>;
@@ -95,26 +102,35 @@ export const MAX_GONE = 1_000;
 
 /** The view a snapshot starts. */
 export function viewOf<T>(snapshot: Snapshot<T>): LiveView<T> {
-  return { items: new Map(snapshot.items.map((item) => [item.id, item])), gone: new Map() };
+  const items = new Map(snapshot.items.map((item) => [item.id, item]));
+  return { items, floor: snapshot.versionstamp, gone: new Map() };
 }
 
 /**
- * `view` with `snapshot` taken in: its items replace the view's, but for items the view has
- * newer (from an action's answer) or saw deleted since.
+ * `view` with `snapshot` taken in: its items replace the view's, but for what the view has newer
+ * than the snapshot (an action's answer applied since): items changed or added after it, and
+ * items seen deleted after it.
  */
 export function withSnapshot<T>(view: LiveView<T>, snapshot: Snapshot<T>): LiveView<T> {
+  const floor = snapshot.versionstamp > view.floor ? snapshot.versionstamp : view.floor;
   const items = new Map<string, Entity<T>>();
-  for (const item of snapshot.items) {
-    const had = view.items.get(item.id);
-    const goneAt = view.gone.get(item.id);
-    if (goneAt !== undefined && goneAt >= item.versionstamp) continue;
-    items.set(item.id, had && had.versionstamp > item.versionstamp ? had : item);
+  for (const item of view.items.values()) {
+    if (item.versionstamp > floor) items.set(item.id, item);
   }
-  return { items, gone: view.gone };
+  for (const item of snapshot.items) {
+    const had = items.get(item.id);
+    const goneAt = view.gone.get(item.id);
+    if ((had && had.versionstamp >= item.versionstamp) || (goneAt ?? "") >= item.versionstamp) {
+      continue;
+    }
+    items.set(item.id, item);
+  }
+  return { items, floor, gone: view.gone };
 }
 
 /** `view` with `change` applied; the same object when the change is not newer than the view. */
 export function applyChange<T>(view: LiveView<T>, change: Omit<Change<T>, "seq">): LiveView<T> {
+  if (change.versionstamp <= view.floor) return view; // the snapshot has it, or newer
   const had = view.items.get(change.id);
   const goneAt = view.gone.get(change.id);
   if (had && had.versionstamp >= change.versionstamp) return view;
@@ -126,9 +142,9 @@ export function applyChange<T>(view: LiveView<T>, change: Omit<Change<T>, "seq">
     gone.delete(change.id);
     gone.set(change.id, change.versionstamp);
     if (gone.size > MAX_GONE) gone.delete(gone.keys().next().value!);
-    return { items, gone };
+    return { items, floor: view.floor, gone };
   }
   const { id, value, versionstamp } = change;
   items.set(id, { id, value: value as T, versionstamp });
-  return { items, gone: view.gone };
+  return { items, floor: view.floor, gone: view.gone };
 }

@@ -309,7 +309,7 @@ export function collection<
     snapshot(kv, { limit = 100, ...given } = {}) {
       const v = view(given);
       if (v.index !== undefined && !isIndexValue(d, v.index, v.value)) {
-        return Promise.resolve({ seq: 0, items: [] });
+        return Promise.resolve({ seq: 0, versionstamp: "", items: [] });
       }
       return snapshotOf(kv, d, v, Math.min(PAGE.max, limit));
     },

@@ -102,11 +102,12 @@ export async function snapshotOf(
   view: View,
   limit: number,
 ): Promise<Snapshot<object>> {
-  // The counter first: a change after it and before the listing may be in both, and applying
-  // it twice changes nothing (its versionstamp is not newer the second time).
+  // The counter first: every change to the view up to its versionstamp is then in the listing; a
+  // change after it and before the listing may be in both, and applying it twice changes nothing
+  // (its versionstamp is not newer the second time).
   const latest = await kv.get<number>(keys.log(d, view).latest);
   const { items } = await listItems(kv, d, { ...view, limit });
-  return { seq: latest.value ?? 0, items };
+  return { seq: latest.value ?? 0, versionstamp: latest.versionstamp ?? "", items };
 }
 
 function entityOf(entry: Deno.KvEntry<object>, unique: boolean): Entity<object> {
