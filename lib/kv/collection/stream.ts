@@ -42,6 +42,8 @@ export interface ChangeStreamOptions<I extends string> extends ViewOptions<I> {
   maxClients?: number;
   /** How often an idle stream carries a comment (default 25 s). */
   heartbeatMs?: number;
+  /** How soon a browser reconnects by itself after the stream drops (default 1 s). */
+  retryMs?: number;
 }
 
 /**
@@ -83,7 +85,7 @@ export function changeStream<I extends string>(
   from: AnyContext,
   // deno-lint-ignore no-explicit-any -- any collection: its item types do not matter here
   collection: Collection<any, any, I, any>,
-  { maxClients = 10_000, heartbeatMs, limit, ...view }: ChangeStreamOptions<I> = {},
+  { maxClients = 10_000, heartbeatMs, retryMs, limit, ...view }: ChangeStreamOptions<I> = {},
 ): Response {
   const kv = kvOf(from);
   const feed = collection.changes(kv, view);
@@ -127,5 +129,5 @@ export function changeStream<I extends string>(
     if (signal.aborted) release();
     else signal.addEventListener("abort", release, { once: true });
     return changes(signal);
-  }, { heartbeatMs });
+  }, { heartbeatMs, retryMs });
 }
