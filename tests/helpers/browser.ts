@@ -15,10 +15,17 @@ export const CHROMIUM_ARGS = [
   "--disable-sync",
 ];
 
-export async function launchBrowser(): Promise<Browser & AsyncDisposable> {
+/**
+ * Chromium, headless. `backForwardCache`: keep Chromium's back/forward cache on (playwright turns
+ * it off); a back navigation restored from it fires no `load`: wait for `commit`.
+ */
+export async function launchBrowser(
+  { backForwardCache = false }: { backForwardCache?: boolean } = {},
+): Promise<Browser & AsyncDisposable> {
   const browser = await chromium.launch({
     executablePath: chromiumPath(),
     args: CHROMIUM_ARGS,
+    ignoreDefaultArgs: backForwardCache ? ["--disable-back-forward-cache"] : [],
   });
   return Object.assign(browser, { [Symbol.asyncDispose]: () => browser.close() });
 }
