@@ -5,21 +5,24 @@
  * `renderToReadableStream` of the same tree (Sentry off, and on as production runs it: the DSN set,
  * traces sampled at 0.1), what telemetry costs against telemetry off (`bench/telemetry.ts`), bytes
  * to the browser, memory under load beside the bare server's, `deno serve --parallel` with one
- * worker and with two, cold start, build time, the guestbook on Deno KV (`bench/kv.ts`) and the
- * micro-benchmarks. Runs on a copy of the project, so edits made meanwhile cannot skew it. Prints a
+ * worker and with two, cold start, build time, the guestbook on Deno KV (`bench/kv.ts`), collections
+ * (`bench/collections.ts`: writes and indexed reads per second, an update reaching 1,000 open
+ * pages) and the micro-benchmarks. Runs on a copy of the project, so edits made meanwhile cannot skew it. Prints a
  * Markdown table, writes `bench/results/latest.json` (everything) and appends the figures to
  * `bench/results/history.jsonl` (one line a run, committed: a regression shows as a diff).
  *
  * Durations (env): BENCH_SECONDS per wrk run (5), BENCH_ROUNDS of each comparison each way (2, so
  * 4 rounds: each server twice on each CPU), BENCH_CONNECTIONS (50), BENCH_MEMORY_SECONDS (30, in 5
  * rounds), BENCH_RUNS cold starts and builds (5), BENCH_STREAMS event streams held open (1000),
- * BENCH_MICRO=0 skips `deno bench`, BENCH_TELEMETRY=0 the telemetry comparison.
+ * BENCH_MICRO=0 skips `deno bench`, BENCH_TELEMETRY=0 the telemetry comparison, BENCH_COLLECTIONS=0
+ * the collections.
  */
 import { join } from "node:path";
 import { copyProject, PROJECT_ROOT } from "../tests/helpers/project_copy.ts";
 import { type PageBytes, pageBytes } from "./bytes.ts";
 import { examplePages, SSR_PAGES } from "./pages.ts";
 import { coldStart, pin, rssMb, type Running, start, startV8Flags } from "./process.ts";
+import { measureCollections } from "./collections.ts";
 import { measureKv } from "./kv.ts";
 import { startReceiver } from "./receiver.ts";
 import { fmt, type Row, table } from "./report.ts";
@@ -35,6 +38,7 @@ const RUNS = setting("BENCH_RUNS", 5);
 const STREAMS = setting("BENCH_STREAMS", 1000);
 const MICRO = Deno.env.get("BENCH_MICRO") !== "0";
 const TELEMETRY = Deno.env.get("BENCH_TELEMETRY") !== "0";
+const COLLECTIONS = Deno.env.get("BENCH_COLLECTIONS") !== "0";
 /** The framework, exactly as `deno task start` runs it. */
 const START = ["task", "start"];
 /** The limit: the same component tree on a bare `Deno.serve`. */
@@ -371,6 +375,11 @@ const kv = await measureKv({
 });
 rows.push(...kv.rows);
 
+const collections = COLLECTIONS
+  ? await measureCollections({ seconds: SECONDS, streams: STREAMS, progress })
+  : undefined;
+rows.push(...collections?.rows ?? []);
+
 let micro: { name: string; avgNs: number }[] = [];
 if (MICRO) {
   progress("deno bench");
@@ -416,6 +425,7 @@ const results = {
   limitColdStartMs: limitColdMs,
   buildMs,
   kv: kv.results,
+  collections: collections?.results,
   micro,
   table: output,
   misses: rows.filter((row) => row.pass === false).map((row) => row.measure),

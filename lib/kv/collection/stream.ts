@@ -19,6 +19,17 @@ import { takePlace } from "./changes.ts";
 import { type Collection, declaredOf, type ViewOptions } from "./collection.ts";
 
 /**
+ * A change as its event's data, serialized once for all the streams that send it (a feed's
+ * followers share the change objects of its ring).
+ */
+const payloads = new WeakMap<object, string>();
+function serialized(change: object): string {
+  let data = payloads.get(change);
+  if (data === undefined) payloads.set(change, data = stringify(change));
+  return data;
+}
+
+/**
  * The view a `changeStream` follows, and its bounds.
  *
  * @example
@@ -116,7 +127,7 @@ export function changeStream<I extends string>(
       try {
         for await (const change of feed.subscribe(cursor, { signal })) {
           cursor = change.seq;
-          yield { id: change.seq, event: "change", data: stringify(change) };
+          yield { id: change.seq, event: "change", data: serialized(change) };
         }
       } catch (error) {
         if (!(error instanceof FeedGapError)) throw error;
