@@ -39,14 +39,22 @@ export {
   collection,
   type CollectionOptions,
   type IndexSpec,
+  type ListedIndexes,
   type ListOptions,
   type LiveOptions,
   type Page,
   type Transitions,
+  type UniqueIndexes,
   type ViewOptions,
 } from "./kv/collection/collection.ts";
+export type { CollectionSchema, InputOf, OutputOf, SchemaResult } from "./kv/collection/schema.ts";
 export type { Patch, WriteOptions } from "./kv/collection/write.ts";
-export { ConflictError, TransitionError, ValidationError } from "./kv/collection/errors.ts";
+export {
+  ConflictError,
+  TransitionError,
+  ValidationError,
+  type ValidationIssue,
+} from "./kv/collection/errors.ts";
 export { changeStream, type ChangeStreamOptions } from "./kv/collection/stream.ts";
 export type { Change, Entity, Snapshot } from "./shared/live_view.ts";
 export {

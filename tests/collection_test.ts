@@ -527,3 +527,28 @@ Deno.test("an index key that gives something else than a key part is a TypeError
   );
   assert.deepEqual(await entriesOf(kv, "dated"), []);
 });
+
+Deno.test("types: the item's type comes from the schema, index names from the declaration", async () => {
+  using kv = await open();
+  const created = await cards.create(kv, card());
+  const state: "open" | "active" | "closed" = created.value.state;
+  await cards.find(kv, "byOwner", "ada");
+  // @ts-expect-error: byColumn is not unique
+  await cards.find(kv, "byColumn", "a").catch(() => {});
+  await cards.snapshot(kv, { index: "byColumn", value: "a" });
+  // @ts-expect-error: a unique index has no live view
+  await cards.snapshot(kv, { index: "byOwner", value: "ada" }).catch(() => {});
+  // @ts-expect-error: not a state
+  await cards.update(kv, created.id, { state: "gone" }).catch(() => {});
+  collection("typed", {
+    schema: Card,
+    // @ts-expect-error: no such field
+    indexes: { byNothing: { key: "nothing" } },
+  });
+  collection("typed", {
+    schema: Card,
+    // @ts-expect-error: not a state of the field
+    transitions: { state: { open: ["gone"] } },
+  });
+  assert.equal(state, "open");
+});

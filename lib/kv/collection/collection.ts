@@ -7,19 +7,18 @@
  * what the state machine does not allow; reads list by index with opaque cursors; every write is
  * a change that live pages follow (`changeStream`). See `declared.ts` for where it all lives.
  */
-import type * as v from "valibot";
 import type { Change, Entity, Snapshot } from "../../shared/live_view.ts";
 import { httpError } from "../../errors/http_error.ts";
 import type { Feed, SubscribeOptions } from "../feed.ts";
 import { changeFeed } from "./changes.ts";
 import {
-  type AnySchema,
   type Declared,
   isIndexValue,
   isKeyPart,
   type ResolvedIndex,
   type View,
 } from "./declared.ts";
+import type { CollectionSchema, InputOf, OutputOf } from "./schema.ts";
 import { findItem, getItem, listItems, PAGE, snapshotOf } from "./read.ts";
 import { createItem, deleteItem, type Patch, updateItem, type WriteOptions } from "./write.ts";
 
@@ -108,20 +107,22 @@ export interface LiveOptions {
  *   schema: Note,
  *   indexes: { pinned: { key: "pinned" } },
  * };
- * export const notes = collection("notes", options);
+ * const notes = collection("notes", options);
+ * console.log(notes.name);
  * ```
  * @see docs/data.md — Collections
  */
 export interface CollectionOptions<
-  S extends AnySchema,
-  I extends Record<string, IndexSpec<v.InferOutput<S>>>,
+  // deno-lint-ignore no-explicit-any -- any input
+  S extends CollectionSchema<any>,
+  I extends Record<string, IndexSpec<OutputOf<S>>>,
 > {
-  /** A valibot schema of an object: every create and update is parsed with it. */
+  /** A schema of an object (valibot's, or any Standard Schema): every write is checked with it. */
   schema: S;
   /** The indexes, by name. (`NoInfer`: the item's type comes from the schema alone.) */
-  indexes?: I & Record<string, IndexSpec<NoInfer<v.InferOutput<S>>>>;
+  indexes?: I & Record<string, IndexSpec<NoInfer<OutputOf<S>>>>;
   /** State machines, by field. */
-  transitions?: Transitions<v.InferOutput<S>>;
+  transitions?: Transitions<OutputOf<S>>;
   /** How changes reach live pages. */
   live?: LiveOptions;
 }
@@ -200,7 +201,7 @@ export interface ViewOptions<I extends string> {
  * import { type Collection, collection } from "shell/data";
  *
  * const Tag = v.object({ name: v.pipe(v.string(), v.minLength(1), v.maxLength(40)) });
- * export const tags: Collection<v.InferOutput<typeof Tag>> = collection("tags", { schema: Tag });
+ * const tags: Collection<v.InferOutput<typeof Tag>> = collection("tags", { schema: Tag });
  *
  * const kv = await Deno.openKv(":memory:");
  * const tag = await tags.create(kv, { name: "urgent" });
@@ -280,13 +281,14 @@ export interface Collection<T, In = T, I extends string = string, U extends stri
  * @see docs/data.md — Collections
  */
 export function collection<
-  S extends AnySchema,
+  // deno-lint-ignore no-explicit-any -- any input
+  S extends CollectionSchema<any>,
   // deno-lint-ignore ban-types -- no indexes: an empty record
-  const I extends Record<string, IndexSpec<v.InferOutput<S>>> = {},
+  const I extends Record<string, IndexSpec<OutputOf<S>>> = {},
 >(
   name: string,
   options: CollectionOptions<S, I>,
-): Collection<v.InferOutput<S>, v.InferInput<S>, ListedOf<I>, UniqueOf<I>> {
+): Collection<OutputOf<S>, InputOf<S>, ListedIndexes<I>, UniqueIndexes<I>> {
   const d = declare(name, options as unknown as Declaration);
   const { maxBacklog = 200, ringSize = 50, pollIntervalMs } = options.live ?? {};
   const view = (given: View = {}): View => {
@@ -332,8 +334,35 @@ export function collection<
   return self;
 }
 
-type UniqueOf<I> = { [K in keyof I]: I[K] extends { unique: true } ? K : never }[keyof I] & string;
-type ListedOf<I> = Exclude<keyof I & string, UniqueOf<I>>;
+/**
+ * The names of a declaration's unique indexes: what `find` takes.
+ *
+ * @example
+ * ```ts
+ * import type { UniqueIndexes } from "shell/data";
+ *
+ * type Names = UniqueIndexes<{ bySlug: { key: "slug"; unique: true }; byTag: { key: "tag" } }>;
+ * const name: Names = "bySlug";
+ * ```
+ * @see docs/data.md — Querying
+ */
+export type UniqueIndexes<I> =
+  & { [K in keyof I]: I[K] extends { unique: true } ? K : never }[keyof I]
+  & string;
+
+/**
+ * The names of a declaration's non-unique indexes: what views and live pages follow.
+ *
+ * @example
+ * ```ts
+ * import type { ListedIndexes } from "shell/data";
+ *
+ * type Names = ListedIndexes<{ bySlug: { key: "slug"; unique: true }; byTag: { key: "tag" } }>;
+ * const name: Names = "byTag";
+ * ```
+ * @see docs/data.md — Querying
+ */
+export type ListedIndexes<I> = Exclude<keyof I & string, UniqueIndexes<I>>;
 
 const declarations = new WeakMap<object, Declared>();
 
@@ -346,7 +375,7 @@ export function declaredOf(collection: object): Declared {
 
 /** A declaration as `declare` checks it: at run time, whatever the types said. */
 interface Declaration {
-  schema: AnySchema;
+  schema: CollectionSchema;
   indexes?: Record<string, IndexSpec<object>>;
   transitions?: Record<string, unknown>;
   live?: LiveOptions;
@@ -360,8 +389,8 @@ function declare(
   if (typeof name !== "string" || name.length === 0 || name.length > 100) {
     throw problem("the name must be 1 to 100 characters");
   }
-  if (!schema || typeof schema !== "object" || !("~run" in schema)) {
-    throw problem("schema must be a valibot schema");
+  if (typeof schema?.["~standard"]?.validate !== "function") {
+    throw problem("schema must be a valibot schema (or another Standard Schema)");
   }
   const resolved = new Map<string, ResolvedIndex>();
   for (const [index, spec] of Object.entries(indexes)) {

@@ -16,11 +16,8 @@
  * Index entries hold copies, not ids, so that listing by index is one range query; they are
  * written in the same commit as the item, so they always agree with it.
  */
-import type * as v from "valibot";
 import { keySize, MAX_KEY_BYTES } from "../limits.ts";
-
-// deno-lint-ignore no-explicit-any -- any input: the schema says what it takes
-export type AnySchema = v.GenericSchema<any, object> | v.GenericSchemaAsync<any, object>;
+import type { CollectionSchema } from "./schema.ts";
 
 /** One index, resolved: its name, whether it is unique, and the value it gives an item. */
 export interface ResolvedIndex {
@@ -45,7 +42,7 @@ export interface StoredChange {
 
 export interface Declared {
   readonly name: string;
-  readonly schema: AnySchema;
+  readonly schema: CollectionSchema;
   readonly indexes: ReadonlyMap<string, ResolvedIndex>;
   /** field → from → the values it may go to (as strings: states are object keys). */
   readonly transitions: ReadonlyMap<string, ReadonlyMap<string, ReadonlySet<string>>>;

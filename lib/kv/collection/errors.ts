@@ -1,45 +1,66 @@
 /**
  * @module
  * What a collection's writes refuse, as expected product errors (`HttpError`s: their status, no
- * digest, no Sentry event): an item its schema or KV's limits refuse (422, with valibot's issues
+ * digest, no Sentry event): an item its schema or KV's limits refuse (422, with the schema's issues
  * field by field, for a form to show), a conflict (409: the item changed since it was read, or a
  * unique index value is taken), and a transition its state machine does not allow (409). Uncaught,
  * each answers its request through the product-errors path (`_error.tsx`, JSON, `ActionError`).
  */
-import * as v from "valibot";
 import { HttpError } from "../../errors/http_error.ts";
 
 /**
+ * One thing a schema refused, as Standard Schema reports it (valibot's issues are such): the
+ * message, and the path to the field it is about.
+ *
+ * @example
+ * ```ts
+ * import type { ValidationIssue } from "shell/data";
+ *
+ * const issue: ValidationIssue = { message: "Give the task a title.", path: ["title"] };
+ * ```
+ * @see docs/data.md — Field errors
+ */
+export interface ValidationIssue {
+  /** For the user. */
+  readonly message: string;
+  /** The field: its keys from the item down (`["address", "city"]`); none for the whole item. */
+  readonly path?: readonly (PropertyKey | { readonly key: PropertyKey })[] | undefined;
+}
+
+/**
  * A write the collection's schema refused, or one too large for Deno KV: 422. `fields` holds the
- * messages by field (valibot's flattened issues, as `useActionState` state shows them beside the
+ * messages by field path (the issues flattened, as `useActionState` state shows them beside the
  * inputs), `form` the ones that belong to no field. Uncaught it answers 422 with the first message.
  *
  * @example
  * ```ts
- * // routes/_board/actions.ts
+ * // routes/_notes/actions.ts
  * "use server";
+ * import * as v from "valibot";
  * import { requestContext } from "shell";
- * import { kvOf, ValidationError } from "shell/data";
- * import { tasks } from "./tasks.ts";
+ * import { collection, kvOf, ValidationError } from "shell/data";
  *
- * export type AddState = { errors?: Record<string, string[]> };
+ * const notes = collection("notes", {
+ *   schema: v.object({ text: v.pipe(v.string(), v.minLength(1, "Write something.")) }),
+ * });
  *
- * export async function addTask(_previous: AddState, form: FormData): Promise<AddState> {
+ * export type NoteState = { errors?: Record<string, string[]> };
+ *
+ * export async function addNote(_previous: NoteState, form: FormData): Promise<NoteState> {
  *   try {
- *     const title = String(form.get("title") ?? "");
- *     await tasks.create(kvOf(requestContext()), { title, state: "todo" });
+ *     await notes.create(kvOf(requestContext()), { text: String(form.get("text") ?? "") });
  *     return {};
  *   } catch (error) {
- *     if (error instanceof ValidationError) return { errors: error.fields };
- *     throw error;
+ *     if (error instanceof ValidationError) return { errors: error.fields }; // shown by the form
+ *     throw error; // anything else: not the user's to fix
  *   }
  * }
  * ```
  * @see docs/data.md — Field errors
  */
 export class ValidationError extends HttpError {
-  /** valibot's issues, as the schema reported them (none for a value too large). */
-  readonly issues: readonly v.BaseIssue<unknown>[];
+  /** The schema's issues, as it reported them (none for a value too large). */
+  readonly issues: readonly ValidationIssue[];
   /** Messages by field path (`"title"`, `"address.city"`). */
   readonly fields: Record<string, string[]>;
   /** Messages that belong to no one field: the item as a whole, or its size. */
@@ -55,13 +76,19 @@ export class ValidationError extends HttpError {
    */
   constructor(
     readonly collection: string,
-    issues: readonly v.BaseIssue<unknown>[],
+    issues: readonly ValidationIssue[],
     form: string[] = [],
     cause?: unknown,
   ) {
-    const flat = issues.length ? v.flatten(issues as [v.BaseIssue<unknown>]) : {};
-    const fields = (flat.nested ?? {}) as Record<string, string[]>;
-    const whole = [...(flat.root ?? []), ...(flat.other ?? []), ...form];
+    const fields: Record<string, string[]> = {};
+    const whole: string[] = [];
+    for (const issue of issues) {
+      const path = issue.path?.map((part) => typeof part === "object" ? part.key : part);
+      const named = path?.length && path.every((k) => typeof k !== "symbol");
+      if (named) (fields[path.join(".")] ??= []).push(issue.message);
+      else whole.push(issue.message);
+    }
+    whole.push(...form);
     const [field, [first] = []] = Object.entries(fields)[0] ?? [];
     super(422, whole[0] ?? (field ? `${field}: ${first}` : "Invalid"), { cause });
     this.name = "ValidationError";

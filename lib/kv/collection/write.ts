@@ -11,7 +11,6 @@
  * anything is written.
  */
 import { isDeepStrictEqual } from "node:util";
-import * as v from "valibot";
 import { notFound } from "../../errors/http_error.ts";
 import type { Entity } from "../../shared/live_view.ts";
 import { type Commit, inTurn, retrying } from "../commit.ts";
@@ -19,13 +18,38 @@ import { KvLimitError, valueSize } from "../limits.ts";
 import { MeasuredAtomic } from "../measured_atomic.ts";
 import { type Declared, keys, sameValue, type StoredChange, type View } from "./declared.ts";
 import { ConflictError, TransitionError, ValidationError } from "./errors.ts";
+import { validate } from "./schema.ts";
 import { isId, newId } from "./ids.ts";
 
-/** The fields an update changes, or a function of the item as it is that returns them. */
+/**
+ * What an update changes: some fields, or a function of the item as it is that returns them (run
+ * again on the item as it then is, if another write wins the race: a read-modify-write).
+ *
+ * @example
+ * ```ts
+ * import type { Patch } from "shell/data";
+ *
+ * type Counter = { label: string; count: number };
+ * const rename: Patch<Counter> = { label: "Visits" };
+ * const increment: Patch<Counter> = (counter) => ({ count: counter.count + 1 });
+ * ```
+ * @see docs/data.md — Conflicts
+ */
 export type Patch<T> = Partial<T> | ((current: T) => Partial<T> | Promise<Partial<T>>);
 
-/** A write that must not overwrite a newer one: the versionstamp the item was read at. */
+/**
+ * A write that must not overwrite a newer one: the versionstamp the item was read at.
+ *
+ * @example
+ * ```ts
+ * import type { WriteOptions } from "shell/data";
+ *
+ * const onlyIfUnchanged: WriteOptions = { versionstamp: "00000000000000120000" };
+ * ```
+ * @see docs/data.md — Conflicts
+ */
 export interface WriteOptions {
+  /** The item's versionstamp when it was read: another one now is a `ConflictError` (409). */
   versionstamp?: string;
 }
 
@@ -37,7 +61,7 @@ export async function createItem(
   d: Declared,
   input: unknown,
 ): Promise<Entity<object>> {
-  const value = await parse(d, input);
+  const value = await validate(d.name, d.schema, input);
   const { entity } = await write(kv, d, newId(), "create", (current) => {
     if (current.value !== null) throw new Error(`${d.name}: the new id exists already`);
     return value;
@@ -59,7 +83,7 @@ export async function updateItem(
       throw new ConflictError(d.name, "changed");
     }
     const fields = typeof patch === "function" ? await patch(current.value) : patch;
-    const next = await parse(d, { ...current.value, ...fields });
+    const next = await validate(d.name, d.schema, { ...current.value, ...fields });
     assertTransitions(d, current.value, next);
     return isDeepStrictEqual(next, current.value) ? KEEP : next;
   });
@@ -85,12 +109,6 @@ export async function deleteItem(
 
 function gone(d: Declared) {
   return notFound(`No such item in ${d.name}: it may have been deleted.`);
-}
-
-async function parse(d: Declared, input: unknown): Promise<object> {
-  const result = await v.safeParseAsync(d.schema, input);
-  if (!result.success) throw new ValidationError(d.name, result.issues);
-  return result.output;
 }
 
 function assertTransitions(d: Declared, from: object, to: object): void {
