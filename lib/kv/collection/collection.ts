@@ -308,12 +308,12 @@ export function collection<
     list: (kv, query = {}) => listItems(kv, d, query),
     update: (kv, id, patch, write) => updateItem(kv, d, id, patch, write),
     delete: (kv, id, write) => deleteItem(kv, d, id, write),
-    snapshot(kv, { limit = 100, ...given } = {}) {
+    async snapshot(kv, { limit = 100, ...given } = {}) {
       const v = view(given);
       if (v.index !== undefined && !isIndexValue(d, v.index, v.value)) {
-        return Promise.resolve({ seq: 0, versionstamp: "", items: [] });
+        return { seq: 0, versionstamp: "", items: [] };
       }
-      return snapshotOf(kv, d, v, Math.min(PAGE.max, limit));
+      return await snapshotOf(kv, d, v, Math.min(PAGE.max, limit));
     },
     changes(kv, given = {}) {
       const v = view(given);
