@@ -3,7 +3,8 @@
  * Every example page passes axe-core (`helpers/axe.ts`) with zero violations, in Chromium, once it
  * is done (islands hydrated, Suspense streamed in): the home page and each page it links to (read
  * from the running app, so a new example is covered with no edit here), `/admin` with its
- * credentials, the not-found page, and the guestbook's form showing its field errors.
+ * credentials, the not-found page, the guestbook's form showing its field errors, and the task
+ * board with a task, a field error and its delete dialog open.
  */
 import assert from "node:assert/strict";
 import { examplePages, GUARDED_PATHS } from "../../bench/pages.ts";
@@ -37,6 +38,20 @@ Deno.test("the example's pages pass axe", async (t) => {
   };
 
   for (const path of paths) await t.step(path, () => check(path));
+
+  await t.step(
+    "/board with a task, its form showing a field error, its delete dialog open",
+    () =>
+      check("/board", async (page) => {
+        await page.getByLabel("Title").fill("Check the contrast");
+        await page.getByRole("button", { name: "Add" }).click();
+        await page.locator("li.task").first().waitFor();
+        await page.getByRole("button", { name: "Add" }).click();
+        await page.locator(".field-error").waitFor();
+        await page.locator("li.task").first().getByRole("button", { name: "Delete" }).click();
+        await page.getByRole("dialog").waitFor();
+      }),
+  );
 
   await t.step(
     "/guestbook, its form showing field errors",
