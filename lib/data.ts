@@ -56,7 +56,6 @@ export {
   type ValidationIssue,
 } from "./kv/collection/errors.ts";
 export { changeStream, type ChangeStreamOptions } from "./kv/collection/stream.ts";
-export type { Change, Entity, Snapshot } from "./shared/live_view.ts";
 export {
   type CallLimit,
   limitCalls,

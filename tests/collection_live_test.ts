@@ -11,7 +11,8 @@
 import assert from "node:assert/strict";
 import { parse } from "devalue";
 import * as v from "valibot";
-import { type Change, changeStream, collection, FeedGapError, type Snapshot } from "../lib/data.ts";
+import { changeStream, collection, FeedGapError } from "../lib/data.ts";
+import type { Change, Snapshot } from "../lib/runtime.ts";
 import type { RouteModule } from "../lib/server/manifest.ts";
 import { memoryApp, serveApp } from "./helpers/app.ts";
 import { readEvents } from "./helpers/guestbook.ts";

@@ -1,5 +1,6 @@
 import { defineRoute, notFound } from "shell";
-import { type Entity, kvOf } from "shell/data";
+import { kvOf } from "shell/data";
+import type { Entity } from "shell/runtime";
 import type { Task } from "./_tasks/types.ts";
 import { confirmDelete } from "./_tasks/actions.ts";
 import { tasks } from "./_tasks/tasks.ts";

@@ -1,6 +1,7 @@
 import Board from "@/islands/Board.tsx";
 import { defineRoute } from "shell";
-import { kvOf, type Snapshot } from "shell/data";
+import { kvOf } from "shell/data";
+import type { Snapshot } from "shell/runtime";
 import { tasks } from "./_tasks/tasks.ts";
 import { SHOWN, type Task } from "./_tasks/types.ts";
 

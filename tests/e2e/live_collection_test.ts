@@ -12,7 +12,7 @@
 import assert from "node:assert/strict";
 import type { Browser, Page } from "playwright-core";
 import { parse } from "devalue";
-import type { Entity, Snapshot } from "../../lib/data.ts";
+import type { Entity, Snapshot } from "../../lib/runtime.ts";
 import { hydrated, launchBrowser, pageErrors } from "../helpers/browser.ts";
 import { cuttingProxy } from "../helpers/cutting_proxy.ts";
 import { readEvents } from "../helpers/guestbook.ts";

@@ -73,7 +73,8 @@ export const handler: Handlers = {
 `,
   "routes/cards/index.tsx": `import Cards from "@/islands/Cards.tsx";
 import type { Handlers, PageProps } from "shell";
-import { kvOf, type Snapshot } from "shell/data";
+import { kvOf } from "shell/data";
+import type { Snapshot } from "shell/runtime";
 import { cards, viewOf } from "../_cards/cards.ts";
 
 type Data = { snapshot: Snapshot<{ title: string; column: string; moves: number }>; events: string };

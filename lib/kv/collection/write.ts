@@ -149,6 +149,16 @@ function write(
     }));
 }
 
+/** A change, and the view whose log it goes to. */
+interface Logged {
+  view: View;
+  change: StoredChange;
+}
+
+/**
+ * Commits `current` becoming `next` (`null`: deleted): the item, its index entries, and its change
+ * in the log of every view it is in, was in, or enters — checked against what the write read.
+ */
 async function commitChange(
   kv: Deno.Kv,
   d: Declared,
@@ -157,48 +167,9 @@ async function commitChange(
   next: object | null,
   commit: Commit,
 ): Promise<Deno.KvCommitResult | Deno.KvCommitError> {
-  const before = current.value;
   const atomic = new MeasuredAtomic(kv).check(current);
-  const logs: { view: View; change: StoredChange }[] = [];
-  const claims: Deno.KvKey[] = [];
   try {
-    const bytes = next && valueSize(next);
-    if (next) atomic.set(keys.item(d, id), next, undefined, bytes!);
-    else atomic.delete(keys.item(d, id));
-    const op = before === null ? "create" : next === null ? "delete" : "update";
-    logs.push({ view: {}, change: next ? { op, id, value: next } : { op, id } });
-    for (const index of d.indexes.values()) {
-      const was = before ? index.valueOf(before) : undefined;
-      const is = next ? index.valueOf(next) : undefined;
-      const same = sameValue(was, is);
-      if (index.unique) {
-        if (was !== undefined && !same) atomic.delete(keys.unique(d, index.name, was));
-        if (is !== undefined) {
-          if (!same) claims.push(keys.unique(d, index.name, is));
-          atomic.set(keys.unique(d, index.name, is), { id, value: next });
-        }
-        continue;
-      }
-      if (was !== undefined && !same) atomic.delete(keys.index(d, index.name, was, id));
-      if (is !== undefined) atomic.set(keys.index(d, index.name, is, id), next, undefined, bytes!);
-      // How the item's move looks from each value's view: it stayed, left one, entered another.
-      if (same && is !== undefined) {
-        logs.push({
-          view: { index: index.name, value: is },
-          change: { op: "update", id, value: next! },
-        });
-      } else {
-        if (was !== undefined) {
-          logs.push({ view: { index: index.name, value: was }, change: { op: "delete", id } });
-        }
-        if (is !== undefined) {
-          logs.push({
-            view: { index: index.name, value: is },
-            change: { op: "create", id, value: next! },
-          });
-        }
-      }
-    }
+    const { logs, claims } = stageItem(atomic, d, id, current.value, next);
     const logKeys = logs.map(({ view }) => keys.log(d, view));
     const read = await getAll(kv, [...logKeys.map((log) => log.latest), ...claims]);
     for (const claim of read.slice(logs.length)) {
@@ -221,6 +192,64 @@ async function commitChange(
     throw new ValidationError(d.name, [], [`Too large to store: ${error.message}.`], error);
   }
   return await commit(atomic.op);
+}
+
+/**
+ * Stages the item and its index entries; returns the changes to log, by view, and the unique
+ * values the write takes (each must be free, or the item's own).
+ */
+function stageItem(
+  atomic: MeasuredAtomic,
+  d: Declared,
+  id: string,
+  before: object | null,
+  next: object | null,
+): { logs: Logged[]; claims: Deno.KvKey[] } {
+  const bytes = next && valueSize(next);
+  if (next) atomic.set(keys.item(d, id), next, undefined, bytes!);
+  else atomic.delete(keys.item(d, id));
+  const op = before === null ? "create" : next === null ? "delete" : "update";
+  const logs: Logged[] = [{ view: {}, change: next ? { op, id, value: next } : { op, id } }];
+  const claims: Deno.KvKey[] = [];
+  for (const index of d.indexes.values()) {
+    const was = before ? index.valueOf(before) : undefined;
+    const is = next ? index.valueOf(next) : undefined;
+    const same = sameValue(was, is);
+    if (index.unique) {
+      if (was !== undefined && !same) atomic.delete(keys.unique(d, index.name, was));
+      if (is !== undefined) {
+        if (!same) claims.push(keys.unique(d, index.name, is));
+        atomic.set(keys.unique(d, index.name, is), { id, value: next });
+      }
+      continue;
+    }
+    if (was !== undefined && !same) atomic.delete(keys.index(d, index.name, was, id));
+    if (is !== undefined) atomic.set(keys.index(d, index.name, is, id), next, undefined, bytes!);
+    logs.push(...moves(index.name, was, is, same, id, next));
+  }
+  return { logs, claims };
+}
+
+/** How a change looks from the views of one index: the item stayed, left one, entered another. */
+function moves(
+  index: string,
+  was: Deno.KvKeyPart | undefined,
+  is: Deno.KvKeyPart | undefined,
+  same: boolean,
+  id: string,
+  next: object | null,
+): Logged[] {
+  if (same) {
+    return is === undefined
+      ? []
+      : [{ view: { index, value: is }, change: { op: "update", id, value: next! } }];
+  }
+  const logged: Logged[] = [];
+  if (was !== undefined) logged.push({ view: { index, value: was }, change: { op: "delete", id } });
+  if (is !== undefined) {
+    logged.push({ view: { index, value: is }, change: { op: "create", id, value: next! } });
+  }
+  return logged;
 }
 
 /** The entries of `keys`, read ten at a time (KV's limit for one `getMany`). */
