@@ -207,11 +207,13 @@ Deno.test("the scan and the manifest give each route its nearest _error.tsx", as
     assert.ok(root_ && board && rootLayout && boardLayout, source);
     assert.ok(
       source.includes(
-        `errorPage: { module: ${board}, layouts: [${rootLayout}, ${boardLayout}] } },`,
+        `errorPage: { file: "board/_error.tsx", module: ${board}, layouts: [${rootLayout}, ${boardLayout}] } },`,
       ),
       source,
     );
-    assert.ok(source.includes(`  errorPage: { module: ${root_}, layouts: [${rootLayout}] },`));
+    assert.ok(source.includes(
+      `  errorPage: { file: "_error.tsx", module: ${root_}, layouts: [${rootLayout}] },`,
+    ));
   } finally {
     await Deno.remove(root, { recursive: true });
   }

@@ -69,7 +69,10 @@ export function replaceFrames(
     const tail = end > start + APP.length ? TAIL.exec(text) : null;
     if (!tail) {
       from = end + 1;
-      if (text[end] === "?") { while (from < text.length && !/[\s):]/.test(text[from])) from++; }
+      // A query follows only a path: after an empty one, the next `/_app/` may start a frame.
+      if (text[end] === "?" && end > start + APP.length) {
+        while (from < text.length && !/[\s):]/.test(text[from])) from++;
+      }
       continue;
     }
     let host = start;
