@@ -20,6 +20,8 @@ import {
 } from "../lib/data.ts";
 import { isHttpError } from "../lib/mod.ts";
 import { COMMIT_LIMITS, MeasuredAtomic } from "../lib/kv/measured_atomic.ts";
+import type { RouteModule } from "../lib/server/manifest.ts";
+import { captureLogs, memoryApp } from "./helpers/app.ts";
 import { assertConsistent, entriesOf, type IndexRule } from "./helpers/collections.ts";
 
 const Card = v.object({
@@ -551,4 +553,42 @@ Deno.test("types: the item's type comes from the schema, index names from the de
     transitions: { state: { open: ["gone"] } },
   });
   assert.equal(state, "open");
+});
+
+Deno.test("a refused write answers through the product-errors path: its status, its message, no failure", async () => {
+  using kv = await open();
+  const first = await cards.create(kv, card({ owner: "ada", state: "closed" }));
+  await cards.update(kv, first.id, { points: 7 }); // the versionstamp the client holds is old now
+  const refusals: Record<string, () => Promise<unknown>> = {
+    "stale": () => cards.update(kv, first.id, { points: 8 }, { versionstamp: first.versionstamp }),
+    "taken": () => cards.create(kv, card({ owner: "ada" })),
+    "transition": () => cards.update(kv, first.id, { state: "open" }),
+    "invalid": () => cards.create(kv, card({ title: "" })),
+    "gone": () => cards.update(kv, "01J0000000000000000000000Z", { points: 1 }),
+  };
+  const api: RouteModule = {
+    handler: {
+      async POST(req) {
+        await refusals[new URL(req.url).searchParams.get("what")!]();
+        return new Response("written");
+      },
+    },
+  };
+  const app = memoryApp({ routes: { "api/cards.ts": api } }, { kv });
+  using logs = captureLogs();
+  const expected: Record<string, [number, RegExp]> = {
+    stale: [409, /changed meanwhile/],
+    taken: [409, /Another item has this byOwner/],
+    transition: [409, /Cannot go from closed to open/],
+    invalid: [422, /title: A title, please\./],
+    gone: [404, /No such item in cards/],
+  };
+  for (const [what, [status, message]] of Object.entries(expected)) {
+    const res = await app.request(`/api/cards?what=${what}`, { method: "POST" });
+    assert.equal(res.status, status, what);
+    const body = await res.json();
+    assert.equal(body.error.status, status, what);
+    assert.match(body.error.message, message, what);
+  }
+  assert.deepEqual(logs.lines.filter((line) => line.level === "error"), [], "no failure logged");
 });
