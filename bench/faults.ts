@@ -20,10 +20,10 @@
  */
 import { encodeCall } from "../lib/shared/action_wire.ts";
 import { builtCopy } from "../tests/helpers/built_copy.ts";
-import { PROJECT_ROOT } from "../tests/helpers/project_copy.ts";
 import { startServer, type TestServer } from "../tests/helpers/server.ts";
 
-const ROOT = Deno.env.get("FAULTS_ROOT") ?? PROJECT_ROOT;
+/** A built tree of older code to run against; the framework's test app (`tests/fixture/`) if not. */
+const ROOT = Deno.env.get("FAULTS_ROOT");
 const MIB = 1024 * 1024;
 
 const FILES = {
@@ -229,7 +229,7 @@ async function fields(root: string): Promise<string> {
 const SCENARIOS = { tunnel, actions, parallel, fields };
 const chosen = Deno.args.length > 0 ? Deno.args : Object.keys(SCENARIOS);
 const root = await builtCopy("faults-bench", FILES, { from: ROOT });
-console.log(`root: ${ROOT}`);
+console.log(`root: ${ROOT ?? "the framework's test app"}`);
 for (const name of chosen) {
   const scenario = SCENARIOS[name as keyof typeof SCENARIOS];
   if (!scenario) throw new Error(`no scenario ${name}: ${Object.keys(SCENARIOS).join(", ")}`);

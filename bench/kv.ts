@@ -1,6 +1,7 @@
 /**
  * @module
- * The guestbook on Deno KV under load: page reads and signings per second, with p99, under
+ * A guestbook on Deno KV under load (the framework's test app's wall, `tests/fixture/`, which
+ * `bench/run.ts` copies and serves): page reads and signings per second, with p99, under
  * `deno task start` and `deno serve --parallel` (2 workers, one KV file) side by side; and what
  * live pages cost — the resident memory each open event stream adds, and how long a new entry
  * takes to reach all of them. Loopback only; each server gets a KV file of its own in a temp
@@ -52,10 +53,10 @@ export async function measureKv(options: KvOptions): Promise<{ rows: Row[]; resu
     const body = await signingBody(server.origin);
     for (let i = 0; i < 5; i++) await sign(server.origin, body, `10.0.0.${i}`);
     progress(`KV: guestbook reads, ${mode}`);
-    reads[mode] = await wrk(server.origin + "/guestbook", { seconds, connections });
+    reads[mode] = await wrk(server.origin + "/wall", { seconds, connections });
     progress(`KV: guestbook signings, ${mode}`);
     const script = await signingScript(server.origin, body);
-    signings[mode] = await wrk(server.origin + "/guestbook", { seconds, connections, script });
+    signings[mode] = await wrk(server.origin + "/wall", { seconds, connections, script });
     await Deno.remove(script);
     if (mode === "deno task start") {
       progress(`KV: ${options.streams} open event streams, ${mode}`);
@@ -88,7 +89,7 @@ export async function measureKv(options: KvOptions): Promise<{ rows: Row[]; resu
 
 /** The guestbook form as a browser without JavaScript posts it, urlencoded. */
 async function signingBody(origin: string): Promise<string> {
-  const html = await (await fetch(origin + "/guestbook")).text();
+  const html = await (await fetch(origin + "/wall")).text();
   const form = /<form[^>]*action="(\/_action\/[^"]+)"[^>]*>(.*?)<\/form>/s.exec(html);
   if (!form) throw new Error("the guestbook renders no form");
   const fields = new URLSearchParams();
@@ -163,7 +164,7 @@ async function openStreams(
   for (let i = 0; i < count; i++) {
     const conn = await Deno.connect({ hostname, port: Number(port) });
     await conn.write(encoder.encode(
-      `GET /guestbook/events HTTP/1.1\r\nHost: ${hostname}:${port}\r\nAccept: text/event-stream\r\n\r\n`,
+      `GET /wall/events HTTP/1.1\r\nHost: ${hostname}:${port}\r\nAccept: text/event-stream\r\n\r\n`,
     ));
     const reader = conn.readable.pipeThrough(new TextDecoderStream()).getReader();
     let head = "";

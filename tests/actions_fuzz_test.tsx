@@ -9,7 +9,8 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import { ACTION_LIMITS } from "../lib/actions/limits.ts";
 import { encodeCall } from "../lib/shared/action_wire.ts";
-import { actionIdOf, captureLogs, memoryApp } from "./helpers/app.ts";
+import { captureLogs } from "shell/testing";
+import { actionIdOf, memoryApp } from "./helpers/app.ts";
 
 const RUNS = 500;
 // Per request: the largest bodies here take some 100 ms on 2 quiet cores, and seconds on a

@@ -1,14 +1,16 @@
 /**
  * @module
- * The action endpoint, in-process, on an app of probe actions and the example's guestbook held in
+ * The action endpoint, in-process, on an app of probe actions and the test app's wall held in
  * memory: calls and their results, files, field errors, failures with a digest, every refusal
  * (405, 415, 403, 404, 413, 400) with the action never run, forms posted without JavaScript (303
- * back to their page, redirects, form state in a signed cookie), and the body limit.
+ * back to their page, redirects, form state in a signed cookie), and the body limit. Forms are
+ * submitted and actions called with the test kit (`shell/testing`), as a product's tests do.
  */
 import assert from "node:assert/strict";
 import { decodeResult, encodeCall } from "../lib/shared/action_wire.ts";
 import type { App } from "../lib/server.ts";
-import { actionIdOf, captureLogs, memoryApp } from "./helpers/app.ts";
+import { captureLogs, TestClient } from "shell/testing";
+import { actionIdOf, memoryApp } from "./helpers/app.ts";
 import {
   call,
   fromPage,
@@ -23,23 +25,13 @@ import {
 const MB = 1024 * 1024;
 const DIGEST = /^[0-9A-Z][0-9A-Z-]{8,}[0-9A-Z]$/;
 
-/** The form posting to action `id` on `path`, with the hidden fields the server rendered. */
-async function renderedForm(app: App, path: string, id: string): Promise<FormData> {
+/** The page's form posting to action `id`, as rendered: a POST, multipart (file inputs work). */
+async function assertFormFor(app: App, path: string, id: string): Promise<void> {
   const html = await (await app.request(path)).text();
-  const forms = html.matchAll(/<form[^>]*action="\/_action\/([^"]+)"[^>]*>(.*?)<\/form>/gs);
-  const form = [...forms].find(([, action]) => action === id);
+  const form = [...html.matchAll(/<form[^>]*>/g)].find(([tag]) => tag.includes(`/_action/${id}"`));
   assert.ok(form, `no form for action ${id} on ${path}`);
   assert.match(form[0], /method="POST"/);
   assert.match(form[0], /encType="multipart\/form-data"/);
-  const fields = new FormData();
-  for (
-    const [, name, value = ""] of form[2].matchAll(
-      /<input type="hidden" name="([^"]+)"(?: value="([^"]*)")?/g,
-    )
-  ) {
-    fields.append(name, value.replaceAll("&quot;", '"').replaceAll("&amp;", "&"));
-  }
-  return fields;
 }
 
 /** `name=value` of the cookie a response sets. */
@@ -88,12 +80,12 @@ Deno.test("server actions", async (t) => {
     const form = new FormData();
     form.set("name", "");
     form.set("message", "hi");
-    const res = await call(app, ids.sign, [{ entries: [] }, form]);
+    const res = await call(app, ids.post, [{}, form]);
     assert.equal(res.status, 200);
     const state = decodeResult(await res.text()) as { errors: Record<string, string[]> };
     assert.deepEqual(state.errors, {
-      name: ["Please tell us your name."],
-      message: ["Say a little more: 3 characters at least."],
+      name: ["A name, please."],
+      message: ["3 characters at least."],
     });
   });
 
@@ -200,9 +192,9 @@ Deno.test("server actions", async (t) => {
   });
 
   await t.step("a form posted without JavaScript lands back on its page (303)", async () => {
-    const form = await renderedForm(app, "/probe", ids.late);
-    form.set("note", "hello");
-    const res = await post(app, ids.late, form, fromPage("/probe?tab=2"));
+    await assertFormFor(app, "/probe", ids.late);
+    const client = new TestClient(app);
+    const res = await client.submit("/probe?tab=2", { form: "#late", fields: { note: "hello" } });
     assert.equal(res.status, 303);
     assert.equal(res.headers.get("location"), "/probe?tab=2");
     assert.equal(res.headers.get("cache-control"), "no-store");
@@ -224,8 +216,7 @@ Deno.test("server actions", async (t) => {
   });
 
   await t.step("an action that returns redirect() sends the browser there", async () => {
-    const form = await renderedForm(app, "/probe", ids.toAbout);
-    const res = await post(app, ids.toAbout, form, fromPage());
+    const res = await new TestClient(app).submit("/probe", { form: "#to-about" });
     assert.equal(res.status, 303);
     assert.equal(res.headers.get("location"), "/about");
     // Called from an island, the stub navigates.
@@ -236,41 +227,37 @@ Deno.test("server actions", async (t) => {
   });
 
   await t.step("validation errors come back to the form without JavaScript", async () => {
-    const form = await renderedForm(app, "/guestbook", ids.sign);
-    form.set("name", "");
-    form.set("message", "hi");
-    const res = await post(app, ids.sign, form, fromPage("/guestbook"));
+    await assertFormFor(app, "/wall", ids.post);
+    const client = new TestClient(app);
+    const res = await client.submit("/wall", { fields: { name: "", message: "hi" } });
     assert.equal(res.status, 303);
-    assert.equal(res.headers.get("location"), "/guestbook");
+    assert.equal(res.headers.get("location"), "/wall");
     assert.match(res.headers.get("set-cookie")!, /Path=\/; HttpOnly; SameSite=Lax/);
     const cookie = cookieOf(res);
 
-    const page = await app.request("/guestbook", { headers: { Cookie: cookie } });
+    const page = await client.get("/wall");
     assert.equal(page.status, 200);
     assert.equal(page.headers.get("cache-control"), "no-store");
     assert.match(page.headers.get("set-cookie")!, /Max-Age=0/);
     const html = await page.text();
-    assert.match(html, /<p id="name-error" class="field-error">Please tell us your name\.<\/p>/);
+    assert.match(html, /<p id="name-error" class="field-error">A name, please\.<\/p>/);
     assert.match(html, /<textarea name="message"[^>]*>hi<\/textarea>/);
 
-    const again = await (await app.request("/guestbook")).text();
-    assert.doesNotMatch(again, /Please tell us your name/);
+    const again = await (await client.get("/wall")).text();
+    assert.doesNotMatch(again, /A name, please/);
     const forged = cookie.replace(/.$/, (c) => c === "A" ? "B" : "A");
-    const tampered = await app.request("/guestbook", { headers: { Cookie: forged } });
+    const tampered = await app.request("/wall", { headers: { Cookie: forged } });
     assert.equal(tampered.status, 200);
-    assert.doesNotMatch(await tampered.text(), /Please tell us your name/);
+    assert.doesNotMatch(await tampered.text(), /A name, please/);
   });
 
-  await t.step("a valid signing without JavaScript shows on the page", async () => {
-    const form = await renderedForm(app, "/guestbook", ids.sign);
-    form.set("name", "Grace");
-    form.set("message", "Signed with JavaScript off.");
-    const res = await post(app, ids.sign, form, fromPage("/guestbook"));
-    assert.equal(res.status, 303);
-    const page = await app.request("/guestbook", { headers: { Cookie: cookieOf(res) } });
+  await t.step("a valid post without JavaScript shows on the page", async () => {
+    const client = new TestClient(app);
+    const fields = { name: "Grace", message: "Posted with JavaScript off." };
+    const page = await client.submit("/wall", { fields, follow: true });
     const html = await page.text();
-    assert.match(html, /Thank you, <!-- -->Grace<!-- -->!/);
-    assert.match(html, /<q>Signed with JavaScript off\.<\/q>/);
+    assert.match(html, /Posted as <!-- -->Grace<!-- -->\./);
+    assert.match(html, /<q>Posted with JavaScript off\.<\/q>/);
   });
 
   await t.step("a form action that throws ends on the failure screen", async () => {

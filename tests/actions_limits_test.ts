@@ -15,7 +15,8 @@ import {
 } from "../lib/actions/decode.ts";
 import { ACTION_LIMITS, type ActionLimits } from "../lib/actions/limits.ts";
 import { encodeCall } from "../lib/shared/action_wire.ts";
-import { captureLogs, memoryApp } from "./helpers/app.ts";
+import { captureLogs } from "shell/testing";
+import { memoryApp } from "./helpers/app.ts";
 import { ids, ORIGIN, probeFiles } from "./helpers/probe_app.tsx";
 
 const L = ACTION_LIMITS;

@@ -8,10 +8,11 @@
 import assert from "node:assert/strict";
 import { encodeCall } from "../lib/shared/action_wire.ts";
 import type { RouteContext } from "../lib/mod.ts";
-import { actionIdOf, captureLogs, memoryManifest } from "./helpers/app.ts";
+import { captureLogs } from "shell/testing";
+import { actionIdOf, memoryManifest } from "./helpers/app.ts";
 import { eventStream } from "../lib/mod.ts";
 import { type App, createApp } from "../lib/server.ts";
-import { PROJECT_ROOT } from "./helpers/project_copy.ts";
+import { FIXTURE_ROOT } from "./helpers/project_copy.ts";
 import { within } from "./helpers/wait.ts";
 
 const SECRET = "s3cret-two-apps";
@@ -61,7 +62,7 @@ const DEV = { dev: true, requestTimeoutMs: 100, origins: ["https://dev.example"]
 const PROD = { dev: false, requestTimeoutMs: 5_000, origins: ["https://prod.example"] };
 
 function appWith(options: typeof DEV): App {
-  return createApp(manifest, { root: PROJECT_ROOT, ...options });
+  return createApp(manifest, { root: FIXTURE_ROOT, ...options });
 }
 
 Deno.test("two apps in one process keep to their own options", async (t) => {

@@ -15,7 +15,7 @@ import { changeStream, collection, FeedGapError } from "../lib/data.ts";
 import type { Change, Snapshot } from "../lib/runtime.ts";
 import type { RouteModule } from "../lib/server/manifest.ts";
 import { memoryApp, serveApp } from "./helpers/app.ts";
-import { readEvents } from "./helpers/guestbook.ts";
+import { readEvents } from "./helpers/events.ts";
 import { assertConsistent } from "./helpers/collections.ts";
 
 const Pin = v.object({ label: v.string(), wall: v.string(), at: v.date() });

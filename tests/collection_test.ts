@@ -21,7 +21,8 @@ import {
 import { isHttpError } from "../lib/mod.ts";
 import { COMMIT_LIMITS, MeasuredAtomic } from "../lib/kv/measured_atomic.ts";
 import type { RouteModule } from "../lib/server/manifest.ts";
-import { captureLogs, memoryApp } from "./helpers/app.ts";
+import { captureLogs } from "../lib/testing.ts";
+import { memoryApp } from "./helpers/app.ts";
 import { assertConsistent, entriesOf, type IndexRule } from "./helpers/collections.ts";
 
 const Card = v.object({

@@ -1,39 +1,19 @@
 /**
  * @module
- * The docs hold to the code: docs/testing.md shows `tests/example_app_test.ts` as it is; a code
- * block that names a file of the project shows that file as it is; every link between the pages
- * leads somewhere; docs/architecture.md lists every folder of `lib/`; docs/settings.md lists
- * exactly the variables the settings read; the README stays a landing page. (That the docs'
- * TypeScript compiles is `tests/process/docs_code_test.ts`: it runs `deno check`.)
+ * The docs hold to the framework: every link between the pages leads somewhere;
+ * docs/architecture.md lists every folder of `lib/`; docs/settings.md lists exactly the variables
+ * the settings read; the README stays a landing page. (That the docs' TypeScript compiles is
+ * `tests/process/docs_code_test.ts`: it runs `deno check`. That the blocks showing the example's
+ * files show them as they are is the example's own test, `tests/example/docs_test.ts`.)
  */
 import assert from "node:assert/strict";
 import { dirname, join, normalize } from "node:path";
 import { readSettings } from "../lib/cli/settings.ts";
-import { docFiles, fencedBlocks, typescriptBlocks } from "./helpers/doc_blocks.ts";
+import { docFiles, fencedBlocks } from "./helpers/doc_blocks.ts";
 import { PROJECT_ROOT } from "./helpers/project_copy.ts";
 
 const read = (path: string) => Deno.readTextFile(join(PROJECT_ROOT, path));
 const exists = (path: string) => Deno.stat(join(PROJECT_ROOT, path)).then(() => true, () => false);
-
-Deno.test("docs/testing.md shows the example test as it is", async () => {
-  const doc = await read("docs/testing.md");
-  const example = await read("tests/example_app_test.ts");
-  assert.ok(doc.includes("```ts\n" + example + "```"), "docs/testing.md differs from the example");
-});
-
-Deno.test("a code block that names a file of the project shows it as it is", async () => {
-  let compared = 0;
-  for (const doc of await docFiles()) {
-    for (const block of typescriptBlocks(doc, await read(doc))) {
-      if (block.path.startsWith("_doc_") || !await exists(block.path)) continue;
-      const file = await read(block.path);
-      const shown = file.startsWith("// ") ? block.code : block.code.replace(/^.*\n/, "");
-      assert.equal(shown, file, `${doc}:${block.line} differs from ${block.path}`);
-      compared++;
-    }
-  }
-  assert.ok(compared > 0, "no block shows a file of the project");
-});
 
 Deno.test("the README is a landing page of at most 150 lines", async () => {
   const lines = (await read("README.md")).trimEnd().split("\n").length;

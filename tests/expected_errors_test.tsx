@@ -25,20 +25,15 @@ import {
 } from "../lib/mod.ts";
 import { ActionError } from "../lib/runtime.ts";
 import { encodeCall } from "../lib/shared/action_wire.ts";
-import {
-  actionIdOf,
-  type AppFiles,
-  captureLogs,
-  memoryApp,
-  memoryManifest,
-} from "./helpers/app.ts";
+import { actionIdOf, type AppFiles, memoryApp, memoryManifest } from "./helpers/app.ts";
 import { Later, laterTimers } from "./helpers/later.tsx";
 import {
+  captureLogs,
   isErrorEvent,
   isTransaction,
   type ReceivedItem,
   startSentryReceiver,
-} from "./helpers/sentry_receiver.ts";
+} from "shell/testing";
 
 const ORIGIN = "http://localhost";
 const SECRET = "s3cret-unexpected";

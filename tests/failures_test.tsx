@@ -12,7 +12,9 @@ import { Suspense, use } from "react";
 import { appFromEnv } from "../lib/cli/app.ts";
 import { readSettings } from "../lib/cli/settings.ts";
 import { type AppProps, notFound, type PageProps } from "../lib/mod.ts";
-import { type AppFiles, captureLogs, memoryApp, memoryManifest } from "./helpers/app.ts";
+import { captureLogs } from "shell/testing";
+import { type AppFiles, memoryApp, memoryManifest } from "./helpers/app.ts";
+import { PROJECT_ROOT } from "./helpers/project_copy.ts";
 import { Later, laterTimers } from "./helpers/later.tsx";
 
 const SECRET = "s3cret-f41lure";
@@ -342,7 +344,8 @@ Deno.test("server failures in production", async (t) => {
 
 Deno.test("server failures in development show the message and the stack", async () => {
   using logs = captureLogs();
-  const res = await memoryApp(FAILING, { dev: true }).request("/fail/page");
+  // Its modules are this file's: stacks are shown relative to the project's root.
+  const res = await memoryApp(FAILING, { dev: true, root: PROJECT_ROOT }).request("/fail/page");
   const body = await res.text();
   assert.equal(res.status, 500);
   const { message, digest } = screenOf(body);
@@ -360,7 +363,9 @@ Deno.test("server failures in development show the message and the stack", async
 Deno.test("an unhandled rejection is logged with a digest and does not end the process", async () => {
   using logs = captureLogs();
   // The entry points' app (`main.ts`, `lib/cli/start.ts`): it installs the process's listener.
-  const { app } = await appFromEnv(memoryManifest(FAILING), readSettings(() => undefined));
+  // A store in memory: never the project's `.data/`.
+  const settings = readSettings((name) => name === "KV_PATH" ? ":memory:" : undefined);
+  const { app } = await appFromEnv(memoryManifest(FAILING), settings);
   const seen = Promise.withResolvers<PromiseRejectionEvent>();
   // Listeners run in the order added: by the time this one runs, the app's has.
   addEventListener("unhandledrejection", (event) => seen.resolve(event), { once: true });

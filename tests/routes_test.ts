@@ -211,9 +211,12 @@ Deno.test("the scan and the manifest give each route its nearest _error.tsx", as
       ),
       source,
     );
-    assert.ok(source.includes(
-      `  errorPage: { file: "_error.tsx", module: ${root_}, layouts: [${rootLayout}] },`,
-    ));
+    assert.ok(
+      source.includes(
+        `  errorPage: { file: "_error.tsx", module: ${root_}, layouts: [${rootLayout}] },`,
+      ),
+      source,
+    );
   } finally {
     await Deno.remove(root, { recursive: true });
   }

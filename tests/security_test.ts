@@ -1,13 +1,12 @@
 /**
  * @module
- * Security, on the example app from its real build: the CSP with a fresh nonce per request that
+ * Security, on the framework's test app from its real build: the CSP with a fresh nonce per request that
  * every script we emit carries and the other security headers (in-process), and path traversal
  * sent as raw bytes over a real connection (fetch would normalize `..`), never reaching a file.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { projectApp, serveApp } from "./helpers/app.ts";
-import { PROJECT_ROOT } from "./helpers/project_copy.ts";
+import { fixtureApp, fixtureBuild, serveApp } from "./helpers/app.ts";
 
 function nonceOf(res: Response): string {
   const csp = res.headers.get("content-security-policy");
@@ -58,7 +57,9 @@ function unchunk(bytes: Uint8Array): Uint8Array {
   }
 }
 
-const app = projectApp();
+const app = await fixtureApp();
+/** The built copy the app serves from: where a traversal would find its files. */
+const { root } = await fixtureBuild();
 
 Deno.test("every script on a page carries the request's nonce", async () => {
   for (const path of ["/counter", "/streaming", "/", "/no-such-page"]) {
@@ -119,10 +120,10 @@ Deno.test("a sane request id from a client or proxy is kept, any other replaced"
 
 Deno.test("path traversal never returns a file outside static/ and _build/static/", async () => {
   for (const [file, marker] of FILE_CONTENTS) {
-    const path = file.startsWith("/") ? file : join(PROJECT_ROOT, file);
+    const path = file.startsWith("/") ? file : join(root, file);
     assert.ok((await Deno.readTextFile(path)).includes(marker), `${file} holds ${marker}`);
   }
-  await using server = serveApp(projectApp());
+  await using server = serveApp(await fixtureApp());
   const paths = [
     "/../deno.json",
     "/../../etc/passwd",

@@ -14,8 +14,11 @@ import { appFromEnv } from "../lib/cli/app.ts";
 import { readSettings } from "../lib/cli/settings.ts";
 import { readSentryConfig } from "../lib/sentry/config.ts";
 import { FILTERED, scrubber } from "../lib/sentry/scrub.ts";
-import { captureLogs, memoryManifest } from "./helpers/app.ts";
-import { isErrorEvent, isTransaction, startSentryReceiver } from "./helpers/sentry_receiver.ts";
+import { captureLogs, isErrorEvent, isTransaction, startSentryReceiver } from "shell/testing";
+import { memoryManifest } from "./helpers/app.ts";
+
+/** Settings every app here gets: a KV store in memory, never the project's `.data/`. */
+const IN_MEMORY: Record<string, string> = { KV_PATH: ":memory:" };
 
 Deno.test("scrubber: request headers, cookies, query, URL and body", () => {
   const scrub = scrubber();
@@ -221,7 +224,10 @@ Deno.test({
         ...more,
       };
       // Sentry started anew with these settings, as `main.ts` would.
-      const { app } = await appFromEnv(manifest, readSettings((name) => env[name]));
+      const { app } = await appFromEnv(
+        manifest,
+        readSettings((name) => (env[name] ?? IN_MEMORY[name])),
+      );
       for (const [path, status] of [["/upstream", 200], ["/fail/handler", 500]] as const) {
         const res = await app.request(path + QUERY, { headers: HEADERS });
         assert.equal(res.status, status, path);

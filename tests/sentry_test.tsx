@@ -16,20 +16,21 @@ import { readSettings } from "../lib/cli/settings.ts";
 import { browserConnectSources, readSentryConfig } from "../lib/sentry/config.ts";
 import { notFound, type PageProps } from "../lib/mod.ts";
 import type { App } from "../lib/server.ts";
-import * as appModule from "../routes/_app.tsx";
-import * as layoutModule from "../routes/_layout.tsx";
-import * as time from "../routes/api/time.ts";
-import * as slug from "../routes/blog/[slug].tsx";
-import * as docs from "../routes/docs/[...path].tsx";
-import { actionIdOf, captureLogs, memoryManifest } from "./helpers/app.ts";
-import * as probe from "./helpers/probe_actions.ts";
-import { recordingUpstream } from "./helpers/upstream.ts";
+import * as appModule from "./fixture/routes/_app.tsx";
+import * as layoutModule from "./fixture/routes/_layout.tsx";
+import * as time from "./fixture/routes/api/time.ts";
+import * as slug from "./fixture/routes/blog/[slug].tsx";
+import * as docs from "./fixture/routes/docs/[...path].tsx";
 import {
+  captureLogs,
   isErrorEvent,
   isTransaction,
   type ReceivedItem,
   startSentryReceiver,
-} from "./helpers/sentry_receiver.ts";
+} from "shell/testing";
+import { actionIdOf, memoryManifest } from "./helpers/app.ts";
+import * as probe from "./helpers/probe_actions.ts";
+import { recordingUpstream } from "./helpers/upstream.ts";
 
 const TRACE_ID = "0af7651916cd43dd8448eb211c80319c";
 const PARENT_SPAN = "b7ad6b7169203331";
@@ -129,9 +130,13 @@ const ROUTES = {
 const PROBE = "routes/_probe/actions.ts";
 const MANIFEST = memoryManifest({ routes: ROUTES, actions: { [PROBE]: probe } });
 
+/** What every app here is given besides the test's settings: a KV store in memory. */
+const IN_MEMORY: Record<string, string> = { KV_PATH: ":memory:" };
+
 /** The app `main.ts` would make from `env`, with Sentry (re)started for it. */
 async function appWith(env: Record<string, string>): Promise<App> {
-  const { app } = await appFromEnv(MANIFEST, readSettings((name) => env[name]));
+  // A store in memory: never the project's `.data/`.
+  const { app } = await appFromEnv(MANIFEST, readSettings((name) => env[name] ?? IN_MEMORY[name]));
   return app;
 }
 
@@ -225,7 +230,7 @@ Deno.test({
     await t.step(
       "a transaction named by the route pattern, continuing the caller's trace",
       async () => {
-        const { res, body } = await get("/blog/hello-world", {
+        const { res, body } = await get("/blog/first-post", {
           headers: {
             "sentry-trace": `${TRACE_ID}-${PARENT_SPAN}-1`,
             baggage: `sentry-trace_id=${TRACE_ID},sentry-sampled=true,sentry-sample_rate=1`,
@@ -251,14 +256,14 @@ Deno.test({
       async () => {
         const names: Record<string, string> = {
           "/blog/new": "GET /blog/new",
-          "/blog/islands": "GET /blog/:slug",
+          "/blog/second-post": "GET /blog/:slug",
           "/docs": "GET /docs",
           "/docs/getting/started": "GET /docs/:path+",
         };
         for (const [path, name] of Object.entries(names)) {
           const { res } = await get(path);
           assert.equal(res.status, 200, path);
-          // Named so, and for this very request: an earlier step asked /blog/hello-world.
+          // Named so, and for this very request: an earlier step asked /blog/first-post.
           const { payload } = await receiver.waitFor((item) =>
             named(name)(item) && item.payload.request.url === ORIGIN + path
           );
@@ -539,7 +544,7 @@ Deno.test({
     const event = await sidecar.waitFor(eventWithDigest(digest));
     assert.equal(event.path, "/stream");
     // Pages still hand their trace to the browser.
-    const html = await (await app.request("/blog/hello-world")).text();
+    const html = await (await app.request("/blog/first-post")).text();
     const { payload } = await sidecar.waitFor(named("GET /blog/:slug"));
     assert.match(
       html,
@@ -554,11 +559,11 @@ Deno.test({
   async fn() {
     using _logs = captureLogs();
     await using receiver = startSentryReceiver();
-    const settings = readSettings(() => undefined);
+    const settings = readSettings((name) => IN_MEMORY[name]);
     assert.equal(settings.sentry, undefined, "no DSN, no Sentry");
     const { app, telemetry } = await appFromEnv(MANIFEST, settings);
     assert.equal(telemetry, undefined);
-    const res = await app.request("/blog/hello-world");
+    const res = await app.request("/blog/first-post");
     const html = await res.text();
     assert.equal(res.status, 200);
     assert.doesNotMatch(html, /sentry|baggage|<script/i);

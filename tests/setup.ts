@@ -44,6 +44,9 @@ const onPath = (name: string, apt: string): Tool => ({
     (env("PATH") ?? "").split(delimiter).map((dir) => join(dir, name)).find(isExecutable),
 });
 
+const SQLITE3 = onPath("sqlite3", "sqlite3");
+const SETPRIV = onPath("setpriv", "util-linux");
+
 /** What each folder of tests runs besides Deno. */
 export const NEEDS: Record<string, Tool[]> = {
   // Playwright drives it.
@@ -51,7 +54,10 @@ export const NEEDS: Record<string, Tool[]> = {
   // load_test.ts: wrk; csp_test.ts, hostile_test.ts: Chromium; findings_serve_loop_test.ts: prlimit.
   "tests/reliability": [CHROMIUM, onPath("wrk", "wrk"), onPath("prlimit", "util-linux")],
   // KV tests hold SQLite's lock with sqlite3; as root, a read-only file is opened as nobody.
-  "tests/process": [onPath("sqlite3", "sqlite3"), onPath("setpriv", "util-linux")],
+  "tests/process": [SQLITE3, SETPRIV],
+  // The example app's own tests, apart from the framework's (they go with the example).
+  "tests/example/e2e": [CHROMIUM],
+  "tests/example/process": [SQLITE3, SETPRIV],
 };
 
 /** The tools `folders` need (every folder's when none is named) that are not there. */

@@ -1,6 +1,6 @@
 /**
  * @module
- * Static files and built assets, in-process on the example app from its real build: ETags and
+ * Static files and built assets, in-process on the framework's test app from its real build: ETags and
  * 304s, immutable caching for hashed `/_app/` files, their compressed copies (decompressed here, so
  * what goes out is checked byte for byte), the preloads an island page needs, and no script at
  * all on a page without one.
@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import type { App } from "../lib/server.ts";
-import { projectApp } from "./helpers/app.ts";
+import { fixtureApp } from "./helpers/app.ts";
 
 const IMMUTABLE = "public, max-age=31536000, immutable";
 
@@ -27,7 +27,7 @@ async function importsOf(app: App, url: string, seen = new Set<string>()) {
 const attrs = (html: string, tag: RegExp, attr: string) =>
   [...html.matchAll(tag)].map((m) => new RegExp(`${attr}="([^"]*)"`).exec(m[0])?.[1]);
 
-const app = projectApp();
+const app = await fixtureApp();
 const server = { fetch: (path: string, init?: RequestInit) => app.request(path, init) };
 
 Deno.test("static/ files have an ETag and answer 304 when it matches", async () => {
@@ -75,8 +75,8 @@ Deno.test("the island page preloads every chunk it needs and boots as a module",
 });
 
 Deno.test("the action client loads at an action's first call, not with the page", async () => {
-  const html = await (await server.fetch("/guestbook")).text();
-  const island = /<app-island name="Guestbook" src="([^"]+)"/.exec(html)![1];
+  const html = await (await server.fetch("/wall")).text();
+  const island = /<app-island name="Wall" src="([^"]+)"/.exec(html)![1];
   const chunks = [island, ...await importsOf(app, island)];
   const code =
     (await Promise.all(chunks.map(async (url) => await (await server.fetch(url)).text())))
@@ -138,7 +138,7 @@ Deno.test("scripts go out compressed as the browser accepts, the same code", asy
 });
 
 Deno.test("a page without islands ships no script of ours", async () => {
-  for (const path of ["/", "/about", "/blog/hello-world", "/streaming", "/no-such-page"]) {
+  for (const path of ["/", "/about", "/blog/first-post", "/streaming", "/no-such-page"]) {
     const html = await (await server.fetch(path)).text();
     assert.ok(!/<script\b[^>]*\bsrc=/.test(html), `${path} loads no script file`);
     assert.ok(!html.includes("modulepreload"), `${path} preloads no module`);

@@ -7,14 +7,14 @@
 import assert from "node:assert/strict";
 import { Suspense, use } from "react";
 import { renderPage } from "../lib/render/page.tsx";
-import { projectApp } from "./helpers/app.ts";
+import { fixtureApp } from "./helpers/app.ts";
 import { within } from "./helpers/wait.ts";
 
-const FALLBACK = "Loading the forecast…";
-const FORECAST = "Sunny, with a chance of hydration.";
+const FALLBACK = "Waiting for the stream…";
+const FORECAST = "Streamed in after the shell.";
 
 Deno.test("a Suspense section streams in after the shell", async () => {
-  const res = await projectApp().request("/streaming");
+  const res = await (await fixtureApp()).request("/streaming");
   // The status and headers were decided before the forecast existed.
   assert.equal(res.status, 200);
   assert.equal(res.headers.get("content-type"), "text/html; charset=utf-8");
@@ -27,14 +27,14 @@ Deno.test("a Suspense section streams in after the shell", async () => {
     chunks.push(value);
   }
   const shell = chunks.join("");
-  assert.ok(!shell.includes(FORECAST), "the forecast is not in the chunks that carry the shell");
+  assert.ok(!shell.includes(FORECAST), "the section is not in the chunks that carry the shell");
   assert.ok(shell.includes("<h1>Streaming</h1>"));
 
   for (let next = await reader.read(); !next.done; next = await reader.read()) {
     chunks.push(next.value);
   }
   const body = chunks.join("");
-  assert.ok(body.includes(FORECAST), "the forecast arrives in the same response");
+  assert.ok(body.includes(FORECAST), "the section arrives in the same response");
   assert.ok(body.indexOf("</main>") < body.indexOf(FORECAST), "it follows the shell");
   assert.ok(body.trimEnd().endsWith("</html>"));
 });

@@ -30,6 +30,14 @@ export async function callAction(
     // The page is going away: callers (a pending `useActionState`) wait for the navigation.
     return new Promise<never>(() => {});
   }
+  return await resultOf(name, response);
+}
+
+/**
+ * What a call's response says: the action's value, or an `ActionError` thrown. Also read by the
+ * test kit (`lib/testing/`), which calls actions as islands do.
+ */
+export async function resultOf(name: string, response: Response): Promise<unknown> {
   if (!response.ok) throw await failureOf(name, response);
   return decodeResult(await response.text());
 }

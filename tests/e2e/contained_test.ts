@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import { hydrated, launchBrowser, pageErrors } from "../helpers/browser.ts";
 import { errorsProject } from "../helpers/error_fixtures.ts";
-import { isErrorEvent, startSentryReceiver } from "../helpers/sentry_receiver.ts";
+import { isErrorEvent, startSentryReceiver } from "shell/testing";
 import { startServer } from "../helpers/server.ts";
 
 const FALLBACK = "This part could not start.";

@@ -1,7 +1,7 @@
 /**
- * `deno task dev` in Chromium, on a copy of the project: islands update in place on save with
- * their state kept (or reload when they cannot), stylesheets swap, every page reloads after a
- * save, and errors show at their source. Waits are for events (a load, a DOM change), each with a
+ * `deno task dev` in Chromium, on a copy of the framework's test app: islands update in place on
+ * save with their state kept (or reload when they cannot), stylesheets swap, every page reloads
+ * after a save, and errors show at their source. Waits are for events (a load, a DOM change), each with a
  * generous bound: the machine is shared. Timings are printed, not asserted.
  */
 import assert from "node:assert/strict";
@@ -240,7 +240,7 @@ Deno.test("deno task dev: saves show in the open pages, errors at their source",
     "server actions pass the same-origin check, with JavaScript on and off",
     async () => {
       const page = await tabs.newPage();
-      await page.goto(server.origin + "/guestbook");
+      await page.goto(server.origin + "/wall");
       await mark(page);
       // A click before hydration submits the form without JavaScript: sign once hydrated.
       await page.waitForFunction(() =>
@@ -248,17 +248,17 @@ Deno.test("deno task dev: saves show in the open pages, errors at their source",
           key.startsWith("__react")
         )
       );
-      await sign(page, "Ada", "Signed through the dev server.");
-      await page.getByRole("status").filter({ hasText: "Thank you, Ada!" }).waitFor();
-      assert.ok(await marked(page), "signed in place");
+      await post(page, "Ada", "Posted through the dev server.");
+      await page.getByRole("status").filter({ hasText: "Posted as Ada." }).waitFor();
+      assert.ok(await marked(page), "posted in place");
       await page.close();
 
       const noScript = await browser.newContext({ javaScriptEnabled: false });
       const form = await noScript.newPage();
-      await form.goto(server.origin + "/guestbook");
-      await sign(form, "Grace", "Signed with JavaScript off.");
-      await form.locator("q", { hasText: "Signed with JavaScript off." }).waitFor();
-      assert.equal(new URL(form.url()).pathname, "/guestbook");
+      await form.goto(server.origin + "/wall");
+      await post(form, "Grace", "Posted with JavaScript off.");
+      await form.locator("q", { hasText: "Posted with JavaScript off." }).waitFor();
+      assert.equal(new URL(form.url()).pathname, "/wall");
       await noScript.close();
     },
   );
@@ -408,10 +408,10 @@ function lineOf(source: string, text: string): number {
   return source.split("\n").findIndex((line) => line.includes(text)) + 1;
 }
 
-async function sign(page: Page, name: string, message: string) {
+async function post(page: Page, name: string, message: string) {
   await page.getByLabel("Name").fill(name);
   await page.getByLabel("Message").fill(message);
-  await page.getByRole("button", { name: "Sign" }).click();
+  await page.getByRole("button", { name: "Post" }).click();
 }
 
 /** Marks the page's window: a reload takes the mark away, an update in place does not. */

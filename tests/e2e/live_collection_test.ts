@@ -15,7 +15,7 @@ import { parse } from "devalue";
 import type { Entity, Snapshot } from "../../lib/runtime.ts";
 import { hydrated, launchBrowser, pageErrors } from "../helpers/browser.ts";
 import { cuttingProxy } from "../helpers/cutting_proxy.ts";
-import { readEvents } from "../helpers/guestbook.ts";
+import { readEvents } from "../helpers/events.ts";
 import { type Card, cardsApi, liveProject } from "../helpers/live_fixture.ts";
 import { tempStorePath } from "../helpers/kv.ts";
 import { startServer } from "../helpers/server.ts";

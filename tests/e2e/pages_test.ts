@@ -1,18 +1,18 @@
 /**
  * @module
- * The example's pages in Chromium, against the app from its real build served in-process: the
- * island hydrates, keeps its server-rendered children and responds to clicks; pages without
- * islands load no JavaScript at all (the island page, for contrast, does); the streamed forecast
- * replaces its fallback under the CSP; and `/admin`, behind `hono/basic-auth`, answers 401
- * without credentials and, with `admin:admin`, its `WhoAmI` island's server action says `admin`
- * — read through `requestContext()`, set by the folder's middleware.
+ * The framework's test app in Chromium, from its real build served in-process: the island
+ * hydrates, keeps its server-rendered children and responds to clicks; pages without islands load
+ * no JavaScript at all (the island page, for contrast, does); the streamed section replaces its
+ * fallback under the CSP; and `/admin`, behind `hono/basic-auth`, answers 401 without credentials
+ * and, with them, its `WhoAmI` island's server action says `admin` — read through
+ * `requestContext()`, set by the folder's middleware.
  */
 import assert from "node:assert/strict";
-import { projectApp, serveApp } from "../helpers/app.ts";
+import { fixtureApp, serveApp } from "../helpers/app.ts";
 import { hydrated, launchBrowser, pageErrors } from "../helpers/browser.ts";
 
-Deno.test("the example's pages in the browser", async (t) => {
-  await using server = serveApp(projectApp());
+Deno.test("pages and islands in the browser", async (t) => {
+  await using server = serveApp(await fixtureApp());
   await using browser = await launchBrowser();
   // Pages share a context: a context costs Chromium more than a page does.
   const tabs = await browser.newContext();
@@ -36,7 +36,7 @@ Deno.test("the example's pages in the browser", async (t) => {
     const children = page.locator("app-island island-children p");
     assert.equal(
       await children.textContent(),
-      "These words were rendered on the server and passed in as children.",
+      "Rendered on the server, passed in as children.",
     );
     assert.deepEqual(errors, []);
     await page.close();
@@ -54,7 +54,7 @@ Deno.test("the example's pages in the browser", async (t) => {
       await page.close();
       return { scripts, inline };
     };
-    for (const path of ["/", "/about", "/blog/hello-world"]) {
+    for (const path of ["/", "/about", "/blog/first-post"]) {
       assert.deepEqual(await scriptsLoadedBy(path), { scripts: [], inline: 0 }, path);
     }
     const counter = await scriptsLoadedBy("/counter");
@@ -62,12 +62,12 @@ Deno.test("the example's pages in the browser", async (t) => {
     await fresh.close();
   });
 
-  await t.step("the streamed forecast replaces the fallback in the browser", async () => {
+  await t.step("the streamed section replaces the fallback in the browser", async () => {
     const page = await tabs.newPage();
     const errors = pageErrors(page);
     await page.goto(server.origin + "/streaming");
-    await page.getByText("Sunny, with a chance of hydration.").waitFor({ state: "visible" });
-    assert.equal(await page.getByText("Loading the forecast…").count(), 0);
+    await page.getByText("Streamed in after the shell.").waitFor({ state: "visible" });
+    assert.equal(await page.getByText("Waiting for the stream…").count(), 0);
     assert.equal(await page.title(), "Streaming");
     assert.deepEqual(errors, [], "no CSP violation or script error");
     await page.close();
@@ -77,7 +77,7 @@ Deno.test("the example's pages in the browser", async (t) => {
     const res = await server.fetch("/admin");
     await res.body?.cancel();
     assert.equal(res.status, 401);
-    assert.match(res.headers.get("www-authenticate") ?? "", /^Basic realm="admin"/);
+    assert.match(res.headers.get("www-authenticate") ?? "", /^Basic realm="fixture"/);
     const wrong = await server.fetch("/admin", {
       headers: { Authorization: `Basic ${btoa("admin:guess")}` },
     });
@@ -85,9 +85,9 @@ Deno.test("the example's pages in the browser", async (t) => {
     assert.equal(wrong.status, 401);
   });
 
-  await t.step("/admin with admin:admin: the page, and whoAmI says admin", async () => {
+  await t.step("/admin with credentials: the page, and whoAmI says admin", async () => {
     const context = await browser.newContext({
-      httpCredentials: { username: "admin", password: "admin" },
+      httpCredentials: { username: "admin", password: "s3cret" },
     });
     const page = await context.newPage();
     const errors = pageErrors(page);

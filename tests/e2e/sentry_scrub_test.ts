@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { launchBrowser } from "../helpers/browser.ts";
 import { fixtureProject } from "../helpers/fixtures.ts";
-import { isErrorEvent, isTransaction, startSentryReceiver } from "../helpers/sentry_receiver.ts";
+import { isErrorEvent, isTransaction, startSentryReceiver } from "shell/testing";
 import { startServer } from "../helpers/server.ts";
 
 const SECRETS = ["t0k", "p4ss", "j3wt", "s3cr3t", "f3tch", "dark", "s1dv4l", "f0rmst4te"];

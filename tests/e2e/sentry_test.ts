@@ -9,12 +9,7 @@ import assert from "node:assert/strict";
 import type { Page } from "playwright-core";
 import { launchBrowser } from "../helpers/browser.ts";
 import { fixtureProject } from "../helpers/fixtures.ts";
-import {
-  isErrorEvent,
-  isTransaction,
-  type ReceivedItem,
-  startSentryReceiver,
-} from "../helpers/sentry_receiver.ts";
+import { isErrorEvent, isTransaction, type ReceivedItem, startSentryReceiver } from "shell/testing";
 import { startServer } from "../helpers/server.ts";
 import { started } from "../helpers/wait.ts";
 

@@ -9,12 +9,7 @@ import assert from "node:assert/strict";
 import { launchBrowser } from "../helpers/browser.ts";
 import { fixtureProject } from "../helpers/fixtures.ts";
 import { startOtlpReceiver, tracedEnv } from "../helpers/otlp_receiver.ts";
-import {
-  isErrorEvent,
-  isTransaction,
-  type ReceivedItem,
-  startSentryReceiver,
-} from "../helpers/sentry_receiver.ts";
+import { isErrorEvent, isTransaction, type ReceivedItem, startSentryReceiver } from "shell/testing";
 import { startServer } from "../helpers/server.ts";
 
 const pageload = (item: ReceivedItem) =>

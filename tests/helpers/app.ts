@@ -2,12 +2,15 @@
 /**
  * @module
  * The app in this process, for tests that need no process boundary: `createApp` from the real
- * build (`projectApp`, the manifest `deno task build` wrote) or from modules held in memory
- * (`memoryApp`, a manifest made here by the build's own conventions), answered with Hono's
- * `app.request()`, or served on a loopback port (`serveApp`) when a real connection matters.
- * `captureLogs` collects the JSON lines the app writes to stdout.
+ * build of the framework's test app (`fixtureApp`: `tests/fixture/`, built by `builtFixture()`,
+ * its modules loaded here — they import the framework through the import map, so they share this
+ * process's `lib/`) or from modules held in memory (`memoryApp`, a manifest made here by the
+ * build's own conventions), answered with Hono's `app.request()`, or served on a loopback port
+ * (`serveApp`) when a real connection matters. Never the example app.
  */
 import { createHash } from "node:crypto";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import type { ComponentType } from "react";
 import {
   assertUniquePatterns,
@@ -27,10 +30,10 @@ import type {
   MiddlewareModule,
   RouteModule,
 } from "../../lib/server/manifest.ts";
-import projectManifest from "../../_build/manifest.gen.ts";
-import { PROJECT_ROOT } from "./project_copy.ts";
+import { builtFixture } from "./built_copy.ts";
+import { FIXTURE_ROOT } from "./project_copy.ts";
 
-/** Options as a test gives them: the project root unless it says otherwise. */
+/** Options as a test gives them: the test app's root unless it says otherwise. */
 export type TestOptions = Partial<AppOptions>;
 
 /**
@@ -39,14 +42,28 @@ export type TestOptions = Partial<AppOptions>;
  */
 const memoryKv = await Deno.openKv(":memory:");
 
-/** The example app as `deno task build` left it, routes, islands, chunks and all. */
-export function projectApp(options: TestOptions = {}): App {
-  return createApp(projectManifest, { root: PROJECT_ROOT, kv: memoryKv, ...options });
+/** The built test app's root and manifest, loaded once per test module. */
+let built: Promise<{ root: string; manifest: Manifest }> | undefined;
+
+/** The root and the manifest of the built test app (`builtFixture()`), its modules loaded here. */
+export function fixtureBuild(): Promise<{ root: string; manifest: Manifest }> {
+  return built ??= (async () => {
+    const root = await builtFixture();
+    const url = pathToFileURL(join(root, "_build/manifest.gen.ts")).href;
+    const { default: manifest } = await import(url);
+    return { root, manifest };
+  })();
 }
 
-/** An app made of the modules in `files` (see `memoryManifest`). */
+/** The test app as `deno task build` leaves it, routes, islands, chunks and all. */
+export async function fixtureApp(options: TestOptions = {}): Promise<App> {
+  const { root, manifest } = await fixtureBuild();
+  return createApp(manifest, { root, kv: memoryKv, ...options });
+}
+
+/** An app made of the modules in `files` (see `memoryManifest`), with the test app's `static/`. */
 export function memoryApp(files: AppFiles, options: TestOptions = {}): App {
-  return createApp(memoryManifest(files), { root: PROJECT_ROOT, kv: memoryKv, ...options });
+  return createApp(memoryManifest(files), { root: FIXTURE_ROOT, kv: memoryKv, ...options });
 }
 
 /** What `memoryManifest` makes an app from. */
@@ -171,35 +188,4 @@ export function serveApp(app: App): Served {
       await server.shutdown();
     },
   };
-}
-
-/** The JSON lines written to stdout while capturing, parsed; other output passes through. */
-export interface Logs extends Disposable {
-  lines: Record<string, any>[];
-  /** The raw text of each JSON line, as a log service would store it. */
-  raw: string[];
-}
-
-/** Captures `console.log`'s JSON lines (the app's log, `lib/server/log.ts`) until disposed. */
-export function captureLogs(): Logs {
-  const original = console.log;
-  const logs: Logs = {
-    lines: [],
-    raw: [],
-    [Symbol.dispose]() {
-      console.log = original;
-    },
-  };
-  console.log = (...args: unknown[]) => {
-    const [text] = args;
-    if (args.length === 1 && typeof text === "string" && text.startsWith("{")) {
-      try {
-        logs.lines.push(JSON.parse(text));
-        logs.raw.push(text);
-        return;
-      } catch { /* not JSON: printed as usual */ }
-    }
-    original(...args);
-  };
-  return logs;
 }

@@ -16,12 +16,15 @@ export interface Violation {
   nodes: string[];
 }
 
-export async function axeViolations(page: Page): Promise<Violation[]> {
+/** Every rule, or all but `skip` (rule ids). */
+export async function axeViolations(page: Page, skip: string[] = []): Promise<Violation[]> {
   if (!(await page.evaluate(() => "axe" in globalThis))) await page.evaluate(axe.source);
-  return await page.evaluate(async () => {
+  return await page.evaluate(async (skip) => {
+    const rules = Object.fromEntries(skip.map((id) => [id, { enabled: false }]));
     // deno-lint-ignore no-explicit-any -- the engine the line above put on the page
     const { violations } = await (globalThis as any).axe.run(document, {
       resultTypes: ["violations"],
+      rules,
     });
     // deno-lint-ignore no-explicit-any
     return violations.map((v: any) => ({
@@ -31,7 +34,7 @@ export async function axeViolations(page: Page): Promise<Violation[]> {
       // deno-lint-ignore no-explicit-any
       nodes: v.nodes.map((n: any) => n.target.join(" ")),
     }));
-  });
+  }, skip);
 }
 
 /** Fails with every violation spelled out, for the test's message. */

@@ -69,10 +69,18 @@ export function watchRequests(page: Page): { quiet(ms?: number): Promise<void> }
   };
 }
 
-/** Collects the page's console errors and uncaught exceptions, as text, as they happen. */
+/**
+ * Collects the page's console errors and uncaught exceptions, as text, as they happen. A missing
+ * `/favicon.ico` is not the page's error: Chromium asks for it by itself when the document names
+ * no icon (an app's own `_app.tsx` may well not).
+ */
 export function pageErrors(page: Page): string[] {
   const errors: string[] = [];
-  page.on("console", (msg) => msg.type() === "error" && errors.push(msg.text()));
+  page.on("console", (msg) => {
+    if (msg.type() !== "error") return;
+    if (new URL(msg.location().url || "about:blank").pathname === "/favicon.ico") return;
+    errors.push(msg.text());
+  });
   page.on("pageerror", (error) => errors.push(String(error)));
   return errors;
 }

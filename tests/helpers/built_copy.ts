@@ -1,22 +1,22 @@
 /**
  * @module
- * A copy of the project (or of another tree, `from`) with files added, built as `deno task build`
- * builds, and shared read-only by every test that asks for the same: the first test file to ask
- * builds it (under a lock), the others wait for it, and a later run with the same sources finds it
- * built. Its folder is named after a hash of everything it is made from — the build's own
- * fingerprint (every module the tree's last build reached, in any folder; `routes/`, `islands/`,
- * `lib/`, `static/`, `deno.json`, `deno.lock`), `main.ts`, the files added, the tree copied and
- * what `finish` does — so a change to any of them makes a new one. A server started in it finds
- * its build fresh and does not rebuild.
+ * A copy of the framework's test app (or of another tree, `from`) with files added, built as
+ * `deno task build` builds, and shared read-only by every test that asks for the same: the first
+ * test file to ask builds it (under a lock), the others wait for it, and a later run with the same
+ * sources finds it built. Its folder is named after a hash of everything it is made from — every
+ * file `copyProject` copies (`copySources`), the files added, the tree copied and what `finish`
+ * does — so a change to any of them makes a new one. A server started in it finds its build fresh
+ * and does not rebuild.
  *
+ * `builtFixture()` is the test app itself, built: what servers and in-process apps run by default.
  * For tests that only serve a copy. One that edits its copy, or builds it itself, makes its own
  * with `copyProject()`.
  */
 import { createHash } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fingerprint } from "../../lib/build/fingerprint.ts";
-import { copyProject, PROJECT_ROOT } from "./project_copy.ts";
+import { filesBelow } from "../../lib/build/files.ts";
+import { copyProject, copySources, FIXTURE_ROOT } from "./project_copy.ts";
 
 export interface BuiltCopyOptions {
   /** The tree to copy: this project unless a test targets another (a worktree of an older commit). */
@@ -30,28 +30,36 @@ const BUILD_MS = 180_000;
 /** Copies of the same name from other sources are removed once they are this old. */
 const STALE_MS = 60 * 60 * 1000;
 
+/** The framework's test app (`tests/fixture/`), built. */
+export function builtFixture(): Promise<string> {
+  return builtCopy("fixture", {});
+}
+
 /**
- * The root of the built copy of `from` with `files` (path → contents) added. `name` says what it is
- * for; it is part of the folder's name.
+ * The root of the built copy of the test app (or of `from`) with `files` (path → contents) added.
+ * `name` says what it is for; it is part of the folder's name.
  */
 export async function builtCopy(
   name: string,
   files: Record<string, string | Uint8Array>,
-  { from = PROJECT_ROOT, finish }: BuiltCopyOptions = {},
+  { from, finish }: BuiltCopyOptions = {},
 ): Promise<string> {
-  const hash = createHash("sha256").update(`${from}\n${name}\n${finish ?? ""}\n`);
-  hash.update(await fingerprint(from, false));
-  // Run as it is, never built.
-  for (const file of ["main.ts"]) {
-    const bytes = await Deno.readFile(join(from, file)).catch(() => undefined);
-    if (bytes) hash.update(`${file}\n`).update(bytes);
+  const tree = from ?? FIXTURE_ROOT;
+  const hash = createHash("sha256").update(`${tree}\n${name}\n${finish ?? ""}\n`);
+  for (const { name, source } of copySources(from)) {
+    const info = await Deno.stat(source).catch(() => undefined);
+    if (!info) continue;
+    const files = info.isDirectory ? await filesBelow(source) : [""];
+    for (const file of files) {
+      hash.update(`${join(name, file)}\n`).update(await Deno.readFile(join(source, file)));
+    }
   }
   for (const [path, contents] of Object.entries(files).sort(([a], [b]) => a.localeCompare(b))) {
     hash.update(`\n${path}\n`).update(contents);
   }
   // One family of folders per tree and name: a new one replaces the old ones of its family.
   const family = `app-built-${name}-${
-    createHash("sha256").update(from).digest("hex").slice(0, 8)
+    createHash("sha256").update(tree).digest("hex").slice(0, 8)
   }-`;
   const root = join(tmpdir(), family + hash.digest("hex").slice(0, 16));
   const ready = join(root, ".ready");
@@ -85,7 +93,7 @@ export async function builtCopy(
 
 async function build(
   root: string,
-  from: string,
+  from: string | undefined,
   files: Record<string, string | Uint8Array>,
   finish: BuiltCopyOptions["finish"],
 ): Promise<void> {
@@ -128,3 +136,7 @@ async function removeStale(family: string, keep: string): Promise<void> {
 async function exists(path: string): Promise<boolean> {
   return await Deno.stat(path).then(() => true, () => false);
 }
+
+// `deno task test` builds the test app before the tests start, so that none waits on another for
+// it (and `test:unit`, which may start no process, finds it built).
+if (import.meta.main) await builtFixture();

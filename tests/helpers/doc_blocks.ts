@@ -2,7 +2,8 @@
  * @module
  * The docs' code blocks, for the tests that hold them to the code. A ```ts or ```tsx block whose
  * first line is a comment naming a path (`// routes/notes.tsx`) is that file of the project, so its
- * relative imports resolve; any other is a scratch file at the project root.
+ * relative imports resolve; any other is a scratch file at the project root. A fenced CSS block
+ * whose first line is a comment naming a path (`islands/Counter.module.css`) is that stylesheet.
  */
 import { basename, join } from "node:path";
 import { PROJECT_ROOT } from "./project_copy.ts";
@@ -21,6 +22,7 @@ export interface CodeBlock {
 /** Languages that are TypeScript, and the extension their files get. */
 const TYPESCRIPT: Record<string, string> = { ts: "ts", typescript: "ts", tsx: "tsx" };
 const PLACED = /^\/\/ ((?:[\w$@()[\].-]+\/)*[\w$@()[\].-]+\.tsx?)$/;
+const PLACED_CSS = /^\/\* ((?:[\w$@()[\].-]+\/)*[\w$@()[\].-]+\.css) \*\/$/;
 
 /** README.md and every docs/*.md, from the project root. */
 export async function docFiles(): Promise<string[]> {
@@ -55,5 +57,13 @@ export function typescriptBlocks(doc: string, text: string): CodeBlock[] {
     const named = PLACED.exec(block.code.split("\n", 1)[0])?.[1];
     const scratch = `_doc_${basename(doc, ".md")}_${block.line}.${TYPESCRIPT[block.lang]}`;
     return { ...block, path: named && !named.split("/").includes("..") ? named : scratch };
+  });
+}
+
+/** The CSS blocks of `text` that name the stylesheet they are, each with its path. */
+export function stylesheetBlocks(doc: string, text: string): CodeBlock[] {
+  return fencedBlocks(doc, text).filter((block) => block.lang === "css").flatMap((block) => {
+    const named = PLACED_CSS.exec(block.code.split("\n", 1)[0])?.[1];
+    return named && !named.split("/").includes("..") ? [{ ...block, path: named }] : [];
   });
 }

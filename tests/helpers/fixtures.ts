@@ -1,10 +1,12 @@
 /**
  * @module
- * The fixtures the browser tests need — islands and routes added to a copy of the project, built
- * once (a browser needs real chunks) and shared, read-only, by every browser test of a run:
+ * The fixtures the browser tests need — islands and routes added to a copy of the framework's test
+ * app (`tests/fixture/`), built once (a browser needs real chunks) and shared, read-only, by every
+ * browser test of a run:
  * islands that break while loading (`Lost`, whose chunk the build loses), rendering or hydrating,
  * pages that fail after their shell, the action probe (`probe_actions.ts` as
- * `routes/_probe/actions.ts`, an island calling it, a page with its forms), an island showing the
+ * `routes/_probe/actions.ts`, an island calling it, a page with its forms), an island whose
+ * action's refusals `recover()` turns into state (`Limited`), an island showing the
  * props it got, and islands that fetch and throw for Sentry. Every failure's message holds
  * `FAILURE_SECRET` or `ACTION_SECRET`, which no production response may ever contain.
  *
@@ -164,6 +166,41 @@ const FILES: Record<string, string> = {
       );
     }
   `,
+  // recover(): an action behind a folder's rate limit (one call a minute per client), whose 429
+  // becomes the form's state in the browser, while the form still posts to the action without
+  // JavaScript.
+  "routes/_limited/_middleware.ts": `import { rateLimit } from "shell/data";
+export const handler = rateLimit({ name: "limited", limit: 1, windowMs: 60_000 });
+`,
+  "routes/_limited/actions.ts": `"use server";
+export async function note(_previous: unknown, form: FormData) {
+  return { said: String(form.get("said")), wait: false };
+}
+`,
+  "islands/Limited.tsx": `import { useActionState } from "react";
+import { actionStatus, recover } from "shell/runtime";
+import { note } from "../routes/_limited/actions.ts";
+
+const noteOrWait = recover(note, (error, _previous, form: FormData) =>
+  actionStatus(error) === 429 ? { said: String(form.get("said")), wait: true } : undefined
+);
+
+export default function Limited() {
+  const [state, action] = useActionState(noteOrWait, { said: "", wait: false });
+  return (
+    <form action={action}>
+      <input name="said" defaultValue={state.said} />
+      <button type="submit">Note</button>
+      <output id="noted">{state.wait ? "Wait, please." : state.said}</output>
+    </form>
+  );
+}
+`,
+  "routes/limited.tsx": `import Limited from "../islands/Limited.tsx";
+export default function Page() {
+  return <Limited />;
+}
+`,
   "islands/Props.tsx": `import { useEffect, useState } from "react";
 
 /** Shows, once hydrated, what its props are in the browser. */

@@ -4,7 +4,7 @@
  * (`OTEL_EXPORTER_OTLP_PROTOCOL=http/json`): records every request's path and headers, and reads
  * the spans and log records of trace and log exports into plain objects tests can wait for.
  */
-import { Arrivals } from "./arrivals.ts";
+import { Arrivals } from "../../lib/testing/arrivals.ts";
 
 export interface OtlpSpan {
   traceId: string;

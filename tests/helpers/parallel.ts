@@ -1,20 +1,21 @@
 /**
  * @module
- * `deno serve --parallel main.ts` with two workers, on a built copy of the project whose
- * responses name the worker that answered (`X-Worker`), so a test can show it reached both.
+ * `deno serve --parallel main.ts` with two workers, on a built copy of the test app (or of another
+ * tree: the example's tests name the project) whose responses name the worker that answered
+ * (`X-Worker`), so a test can show it reached both.
  */
 import { builtCopy } from "./built_copy.ts";
 import { startServer, type TestServer } from "./server.ts";
 
-/** A copy of the project whose responses name their worker; built, as `deno serve` needs. */
-export function workerNamingProject(): Promise<string> {
-  return builtCopy("worker-naming", {
+/** A copy of the test app (or of `from`) whose responses name their worker; built. */
+export function workerNamingProject(from?: string): Promise<string> {
+  return builtCopy(from ? "worker-naming-tree" : "worker-naming", {
     "routes/_middleware.ts": `const worker = crypto.randomUUID();
     export const handler = async (c, next) => {
       await next();
       c.header("X-Worker", worker);
     };`,
-  });
+  }, { from });
 }
 
 const SERVE = ["serve", "-A", "--parallel", "--host", "127.0.0.1"];

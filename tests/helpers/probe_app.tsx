@@ -1,15 +1,15 @@
 /**
  * @module
  * An app in memory for the action endpoint's tests: the probe actions (`probe_actions.ts`, as if
- * at `routes/_probe/actions.ts`) with a page whose forms post to them, and the example's guestbook
- * (page, island and action). `call` is what the browser stub sends; `fromPage` the headers a
- * browser sends with a POST from one of our pages.
+ * at `routes/_probe/actions.ts`) with a page whose forms post to them, and the test app's wall
+ * (page, island and action, `tests/fixture/`). `call` is what the browser stub sends; `fromPage`
+ * the headers a browser sends with a POST from one of our pages.
  */
-import Guestbook from "../../islands/Guestbook.tsx";
-import * as guestbookActions from "../../routes/_guestbook/actions.ts";
-import * as appModule from "../../routes/_app.tsx";
-import * as guestbookPage from "../../routes/guestbook.tsx";
-import * as layoutModule from "../../routes/_layout.tsx";
+import Wall from "../fixture/islands/Wall.tsx";
+import * as wallActions from "../fixture/routes/_wall/actions.ts";
+import * as appModule from "../fixture/routes/_app.tsx";
+import * as wallPage from "../fixture/routes/wall.tsx";
+import * as layoutModule from "../fixture/routes/_layout.tsx";
 import { encodeCall } from "../../lib/shared/action_wire.ts";
 import type { App } from "../../lib/server.ts";
 import { actionIdOf, type AppFiles } from "./app.ts";
@@ -18,7 +18,7 @@ import * as probe from "./probe_actions.ts";
 export { ACTION_SECRET as SECRET } from "./fixtures.ts";
 
 const PROBE = "routes/_probe/actions.ts";
-const GUESTBOOK = "routes/_guestbook/actions.ts";
+const WALL = "routes/_wall/actions.ts";
 
 /** What the in-process app's requests come from: Hono's `app.request` makes them `localhost`. */
 export const ORIGIN = "http://localhost";
@@ -27,7 +27,7 @@ export const probeFiles: AppFiles = {
   routes: {
     "_app.tsx": appModule,
     "_layout.tsx": layoutModule,
-    "guestbook.tsx": guestbookPage,
+    "wall.tsx": wallPage,
     "probe.tsx": {
       default: () => (
         <>
@@ -43,15 +43,15 @@ export const probeFiles: AppFiles = {
       ),
     },
   },
-  islands: { Guestbook },
-  actions: { [PROBE]: probe, [GUESTBOOK]: guestbookActions },
+  islands: { Wall },
+  actions: { [PROBE]: probe, [WALL]: wallActions },
 };
 
-/** The ids of the probe's actions and the guestbook's `sign`. */
+/** The ids of the probe's actions and the wall's `post`. */
 export const ids = {
   ...Object.fromEntries(Object.keys(probe).map((name) => [name, actionIdOf(PROBE, name)])),
-  sign: actionIdOf(GUESTBOOK, "sign"),
-} as Record<keyof typeof probe | "sign", string>;
+  post: actionIdOf(WALL, "post"),
+} as Record<keyof typeof probe | "post", string>;
 
 /** What a browser sends with a POST from one of our pages. */
 export function fromPage(page = "/probe"): Record<string, string> {

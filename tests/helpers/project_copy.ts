@@ -1,10 +1,15 @@
 /**
  * @module
- * A throwaway copy of the project in a temp folder, for tests that add routes or islands (failing
- * routes, freshly added files, dev-mode edits) without touching the real tree. `node_modules` is
- * linked, not copied; `_build/` is left out so the copy builds its own, unless `withBuild` asks
- * for the project's (`deno task test` builds it first): a copy then starts as the project would.
- * (A copy that is only served, never edited, is built once and shared: `built_copy.ts`.)
+ * A throwaway copy of an app in a temp folder, for tests that add routes or islands (failing
+ * routes, freshly added files, dev-mode edits) without touching a real tree. By default the app is
+ * the framework's own test app: the framework's files from the project root (`FRAMEWORK`) with
+ * what is at the top of `tests/fixture/` (`FIXTURE_ROOT`) — never the example app, which a team
+ * replaces. `from` copies another project tree as it is (a worktree of an older commit, a built
+ * copy). `node_modules` is linked, not copied; `_build/` is left out so the copy builds its own,
+ * unless `withBuild` asks for the tree's. (A copy that is only served, never edited, is built once
+ * and shared: `built_copy.ts`.)
+ *
+ * What a copy is made of is listed here only (`copySources`): `built_copy.ts` hashes the same list.
  */
 import { createHash } from "node:crypto";
 import { tmpdir } from "node:os";
@@ -12,12 +17,41 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const PROJECT_ROOT = fileURLToPath(new URL("../../", import.meta.url));
+/** The framework's test app: routes, islands, components and static files of its own. */
+export const FIXTURE_ROOT = join(PROJECT_ROOT, "tests/fixture");
+
 /**
- * Everything at the top of the tree is copied — an app's modules may live in any folder
- * (`components/`) — but what is not the app's sources: git's, the build's output, packages (linked
- * instead) and the local KV store.
+ * Not a tree's sources: git's, the build's output, packages (linked instead), the local KV store,
+ * and the fixture's notes on itself.
  */
-const NOT_COPIED = new Set([".git", "_build", "node_modules", ".data"]);
+const NOT_COPIED = new Set([".git", "_build", "node_modules", ".data", "README.md"]);
+/** The framework and what runs it, taken from the project root for a copy of the test app. */
+const FRAMEWORK = ["deno.json", "deno.lock", "main.ts", "lib"];
+
+/** One entry of a copy: `name` at the copy's top, from `source`. */
+export interface CopySource {
+  name: string;
+  source: string;
+}
+
+/**
+ * What a copy is made of: the framework's files from the project root and every entry at the top
+ * of the test app (an app's modules may live in any folder: `components/`); or, with `from`, every
+ * entry at the top of that tree. Never what `NOT_COPIED` names.
+ */
+export function copySources(from?: string): CopySource[] {
+  if (from) return entriesOf(from);
+  return [
+    ...FRAMEWORK.map((name) => ({ name, source: join(PROJECT_ROOT, name) })),
+    ...entriesOf(FIXTURE_ROOT),
+  ];
+}
+
+function entriesOf(tree: string): CopySource[] {
+  return [...Deno.readDirSync(tree)].map((entry) => entry.name)
+    .filter((name) => !NOT_COPIED.has(name)).sort()
+    .map((name) => ({ name, source: join(tree, name) }));
+}
 
 export interface ProjectCopy extends AsyncDisposable {
   root: string;
@@ -26,9 +60,9 @@ export interface ProjectCopy extends AsyncDisposable {
 }
 
 export interface CopyOptions {
-  /** Copy the project's build too. */
+  /** Copy the tree's build too (only with `from`: the fixture has none of its own). */
   withBuild?: boolean;
-  /** The tree to copy: this project unless a test targets another (a worktree of an older commit). */
+  /** A project tree to copy as it is, in place of the framework with its test app. */
   from?: string;
   /**
    * Copy into the same folder run after run (named after this and the tree) when no other run
@@ -42,22 +76,21 @@ export interface CopyOptions {
 const HELD_MS = 10 * 60 * 1000;
 
 export async function copyProject(
-  { withBuild = false, from = PROJECT_ROOT, reuse }: CopyOptions = {},
+  { withBuild = false, from, reuse }: CopyOptions = {},
 ): Promise<ProjectCopy> {
-  const held = reuse === undefined ? undefined : await hold(reuse, from);
+  if (withBuild && !from) throw new Error("withBuild copies a built tree: name it with `from`");
+  const held = reuse === undefined ? undefined : await hold(reuse, from ?? FIXTURE_ROOT);
   const root = held ?? await Deno.makeTempDir({ prefix: "app-copy-" });
-  const names = [...Deno.readDirSync(from)].map((entry) => entry.name)
-    .filter((name) => !NOT_COPIED.has(name));
-  if (withBuild) names.push("_build");
-  await Promise.all(names.map(async (name) => {
-    const source = join(from, name);
+  const sources = copySources(from);
+  if (withBuild) sources.push({ name: "_build", source: join(from!, "_build") });
+  await Promise.all(sources.map(async ({ name, source }) => {
     const info = await Deno.stat(source).catch(() => undefined);
     if (!info) return;
     const cp = new Deno.Command("cp", { args: ["-R", source, join(root, name)] });
     const { success } = await cp.output();
     if (!success) throw new Error(`could not copy ${name}`);
   }));
-  await Deno.symlink(join(from, "node_modules"), join(root, "node_modules"));
+  await Deno.symlink(join(from ?? PROJECT_ROOT, "node_modules"), join(root, "node_modules"));
   return {
     root,
     async write(path, contents) {

@@ -2,12 +2,11 @@
  * @module
  * Starts the real server on a free loopback port (`lib/cli/start.ts`, as `deno task start` does,
  * or `deno serve main.ts`) and collects what it prints, so tests can talk HTTP to it and read its
- * JSON log lines. Its KV store is `:memory:` unless the test sets `KV_PATH`.
+ * JSON log lines. It serves the framework's built test app (`builtFixture()`) unless the test names
+ * another root. Its KV store is `:memory:` unless the test sets `KV_PATH`.
  */
-import { Arrivals } from "./arrivals.ts";
-import { fileURLToPath } from "node:url";
-
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+import { Arrivals } from "../../lib/testing/arrivals.ts";
+import { builtFixture } from "./built_copy.ts";
 
 export interface TestServer {
   /** `http://127.0.0.1:PORT` */
@@ -39,7 +38,7 @@ export function freePort(): number {
 }
 
 export interface StartOptions {
-  /** Project root to run in (a `copyProject()` root); defaults to this project. */
+  /** Project root to run in (a `copyProject()` or `builtCopy()` root); the built test app by default. */
   root?: string;
   /** Script to run, relative to the root. */
   script?: string;
@@ -51,8 +50,9 @@ export interface StartOptions {
 
 export async function startServer(
   env: Record<string, string> = {},
-  { root = ROOT, script = "lib/cli/start.ts", args, port = freePort() }: StartOptions = {},
+  { root, script = "lib/cli/start.ts", args, port = freePort() }: StartOptions = {},
 ): Promise<TestServer> {
+  root ??= await builtFixture();
   const child = new Deno.Command(Deno.execPath(), {
     args: args?.(port) ?? ["run", "-A", script],
     cwd: root,

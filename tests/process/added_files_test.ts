@@ -1,12 +1,13 @@
 /**
  * @module
- * On a copy of the project that starts with the project's own build: a route and an island added
+ * On a copy of the framework's test app that starts with its build: a route and an island added
  * since that build work on the next `lib/cli/start.ts` with nothing else to do — the start sees the
  * sources changed, builds, and serves the new page with the new island's own chunk.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { projectApp } from "../helpers/app.ts";
+import { fixtureApp } from "../helpers/app.ts";
+import { builtFixture } from "../helpers/built_copy.ts";
 import { copyProject } from "../helpers/project_copy.ts";
 import { startServer } from "../helpers/server.ts";
 
@@ -38,12 +39,12 @@ export default function AddedPage() {
 `;
 
 Deno.test("files added under routes/ and islands/ work on the next start", async () => {
-  // What the copy starts from: the project's build, which has no such page.
-  const before = await projectApp().request("/added");
+  // What the copy starts from: the test app's build, which has no such page.
+  const before = await (await fixtureApp()).request("/added");
   await before.body?.cancel();
   assert.equal(before.status, 404, "not there yet");
 
-  await using project = await copyProject({ withBuild: true });
+  await using project = await copyProject({ from: await builtFixture(), withBuild: true });
   await project.write("islands/Added.tsx", ADDED_ISLAND);
   await project.write("routes/added.tsx", ADDED_ROUTE);
   await using server = await startServer({}, { root: project.root });

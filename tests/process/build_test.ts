@@ -1,6 +1,6 @@
 /**
  * @module
- * What `deno task build` leaves in `_build/static/`, on a copy of the project: minified chunks with
+ * What `deno task build` leaves in `_build/static/`, on a copy of the test app: minified chunks with
  * content-hashed names and linked source maps, and a deploy that changes one island renames only
  * the chunks holding its code, so every other island and the boot runtime keep their URLs (and the
  * browser's cache), while the chunks of the build before stay on disk for a server still running it.
@@ -63,7 +63,7 @@ Deno.test("the build: minified, content-hashed chunks, stable across unrelated c
     // Minified, the ~200 KB boot runtime is a few long lines; unminified, tens of thousands.
     const boot = await read(entryOf(before, "boot"));
     assert.ok(boot.length / boot.split("\n").length > 1000, "boot: long lines");
-    for (const island of ["Counter", "Guestbook"]) {
+    for (const island of ["Counter", "Wall"]) {
       // Beside the line that registers the chunk's debug ID, and the comments at the end.
       const lines = (await read(entryOf(before, island))).split("\n")
         .filter((line) => line && !line.startsWith("//# ") && !line.includes("_sentryDebugIds"));
@@ -72,23 +72,23 @@ Deno.test("the build: minified, content-hashed chunks, stable across unrelated c
   });
 
   await t.step("editing one island renames only the chunks that hold it", async () => {
-    const file = join(project.root, "islands/Guestbook.tsx");
+    const file = join(project.root, "islands/Wall.tsx");
     const source = await Deno.readTextFile(file);
-    const edited = source.replace(`: "Sign"}`, `: "Sign the book"}`);
+    const edited = source.replace(`>Post</button>`, `>Post it now</button>`);
     assert.notEqual(edited, source, "the edit applies");
     await Deno.writeTextFile(file, edited);
     const after = await build(project.root);
 
-    const holding = [...before].filter(([, sources]) => holds(sources, "islands/Guestbook.tsx"));
+    const holding = [...before].filter(([, sources]) => holds(sources, "islands/Wall.tsx"));
     const renamed = [...before.keys()].filter((name) => !after.has(name));
     assert.deepEqual(
       renamed.sort(),
       holding.map(([name]) => name).sort(),
       "renamed: those holding it",
     );
-    assert.ok(renamed.includes(entryOf(before, "Guestbook")));
+    assert.ok(renamed.includes(entryOf(before, "Wall")));
     assert.equal(after.size, before.size);
-    assert.ok((await read(entryOf(after, "Guestbook"))).includes("Sign the book"));
+    assert.ok((await read(entryOf(after, "Wall"))).includes("Post it now"));
     assert.equal(entryOf(after, "Counter"), entryOf(before, "Counter"));
     assert.equal(entryOf(after, "boot"), entryOf(before, "boot"));
     // A server started before this build still serves its pages' chunks.

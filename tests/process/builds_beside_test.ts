@@ -9,10 +9,11 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { builtFixture } from "../helpers/built_copy.ts";
 import { copyProject } from "../helpers/project_copy.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
 
-const PAGES = ["/", "/counter", "/guestbook", "/streaming", "/about"];
+const PAGES = ["/", "/counter", "/wall", "/streaming", "/about"];
 
 /**
  * Every asset the server's pages name, with the chunks each chunk imports (statically or when
@@ -63,7 +64,11 @@ async function run(root: string, args: string[], env: Record<string, string> = {
 
 Deno.test("builds beside running servers leave every asset they serve in place", async () => {
   // The same folder run after run: `deno task check` type-checks only what changed there.
-  await using copy = await copyProject({ withBuild: true, reuse: "builds-beside" });
+  await using copy = await copyProject({
+    from: await builtFixture(),
+    withBuild: true,
+    reuse: "builds-beside",
+  });
   await using servers = new AsyncDisposableStack();
   const served = await Promise.all((["production", "development"] as const).map(async (name) => {
     const server = servers.use(await startServer({ NODE_ENV: name }, { root: copy.root }));

@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import type { Entity } from "../../lib/runtime.ts";
 import { assertConsistent } from "../helpers/collections.ts";
-import { type EventReader, readEvents } from "../helpers/guestbook.ts";
+import { type EventReader, readEvents } from "../helpers/events.ts";
 import { tempStorePath } from "../helpers/kv.ts";
 import { type Card, CARD_INDEXES, cardsApi, liveProject } from "../helpers/live_fixture.ts";
 import { serveParallel } from "../helpers/parallel.ts";

@@ -1,19 +1,33 @@
 /**
  * @module
  * Every TypeScript block of README.md and docs/*.md compiles and is formatted: the blocks are
- * written into a copy of the project (each at the path its first line names, `// routes/notes.tsx`,
- * or a scratch file at the root), then `deno check` and `deno fmt --check` run on them. A failure
- * names the doc and the line.
+ * written into a built copy of the framework's test app — never the project's own routes, which a
+ * team changes, or the example, which it removes — each at the path its first line names
+ * (`// routes/notes.tsx`) or as a scratch file at the root, then `deno check` and
+ * `deno fmt --check` run on them. A block needs nothing but the framework and other blocks. A
+ * stylesheet a block imports is the CSS block that names it (`/* routes/(info)/about.css …`), or
+ * an empty one where no block shows it; the copy is built again with the blocks in it, so that
+ * Deno loads their stylesheets as the build maps them (`deno.json`'s entries) and a block may
+ * import the manifest, as tests do. A failure names the doc and the line.
  */
 import assert from "node:assert/strict";
-import { join } from "node:path";
-import { type CodeBlock, docFiles, typescriptBlocks } from "../helpers/doc_blocks.ts";
+import { dirname, join, normalize } from "node:path";
+import {
+  type CodeBlock,
+  docFiles,
+  stylesheetBlocks,
+  typescriptBlocks,
+} from "../helpers/doc_blocks.ts";
+import { builtFixture } from "../helpers/built_copy.ts";
 import { copyProject, PROJECT_ROOT } from "../helpers/project_copy.ts";
 
 Deno.test("the docs' TypeScript blocks compile and are formatted", async () => {
   const blocks: CodeBlock[] = [];
+  const stylesheets: CodeBlock[] = [];
   for (const doc of await docFiles()) {
-    blocks.push(...typescriptBlocks(doc, await Deno.readTextFile(join(PROJECT_ROOT, doc))));
+    const text = await Deno.readTextFile(join(PROJECT_ROOT, doc));
+    blocks.push(...typescriptBlocks(doc, text));
+    stylesheets.push(...stylesheetBlocks(doc, text));
   }
   assert.ok(blocks.length >= 1, `only ${blocks.length} TypeScript blocks found`);
 
@@ -27,9 +41,13 @@ Deno.test("the docs' TypeScript blocks compile and are formatted", async () => {
     byPath.set(block.path, block);
   }
 
-  // The build too: a block may import the manifest, as tests do.
-  await using copy = await copyProject({ withBuild: true });
-  for (const block of blocks) await copy.write(block.path, block.code);
+  await using copy = await copyProject({ from: await builtFixture(), withBuild: true });
+  for (const block of [...blocks, ...stylesheets]) await copy.write(block.path, block.code);
+  for (const sheet of blocks.flatMap(importedStylesheets)) {
+    if (!stylesheets.some((block) => block.path === sheet)) await copy.write(sheet, "");
+  }
+  const build = await deno(copy.root, ["task", "build"], { NODE_ENV: "production" });
+  assert.ok(build.success, `deno task build failed with the docs' code:\n${build.output}`);
   const paths = blocks.map((block) => block.path);
   // Deno names files by their real path.
   const root = await Deno.realPath(copy.root);
@@ -41,11 +59,25 @@ Deno.test("the docs' TypeScript blocks compile and are formatted", async () => {
   assert.ok(fmt.success, `deno fmt --check failed on the docs' code:\n${inDocs(fmt.output)}`);
 });
 
-async function deno(cwd: string, args: string[]): Promise<{ success: boolean; output: string }> {
+/** The stylesheets `block` imports (`"./x.css"`, `"@/x.css"`), by path from the root. */
+function importedStylesheets(block: CodeBlock): string[] {
+  const specifiers = block.code.matchAll(/^import\s+(?:[^"';]*\s+from\s+)?"([^"]+\.css)";/gm);
+  return [...specifiers].flatMap(([, specifier]) => {
+    if (specifier.startsWith("@/")) return [specifier.slice(2)];
+    if (specifier.startsWith(".")) return [normalize(join(dirname(block.path), specifier))];
+    return [];
+  });
+}
+
+async function deno(
+  cwd: string,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ success: boolean; output: string }> {
   const { success, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
     args,
     cwd,
-    env: { NO_COLOR: "1" },
+    env: { NO_COLOR: "1", ...env },
   }).output();
   const decoder = new TextDecoder();
   const output = decoder.decode(stdout) + decoder.decode(stderr);

@@ -108,7 +108,7 @@ Deno.test("launcher: the server exports to Sentry's OTLP endpoint, signals and e
         { SENTRY_DSN: dsn, SENTRY_TRACES_SAMPLE_RATE: "1", LOG_REQUESTS: "1", ...fast },
         { root: root, ...LAUNCH },
       );
-      await (await server.fetch("/blog/hello-world")).text();
+      await (await server.fetch("/blog/first-post")).text();
       const span = await rx.span((s) => s.name === "GET /blog/:slug");
       assert.equal(span.resource["service.name"], "app");
       assert.equal(span.resource["deployment.environment.name"], "production");
@@ -116,7 +116,7 @@ Deno.test("launcher: the server exports to Sentry's OTLP endpoint, signals and e
       assert.equal(traces.path, "/api/42/integration/otlp/v1/traces");
       assert.equal(traces.headers.get("x-sentry-auth"), "sentry sentry_key=publickey");
       // LOG_REQUESTS' line, written in the request: exported to the logs endpoint with its span.
-      const line = await rx.log((l) => String(l.body).includes(`"path":"/blog/hello-world"`));
+      const line = await rx.log((l) => String(l.body).includes(`"path":"/blog/first-post"`));
       assert.equal(line.traceId, span.traceId);
       const logs = rx.requests.find((r) => r.path.endsWith("/v1/logs"))!;
       assert.equal(logs.path, "/api/42/integration/otlp/v1/logs");

@@ -8,7 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { builtCopy } from "../helpers/built_copy.ts";
-import { isErrorEvent, startSentryReceiver } from "../helpers/sentry_receiver.ts";
+import { isErrorEvent, startSentryReceiver } from "shell/testing";
 import { freePort, startServer, type TestServer } from "../helpers/server.ts";
 
 /** The project, built, plus a page that fails and one that fails `?ms=` after its shell. */
@@ -97,7 +97,7 @@ Deno.test("sentry (server) in a process of its own", async (t) => {
       const measuring = AbortSignal.timeout(MEASURING_BOUND_MS);
       for (let round = 0; round < WARM_UP + ROUNDS; round++) {
         for (const app of roundOrder(apps, round)) {
-          const page = await timedGet(app.server, "/blog/hello-world", 200, measuring);
+          const page = await timedGet(app.server, "/blog/first-post", 200, measuring);
           // A failure too: an error event on top of the transaction.
           const failure = await timedGet(app.server, "/boom", 500, measuring);
           if (round < WARM_UP) continue;

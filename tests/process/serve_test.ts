@@ -2,15 +2,14 @@
  * @module
  * `main.ts` under `deno serve --parallel` (one worker per core), the way a host without our
  * `deno task start` runs it, with Sentry on: pages, an island and its chunk, not-found, and
- * Sentry's transactions named by route. It serves the project's own `_build/`, which
- * `deno task test` builds first.
+ * Sentry's transactions named by route. It serves the framework's built test app.
  */
 import assert from "node:assert/strict";
-import { isTransaction, startSentryReceiver } from "../helpers/sentry_receiver.ts";
+import { isTransaction, startSentryReceiver } from "shell/testing";
 import { startServer, type TestServer } from "../helpers/server.ts";
 
 /**
- * `deno serve --parallel main.ts` on the project. Ended with SIGKILL: Deno 2.9.6's `--parallel` can
+ * `deno serve --parallel main.ts` on the test app. Ended with SIGKILL: Deno 2.9.6's `--parallel` can
  * miss a SIGTERM that comes while a worker is still starting, and then never exits.
  */
 async function serveMain(env: Record<string, string> = {}): Promise<TestServer> {
@@ -36,7 +35,7 @@ Deno.test("deno serve --parallel main.ts serves the app", async (t) => {
   await t.step("the home page answers 200", async () => {
     const res = await server.fetch("/");
     assert.equal(res.status, 200);
-    assert.ok((await res.text()).includes("<h1>Examples</h1>"));
+    assert.ok((await res.text()).includes("<h1>Fixture</h1>"));
   });
 
   await t.step("an island page names its chunk, and the chunk is served", async () => {
@@ -58,7 +57,7 @@ Deno.test("deno serve --parallel main.ts serves the app", async (t) => {
   });
 
   await t.step("with SENTRY_DSN, its workers send transactions named by route", async () => {
-    const res = await server.fetch("/blog/hello-world");
+    const res = await server.fetch("/blog/first-post");
     await res.body?.cancel();
     assert.equal(res.status, 200);
     const transaction = await receiver.waitFor((item) =>

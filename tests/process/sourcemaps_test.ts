@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { builtFixture } from "../helpers/built_copy.ts";
 import { copyProject } from "../helpers/project_copy.ts";
 import { startSentryApi } from "../helpers/sentry_api.ts";
 import { startServer } from "../helpers/server.ts";
@@ -26,7 +27,7 @@ async function task(root: string, name: string, env: Record<string, string>) {
 
 Deno.test("source maps for Sentry", async (t) => {
   // The project's production build, as `deno task build` left it (`deno task test` runs it first).
-  await using project = await copyProject({ withBuild: true });
+  await using project = await copyProject({ from: await builtFixture(), withBuild: true });
   const assets = join(project.root, "_build/static");
   const [files]: string[][] = JSON.parse(
     await Deno.readTextFile(join(project.root, "_build/builds.json")),

@@ -17,7 +17,7 @@ import {
   startOtlpReceiver,
   tracedEnv,
 } from "../helpers/otlp_receiver.ts";
-import { isErrorEvent, startSentryReceiver } from "../helpers/sentry_receiver.ts";
+import { isErrorEvent, startSentryReceiver } from "shell/testing";
 import { startServer } from "../helpers/server.ts";
 import { recordingUpstream } from "../helpers/upstream.ts";
 
@@ -101,7 +101,7 @@ Deno.test("telemetry: Deno's OpenTelemetry with Sentry on one trace", async (t) 
 
   await t.step("the server span is named by the route that answered, with http.route", async () => {
     const routes: Record<string, string> = {
-      "/blog/hello-world": "/blog/:slug",
+      "/blog/first-post": "/blog/:slug",
       "/docs/getting/started": "/docs/:path+",
       "/about": "/about",
       "/api/time": "/api/time",
@@ -118,8 +118,8 @@ Deno.test("telemetry: Deno's OpenTelemetry with Sentry on one trace", async (t) 
   });
 
   await t.step("render and middleware are child spans of the server span", async () => {
-    await get("/blog/islands");
-    const page = await serverSpan(rx, byPath("/blog/islands"));
+    await get("/blog/second-post");
+    const page = await serverSpan(rx, byPath("/blog/second-post"));
     const render = await rx.span((s) => s.name === "render" && s.traceId === page.traceId);
     assert.equal(render.parentSpanId, page.spanId);
     assert.equal(render.scope, "app");
@@ -299,7 +299,7 @@ Deno.test("telemetry: Deno's OpenTelemetry with Sentry on one trace", async (t) 
   );
 
   await t.step("the page's meta tags come from the server span", async () => {
-    const { html } = await get("/blog/hello-world?meta");
+    const { html } = await get("/blog/first-post?meta");
     const span = await serverSpan(rx, (s) => s.attributes["url.query"] === "meta");
     assert.match(
       html,
@@ -334,7 +334,7 @@ Deno.test("telemetry: Deno's OpenTelemetry alone, Sentry off", async () => {
   const root = await telemetryProject();
   await using rx = startOtlpReceiver();
   await using server = await startServer(otlpEnv(rx), { root });
-  const page = await server.fetch("/blog/hello-world");
+  const page = await server.fetch("/blog/first-post");
   const html = await page.text();
   assert.doesNotMatch(html, /sentry|baggage/i, "no trace meta for a Sentry SDK");
   await (await server.fetch("/boom")).text();
@@ -357,7 +357,7 @@ Deno.test("telemetry: a request that is not sampled: no span of the app's, failu
   }, { root });
   // The caller decided: not sampled (flag 00).
   const unsampled = { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-00` };
-  const html = await (await server.fetch("/blog/hello-world", { headers: unsampled })).text();
+  const html = await (await server.fetch("/blog/first-post", { headers: unsampled })).text();
   assert.match(
     html,
     new RegExp(`<meta name="sentry-trace" content="${CALLER_TRACE}-[0-9a-f]{16}-0"`),

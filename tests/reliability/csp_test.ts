@@ -1,5 +1,5 @@
 /**
- * Content-Security-Policy: on every example page each script we emit — inline or not, streamed in
+ * Content-Security-Policy: on every page of the framework's test app each script we emit — inline or not, streamed in
  * late or not — carries the request's own nonce, a fresh one per request; and Chromium, loading
  * each page until it is done (islands hydrated, Suspense streamed in), reports no violation. Run
  * with Sentry off, and on (sending to a local receiver) since its browser SDK loads scripts too:
@@ -15,7 +15,7 @@ import {
   type ReceivedItem,
   type SentryReceiver,
   startSentryReceiver,
-} from "../helpers/sentry_receiver.ts";
+} from "shell/testing";
 import { startServer, type TestServer } from "../helpers/server.ts";
 
 function nonceOf(res: Response): string {
@@ -66,7 +66,7 @@ async function assertNoViolationInChromium(
     await page.goto(server.origin + path);
     await hydrated(page);
     await requests.quiet();
-    if (path === "/streaming") await page.getByText("Sunny, with a chance of hydration.").waitFor();
+    if (path === "/streaming") await page.getByText("Streamed in after the shell.").waitFor();
     if (path === "/counter") {
       await page.getByRole("button", { name: "Increment" }).click();
       await page.waitForFunction(() => document.querySelector("output")?.textContent === "4");

@@ -10,7 +10,7 @@
  */
 import assert from "node:assert/strict";
 import { encodeCall } from "../../lib/shared/action_wire.ts";
-import { startSentryReceiver } from "../helpers/sentry_receiver.ts";
+import { startSentryReceiver } from "shell/testing";
 import { started } from "../helpers/wait.ts";
 import type { TestServer } from "../helpers/server.ts";
 import { builtTarget, type Exchange, exchange, startTarget, within } from "./target.ts";

@@ -10,7 +10,7 @@
  *    of its into Sentry: past `SENTRY_TRACES_PARENT_LIMIT` a second, the rate decides.
  */
 import assert from "node:assert/strict";
-import { Arrivals } from "../helpers/arrivals.ts";
+import { Arrivals } from "../../lib/testing/arrivals.ts";
 import { otlpEnv, startOtlpReceiver } from "../helpers/otlp_receiver.ts";
 import {
   isErrorEvent,
@@ -18,7 +18,7 @@ import {
   type ReceivedItem,
   type SentryReceiver,
   startSentryReceiver,
-} from "../helpers/sentry_receiver.ts";
+} from "shell/testing";
 import { builtTarget, startTarget } from "./target.ts";
 
 const FILES = {

@@ -9,7 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { freePort } from "../helpers/server.ts";
-import { builtTarget, startTarget, TARGET_ROOT, within } from "./target.ts";
+import { builtTarget, startTarget, targetRoot, within } from "./target.ts";
 
 const LIMIT = 300;
 /** Bounds every wait: "did not hang", not a measure of speed. */
@@ -29,7 +29,7 @@ Deno.test("finding 5: out of file descriptors, the server exits non-zero or keep
       const port = freePort();
       const child = new Deno.Command("prlimit", {
         args: [`--nofile=${LIMIT}:${LIMIT}`, Deno.execPath(), ...args(port)],
-        cwd: TARGET_ROOT,
+        cwd: await targetRoot(),
         env: { NODE_ENV: "production", PORT: `${port}`, HOSTNAME: "127.0.0.1" },
         stdout: "piped",
         stderr: "piped",

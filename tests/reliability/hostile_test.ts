@@ -5,12 +5,13 @@
  * server action. Every case must end in a 4xx or a safe render — never a 5xx, never a stack
  * trace, never a file from outside `static/`, never a script without the request's nonce — and
  * the server must be alive afterwards. In Chromium, no dialog may open: neither for the XSS URLs
- * nor for XSS payloads signed into the guestbook, which come back as an island's props.
+ * nor for XSS payloads posted to the test app's wall, which come back as an island's props.
  */
 import assert from "node:assert/strict";
 import type { BrowserContext, Page } from "playwright-core";
 import { hydrated, launchBrowser, watchRequests } from "../helpers/browser.ts";
 import { startServer } from "../helpers/server.ts";
+import { wallAction } from "../helpers/wall.ts";
 import { type RawRequest, requestBytes, send } from "./raw_http.ts";
 
 interface Case {
@@ -207,12 +208,9 @@ function cases(port: number, actionId: string): Case[] {
   return all;
 }
 
-/** The id of the guestbook's server action, from the form the page renders. */
-async function guestbookActionId(origin: string): Promise<string> {
-  const html = await (await fetch(origin + "/guestbook")).text();
-  const id = /<form[^>]*action="\/_action\/([^"]+)"/.exec(html)?.[1];
-  assert.ok(id, "the guestbook renders a form posting to its action");
-  return id;
+/** The id of the wall's server action, from the form the page renders. */
+async function wallActionId(origin: string): Promise<string> {
+  return (await wallAction(origin)).split("/").pop()!;
 }
 
 function xssTargets(encoded: string): string[] {
@@ -250,7 +248,7 @@ Deno.test("hostile requests end in a 4xx or a safe page, and the server survives
     assert.ok((await Deno.readTextFile(file)).includes(marker), `${file} holds ${marker}`);
   }
   await using server = await startServer();
-  const all = cases(server.port, await guestbookActionId(server.origin));
+  const all = cases(server.port, await wallActionId(server.origin));
   assert.ok(all.length >= 200, `${all.length} cases`);
   const failures: string[] = [];
   const statuses = new Map<number, number>();
@@ -277,8 +275,8 @@ Deno.test("XSS payloads run no script in Chromium", async (t) => {
   const tabs = await browser.newContext();
   await t.step("XSS payloads in URLs run no script in Chromium", () => xssInUrls(tabs));
   await t.step(
-    "XSS payloads signed into the guestbook come back as inert text",
-    () => xssSigned(tabs),
+    "XSS payloads posted to the wall come back as inert text",
+    () => xssPosted(tabs),
   );
 });
 
@@ -308,34 +306,34 @@ async function xssInUrls(tabs: BrowserContext) {
   assert.deepEqual(dialogs, []);
 }
 
-/** Waits until the guestbook lists an entry holding `text`, as text. */
+/** Waits until the wall lists a post holding `text`, as text. */
 async function listed(page: Page, text: string) {
   await page.waitForFunction(
-    (text) => document.querySelector("ol.entries")?.textContent?.includes(text),
+    (text) => document.querySelector("ol")?.textContent?.includes(text),
     text,
   );
 }
 
-async function xssSigned(tabs: BrowserContext) {
-  // Signing is limited to 5 a minute per client: each payload comes as a client of its own,
+async function xssPosted(tabs: BrowserContext) {
+  // Posting is limited to 5 a minute per client: each payload comes as a client of its own,
   // through a trusted proxy's X-Forwarded-For.
   await using server = await startServer({ TRUST_PROXY: "1" });
   const page = await tabs.newPage();
   const dialogs = watchDialogs(page);
   const requests = watchRequests(page);
   const signable = XSS.filter((payload) => payload.trim().length >= 3 && payload.length <= 40);
-  // One at a time, each checked again after a reload: the guestbook keeps only the latest few.
+  // One at a time, each checked again after a reload: the wall shows only the latest few.
   for (const [i, payload] of signable.entries()) {
     await page.setExtraHTTPHeaders({ "X-Forwarded-For": `198.51.100.${i}` });
-    await page.goto(server.origin + "/guestbook");
+    await page.goto(server.origin + "/wall");
     // A click before hydration would post the form without JavaScript.
     await hydrated(page);
     await page.locator('input[name="name"]').fill(payload);
     await page.locator('textarea[name="message"]').fill(payload);
-    await page.getByRole("button", { name: "Sign" }).click();
+    await page.getByRole("button", { name: "Post" }).click();
     await listed(page, payload.trim());
     // Now it comes from the server, as the island's props, and hydrates.
-    const res = await server.fetch("/guestbook");
+    const res = await server.fetch("/wall");
     assert.deepEqual(problems(res.status, res.headers, await res.text()), []);
     await page.reload();
     await hydrated(page);

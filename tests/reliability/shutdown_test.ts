@@ -4,7 +4,7 @@
  * Sentry on, after flushing a transaction for each of those requests.
  */
 import assert from "node:assert/strict";
-import { isTransaction, startSentryReceiver } from "../helpers/sentry_receiver.ts";
+import { isTransaction, startSentryReceiver } from "shell/testing";
 import { startServer, type TestServer } from "../helpers/server.ts";
 
 const IN_FLIGHT = 20;
@@ -22,7 +22,7 @@ async function stopDuringLoad(server: TestServer) {
 
   for (const [i, res] of responses.entries()) {
     assert.equal(res.status, 200);
-    assert.match(bodies[i], /Sunny, with a chance of hydration\./, `response ${i} was cut short`);
+    assert.match(bodies[i], /Streamed in after the shell\./, `response ${i} was cut short`);
     assert.match(bodies[i], /<\/html>/);
   }
   assert.equal(code, 0, "exit code");

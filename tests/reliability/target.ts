@@ -1,8 +1,8 @@
 /**
  * @module
- * What the findings tests (`tests/reliability/findings_*_test.ts`, issue 11) run against: this
- * project, or the project at `FINDINGS_ROOT` — a worktree of an older commit, built — to show that
- * each test fails on the code from before its fix. They speak only HTTP (and TCP) to a real server
+ * What the findings tests (`tests/reliability/findings_*_test.ts`, issue 11) run against: the
+ * framework's test app, or the project at `FINDINGS_ROOT` — a worktree of an older commit, built —
+ * to show that each test fails on the code from before its fix. They speak only HTTP (and TCP) to a real server
  * process, so they hold for any version with the same HTTP surface.
  *
  *     git worktree add /tmp/old 7bfd8d2 && (cd /tmp/old && deno task build)
@@ -11,12 +11,16 @@
  * Also raw HTTP/1.1 exchanges with a time bound, for requests that stall on purpose.
  */
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { builtCopy } from "../helpers/built_copy.ts";
+import { builtCopy, builtFixture } from "../helpers/built_copy.ts";
 import { type StartOptions, startServer, type TestServer } from "../helpers/server.ts";
 
-export const PROJECT_ROOT = fileURLToPath(new URL("../../", import.meta.url));
-export const TARGET_ROOT = Deno.env.get("FINDINGS_ROOT") ?? PROJECT_ROOT;
+/** The older tree to run against, if any: copies and servers are the test app's otherwise. */
+const FINDINGS_ROOT = Deno.env.get("FINDINGS_ROOT");
+
+/** The root of the target itself, built: the tree at `FINDINGS_ROOT`, or the built test app. */
+export async function targetRoot(): Promise<string> {
+  return FINDINGS_ROOT ?? await builtFixture();
+}
 
 export interface Target {
   root: string;
@@ -33,7 +37,7 @@ export interface Target {
 export async function builtTarget(
   files: Record<string, string | Uint8Array> = {},
 ): Promise<Target> {
-  const root = await builtCopy("findings", files, { from: TARGET_ROOT });
+  const root = await builtCopy("findings", files, { from: FINDINGS_ROOT });
   const manifest = () => Deno.readTextFile(join(root, "_build/manifest.gen.ts"));
   return {
     root,
@@ -62,7 +66,7 @@ export async function startTarget(
   env: Record<string, string> = {},
   options: StartOptions = {},
 ): Promise<TestServer> {
-  const server = await startServer(env, { root: TARGET_ROOT, ...options });
+  const server = await startServer(env, { root: await targetRoot(), ...options });
   return {
     ...server,
     async [Symbol.asyncDispose]() {

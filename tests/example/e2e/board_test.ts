@@ -3,12 +3,16 @@
  * The example's task board (`/board`, DESIGN.md "Entities and live data") in Chromium: two
  * browser contexts on one board, each change made in one (add, move, delete after confirming)
  * shown in the other without a reload; the add form's field errors; and the same board with
- * JavaScript off — add (errors too), move, and delete through its confirmation page.
+ * JavaScript off — add (errors too), move, and delete through its confirmation page. Goes with the
+ * example.
  */
 import assert from "node:assert/strict";
 import type { Browser, Page } from "playwright-core";
-import { projectApp, serveApp } from "../helpers/app.ts";
-import { hydrated, launchBrowser, pageErrors } from "../helpers/browser.ts";
+import manifest from "@/_build/manifest.gen.ts";
+import { createApp } from "shell/server";
+import { serveApp } from "../../helpers/app.ts";
+import { hydrated, launchBrowser, pageErrors } from "../../helpers/browser.ts";
+import { PROJECT_ROOT } from "../../helpers/project_copy.ts";
 
 /** The task card (list item) titled `title`. */
 const card = (page: Page, title: string) =>
@@ -39,7 +43,9 @@ async function openBoard(browser: Browser, origin: string) {
 }
 
 Deno.test("the task board in Chromium", async (t) => {
-  await using server = serveApp(projectApp({ kv: await Deno.openKv(":memory:") }));
+  // The example app itself, from its build, in this process.
+  const app = createApp(manifest, { root: PROJECT_ROOT, kv: await Deno.openKv(":memory:") });
+  await using server = serveApp(app);
   await using browser = await launchBrowser();
 
   await t.step("two contexts: what one adds, moves and deletes, the other shows live", async () => {

@@ -10,21 +10,22 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { decodeResult } from "../../lib/shared/action_wire.ts";
-import { DEFAULT_KV_PATH } from "../../lib/cli/settings.ts";
-import { append } from "../../lib/kv/log.ts";
-import { createApp } from "../../lib/server/app.tsx";
-import { GUESTBOOK } from "../../routes/_guestbook/entries.ts";
-import type { Entry, GuestbookState } from "../../routes/_guestbook/types.ts";
+import { decodeResult } from "../../../lib/shared/action_wire.ts";
+import { DEFAULT_KV_PATH } from "../../../lib/cli/settings.ts";
+import { append } from "../../../lib/kv/log.ts";
+import { createApp } from "../../../lib/server/app.tsx";
+import { GUESTBOOK } from "../../../routes/_guestbook/entries.ts";
+import type { Entry, GuestbookState } from "../../../routes/_guestbook/types.ts";
 import {
   guestbookForm,
   readEvents,
   signAsIsland,
   signWithoutScript,
-} from "../helpers/guestbook.ts";
-import { holdWriteLock, tempStorePath } from "../helpers/kv.ts";
-import { PROJECT_ROOT } from "../helpers/project_copy.ts";
-import { startServer, type TestServer } from "../helpers/server.ts";
+  startExample,
+} from "../guestbook.ts";
+import { holdWriteLock, tempStorePath } from "../../helpers/kv.ts";
+import { PROJECT_ROOT } from "../../helpers/project_copy.ts";
+import type { TestServer } from "../../helpers/server.ts";
 
 const ROOT = PROJECT_ROOT;
 
@@ -46,11 +47,11 @@ async function signed(server: TestServer, message: string, headers = {}): Promis
 Deno.test("entries survive a restart on the same KV_PATH, and ids carry on", async () => {
   const KV_PATH = await tempStorePath();
   {
-    await using server = await startServer({ KV_PATH });
+    await using server = await startExample({ KV_PATH });
     await signed(server, "Before the restart.");
     assert.deepEqual(await listed(server), ["Before the restart."]);
   }
-  await using server = await startServer({ KV_PATH });
+  await using server = await startExample({ KV_PATH });
   assert.deepEqual(await listed(server), ["Before the restart."]);
   await signed(server, "After the restart.");
   assert.deepEqual(await listed(server), ["After the restart.", "Before the restart."]);
@@ -60,7 +61,7 @@ Deno.test("entries survive a restart on the same KV_PATH, and ids carry on", asy
 });
 
 Deno.test("the event stream: what was missed first, then new entries as they are signed", async (t) => {
-  await using server = await startServer({ REQUEST_TIMEOUT_MS: "1000" });
+  await using server = await startExample({ REQUEST_TIMEOUT_MS: "1000" });
   await signed(server, "one");
   await signed(server, "two");
   const url = server.origin + "/guestbook/events";
@@ -96,7 +97,7 @@ Deno.test("the event stream: what was missed first, then new entries as they are
 });
 
 Deno.test("SIGTERM ends open event streams: the server exits at once, cleanly", async () => {
-  const server = await startServer();
+  const server = await startExample();
   const streams = await Promise.all(
     Array.from({ length: 5 }, () => readEvents(server.origin + "/guestbook/events")),
   );
@@ -118,7 +119,7 @@ async function statuses(responses: Response[]): Promise<number[]> {
 }
 
 Deno.test("signing is limited per connection address: 5 a minute, then 429 with Retry-After", async () => {
-  await using server = await startServer();
+  await using server = await startExample();
   const form = await guestbookForm(server.origin);
   await using stream = await readEvents(server.origin + "/guestbook/events?since=0");
 
@@ -157,7 +158,7 @@ Deno.test("signing is limited per connection address: 5 a minute, then 429 with 
 });
 
 Deno.test("with TRUST_PROXY, the client is X-Forwarded-For's last entry: forms and island calls alike", async () => {
-  await using server = await startServer({ TRUST_PROXY: "1" });
+  await using server = await startExample({ TRUST_PROXY: "1" });
   const form = await guestbookForm(server.origin);
   const from = (client: string) => ({ headers: { "X-Forwarded-For": `203.0.113.50, ${client}` } });
 
@@ -200,7 +201,7 @@ Deno.test("with TRUST_PROXY, the client is X-Forwarded-For's last entry: forms a
 });
 
 Deno.test("fields too large are field errors, with or without JavaScript; KV never sees them", async () => {
-  await using server = await startServer();
+  await using server = await startExample();
   const form = await guestbookForm(server.origin);
   const huge = "x".repeat(100_000);
 
@@ -227,7 +228,7 @@ Deno.test(
   "a store that fails mid-request: the failure screen with a digest, and the server lives",
   async (t) => {
     const KV_PATH = await tempStorePath();
-    await using server = await startServer({ KV_PATH });
+    await using server = await startExample({ KV_PATH });
     await signed(server, "Before the trouble.");
     const form = await guestbookForm(server.origin);
 
@@ -319,7 +320,7 @@ Deno.test("an unusable KV_PATH stops the start: the path and the cause, and exit
 });
 
 Deno.test("two apps in one process keep their own stores", async () => {
-  const { default: manifest } = await import("../../_build/manifest.gen.ts");
+  const { default: manifest } = await import("../../../_build/manifest.gen.ts");
   const stores = [await Deno.openKv(":memory:"), await Deno.openKv(":memory:")];
   const apps = stores.map((kv) => createApp(manifest, { root: ROOT, kv }));
   await append(
@@ -367,7 +368,7 @@ Deno.test("the test servers never touch the project's own store", async () => {
   const before = await snapshot();
   {
     // Every start writes to its store (a probe): the project's would change if it were used.
-    await using server = await startServer();
+    await using server = await startExample();
     await signed(server, "Not in .data/.");
   }
   assert.deepEqual(await snapshot(), before);

@@ -13,9 +13,10 @@ import {
   readEvents,
   signAsIsland,
   signWithoutScript,
-} from "../helpers/guestbook.ts";
-import { tempStorePath } from "../helpers/kv.ts";
-import { serveParallel, workerNamingProject } from "../helpers/parallel.ts";
+  workerNamingExample,
+} from "../guestbook.ts";
+import { tempStorePath } from "../../helpers/kv.ts";
+import { serveParallel } from "../../helpers/parallel.ts";
 
 /** A connection per request: `poolMaxIdlePerHost: 0` keeps none open for the next. */
 const fresh = () => Deno.createHttpClient({ poolMaxIdlePerHost: 0 });
@@ -41,7 +42,7 @@ async function fromBothWorkers<T extends { worker: string | null }>(
 }
 
 Deno.test("deno serve --parallel: every worker agrees, and live updates cross them", async (t) => {
-  const root = await workerNamingProject();
+  const root = await workerNamingExample();
   await using server = await serveParallel(root, {
     KV_PATH: await tempStorePath(),
     TRUST_PROXY: "1",

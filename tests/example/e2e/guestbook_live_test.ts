@@ -10,13 +10,17 @@
  */
 import assert from "node:assert/strict";
 import type { Browser, Page } from "playwright-core";
-import { append } from "../../lib/kv/log.ts";
-import { GUESTBOOK } from "../../routes/_guestbook/entries.ts";
-import { launchBrowser, pageErrors } from "../helpers/browser.ts";
-import { guestbookForm, signWithoutScript } from "../helpers/guestbook.ts";
-import { tempStorePath } from "../helpers/kv.ts";
-import { serveParallel, workerNamingProject } from "../helpers/parallel.ts";
-import { startServer } from "../helpers/server.ts";
+import { append } from "../../../lib/kv/log.ts";
+import { GUESTBOOK } from "../../../routes/_guestbook/entries.ts";
+import { launchBrowser, pageErrors } from "../../helpers/browser.ts";
+import {
+  guestbookForm,
+  signWithoutScript,
+  startExample,
+  workerNamingExample,
+} from "../guestbook.ts";
+import { tempStorePath } from "../../helpers/kv.ts";
+import { serveParallel } from "../../helpers/parallel.ts";
 
 interface LivePage {
   page: Page;
@@ -82,7 +86,7 @@ async function onBothWorkers(browser: Browser, url: string): Promise<[LivePage, 
 }
 
 async function liveAcrossWorkers(browser: Browser) {
-  const root = await workerNamingProject();
+  const root = await workerNamingExample();
   const KV_PATH = await tempStorePath();
   let server = await serveParallel(root, { KV_PATH });
   try {
@@ -142,7 +146,7 @@ async function liveAcrossWorkers(browser: Browser) {
 }
 
 async function overTheLimit(browser: Browser) {
-  await using server = await startServer();
+  await using server = await startExample();
   const sign = async (page: Page, message: string) => {
     await page.getByLabel("Name").fill("Eager");
     await page.getByLabel("Message").fill(message);
@@ -177,7 +181,7 @@ async function overTheLimit(browser: Browser) {
 }
 
 async function hiddenPage(browser: Browser) {
-  await using server = await startServer();
+  await using server = await startExample();
   const page = await browser.newPage();
   const streaming = page.waitForResponse((res) => res.url().includes("/guestbook/events"));
   await page.goto(server.origin + "/guestbook");

@@ -4,14 +4,24 @@
  * (`/api/{project}/envelope/`, gzip or deflate or plain), parses them with `@sentry/core`'s own
  * `parseEnvelope`, and lets tests wait for items (`event`, `transaction`, …). It records every
  * request's headers, envelope or not, and can answer slowly, never, or with an error status (and
- * rate-limit headers), to show that a struggling Sentry never hurts the app.
+ * rate-limit headers), to show that a struggling Sentry never hurts the app. Test-only.
  */
 import { Arrivals } from "./arrivals.ts";
 import { parseEnvelope } from "@sentry/core";
 
+/**
+ * One item of an envelope the receiver got: an error event, a transaction, a report, …
+ *
+ * @example
+ * ```ts
+ * import type { ReceivedItem } from "shell/testing";
+ * const digestOf = (item: ReceivedItem) => item.payload.tags?.digest as string | undefined;
+ * ```
+ */
 export interface ReceivedItem {
   /** The item type: "event", "transaction", "client_report", … */
   type: string;
+  /** The item itself (an event's `tags`, `exception`, `contexts.trace`, …). */
   // deno-lint-ignore no-explicit-any -- envelopes carry whatever the SDK put in them
   payload: any;
   /** The envelope's header (`dsn`, `event_id`, `trace`, `sdk`, …). */
@@ -20,13 +30,34 @@ export interface ReceivedItem {
   path: string;
 }
 
-/** A request as it reached the receiver: the SDK's envelope posts, or anything else sent here. */
+/**
+ * A request as it reached the receiver: the SDK's envelope posts, or anything else sent here.
+ *
+ * @example
+ * ```ts
+ * import type { SentryReceiver } from "shell/testing";
+ * declare const receiver: SentryReceiver;
+ * const gzipped = receiver.requests.filter((r) => r.headers.get("content-encoding") === "gzip");
+ * ```
+ */
 export interface ReceivedRequest {
+  /** `POST` for an envelope. */
   method: string;
+  /** `/api/{project}/envelope/` for an envelope. */
   path: string;
+  /** As sent (`Content-Encoding`, `Origin`, …). */
   headers: Headers;
 }
 
+/**
+ * How the receiver answers: at once with 200 unless told otherwise.
+ *
+ * @example A Sentry that rate-limits
+ * ```ts
+ * import { startSentryReceiver } from "shell/testing";
+ * await using limited = startSentryReceiver({ status: 429, headers: { "Retry-After": "60" } });
+ * ```
+ */
 export interface ReceiverOptions {
   /** Wait this long before answering each request; `Infinity` never answers (until closed). */
   delayMs?: number;
@@ -36,7 +67,18 @@ export interface ReceiverOptions {
   headers?: Record<string, string>;
 }
 
+/**
+ * A running receiver: its DSN, what it received, and a way to wait for an item.
+ *
+ * @example
+ * ```ts
+ * import { isTransaction, type SentryReceiver, startSentryReceiver } from "shell/testing";
+ * await using receiver: SentryReceiver = startSentryReceiver();
+ * const env = { SENTRY_DSN: receiver.dsn, SENTRY_TRACES_SAMPLE_RATE: "1" };
+ * ```
+ */
 export interface SentryReceiver extends AsyncDisposable {
+  /** The port it listens on, on 127.0.0.1. */
   port: number;
   /** A DSN for this receiver: `http://publickey@127.0.0.1:PORT/1`. */
   dsn: string;
@@ -50,12 +92,48 @@ export interface SentryReceiver extends AsyncDisposable {
   envelopes(): number;
   /** Resolves with the first item (received or to come) that matches, within `ms`. */
   waitFor(predicate: (item: ReceivedItem) => boolean, ms?: number): Promise<ReceivedItem>;
+  /** Stops it: requests it still holds (`delayMs`) are answered at once. */
   close(): Promise<void>;
 }
 
-export const isErrorEvent = (item: ReceivedItem) => item.type === "event";
-export const isTransaction = (item: ReceivedItem) => item.type === "transaction";
+/**
+ * True for an error event.
+ *
+ * @example
+ * ```ts
+ * import { isErrorEvent, type SentryReceiver } from "shell/testing";
+ * declare const receiver: SentryReceiver;
+ * const event = await receiver.waitFor(isErrorEvent);
+ * ```
+ */
+export const isErrorEvent = (item: ReceivedItem): boolean => item.type === "event";
 
+/**
+ * True for a transaction (a request's or a page load's trace).
+ *
+ * @example
+ * ```ts
+ * import { isTransaction, type SentryReceiver } from "shell/testing";
+ * declare const receiver: SentryReceiver;
+ * const served = await receiver.waitFor((i) => isTransaction(i) && i.payload.transaction === "GET /");
+ * ```
+ */
+export const isTransaction = (item: ReceivedItem): boolean => item.type === "transaction";
+
+/**
+ * Starts a receiver on a free port of 127.0.0.1; give the app its `dsn` (`SENTRY_DSN`).
+ *
+ * @example An expected error (a 404) sends nothing; a failure sends its digest
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { isErrorEvent, startSentryReceiver } from "shell/testing";
+ *
+ * await using receiver = startSentryReceiver();
+ * // … start the app with SENTRY_DSN=receiver.dsn, ask for a page that fails …
+ * const event = await receiver.waitFor(isErrorEvent);
+ * assert.ok(event.payload.tags.digest);
+ * ```
+ */
 export function startSentryReceiver(options: ReceiverOptions = {}): SentryReceiver {
   const items: ReceivedItem[] = [];
   const requests: ReceivedRequest[] = [];

@@ -1,0 +1,369 @@
+/**
+ * @module
+ * A client for tests that talks to an app as a browser does: in-process through `app.request()`
+ * (no socket), or over HTTP to a server's origin. It keeps cookies in a jar (tough-cookie, RFC
+ * 6265: paths, expiry, `Max-Age=0`), follows redirects when asked, submits a page's forms as a
+ * browser without JavaScript would (`form.ts`) and calls server actions as an island's stub does,
+ * decoding the answer with the browser's own code (`lib/client/action_client.ts`). Test-only.
+ */
+import { CookieJar } from "tough-cookie";
+import { resultOf } from "../client/action_client.ts";
+import { Redirect } from "../actions/redirect.ts";
+import { encodeCall, REDIRECT_HEADER } from "../shared/action_wire.ts";
+import { type FieldValue, fillForm, type FormChoice } from "./form.ts";
+
+export type { FieldValue };
+
+/**
+ * Where a test client sends its requests: an app in this process (`createApp`'s), or the origin of
+ * a server (`http://127.0.0.1:8000`).
+ *
+ * @example
+ * ```ts
+ * import { TestClient } from "shell/testing";
+ * const overHttp = new TestClient("http://127.0.0.1:8000");
+ * ```
+ */
+export type Target = InProcess | string | URL;
+
+/**
+ * What the client needs of an app in this process: `createApp`'s `request` (Hono's).
+ *
+ * @example
+ * ```ts
+ * import type { App } from "shell/server";
+ * import type { InProcess } from "shell/testing";
+ * declare const app: App;
+ * const target: InProcess = app;
+ * ```
+ */
+export interface InProcess {
+  /** Answers a request without a socket. */
+  request(request: Request): Response | Promise<Response>;
+}
+
+/**
+ * A request's options, plus whether to follow redirects as a browser would.
+ *
+ * @example
+ * ```ts
+ * import type { ClientRequestInit } from "shell/testing";
+ * const init: ClientRequestInit = { method: "POST", body: new FormData(), follow: true };
+ * ```
+ */
+export interface ClientRequestInit extends RequestInit {
+  /** Follow redirects (a form's 303 and the like) to the page they lead to; off by default. */
+  follow?: boolean;
+}
+
+/**
+ * Which form `submit` posts, the values to set in it and how.
+ *
+ * @example
+ * ```ts
+ * import type { SubmitOptions } from "shell/testing";
+ * const options: SubmitOptions = {
+ *   form: "#signup",
+ *   fields: { email: "ada@example.test", password: "correct horse" },
+ *   headers: { "X-Forwarded-For": "198.51.100.7" },
+ *   follow: true,
+ * };
+ * ```
+ */
+export interface SubmitOptions {
+  /**
+   * The form: a CSS selector (`"#signup"`, `"form[name=search]"`), or the server action it posts
+   * to (the function an island imports, or its URL). The page's only form if not given.
+   */
+  form?: string | ((...args: never[]) => unknown) | { action: string };
+  /** Field values, set over what the page rendered (hidden fields, defaults). */
+  fields?: Record<string, FieldValue>;
+  /** The submit button to click, a CSS selector within the form; the form's first if not given. */
+  button?: string;
+  /** Follow the answer's redirect (a server action's 303 back to the page); off by default. */
+  follow?: boolean;
+  /** Extra request headers (`X-Forwarded-For`, `Authorization`, …). */
+  headers?: Record<string, string>;
+}
+
+/**
+ * Options of a client.
+ *
+ * @example
+ * ```ts
+ * import { TestClient } from "shell/testing";
+ * using httpClient = Deno.createHttpClient({ poolMaxIdlePerHost: 0 });
+ * const client = new TestClient("http://127.0.0.1:8000", { httpClient });
+ * ```
+ */
+export interface TestClientOptions {
+  /** For a server's origin: a connection pool of its own (`Deno.createHttpClient`). */
+  httpClient?: Deno.HttpClient;
+}
+
+/**
+ * Options of an action call.
+ *
+ * @example
+ * ```ts
+ * import type { CallOptions } from "shell/testing";
+ * const asAdmin: CallOptions = { headers: { Authorization: `Basic ${btoa("admin:admin")}` } };
+ * ```
+ */
+export interface CallOptions {
+  /** Extra request headers, as a page's fetch would carry (auth, a proxy's `X-Forwarded-For`). */
+  headers?: Record<string, string>;
+}
+
+/** How many redirects `follow` goes through before it gives up, as browsers do (20). */
+const MAX_REDIRECTS = 20;
+
+/**
+ * A client whose requests carry the cookies earlier answers set, as a browser's would.
+ *
+ * @example In-process: a form posted without JavaScript lands back on its page with its errors
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { createApp, type Manifest } from "shell/server";
+ * import { TestClient } from "shell/testing";
+ * declare const manifest: Manifest; // import manifest from "@/_build/manifest.gen.ts";
+ *
+ * const client = new TestClient(createApp(manifest, { root: "." }));
+ * const page = await client.submit("/notes", { fields: { text: "" }, follow: true });
+ * assert.match(await page.text(), /1 to 200 characters\./);
+ * ```
+ */
+export class TestClient {
+  /** The origin requests are made from: `http://localhost` for an app in this process. */
+  readonly origin: string;
+  readonly #cookies = new CookieJar();
+  readonly #send: (request: Request) => Promise<Response>;
+
+  /** A client for `target`: an app made with `createApp`, or a server's origin. */
+  constructor(target: Target, { httpClient }: TestClientOptions = {}) {
+    if (typeof target === "string" || target instanceof URL) {
+      this.origin = new URL(target).origin;
+      this.#send = (request) => fetch(request, { redirect: "manual", client: httpClient });
+    } else {
+      this.origin = "http://localhost";
+      this.#send = async (request) => await target.request(request);
+    }
+  }
+
+  /**
+   * The value of the cookie `name` the client would send to `path`, if any.
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { TestClient } from "shell/testing";
+   * declare const client: TestClient;
+   * assert.equal(await client.cookie("session"), undefined);
+   * ```
+   */
+  async cookie(name: string, path = "/"): Promise<string | undefined> {
+    const cookies = await this.#cookies.getCookies(new URL(path, this.origin).href);
+    return cookies.find((cookie) => cookie.key === name)?.value;
+  }
+
+  /**
+   * Sends a request to `path` with the jar's cookies, keeps the cookies the answer sets and, with
+   * `follow`, follows redirects (303: a GET; 307, 308: the same method and body).
+   *
+   * @example
+   * ```ts
+   * import { TestClient } from "shell/testing";
+   * declare const client: TestClient;
+   * const res = await client.request("/account", { headers: { Accept: "text/html" } });
+   * ```
+   */
+  async request(path: string | URL, init: ClientRequestInit = {}): Promise<Response> {
+    const { follow = false, ...rest } = init;
+    let url = new URL(path, this.origin);
+    let request = rest;
+    for (let hops = 0;; hops++) {
+      const response = await this.#exchange(url, request);
+      const location = response.headers.get("location");
+      if (!follow || !location || response.status < 300 || response.status > 399) return response;
+      if (hops === MAX_REDIRECTS) throw new Error(`more than ${MAX_REDIRECTS} redirects`);
+      await response.body?.cancel();
+      url = new URL(location, url);
+      const keep = response.status === 307 || response.status === 308;
+      request = keep ? request : { headers: withoutBodyHeaders(request.headers) };
+    }
+  }
+
+  /**
+   * `GET path`, following redirects unless `follow: false`, as a browser's address bar would.
+   *
+   * @example
+   * ```ts
+   * import { TestClient } from "shell/testing";
+   * declare const client: TestClient;
+   * const html = await (await client.get("/notes")).text();
+   * ```
+   */
+  get(path: string | URL, init: ClientRequestInit = {}): Promise<Response> {
+    return this.request(path, { follow: true, ...init, method: "GET" });
+  }
+
+  /**
+   * Loads `page` and submits one of its forms as a browser with JavaScript off does: the fields
+   * the page rendered (React's and the framework's hidden ones too), `fields` set over them, the
+   * button clicked, sent with the `Origin`, `Referer` and `Accept` a browser sends.
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { TestClient } from "shell/testing";
+   * declare const client: TestClient;
+   * // import { addNote } from "@/routes/_notes/actions.ts";
+   * declare function addNote(previous: unknown, form: FormData): Promise<{ error?: string }>;
+   *
+   * const res = await client.submit("/notes", { form: addNote, fields: { text: "Hello" } });
+   * assert.equal(res.status, 303);
+   * assert.equal(res.headers.get("location"), "/notes");
+   * ```
+   */
+  async submit(page: string | URL, options: SubmitOptions = {}): Promise<Response> {
+    const { form, fields = {}, button, follow = false, headers = {} } = options;
+    const pageUrl = new URL(page, this.origin);
+    const loaded = await this.request(pageUrl, { follow: true, headers: { Accept: HTML } });
+    if (!loaded.ok) throw new Error(`GET ${pageUrl.pathname} answered ${loaded.status}`);
+    const filled = await fillForm(
+      await loaded.text(),
+      loaded.url || pageUrl.href,
+      formChoice(form),
+      fields,
+      button,
+    );
+    const browser = {
+      Origin: this.origin,
+      Referer: pageUrl.href,
+      Accept: HTML,
+      "Sec-Fetch-Site": "same-origin",
+    };
+    if (filled.method === "GET") {
+      const url = new URL(filled.url);
+      url.search = new URLSearchParams(textEntries(filled.entries)).toString();
+      return await this.request(url, { headers: { ...browser, ...headers }, follow });
+    }
+    const body = filled.enctype === "multipart/form-data"
+      ? filled.entries
+      : new URLSearchParams(textEntries(filled.entries));
+    return await this.request(filled.url, {
+      method: "POST",
+      body,
+      headers: { ...browser, ...headers },
+      follow,
+    });
+  }
+
+  /**
+   * Calls a server action as an island does (`fetch` with the arguments encoded as the stub
+   * encodes them) and resolves with what it returned, types intact — or rejects with the
+   * `ActionError` an island would get (its `status`: 429, 401, 500, …; its `digest` for a
+   * failure), or with the error `redirect()` throws (its `location`) when the action redirected,
+   * where an island's page would go. `action` is the function an island
+   * imports, as the app in this process registered it, or an action's URL (`/_action/…`).
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { TestClient } from "shell/testing";
+   * declare const client: TestClient;
+   * // import { addNote } from "@/routes/_notes/actions.ts";
+   * declare function addNote(previous: unknown, form: FormData): Promise<{ error?: string }>;
+   *
+   * const state = await client.call(addNote, {}, formOf({ text: "" }));
+   * assert.equal(state.error, "1 to 200 characters.");
+   * // On success it redirects: the island's page would go there.
+   * await assert.rejects(client.call(addNote, {}, formOf({ text: "Hi" })), { location: "/notes" });
+   * // Refused by the folder's middleware (a rate limit, say): what an island catches.
+   * const refused = await client.call(addNote, {}, formOf({ text: "Hi" })).catch((e) => e);
+   * assert.equal(refused.name, "ActionError");
+   * assert.equal(refused.status, 429);
+   *
+   * function formOf(fields: Record<string, string>): FormData {
+   *   const form = new FormData();
+   *   for (const [name, value] of Object.entries(fields)) form.set(name, value);
+   *   return form;
+   * }
+   * ```
+   */
+  async call<A extends unknown[], R>(
+    action: ((...args: A) => Promise<R>) | string,
+    ...args: A
+  ): Promise<R>;
+  async call(action: string | ((...args: never[]) => unknown), ...args: unknown[]) {
+    return await this.callWith(action, args);
+  }
+
+  /** `call`, with request headers of the test's (`callWith(fn, [a, b], { headers })`). */
+  async callWith<R = unknown>(
+    action: ((...args: never[]) => unknown) | string,
+    args: unknown[],
+    { headers = {} }: CallOptions = {},
+  ): Promise<R> {
+    const url = typeof action === "string" ? action : urlOf(action);
+    const name = typeof action === "string" ? url.split("/").pop()! : action.name;
+    const response = await this.request(url, {
+      method: "POST",
+      body: encodeCall(args),
+      headers: {
+        Origin: this.origin,
+        "Sec-Fetch-Site": "same-origin",
+        Accept: "application/json",
+        ...headers,
+      },
+    });
+    const redirect = response.headers.get(REDIRECT_HEADER);
+    if (redirect) {
+      await response.body?.cancel();
+      throw new Redirect(redirect, 303);
+    }
+    return await resultOf(name, response) as R;
+  }
+
+  async #exchange(url: URL, init: RequestInit): Promise<Response> {
+    const headers = new Headers(init.headers);
+    const cookie = await this.#cookies.getCookieString(url.href);
+    if (cookie && !headers.has("cookie")) headers.set("Cookie", cookie);
+    const response = await this.#send(new Request(url, { ...init, headers }));
+    for (const set of response.headers.getSetCookie()) {
+      await this.#cookies.setCookie(set, url.href, { ignoreError: true });
+    }
+    return response;
+  }
+}
+
+const HTML = "text/html,application/xhtml+xml,*/*;q=0.8";
+
+/** The URL a registered action posts to (`$$FORM_ACTION`, set when an app registers it). */
+function urlOf(action: (...args: never[]) => unknown): string {
+  const formAction = (action as { $$FORM_ACTION?: (prefix: string) => { action: string } })
+    .$$FORM_ACTION;
+  if (!formAction) {
+    throw new TypeError(
+      `${action.name || "this function"} is not a server action of an app made in this process`,
+    );
+  }
+  return formAction("").action;
+}
+
+function formChoice(form: SubmitOptions["form"]): FormChoice | undefined {
+  if (typeof form === "function") return { action: urlOf(form) };
+  return form;
+}
+
+function textEntries(entries: FormData): [string, string][] {
+  return [...entries].map((
+    [name, value],
+  ) => [name, typeof value === "string" ? value : value.name]);
+}
+
+function withoutBodyHeaders(headers: HeadersInit | undefined): Headers {
+  const kept = new Headers(headers);
+  for (const name of ["content-type", "content-length", "origin"]) kept.delete(name);
+  return kept;
+}

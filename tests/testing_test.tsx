@@ -1,0 +1,304 @@
+/**
+ * @module
+ * The test kit (`shell/testing`) does what a browser does, on an app in memory: the client's jar
+ * keeps cookies by path and expiry and sends them back; redirects are followed only when asked
+ * (303 as a GET, 307 with its method and body); a form is submitted with the entries a browser
+ * builds — hidden and default values, the checked boxes only, the selected option, a textarea's
+ * text, the clicked button, a button's own `formaction` — and the hidden fields React renders for a
+ * bound server action; an action is called as an island calls it, its value, its `ActionError`
+ * (`shell/runtime`'s: status, message, digest) or its redirect coming back; and a request's log lines are its own.
+ */
+import assert from "node:assert/strict";
+import { ActionError } from "shell/runtime";
+import { captureLogs, TestClient } from "shell/testing";
+import { httpError, redirect, requestContext } from "../lib/mod.ts";
+import type { Middleware, RouteContext } from "../lib/mod.ts";
+import { memoryApp } from "./helpers/app.ts";
+
+/** What a POST to `/echo` carried, as JSON: its entries and the headers a browser sets. */
+async function echo(req: Request): Promise<Response> {
+  const type = req.headers.get("content-type") ?? "";
+  const form = await req.formData();
+  const entries = [...form].map((
+    [name, value],
+  ) => [name, typeof value === "string" ? value : `file:${value.name}:${value.size}`]);
+  return Response.json({
+    entries,
+    multipart: type.startsWith("multipart/form-data"),
+    origin: req.headers.get("origin"),
+    referer: req.headers.get("referer"),
+    cookie: req.headers.get("cookie"),
+  });
+}
+
+const FORM = `
+  <input type="hidden" name="token" value="a&amp;b &quot;c&quot;">
+  <input name="name" value="default">
+  <input type="checkbox" name="agree" value="yes">
+  <input type="checkbox" name="news" value="weekly" checked>
+  <input type="text" name="off" value="x" disabled>
+  <select name="size"><option value="s">S</option><option value="m" selected>M</option></select>
+  <textarea name="note">one &amp; two &lt;three&gt;</textarea>
+  <input type="file" name="upload">
+  <button type="submit" name="go" value="save">Save</button>
+  <button type="submit" name="go" value="drop" formaction="/echo?dropped=1">Drop</button>`;
+
+/** What `remember` got, for the test to see what a form without JavaScript sent. */
+const remembered: { bound: string; said: unknown }[] = [];
+
+/** Binds its first argument on the server, as `useActionState` binds the previous state. */
+async function remember(bound: string, form: FormData): Promise<void> {
+  remembered.push({ bound, said: form.get("said") });
+  return await Promise.resolve();
+}
+
+const ACTIONS = {
+  remember,
+  // deno-lint-ignore require-await -- every server action is async
+  double: async (n: number, when: Date) => ({ twice: n * 2, year: when.getUTCFullYear() }),
+  // deno-lint-ignore require-await
+  whoAmI: async () => String(requestContext().get("user")),
+  // deno-lint-ignore require-await
+  fail: async (): Promise<never> => {
+    throw new Error("the kit's test failure");
+  },
+  // deno-lint-ignore require-await
+  away: async (): Promise<never> => redirect("/elsewhere"),
+  // deno-lint-ignore require-await
+  taken: async (): Promise<never> => {
+    throw httpError(409, "That name is taken");
+  },
+};
+
+const guard: Middleware = async (c, next) => {
+  if (c.req.header("authorization") !== "Bearer ok") return c.text("Unauthorized", 401);
+  c.set("user", "ada");
+  await next();
+};
+
+const app = memoryApp({
+  routes: {
+    "form.tsx": {
+      default: () => (
+        <form action="/echo" method="post" encType="multipart/form-data" id="full">
+          <div dangerouslySetInnerHTML={{ __html: FORM }} />
+        </form>
+      ),
+    },
+    "search.tsx": {
+      default: () => (
+        <form action="/echo-query" id="search">
+          <input name="q" defaultValue="islands" />
+        </form>
+      ),
+    },
+    "bound.tsx": {
+      default: () => (
+        <form action={ACTIONS.remember.bind(null, "kept")}>
+          <input name="said" />
+          <button type="submit">Say</button>
+        </form>
+      ),
+    },
+    "echo.ts": { handler: { POST: (req: Request) => echo(req) } },
+    "echo-query.ts": {
+      handler: { GET: (_req: Request, ctx: RouteContext) => Response.json(ctx.url.search) },
+    },
+    "cookies.ts": {
+      handler: {
+        GET: () =>
+          new Response("set", {
+            headers: [
+              ["Set-Cookie", "theme=dark; Path=/; HttpOnly"],
+              ["Set-Cookie", "scoped=1; Path=/admin"],
+            ],
+          }),
+        DELETE: () =>
+          new Response("gone", { headers: { "Set-Cookie": "theme=; Path=/; Max-Age=0" } }),
+      },
+    },
+    "hop.ts": {
+      handler: {
+        GET: () => new Response(null, { status: 303, headers: { Location: "/landing" } }),
+      },
+    },
+    "landing.ts": {
+      handler: {
+        GET: (req: Request) => new Response(`landed, cookie: ${req.headers.get("cookie")}`),
+      },
+    },
+    "keep.ts": {
+      handler: {
+        POST: () => new Response(null, { status: 307, headers: { Location: "/echo" } }),
+      },
+    },
+    "guarded/_middleware.ts": { handler: guard },
+    "broken.ts": {
+      handler: {
+        GET(_req: Request, ctx: RouteContext) {
+          throw new Error(`broken on purpose, ${ctx.url.search}`);
+        },
+      },
+    },
+  },
+  actions: {
+    "routes/_kit/actions.ts": {
+      remember: ACTIONS.remember,
+      double: ACTIONS.double,
+      fail: ACTIONS.fail,
+      away: ACTIONS.away,
+      taken: ACTIONS.taken,
+    },
+    "routes/guarded/actions.ts": { whoAmI: ACTIONS.whoAmI },
+  },
+});
+
+Deno.test("the jar keeps cookies by path and expiry, and sends them back", async () => {
+  const client = new TestClient(app);
+  await (await client.get("/cookies")).body?.cancel();
+  assert.equal(await client.cookie("theme"), "dark");
+  assert.equal(await client.cookie("scoped"), undefined, "not sent outside its path");
+  assert.equal(await client.cookie("scoped", "/admin/x"), "1");
+  assert.equal(await (await client.get("/landing")).text(), "landed, cookie: theme=dark");
+  await (await client.request("/cookies", { method: "DELETE" })).body?.cancel();
+  assert.equal(await client.cookie("theme"), undefined, "Max-Age=0 removes it");
+});
+
+Deno.test("redirects are followed only when asked: 303 as a GET, 307 as it was", async () => {
+  const client = new TestClient(app);
+  const raw = await client.request("/hop");
+  assert.equal(raw.status, 303);
+  assert.equal(raw.headers.get("location"), "/landing");
+  const followed = await client.request("/hop", { follow: true });
+  assert.equal(followed.status, 200);
+  assert.match(await followed.text(), /^landed/);
+  assert.equal((await client.get("/hop")).status, 200, "get() follows, as an address bar does");
+
+  const body = new FormData();
+  body.set("kept", "yes");
+  const kept = await client.request("/keep", { method: "POST", body, follow: true });
+  assert.deepEqual((await kept.json()).entries, [["kept", "yes"]]);
+});
+
+Deno.test("a form goes with the entries a browser would send", async (t) => {
+  const client = new TestClient(app);
+
+  await t.step(
+    "defaults, checked boxes, the selected option, text, files, the button",
+    async () => {
+      const res = await client.submit("/form", { fields: { name: "Ada" } });
+      const sent = await res.json();
+      assert.deepEqual(sent.entries, [
+        ["token", 'a&b "c"'],
+        ["name", "Ada"],
+        ["news", "weekly"],
+        ["size", "m"],
+        ["note", "one & two <three>"],
+        ["upload", "file::0"],
+        ["go", "save"],
+      ]);
+      assert.equal(sent.multipart, true);
+      assert.equal(sent.origin, "http://localhost");
+      assert.equal(sent.referer, "http://localhost/form");
+    },
+  );
+
+  await t.step("another button: its value and its own formaction", async () => {
+    const res = await client.submit("/form", { button: "button[value=drop]" });
+    const sent = await res.json();
+    assert.deepEqual(sent.entries.at(-1), ["go", "drop"]);
+  });
+
+  await t.step("a GET form navigates with its fields in the query", async () => {
+    const res = await client.submit("/search", { fields: { q: "deno & react" }, follow: true });
+    assert.equal(await res.json(), "?q=deno+%26+react");
+  });
+
+  await t.step("a missing form or button is an error that says so", async () => {
+    await assert.rejects(client.submit("/form", { form: "#nope" }), /no form #nope on/);
+    await assert.rejects(client.submit("/form", { button: "#nope" }), /no #nope in the form/);
+  });
+});
+
+Deno.test("React's hidden fields go with the form: a bound argument reaches the action", async () => {
+  using logs = captureLogs();
+  const client = new TestClient(app);
+  // The bound argument travels in a hidden field React renders: it arrives only if the kit sent it.
+  const res = await client.submit("/bound", { form: ACTIONS.remember, fields: { said: "hi" } });
+  assert.equal(res.status, 303);
+  assert.equal(res.headers.get("location"), "/bound");
+  assert.deepEqual(logs.lines.filter((line) => line.level === "error"), []);
+  assert.deepEqual(remembered.at(-1), { bound: "kept", said: "hi" });
+  await client.call(ACTIONS.remember, "direct", formOf({ said: "yo" }));
+  assert.deepEqual(remembered.at(-1), { bound: "direct", said: "yo" });
+});
+
+Deno.test("an action called as an island calls it: value, ActionError or redirect", async (t) => {
+  using logs = captureLogs();
+  const client = new TestClient(app);
+
+  await t.step("the value, its types intact", async () => {
+    const value = await client.call(ACTIONS.double, 21, new Date("2026-03-04"));
+    assert.deepEqual(value, { twice: 42, year: 2026 });
+  });
+
+  await t.step("a refusal by the folder's middleware: ActionError with its status", async () => {
+    const refused = await client.call(ACTIONS.whoAmI).catch((error) => error);
+    assert.ok(refused instanceof ActionError, String(refused));
+    assert.equal(refused.status, 401);
+    const me = await client.callWith(ACTIONS.whoAmI, [], {
+      headers: { Authorization: "Bearer ok" },
+    });
+    assert.equal(me, "ada");
+  });
+
+  await t.step(
+    "an expected error: ActionError with its status and message, no digest",
+    async () => {
+      const taken = await client.call(ACTIONS.taken).catch((error) => error);
+      assert.ok(taken instanceof ActionError, String(taken));
+      assert.equal(taken.status, 409);
+      assert.equal(taken.message, "That name is taken");
+      assert.equal(taken.digest, undefined);
+      assert.equal(taken.action, "taken");
+    },
+  );
+
+  await t.step("a failure: ActionError 500 with the digest of its log line", async () => {
+    const failed = await client.call(ACTIONS.fail).catch((error) => error);
+    assert.ok(failed instanceof ActionError, String(failed));
+    assert.equal(failed.status, 500);
+    assert.ok(failed.digest);
+    const line = logs.lines.find((l) => l.digest === failed.digest);
+    assert.equal(line?.error.message, "the kit's test failure");
+  });
+
+  await t.step("a redirect: the error redirect() throws, with its location", async () => {
+    await assert.rejects(client.call(ACTIONS.away), { location: "/elsewhere" });
+  });
+
+  await t.step("a function no app registered is an error that says so", async () => {
+    const stray = async () => await Promise.resolve(1);
+    await assert.rejects(client.call(stray), /is not a server action of an app made/);
+  });
+});
+
+Deno.test("a request's log lines are its own", async () => {
+  using logs = captureLogs();
+  const client = new TestClient(app);
+  const first = await client.get("/broken?first");
+  const second = await client.get("/broken?second");
+  const [firstPage, secondPage] = [await first.text(), await second.text()];
+  assert.equal(logs.lines.length, 2);
+  const [line] = logs.of(second);
+  assert.deepEqual(logs.of(second), [line]);
+  assert.ok(secondPage.includes(line.digest), "the page shows its own line's digest");
+  assert.ok(!firstPage.includes(line.digest));
+  assert.notDeepEqual(logs.of(first), logs.of(second));
+});
+
+function formOf(fields: Record<string, string>): FormData {
+  const form = new FormData();
+  for (const [name, value] of Object.entries(fields)) form.set(name, value);
+  return form;
+}
