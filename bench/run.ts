@@ -7,7 +7,8 @@
  * to the browser, memory under load beside the bare server's, `deno serve --parallel` with one
  * worker and with two, cold start, build time, the guestbook on Deno KV (`bench/kv.ts`), collections
  * (`bench/collections.ts`: writes and indexed reads per second, an update reaching 1,000 open
- * pages) and the micro-benchmarks. Runs on a copy of the project, so edits made meanwhile cannot skew it. Prints a
+ * pages), a signed-in page against an anonymous one and a password hash (`bench/users.ts`) and the
+ * micro-benchmarks. Runs on a copy of the project, so edits made meanwhile cannot skew it. Prints a
  * Markdown table, writes `bench/results/latest.json` (everything) and appends the figures to
  * `bench/results/history.jsonl` (one line a run, committed: a regression shows as a diff).
  *
@@ -24,6 +25,7 @@ import { examplePages, SSR_PAGES } from "./pages.ts";
 import { coldStart, pin, rssMb, type Running, start, startV8Flags } from "./process.ts";
 import { measureCollections } from "./collections.ts";
 import { measureKv } from "./kv.ts";
+import { measureUsers } from "./users.ts";
 import { startReceiver } from "./receiver.ts";
 import { fmt, type Row, table } from "./report.ts";
 import { type Pair, pair, PRODUCTION_SENTRY, startVariant, VARIANTS } from "./telemetry.ts";
@@ -380,6 +382,15 @@ const collections = COLLECTIONS
   : undefined;
 rows.push(...collections?.rows ?? []);
 
+const users = await measureUsers({
+  root,
+  seconds: SECONDS,
+  connections: CONNECTIONS,
+  rounds: ROUNDS,
+  progress,
+});
+rows.push(...users.rows);
+
 let micro: { name: string; avgNs: number }[] = [];
 if (MICRO) {
   progress("deno bench");
@@ -426,6 +437,7 @@ const results = {
   buildMs,
   kv: kv.results,
   collections: collections?.results,
+  users: users.results,
   micro,
   table: output,
   misses: rows.filter((row) => row.pass === false).map((row) => row.measure),

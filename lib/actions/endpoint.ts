@@ -17,6 +17,7 @@ import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { every } from "hono/combine";
 import { contextStorage } from "hono/context-storage";
 import { csrf } from "hono/csrf";
+import { HTTPException } from "hono/http-exception";
 import type { Failures } from "../errors/failure.ts";
 import { isHttpError } from "../errors/http_error.ts";
 import { bodyRefusal, holdBytes, limitBody, reserveBytes } from "../server/bodies.ts";
@@ -30,6 +31,7 @@ import { ACTION_LIMITS } from "./limits.ts";
 import { isRedirect } from "./redirect.ts";
 import type { Registry } from "./registry.ts";
 import { encodeResult, REDIRECT_HEADER } from "../shared/action_wire.ts";
+import { internalsOf } from "../server/internals.ts";
 
 export interface EndpointOptions {
   registry: Registry;
@@ -44,8 +46,8 @@ export interface EndpointOptions {
   telemetry?: Telemetry;
 }
 
-declare module "hono" {
-  interface ContextVariableMap {
+declare module "../server/internals.ts" {
+  interface Internals {
     /** The action a request to the endpoint calls, once known. */
     action: ActionEntry;
     /**
@@ -78,8 +80,8 @@ export function actionEndpoint(options: EndpointOptions): Hono {
     // `requestContext()` for the action and its middleware; only here, where it is needed: it
     // doubles Hono's own cost per request.
     contextStorage(),
-    (c, next) => guards.get(c.get("action").id)!(c, next),
-    (c) => limitBody(c, maxBytes) ?? runAction(c, calls.get(c.get("action").id)!, options),
+    (c, next) => guards.get(internalsOf(c).action!.id)!(c, next),
+    (c) => limitBody(c, maxBytes) ?? runAction(c, calls.get(internalsOf(c).action!.id)!, options),
   );
   return endpoint;
 }
@@ -124,15 +126,15 @@ function knownAction(registry: Registry): MiddlewareHandler {
   return async function knownAction(c, next) {
     const entry = registry.get(c.req.param("id")!);
     if (!entry) return c.text("Not Found", 404);
-    c.set("action", entry);
+    internalsOf(c).action = entry;
     // Anything else (a browser posting a form) gets the failure screen.
-    if (c.req.header("accept") === "application/json") c.set("stubCall", true);
+    if (c.req.header("accept") === "application/json") internalsOf(c).stubCall = true;
     await next();
   };
 }
 
 async function runAction(c: Context, call: Call, options: EndpointOptions): Promise<Response> {
-  const entry = c.get("action");
+  const entry = internalsOf(c).action!;
   // What the call may hold once decoded — the most its body's size allows — is counted before
   // the body is read: a call the budget cannot take is refused (503) before any work on it. (A
   // body of unknown length is counted as it arrives, and its real figure once decoded.)
@@ -184,11 +186,12 @@ async function callResponse(
     const result = await call(args);
     const location = redirectOf(result);
     if (location) return c.body(null, 200, { [REDIRECT_HEADER]: location });
-    const text = encodeResult(result, c.get("action").name);
+    const text = encodeResult(result, internalsOf(c).action!.name);
     return c.body(text, 200, { "Content-Type": "application/json" });
   } catch (error) {
     if (isRedirect(error)) return c.body(null, 200, { [REDIRECT_HEADER]: error.location });
     if (isHttpError(error)) throw error; // the app's error pages: `{"error":{status,message}}`
+    if (error instanceof HTTPException) throw error; // a response of its own (503, busy): as it is
     return stubFailure(c, failures, error);
   }
 }
@@ -208,9 +211,9 @@ function badRequest(c: Context, error: unknown): Response {
     return c.text("Bad Request: the payload cannot be decoded", 400);
   }
   log("warn", `action call refused: ${error.message}`, {
-    action: c.get("action").id,
+    action: internalsOf(c).action!.id,
     cap: error.cap ?? null,
-    request_id: c.get("requestId") ?? null,
+    request_id: internalsOf(c).requestId ?? null,
   });
   return c.text(`Bad Request: ${error.message}`, 400);
 }

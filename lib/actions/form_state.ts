@@ -16,6 +16,7 @@ import { Buffer } from "node:buffer";
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { ReactFormState as FormState } from "react-dom/client";
 import { log } from "../server/log.ts";
+import { internalsOf } from "../server/internals.ts";
 
 export type { FormState };
 
@@ -24,8 +25,8 @@ export function formState(state: unknown, key: string, id: string, bound: number
   return [state, key, id, bound] as unknown as FormState;
 }
 
-declare module "hono" {
-  interface ContextVariableMap {
+declare module "../server/internals.ts" {
+  interface Internals {
     /** Set when the request carries the state of a form posted with JavaScript off. */
     formState: FormState;
   }
@@ -104,8 +105,8 @@ export function flashFormState(
 }
 
 /**
- * Middleware: a GET that carries a valid state for its own path gets it as `c.var.formState`
- * (for the renderer), and a response that clears it and is never cached.
+ * Middleware: a GET that carries a valid state for its own path gets it in its private record
+ * (`formState`, for the renderer), and a response that clears it and is never cached.
  */
 export function restoreFormState(secret: string, claim: Claim): MiddlewareHandler {
   return async function restoreFormState(c, next) {
@@ -113,7 +114,7 @@ export function restoreFormState(secret: string, claim: Claim): MiddlewareHandle
     const flash = verify(secret, getCookie(c, COOKIE));
     if (!flash || flash.path !== new URL(c.req.url).pathname) return next();
     if (flash.expires > Date.now() && await claim(flash.id, flash.expires)) {
-      c.set("formState", flash.state);
+      internalsOf(c).formState = flash.state;
     }
     await next();
     deleteCookie(c, COOKIE, { path: "/" });

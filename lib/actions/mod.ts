@@ -15,6 +15,7 @@ import { actionEndpoint } from "./endpoint.ts";
 import { type Claim, type FormState, restoreFormState } from "./form_state.ts";
 import { registerActions } from "./registry.ts";
 import { ACTION_PATH } from "../shared/action_wire.ts";
+import { internalsOf } from "../server/internals.ts";
 
 export type { FormState };
 
@@ -42,7 +43,7 @@ export function mountActions(
 
 /** The state of the form posted just before this request, for `renderToReadableStream`. */
 export function formStateOf(c: Context): FormState | undefined {
-  return c.get("formState");
+  return internalsOf(c).formState;
 }
 
 /** The same state for `hydrateRoot`, as a `<meta>` React hoists into `<head>`. */

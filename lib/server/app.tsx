@@ -34,6 +34,7 @@ import { nonceOf, securityHeaders } from "./security.ts";
 import { staticFiles } from "./static.ts";
 import { tracedMiddleware } from "./telemetry.ts";
 import type { HonoApp, PageProps, RenderInit, State } from "./types.ts";
+import { internalsOf } from "./internals.ts";
 
 /**
  * What `createApp` returns: a fetch handler for a server, Hono's in-process `request` for tests,
@@ -119,15 +120,15 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
   app.use(async function deadline(c, next) {
     const deadline = clock.start();
     if (!deadline) return next();
-    c.set("deadline", deadline);
+    internalsOf(c).deadline = deadline;
     // Until the response (a page: its shell) is ready; what streams after has its own.
     await withinDeadline(next(), deadline);
   });
   app.use(guardBodies(options.bodyBudget));
   telemetry?.routes?.(app);
   if (telemetry?.middleware) app.use(telemetry.middleware);
-  const { kv, trustProxy } = options;
-  app.use(appScope({ kv, trustProxy, closing: closing.signal }));
+  const { kv, trustProxy, origins, auth } = options;
+  app.use(appScope({ kv, trustProxy, closing: closing.signal, origins, auth }));
   mountActions(app, manifest.actions, {
     maxBytes: options.actionBodyLimit,
     origins: options.origins,
@@ -163,7 +164,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
       status: init?.status ?? 200,
       headers: init?.headers,
       signal: c.req.raw.signal,
-      deadline: c.get("deadline"),
+      deadline: internalsOf(c).deadline,
       clock,
       onStreamError: (error) =>
         isHttpError(error) ? errors.inPlace(c, error) : failed.boundary(c, error),
@@ -216,7 +217,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
     const { signal } = c.req.raw;
     if (signal.aborted && error === signal.reason) return new Response(null, { status: 499 });
     if (isHttpError(error)) return await errors.respond(c, error); // expected: no failure
-    if (c.get("stubCall")) return stubFailure(c, failed, error);
+    if (internalsOf(c).stubCall) return stubFailure(c, failed, error);
     return failed.response(c, error);
   }
   app.onError((error, c) => answerError(c, error));

@@ -4,6 +4,7 @@
  * (`main.ts`, `lib/cli/`) read these from the environment and validate them (`cli/settings.ts`);
  * nothing under `lib/server/` reads the environment, so two apps in one process can differ.
  */
+import type { AuthOptions } from "../auth/settings.ts";
 import type { Telemetry } from "./telemetry.ts";
 
 /**
@@ -70,13 +71,19 @@ export interface AppOptions {
    * once per process rather than once across them.
    */
   kv?: Deno.Kv;
+  /**
+   * How users and sessions behave (`shell/auth`): timeouts, sign-in limits, the login page, the
+   * bound on password hashes. Every setting has a default (docs/users.md).
+   */
+  auth?: AuthOptions;
 }
 
 export type ResolvedOptions =
-  & Required<Omit<AppOptions, "telemetry" | "origins" | "allowedHosts" | "kv">>
+  & Required<Omit<AppOptions, "telemetry" | "origins" | "allowedHosts" | "kv" | "auth">>
   & {
     telemetry?: Telemetry;
     kv?: Deno.Kv;
+    auth?: AuthOptions;
     origins?: string[];
     allowedHosts?: string[];
   };
