@@ -1,15 +1,8 @@
 /**
- * PLACEHOLDER for the board's sign-in guard: the board needs a signed-in user (DESIGN.md), and the
- * users issue (25) brings `requireUser()` in `shell/auth`. Once it has landed, this file becomes:
- *
- *   import { requireUser } from "shell/auth";
- *   export const handler = requireUser();
- *
- * Until then it lets every request through: it only marks where the guard goes (every page, event
- * stream and server action in routes/board/ passes here).
+ * Only signed-in users reach `routes/board/` — the board, its confirmation page, its event stream
+ * and its server actions alike: an anonymous visitor goes to `/login` and comes back after; the
+ * event stream and an island's action call get 401.
  */
-import type { Middleware } from "shell";
+import { requireUser } from "shell/auth";
 
-export const handler: Middleware = function boardSignInPlaceholder(_c, next) {
-  return next();
-};
+export const handler = requireUser();

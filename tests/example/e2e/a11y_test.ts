@@ -66,6 +66,8 @@ Deno.test("the example's pages pass axe", async (t) => {
     const page = await context.newPage();
     const requests = watchRequests(page);
     await page.goto(server.origin + path);
+    // Not sent elsewhere (a guarded page to /login): the page named is the one checked.
+    assert.equal(new URL(page.url()).pathname, path);
     await hydrated(page);
     await page.waitForFunction(() => !document.querySelector("template[id^='B:']"));
     await requests.quiet();

@@ -1,7 +1,9 @@
 /**
  * @module
- * The example's task board (`/board`, DESIGN.md "Entities and live data") in Chromium: two
- * browser contexts on one board, each change made in one (add, move, delete after confirming)
+ * The example's task board (`/board`, DESIGN.md "Entities and live data") in Chromium, for
+ * signed-in users: a signed-out visitor is sent to log in and lands back on the board, and the
+ * board's event stream and actions refuse anyone signed out (401, over real HTTP); two browser
+ * contexts of two users on one board, each change made in one (add, move, delete after confirming)
  * shown in the other without a reload; the add form's field errors; and the same board with
  * JavaScript off — add (errors too), move, and delete through its confirmation page. Goes with the
  * example.
@@ -9,10 +11,19 @@
 import assert from "node:assert/strict";
 import type { Browser, Page } from "playwright-core";
 import manifest from "@/_build/manifest.gen.ts";
+import { addTask, moveTask, removeTask } from "@/routes/board/_tasks/actions.ts";
+import { tasks } from "@/routes/board/_tasks/tasks.ts";
+import { createUser } from "shell/auth";
 import { createApp } from "shell/server";
+import { TestClient } from "shell/testing";
 import { serveApp } from "../../helpers/app.ts";
 import { hydrated, launchBrowser, pageErrors } from "../../helpers/browser.ts";
 import { PROJECT_ROOT } from "../../helpers/project_copy.ts";
+import { logIn } from "./log_in.ts";
+
+type Person = { email: string; password: string };
+const ADA: Person = { email: "ada@example.com", password: "correct horse battery" };
+const GRACE: Person = { email: "grace@example.com", password: "a long enough passphrase" };
 
 /** The task card (list item) titled `title`. */
 const card = (page: Page, title: string) =>
@@ -25,12 +36,13 @@ async function columnOf(page: Page, title: string): Promise<string> {
   );
 }
 
-async function openBoard(browser: Browser, origin: string) {
+/** A new browser context of `person`'s, logged in and on the board, its stream live. */
+async function openBoard(browser: Browser, origin: string, person: Person) {
   const context = await browser.newContext();
   const page = await context.newPage();
   const errors = pageErrors(page);
   const streaming = page.waitForResponse((res) => res.url().includes("/board/events"));
-  await page.goto(origin + "/board");
+  await logIn(page, origin, person, { next: "/board" });
   await hydrated(page);
   await streaming;
   await page.getByText("Live", { exact: true }).waitFor();
@@ -43,57 +55,109 @@ async function openBoard(browser: Browser, origin: string) {
 }
 
 Deno.test("the task board in Chromium", async (t) => {
-  // The example app itself, from its build, in this process.
-  const app = createApp(manifest, { root: PROJECT_ROOT, kv: await Deno.openKv(":memory:") });
+  // The example app itself, from its build, in this process, with two of the team.
+  using kv = await Deno.openKv(":memory:");
+  for (const person of [ADA, GRACE]) await createUser(kv, person);
+  const app = createApp(manifest, { root: PROJECT_ROOT, kv });
   await using server = serveApp(app);
   await using browser = await launchBrowser();
 
-  await t.step("two contexts: what one adds, moves and deletes, the other shows live", async () => {
-    const a = await openBoard(browser, server.origin);
-    const b = await openBoard(browser, server.origin);
-
-    await a.page.getByLabel("Title").fill("Write the release notes");
-    await a.page.getByRole("button", { name: "Add" }).click();
-    await card(b.page, "Write the release notes").waitFor({ timeout: 5000 });
-    assert.equal(await columnOf(b.page, "Write the release notes"), "Todo");
-    assert.equal(await a.page.getByLabel("Title").inputValue(), "", "the form is cleared");
-
-    await card(a.page, "Write the release notes").getByRole("button", { name: "Doing" }).click();
-    await b.page.locator("section", { hasText: "Doing" }).getByText("Write the release notes")
-      .waitFor({ timeout: 5000 });
-    assert.equal(await columnOf(b.page, "Write the release notes"), "Doing");
-    assert.equal(
-      await card(b.page, "Write the release notes").locator(".task-state").textContent(),
-      "Doing",
-    );
-
-    // And back the other way: B moves it, A sees it.
-    await card(b.page, "Write the release notes").getByRole("button", { name: "Done" }).click();
-    await a.page.locator("section", { hasText: "Done" }).getByText("Write the release notes")
-      .waitFor({ timeout: 5000 });
-
-    // Delete asks first: cancelling keeps the task.
-    await card(a.page, "Write the release notes").getByRole("button", { name: "Delete" }).click();
-    const dialog = a.page.getByRole("dialog", { name: "Delete “Write the release notes”?" });
-    await dialog.waitFor();
-    await dialog.getByRole("button", { name: "Cancel" }).click();
-    await dialog.waitFor({ state: "hidden" });
-    assert.equal(await card(a.page, "Write the release notes").count(), 1);
-
-    await card(a.page, "Write the release notes").getByRole("button", { name: "Delete" }).click();
-    await dialog.getByRole("button", { name: "Yes, delete" }).click();
-    await card(b.page, "Write the release notes").waitFor({ state: "detached", timeout: 5000 });
-    await card(a.page, "Write the release notes").waitFor({ state: "detached", timeout: 5000 });
-
-    for (const side of [a, b]) {
-      assert.ok(await side.stillHere(), "a page was reloaded");
-      assert.deepEqual(side.errors, []);
-      await side.page.context().close();
-    }
+  await t.step("signed out: to /login and back to the board", async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const errors = pageErrors(page);
+    await page.goto(server.origin + "/board");
+    assert.equal(new URL(page.url()).pathname + new URL(page.url()).search, "/login?next=%2Fboard");
+    await hydrated(page);
+    await page.getByLabel("Email").fill(ADA.email);
+    await page.getByLabel("Password").fill(ADA.password);
+    await Promise.all([
+      page.waitForURL(server.origin + "/board"),
+      page.getByRole("button", { name: "Log in" }).click(),
+    ]);
+    await page.getByRole("heading", { name: "Task board" }).waitFor();
+    assert.deepEqual(errors, []);
+    await context.close();
   });
 
+  await t.step("signed out, over HTTP: the stream and every action refuse (401)", async () => {
+    const stream = await fetch(server.origin + "/board/events", {
+      headers: { Accept: "text/event-stream" },
+    });
+    assert.equal(stream.status, 401);
+    assert.deepEqual(await stream.json(), {
+      error: { status: 401, message: "Sign in to continue." },
+    });
+    // As an island on a page left open after signing out calls them.
+    const anonymous = new TestClient(server.origin);
+    const form = new FormData();
+    form.set("title", "Sneaked in");
+    form.set("id", "01JAAAAAAAAAAAAAAAAAAAAAAA");
+    form.set("state", "done");
+    for (
+      const call of [
+        () => anonymous.call(addTask, {}, form),
+        () => anonymous.call(moveTask, {}, form),
+        () => anonymous.call(removeTask, {}, form),
+      ]
+    ) {
+      const refused = await call().catch((error) => error);
+      assert.equal(refused.name, "ActionError");
+      assert.equal(refused.status, 401);
+      assert.equal(refused.message, "Sign in to continue.");
+    }
+    assert.deepEqual((await tasks.snapshot(kv)).items, [], "no action ran");
+  });
+
+  await t.step(
+    "two users' contexts: what one adds, moves and deletes, the other shows live",
+    async () => {
+      const a = await openBoard(browser, server.origin, ADA);
+      const b = await openBoard(browser, server.origin, GRACE);
+
+      await a.page.getByLabel("Title").fill("Write the release notes");
+      await a.page.getByRole("button", { name: "Add" }).click();
+      await card(b.page, "Write the release notes").waitFor({ timeout: 5000 });
+      assert.equal(await columnOf(b.page, "Write the release notes"), "Todo");
+      assert.equal(await a.page.getByLabel("Title").inputValue(), "", "the form is cleared");
+
+      await card(a.page, "Write the release notes").getByRole("button", { name: "Doing" }).click();
+      await b.page.locator("section", { hasText: "Doing" }).getByText("Write the release notes")
+        .waitFor({ timeout: 5000 });
+      assert.equal(await columnOf(b.page, "Write the release notes"), "Doing");
+      assert.equal(
+        await card(b.page, "Write the release notes").locator(".task-state").textContent(),
+        "Doing",
+      );
+
+      // And back the other way: B moves it, A sees it.
+      await card(b.page, "Write the release notes").getByRole("button", { name: "Done" }).click();
+      await a.page.locator("section", { hasText: "Done" }).getByText("Write the release notes")
+        .waitFor({ timeout: 5000 });
+
+      // Delete asks first: cancelling keeps the task.
+      await card(a.page, "Write the release notes").getByRole("button", { name: "Delete" }).click();
+      const dialog = a.page.getByRole("dialog", { name: "Delete “Write the release notes”?" });
+      await dialog.waitFor();
+      await dialog.getByRole("button", { name: "Cancel" }).click();
+      await dialog.waitFor({ state: "hidden" });
+      assert.equal(await card(a.page, "Write the release notes").count(), 1);
+
+      await card(a.page, "Write the release notes").getByRole("button", { name: "Delete" }).click();
+      await dialog.getByRole("button", { name: "Yes, delete" }).click();
+      await card(b.page, "Write the release notes").waitFor({ state: "detached", timeout: 5000 });
+      await card(a.page, "Write the release notes").waitFor({ state: "detached", timeout: 5000 });
+
+      for (const side of [a, b]) {
+        assert.ok(await side.stillHere(), "a page was reloaded");
+        assert.deepEqual(side.errors, []);
+        await side.page.context().close();
+      }
+    },
+  );
+
   await t.step("the add form's field errors, with JavaScript", async () => {
-    const { page, errors } = await openBoard(browser, server.origin);
+    const { page, errors } = await openBoard(browser, server.origin, ADA);
     await page.getByRole("button", { name: "Add" }).click();
     await page.getByText("Give the task a title.").waitFor();
     assert.equal(await page.getByLabel("Title").getAttribute("aria-invalid"), "true");
@@ -115,7 +179,7 @@ Deno.test("the task board in Chromium", async (t) => {
     async () => {
       const context = await browser.newContext({ javaScriptEnabled: false });
       const page = await context.newPage();
-      await page.goto(server.origin + "/board");
+      await logIn(page, server.origin, GRACE, { next: "/board", script: false });
 
       await page.getByRole("button", { name: "Add" }).click();
       await page.waitForURL(server.origin + "/board");
