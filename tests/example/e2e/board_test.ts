@@ -4,7 +4,8 @@
  * signed-in users: a signed-out visitor is sent to log in and lands back on the board, and the
  * board's event stream and actions refuse anyone signed out (401, over real HTTP); two browser
  * contexts of two users on one board, each change made in one (add, move, delete after confirming)
- * shown in the other without a reload; the add form's field errors; and the same board with
+ * shown in the other without a reload; the add form's field errors; an open board whose user
+ * signed out in another tab, whose add and move say to sign in; and the same board with
  * JavaScript off — add (errors too), move, and delete through its confirmation page. Goes with the
  * example.
  */
@@ -171,6 +172,36 @@ Deno.test("the task board in Chromium", async (t) => {
     );
     assert.equal(await page.locator("li.task").count(), 0);
     assert.deepEqual(errors, []);
+    await page.context().close();
+  });
+
+  await t.step("signed out in another tab: the open board's actions say so", async () => {
+    const { page, errors } = await openBoard(browser, server.origin, ADA);
+    await page.getByLabel("Title").fill("Before signing out");
+    await page.getByRole("button", { name: "Add" }).click();
+    await card(page, "Before signing out").waitFor();
+
+    const other = await page.context().newPage();
+    await other.goto(server.origin + "/account");
+    await Promise.all([
+      other.waitForURL(server.origin + "/"),
+      other.getByRole("button", { name: "Log out", exact: true }).click(),
+    ]);
+    await other.close();
+
+    await page.getByLabel("Title").fill("After signing out");
+    await page.getByRole("button", { name: "Add" }).click();
+    await page.locator("form.add-task").getByRole("alert").filter({
+      hasText: "Sign in to continue.",
+    }).waitFor();
+    await card(page, "Before signing out").getByRole("button", { name: "Done" }).click();
+    await card(page, "Before signing out").getByRole("alert").filter({
+      hasText: "Sign in to continue.",
+    }).waitFor();
+    const stored = (await tasks.snapshot(kv)).items.map(({ value }) => value);
+    assert.deepEqual(stored, [{ title: "Before signing out", state: "todo" }]);
+    // Said on the page, not a failure: only the browser's own note of the refused request.
+    assert.deepEqual(errors.filter((error) => !/status of 401/.test(error)), []);
     await page.context().close();
   });
 
