@@ -10,7 +10,7 @@
  * example.
  */
 import assert from "node:assert/strict";
-import type { Browser, Page } from "playwright-core";
+import type { Browser, Locator, Page } from "playwright-core";
 import manifest from "@/_build/manifest.gen.ts";
 import { addTask, moveTask, removeTask } from "@/routes/board/_tasks/actions.ts";
 import { tasks } from "@/routes/board/_tasks/tasks.ts";
@@ -26,9 +26,16 @@ type Person = { email: string; password: string };
 const ADA: Person = { email: "ada@example.com", password: "correct horse battery" };
 const GRACE: Person = { email: "grace@example.com", password: "a long enough passphrase" };
 
-/** The task card (list item) titled `title`. */
-const card = (page: Page, title: string) =>
-  page.locator("li.task").filter({ has: page.getByText(title, { exact: true }) });
+/** The task card (list item) titled `title`, on the page or only in one column of it. */
+const card = (page: Page, title: string, within: Page | Locator = page) =>
+  within.locator("li.task").filter({ has: page.getByText(title, { exact: true }) });
+
+/**
+ * The column (`Todo`, `Doing`, `Done`): its section, named by its heading. (Not "the section with
+ * the text Doing": every card has a button "Doing", so that matches every column, and a wait on it
+ * ended before the card had moved.)
+ */
+const column = (page: Page, name: string) => page.getByRole("region", { name, exact: true });
 
 /** The column (`Todo`, `Doing`, `Done`) the task titled `title` is in, as the page shows it. */
 async function columnOf(page: Page, title: string): Promise<string> {
@@ -123,8 +130,9 @@ Deno.test("the task board in Chromium", async (t) => {
       assert.equal(await a.page.getByLabel("Title").inputValue(), "", "the form is cleared");
 
       await card(a.page, "Write the release notes").getByRole("button", { name: "Doing" }).click();
-      await b.page.locator("section", { hasText: "Doing" }).getByText("Write the release notes")
-        .waitFor({ timeout: 5000 });
+      await card(b.page, "Write the release notes", column(b.page, "Doing")).waitFor({
+        timeout: 5000,
+      });
       assert.equal(await columnOf(b.page, "Write the release notes"), "Doing");
       assert.equal(
         await card(b.page, "Write the release notes").locator(".task-state").textContent(),
@@ -133,8 +141,9 @@ Deno.test("the task board in Chromium", async (t) => {
 
       // And back the other way: B moves it, A sees it.
       await card(b.page, "Write the release notes").getByRole("button", { name: "Done" }).click();
-      await a.page.locator("section", { hasText: "Done" }).getByText("Write the release notes")
-        .waitFor({ timeout: 5000 });
+      await card(a.page, "Write the release notes", column(a.page, "Done")).waitFor({
+        timeout: 5000,
+      });
 
       // Delete asks first: cancelling keeps the task.
       await card(a.page, "Write the release notes").getByRole("button", { name: "Delete" }).click();
