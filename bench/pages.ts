@@ -11,7 +11,7 @@ export const SSR_PAGES: Record<string, string> = {
 };
 
 /** Examples behind sign-in: not for load, which would only measure the redirect to `/login`. */
-export const GUARDED_PATHS = ["/account", "/admin"];
+export const GUARDED_PATHS = ["/account", "/board", "/admin"];
 
 /** `/` and every same-origin path the home page links to, in order, but the guarded ones. */
 export async function examplePaths(origin: string): Promise<string[]> {

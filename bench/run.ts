@@ -5,10 +5,12 @@
  * `renderToReadableStream` of the same tree (Sentry off, and on as production runs it: the DSN set,
  * traces sampled at 0.1), what telemetry costs against telemetry off (`bench/telemetry.ts`), bytes
  * to the browser, memory under load beside the bare server's, `deno serve --parallel` with one
- * worker and with two, cold start, build time, the guestbook on Deno KV (`bench/kv.ts`), a signed-in
- * page against an anonymous one and a password hash (`bench/users.ts`), compression's bytes and
- * req/s (`bench/compression.ts`), click to first paint prefetched vs cold in Chromium
- * (`bench/navigation.ts`), the shared page cache (`bench/cache.ts`) and the micro-benchmarks. Runs on a copy of the project, so edits made meanwhile cannot skew it. Prints a
+ * worker and with two, cold start, build time, the guestbook on Deno KV (`bench/kv.ts`), collections
+ * (`bench/collections.ts`: writes and indexed reads per second, an update reaching 1,000 open
+ * pages), a signed-in page against an anonymous one and a password hash (`bench/users.ts`),
+ * compression's bytes and req/s (`bench/compression.ts`), click to first paint prefetched vs cold
+ * in Chromium (`bench/navigation.ts`), the shared page cache (`bench/cache.ts`) and the
+ * micro-benchmarks. Runs on a copy of the project, so edits made meanwhile cannot skew it. Prints a
  * Markdown table, writes `bench/results/latest.json` (everything) and appends the figures to
  * `bench/results/history.jsonl` (one line a run, committed: a regression shows as a diff).
  *
@@ -16,7 +18,8 @@
  * 4 rounds: each server twice on each CPU), BENCH_CONNECTIONS (50), BENCH_MEMORY_SECONDS (30, in 5
  * rounds), BENCH_RUNS cold starts and builds (5), BENCH_STREAMS event streams held open (1000),
  * BENCH_NAVIGATIONS clicks of each kind in Chromium (10),
- * BENCH_MICRO=0 skips `deno bench`, BENCH_TELEMETRY=0 the telemetry comparison.
+ * BENCH_MICRO=0 skips `deno bench`, BENCH_TELEMETRY=0 the telemetry comparison, BENCH_COLLECTIONS=0
+ * the collections.
  */
 import { join } from "node:path";
 import { copyProject, PROJECT_ROOT } from "../tests/helpers/project_copy.ts";
@@ -24,6 +27,7 @@ import { type PageBytes, pageBytes } from "./bytes.ts";
 import { examplePages, SSR_PAGES } from "./pages.ts";
 import { coldStart, pin, type Running, start, startV8Flags } from "./process.ts";
 import { type MemoryRound, memorySideBySide, memorySummary } from "./memory.ts";
+import { measureCollections } from "./collections.ts";
 import { measureKv } from "./kv.ts";
 import { measureUsers } from "./users.ts";
 import { measureCompression } from "./compression.ts";
@@ -44,6 +48,7 @@ const STREAMS = setting("BENCH_STREAMS", 1000);
 const NAVIGATIONS = setting("BENCH_NAVIGATIONS", 10);
 const MICRO = Deno.env.get("BENCH_MICRO") !== "0";
 const TELEMETRY = Deno.env.get("BENCH_TELEMETRY") !== "0";
+const COLLECTIONS = Deno.env.get("BENCH_COLLECTIONS") !== "0";
 /** The framework, exactly as `deno task start` runs it. */
 const START = ["task", "start"];
 /** The limit: the same component tree on a bare `Deno.serve`. */
@@ -371,6 +376,11 @@ const kv = await measureKv({
 });
 rows.push(...kv.rows);
 
+const collections = COLLECTIONS
+  ? await measureCollections({ seconds: SECONDS, streams: STREAMS, progress })
+  : undefined;
+rows.push(...collections?.rows ?? []);
+
 const users = await measureUsers({
   root,
   seconds: SECONDS,
@@ -446,6 +456,7 @@ const results = {
   limitColdStartMs: limitColdMs,
   buildMs,
   kv: kv.results,
+  collections: collections?.results,
   users: users.results,
   compression: compression.results,
   navigation: navigation.results,

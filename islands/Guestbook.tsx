@@ -1,5 +1,5 @@
-import { useActionState, useEffect, useState } from "react";
-import { actionStatus, recover } from "shell/runtime";
+import { useActionState, useState } from "react";
+import { actionStatus, recover, useFeed } from "shell/runtime";
 import { sign } from "@/routes/_guestbook/actions.ts";
 import { type Entry, type GuestbookState, SHOWN } from "@/routes/_guestbook/types.ts";
 
@@ -73,55 +73,22 @@ export default function Guestbook(
 }
 
 /**
- * Entries signed after `since`, as the server's event stream sends them, from hydration on. The
- * browser reconnects a dropped stream by itself, sending the last id it got (`Last-Event-ID`), and
- * the server sends what was missed first; a stream the server refused is opened again from here.
- * A hidden page holds no stream, so it costs the server nothing for entries nobody sees: shown
- * again, it asks for what it missed. Nor does a page that leaves (`pagehide`), so it can enter the
- * back/forward cache; restored from it (`pageshow`), it opens the stream again.
+ * Entries signed after `since`, as the server's event stream sends them, from hydration on.
+ * `useFeed` keeps the stream: after a drop it resumes from the last entry it got, backing off when
+ * the server refuses, and a hidden page holds no stream (shown again, it asks for what it missed).
  */
 function useLiveEntries(since: number): Entry[] {
   const [live, setLive] = useState<Entry[]>([]);
-  useEffect(() => {
-    let last = since;
-    let source: EventSource | undefined;
-    let again: ReturnType<typeof setTimeout> | undefined;
-    let failures = 0;
-    const close = () => {
-      clearTimeout(again);
-      source?.close();
-      source = undefined;
-    };
-    const open = () => {
-      close();
-      source = new EventSource(`/guestbook/events?since=${last}`);
-      source.onopen = () => failures = 0;
-      source.addEventListener("entry", (event) => {
+  useFeed("/guestbook/events", {
+    since,
+    on: {
+      entry(event) {
         const entry: Entry = JSON.parse(event.data);
         entry.at = new Date(entry.at);
-        last = Math.max(last, entry.id);
         setLive((shown) => newestFirst([entry, ...shown]));
-      });
-      source.onerror = () => {
-        if (source?.readyState !== EventSource.CLOSED) return;
-        // Backing off (1 s, 2 s, 4 s, … 30 s): a server in trouble is not asked every second.
-        again = setTimeout(open, Math.min(30_000, 1000 * 2 ** failures++));
-      };
-    };
-    const onVisibility = () => document.hidden ? close() : open();
-    const onShow = (event: PageTransitionEvent) =>
-      event.persisted && !source && !document.hidden && open();
-    if (!document.hidden) open();
-    document.addEventListener("visibilitychange", onVisibility);
-    addEventListener("pagehide", close);
-    addEventListener("pageshow", onShow);
-    return () => {
-      document.removeEventListener("visibilitychange", onVisibility);
-      removeEventListener("pagehide", close);
-      removeEventListener("pageshow", onShow);
-      close();
-    };
-  }, []);
+      },
+    },
+  });
   return live;
 }
 

@@ -1,7 +1,9 @@
 /**
  * The app's data in Deno KV: `import { … } from "shell/data"`. `kvOf()` reaches the app's store
- * from a request; `kvLog()` is an ordered log that every worker and instance agrees on, with
- * `append`, `newest`, `after` and a live `feedOf()` for event streams; `rateLimit()` and
+ * from a request; `collection()` declares a product's entities — validated, indexed, listed with
+ * cursors, updated with optimistic concurrency and state machines, every change live on pages
+ * through `changeStream()`; `kvLog()` is an append-only log that every worker and instance agrees
+ * on, with `append`, `newest`, `after` and a live `feedOf()` for event streams; `rateLimit()` and
  * `limitCalls()` limit calls exactly across workers; `assertFits()` refuses what KV cannot hold.
  *
  * @example
@@ -24,7 +26,36 @@
  */
 export { kvOf } from "./kv/access.ts";
 export { after, append, type KvLog, kvLog, type Logged, newest } from "./kv/log.ts";
-export { type Feed, feedOf, type FeedOptions, sinceOf, type SubscribeOptions } from "./kv/feed.ts";
+export {
+  type Feed,
+  FeedGapError,
+  feedOf,
+  type FeedOptions,
+  sinceOf,
+  type SubscribeOptions,
+} from "./kv/feed.ts";
+export {
+  type Collection,
+  collection,
+  type CollectionOptions,
+  type IndexSpec,
+  type ListedIndexes,
+  type ListOptions,
+  type LiveOptions,
+  type Page,
+  type Transitions,
+  type UniqueIndexes,
+  type ViewOptions,
+} from "./kv/collection/collection.ts";
+export type { CollectionSchema, InputOf, OutputOf, SchemaResult } from "./kv/collection/schema.ts";
+export type { Patch, WriteOptions } from "./kv/collection/write.ts";
+export {
+  ConflictError,
+  TransitionError,
+  ValidationError,
+  type ValidationIssue,
+} from "./kv/collection/errors.ts";
+export { changeStream, type ChangeStreamOptions } from "./kv/collection/stream.ts";
 export {
   type CallLimit,
   limitCalls,

@@ -1,7 +1,9 @@
 /**
  * What islands import from the framework: `import { … } from "shell/runtime"`: `ActionError`
  * (how a refused or failed server action call rejects), `recover` and `actionStatus` (refusals as
- * `useActionState` state), and `<Contained>` (a part of a page that fails on its own). Browser-safe by
+ * `useActionState` state), `<Contained>` (a part of a page that fails on its own), and live data:
+ * `useLiveCollection` (a collection's view kept live from its server-rendered snapshot) and
+ * `useFeed` (any event stream, with backoff and pauses while hidden). Browser-safe by
  * construction: it reaches only `lib/shared/`, whose modules import nothing of the server's
  * (`tests/process/public_api_test.ts` checks its whole module graph). Islands never import
  * `lib/shared/…` or `lib/client/…` themselves.
@@ -30,3 +32,10 @@
 export { ActionError, type ActionErrorInit } from "./shared/action_error.ts";
 export { actionStatus, recover, type StateAction } from "./shared/recover.ts";
 export { Contained, type ContainedProps } from "./shared/contained.ts";
+export { type FeedStatus, useFeed, type UseFeedOptions } from "./shared/use_feed.ts";
+export {
+  type LiveCollection,
+  type LiveCollectionOptions,
+  useLiveCollection,
+} from "./shared/use_live_collection.ts";
+export type { Change, Entity, Snapshot } from "./shared/live_view.ts";

@@ -19,5 +19,10 @@ export const EXAMPLES = [
     "sign up, log in and out with an email and a password, with or without JavaScript",
   ],
   ["/account", "A signed-in page", "requireUser() guards a folder; the page reads state.user"],
+  [
+    "/board",
+    "Live data",
+    "a task board for signed-in users: a KV collection, live on every open page",
+  ],
   ["/admin", "Roles", 'requireRole("admin") guards a folder\'s pages and actions'],
 ] as const;

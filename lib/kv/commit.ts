@@ -3,7 +3,8 @@
  * Committing atomic operations that may lose a race: `commit` turns SQLite's "database is locked"
  * between handles into the `{ ok: false }` of a failed `check`, and `retrying` runs a
  * read-check-commit attempt again a bounded number of times, then gives up with a
- * {@link KvBusyError} — which ends that request on the failure screen, never the process.
+ * {@link KvBusyError} — which ends that request on the failure screen, never the process; and
+ * `inTurn` queues the writes of one isolate that would race for the same counter.
  */
 
 /** A commit that did not apply: a `check` failed, or (`locked`) another handle held the file. */
@@ -98,4 +99,22 @@ export async function retrying<T>(
     }
   }
   throw new KvBusyError(what, maxAttempts, locked);
+}
+
+/** The work waiting in this isolate, per store and subject, as the promise of the last one. */
+const turns = new WeakMap<Deno.Kv, Map<object, Promise<unknown>>>();
+
+/**
+ * Runs `work` once the earlier work on `subject` (a log, a collection) in `kv` is done: writes
+ * that would all race for one counter go one at a time within an isolate, so that only other
+ * workers and instances race — a few retries, never fifty writes failing their `check` together.
+ */
+export function inTurn<T>(kv: Deno.Kv, subject: object, work: () => Promise<T>): Promise<T> {
+  let ofStore = turns.get(kv);
+  if (!ofStore) turns.set(kv, ofStore = new Map());
+  const result = (ofStore.get(subject) ?? Promise.resolve()).then(work);
+  const last = result.catch(() => {});
+  ofStore.set(subject, last);
+  last.then(() => ofStore.get(subject) === last && ofStore.delete(subject));
+  return result;
 }

@@ -1,13 +1,15 @@
 /**
  * @module
- * A {@link KvLog}'s new items as they are appended, for live pages (an SSE endpoint).
+ * A numbered sequence's new items as they are written, for live pages (an SSE endpoint): a
+ * {@link KvLog}'s items (`feedOf`), or a collection's changes (`collection/changes.ts`).
  *
- * One KV watch per store and log in each process — each `deno serve --parallel` worker, each Deno
- * Deploy isolate — fanned out to every subscriber, and only while there is one. The watch is on
- * the log's counter, not its items: when the counter moves, the new items are read once (one range
- * query) into a small ring of recent items, and subscribers take theirs from it; only one that
- * fell further behind reads KV itself. A subscriber passes the last id it has (the page's newest
- * item, or the SSE `Last-Event-ID` after a reconnect) and gets what it missed, then live items.
+ * One KV watch per store and sequence in each process — each `deno serve --parallel` worker, each
+ * Deno Deploy isolate — fanned out to every subscriber, and only while there is one. The watch is
+ * on the sequence's counter, not its items: when the counter moves, the new items are read once
+ * (one range query) into a small ring of recent items, and subscribers take theirs from it; only
+ * one that fell further behind reads KV itself. A subscriber passes the last number it has (the
+ * page's newest item, or the SSE `Last-Event-ID` after a reconnect) and gets what it missed, then
+ * live items; one that cannot have all it missed gets the newest, or a {@link FeedGapError}.
  *
  * A watch fires for writes by any worker of this process and, on Deno Deploy, any isolate; it does
  * not fire for writes by another process on the same SQLite file: there, set `pollIntervalMs`.
@@ -49,8 +51,17 @@ export interface FeedOptions {
 export interface SubscribeOptions {
   /** Ends the subscription (and, with the last one, the watch). */
   signal?: AbortSignal;
-  /** After a long absence, only the newest this many missed items are sent (default 50). */
+  /**
+   * After a long absence, at most this many missed items are sent (default 50): the newest of
+   * them (`gaps: "skip"`), or none, with a {@link FeedGapError} (`gaps: "throw"`).
+   */
   maxBacklog?: number;
+  /**
+   * What a subscriber that cannot have every item it missed gets: the newest it can (`"skip"`,
+   * the default: a list of recent entries), or a {@link FeedGapError} (`"throw"`: a page that must
+   * see every change, and starts again from a snapshot).
+   */
+  gaps?: "skip" | "throw";
 }
 
 /**
@@ -69,7 +80,7 @@ export interface SubscribeOptions {
  * ```
  * @see docs/data.md — Live updates
  */
-export interface Feed<T extends Logged> {
+export interface Feed<T> {
   /**
    * Items with an id above `since`, the missed ones first, then live ones, in id order; with no
    * `since`, only items appended from now on. Ends when `signal` aborts; throws if the watch fails.
@@ -121,18 +132,45 @@ export function feedOf<T extends Logged>(
   let ofStore = feeds.get(kv);
   if (!ofStore) feeds.set(kv, ofStore = new Map());
   let feed = ofStore.get(log);
-  if (!feed) ofStore.set(log, feed = createFeed(kv, log, options));
+  if (!feed) {
+    const source: Sequence<T> = {
+      counter: log.latest,
+      read: (cursor, limit) => after(kv, log, cursor, limit),
+      seq: (item) => item.id,
+    };
+    ofStore.set(log, feed = followSequence(kv, source, options));
+  }
   return feed as Feed<T>;
 }
 
-function createFeed<T extends Logged>(
+/**
+ * A numbered sequence in KV that a feed can follow: a counter holding the newest number (bumped
+ * in the same commit as each item is written), and the items after a number, read from KV.
+ */
+export interface Sequence<T> {
+  /** The key of the newest number: the one key a watch needs. */
+  counter: Deno.KvKey;
+  /** Up to `limit` items numbered above `cursor` — the newest of them when there are more. */
+  read(cursor: number, limit: number): Promise<T[]>;
+  /** An item's number: 1, 2, 3, … with no gaps. */
+  seq(item: T): number;
+}
+
+/**
+ * A feed of `source`: one KV watch on its counter (only while someone subscribes), the new items
+ * read once into a ring that every subscriber takes from. `onIdle` runs when the last subscriber
+ * leaves, for a caller that keeps feeds by a key a client chose and must let them go.
+ */
+export function followSequence<T>(
   kv: Deno.Kv,
-  log: KvLog<T>,
+  source: Sequence<T>,
   { ringSize = 50, pollIntervalMs }: FeedOptions = {},
+  onIdle?: () => void,
 ): Feed<T> {
+  const { counter, read, seq } = source;
   let subscribers = 0;
-  let latest: number | undefined; // the newest id known; undefined while not watching
-  let ring: T[] = []; // contiguous ids, ascending, the last being `latest`
+  let latest: number | undefined; // the newest number known; undefined while not watching
+  let ring: T[] = []; // contiguous numbers, ascending, the last being `latest`
   let failure: unknown;
   let generation = 0; // bumps on each stop, so a late update from an old watch is dropped
   let stopWatching = () => {};
@@ -146,12 +184,12 @@ function createFeed<T extends Logged>(
 
   function start() {
     const mine = ++generation;
-    const reader = kv.watch<[number]>([log.latest]).getReader();
+    const reader = kv.watch<[number]>([counter]).getReader();
     let queue = Promise.resolve();
     const update = (value: number | null) =>
       queue = queue.then(() => apply(mine, value ?? 0)).catch((error) => fail(mine, error));
     const poll = () =>
-      kv.get<number>(log.latest).then((e) => update(e.value), (error) => fail(mine, error));
+      kv.get<number>(counter).then((e) => update(e.value), (error) => fail(mine, error));
     const timer = pollIntervalMs ? setInterval(poll, pollIntervalMs) : undefined;
     stopWatching = () => {
       clearInterval(timer);
@@ -168,12 +206,26 @@ function createFeed<T extends Logged>(
     if (latest === undefined) {
       latest = value;
     } else if (value > latest) {
-      const fresh = await after(kv, log, latest, ringSize);
+      const fresh = await read(latest, ringSize);
       if (mine !== generation || fresh.length === 0) return;
-      ring = fresh[0].id === latest + 1 ? ring.concat(fresh).slice(-ringSize) : fresh;
-      latest = ring[ring.length - 1].id;
+      ring = seq(fresh[0]) === latest + 1 && contiguous(fresh)
+        ? ring.concat(fresh).slice(-ringSize)
+        : fresh.slice(lastGap(fresh));
+      latest = seq(ring[ring.length - 1]);
     } else return;
     notify();
+  }
+
+  /** True when the items are numbered one after the other. */
+  function contiguous(items: T[]): boolean {
+    return items.every((item, i) => i === 0 || seq(item) === seq(items[i - 1]) + 1);
+  }
+
+  /** Where the last contiguous run of `items` starts. */
+  function lastGap(items: T[]): number {
+    let from = items.length - 1;
+    while (from > 0 && seq(items[from - 1]) === seq(items[from]) - 1) from--;
+    return from;
   }
 
   function fail(mine: number, error: unknown) {
@@ -192,7 +244,7 @@ function createFeed<T extends Logged>(
 
   async function* subscribe(
     since?: number,
-    { signal, maxBacklog = 50 }: SubscribeOptions = {},
+    { signal, maxBacklog = 50, gaps = "skip" }: SubscribeOptions = {},
   ): AsyncGenerator<T> {
     if (subscribers++ === 0) {
       failure = undefined;
@@ -202,25 +254,47 @@ function createFeed<T extends Logged>(
       signal?.addEventListener("abort", () => resolve(), { once: true })
     );
     let cursor = since;
+    let checked = false; // whether a number ahead of the watch was checked against the store
     try {
       while (!signal?.aborted) {
         if (failure) throw failure;
-        if (latest === undefined || (cursor ??= latest) >= latest) {
+        if (latest === undefined) {
           await Promise.race([changed, aborted]);
           continue;
         }
-        const ringFrom = ring.length ? ring[0].id - 1 : latest;
+        cursor ??= latest;
+        if (cursor > latest && gaps === "throw" && !checked) {
+          // The watch may not have caught up yet (a feed just started reads the counter as it
+          // was a moment ago): only the store itself says whether the number is ahead of it.
+          checked = true;
+          const actual = (await kv.get<number>(counter)).value ?? 0;
+          if (cursor > actual) throw new FeedGapError(cursor, actual);
+        }
+        if (cursor >= latest) {
+          await Promise.race([changed, aborted]);
+          continue;
+        }
+        const ringFrom = ring.length ? seq(ring[0]) - 1 : latest;
         const batch = cursor >= ringFrom
-          ? ring.slice(cursor - ringFrom) // ids are contiguous: index = id - ringFrom - 1
-          : await after(kv, log, cursor, maxBacklog);
+          ? ring.slice(cursor - ringFrom) // numbers are contiguous: index = n - ringFrom - 1
+          : await read(cursor, maxBacklog);
+        if (gaps === "throw" && (batch.length === 0 || seq(batch[0]) !== cursor + 1)) {
+          // Further behind than `maxBacklog`, or what it missed has expired.
+          throw new FeedGapError(cursor, latest);
+        }
         for (const item of batch) {
-          if (item.id <= cursor) continue;
-          cursor = item.id;
+          const n = seq(item);
+          if (n <= cursor) continue;
+          if (gaps === "throw" && n !== cursor + 1) throw new FeedGapError(cursor, latest);
+          cursor = n;
           yield item;
         }
       }
     } finally {
-      if (--subscribers === 0) stop();
+      if (--subscribers === 0) {
+        stop();
+        onIdle?.();
+      }
     }
   }
 
@@ -230,6 +304,37 @@ function createFeed<T extends Logged>(
       return subscribers;
     },
   };
+}
+
+/**
+ * A subscriber with `gaps: "throw"` could not be given every item after its number: it is further
+ * behind than `maxBacklog`, what it missed has expired, or its number is ahead of the sequence (a
+ * store restored from a backup). Start again from a fresh snapshot.
+ *
+ * @example
+ * ```ts
+ * import { FeedGapError } from "shell/data";
+ *
+ * const error = new FeedGapError(12, 480);
+ * console.log(error.message); // the subscriber had 12, the sequence is at 480: …
+ * ```
+ * @see docs/data.md — A live page
+ */
+export class FeedGapError extends Error {
+  /** `"FeedGapError"`. */
+  override name = "FeedGapError";
+  /**
+   * The error for a subscriber that had `since` while the sequence is at `latest`.
+   *
+   * @param since The last number the subscriber had.
+   * @param latest The newest number of the sequence.
+   */
+  constructor(readonly since: number, readonly latest: number) {
+    super(
+      `the subscriber had ${since}, the sequence is at ${latest}: what lies between cannot be ` +
+        `sent (too far behind, expired, or ahead of the store); start from a new snapshot`,
+    );
+  }
 }
 
 /**

@@ -8,7 +8,7 @@
  * reconnecting page rely on — and the newest items are one reverse range query. The counter is
  * also the one key a watcher needs: it changes once per append.
  */
-import { type Commit, retrying } from "./commit.ts";
+import { type Commit, inTurn, retrying } from "./commit.ts";
 import { assertFits } from "./limits.ts";
 
 /**
@@ -114,24 +114,9 @@ export function append<T extends Logged>(
   log: KvLog<T>,
   make: (id: number) => T,
 ): Promise<T> {
+  // Every append races for the same counter: run together, fifty of them would mostly fail their
+  // `check` and retry until some give up. One at a time per isolate, only other workers race.
   return inTurn(kv, log, () => appendNow(kv, log, make));
-}
-
-/**
- * The appends to each log (object) waiting in this isolate, as the promise of the last one. Every
- * append races for the same counter: run together, fifty of them mostly fail their `check` and
- * retry until some give up. One at a time per isolate, only other workers and instances race.
- */
-const turns = new WeakMap<Deno.Kv, Map<KvLog<Logged>, Promise<unknown>>>();
-
-function inTurn<T>(kv: Deno.Kv, log: KvLog<Logged>, work: () => Promise<T>): Promise<T> {
-  let ofStore = turns.get(kv);
-  if (!ofStore) turns.set(kv, ofStore = new Map());
-  const result = (ofStore.get(log) ?? Promise.resolve()).then(work);
-  const last = result.catch(() => {});
-  ofStore.set(log, last);
-  last.then(() => ofStore.get(log) === last && ofStore.delete(log));
-  return result;
 }
 
 function appendNow<T extends Logged>(

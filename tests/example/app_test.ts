@@ -4,13 +4,16 @@
  * test kit (`shell/testing`): the app from its build, asked with `app.request()`; each example
  * page renders; the guestbook's form posted without JavaScript comes back with its errors, then
  * signs; `/admin`, its page and its action, only for a user with the role `admin`
- * (`requireRole("admin")`: anonymous to `/login`, 403 without the role); over a real connection
- * too. Goes with the example.
+ * (`requireRole("admin")`: anonymous to `/login`, 403 without the role); `/board`, its pages, its
+ * event stream and its actions, only for a signed-in user (`requireUser()`); over a real
+ * connection too. Goes with the example.
  */
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import manifest from "@/_build/manifest.gen.ts";
 import { whoAmI } from "@/routes/admin/_actions.ts";
+import { addTask, confirmDelete, moveTask, removeTask } from "@/routes/board/_tasks/actions.ts";
+import { tasks } from "@/routes/board/_tasks/tasks.ts";
 import { createApp } from "shell/server";
 import { TestClient } from "shell/testing";
 import { addAdmin, ADMIN } from "./users.ts";
@@ -96,6 +99,73 @@ Deno.test("/admin and its action: only for the role admin", async () => {
   assert.equal(await admin.call(whoAmI), ADMIN.email);
 });
 
+Deno.test("/board: its pages, stream and actions only for a signed-in user", async () => {
+  const anonymous = new TestClient(app);
+  for (const path of ["/board", "/board/delete?task=t1"]) {
+    const page = await anonymous.request(path);
+    await page.body?.cancel();
+    assert.equal(page.status, 303, path); // to the login page, and back after
+    assert.equal(page.headers.get("location"), `/login?next=${encodeURIComponent(path)}`);
+  }
+  const stream = await anonymous.request("/board/events");
+  assert.equal(stream.status, 401);
+  assert.deepEqual(await stream.json(), {
+    error: { status: 401, message: "Sign in to continue." },
+  });
+  // An island's calls: each refused before the action runs, as an expected error, never a 500.
+  const form = formOf({ title: "Sneaked in", id: "t1", state: "done" });
+  const calls = [
+    () => anonymous.call(addTask, {}, form),
+    () => anonymous.call(moveTask, {}, form),
+    () => anonymous.call(removeTask, {}, form),
+    () => anonymous.call(confirmDelete, form),
+  ];
+  for (const call of calls) {
+    const refused = await call().catch((error) => error);
+    assert.equal(refused.name, "ActionError");
+    assert.equal(refused.status, 401);
+    assert.equal(refused.message, "Sign in to continue.");
+  }
+
+  // Signed up through the form, without JavaScript: any user may use the board.
+  const member = new TestClient(app);
+  await member.submit("/signup", {
+    fields: { email: "board@example.com", password: "a long enough passphrase" },
+    follow: true,
+  });
+  const board = await member.get("/board");
+  assert.equal(board.status, 200);
+  assert.equal(board.headers.get("cache-control"), "private, no-store");
+  assert.match(await board.text(), /<h1>Task board<\/h1>/);
+
+  // The board's form, as the signed-in page rendered it, posted without JavaScript once the
+  // session is gone (signed out in another tab): to /login, and back to the board after.
+  const stale = await member.submit("/board", {
+    form: addTask,
+    fields: { title: "Sneaked in" },
+    headers: { Cookie: "" },
+  });
+  assert.equal(stale.status, 303);
+  assert.equal(stale.headers.get("location"), "/login?next=%2Fboard");
+  assert.deepEqual((await tasks.snapshot(kv)).items, [], "no action ran signed out");
+
+  // Signed in, the same form adds the task.
+  const added = await member.submit("/board", {
+    form: addTask,
+    fields: { title: "Water the plants" },
+    follow: true,
+  });
+  assert.match(await added.text(), /Water the plants/);
+  const [task] = (await tasks.snapshot(kv)).items;
+  assert.equal(task.value.title, "Water the plants");
+  const { moved } = await member.call(moveTask, {}, formOf({ id: task.id, state: "doing" }));
+  assert.equal(moved?.value.state, "doing");
+  const live = await member.request("/board/events");
+  assert.equal(live.status, 200);
+  assert.match(live.headers.get("content-type")!, /^text\/event-stream/);
+  await live.body?.cancel();
+});
+
 Deno.test("over a real connection", async () => {
   await using server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, app.fetch);
   const client = new TestClient(`http://127.0.0.1:${server.addr.port}`);
@@ -114,3 +184,9 @@ Deno.test("navigation: pages carry speculation rules; the stylesheet turns view 
   const css = await Deno.readTextFile(new URL("../../routes/app.css", import.meta.url));
   assert.match(css, /@view-transition\s*\{\s*navigation:\s*auto;\s*\}/);
 });
+
+function formOf(fields: Record<string, string>): FormData {
+  const form = new FormData();
+  for (const [name, value] of Object.entries(fields)) form.set(name, value);
+  return form;
+}

@@ -61,15 +61,15 @@ Deno.test("shell/runtime reaches only browser-safe modules", async () => {
     local.includes("lib/runtime.ts") && local.includes("lib/shared/recover.ts"),
     `${local}`,
   );
-  // Shared modules only, and no package but React (which islands run on anyway), no built-in or
-  // remote module at all.
+  // Shared modules only, and no package but React and devalue (which islands run on anyway: the
+  // runtime decodes their props with it), no built-in or remote module at all.
   assert.deepEqual(
     [...new Set(local)].filter((path) => !/^lib\/(runtime\.ts$|shared\/)/.test(path)),
     [],
   );
-  const react = /^npm:\/?react@[\d.]+(\/|$)/;
+  const runtimePackages = /^npm:\/?(react|devalue)@[\d.]+(\/|$)/;
   assert.deepEqual(
-    reached.filter((specifier) => !specifier.startsWith(root) && !react.test(specifier)),
+    reached.filter((specifier) => !specifier.startsWith(root) && !runtimePackages.test(specifier)),
     [],
   );
 });

@@ -3,8 +3,9 @@
  * Every example page passes axe-core (`helpers/axe.ts`) with zero violations, in Chromium, once it
  * is done (islands hydrated, Suspense streamed in): each page the example lists
  * (`routes/_examples.ts`, so a new example is covered with no edit here), the home page that lists
- * them, the pages behind sign-in (`/account`, `/admin`) signed in as an admin, the not-found page,
- * and the guestbook's and the login page's forms showing their errors. Goes with the example.
+ * them, the pages behind sign-in (`/account`, `/board`, `/admin`) signed in as an admin, the
+ * not-found page, the guestbook's and the login page's forms showing their errors, and the task
+ * board with a task, a field error and its delete dialog open. Goes with the example.
  *
  * On its first day a team makes the home page, the document and the root layout its own (as
  * `files_test.ts` and `docs_test.ts` say too). Then the home page is no longer checked, and the
@@ -65,6 +66,8 @@ Deno.test("the example's pages pass axe", async (t) => {
     const page = await context.newPage();
     const requests = watchRequests(page);
     await page.goto(server.origin + path);
+    // Not sent elsewhere (a guarded page to /login): the page named is the one checked.
+    assert.equal(new URL(page.url()).pathname, path);
     await hydrated(page);
     await page.waitForFunction(() => !document.querySelector("template[id^='B:']"));
     await requests.quiet();
@@ -91,6 +94,20 @@ Deno.test("the example's pages pass axe", async (t) => {
   await logIn(signedIn, server.origin, ADMIN);
   await signedIn.close();
   for (const path of GUARDED_PATHS) await t.step(`${path}, signed in`, () => check(path));
+
+  await t.step(
+    "/board with a task, its form showing a field error, its delete dialog open, signed in",
+    () =>
+      check("/board", async (page) => {
+        await page.getByLabel("Title").fill("Check the contrast");
+        await page.getByRole("button", { name: "Add" }).click();
+        await page.locator("li.task").first().waitFor();
+        await page.getByRole("button", { name: "Add" }).click();
+        await page.locator(".field-error").waitFor();
+        await page.locator("li.task").first().getByRole("button", { name: "Delete" }).click();
+        await page.getByRole("dialog").waitFor();
+      }),
+  );
 
   await t.step(
     "/guestbook, its form showing field errors",

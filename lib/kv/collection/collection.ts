@@ -1,0 +1,436 @@
+/**
+ * @module
+ * `collection(name, { schema, indexes, transitions })`: a product's entities in Deno KV, declared
+ * once. Writes are validated by the schema, get a generated id (a ULID: sortable by creation), keep
+ * their index entries and their change events in the same atomic commit as the item, and refuse
+ * what would conflict (a unique value taken, a versionstamp that is not the item's any more) or
+ * what the state machine does not allow; reads list by index with opaque cursors; every write is
+ * a change that live pages follow (`changeStream`). See `declared.ts` for where it all lives.
+ */
+import type { Change, Entity, Snapshot } from "../../shared/live_view.ts";
+import { httpError } from "../../errors/http_error.ts";
+import type { Feed, SubscribeOptions } from "../feed.ts";
+import { changeFeed } from "./changes.ts";
+import {
+  type Declared,
+  isIndexValue,
+  isKeyPart,
+  type ResolvedIndex,
+  type View,
+} from "./declared.ts";
+import type { CollectionSchema, InputOf, OutputOf } from "./schema.ts";
+import { findItem, getItem, listItems, PAGE, snapshotOf } from "./read.ts";
+import { createItem, deleteItem, type Patch, updateItem, type WriteOptions } from "./write.ts";
+
+/**
+ * One index of a collection: `key` is a field of the item, or a function of it, whose value
+ * (a string, number, bigint, boolean or `Uint8Array`; `undefined` or `null` leaves the item out)
+ * the index sorts by. A `unique` index refuses a second item with the same value (`ConflictError`,
+ * 409); a non-unique one lists the items of one value, and has a change feed per value.
+ *
+ * @example
+ * ```ts
+ * import type { IndexSpec } from "shell/data";
+ *
+ * type Task = { title: string; board: string; state: string };
+ * const byBoard: IndexSpec<Task> = { key: "board" };
+ * const bySlug: IndexSpec<Task> = {
+ *   key: (task) => `${task.board}/${task.title.toLowerCase()}`,
+ *   unique: true,
+ * };
+ * ```
+ * @see docs/data.md — Collections
+ */
+export interface IndexSpec<T> {
+  /** A field of the item, or a function of it: the value the item has in this index. */
+  key: (keyof T & string) | ((item: T) => Deno.KvKeyPart | null | undefined);
+  /** At most one item per value (default `false`). */
+  unique?: boolean;
+}
+
+/**
+ * A collection's state machines: for a field, the values each value may go to. An update that
+ * changes the field along any other way is refused with a `TransitionError` (409).
+ *
+ * @example
+ * ```ts
+ * import type { Transitions } from "shell/data";
+ *
+ * type Task = { title: string; state: "todo" | "doing" | "done" };
+ * const transitions: Transitions<Task> = {
+ *   state: { todo: ["doing"], doing: ["todo", "done"], done: ["doing"] },
+ * };
+ * ```
+ * @see docs/data.md — States and transitions
+ */
+export type Transitions<T> = {
+  [F in keyof T]?: T[F] extends PropertyKey ? { [From in T[F]]?: readonly T[F][] } : never;
+};
+
+/**
+ * How a collection's changes reach live pages.
+ *
+ * @example
+ * ```ts
+ * import type { LiveOptions } from "shell/data";
+ *
+ * // Pages away for up to a day catch up change by change; later ones get a fresh snapshot.
+ * const live: LiveOptions = { retainMs: 24 * 3_600_000, maxBacklog: 500 };
+ * ```
+ * @see docs/data.md — A live page
+ */
+export interface LiveOptions {
+  /** How long change events are kept for pages that reconnect (default 1 hour). */
+  retainMs?: number;
+  /**
+   * A page further behind than this many changes gets a fresh snapshot instead of every change
+   * (default 200).
+   */
+  maxBacklog?: number;
+  /** Recent changes each view's feed keeps in memory for its followers (default 50). */
+  ringSize?: number;
+  /** Also read each followed view's counter this often: only when other processes write the file. */
+  pollIntervalMs?: number;
+}
+
+/**
+ * What `collection()` is given: the schema every write is checked with, the indexes, the state
+ * machines and how changes reach live pages.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { collection, type CollectionOptions } from "shell/data";
+ *
+ * const Note = v.object({ text: v.pipe(v.string(), v.maxLength(500)), pinned: v.boolean() });
+ * const options: CollectionOptions<typeof Note, { pinned: { key: "pinned" } }> = {
+ *   schema: Note,
+ *   indexes: { pinned: { key: "pinned" } },
+ * };
+ * const notes = collection("notes", options);
+ * console.log(notes.name);
+ * ```
+ * @see docs/data.md — Collections
+ */
+export interface CollectionOptions<
+  // deno-lint-ignore no-explicit-any -- any input
+  S extends CollectionSchema<any>,
+  I extends Record<string, IndexSpec<OutputOf<S>>>,
+> {
+  /** A schema of an object (valibot's, or any Standard Schema): every write is checked with it. */
+  schema: S;
+  /** The indexes, by name. (`NoInfer`: the item's type comes from the schema alone.) */
+  indexes?: I & Record<string, IndexSpec<NoInfer<OutputOf<S>>>>;
+  /** State machines, by field. */
+  transitions?: Transitions<OutputOf<S>>;
+  /** How changes reach live pages. */
+  live?: LiveOptions;
+}
+
+/**
+ * A listing: the whole collection in id (creation) order, or by an index — the items of one
+ * `value` in id order, or (no `value`) all of them in index value order. `cursor` continues after
+ * the page that returned it.
+ *
+ * @example
+ * ```ts
+ * import type { ListOptions } from "shell/data";
+ *
+ * const firstPage: ListOptions<"byBoard"> = { index: "byBoard", value: "team", limit: 20 };
+ * ```
+ * @see docs/data.md — Querying
+ */
+export interface ListOptions<I extends string> {
+  /** The index to list by; none: the whole collection by id. */
+  index?: I;
+  /** One value of a non-unique index: its items only. */
+  value?: Deno.KvKeyPart;
+  /** Items in the page: 1 to 1,000 (default 50). */
+  limit?: number;
+  /** From a previous page: where this one starts. A client's is checked (400 if not this listing's). */
+  cursor?: string | null;
+  /** Last first. */
+  reverse?: boolean;
+}
+
+/**
+ * One page of a listing, and the cursor of the next (`null` after the last).
+ *
+ * @example
+ * ```ts
+ * import type { Page } from "shell/data";
+ *
+ * const titles = (page: Page<{ title: string }>) => page.items.map((item) => item.value.title);
+ * ```
+ * @see docs/data.md — Querying
+ */
+export interface Page<T> {
+  /** The items, in the listing's order. */
+  items: Entity<T>[];
+  /** Pass it back for the next page; `null` on the last one. */
+  cursor: string | null;
+}
+
+/**
+ * A view a live page follows: the whole collection, or the items of one value of a non-unique
+ * index — with how many items its snapshot holds.
+ *
+ * @example
+ * ```ts
+ * import type { ViewOptions } from "shell/data";
+ *
+ * const board: ViewOptions<"byBoard"> = { index: "byBoard", value: "team", limit: 200 };
+ * ```
+ * @see docs/data.md — A live page
+ */
+export interface ViewOptions<I extends string> {
+  /** A non-unique index; none: the whole collection. */
+  index?: I;
+  /** Its value (required with `index`). A client's is checked (400 if it cannot be one). */
+  value?: Deno.KvKeyPart;
+  /** Items in a snapshot: 1 to 1,000 (default 100), the first in id order. */
+  limit?: number;
+}
+
+/**
+ * A collection declared with `collection()`. Every method takes the store first (`kvOf(ctx)`).
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { type Collection, collection } from "shell/data";
+ *
+ * const Tag = v.object({ name: v.pipe(v.string(), v.minLength(1), v.maxLength(40)) });
+ * const tags: Collection<v.InferOutput<typeof Tag>> = collection("tags", { schema: Tag });
+ *
+ * const kv = await Deno.openKv(":memory:");
+ * const tag = await tags.create(kv, { name: "urgent" });
+ * await tags.update(kv, tag.id, { name: "soon" }, { versionstamp: tag.versionstamp });
+ * ```
+ * @see docs/data.md — Collections
+ */
+export interface Collection<T, In = T, I extends string = string, U extends string = never> {
+  /** Its name: the first part of all its keys. */
+  readonly name: string;
+  /**
+   * Adds an item: parsed with the schema (`ValidationError`, 422), given an id, indexed and
+   * logged in one commit (`ConflictError`, 409, when a unique value is taken).
+   */
+  create(kv: Deno.Kv, input: In): Promise<Entity<T>>;
+  /** The item with `id`, or `null` (also for anything that is not an id). */
+  get(kv: Deno.Kv, id: string): Promise<Entity<T> | null>;
+  /** The item with `value` in the unique index `index`, or `null`. */
+  find(kv: Deno.Kv, index: U, value: Deno.KvKeyPart): Promise<Entity<T> | null>;
+  /** A page of items: all by id, or by an index (see {@link ListOptions}). */
+  list(kv: Deno.Kv, options?: ListOptions<I | U>): Promise<Page<T>>;
+  /**
+   * Changes fields of the item: `patch` (or what a function of the item returns — run again on
+   * the item as it then is when another write wins the race) over the item, parsed with the
+   * schema, checked against the state machines; with `versionstamp`, only if the item is still
+   * that version (`ConflictError`, 409). A missing item is a 404. An update that changes nothing
+   * writes nothing.
+   */
+  update(kv: Deno.Kv, id: string, patch: Patch<T>, options?: WriteOptions): Promise<Entity<T>>;
+  /**
+   * Deletes the item, its index entries, and logs it; with `versionstamp`, only if the item is
+   * still that version (`ConflictError`, 409). Resolves with the commit's versionstamp, or `null`
+   * when there was no such item.
+   */
+  delete(kv: Deno.Kv, id: string, options?: WriteOptions): Promise<string | null>;
+  /** A view's first items and its last change number: what a live page starts from. */
+  snapshot(kv: Deno.Kv, view?: ViewOptions<I>): Promise<Snapshot<T>>;
+  /**
+   * A view's changes after a number, then live ones, exactly once each, in order: one KV watch
+   * per view and process. A subscriber that cannot have every change since its number gets a
+   * `FeedGapError` (start again from a snapshot).
+   */
+  changes(kv: Deno.Kv, view?: Omit<ViewOptions<I>, "limit">): Feed<Change<T>>;
+}
+
+/**
+ * Declares a collection: `schema` checks every write, `indexes` (unique or not, on a field or a
+ * function of the item) are kept in the same atomic commit as the item, `transitions` are the
+ * state machines its updates follow, and every write is a change that live pages receive. Makes no
+ * KV call.
+ *
+ * @param name The collection's name, the first part of its keys (`["tasks", "items", id]`): one
+ * nothing else in the store uses.
+ * @param options The schema, indexes, state machines and live options.
+ * @returns The collection.
+ * @throws {TypeError} When the declaration is malformed (an empty name, an index without a key, …).
+ *
+ * @example
+ * ```ts
+ * // routes/_board/tasks.ts
+ * import * as v from "valibot";
+ * import { collection } from "shell/data";
+ *
+ * export const tasks = collection("tasks", {
+ *   schema: v.object({
+ *     title: v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(120)),
+ *     board: v.string(),
+ *     state: v.picklist(["todo", "doing", "done"]),
+ *   }),
+ *   indexes: {
+ *     byBoard: { key: "board" },
+ *     bySlug: { key: (task) => `${task.board}/${task.title.toLowerCase()}`, unique: true },
+ *   },
+ *   transitions: { state: { todo: ["doing"], doing: ["todo", "done"], done: ["doing"] } },
+ * });
+ * ```
+ * @see docs/data.md — Collections
+ */
+export function collection<
+  // deno-lint-ignore no-explicit-any -- any input
+  S extends CollectionSchema<any>,
+  // deno-lint-ignore ban-types -- no indexes: an empty record
+  const I extends Record<string, IndexSpec<OutputOf<S>>> = {},
+>(
+  name: string,
+  options: CollectionOptions<S, I>,
+): Collection<OutputOf<S>, InputOf<S>, ListedIndexes<I>, UniqueIndexes<I>> {
+  const d = declare(name, options as unknown as Declaration);
+  const { maxBacklog = 200, ringSize = 50, pollIntervalMs } = options.live ?? {};
+  const view = (given: View = {}): View => {
+    if (given.index === undefined) return {};
+    const index = d.indexes.get(given.index);
+    if (!index || index.unique) {
+      throw new TypeError(`${name}: "${given.index}" is not a non-unique index`);
+    }
+    return { index: given.index, value: given.value };
+  };
+  // deno-lint-ignore no-explicit-any -- the types are the declaration's; the code is for any item
+  const self: Collection<any, any, any, any> = {
+    name,
+    create: (kv, input) => createItem(kv, d, input),
+    get: (kv, id) => getItem(kv, d, id),
+    find: (kv, index, value) => findItem(kv, d, index, value),
+    list: (kv, query = {}) => listItems(kv, d, query),
+    update: (kv, id, patch, write) => updateItem(kv, d, id, patch, write),
+    delete: (kv, id, write) => deleteItem(kv, d, id, write),
+    async snapshot(kv, { limit = 100, ...given } = {}) {
+      const v = view(given);
+      if (v.index !== undefined && !isIndexValue(d, v.index, v.value)) {
+        return { seq: 0, versionstamp: "", items: [] };
+      }
+      return await snapshotOf(kv, d, v, Math.min(PAGE.max, limit));
+    },
+    changes(kv, given = {}) {
+      const v = view(given);
+      if (v.index !== undefined && !isIndexValue(d, v.index, v.value)) {
+        throw httpError(400, `Not a value of ${v.index}.`);
+      }
+      const feed = changeFeed(kv, d, v, { ringSize, pollIntervalMs });
+      return {
+        subscribe: (since?: number, options?: SubscribeOptions) =>
+          feed.subscribe(since, { maxBacklog, gaps: "throw", ...options }),
+        get subscribers() {
+          return feed.subscribers;
+        },
+      };
+    },
+  };
+  declarations.set(self, d);
+  return self;
+}
+
+/**
+ * The names of a declaration's unique indexes: what `find` takes.
+ *
+ * @example
+ * ```ts
+ * import type { UniqueIndexes } from "shell/data";
+ *
+ * type Names = UniqueIndexes<{ bySlug: { key: "slug"; unique: true }; byTag: { key: "tag" } }>;
+ * const name: Names = "bySlug";
+ * ```
+ * @see docs/data.md — Querying
+ */
+export type UniqueIndexes<I> =
+  & { [K in keyof I]: I[K] extends { unique: true } ? K : never }[keyof I]
+  & string;
+
+/**
+ * The names of a declaration's non-unique indexes: what views and live pages follow.
+ *
+ * @example
+ * ```ts
+ * import type { ListedIndexes } from "shell/data";
+ *
+ * type Names = ListedIndexes<{ bySlug: { key: "slug"; unique: true }; byTag: { key: "tag" } }>;
+ * const name: Names = "byTag";
+ * ```
+ * @see docs/data.md — Querying
+ */
+export type ListedIndexes<I> = Exclude<keyof I & string, UniqueIndexes<I>>;
+
+const declarations = new WeakMap<object, Declared>();
+
+/** The declaration behind a collection, for the framework's own modules (`changeStream`). */
+export function declaredOf(collection: object): Declared {
+  const d = declarations.get(collection);
+  if (!d) throw new TypeError("Not a collection made by collection()");
+  return d;
+}
+
+/** A declaration as `declare` checks it: at run time, whatever the types said. */
+interface Declaration {
+  schema: CollectionSchema;
+  indexes?: Record<string, IndexSpec<object>>;
+  transitions?: Record<string, unknown>;
+  live?: LiveOptions;
+}
+
+function declare(
+  name: string,
+  { schema, indexes = {}, transitions = {}, live = {} }: Declaration,
+): Declared {
+  const problem = (what: string) => new TypeError(`collection("${name}"): ${what}`);
+  if (typeof name !== "string" || name.length === 0 || name.length > 100) {
+    throw problem("the name must be 1 to 100 characters");
+  }
+  if (typeof schema?.["~standard"]?.validate !== "function") {
+    throw problem("schema must be a valibot schema (or another Standard Schema)");
+  }
+  const resolved = new Map<string, ResolvedIndex>();
+  for (const [index, spec] of Object.entries(indexes)) {
+    if (!index || index.length > 100) throw problem(`index names must be 1 to 100 characters`);
+    const key = spec?.key;
+    if (typeof key !== "string" && typeof key !== "function") {
+      throw problem(`index ${index} needs a key: a field name or a function of the item`);
+    }
+    const read = typeof key === "string"
+      ? (item: object) => (item as Record<string, unknown>)[key]
+      : key as (item: object) => unknown;
+    resolved.set(index, {
+      name: index,
+      unique: spec.unique === true,
+      valueOf(item) {
+        const value = read(item);
+        if (value === undefined || value === null) return undefined;
+        if (!isKeyPart(value)) {
+          throw problem(
+            `index ${index} gave ${Object.prototype.toString.call(value)}: an index value is a ` +
+              `string, number, bigint, boolean or Uint8Array (undefined or null leaves the item out)`,
+          );
+        }
+        return value;
+      },
+    });
+  }
+  const machines = new Map<string, Map<string, Set<string>>>();
+  for (const [field, machine] of Object.entries(transitions)) {
+    if (!machine || typeof machine !== "object") {
+      throw problem(`transitions.${field} must map states`);
+    }
+    const ways = new Map<string, Set<string>>();
+    for (const [from, to] of Object.entries(machine)) {
+      if (!Array.isArray(to)) throw problem(`transitions.${field}.${from} must be an array`);
+      ways.set(from, new Set(to.map(String)));
+    }
+    machines.set(field, ways);
+  }
+  const retainMs = live.retainMs ?? 3_600_000;
+  if (!(retainMs >= 1)) throw problem("live.retainMs must be at least 1");
+  return { name, schema, indexes: resolved, transitions: machines, retainMs };
+}

@@ -1,0 +1,260 @@
+/**
+ * @module
+ * A collection's writes — create, update, delete — each one atomic commit that holds the item, its
+ * index entries and its change events, guarded by `check`s on everything it read: the item's
+ * versionstamp, the unique values it takes, the change logs' counters. So the indexes always agree
+ * with the items (there is no moment, and no failure, between two writes), and every change is
+ * numbered in its logs with no gap. A commit that loses a race is read and decided again (the
+ * function given to `update` runs again on the item as it now is), a bounded number of times;
+ * within an isolate a collection's writes go one at a time (they would only race each other for
+ * the log's counter). What the schema, the state machine or KV's limits refuse is thrown before
+ * anything is written.
+ */
+import { isDeepStrictEqual } from "node:util";
+import { notFound } from "../../errors/http_error.ts";
+import type { Entity } from "../../shared/live_view.ts";
+import { type Commit, inTurn, retrying } from "../commit.ts";
+import { KvLimitError, valueSize } from "../limits.ts";
+import { MeasuredAtomic } from "../measured_atomic.ts";
+import { type Declared, keys, sameValue, type StoredChange, type View } from "./declared.ts";
+import { ConflictError, TransitionError, ValidationError } from "./errors.ts";
+import { validate } from "./schema.ts";
+import { isId, newId } from "./ids.ts";
+
+/**
+ * What an update changes: some fields, or a function of the item as it is that returns them (run
+ * again on the item as it then is, if another write wins the race: a read-modify-write).
+ *
+ * @example
+ * ```ts
+ * import type { Patch } from "shell/data";
+ *
+ * type Counter = { label: string; count: number };
+ * const rename: Patch<Counter> = { label: "Visits" };
+ * const increment: Patch<Counter> = (counter) => ({ count: counter.count + 1 });
+ * ```
+ * @see docs/data.md — Conflicts
+ */
+export type Patch<T> = Partial<T> | ((current: T) => Partial<T> | Promise<Partial<T>>);
+
+/**
+ * A write that must not overwrite a newer one: the versionstamp the item was read at.
+ *
+ * @example
+ * ```ts
+ * import type { WriteOptions } from "shell/data";
+ *
+ * const onlyIfUnchanged: WriteOptions = { versionstamp: "00000000000000120000" };
+ * ```
+ * @see docs/data.md — Conflicts
+ */
+export interface WriteOptions {
+  /** The item's versionstamp when it was read: another one now is a `ConflictError` (409). */
+  versionstamp?: string;
+}
+
+const KEEP = Symbol("keep");
+type Decision = object | null | typeof KEEP;
+
+export async function createItem(
+  kv: Deno.Kv,
+  d: Declared,
+  input: unknown,
+): Promise<Entity<object>> {
+  const value = await validate(d.name, d.schema, input);
+  const { entity } = await write(kv, d, newId(), "create", (current) => {
+    if (current.value !== null) throw new Error(`${d.name}: the new id exists already`);
+    return value;
+  });
+  return entity!;
+}
+
+export async function updateItem(
+  kv: Deno.Kv,
+  d: Declared,
+  id: string,
+  patch: Patch<object>,
+  { versionstamp }: WriteOptions = {},
+): Promise<Entity<object>> {
+  if (!isId(id)) throw gone(d);
+  const { entity } = await write(kv, d, id, "update", async (current) => {
+    if (current.value === null) throw gone(d);
+    if (versionstamp !== undefined && current.versionstamp !== versionstamp) {
+      throw new ConflictError(d.name, "changed");
+    }
+    const fields = typeof patch === "function" ? await patch(current.value) : patch;
+    const next = await validate(d.name, d.schema, { ...current.value, ...fields });
+    assertTransitions(d, current.value, next);
+    return isDeepStrictEqual(next, current.value) ? KEEP : next;
+  });
+  return entity!;
+}
+
+export async function deleteItem(
+  kv: Deno.Kv,
+  d: Declared,
+  id: string,
+  { versionstamp }: WriteOptions = {},
+): Promise<string | null> {
+  if (!isId(id)) return null;
+  const { written } = await write(kv, d, id, "delete", (current) => {
+    if (current.value === null) return KEEP;
+    if (versionstamp !== undefined && current.versionstamp !== versionstamp) {
+      throw new ConflictError(d.name, "changed");
+    }
+    return null;
+  });
+  return written ?? null;
+}
+
+function gone(d: Declared) {
+  return notFound(`No such item in ${d.name}: it may have been deleted.`);
+}
+
+function assertTransitions(d: Declared, from: object, to: object): void {
+  for (const [field, machine] of d.transitions) {
+    const was = (from as Record<string, unknown>)[field];
+    const is = (to as Record<string, unknown>)[field];
+    // A field set for the first time starts the machine wherever the schema lets it.
+    if (was === is || was === undefined) continue;
+    if (!machine.get(String(was))?.has(String(is))) {
+      throw new TransitionError(d.name, field, was, is);
+    }
+  }
+}
+
+/**
+ * Reads the item, lets `decide` say what it becomes (an item, `null` to delete it, `KEEP` to
+ * leave it), and commits that; again from the read when the commit lost a race.
+ */
+function write(
+  kv: Deno.Kv,
+  d: Declared,
+  id: string,
+  what: string,
+  decide: (current: Deno.KvEntryMaybe<object>) => Decision | Promise<Decision>,
+): Promise<{ entity: Entity<object> | null; written?: string }> {
+  return inTurn(kv, d, () =>
+    retrying(`${d.name}: ${what}`, async (commit) => {
+      const current = await kv.get<object>(keys.item(d, id));
+      const next = await decide(current);
+      if (next === KEEP) {
+        const { value, versionstamp } = current;
+        return { entity: value === null ? null : { id, value, versionstamp: versionstamp! } };
+      }
+      const result = await commitChange(kv, d, id, current, next, commit);
+      if (!result.ok) return undefined;
+      const { versionstamp } = result;
+      return { entity: next && { id, value: next, versionstamp }, written: versionstamp };
+    }));
+}
+
+/** A change, and the view whose log it goes to. */
+interface Logged {
+  view: View;
+  change: StoredChange;
+}
+
+/**
+ * Commits `current` becoming `next` (`null`: deleted): the item, its index entries, and its change
+ * in the log of every view it is in, was in, or enters — checked against what the write read.
+ */
+async function commitChange(
+  kv: Deno.Kv,
+  d: Declared,
+  id: string,
+  current: Deno.KvEntryMaybe<object>,
+  next: object | null,
+  commit: Commit,
+): Promise<Deno.KvCommitResult | Deno.KvCommitError> {
+  const atomic = new MeasuredAtomic(kv).check(current);
+  try {
+    const { logs, claims } = stageItem(atomic, d, id, current.value, next);
+    const logKeys = logs.map(({ view }) => keys.log(d, view));
+    const read = await getAll(kv, [...logKeys.map((log) => log.latest), ...claims]);
+    for (const claim of read.slice(logs.length)) {
+      const holder = claim.value as { id: string } | null;
+      if (holder && holder.id !== id) {
+        throw new ConflictError(d.name, "taken", String(claim.key[2]));
+      }
+      atomic.check(claim);
+    }
+    logs.forEach(({ change }, i) => {
+      const counter = read[i] as Deno.KvEntryMaybe<number>;
+      const seq = (counter.value ?? 0) + 1;
+      atomic.check(counter);
+      atomic.set([...logKeys[i].events, seq], change, { expireIn: d.retainMs });
+      atomic.set(logKeys[i].latest, seq);
+    });
+    atomic.assertFits();
+  } catch (error) {
+    if (!(error instanceof KvLimitError)) throw error;
+    throw new ValidationError(d.name, [], [`Too large to store: ${error.message}.`], error);
+  }
+  return await commit(atomic.op);
+}
+
+/**
+ * Stages the item and its index entries; returns the changes to log, by view, and the unique
+ * values the write takes (each must be free, or the item's own).
+ */
+function stageItem(
+  atomic: MeasuredAtomic,
+  d: Declared,
+  id: string,
+  before: object | null,
+  next: object | null,
+): { logs: Logged[]; claims: Deno.KvKey[] } {
+  const bytes = next && valueSize(next);
+  if (next) atomic.set(keys.item(d, id), next, undefined, bytes!);
+  else atomic.delete(keys.item(d, id));
+  const op = before === null ? "create" : next === null ? "delete" : "update";
+  const logs: Logged[] = [{ view: {}, change: next ? { op, id, value: next } : { op, id } }];
+  const claims: Deno.KvKey[] = [];
+  for (const index of d.indexes.values()) {
+    const was = before ? index.valueOf(before) : undefined;
+    const is = next ? index.valueOf(next) : undefined;
+    const same = sameValue(was, is);
+    if (index.unique) {
+      if (was !== undefined && !same) atomic.delete(keys.unique(d, index.name, was));
+      if (is !== undefined) {
+        if (!same) claims.push(keys.unique(d, index.name, is));
+        atomic.set(keys.unique(d, index.name, is), { id, value: next });
+      }
+      continue;
+    }
+    if (was !== undefined && !same) atomic.delete(keys.index(d, index.name, was, id));
+    if (is !== undefined) atomic.set(keys.index(d, index.name, is, id), next, undefined, bytes!);
+    logs.push(...moves(index.name, was, is, same, id, next));
+  }
+  return { logs, claims };
+}
+
+/** How a change looks from the views of one index: the item stayed, left one, entered another. */
+function moves(
+  index: string,
+  was: Deno.KvKeyPart | undefined,
+  is: Deno.KvKeyPart | undefined,
+  same: boolean,
+  id: string,
+  next: object | null,
+): Logged[] {
+  if (same) {
+    return is === undefined
+      ? []
+      : [{ view: { index, value: is }, change: { op: "update", id, value: next! } }];
+  }
+  const logged: Logged[] = [];
+  if (was !== undefined) logged.push({ view: { index, value: was }, change: { op: "delete", id } });
+  if (is !== undefined) {
+    logged.push({ view: { index, value: is }, change: { op: "create", id, value: next! } });
+  }
+  return logged;
+}
+
+/** The entries of `keys`, read ten at a time (KV's limit for one `getMany`). */
+async function getAll(kv: Deno.Kv, all: Deno.KvKey[]): Promise<Deno.KvEntryMaybe<unknown>[]> {
+  const batches: Promise<Deno.KvEntryMaybe<unknown>[]>[] = [];
+  for (let i = 0; i < all.length; i += 10) batches.push(kv.getMany(all.slice(i, i + 10)));
+  return (await Promise.all(batches)).flat();
+}

@@ -1,0 +1,595 @@
+/**
+ * @module
+ * Collections (`lib/kv/collection/`) in-process, on a store in memory, with a collection of the
+ * test's own: writes validated (field errors, sizes), ids sortable, unique and non-unique indexes
+ * kept in the item's commit, optimistic concurrency and read-modify-write, state machines, listing
+ * with cursors (10,000 items paged, every one once, in order; cursors a client made refused), a
+ * failure at any KV call of a write leaving the store before or after it and never between, and
+ * random sequences of writes (fast-check) keeping every index entry and change log true to the
+ * items.
+ */
+import assert from "node:assert/strict";
+import fc from "fast-check";
+import * as v from "valibot";
+import {
+  collection,
+  ConflictError,
+  KvLimitError,
+  TransitionError,
+  ValidationError,
+} from "../lib/data.ts";
+import { isHttpError } from "../lib/mod.ts";
+import { COMMIT_LIMITS, MeasuredAtomic } from "../lib/kv/measured_atomic.ts";
+import type { RouteModule } from "../lib/server/manifest.ts";
+import { captureLogs } from "../lib/testing.ts";
+import { memoryApp } from "./helpers/app.ts";
+import { assertConsistent, entriesOf, type IndexRule } from "./helpers/collections.ts";
+
+const Card = v.object({
+  title: v.pipe(v.string(), v.trim(), v.minLength(1, "A title, please."), v.maxLength(200)),
+  column: v.pipe(v.string(), v.minLength(1)),
+  owner: v.optional(v.string()),
+  points: v.pipe(v.number(), v.integer(), v.minValue(0)),
+  state: v.picklist(["open", "active", "closed"]),
+  notes: v.optional(v.string()),
+});
+type CardInput = v.InferInput<typeof Card>;
+
+const cards = collection("cards", {
+  schema: Card,
+  indexes: {
+    byColumn: { key: "column" },
+    byOwner: { key: "owner", unique: true },
+    bySize: { key: (card) => card.points >= 10 ? "big" : "small" },
+  },
+  transitions: { state: { open: ["active"], active: ["open", "closed"], closed: ["active"] } },
+});
+
+/** The indexes as `assertConsistent` reads them back. */
+const RULES: Record<string, IndexRule> = {
+  byColumn: { key: (card) => card.column as string },
+  byOwner: { key: (card) => card.owner as string | undefined, unique: true },
+  bySize: { key: (card) => (card.points as number) >= 10 ? "big" : "small" },
+};
+
+const card = (fields: Partial<CardInput> = {}): CardInput => ({
+  title: "A card",
+  column: "a",
+  points: 1,
+  state: "open",
+  ...fields,
+});
+
+const open = () => Deno.openKv(":memory:");
+
+Deno.test("create: validated, an id sortable by creation, indexed and logged in one commit", async () => {
+  using kv = await open();
+  const first = await cards.create(kv, card({ title: "  First  ", owner: "ada" }));
+  const second = await cards.create(kv, card({ title: "Second", column: "b", points: 12 }));
+  assert.equal(first.value.title, "First", "the schema's output is stored");
+  assert.match(first.id, /^[0-7][0-9A-HJKMNP-TV-Z]{25}$/);
+  assert.ok(first.id < second.id, "ids sort by creation");
+  assert.deepEqual(await cards.get(kv, first.id), first);
+  assert.deepEqual(await cards.find(kv, "byOwner", "ada"), first);
+  assert.equal(await cards.find(kv, "byOwner", "nobody"), null);
+  assert.equal(await cards.get(kv, "not an id"), null);
+  const items = await assertConsistent(kv, "cards", RULES);
+  assert.equal(items.size, 2);
+  // One commit: the item, its index entries and its events carry the same versionstamp.
+  const stamps = new Set(
+    (await entriesOf(kv, "cards"))
+      .filter((e) => JSON.stringify(e.value).includes('"First"'))
+      .map((e) => e.versionstamp),
+  );
+  assert.deepEqual([...stamps], [first.versionstamp]);
+});
+
+Deno.test("validation: field errors by path, as an expected 422; nothing written", async () => {
+  using kv = await open();
+  const error = await cards.create(kv, card({ title: "   ", points: -1 })).catch((e) => e);
+  assert.ok(error instanceof ValidationError);
+  assert.ok(isHttpError(error));
+  assert.equal(error.status, 422);
+  assert.deepEqual(error.fields.title, ["A title, please."]);
+  assert.ok(error.fields.points?.length);
+  assert.equal(error.message, "title: A title, please.");
+  assert.equal(error.issues.length, 2);
+  // A state that is none, sent by a client as any string.
+  const state = await cards.create(kv, card({ state: "gone" as "open" })).catch((e) => e);
+  assert.ok(state instanceof ValidationError && state.fields.state);
+  assert.deepEqual(await entriesOf(kv, "cards"), []);
+});
+
+Deno.test("KV's limits: an item, an index value or a commit too large is a 422 before KV sees it", async () => {
+  using kv = await open();
+  // 64 KiB a value: no schema limit on `notes`.
+  const big = await cards.create(kv, card({ notes: "x".repeat(70_000) })).catch((e) => e);
+  assert.ok(big instanceof ValidationError, String(big));
+  assert.equal(big.status, 422);
+  assert.match(big.form[0], /Too large to store: KV value too large: 7\d{4} bytes serialized/);
+  assert.ok(big.cause instanceof KvLimitError);
+  // 2 KiB a key: a column name too long for its index entry.
+  const key = await cards.create(kv, card({ column: "c".repeat(2100) })).catch((e) => e);
+  assert.ok(key instanceof ValidationError);
+  assert.match(key.message, /KV key too large/);
+  // 800 KiB a commit: an item that fits alone, times its copies (2 index entries, 3 events, …).
+  const copies = await cards.create(kv, card({ notes: "x".repeat(60_000) }));
+  assert.ok(copies.id, "60 KB and its copies fit");
+  const many = collection("many", {
+    schema: v.object({ text: v.string(), a: v.string(), b: v.string(), c: v.string() }),
+    indexes: Object.fromEntries(
+      Array.from({ length: 6 }, (_, i) => [`i${i}`, { key: (x: { a: string }) => `${x.a}${i}` }]),
+    ),
+  });
+  const total = await many.create(kv, { text: "x".repeat(60_000), a: "a", b: "b", c: "c" })
+    .catch((e) => e);
+  assert.ok(total instanceof ValidationError, String(total));
+  assert.match(total.message, /KV commit too large: \d+ bytes of keys and values \(max 819200/);
+  await assertConsistent(kv, "cards", RULES);
+  assert.deepEqual(await entriesOf(kv, "many"), []);
+});
+
+Deno.test("MeasuredAtomic refuses exactly what KV refuses, at each of its commit limits", async () => {
+  using kv = await open();
+  const attempt = async (build: (m: MeasuredAtomic) => void) => {
+    const measured = new MeasuredAtomic(kv);
+    build(measured);
+    let ours = true;
+    try {
+      measured.assertFits();
+    } catch (error) {
+      assert.ok(error instanceof KvLimitError);
+      ours = false;
+    }
+    const theirs = await measured.op.commit().then(() => true, () => false);
+    return { ours, theirs };
+  };
+  const cases: [string, (m: MeasuredAtomic, n: number) => void, number][] = [
+    ["checks", (m, n) => {
+      for (let i = 0; i < n; i++) m.check({ key: ["c", i], versionstamp: null });
+    }, COMMIT_LIMITS.checks],
+    ["mutations", (m, n) => {
+      for (let i = 0; i < n; i++) m.set(["m", i], 1);
+    }, COMMIT_LIMITS.mutations],
+  ];
+  for (const [what, build, limit] of cases) {
+    assert.deepEqual(await attempt((m) => build(m, limit)), { ours: true, theirs: true }, what);
+    assert.deepEqual(
+      await attempt((m) => build(m, limit + 1)),
+      { ours: false, theirs: false },
+      what,
+    );
+  }
+  // The payload: 13 values of 62 KB and one that takes it to the byte, then one byte over.
+  const chunk = "x".repeat(62_000);
+  for (const extra of [12_781, 12_782]) {
+    const fits = extra === 12_781;
+    const result = await attempt((m) => {
+      for (let i = 0; i < 13; i++) m.set(["b", i], chunk);
+      m.set(["b", 99], "x".repeat(extra));
+    });
+    assert.deepEqual(result, { ours: fits, theirs: fits }, `payload with ${extra}`);
+  }
+  // Keys written: 40 keys of 2 KB fit, 41 do not; deleted and checked keys do not count.
+  const long = "k".repeat(2000);
+  for (const n of [40, 41]) {
+    const result = await attempt((m) => {
+      for (let i = 0; i < n; i++) m.set([long, i], 1);
+      m.delete([long, -1]).check({ key: [long, -2], versionstamp: null });
+    });
+    assert.deepEqual(result, { ours: n === 40, theirs: n === 40 }, `${n} long keys`);
+  }
+});
+
+Deno.test("unique: a taken value is a 409 ConflictError; a change frees the old value; absent is not indexed", async () => {
+  using kv = await open();
+  const ada = await cards.create(kv, card({ owner: "ada" }));
+  const taken = await cards.create(kv, card({ owner: "ada" })).catch((e) => e);
+  assert.ok(taken instanceof ConflictError);
+  assert.equal(taken.status, 409);
+  assert.equal(taken.reason, "taken");
+  assert.equal(taken.index, "byOwner");
+  const grace = await cards.create(kv, card({ owner: "grace" }));
+  const moving = await cards.update(kv, grace.id, { owner: "ada" }).catch((e) => e);
+  assert.ok(moving instanceof ConflictError && moving.reason === "taken");
+  await cards.update(kv, ada.id, { owner: "lovelace" });
+  assert.equal(await cards.find(kv, "byOwner", "ada"), null);
+  await cards.update(kv, grace.id, { owner: "ada" }); // free now
+  await cards.create(kv, card()); // no owner: in no unique entry
+  await cards.create(kv, card());
+  await assertConsistent(kv, "cards", RULES);
+  assert.equal((await cards.find(kv, "byOwner", "ada"))?.id, grace.id);
+});
+
+Deno.test("update: a stale versionstamp is a 409, a function sees the item as it is, no change writes nothing", async () => {
+  using kv = await open();
+  const created = await cards.create(kv, card({ points: 1 }));
+  const moved = await cards.update(kv, created.id, { column: "b" }, {
+    versionstamp: created.versionstamp,
+  });
+  assert.equal(moved.value.column, "b");
+  assert.ok(moved.versionstamp > created.versionstamp);
+  const stale = await cards.update(kv, created.id, { column: "c" }, {
+    versionstamp: created.versionstamp,
+  }).catch((e) => e);
+  assert.ok(stale instanceof ConflictError && stale.reason === "changed" && stale.status === 409);
+
+  // Read-modify-write: fifty increments at once, none lost.
+  await Promise.all(
+    Array.from(
+      { length: 50 },
+      () => cards.update(kv, created.id, (c) => ({ points: c.points + 1 })),
+    ),
+  );
+  assert.equal((await cards.get(kv, created.id))?.value.points, 51);
+
+  const before = await entriesOf(kv, "cards");
+  const same = await cards.update(kv, created.id, { title: "A card" });
+  assert.deepEqual(await entriesOf(kv, "cards"), before, "an update that changes nothing");
+  assert.equal(same.versionstamp, (await cards.get(kv, created.id))!.versionstamp);
+
+  for (const id of ["01J0000000000000000000000Z", "junk"]) {
+    const missing = await cards.update(kv, id, { points: 2 }).catch((e) => e);
+    assert.ok(isHttpError(missing) && missing.status === 404, String(missing));
+  }
+  await assertConsistent(kv, "cards", RULES);
+});
+
+Deno.test("transitions: the declared moves pass, any other is a 409 TransitionError", async () => {
+  using kv = await open();
+  const { id } = await cards.create(kv, card({ state: "closed" })); // any start the schema allows
+  const skip = await cards.update(kv, id, { state: "open" }).catch((e) => e);
+  assert.ok(skip instanceof TransitionError);
+  assert.equal(skip.status, 409);
+  assert.deepEqual([skip.field, skip.from, skip.to], ["state", "closed", "open"]);
+  await cards.update(kv, id, { state: "active" });
+  await cards.update(kv, id, { state: "open" });
+  await cards.update(kv, id, { state: "open", points: 3 }); // staying is no transition
+  assert.equal((await cards.get(kv, id))?.value.state, "open");
+});
+
+Deno.test("delete: the item, its entries, a change; again, nothing; a stale versionstamp is a 409", async () => {
+  using kv = await open();
+  const kept = await cards.create(kv, card({ owner: "kept" }));
+  const gone = await cards.create(kv, card({ owner: "gone", column: "b" }));
+  const moved = await cards.update(kv, kept.id, { points: 20 });
+  const stale = await cards.delete(kv, kept.id, { versionstamp: kept.versionstamp }).catch((e) =>
+    e
+  );
+  assert.ok(stale instanceof ConflictError && stale.reason === "changed");
+  const stamp = await cards.delete(kv, gone.id, { versionstamp: gone.versionstamp });
+  assert.match(String(stamp), /^[0-9a-f]{20}$/);
+  assert.equal(await cards.delete(kv, gone.id), null);
+  assert.equal(await cards.delete(kv, "junk"), null);
+  assert.equal(await cards.get(kv, gone.id), null);
+  const items = await assertConsistent(kv, "cards", RULES);
+  assert.deepEqual([...items.keys()], [moved.id]);
+});
+
+Deno.test("list: by id, by one index value, by index values; reverse; cursors page to the end", async () => {
+  using kv = await open();
+  const made = [];
+  for (const [i, column] of ["b", "a", "b", "c", "a", "b"].entries()) {
+    made.push(await cards.create(kv, card({ title: `t${i}`, column, points: i * 3 })));
+  }
+  const titles = (page: { items: { value: { title: string } }[] }) =>
+    page.items.map((item) => item.value.title);
+  assert.deepEqual(titles(await cards.list(kv)), ["t0", "t1", "t2", "t3", "t4", "t5"]);
+  assert.deepEqual(titles(await cards.list(kv, { reverse: true, limit: 2 })), ["t5", "t4"]);
+  assert.deepEqual(titles(await cards.list(kv, { index: "byColumn", value: "b" })), [
+    "t0",
+    "t2",
+    "t5",
+  ]);
+  assert.deepEqual(titles(await cards.list(kv, { index: "byColumn" })), [
+    "t1",
+    "t4",
+    "t0",
+    "t2",
+    "t5",
+    "t3",
+  ]);
+  assert.deepEqual(titles(await cards.list(kv, { index: "byOwner" })), []);
+  // Pages of 4 then 2, the last without a cursor; reverse the same way.
+  for (const reverse of [false, true]) {
+    const first = await cards.list(kv, { limit: 4, reverse });
+    assert.ok(first.cursor);
+    const second = await cards.list(kv, { limit: 4, reverse, cursor: first.cursor });
+    assert.equal(second.cursor, null);
+    const all = [...titles(first), ...titles(second)];
+    assert.deepEqual(all, reverse ? ["t5", "t4", "t3", "t2", "t1", "t0"] : all.toSorted());
+  }
+  // An exact fit ends with no empty page.
+  assert.equal((await cards.list(kv, { limit: 6 })).cursor, null);
+  // Limits are clamped, not trusted.
+  assert.equal((await cards.list(kv, { limit: -5 })).items.length, 1);
+  assert.equal((await cards.list(kv, { limit: 2 ** 40 })).items.length, 6);
+  assert.equal((await cards.list(kv, { limit: Number.NaN })).items.length, 6);
+  await assert.rejects(cards.list(kv, { index: "nope" as "byColumn" }), /no index "nope"/);
+  await assert.rejects(cards.list(kv, { index: "byOwner", value: "x" }), TypeError);
+});
+
+Deno.test("cursors: a made-up, tampered or other listing's cursor is a 400, never a read elsewhere", async () => {
+  using kv = await open();
+  for (let i = 0; i < 5; i++) await cards.create(kv, card({ column: i % 2 ? "a" : "b" }));
+  const { cursor } = await cards.list(kv, { index: "byColumn", value: "a", limit: 1 });
+  assert.ok(cursor);
+  const refused = async (query: Parameters<typeof cards.list>[1], why: RegExp) => {
+    const error = await cards.list(kv, query).catch((e) => e);
+    assert.ok(isHttpError(error) && error.status === 400, `${JSON.stringify(query)}: ${error}`);
+    assert.match(error.message, why);
+  };
+  await refused({ index: "byColumn", value: "b", cursor }, /another listing/);
+  await refused({ cursor }, /another listing/);
+  await refused({ index: "byColumn", value: "a", cursor, reverse: true }, /another listing/);
+  const [tag] = cursor.split(".");
+  for (
+    const junk of ["", "x", "garbage!!", `${tag}.`, `${tag}.////`, `${tag}.${"A".repeat(2900)}`]
+  ) {
+    if (junk === "") continue; // no cursor: the first page
+    await refused({ index: "byColumn", value: "a", cursor: junk }, /cursor/);
+  }
+  // Bytes that decode, but to a position past anything of this listing: an empty page, in it.
+  const far = `${tag}.${btoa("\xff\xff\xff\xff").replaceAll("/", "_")}`;
+  assert.deepEqual(
+    (await cards.list(kv, { index: "byColumn", value: "a", cursor: far })).items,
+    [],
+  );
+});
+
+// 10,000 writes on an in-memory store, one commit each: about 10 s on the shared 2-core machine.
+Deno.test("10,000 items paged: every item exactly once, in order, by id and by index", async () => {
+  using kv = await open();
+  const notes = collection("notes", {
+    schema: v.object({ n: v.number(), parity: v.string() }),
+    indexes: { byParity: { key: "parity" } },
+  });
+  const ids: string[] = [];
+  for (let n = 0; n < 10_000; n++) {
+    ids.push((await notes.create(kv, { n, parity: n % 2 ? "odd" : "even" })).id);
+  }
+  const pages = async (query: { index?: "byParity"; value?: string; reverse?: boolean }) => {
+    const seen: number[] = [];
+    let cursor: string | null = null;
+    let count = 0;
+    do {
+      const page: Awaited<ReturnType<typeof notes.list>> = await notes.list(kv, {
+        ...query,
+        limit: 333,
+        cursor,
+      });
+      seen.push(...page.items.map((item) => item.value.n));
+      cursor = page.cursor;
+      assert.ok(++count <= 40, "pages end");
+    } while (cursor);
+    return seen;
+  };
+  const all = Array.from({ length: 10_000 }, (_, n) => n);
+  assert.deepEqual(await pages({}), all);
+  assert.deepEqual(await pages({ reverse: true }), all.toReversed());
+  assert.deepEqual(await pages({ index: "byParity", value: "odd" }), all.filter((n) => n % 2));
+  assert.deepEqual(await pages({ index: "byParity" }), [
+    ...all.filter((n) => n % 2 === 0),
+    ...all.filter((n) => n % 2),
+  ]);
+  assert.deepEqual(ids, ids.toSorted(), "ids in creation order");
+});
+
+/** The store, failing the `failAt`-th read or commit with an error of KV's kind. */
+function failing(kv: Deno.Kv, failAt: number): { kv: Deno.Kv; calls: () => number } {
+  let calls = 0;
+  const tick = () => {
+    if (++calls === failAt) throw new TypeError("injected: the disk went away");
+  };
+  const proxy = new Proxy(kv, {
+    get(target, prop) {
+      if (prop === "get" || prop === "getMany") {
+        // deno-lint-ignore no-explicit-any
+        return async (...args: any[]) => {
+          tick();
+          // deno-lint-ignore no-explicit-any
+          return await (target[prop] as any)(...args);
+        };
+      }
+      if (prop === "atomic") {
+        return () => {
+          const op = target.atomic();
+          return new Proxy(op, {
+            get(o, p) {
+              if (p === "commit") {
+                return async () => {
+                  tick();
+                  return await o.commit();
+                };
+              }
+              const value = Reflect.get(o, p);
+              return typeof value === "function" ? value.bind(o) : value;
+            },
+          });
+        };
+      }
+      const value = Reflect.get(target, prop);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return { kv: proxy, calls: () => calls };
+}
+
+Deno.test("a failure at any KV call of a write leaves the store as before it or after it, never between", async () => {
+  const writes: [string, (kv: Deno.Kv, id: string) => Promise<unknown>][] = [
+    ["create", (kv) => cards.create(kv, card({ owner: "new", column: "z", points: 50 }))],
+    // Every index changes: entries deleted and written, unique values freed and taken, events
+    // in four views.
+    ["update", (kv, id) => cards.update(kv, id, { column: "y", owner: "moved", points: 30 })],
+    ["delete", (kv, id) => cards.delete(kv, id)],
+  ];
+  for (const [what, write] of writes) {
+    // How many calls a write makes when nothing fails.
+    using probe = await open();
+    const { id } = await cards.create(probe, card({ owner: "old", column: "x" }));
+    const counted = failing(probe, 0);
+    await write(counted.kv, id);
+    const calls = counted.calls();
+    assert.ok(calls >= 3, `${what}: ${calls} calls`);
+    for (let failAt = 1; failAt <= calls; failAt++) {
+      using kv = await open();
+      const existing = await cards.create(kv, card({ owner: "old", column: "x" }));
+      await cards.create(kv, card({ owner: "bystander" }));
+      const before = await entriesOf(kv, "cards");
+      const error = await write(failing(kv, failAt).kv, existing.id).then(() => null, (e) => e);
+      assert.match(String(error), /injected/, `${what}, call ${failAt}`);
+      assert.deepEqual(await entriesOf(kv, "cards"), before, `${what}, call ${failAt}`);
+      await assertConsistent(kv, "cards", RULES);
+      // The same write, run again, goes through and leaves it consistent.
+      await write(kv, existing.id);
+      await assertConsistent(kv, "cards", RULES);
+    }
+  }
+});
+
+Deno.test("property: random writes keep every index entry and change log true to the items", async () => {
+  const columns = ["a", "b", "c"];
+  const owners = [undefined, "ada", "grace", "linus"];
+  const op = fc.oneof(
+    fc.record({
+      kind: fc.constant("create" as const),
+      column: fc.constantFrom(...columns),
+      owner: fc.constantFrom(...owners),
+      points: fc.nat(20),
+    }),
+    fc.record({
+      kind: fc.constant("update" as const),
+      pick: fc.nat(),
+      column: fc.option(fc.constantFrom(...columns), { nil: undefined }),
+      owner: fc.option(fc.constantFrom(...owners), { nil: undefined }),
+      points: fc.option(fc.nat(20), { nil: undefined }),
+      state: fc.option(fc.constantFrom("open", "active", "closed" as const), { nil: undefined }),
+    }),
+    fc.record({ kind: fc.constant("delete" as const), pick: fc.nat() }),
+  );
+  await fc.assert(
+    fc.asyncProperty(fc.array(op, { maxLength: 40 }), async (ops) => {
+      using kv = await open();
+      const ids: string[] = [];
+      const expected = (error: unknown) =>
+        error instanceof ConflictError || error instanceof TransitionError;
+      // Half of them at once: concurrent writes to the same items and unique values.
+      await Promise.all(ops.map(async (o, i) => {
+        if (i % 2) await new Promise((r) => setTimeout(r, 0));
+        try {
+          if (o.kind === "create") {
+            ids.push((await cards.create(kv, card({ ...o, state: "open" }))).id);
+          } else if (ids.length) {
+            const id = ids[o.pick % ids.length];
+            if (o.kind === "delete") await cards.delete(kv, id);
+            else {
+              const { pick: _, kind: __, ...fields } = o;
+              const patch = Object.fromEntries(
+                Object.entries(fields).filter(([, value]) => value !== undefined),
+              );
+              await cards.update(kv, id, patch).catch((error) => {
+                if (!(isHttpError(error) && error.status === 404)) throw error;
+              });
+            }
+          }
+        } catch (error) {
+          if (!expected(error)) throw error;
+        }
+      }));
+      await assertConsistent(kv, "cards", RULES);
+    }),
+    { numRuns: 60 },
+  );
+});
+
+Deno.test("a malformed declaration is a TypeError naming what is wrong", () => {
+  const schema = v.object({ a: v.string() });
+  assert.throws(() => collection("", { schema }), /the name must be 1 to 100 characters/);
+  assert.throws(() => collection("x", { schema: {} as typeof schema }), /valibot schema/);
+  assert.throws(
+    // @ts-expect-error: an index needs a key
+    () => collection("x", { schema, indexes: { byA: {} } }),
+    /index byA needs a key/,
+  );
+  assert.throws(
+    // @ts-expect-error: a state machine maps states to arrays
+    () => collection("x", { schema, transitions: { a: { x: "y" } } }),
+    /transitions.a.x must be an array/,
+  );
+});
+
+Deno.test("an index key that gives something else than a key part is a TypeError naming the index", async () => {
+  using kv = await open();
+  const dated = collection("dated", {
+    schema: v.object({ at: v.date() }),
+    indexes: { byAt: { key: (item) => item.at as unknown as string } },
+  });
+  await assert.rejects(
+    dated.create(kv, { at: new Date() }),
+    /index byAt gave \[object Date\]: an index value is a string, number/,
+  );
+  assert.deepEqual(await entriesOf(kv, "dated"), []);
+});
+
+Deno.test("types: the item's type comes from the schema, index names from the declaration", async () => {
+  using kv = await open();
+  const created = await cards.create(kv, card());
+  const state: "open" | "active" | "closed" = created.value.state;
+  await cards.find(kv, "byOwner", "ada");
+  // @ts-expect-error: byColumn is not unique
+  await cards.find(kv, "byColumn", "a").catch(() => {});
+  await cards.snapshot(kv, { index: "byColumn", value: "a" });
+  // @ts-expect-error: a unique index has no live view
+  await cards.snapshot(kv, { index: "byOwner", value: "ada" }).catch(() => {});
+  // @ts-expect-error: not a state
+  await cards.update(kv, created.id, { state: "gone" }).catch(() => {});
+  collection("typed", {
+    schema: Card,
+    // @ts-expect-error: no such field
+    indexes: { byNothing: { key: "nothing" } },
+  });
+  collection("typed", {
+    schema: Card,
+    // @ts-expect-error: not a state of the field
+    transitions: { state: { open: ["gone"] } },
+  });
+  assert.equal(state, "open");
+});
+
+Deno.test("a refused write answers through the product-errors path: its status, its message, no failure", async () => {
+  using kv = await open();
+  const first = await cards.create(kv, card({ owner: "ada", state: "closed" }));
+  await cards.update(kv, first.id, { points: 7 }); // the versionstamp the client holds is old now
+  const refusals: Record<string, () => Promise<unknown>> = {
+    "stale": () => cards.update(kv, first.id, { points: 8 }, { versionstamp: first.versionstamp }),
+    "taken": () => cards.create(kv, card({ owner: "ada" })),
+    "transition": () => cards.update(kv, first.id, { state: "open" }),
+    "invalid": () => cards.create(kv, card({ title: "" })),
+    "gone": () => cards.update(kv, "01J0000000000000000000000Z", { points: 1 }),
+  };
+  const api: RouteModule = {
+    handler: {
+      async POST(req) {
+        await refusals[new URL(req.url).searchParams.get("what")!]();
+        return new Response("written");
+      },
+    },
+  };
+  const app = memoryApp({ routes: { "api/cards.ts": api } }, { kv });
+  using logs = captureLogs();
+  const expected: Record<string, [number, RegExp]> = {
+    stale: [409, /changed meanwhile/],
+    taken: [409, /Another item has this byOwner/],
+    transition: [409, /Cannot go from closed to open/],
+    invalid: [422, /title: A title, please\./],
+    gone: [404, /No such item in cards/],
+  };
+  for (const [what, [status, message]] of Object.entries(expected)) {
+    const res = await app.request(`/api/cards?what=${what}`, { method: "POST" });
+    assert.equal(res.status, status, what);
+    const body = await res.json();
+    assert.equal(body.error.status, status, what);
+    assert.match(body.error.message, message, what);
+  }
+  assert.deepEqual(logs.lines.filter((line) => line.level === "error"), [], "no failure logged");
+});
