@@ -13,12 +13,20 @@ import { HTTPException } from "hono/http-exception";
 import { join } from "node:path";
 import { claimInMemory } from "../actions/form_state.ts";
 import { stubFailure } from "../actions/endpoint.ts";
-import { formStateHead, formStateOf, mountActions } from "../actions/mod.ts";
+import {
+  formStateHead,
+  formStateOf,
+  keptInputOf,
+  keptNotice,
+  mountActions,
+} from "../actions/mod.ts";
 import { isRedirect } from "../actions/redirect.ts";
 import { failures } from "../errors/failure.ts";
 import { isHttpError, notFound } from "../errors/http_error.ts";
 import { registerIsland } from "../islands/registry.ts";
+import { keptFields } from "../jsx/kept_field.ts";
 import { claimInKv } from "../kv/claim.ts";
+import { kvSecret } from "../kv/secret.ts";
 import { type PageTree, renderPage } from "../render/page.tsx";
 import { bodyRefusal, guardBodies } from "./bodies.ts";
 import { deadlineClock, withinDeadline } from "./deadline.ts";
@@ -34,6 +42,7 @@ import { nonceOf, securityHeaders } from "./security.ts";
 import { staticFiles } from "./static.ts";
 import { tracedMiddleware } from "./telemetry.ts";
 import type { HonoApp, PageProps, RenderInit, State } from "./types.ts";
+import { buildMeta, currentBuild } from "./versions.ts";
 
 /**
  * What `createApp` returns: a fetch handler for a server, Hono's in-process `request` for tests,
@@ -116,6 +125,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
     },
     { dir: join(options.root, "static"), prefix: "", immutable: false },
   ));
+  app.get(...currentBuild(manifest.buildId));
   app.use(async function deadline(c, next) {
     const deadline = clock.start();
     if (!deadline) return next();
@@ -128,7 +138,10 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
   if (telemetry?.middleware) app.use(telemetry.middleware);
   const { kv, trustProxy } = options;
   app.use(appScope({ kv, trustProxy, closing: closing.signal }));
-  mountActions(app, manifest.actions, {
+  mountActions(app, manifest.actions.entries, {
+    // Kept in KV, the same across deploys: a cookie signed just before one verifies just after.
+    secret: kv ? kvSecret(kv, "form_state") : () => Promise.resolve(manifest.actions.secret),
+    buildId: manifest.buildId,
     maxBytes: options.actionBodyLimit,
     origins: options.origins,
     failures: failed,
@@ -136,11 +149,16 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
     telemetry,
   });
 
-  const renderContext = (c: Context) => ({
-    nonce: nonceOf(c),
-    assets: manifest.assets,
-    islandStyles: manifest.styles?.islands,
-  });
+  const renderContext = (c: Context) => {
+    const kept = keptInputOf(c);
+    return {
+      nonce: nonceOf(c),
+      assets: manifest.assets,
+      islandStyles: manifest.styles?.islands,
+      kept: kept && keptFields(kept),
+    };
+  };
+  const pageBuild = buildMeta(manifest.buildId);
   const render = (
     c: Context,
     tree: PageTree,
@@ -153,8 +171,10 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
       context: renderContext(c),
       head: (
         <>
+          {pageBuild}
           {telemetry?.head?.(c)}
           {formStateHead(formState)}
+          {keptNotice(keptInputOf(c))}
         </>
       ),
       formState,
