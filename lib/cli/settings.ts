@@ -87,7 +87,12 @@ const SCHEMAS = {
   TRUST_PROXY: flag,
   SERVE_SOURCE_MAPS: flag,
   KV_PATH: v.string(),
+  ASSET_RETENTION_DAYS: wholeNumber(0, 365, "days (0 keeps no earlier build's assets)"),
+  ASSET_RETENTION_BYTES: wholeNumber(1024 * 1024, 64 * GIB, "a size in bytes"),
 };
+
+/** How long and how much of earlier builds' assets KV keeps by default: a week, 64 MiB. */
+export const ASSET_RETENTION = { days: 7, maxBytes: 64 * 1024 * 1024 };
 
 /** Where the data lives unless `KV_PATH` says otherwise (`.gitignore` keeps `.data/` out of git). */
 export const DEFAULT_KV_PATH = ".data/kv.sqlite3";
@@ -131,6 +136,10 @@ export function readSettings(env: Env): Settings {
       allowedHosts: parsed.ALLOWED_HOSTS,
       trustProxy: parsed.TRUST_PROXY,
       serveSourceMaps: parsed.SERVE_SOURCE_MAPS,
+      assetRetention: {
+        days: parsed.ASSET_RETENTION_DAYS ?? ASSET_RETENTION.days,
+        maxBytes: parsed.ASSET_RETENTION_BYTES ?? ASSET_RETENTION.maxBytes,
+      },
     },
     sentry: sentry.config,
     kvPath: parsed.KV_PATH ?? (env("DENO_DEPLOYMENT_ID") ? undefined : DEFAULT_KV_PATH),

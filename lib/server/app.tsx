@@ -32,6 +32,7 @@ import { bodyRefusal, guardBodies } from "./bodies.ts";
 import { deadlineClock, withinDeadline } from "./deadline.ts";
 import { errorPages } from "./error_pages.tsx";
 import { guardRequests } from "./guard.ts";
+import { keepWhileRunning, keptAssets } from "./kept_assets.ts";
 import { withHonestHead } from "./head.ts";
 import { type Manifest, middlewaresOf } from "./manifest.ts";
 import { type AppOptions, resolveOptions } from "./options.ts";
@@ -67,6 +68,11 @@ export interface App {
   request: HonoApp["request"];
   /** Ends the app's long-lived streams (event streams), so a shutdown need not wait. */
   close(): void;
+  /**
+   * Resolves once the app's start-up work is done — this build's assets kept in KV, with
+   * `assetRetention` — so that a server starts serving only then. Never rejects.
+   */
+  ready: Promise<void>;
 }
 
 /**
@@ -125,6 +131,9 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
     },
     { dir: join(options.root, "static"), prefix: "", immutable: false },
   ));
+  const { kv, trustProxy } = options;
+  // Earlier builds' assets, for tabs opened before a deploy: in KV, where this disk has none.
+  if (kv && !dev) app.use("/_app/*", keptAssets(kv, { sourceMaps: options.serveSourceMaps }));
   app.get(...currentBuild(manifest.buildId));
   app.use(async function deadline(c, next) {
     const deadline = clock.start();
@@ -136,7 +145,6 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
   app.use(guardBodies(options.bodyBudget));
   telemetry?.routes?.(app);
   if (telemetry?.middleware) app.use(telemetry.middleware);
-  const { kv, trustProxy } = options;
   app.use(appScope({ kv, trustProxy, closing: closing.signal }));
   mountActions(app, manifest.actions.entries, {
     // Kept in KV, the same across deploys: a cookie signed just before one verifies just after.
@@ -243,10 +251,21 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
 
   const fetch = guardRequests(withHonestHead(app.fetch), options.allowedHosts);
   app.fetch = fetch as typeof app.fetch;
+  const retention = options.assetRetention;
+  const ready = kv && !dev && retention && retention.days > 0 && manifest.assets.files?.length
+    ? keepWhileRunning({
+      kv,
+      root: options.root,
+      manifest,
+      retention: { ms: retention.days * 24 * 60 * 60 * 1000, maxBytes: retention.maxBytes },
+      sourceMaps: options.serveSourceMaps,
+    }, closing.signal)
+    : Promise.resolve();
   return {
     fetch,
     request: app.request,
     close: () => closing.abort(),
+    ready,
   };
 }
 
