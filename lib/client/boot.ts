@@ -4,7 +4,9 @@
  * once its server HTML is complete it imports the island's chunk, decodes the props and hydrates
  * with `hydrateRoot`. Server-rendered children are kept as they are. An island that fails to load,
  * hydrate or render takes the page down to the failure screen, or only the `<Contained>` part
- * around it (`failure.ts`).
+ * around it (`failure.ts`) — unless the page is older than the build serving now: then it reloads
+ * to the new version, keeping what was typed (`stale.ts`), since a deploy is no failure. The page
+ * puts back what a reload for that reason kept, and follows newer builds (`versions.ts`).
  */
 import { type ComponentType, createElement } from "react";
 import { hydrateRoot } from "react-dom/client";
@@ -12,6 +14,8 @@ import { deserializeProps } from "../shared/props.ts";
 import { failIsland, reportPageError, reportUncaughtErrors } from "./failure.ts";
 import { pageFormState } from "./form_state.ts";
 import { startSentryWhenIdle } from "./sentry_loader.ts";
+import { reloadKeepingInput, restoreKeptInput } from "./stale.ts";
+import { followNewerBuilds, isOutOfDate } from "./versions.ts";
 
 const CONTENTS = { display: "contents" };
 
@@ -26,8 +30,8 @@ class AppIsland extends HTMLElement {
     this.#started = true;
     whenParsed(this)
       .then(() => import(this.getAttribute("src")!))
-      .then((module) => this.#hydrate(module), failIsland(this, "island-load"))
-      .catch(failIsland(this, "hydration"));
+      .then((module) => this.#hydrate(module), failOrReload(this, "island-load"))
+      .catch(failOrReload(this, "hydration"));
   }
 
   #hydrate(module: { default: ComponentType }) {
@@ -42,12 +46,28 @@ class AppIsland extends HTMLElement {
       });
     }
     hydrateRoot(this, createElement(module.default, props), {
-      onUncaughtError: failIsland(this, "render"),
+      onUncaughtError: failOrReload(this, "render"),
       onCaughtError,
       onRecoverableError,
       formState: pageFormState(),
     });
   }
+}
+
+/**
+ * What breaks an island: on a page older than the build serving now — its chunk gone, its props
+ * no longer what the code expects — a reload to the new version; on the build serving now, a
+ * failure (`failIsland`).
+ */
+function failOrReload(island: Element, kind: string): (error: unknown) => void {
+  const fail = failIsland(island, kind);
+  return (error) => {
+    isOutOfDate().then((stale) => {
+      if (!stale) return fail(error);
+      console.warn(`An island of this page broke (${kind}), and a newer build serves: reloading.`);
+      reloadKeepingInput({ notice: false });
+    });
+  };
 }
 
 /** Resolves once the parser has closed `el`, so hydration sees all of its server HTML. */
@@ -75,5 +95,7 @@ function whenParsed(el: Element): Promise<void> {
 }
 
 reportUncaughtErrors();
+followNewerBuilds();
+restoreKeptInput();
 customElements.define("app-island", AppIsland);
 startSentryWhenIdle();

@@ -10,7 +10,7 @@ import { type ReactNode, use } from "react";
 // React's own, not ours: the field itself is no island, nor kept again.
 import { jsx, jsxs } from "react/jsx-runtime";
 import { RenderContext } from "../render/context.ts";
-import { keptByName, type KeptInput } from "../shared/kept_input.ts";
+import { isKeptType, keptByName, type KeptInput } from "../shared/kept_input.ts";
 
 /** What a render hands out: each name's values, in order. */
 export interface KeptFields {
@@ -34,9 +34,6 @@ export function keptFields(kept: KeptInput): KeptFields {
   };
 }
 
-/** Types whose values are never put back: secrets, files, and what the page set itself. */
-const NOT_KEPT = new Set(["password", "file", "hidden", "submit", "button", "image", "reset"]);
-
 type Props = Record<string, unknown>;
 
 /** Whether the JSX runtime renders an element of `type` with `props` through `KeptField`. */
@@ -45,7 +42,7 @@ export function isKeptField(type: string, props: Props): type is "input" | "text
   if (type === "textarea" || type === "select") return props.value === undefined;
   if (type !== "input") return false;
   const kind = typeof props.type === "string" ? props.type.toLowerCase() : "text";
-  if (NOT_KEPT.has(kind)) return false;
+  if (!isKeptType(kind)) return false;
   // Controlled fields belong to their component's state.
   return kind === "checkbox" || kind === "radio"
     ? props.checked === undefined

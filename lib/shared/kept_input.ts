@@ -25,6 +25,22 @@ export const NOTICE_ATTRIBUTE = "data-app-notice";
 /** Names of what must never be kept in a cookie or in storage, whatever the field's type. */
 const SECRET_NAME = /pass(word|wd)?|secret|token|csrf|otp|cvc|cvv|card.?num/i;
 
+/** Types of `<input>` whose values are never kept: secrets, files, and what the page set itself. */
+const NOT_KEPT_TYPES = new Set([
+  "password",
+  "file",
+  "hidden",
+  "submit",
+  "button",
+  "image",
+  "reset",
+]);
+
+/** Whether an `<input>` of this type (lower case; `text` when none) may get a kept value. */
+export function isKeptType(type: string): boolean {
+  return !NOT_KEPT_TYPES.has(type);
+}
+
 /** Most fields kept: a form has tens, a large one a few hundred. */
 export const MAX_KEPT_FIELDS = 500;
 
