@@ -1,0 +1,408 @@
+/**
+ * @module
+ * Deploys never break an open tab, in Chromium, with real deploys: a copy of the test app with
+ * pages, islands and actions of this test's own is built and served (`deno task start`'s server,
+ * then `deno serve --parallel` with two workers), tabs are opened and typed into, then the sources
+ * are edited — an action edited, another renamed away, the islands and a module they load later
+ * edited — rebuilt in place (`deno task build`), the old build's files deleted from the disk, as a
+ * Deno Deploy deployment holds only its own, and the server restarted on the same port and KV
+ * store. Then the old tabs are used:
+ * - an edited action: the old tab's call runs the new code (its id did not change);
+ * - an edited island: the old tab keeps working; what it loads after the deploy (the action
+ *   client, the Sentry SDK, an island whose chunk comes late, a module imported on a click) comes
+ *   from KV, the old build's files being gone — never a 404;
+ * - a removed action: no failure screen; the page reloads to the new version with what was typed
+ *   back in its fields, and one sentence saying why;
+ * - the same without JavaScript: the edited action's form lands back with its result; the removed
+ *   one's lands back on its page (303), what it sent in its fields, and the sentence.
+ *
+ * `DEPLOYS_FRAMEWORK=/path/to/an/older/tree` runs the same against that tree's framework (`lib/`,
+ * `deno.json`, `deno.lock`, `main.ts`), to show what the scenarios did before (see the report of
+ * issue 28). Each runner takes two builds and two starts: some 40 s in all on a quiet machine.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import type { Page, Response, Route } from "playwright-core";
+import { builtCopy } from "../helpers/built_copy.ts";
+import { launchBrowser } from "../helpers/browser.ts";
+import { startOtlpReceiver } from "../helpers/otlp_receiver.ts";
+import { serveParallel } from "../helpers/parallel.ts";
+import { copyProject, type ProjectCopy } from "../helpers/project_copy.ts";
+import { startServer, type TestServer } from "../helpers/server.ts";
+
+const OLD_FRAMEWORK = Deno.env.get("DEPLOYS_FRAMEWORK");
+const NOTICE =
+  "This page was updated while you had it open: check what you entered and send it again.";
+
+/** The first version: what the open tabs load. */
+const V1: Record<string, string> = {
+  "routes/_notes/actions.ts": `"use server";
+export interface NoteState {
+  said?: string;
+}
+
+export async function save(_previous: NoteState, form: FormData): Promise<NoteState> {
+  return await Promise.resolve({ said: \`saved by v1: \${form.get("title")}\` });
+}
+
+export async function erase(_previous: NoteState, form: FormData): Promise<NoteState> {
+  return await Promise.resolve({ said: \`erased by v1: \${form.get("body")}\` });
+}
+`,
+  "islands/Notes.tsx": `import { useActionState, useState } from "react";
+import { erase, type NoteState, save } from "../routes/_notes/actions.ts";
+
+export default function Notes() {
+  const [saved, saveAction] = useActionState(save, {} as NoteState);
+  const [erased, eraseAction] = useActionState(erase, {} as NoteState);
+  const [later, setLater] = useState("");
+  return (
+    <section>
+      <p id="version">island v1</p>
+      <form action={saveAction}>
+        <input name="title" aria-label="Title" />
+        <button type="submit">Save</button>
+        <output id="saved">{saved.said}</output>
+      </form>
+      <form action={eraseAction}>
+        <textarea name="body" aria-label="Body" />
+        <button type="submit">Erase</button>
+        <output id="erased">{erased.said}</output>
+      </form>
+      <button type="button" onClick={async () => setLater((await import("../components/later.ts")).later())}>
+        Later
+      </button>
+      <output id="later">{later}</output>
+    </section>
+  );
+}
+`,
+  "islands/Tally.tsx": `import { useState } from "react";
+
+export default function Tally() {
+  const [count, setCount] = useState(0);
+  return <button type="button" id="tally" onClick={() => setCount(count + 1)}>Tally v1: {count}</button>;
+}
+`,
+  "components/later.ts": `export function later(): string {
+  return "later v1";
+}
+`,
+  "routes/notes.tsx": `import Notes from "../islands/Notes.tsx";
+import Tally from "../islands/Tally.tsx";
+
+export default function NotesPage() {
+  return (
+    <>
+      <title>Notes</title>
+      <h1>Notes</h1>
+      <Notes />
+      <Tally />
+    </>
+  );
+}
+`,
+};
+
+/** The deploy: `save` edited, `erase` renamed away (to `wipe`), the islands and `later` edited. */
+function v2(): Record<string, string> {
+  const edit = (path: string, ...pairs: [string, string][]) => {
+    let text = V1[path];
+    for (const [from, to] of pairs) {
+      assert.ok(text.includes(from), `${path} holds ${from}`);
+      text = text.replaceAll(from, to);
+    }
+    return text;
+  };
+  return {
+    "routes/_notes/actions.ts": edit(
+      "routes/_notes/actions.ts",
+      ["saved by v1", "saved by v2"],
+      ["erase(", "wipe("],
+      ["erased by v1", "wiped by v2"],
+    ),
+    "islands/Notes.tsx": edit(
+      "islands/Notes.tsx",
+      ["island v1", "island v2"],
+      ["{ erase,", "{ wipe as erase,"],
+    ),
+    "islands/Tally.tsx": edit("islands/Tally.tsx", ["Tally v1", "Tally v2"]),
+    "components/later.ts": edit("components/later.ts", ["later v1", "later v2"]),
+  };
+}
+
+type Serve = (root: string, env: Record<string, string>, port?: number) => Promise<TestServer>;
+
+const runners: [string, Serve][] = [
+  // What `deno task start` runs: the launcher, which runs the server as its child with Sentry on.
+  [
+    "deno task start",
+    (root, env, port) => startServer(env, { root, port, script: "lib/cli/launch.ts" }),
+  ],
+  ["deno serve --parallel", (root, env, port) => serveParallel(root, env, port)],
+];
+
+for (const [runner, serve] of runners) {
+  Deno.test(`deploys never break an open tab: ${runner}`, async (t) => {
+    await using copy = await deployable();
+    // Sentry on, so that its SDK is a chunk pages load late: one receiver stands in for its
+    // envelope and OTLP endpoints (the launcher exports spans there).
+    await using sentry = startOtlpReceiver();
+    const env = {
+      KV_PATH: join(copy.root, ".data/kv.sqlite3"),
+      SENTRY_DSN: `http://publickey@127.0.0.1:${sentry.port}/42`,
+      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+    };
+    await using browser = await launchBrowser();
+
+    let server = await serve(copy.root, env);
+    await keptInKv(server);
+    const port = server.port;
+    const url = (path: string) => server.origin + path;
+
+    // What the old tabs ask for once the deploy is done: held until then.
+    let deployed!: () => void;
+    const afterDeploy = new Promise<void>((resolve) => deployed = resolve);
+    const holdUntilDeployed = async (route: Route) => {
+      await afterDeploy;
+      await route.continue();
+    };
+
+    // Old tabs, one per scenario, opened and typed into before the deploy. With scripts on: one
+    // whose action client, Sentry SDK and Tally island's chunk come only after the deploy; one to
+    // save; one to erase. With scripts off: one to save, one to erase.
+    const scripted = await browser.newContext();
+    const open = async (hold = false) => {
+      const page = await scripted.newPage();
+      const assets = watchAssets(page);
+      if (hold) {
+        await page.route(/\/_app\/(action-client|sentry|Tally)-\w+\.js$/, holdUntilDeployed);
+      }
+      await page.goto(url("/notes"));
+      await hydratedIsland(page, "Notes");
+      return { page, assets, noReload: await mark(page) };
+    };
+    const late = await open(true);
+    const saving = await open();
+    await saving.page.getByLabel("Title").fill("Milk");
+    const erasing = await open();
+    await erasing.page.getByLabel("Title").fill("Eggs");
+    await erasing.page.getByLabel("Body").fill("Dear diary");
+    const plain = await browser.newContext({ javaScriptEnabled: false });
+    const savePage = await plain.newPage();
+    await savePage.goto(url("/notes"));
+    await savePage.getByLabel("Title").fill("Bread");
+    const erasePage = await plain.newPage();
+    await erasePage.goto(url("/notes"));
+    await erasePage.getByLabel("Body").fill("Dear diary, without scripts");
+
+    const oldFiles = await builtFiles(copy.root);
+    let newFiles: string[] = [];
+    const before = late.assets.loaded().length;
+    await t.step("the deploy: edit, build beside the running server, restart", async () => {
+      for (const [path, text] of Object.entries(v2())) await copy.write(path, text);
+      await run(copy.root, ["task", "build"]);
+      await server[Symbol.asyncDispose]();
+      newFiles = await builtFiles(copy.root);
+      // As on Deno Deploy, the new deployment holds only its own files.
+      const gone = await deleteAllBut(copy.root, newFiles);
+      assert.ok(gone.some((file) => /^Tally-\w+\.js$/.test(file)), "the old Tally chunk is gone");
+      server = await serve(copy.root, env, port);
+      await keptInKv(server);
+      deployed();
+    });
+    const onlyOld = (path: string) => {
+      const file = path.slice("/_app/".length);
+      return oldFiles.includes(file) && !newFiles.includes(file);
+    };
+
+    await t.step(
+      "an edited island: the old tab works, what it loads late comes from KV",
+      async () => {
+        const { page, assets, noReload } = late;
+        await hydratedIsland(page, "Tally");
+        await page.locator("#tally").click();
+        await page.locator("#tally", { hasText: "Tally v1: 1" }).waitFor();
+        await page.getByRole("button", { name: "Later" }).click();
+        await page.locator("#later", { hasText: "later v1" }).waitFor();
+        await page.locator("#version", { hasText: "island v1" }).waitFor();
+        const loaded = assets.loaded().slice(before);
+        // Held until the deploy: from the new server, 200 (the action client and the Sentry SDK
+        // may be the same files in both builds, then on its disk).
+        for (const kind of ["action-client", "sentry", "Tally"]) {
+          assert.ok(loaded.some((path) => path.startsWith(`/_app/${kind}-`)), `${kind}: ${loaded}`);
+        }
+        // The island's and the lazy module's chunks of the old build: gone from the disk, so from
+        // KV.
+        const fromKv = loaded.filter(onlyOld);
+        assert.ok(fromKv.some((path) => /^\/_app\/Tally-\w+\.js$/.test(path)), `${fromKv}`);
+        assert.ok(fromKv.some((path) => /^\/_app\/chunk-\w+\.js$/.test(path)), `${fromKv}`);
+        assert.deepEqual(assets.failed(), []);
+        assert.equal(await page.locator("html[data-failure]").count(), 0);
+        // And its action calls still run.
+        await page.getByLabel("Title").fill("Late");
+        await page.getByRole("button", { name: "Save" }).click();
+        await page.locator("#saved", { hasText: "saved by v2: Late" }).waitFor();
+        assert.ok(await noReload());
+      },
+    );
+
+    await t.step("an edited action: the old tab's call runs the new code", async () => {
+      const { page, assets, noReload } = saving;
+      await page.getByRole("button", { name: "Save" }).click();
+      await page.locator("#saved", { hasText: "saved by v2: Milk" }).waitFor();
+      assert.ok(await noReload(), "no reload for an action that is still there");
+      assert.equal(await page.locator("html[data-failure]").count(), 0);
+      assert.deepEqual(assets.failed(), []);
+    });
+
+    await t.step("a removed action: no failure screen; the new version, input kept", async () => {
+      const { page, assets, noReload } = erasing;
+      await page.getByRole("button", { name: "Erase" }).click();
+      await page.locator("#version", { hasText: "island v2" }).waitFor();
+      assert.ok(!(await noReload()), "reloaded to the new version");
+      await hydratedIsland(page, "Notes");
+      await page.getByRole("status").filter({ hasText: NOTICE }).waitFor();
+      assert.equal(await page.getByLabel("Body").inputValue(), "Dear diary");
+      // Typed into another form, never sent: kept all the same.
+      assert.equal(await page.getByLabel("Title").inputValue(), "Eggs");
+      assert.equal(await page.locator("html[data-failure]").count(), 0);
+      assert.equal(await page.getByRole("status").filter({ hasText: NOTICE }).count(), 1);
+      // The new version's action, sent again, runs.
+      await page.getByRole("button", { name: "Erase" }).click();
+      await page.locator("#erased", { hasText: "wiped by v2: Dear diary" }).waitFor();
+      assert.deepEqual(assets.failed(), []);
+    });
+
+    await t.step(
+      "without JavaScript: the edited action works, the removed one lands back",
+      async () => {
+        await savePage.getByRole("button", { name: "Save" }).click();
+        await savePage.locator("#saved", { hasText: "saved by v2: Bread" }).waitFor();
+        assert.equal(savePage.url(), url("/notes"));
+
+        const [posted] = await Promise.all([
+          erasePage.waitForResponse((res) => res.url().includes("/_action/")),
+          erasePage.getByRole("button", { name: "Erase" }).click(),
+        ]);
+        assert.equal(posted.status(), 303);
+        await erasePage.waitForURL(url("/notes"));
+        await erasePage.getByRole("status").filter({ hasText: NOTICE }).waitFor();
+        assert.equal(
+          await erasePage.getByLabel("Body").inputValue(),
+          "Dear diary, without scripts",
+        );
+        await erasePage.locator("#version", { hasText: "island v2" }).waitFor();
+      },
+    );
+
+    await scripted.close();
+    await plain.close();
+    await server[Symbol.asyncDispose]();
+  });
+}
+
+/** A copy of the test app with `V1`, built, in a folder of its own (the deploy edits it). */
+async function deployable(): Promise<ProjectCopy> {
+  const built = await builtCopy(OLD_FRAMEWORK ? "deploys-old-framework" : "deploys", V1, {
+    finish: OLD_FRAMEWORK ? (root) => useFramework(root, OLD_FRAMEWORK) : undefined,
+  });
+  return await copyProject({ from: built, withBuild: true });
+}
+
+/** Puts the framework of the tree at `from` in place of the copy's, and builds again. */
+async function useFramework(root: string, from: string): Promise<void> {
+  for (const name of ["lib", "deno.json", "deno.lock", "main.ts"]) {
+    await Deno.remove(join(root, name), { recursive: true });
+    await run(root, [], ["cp", "-R", join(from, name), join(root, name)]);
+  }
+  await Deno.remove(join(root, "_build"), { recursive: true });
+  await run(root, ["task", "build"]);
+}
+
+/**
+ * Waits for the line saying this build's assets are kept in KV (none before issue 28). Read from
+ * the output as it is: `deno serve --parallel` puts the worker's name before each line.
+ */
+async function keptInKv(server: TestServer): Promise<void> {
+  if (OLD_FRAMEWORK) return;
+  const until = Date.now() + 30_000;
+  while (!server.stdout.some((line) => line.includes("assets are kept in KV"))) {
+    if (Date.now() > until) {
+      throw new Error(`no "kept in KV" line in 30 s:\n${server.stdout.join("\n")}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** The files of the last build, below `_build/static/`, compressed copies included. */
+async function builtFiles(root: string): Promise<string[]> {
+  const [last] = JSON.parse(await Deno.readTextFile(join(root, "_build/builds.json")));
+  return last;
+}
+
+/** Deletes every file of `_build/static/` but `keep`; returns what it deleted. */
+async function deleteAllBut(root: string, keep: string[]): Promise<string[]> {
+  const dir = join(root, "_build/static");
+  const gone: string[] = [];
+  for await (const path of walk(dir)) {
+    const file = path.slice(dir.length + 1);
+    if (keep.includes(file)) continue;
+    await Deno.remove(path);
+    gone.push(file);
+  }
+  return gone;
+}
+
+async function* walk(dir: string): AsyncGenerator<string> {
+  for await (const entry of Deno.readDir(dir)) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory) yield* walk(path);
+    else yield path;
+  }
+}
+
+/** Runs deno (or `command`) in `root`; fails the test with its output if it fails. */
+async function run(root: string, args: string[], command?: string[]): Promise<void> {
+  const [program, ...rest] = command ?? [Deno.execPath(), ...args];
+  const { code, stdout, stderr } = await new Deno.Command(program, {
+    args: rest,
+    cwd: root,
+    env: { NODE_ENV: "production" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+  assert.equal(code, 0, `${[program, ...rest].join(" ")}:\n${text(stdout)}${text(stderr)}`);
+}
+
+/** The island `name` hydrated (another may still be waiting for its chunk). */
+async function hydratedIsland(page: Page, name: string): Promise<void> {
+  await page.waitForFunction((name) => {
+    const first = document.querySelector(`app-island[name="${name}"]`)?.firstElementChild;
+    return first && Object.keys(first).some((key) => key.startsWith("__reactFiber"));
+  }, name);
+}
+
+/** True while the document is the one `mark` was called in: no reload happened since. */
+async function mark(page: Page): Promise<() => Promise<boolean>> {
+  await page.evaluate(() => Object.assign(globalThis, { stillHere: true }));
+  return () => page.evaluate(() => "stillHere" in globalThis);
+}
+
+/** The page's requests for the build's assets: those answered 200, and any that were not. */
+function watchAssets(page: Page) {
+  const loaded: string[] = [];
+  const failed: string[] = [];
+  page.on("response", (res: Response) => {
+    const path = new URL(res.url()).pathname;
+    if (!path.startsWith("/_app/")) return;
+    if (res.status() === 200) loaded.push(path);
+    else failed.push(`${path} → ${res.status()}`);
+  });
+  page.on("requestfailed", (req) => {
+    const path = new URL(req.url()).pathname;
+    if (path.startsWith("/_app/")) failed.push(`${path} → failed`);
+  });
+  return { loaded: () => [...loaded], failed: () => [...failed] };
+}
