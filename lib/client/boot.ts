@@ -95,7 +95,9 @@ function whenParsed(el: Element): Promise<void> {
 }
 
 reportUncaughtErrors();
-followNewerBuilds();
-restoreKeptInput();
-customElements.define("app-island", AppIsland);
-startSentryWhenIdle();
+// An old page the back button brought back from the HTTP cache reloads at once: nothing to start.
+if (!followNewerBuilds()) {
+  restoreKeptInput();
+  customElements.define("app-island", AppIsland);
+  startSentryWhenIdle();
+}

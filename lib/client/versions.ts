@@ -3,8 +3,9 @@
  * Which build the page is, and whether another serves now (`shared/versions.ts`). The page's
  * build is its `<meta name="app-build">`, read once (a failure screen may replace the document).
  * Another build is noticed from every action's answer (`App-Build`) and kept in the tab's
- * `sessionStorage`: a page the back button brings back from the browser's cache then reloads to
- * the new version instead of running old code (a link's navigation loads the new one anyway). It
+ * `sessionStorage`: a page the back button brings back from one of the browser's caches then
+ * reloads to the new version instead of running old code (a link's navigation loads the new one
+ * anyway). It
  * is asked for (`GET /_build`) only when an island broke, to tell a page that is out of date from
  * one that is broken.
  */
@@ -54,15 +55,27 @@ export async function isOutOfDate(): Promise<boolean> {
 }
 
 /**
- * This page's build is the one serving, as far as the tab knows; and when the browser brings the
- * page back from its cache (back, forward) while another is known to serve, it reloads.
+ * This page's build is the one serving, as far as the tab knows — unless the browser brought the
+ * page back (back, forward) while another is known to serve: from its HTTP cache, in which case
+ * it reloads now (returning true: nothing else should start), or from its back-forward cache,
+ * whenever that happens.
  */
-export function followNewerBuilds(): void {
+export function followNewerBuilds(): boolean {
   const own = pageBuild();
-  if (!own) return;
-  noteServedBuild(own);
-  addEventListener("pageshow", (event) => {
+  if (!own) return false;
+  const outdated = () => {
     const served = servedBuild();
-    if (event.persisted && served && served !== own) location.reload();
+    return served !== null && served !== own;
+  };
+  addEventListener("pageshow", (event) => {
+    if (event.persisted && outdated()) location.reload();
   });
+  const [navigation] = performance.getEntriesByType("navigation") as PerformanceNavigationTiming[];
+  if (navigation?.type !== "back_forward") {
+    noteServedBuild(own);
+    return false;
+  }
+  if (!outdated()) return false;
+  location.reload();
+  return true;
 }

@@ -28,10 +28,10 @@ export interface AssetRetention {
   maxBytes: number;
 }
 
-/** One file of a build: its URL, and how to get its bytes gzip-compressed. */
+/** One file of a build: its URL, and its bytes gzip-compressed (none: the file is not there). */
 export interface AssetFile {
   url: string;
-  gzipped(): Promise<Uint8Array>;
+  gzipped(): Promise<Uint8Array | undefined>;
 }
 
 /** What the store knows of a file. */
@@ -119,23 +119,25 @@ export async function keepAssets(
   });
   // Scripts and stylesheets before source maps: what a tab cannot do without first.
   due.sort((a, b) => Number(a.url.endsWith(".map")) - Number(b.url.endsWith(".map")));
-  const contents = await Promise.all(due.map(async (file) => await file.gzipped()));
-  const needed = contents.reduce((sum, bytes) => sum + bytes.byteLength, 0);
+  const read = await Promise.all(
+    due.map(async (file) => ({ url: file.url, body: await file.gzipped() })),
+  );
+  const contents = read.filter((file): file is { url: string; body: Uint8Array } => !!file.body);
+  const needed = contents.reduce((sum, file) => sum + file.body.byteLength, 0);
   const evicted = await evict(kv, stored, buildId, new Set(urls), needed, retention.maxBytes);
 
   let total = sumBytes(stored);
   let written = 0;
   let bytes = 0;
   const left: string[] = [];
-  for (const [i, file] of due.entries()) {
-    const body = contents[i];
-    const before = stored.get(file.url)?.bytes ?? 0;
+  for (const { url, body } of contents) {
+    const before = stored.get(url)?.bytes ?? 0;
     if (total - before + body.byteLength > retention.maxBytes) {
-      left.push(file.url);
+      left.push(url);
       continue;
     }
-    const entry = await writeFile(kv, file.url, body, retention.ms);
-    stored.set(file.url, entry);
+    const entry = await writeFile(kv, url, body, retention.ms);
+    stored.set(url, entry);
     total += entry.bytes - before;
     written++;
     bytes += entry.bytes;

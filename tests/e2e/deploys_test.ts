@@ -254,6 +254,12 @@ for (const [runner, serve] of runners) {
       assert.ok(await noReload(), "no reload for an action that is still there");
       assert.equal(await page.locator("html[data-failure]").count(), 0);
       assert.deepEqual(assets.failed(), []);
+
+      // Its answer named the new build: the old page, brought back from the browser's cache by
+      // the back button, reloads to it rather than run old code.
+      await page.goto(url("/about"));
+      await page.goBack();
+      await page.locator("#version", { hasText: "island v2" }).waitFor();
     });
 
     await t.step("a removed action: no failure screen; the new version, input kept", async () => {
