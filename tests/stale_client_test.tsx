@@ -201,6 +201,25 @@ Deno.test("a call to an action the build does not have", async (t) => {
     },
   );
 
+  await t.step(
+    "nearly a mebibyte in hundreds of fields: a cookie within its size, the sentence",
+    async () => {
+      const form = new FormData();
+      for (let i = 0; i < 450; i++) form.append(`field${i}`, "x".repeat(2_000));
+      for (let i = 0; i < 100; i++) form.append(`${"n".repeat(99)}${i % 10}`, "y");
+      form.append("title", "kept");
+      const res = await app.request(`/_action/${GONE}`, {
+        method: "POST",
+        body: form,
+        headers: fromPage("/notes"),
+      });
+      assert.equal(res.status, 303);
+      assert.ok(cookieOf(res).length < 4000);
+      const html = await page(app, "/notes", cookieOf(res));
+      assert.ok(html.includes(STALE_NOTICE));
+    },
+  );
+
   await t.step("the limits of any call still hold", async () => {
     const over = await call(app, GONE, ["x".repeat(2 * 1024 * 1024)]);
     assert.equal(over.status, 413);

@@ -91,22 +91,30 @@ export async function flashFormState(
   secure: boolean,
 ): Promise<void> {
   const key = await secret();
-  let value: string | undefined;
+  const signed = (kept: KeptInput | undefined) => {
+    const flash: Flash = {
+      path,
+      ...carried,
+      kept,
+      expires: Date.now() + MAX_AGE_SECONDS * 1000,
+      id: crypto.randomUUID(),
+    };
+    const payload = encode(stringify(flash));
+    return `${payload}.${sign(key, payload)}`;
+  };
+  let value: string;
   let kept = carried.kept;
   try {
-    for (;;) {
-      const flash: Flash = {
-        path,
-        ...carried,
-        kept,
-        expires: Date.now() + MAX_AGE_SECONDS * 1000,
-        id: crypto.randomUUID(),
-      };
-      const payload = encode(stringify(flash));
-      value = `${payload}.${sign(key, payload)}`;
-      if (value.length <= MAX_VALUE || !kept?.some(([, text]) => text !== "")) break;
-      kept = withoutLongest(kept);
+    value = signed(kept);
+    // Serialized at most a few times, each within a budget: a body of a mebibyte in hundreds of
+    // fields costs one pass over it, not one per field.
+    for (let budget = KEPT_CHARS; value.length > MAX_VALUE && kept && budget >= 0;) {
+      kept = within(carried.kept!, budget);
+      value = signed(kept);
+      budget = budget > 0 ? Math.floor(budget / 2) - 1 : -1;
     }
+    // Names alone too many: the sentence, at least.
+    if (value.length > MAX_VALUE && kept) value = signed(kept = []);
   } catch (error) {
     log("warn", "a form action's result cannot be serialized for the page", {
       error: String(error),
@@ -133,13 +141,23 @@ export async function flashFormState(
   });
 }
 
-/** `kept` with its longest value emptied (the field's name stays: the page still says so). */
-function withoutLongest(kept: KeptInput): KeptInput {
-  let longest = 0;
-  kept.forEach(([, text], i) => {
-    if (text.length > kept[longest][1].length) longest = i;
-  });
-  return kept.map((entry, i) => i === longest ? [entry[0], ""] : entry);
+/** Characters of kept values tried first when all of them do not fit. */
+const KEPT_CHARS = 2_000;
+
+/**
+ * `kept` with values emptied, the longest first, until the rest hold at most `budget` characters
+ * (the fields' names stay: the page still says why it reloaded).
+ */
+function within(kept: KeptInput, budget: number): KeptInput {
+  const byLength = kept.map(([, text], i) => [text.length, i]).sort((a, b) => b[0] - a[0]);
+  let total = kept.reduce((sum, [, text]) => sum + text.length, 0);
+  const emptied = new Set<number>();
+  for (const [length, i] of byLength) {
+    if (total <= budget) break;
+    emptied.add(i);
+    total -= length;
+  }
+  return kept.map((entry, i) => emptied.has(i) ? [entry[0], ""] : entry);
 }
 
 /**

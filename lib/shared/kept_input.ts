@@ -44,9 +44,13 @@ export function isKeptType(type: string): boolean {
 /** Most fields kept: a form has tens, a large one a few hundred. */
 export const MAX_KEPT_FIELDS = 500;
 
+/** Longest field name kept: real ones are words. */
+const MAX_NAME = 100;
+
 /** Whether a field of this name may be kept. */
 export function isKeepable(name: string): boolean {
-  return name !== "" && !name.startsWith(FRAMEWORK_FIELD) && !SECRET_NAME.test(name);
+  return name !== "" && name.length <= MAX_NAME && !name.startsWith(FRAMEWORK_FIELD) &&
+    !SECRET_NAME.test(name);
 }
 
 /** The values of each name, in order. */
