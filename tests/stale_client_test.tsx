@@ -10,7 +10,8 @@
  * verifies on another sharing the store — the next deploy.
  */
 import assert from "node:assert/strict";
-import { captureLogs } from "shell/testing";
+import { ActionError } from "shell/runtime";
+import { captureLogs, TestClient } from "shell/testing";
 import { kvSecret } from "../lib/kv/secret.ts";
 import { type App, createApp } from "../lib/server.ts";
 import { STALE_NOTICE } from "../lib/shared/kept_input.ts";
@@ -140,6 +141,14 @@ Deno.test("a call to an action the build does not have", async (t) => {
     const again = await page(app, "/notes?list=3", cookieOf(res));
     assert.ok(!again.includes(STALE_NOTICE), "applied once");
     assert.equal(shown(again).body, "default text");
+  });
+
+  await t.step("as an island's call rejects: an ActionError marked stale, 410", async () => {
+    const error = await new TestClient(app).call(`/_action/${GONE}`, 1).catch((e) => e);
+    assert.ok(error instanceof ActionError);
+    assert.equal(error.status, 410);
+    assert.equal(error.stale, true);
+    assert.equal(error.message, "This page is out of date: reload it to get the new version.");
   });
 
   await t.step("a form without JavaScript: 303 back to its page, what it sent shown", async () => {

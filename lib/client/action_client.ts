@@ -17,6 +17,9 @@ import { BUILD_HEADER, STALE_HEADER } from "../shared/versions.ts";
 import { reloadKeepingInput } from "./stale.ts";
 import { noteServedBuild } from "./versions.ts";
 
+// For the boot runtime, which loads this bundle to move an out-of-date page, or after it moved.
+export { reloadKeepingInput, restoreKeptInput } from "./stale.ts";
+
 /** Calls the action `id` (exported as `name`) with `args`, sending the trace `headers`. */
 export async function callAction(
   id: string,

@@ -4,12 +4,8 @@
  * export is a function that calls the action through the action client (`action_client.ts`), with
  * the page's trace until the Sentry SDK carries it. The client is a bundle of its own, off the
  * page's critical path: fetched once the browser is idle, or at the first call if that is sooner.
- * A client that cannot be fetched because the page is older than the build serving now (and the
- * earlier builds' files are gone) reloads the page to the new version, keeping what was typed.
  */
-import { reloadKeepingInput } from "./stale.ts";
 import { pageTraceHeaders } from "./trace.ts";
-import { isOutOfDate } from "./versions.ts";
 
 // esbuild writes the URL of the action client's own bundle in here (see `build/bundle.ts`).
 declare const ACTION_CLIENT_URL: string;
@@ -25,11 +21,7 @@ const actionClient = () =>
 
 export function serverAction(id: string, name: string): (...args: unknown[]) => Promise<unknown> {
   const call = async (...args: unknown[]) => {
-    const { callAction } = await actionClient().catch(async (error) => {
-      if (!(await isOutOfDate())) throw error;
-      reloadKeepingInput({ notice: true });
-      return await new Promise<never>(() => {}); // the page is going away
-    });
+    const { callAction } = await actionClient();
     // The headers come from here: the Sentry chunk tells this build's `trace.ts` when it took over.
     return callAction(id, name, args, pageTraceHeaders());
   };

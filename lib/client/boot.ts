@@ -14,8 +14,7 @@ import { deserializeProps } from "../shared/props.ts";
 import { failIsland, reportPageError, reportUncaughtErrors } from "./failure.ts";
 import { pageFormState } from "./form_state.ts";
 import { startSentryWhenIdle } from "./sentry_loader.ts";
-import { reloadKeepingInput, restoreKeptInput } from "./stale.ts";
-import { followNewerBuilds, isOutOfDate } from "./versions.ts";
+import { followNewerBuilds, isOutOfDate, KEPT } from "./versions.ts";
 
 const CONTENTS = { display: "contents" };
 
@@ -55,9 +54,9 @@ class AppIsland extends HTMLElement {
 }
 
 /**
- * What breaks an island: on a page older than the build serving now — its chunk gone, its props
- * no longer what the code expects — a reload to the new version; on the build serving now, a
- * failure (`failIsland`).
+ * What breaks an island: on a page older than the build serving now — its chunk gone, its code at
+ * odds with what the new server answers (an action's client gone, say) — a reload to the new
+ * version; on the build serving now, a failure (`failIsland`).
  */
 function failOrReload(island: Element, kind: string): (error: unknown) => void {
   const fail = failIsland(island, kind);
@@ -65,9 +64,36 @@ function failOrReload(island: Element, kind: string): (error: unknown) => void {
     isOutOfDate().then((stale) => {
       if (!stale) return fail(error);
       console.warn(`An island of this page broke (${kind}), and a newer build serves: reloading.`);
-      reloadKeepingInput({ notice: false });
+      // What breaks as it renders is mostly what the user just asked for: the page says so.
+      moveToNewBuild(kind === "render");
     });
   };
+}
+
+// esbuild writes the URL of the action client's own bundle in here (see `build/bundle.ts`).
+declare const ACTION_CLIENT_URL: string;
+type ActionClient = typeof import("./action_client.ts");
+
+/**
+ * Reloads the page to the build serving now, keeping what its fields hold (`stale.ts`, in the
+ * action client's bundle); a plain reload if that cannot load (gone with the old build's files).
+ */
+function moveToNewBuild(notice: boolean): void {
+  import(ACTION_CLIENT_URL).then(
+    (client: ActionClient) => client.reloadKeepingInput({ notice }),
+    () => location.reload(),
+  );
+}
+
+/** After such a move, the new page gets back what was kept: only then is the client loaded. */
+function restoreAfterMove(): void {
+  let kept: string | null = null;
+  try {
+    kept = sessionStorage.getItem(KEPT);
+  } catch { /* storage off: nothing was kept */ }
+  if (kept !== null) {
+    import(ACTION_CLIENT_URL).then((client: ActionClient) => client.restoreKeptInput());
+  }
 }
 
 /** Resolves once the parser has closed `el`, so hydration sees all of its server HTML. */
@@ -97,7 +123,7 @@ function whenParsed(el: Element): Promise<void> {
 reportUncaughtErrors();
 // An old page the back button brought back from the HTTP cache reloads at once: nothing to start.
 if (!followNewerBuilds()) {
-  restoreKeptInput();
+  restoreAfterMove();
   customElements.define("app-island", AppIsland);
   startSentryWhenIdle();
 }

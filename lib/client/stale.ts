@@ -9,7 +9,9 @@
  * run, says why in one sentence, unless the server did already (it puts back what a form sent,
  * too: `actions/stale.ts`). A page that reloaded so
  * and is out of date again at once (a rollout still under way) waits a little before the next
- * reload, the sentence on show: never a loop. Browser-safe; nothing runs as it loads.
+ * reload, the sentence on show: never a loop. Part of the action client's bundle, which the boot
+ * runtime loads only when a page must move or has just moved (`boot.ts`): no page pays for it
+ * before; nothing runs as it loads.
  */
 import {
   isKeepable,
@@ -20,8 +22,8 @@ import {
   NOTICE_ATTRIBUTE,
   STALE_NOTICE,
 } from "../shared/kept_input.ts";
+import { KEPT } from "./versions.ts";
 
-const KEPT = "app-kept-input";
 const RELOADED = "app-stale-reload";
 /** How long kept input waits for the page to come back: as long as the server's cookie. */
 const KEPT_MS = 60_000;

@@ -7,51 +7,50 @@
  * reloads to the new version instead of running old code (a link's navigation loads the new one
  * anyway). It
  * is asked for (`GET /_build`) only when an island broke, to tell a page that is out of date from
- * one that is broken.
+ * one that is broken. Moving an out-of-date page to the new build, keeping what was typed, is
+ * `stale.ts`'s, which comes with the action client, loaded only then or after such a move.
  */
 import { BUILD_META, BUILD_PATH } from "../shared/versions.ts";
 
 const SERVED = "app-build-served";
+/** Where `stale.ts` keeps a page's input across the reload. */
+export const KEPT = "app-kept-input";
 
-let page: string | null | undefined;
+let page: string | undefined;
 
-/** The build that rendered this page; none on a page from before builds were named. */
-export function pageBuild(): string | null {
-  return page ??= document.querySelector<HTMLMetaElement>(`meta[name="${BUILD_META}"]`)
-    ?.content ?? null;
+/**
+ * The build that rendered this page, read once (the boot runtime reads it as it starts); none
+ * before builds were named. Nothing here runs as the module loads: the test kit imports the action
+ * client, and this with it, outside a browser.
+ */
+function pageBuild(): string | undefined {
+  return page ??= document.querySelector<HTMLMetaElement>(`meta[name="${BUILD_META}"]`)?.content;
 }
 
 /** Notes the build that answered a request of this page's. */
-export function noteServedBuild(build: string | null): void {
-  if (!build) return;
+export function noteServedBuild(build: string | null | undefined): void {
   try {
-    sessionStorage.setItem(SERVED, build);
+    if (build) sessionStorage.setItem(SERVED, build);
   } catch { /* storage off: nothing is noted */ }
 }
 
-function servedBuild(): string | null {
+/** Whether another build than the page's is known to serve. */
+function outdated(): boolean {
+  let served: string | null = null;
   try {
-    return sessionStorage.getItem(SERVED);
-  } catch {
-    return null;
-  }
+    served = sessionStorage.getItem(SERVED);
+  } catch { /* storage off: nothing known */ }
+  return !!served && !!pageBuild() && served !== pageBuild();
 }
 
 /**
- * Whether another build than the page's serves now: as noted, or as the server says (a failed
- * question is no answer: then the page is not known to be out of date).
+ * Whether the server says another build than the page's serves now (a failed question is no
+ * answer: then the page is not known to be out of date).
  */
-export async function isOutOfDate(): Promise<boolean> {
-  const own = pageBuild();
-  if (!own) return false;
-  try {
-    const response = await fetch(BUILD_PATH, { cache: "no-store" });
-    const served = response.ok ? (await response.text()).trim() : servedBuild();
-    noteServedBuild(served);
-    return served !== null && served !== own;
-  } catch {
-    return false;
-  }
+export function isOutOfDate(): Promise<boolean> {
+  return fetch(BUILD_PATH, { cache: "no-store" })
+    .then((response) => response.ok ? response.text() : "")
+    .then((served) => !!served && !!pageBuild() && served !== pageBuild(), () => false);
 }
 
 /**
@@ -61,21 +60,14 @@ export async function isOutOfDate(): Promise<boolean> {
  * whenever that happens.
  */
 export function followNewerBuilds(): boolean {
-  const own = pageBuild();
-  if (!own) return false;
-  const outdated = () => {
-    const served = servedBuild();
-    return served !== null && served !== own;
-  };
   addEventListener("pageshow", (event) => {
     if (event.persisted && outdated()) location.reload();
   });
   const [navigation] = performance.getEntriesByType("navigation") as PerformanceNavigationTiming[];
-  if (navigation?.type !== "back_forward") {
-    noteServedBuild(own);
-    return false;
+  if (navigation?.type !== "back_forward") noteServedBuild(pageBuild());
+  else if (outdated()) {
+    location.reload();
+    return true;
   }
-  if (!outdated()) return false;
-  location.reload();
-  return true;
+  return false;
 }

@@ -7,7 +7,7 @@
  * `sessionStorage` (`client/stale.ts`). Never the framework's own fields, files, or a field whose
  * name looks like a credential. Browser-safe.
  */
-import { FRAMEWORK_FIELD } from "./action_wire.ts";
+import { FRAMEWORK_FIELD } from "./framework_fields.ts";
 
 /** Field name → value pairs, in the order the form had them. */
 export type KeptInput = [name: string, value: string][];
