@@ -11,6 +11,8 @@
  * - an edited island: the old tab keeps working; what it loads after the deploy (the action
  *   client, the Sentry SDK, an island whose chunk comes late, a module imported on a click) comes
  *   from KV, the old build's files being gone — never a 404;
+ * - an island whose chunk is gone even from KV (past the retention): a 404, then a reload to the
+ *   new version with what was typed back in its fields — not the failure screen;
  * - a removed action: no failure screen; the page reloads to the new version with what was typed
  *   back in its fields, and one sentence saying why;
  * - the same without JavaScript: the edited action's form lands back with its result; the removed
@@ -21,8 +23,10 @@
  * issue 28). Each runner takes two builds and two starts: some 40 s in all on a quiet machine.
  */
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { join } from "node:path";
 import type { Page, Response, Route } from "playwright-core";
+import { filesBelow } from "../../lib/build/files.ts";
 import { builtCopy } from "../helpers/built_copy.ts";
 import { launchBrowser } from "../helpers/browser.ts";
 import { startOtlpReceiver } from "../helpers/otlp_receiver.ts";
@@ -183,6 +187,20 @@ for (const [runner, serve] of runners) {
       return { page, assets, noReload: await mark(page) };
     };
     const late = await open(true);
+    // One more, in a browser context of its own (no cache shared with the others), whose Tally
+    // chunk comes only once it is gone from KV too, as past the retention.
+    let expired!: () => void;
+    const afterExpiry = new Promise<void>((resolve) => expired = resolve);
+    const lost = await browser.newContext();
+    const gonePage = await lost.newPage();
+    await gonePage.route(/\/_app\/Tally-\w+\.js$/, async (route) => {
+      await afterExpiry;
+      await route.continue();
+    });
+    await gonePage.goto(url("/notes"));
+    await hydratedIsland(gonePage, "Notes");
+    await gonePage.getByLabel("Title").fill("Typed before");
+    const goneNoReload = await mark(gonePage);
     const saving = await open();
     await saving.page.getByLabel("Title").fill("Milk");
     const erasing = await open();
@@ -247,6 +265,27 @@ for (const [runner, serve] of runners) {
       },
     );
 
+    await t.step(
+      "an island whose script is gone even from KV: a reload, not the failure screen",
+      async () => {
+        const tally = oldFiles.find((file) => /^Tally-\w+\.js$/.test(file))!;
+        {
+          using kv = await Deno.openKv(env.KV_PATH);
+          await kv.delete(["_assets", "file", `/_app/${tally}`]);
+        }
+        const [missing] = await Promise.all([
+          gonePage.waitForResponse((res) => res.url().endsWith(tally)),
+          expired(),
+        ]);
+        assert.equal(missing.status(), 404);
+        await gonePage.locator("#version", { hasText: "island v2" }).waitFor();
+        assert.ok(!(await goneNoReload()), "reloaded to the new version");
+        await hydratedIsland(gonePage, "Tally");
+        assert.equal(await gonePage.getByLabel("Title").inputValue(), "Typed before");
+        assert.equal(await gonePage.locator("html[data-failure]").count(), 0);
+      },
+    );
+
     await t.step("an edited action: the old tab's call runs the new code", async () => {
       const { page, assets, noReload } = saving;
       await page.getByRole("button", { name: "Save" }).click();
@@ -303,6 +342,7 @@ for (const [runner, serve] of runners) {
     );
 
     await scripted.close();
+    await lost.close();
     await plain.close();
     await server[Symbol.asyncDispose]();
   });
@@ -310,15 +350,33 @@ for (const [runner, serve] of runners) {
 
 /** A copy of the test app with `V1`, built, in a folder of its own (the deploy edits it). */
 async function deployable(): Promise<ProjectCopy> {
-  const built = await builtCopy(OLD_FRAMEWORK ? "deploys-old-framework" : "deploys", V1, {
-    finish: OLD_FRAMEWORK ? (root) => useFramework(root, OLD_FRAMEWORK) : undefined,
-  });
+  const built = OLD_FRAMEWORK
+    // The shared copy is known by what it is made of: the older framework's files are part of it.
+    ? await builtCopy(`deploys-old-${await frameworkHash(OLD_FRAMEWORK)}`, V1, {
+      finish: (root) => useFramework(root, OLD_FRAMEWORK),
+    })
+    : await builtCopy("deploys", V1);
   return await copyProject({ from: built, withBuild: true });
+}
+
+const FRAMEWORK_FILES = ["lib", "deno.json", "deno.lock", "main.ts"];
+
+/** A short hash of the framework's files in the tree at `from`. */
+async function frameworkHash(from: string): Promise<string> {
+  const hash = createHash("sha256");
+  for (const name of FRAMEWORK_FILES) {
+    const path = join(from, name);
+    const files = (await Deno.stat(path)).isDirectory ? await filesBelow(path) : [""];
+    for (const file of files) {
+      hash.update(`${join(name, file)}\n`).update(await Deno.readFile(join(path, file)));
+    }
+  }
+  return hash.digest("hex").slice(0, 12);
 }
 
 /** Puts the framework of the tree at `from` in place of the copy's, and builds again. */
 async function useFramework(root: string, from: string): Promise<void> {
-  for (const name of ["lib", "deno.json", "deno.lock", "main.ts"]) {
+  for (const name of FRAMEWORK_FILES) {
     await Deno.remove(join(root, name), { recursive: true });
     await run(root, [], ["cp", "-R", join(from, name), join(root, name)]);
   }
