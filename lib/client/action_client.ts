@@ -42,7 +42,7 @@ export async function callAction(
   }
   if (response.status === 410 && response.headers.get(STALE_HEADER)) {
     await response.body?.cancel();
-    reloadKeepingInput({ notice: true });
+    reloadKeepingInput({ notice: "not-run" });
     return new Promise<never>(() => {}); // as above
   }
   return await resultOf(name, response);

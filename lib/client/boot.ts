@@ -14,6 +14,7 @@ import { deserializeProps } from "../shared/props.ts";
 import { failIsland, reportPageError, reportUncaughtErrors } from "./failure.ts";
 import { pageFormState } from "./form_state.ts";
 import { startSentryWhenIdle } from "./sentry_loader.ts";
+import type { Notice } from "./stale.ts";
 import { followNewerBuilds, isOutOfDate, KEPT } from "./versions.ts";
 
 const CONTENTS = { display: "contents" };
@@ -45,7 +46,7 @@ class AppIsland extends HTMLElement {
       });
     }
     hydrateRoot(this, createElement(module.default, props), {
-      onUncaughtError: failOrReload(this, "render"),
+      onUncaughtError: failOrReload(this, "render", removedContent(this)),
       onCaughtError,
       onRecoverableError,
       formState: pageFormState(),
@@ -58,16 +59,35 @@ class AppIsland extends HTMLElement {
  * odds with what the new server answers (an action's client gone, say) — a reload to the new
  * version; on the build serving now, a failure (`failIsland`).
  */
-function failOrReload(island: Element, kind: string): (error: unknown) => void {
+function failOrReload(
+  island: Element,
+  kind: string,
+  removed?: () => Node[],
+): (error: unknown) => void {
   const fail = failIsland(island, kind);
   return (error) => {
+    const content = removed?.() ?? [];
     isOutOfDate().then((stale) => {
       if (!stale) return fail(error);
       console.warn(`An island of this page broke (${kind}), and a newer build serves: reloading.`);
-      // What breaks as it renders is mostly what the user just asked for: the page says so.
-      moveToNewBuild(kind === "render");
+      if (!island.hasChildNodes()) island.append(...content);
+      // What breaks as it renders is mostly what the new server answered the user: the page says
+      // to check it (it may have run). A chunk gone or a hydration at odds lost nothing.
+      moveToNewBuild(kind === "render" ? "unsure" : undefined);
     });
   };
+}
+
+/**
+ * What React took out of `island` in the commit under way, read when it reports an uncaught error
+ * (in that commit). It unmounts an island whose render throws, and the fields the user typed into
+ * with it: put back before the page moves to a new build, their values are kept (and the island
+ * does not blank meanwhile).
+ */
+function removedContent(island: Element): () => Node[] {
+  const observer = new MutationObserver(() => {}); // records are read only then
+  observer.observe(island, { childList: true });
+  return () => observer.takeRecords().flatMap((record) => [...record.removedNodes]);
 }
 
 // esbuild writes the URL of the action client's own bundle in here (see `build/bundle.ts`).
@@ -78,7 +98,7 @@ type ActionClient = typeof import("./action_client.ts");
  * Reloads the page to the build serving now, keeping what its fields hold (`stale.ts`, in the
  * action client's bundle); a plain reload if that cannot load (gone with the old build's files).
  */
-function moveToNewBuild(notice: boolean): void {
+function moveToNewBuild(notice?: Notice): void {
   import(ACTION_CLIENT_URL).then(
     (client: ActionClient) => client.reloadKeepingInput({ notice }),
     () => location.reload(),

@@ -7,7 +7,8 @@
  * (`restoreKeptInput()`, from the boot runtime) puts them back into its fields of the same names —
  * the n-th field of a name gets its n-th value — and, when an action the user asked for did not
  * run, says why in one sentence, unless the server did already (it puts back what a form sent,
- * too: `actions/stale.ts`). A page that reloaded so
+ * too: `actions/stale.ts`); when it broke on what the new server sent, another sentence, since
+ * what the user did may have run. A page that reloaded so
  * and is out of date again at once (a rollout still under way) waits a little before the next
  * reload, the sentence on show: never a loop. Part of the action client's bundle, which the boot
  * runtime loads only when a page must move or has just moved (`boot.ts`): no page pays for it
@@ -20,6 +21,7 @@ import {
   type KeptInput,
   MAX_KEPT_FIELDS,
   NOTICE_ATTRIBUTE,
+  RELOADED_NOTICE,
   STALE_NOTICE,
 } from "../shared/kept_input.ts";
 import { KEPT } from "./versions.ts";
@@ -32,21 +34,32 @@ const RELOAD_GAP_MS = 10_000;
 
 type Field = HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement;
 
+/**
+ * What the new page says about the reload: `not-run`, an action the user asked for did not run
+ * (`STALE_NOTICE`); `unsure`, the page broke on what the new server sent (`RELOADED_NOTICE`).
+ * None: nothing the user did was lost (a script gone past the retention), so nothing to say.
+ */
+export type Notice = "not-run" | "unsure";
+
+const SENTENCES: Record<Notice, string> = {
+  "not-run": STALE_NOTICE,
+  unsure: RELOADED_NOTICE,
+};
+
 interface Kept {
   page: string;
   at: number;
   fields: KeptInput;
-  /** Whether the new page says why it reloaded: something the user did was not done. */
-  notice: boolean;
+  notice?: Notice;
 }
 
 let reloading = false;
 
 /**
  * Keeps what the page's fields hold, and reloads the page (at once, or once the gap has passed).
- * `notice`: the new page says why in one sentence (an action the user asked for did not run).
+ * With a `notice`, the new page says why in one sentence.
  */
-export function reloadKeepingInput({ notice }: { notice: boolean }): void {
+export function reloadKeepingInput({ notice }: { notice?: Notice }): void {
   if (reloading) return;
   reloading = true;
   const page = location.pathname + location.search;
@@ -57,7 +70,7 @@ export function reloadKeepingInput({ notice }: { notice: boolean }): void {
     last = Number(sessionStorage.getItem(RELOADED)) || 0;
   } catch { /* storage off: the server still has what a form sent */ }
   const wait = Math.max(0, last + RELOAD_GAP_MS - Date.now());
-  if (wait > 0 && notice) showStaleNotice();
+  if (wait > 0 && notice) showStaleNotice(notice);
   setTimeout(() => {
     try {
       sessionStorage.setItem(RELOADED, String(Date.now()));
@@ -82,20 +95,20 @@ export function restoreKeptInput(): void {
   const { fields, notice } = kept;
   const restore = () => {
     putBack(document, fields);
-    if (notice) showStaleNotice();
+    if (notice && Object.hasOwn(SENTENCES, notice)) showStaleNotice(notice);
   };
   if (document.readyState === "loading") {
     addEventListener("DOMContentLoaded", restore, { once: true });
   } else restore();
 }
 
-/** The one sentence at the top of the page, unless it shows already. */
-export function showStaleNotice(): void {
+/** The one sentence at the top of the page, unless one shows already (the server's, say). */
+function showStaleNotice(kind: Notice): void {
   if (document.querySelector(`[${NOTICE_ATTRIBUTE}]`) || !document.body) return;
   const notice = document.createElement("p");
   notice.setAttribute("role", "status");
   notice.setAttribute(NOTICE_ATTRIBUTE, "");
-  notice.textContent = STALE_NOTICE;
+  notice.textContent = SENTENCES[kind];
   document.body.prepend(notice);
 }
 

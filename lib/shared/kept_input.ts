@@ -13,11 +13,18 @@ import { FRAMEWORK_FIELD } from "./framework_fields.ts";
 export type KeptInput = [name: string, value: string][];
 
 /**
- * The one sentence a page shows when it reloaded because it was out of date: why, and what to do
- * (what was typed is back in the fields).
+ * The one sentence a page shows when it reloaded because it was out of date and an action the user
+ * asked for did not run: why, and what to do (what was typed is back in the fields).
  */
 export const STALE_NOTICE =
   "This page was updated while you had it open: check what you entered and send it again.";
+
+/**
+ * The sentence instead when an island of the out-of-date page broke on what the new server sent
+ * (an action's answer, live data): what the user did may have run, so never "send it again".
+ */
+export const RELOADED_NOTICE =
+  "This page was updated while you had it open: check that what you did last took effect.";
 
 /** Marks the notice, so that the browser does not show it a second time. */
 export const NOTICE_ATTRIBUTE = "data-app-notice";
