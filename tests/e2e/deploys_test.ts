@@ -8,13 +8,16 @@
  * Deno Deploy deployment holds only its own, and the server restarted on the same port and KV
  * store. Then the old tabs are used:
  * - an edited action: the old tab's call runs the new code (its id did not change);
- * - an edited island: the old tab keeps working; what it loads after the deploy (the action
- *   client, the Sentry SDK, an island whose chunk comes late, a module imported on a click) comes
- *   from KV, the old build's files being gone — never a 404;
+ * - an edited island, a removed one: the old tab keeps working; what it loads after the deploy
+ *   (the action client, the Sentry SDK, islands whose chunks come late, a module imported on a
+ *   click) comes from KV, the old build's files being gone — never a 404;
  * - an island whose chunk is gone even from KV (past the retention): a 404, then a reload to the
  *   new version with what was typed back in its fields — not the failure screen;
  * - a removed action: no failure screen; the page reloads to the new version with what was typed
- *   back in its fields, and one sentence saying why;
+ *   back in its fields (never a password), and one sentence saying why;
+ * - an edited action whose answer the old island cannot render (props that no longer fit): the
+ *   page reloads to the new version, the broken island's fields kept, and another sentence (the
+ *   action did run);
  * - the same without JavaScript: the edited action's form lands back with its result; the removed
  *   one's lands back on its page (303), what it sent in its fields, and the sentence.
  *
@@ -37,6 +40,9 @@ import { startServer, type TestServer } from "../helpers/server.ts";
 const OLD_FRAMEWORK = Deno.env.get("DEPLOYS_FRAMEWORK");
 const NOTICE =
   "This page was updated while you had it open: check what you entered and send it again.";
+/** When the old page broke on what the new server answered: the action may have run. */
+const RELOADED =
+  "This page was updated while you had it open: check that what you did last took effect.";
 
 /** The first version: what the open tabs load. */
 const V1: Record<string, string> = {
@@ -52,13 +58,22 @@ export async function save(_previous: NoteState, form: FormData): Promise<NoteSt
 export async function erase(_previous: NoteState, form: FormData): Promise<NoteState> {
   return await Promise.resolve({ said: \`erased by v1: \${form.get("body")}\` });
 }
+
+export interface StampState {
+  label?: { text: string };
+}
+
+export async function stamp(_previous: StampState, _form: FormData): Promise<StampState> {
+  return await Promise.resolve({ label: { text: "stamped by v1" } });
+}
 `,
   "islands/Notes.tsx": `import { useActionState, useState } from "react";
-import { erase, type NoteState, save } from "../routes/_notes/actions.ts";
+import { erase, type NoteState, save, stamp, type StampState } from "../routes/_notes/actions.ts";
 
 export default function Notes() {
   const [saved, saveAction] = useActionState(save, {} as NoteState);
   const [erased, eraseAction] = useActionState(erase, {} as NoteState);
+  const [stamped, stampAction] = useActionState(stamp, {} as StampState);
   const [later, setLater] = useState("");
   return (
     <section>
@@ -70,8 +85,19 @@ export default function Notes() {
       </form>
       <form action={eraseAction}>
         <textarea name="body" aria-label="Body" />
+        <input type="checkbox" name="pinned" value="yes" aria-label="Pinned" />
+        <select name="size" aria-label="Size">
+          <option value="s">Small</option>
+          <option value="l">Large</option>
+        </select>
+        <input type="password" name="pin" aria-label="Passcode" />
         <button type="submit">Erase</button>
         <output id="erased">{erased.said}</output>
+      </form>
+      <form action={stampAction}>
+        <input name="ink" aria-label="Ink" />
+        <button type="submit">Stamp</button>
+        <output id="stamped">{stamped.label?.text.toUpperCase()}</output>
       </form>
       <button type="button" onClick={async () => setLater((await import("../components/later.ts")).later())}>
         Later
@@ -88,12 +114,20 @@ export default function Tally() {
   return <button type="button" id="tally" onClick={() => setCount(count + 1)}>Tally v1: {count}</button>;
 }
 `,
+  "islands/Gone.tsx": `import { useState } from "react";
+
+export default function Gone() {
+  const [on, setOn] = useState(false);
+  return <button type="button" id="gone" onClick={() => setOn(!on)}>Gone v1: {on ? "on" : "off"}</button>;
+}
+`,
   "components/later.ts": `export function later(): string {
   return "later v1";
 }
 `,
   "routes/notes.tsx": `import Notes from "../islands/Notes.tsx";
 import Tally from "../islands/Tally.tsx";
+import Gone from "../islands/Gone.tsx";
 
 export default function NotesPage() {
   return (
@@ -102,14 +136,18 @@ export default function NotesPage() {
       <h1>Notes</h1>
       <Notes />
       <Tally />
+      <Gone />
     </>
   );
 }
 `,
 };
 
-/** The deploy: `save` edited, `erase` renamed away (to `wipe`), the islands and `later` edited. */
-function v2(): Record<string, string> {
+/**
+ * The deploy: `save` edited, `erase` renamed away (to `wipe`), `stamp`'s answer of another shape,
+ * the islands and `later` edited, the island `Gone` removed (`null`: the file is deleted).
+ */
+function v2(): Record<string, string | null> {
   const edit = (path: string, ...pairs: [string, string][]) => {
     let text = V1[path];
     for (const [from, to] of pairs) {
@@ -124,11 +162,20 @@ function v2(): Record<string, string> {
       ["saved by v1", "saved by v2"],
       ["erase(", "wipe("],
       ["erased by v1", "wiped by v2"],
+      ["label?: { text: string }", "label?: string"],
+      [`{ label: { text: "stamped by v1" } }`, `{ label: "stamped by v2" }`],
     ),
     "islands/Notes.tsx": edit(
       "islands/Notes.tsx",
       ["island v1", "island v2"],
       ["{ erase,", "{ wipe as erase,"],
+      ["{stamped.label?.text.toUpperCase()}", "{stamped.label}"],
+    ),
+    "islands/Gone.tsx": null,
+    "routes/notes.tsx": edit(
+      "routes/notes.tsx",
+      [`import Gone from "../islands/Gone.tsx";\n`, ""],
+      ["      <Gone />\n", ""],
     ),
     "islands/Tally.tsx": edit("islands/Tally.tsx", ["Tally v1", "Tally v2"]),
     "components/later.ts": edit("components/later.ts", ["later v1", "later v2"]),
@@ -173,14 +220,14 @@ for (const [runner, serve] of runners) {
     };
 
     // Old tabs, one per scenario, opened and typed into before the deploy. With scripts on: one
-    // whose action client, Sentry SDK and Tally island's chunk come only after the deploy; one to
-    // save; one to erase. With scripts off: one to save, one to erase.
+    // whose action client, Sentry SDK and the Tally and Gone islands' chunks come only after the
+    // deploy; one to save; one to erase; one to stamp. With scripts off: one to save, one to erase.
     const scripted = await browser.newContext();
     const open = async (hold = false) => {
       const page = await scripted.newPage();
       const assets = watchAssets(page);
       if (hold) {
-        await page.route(/\/_app\/(action-client|sentry|Tally)-\w+\.js$/, holdUntilDeployed);
+        await page.route(/\/_app\/(action-client|sentry|Tally|Gone)-\w+\.js$/, holdUntilDeployed);
       }
       await page.goto(url("/notes"));
       await hydratedIsland(page, "Notes");
@@ -206,6 +253,12 @@ for (const [runner, serve] of runners) {
     const erasing = await open();
     await erasing.page.getByLabel("Title").fill("Eggs");
     await erasing.page.getByLabel("Body").fill("Dear diary");
+    await erasing.page.getByLabel("Pinned").check();
+    await erasing.page.getByLabel("Size").selectOption("l");
+    await erasing.page.getByLabel("Passcode").fill("1234");
+    const stamping = await open();
+    await stamping.page.getByLabel("Title").fill("Jam");
+    await stamping.page.getByLabel("Ink").fill("blue");
     const plain = await browser.newContext({ javaScriptEnabled: false });
     const savePage = await plain.newPage();
     await savePage.goto(url("/notes"));
@@ -213,12 +266,18 @@ for (const [runner, serve] of runners) {
     const erasePage = await plain.newPage();
     await erasePage.goto(url("/notes"));
     await erasePage.getByLabel("Body").fill("Dear diary, without scripts");
+    await erasePage.getByLabel("Pinned").check();
+    await erasePage.getByLabel("Size").selectOption("l");
+    await erasePage.getByLabel("Passcode").fill("1234");
 
     const oldFiles = await builtFiles(copy.root);
     let newFiles: string[] = [];
     const before = late.assets.loaded().length;
     await t.step("the deploy: edit, build beside the running server, restart", async () => {
-      for (const [path, text] of Object.entries(v2())) await copy.write(path, text);
+      for (const [path, text] of Object.entries(v2())) {
+        if (text === null) await Deno.remove(join(copy.root, path));
+        else await copy.write(path, text);
+      }
       await run(copy.root, ["task", "build"]);
       await server[Symbol.asyncDispose]();
       newFiles = await builtFiles(copy.root);
@@ -235,25 +294,33 @@ for (const [runner, serve] of runners) {
     };
 
     await t.step(
-      "an edited island: the old tab works, what it loads late comes from KV",
+      "an edited island, a removed one: the old tab works, what it loads late comes from KV",
       async () => {
         const { page, assets, noReload } = late;
         await hydratedIsland(page, "Tally");
         await page.locator("#tally").click();
         await page.locator("#tally", { hasText: "Tally v1: 1" }).waitFor();
+        await hydratedIsland(page, "Gone");
+        await page.locator("#gone").click();
+        await page.locator("#gone", { hasText: "Gone v1: on" }).waitFor();
         await page.getByRole("button", { name: "Later" }).click();
         await page.locator("#later", { hasText: "later v1" }).waitFor();
         await page.locator("#version", { hasText: "island v1" }).waitFor();
         const loaded = assets.loaded().slice(before);
         // Held until the deploy: from the new server, 200 (the action client and the Sentry SDK
         // may be the same files in both builds, then on its disk).
-        for (const kind of ["action-client", "sentry", "Tally"]) {
+        for (const kind of ["action-client", "sentry", "Tally", "Gone"]) {
           assert.ok(loaded.some((path) => path.startsWith(`/_app/${kind}-`)), `${kind}: ${loaded}`);
         }
         // The island's and the lazy module's chunks of the old build: gone from the disk, so from
         // KV.
         const fromKv = loaded.filter(onlyOld);
         assert.ok(fromKv.some((path) => /^\/_app\/Tally-\w+\.js$/.test(path)), `${fromKv}`);
+        assert.ok(fromKv.some((path) => /^\/_app\/Gone-\w+\.js$/.test(path)), `${fromKv}`);
+        assert.ok(
+          !newFiles.some((file) => file.startsWith("Gone-")),
+          "Gone is not in the new build",
+        );
         assert.ok(fromKv.some((path) => /^\/_app\/chunk-\w+\.js$/.test(path)), `${fromKv}`);
         assert.deepEqual(assets.failed(), []);
         assert.equal(await page.locator("html[data-failure]").count(), 0);
@@ -309,6 +376,9 @@ for (const [runner, serve] of runners) {
       await hydratedIsland(page, "Notes");
       await page.getByRole("status").filter({ hasText: NOTICE }).waitFor();
       assert.equal(await page.getByLabel("Body").inputValue(), "Dear diary");
+      assert.ok(await page.getByLabel("Pinned").isChecked());
+      assert.equal(await page.getByLabel("Size").inputValue(), "l");
+      assert.equal(await page.getByLabel("Passcode").inputValue(), "", "a password is never kept");
       // Typed into another form, never sent: kept all the same.
       assert.equal(await page.getByLabel("Title").inputValue(), "Eggs");
       assert.equal(await page.locator("html[data-failure]").count(), 0);
@@ -318,6 +388,28 @@ for (const [runner, serve] of runners) {
       await page.locator("#erased", { hasText: "wiped by v2: Dear diary" }).waitFor();
       assert.deepEqual(assets.failed(), []);
     });
+
+    await t.step(
+      "an answer the old island cannot render: the new version, input kept, never the failure screen",
+      async () => {
+        const { page, assets, noReload } = stamping;
+        await page.getByRole("button", { name: "Stamp" }).click();
+        await page.locator("#version", { hasText: "island v2" }).waitFor();
+        assert.ok(!(await noReload()), "reloaded to the new version");
+        await hydratedIsland(page, "Notes");
+        await page.getByRole("status").filter({ hasText: RELOADED }).waitFor();
+        assert.equal(await page.getByLabel("Ink").inputValue(), "blue");
+        assert.equal(await page.getByLabel("Title").inputValue(), "Jam");
+        assert.equal(await page.locator("html[data-failure]").count(), 0);
+        // One sentence, this one only.
+        const notes = page.getByRole("status").filter({ hasText: "This page was updated" });
+        assert.equal(await notes.count(), 1);
+        // The new version's island shows the new answer.
+        await page.getByRole("button", { name: "Stamp" }).click();
+        await page.locator("#stamped", { hasText: "stamped by v2" }).waitFor();
+        assert.deepEqual(assets.failed(), []);
+      },
+    );
 
     await t.step(
       "without JavaScript: the edited action works, the removed one lands back",
@@ -337,6 +429,9 @@ for (const [runner, serve] of runners) {
           await erasePage.getByLabel("Body").inputValue(),
           "Dear diary, without scripts",
         );
+        assert.ok(await erasePage.getByLabel("Pinned").isChecked());
+        assert.equal(await erasePage.getByLabel("Size").inputValue(), "l");
+        assert.equal(await erasePage.getByLabel("Passcode").inputValue(), "");
         await erasePage.locator("#version", { hasText: "island v2" }).waitFor();
       },
     );
