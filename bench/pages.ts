@@ -10,8 +10,8 @@ export const SSR_PAGES: Record<string, string> = {
   "/streaming": "streaming.tsx",
 };
 
-/** Examples behind a password (basic auth): not for load, which would only measure the 401. */
-export const GUARDED_PATHS = ["/admin"];
+/** Examples behind sign-in: not for load, which would only measure the redirect to `/login`. */
+export const GUARDED_PATHS = ["/account", "/admin"];
 
 /** `/` and every same-origin path the home page links to, in order, but the guarded ones. */
 export async function examplePaths(origin: string): Promise<string[]> {

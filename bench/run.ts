@@ -5,8 +5,8 @@
  * `renderToReadableStream` of the same tree (Sentry off, and on as production runs it: the DSN set,
  * traces sampled at 0.1), what telemetry costs against telemetry off (`bench/telemetry.ts`), bytes
  * to the browser, memory under load beside the bare server's, `deno serve --parallel` with one
- * worker and with two, cold start, build time, the guestbook on Deno KV (`bench/kv.ts`) and the
- * micro-benchmarks. Runs on a copy of the project, so edits made meanwhile cannot skew it. Prints a
+ * worker and with two, cold start, build time, the guestbook on Deno KV (`bench/kv.ts`), a signed-in
+ * page against an anonymous one and a password hash (`bench/users.ts`) and the micro-benchmarks. Runs on a copy of the project, so edits made meanwhile cannot skew it. Prints a
  * Markdown table, writes `bench/results/latest.json` (everything) and appends the figures to
  * `bench/results/history.jsonl` (one line a run, committed: a regression shows as a diff).
  *
@@ -21,6 +21,7 @@ import { type PageBytes, pageBytes } from "./bytes.ts";
 import { examplePages, SSR_PAGES } from "./pages.ts";
 import { coldStart, pin, rssMb, type Running, start, startV8Flags } from "./process.ts";
 import { measureKv } from "./kv.ts";
+import { measureUsers } from "./users.ts";
 import { startReceiver } from "./receiver.ts";
 import { fmt, type Row, table } from "./report.ts";
 import { type Pair, pair, PRODUCTION_SENTRY, startVariant, VARIANTS } from "./telemetry.ts";
@@ -371,6 +372,15 @@ const kv = await measureKv({
 });
 rows.push(...kv.rows);
 
+const users = await measureUsers({
+  root,
+  seconds: SECONDS,
+  connections: CONNECTIONS,
+  rounds: ROUNDS,
+  progress,
+});
+rows.push(...users.rows);
+
 let micro: { name: string; avgNs: number }[] = [];
 if (MICRO) {
   progress("deno bench");
@@ -416,6 +426,7 @@ const results = {
   limitColdStartMs: limitColdMs,
   buildMs,
   kv: kv.results,
+  users: users.results,
   micro,
   table: output,
   misses: rows.filter((row) => row.pass === false).map((row) => row.measure),

@@ -11,6 +11,8 @@ export interface WrkOptions {
   script?: string;
   /** The CPU wrk runs on (`taskset`), to load a server pinned beside it. */
   cpu?: number;
+  /** Headers every request carries (a session's `Cookie`). */
+  headers?: Record<string, string>;
 }
 
 export interface WrkResult {
@@ -31,6 +33,9 @@ export async function wrk(url: string, options: WrkOptions): Promise<WrkResult> 
     "10s",
     "--latency",
     ...(options.script ? ["-s", options.script] : []),
+    ...Object.entries(options.headers ?? {}).flatMap((
+      [name, value],
+    ) => ["-H", `${name}: ${value}`]),
     url,
   ];
   const command = options.cpu === undefined

@@ -16,9 +16,12 @@ const signOrWait = recover(sign, (error, _previous: GuestbookState, form: FormDa
  * The guestbook form: a server action with `useActionState`, and the latest entries, kept up to
  * date by the server's event stream. With JavaScript, signing updates the list in place and
  * entries signed elsewhere appear as they come; without it, the browser posts the form and comes
- * back to the page, errors and all, and a reload shows new entries.
+ * back to the page, errors and all, and a reload shows new entries. A signed-in user (`signingAs`)
+ * signs with their own name: the form asks only for the message.
  */
-export default function Guestbook({ entries }: { entries: Entry[] }) {
+export default function Guestbook(
+  { entries, signingAs }: { entries: Entry[]; signingAs?: string },
+) {
   const [state, signAction, pending] = useActionState(signOrWait, {});
   const live = useLiveEntries(entries[0]?.id ?? 0);
   const { errors = {}, values } = state;
@@ -26,16 +29,18 @@ export default function Guestbook({ entries }: { entries: Entry[] }) {
   return (
     <>
       <form action={signAction} className="card guestbook">
-        <label>
-          Name
-          <input
-            name="name"
-            autoComplete="name"
-            defaultValue={values?.name}
-            aria-invalid={errors.name ? true : undefined}
-            aria-describedby={errors.name ? "name-error" : undefined}
-          />
-        </label>
+        {signingAs ? <p>Signing as {signingAs}.</p> : (
+          <label>
+            Name
+            <input
+              name="name"
+              autoComplete="name"
+              defaultValue={values?.name}
+              aria-invalid={errors.name ? true : undefined}
+              aria-describedby={errors.name ? "name-error" : undefined}
+            />
+          </label>
+        )}
         {errors.name && <p id="name-error" className="field-error">{errors.name[0]}</p>}
         <label>
           Message

@@ -1,7 +1,7 @@
 import { useState } from "react";
 import { whoAmI } from "@/routes/admin/_actions.ts";
 
-/** Asks the server who is signed in: a server action behind the folder's basic auth. */
+/** Asks the server who is signed in: a server action behind the folder's `requireRole("admin")`. */
 export default function WhoAmI() {
   const [user, setUser] = useState<string>();
   return (

@@ -1,11 +1,13 @@
 /**
  * What routes, layouts, `_app`, `_middleware.ts` files, handlers and server actions import:
- * `import { … } from "shell"`. The types a route module is written against, `defineRoute` for
- * typed routes, `httpError()`, `notFound()` and `redirect()` to end a request, `requestContext()` in server
- * actions, `bodyLimit()` for a folder's uploads, `clientAddress()` and `eventStream()`.
+ * `import { … } from "shell"`. The types a route module is written against, `createDefine<State>()`
+ * for the app's typed state and `defineRoute` for typed routes, `httpError()`, `notFound()` and
+ * `redirect()` to end a request, `requestContext()` in server actions, `bodyLimit()` for a folder's
+ * uploads, `clientAddress()` and `eventStream()`.
  *
  * The other entry points: `shell/runtime` for islands (browser-safe), `shell/data` for Deno KV,
- * `shell/server` for entry points and plugins (`createApp`).
+ * `shell/auth` for users, sessions and roles, `shell/server` for entry points and plugins
+ * (`createApp`).
  *
  * @example
  * ```tsx
@@ -43,9 +45,11 @@ export type {
   RouteContext,
   RouteParams,
   State,
+  StateContext,
+  StateMiddleware,
 } from "./server/types.ts";
 export type { AnyContext } from "./server/scope.ts";
-export { defineRoute, type RouteDefinition } from "./server/define.ts";
+export { createDefine, type Define, defineRoute, type RouteDefinition } from "./server/define.ts";
 export { requestContext } from "./server/context.ts";
 export { bodyLimit } from "./server/bodies.ts";
 export {

@@ -11,6 +11,11 @@ export default function ErrorPage({ status, message }: ErrorPageProps) {
       <h1>{message}</h1>
       <p>
         Error {status}. <a href="/">Back to the start</a>
+        {status === 403 && (
+          <>
+            {" "}or <a href="/login">log in with another account</a>
+          </>
+        )}
       </p>
     </>
   );

@@ -12,5 +12,11 @@ export const EXAMPLES = [
   ["/about", "A route group", "(info)/about.tsx: the folder stays out of the URL"],
   ["/api/time", "An API route", "a handler and no page: JSON"],
   ["/guestbook", "Server actions", "a form that calls the server, with or without JavaScript"],
-  ["/admin", "Middleware", "hono/basic-auth guards a folder's pages and actions (admin / admin)"],
+  [
+    "/signup",
+    "Users",
+    "sign up, log in and out with an email and a password, with or without JavaScript",
+  ],
+  ["/account", "A signed-in page", "requireUser() guards a folder; the page reads state.user"],
+  ["/admin", "Roles", 'requireRole("admin") guards a folder\'s pages and actions'],
 ] as const;

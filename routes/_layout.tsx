@@ -4,7 +4,11 @@ export default function Layout({ Component }: LayoutProps) {
   return (
     <>
       <header>
-        <a href="/">Home</a>
+        <nav aria-label="Site">
+          <a href="/">Home</a> · <a href="/guestbook">Guestbook</a> · <a href="/account">Account</a>
+          {" "}
+          · <a href="/admin">Admin</a> · <a href="/login">Log in</a> · <a href="/signup">Sign up</a>
+        </nav>
       </header>
       <main>
         <Component />

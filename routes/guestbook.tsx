@@ -1,14 +1,16 @@
 import Guestbook from "@/islands/Guestbook.tsx";
-import { defineRoute } from "shell";
+import { currentUser } from "shell/auth";
 import { kvOf } from "shell/data";
 import { latestEntries } from "./_guestbook/entries.ts";
 import type { Entry } from "./_guestbook/types.ts";
+import { define } from "./_define.ts";
 
-const route = defineRoute("guestbook.tsx");
+const route = define.route("guestbook.tsx");
 
-export const handler = route.handlers<{ entries: Entry[] }>({
+export const handler = route.handlers<{ entries: Entry[]; signingAs?: string }>({
   async GET(_req, ctx) {
-    return ctx.render({ entries: await latestEntries(kvOf(ctx)) });
+    const [entries, user] = await Promise.all([latestEntries(kvOf(ctx)), currentUser(ctx)]);
+    return ctx.render({ entries, signingAs: user?.name });
   },
 });
 
@@ -21,6 +23,6 @@ export default route.page<typeof handler>(({ data }) => (
       Deno KV: they survive restarts, and a page left open shows new ones as they are signed. Try it
       with JavaScript turned off: the browser posts the form and comes back here, errors included.
     </p>
-    <Guestbook entries={data.entries} />
+    <Guestbook entries={data.entries} signingAs={data.signingAs} />
   </>
 ));

@@ -44,12 +44,13 @@ Deno.test("local aliases resolve as Deno's import map does; packages are not ali
   }
 });
 
-Deno.test("the project's own aliases are the five entry points and @/", async () => {
+Deno.test("the project's own aliases are the entry points and @/", async () => {
   const aliases = await localAliases(join(import.meta.dirname!, ".."));
   assert.equal(resolveAlias(aliases, "shell"), "./lib/mod.ts");
   assert.equal(resolveAlias(aliases, "shell/runtime"), "./lib/runtime.ts");
   assert.equal(resolveAlias(aliases, "shell/data"), "./lib/data.ts");
   assert.equal(resolveAlias(aliases, "shell/server"), "./lib/server.ts");
   assert.equal(resolveAlias(aliases, "shell/testing"), "./lib/testing.ts");
+  assert.equal(resolveAlias(aliases, "shell/auth"), "./lib/auth.ts");
   assert.equal(resolveAlias(aliases, "@/islands/Counter.tsx"), "./islands/Counter.tsx");
 });

@@ -19,8 +19,10 @@ import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { every } from "hono/combine";
 import { contextStorage } from "hono/context-storage";
 import { csrf } from "hono/csrf";
+import { HTTPException } from "hono/http-exception";
 import type { Failures } from "../errors/failure.ts";
 import { isHttpError } from "../errors/http_error.ts";
+import { internalsOf } from "../server/internals.ts";
 import { type ActionEntry, middlewaresOf } from "../server/manifest.ts";
 import { type Telemetry, tracedMiddleware } from "../server/telemetry.ts";
 import { encodeResult, REDIRECT_HEADER } from "../shared/action_wire.ts";
@@ -47,8 +49,8 @@ export interface EndpointOptions {
   telemetry?: Telemetry;
 }
 
-declare module "hono" {
-  interface ContextVariableMap {
+declare module "../server/internals.ts" {
+  interface Internals {
     /** The action a request to the endpoint calls, once known. */
     action: ActionEntry;
     /**
@@ -81,8 +83,8 @@ export function actionEndpoint(options: EndpointOptions): Hono {
     // `requestContext()` for the action and its middleware; only here, where it is needed: it
     // doubles Hono's own cost per request.
     contextStorage(),
-    (c, next) => guards.get(c.get("action").id)!(c, next),
-    (c) => runAction(c, calls.get(c.get("action").id)!, options),
+    (c, next) => guards.get(internalsOf(c).action!.id)!(c, next),
+    (c) => runAction(c, calls.get(internalsOf(c).action!.id)!, options),
   );
   return endpoint;
 }
@@ -130,15 +132,15 @@ function knownAction(options: EndpointOptions): MiddlewareHandler {
   return async function knownAction(c, next) {
     const entry = options.registry.get(c.req.param("id")!);
     if (!entry) return await staleCall(c, options);
-    c.set("action", entry);
+    internalsOf(c).action = entry;
     // Anything else (a browser posting a form) gets the failure screen.
-    if (c.req.header("accept") === "application/json") c.set("stubCall", true);
+    if (c.req.header("accept") === "application/json") internalsOf(c).stubCall = true;
     await next();
   };
 }
 
 async function runAction(c: Context, call: Call, options: EndpointOptions): Promise<Response> {
-  const entry = c.get("action");
+  const entry = internalsOf(c).action!;
   const invocation = await readCall(c, options.maxBytes);
   if (invocation instanceof Response) return invocation;
   const { args, form } = invocation;
@@ -172,11 +174,12 @@ async function callResponse(
     const result = await call(args);
     const location = redirectOf(result);
     if (location) return c.body(null, 200, { [REDIRECT_HEADER]: location });
-    const text = encodeResult(result, c.get("action").name);
+    const text = encodeResult(result, internalsOf(c).action!.name);
     return c.body(text, 200, { "Content-Type": "application/json" });
   } catch (error) {
     if (isRedirect(error)) return c.body(null, 200, { [REDIRECT_HEADER]: error.location });
     if (isHttpError(error)) throw error; // the app's error pages: `{"error":{status,message}}`
+    if (error instanceof HTTPException) throw error; // a response of its own (503, busy): as it is
     return stubFailure(c, failures, error);
   }
 }

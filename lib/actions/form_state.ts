@@ -19,6 +19,7 @@ import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { Buffer } from "node:buffer";
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { ReactFormState as FormState } from "react-dom/client";
+import { internalsOf } from "../server/internals.ts";
 import { log } from "../server/log.ts";
 import type { KeptInput } from "../shared/kept_input.ts";
 
@@ -32,8 +33,8 @@ export function formState(state: unknown, key: string, id: string, bound: number
   return [state, key, id, bound] as unknown as FormState;
 }
 
-declare module "hono" {
-  interface ContextVariableMap {
+declare module "../server/internals.ts" {
+  interface Internals {
     /** Set when the request carries the state of a form posted with JavaScript off. */
     formState: FormState;
     /** Set when the request carries what was sent to an action that no longer exists. */
@@ -161,9 +162,9 @@ function within(kept: KeptInput, budget: number): KeptInput {
 }
 
 /**
- * Middleware: a GET that carries a valid flash for its own path gets what it holds as
- * `c.var.formState` and `c.var.keptInput` (for the renderer), and a response that clears it and is
- * never cached.
+ * Middleware: a GET that carries a valid flash for its own path gets what it holds in its private
+ * record (`formState`, `keptInput`: for the renderer), and a response that clears it and is never
+ * cached.
  */
 export function restoreFormState(secret: Secret, claim: Claim): MiddlewareHandler {
   return async function restoreFormState(c, next) {
@@ -171,8 +172,8 @@ export function restoreFormState(secret: Secret, claim: Claim): MiddlewareHandle
     const flash = verify(await secret(), getCookie(c, COOKIE));
     if (!flash || flash.path !== new URL(c.req.url).pathname) return next();
     if (flash.expires > Date.now() && await claim(flash.id, flash.expires)) {
-      if (flash.state) c.set("formState", flash.state);
-      if (flash.kept) c.set("keptInput", flash.kept);
+      if (flash.state) internalsOf(c).formState = flash.state;
+      if (flash.kept) internalsOf(c).keptInput = flash.kept;
     }
     await next();
     deleteCookie(c, COOKIE, { path: "/" });

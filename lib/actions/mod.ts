@@ -11,6 +11,7 @@ import { stringify } from "devalue";
 import type { Context, Hono } from "hono";
 import { createElement, type ReactNode } from "react";
 import type { Failures } from "../errors/failure.ts";
+import { internalsOf } from "../server/internals.ts";
 import type { ActionEntry } from "../server/manifest.ts";
 import type { Telemetry } from "../server/telemetry.ts";
 import { ACTION_PATH } from "../shared/action_wire.ts";
@@ -45,7 +46,7 @@ export function mountActions(app: Hono, entries: ActionEntry[], options: ActionO
 
 /** The state of the form posted just before this request, for `renderToReadableStream`. */
 export function formStateOf(c: Context): FormState | undefined {
-  return c.get("formState");
+  return internalsOf(c).formState;
 }
 
 /** The same state for `hydrateRoot`, as a `<meta>` React hoists into `<head>`. */
@@ -56,7 +57,7 @@ export function formStateHead(state: FormState | undefined): ReactNode {
 
 /** What a form sent to an action the build no longer has, just before this request. */
 export function keptInputOf(c: Context): KeptInput | undefined {
-  return c.get("keptInput");
+  return internalsOf(c).keptInput;
 }
 
 /** Why the page reloaded, in one sentence, at the top of the page's body. */

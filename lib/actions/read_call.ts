@@ -8,6 +8,7 @@
  */
 import type { Context } from "hono";
 import { bodyRefusal, holdBytes, limitBody, reserveBytes } from "../server/bodies.ts";
+import { internalsOf } from "../server/internals.ts";
 import { log } from "../server/log.ts";
 import { decodeInvocation, type Invocation, mostBytes, PayloadRejected } from "./decode.ts";
 import { readForm } from "./form_body.ts";
@@ -47,7 +48,7 @@ function badRequest(c: Context, error: unknown): Response {
   log("warn", `action call refused: ${error.message}`, {
     action: c.req.param("id")?.slice(0, 64) ?? null,
     cap: error.cap ?? null,
-    request_id: c.get("requestId") ?? null,
+    request_id: internalsOf(c).requestId ?? null,
   });
   return c.text(`Bad Request: ${error.message}`, 400);
 }

@@ -14,6 +14,7 @@
  * action's folder is known, and nothing runs but this.
  */
 import type { Context } from "hono";
+import { internalsOf } from "../server/internals.ts";
 import { log } from "../server/log.ts";
 import { keptFromForm, type KeptInput, MAX_KEPT_FIELDS } from "../shared/kept_input.ts";
 import { STALE_HEADER } from "../shared/versions.ts";
@@ -41,7 +42,7 @@ export async function staleCall(c: Context, options: StaleOptions): Promise<Resp
   log("info", "a call to an action this build does not have: the page is older than the build", {
     action: c.req.param("id")!.slice(0, 64),
     from: fromStub ? "island" : "form",
-    request_id: c.get("requestId") ?? null,
+    request_id: internalsOf(c).requestId ?? null,
   });
   const page = formPage(c, options.origins);
   const kept: KeptInput = call.args.filter((arg) => arg instanceof FormData)

@@ -16,6 +16,7 @@ export const ENTRY_POINTS = [
   { alias: "shell/data", file: "lib/data.ts" },
   { alias: "shell/server", file: "lib/server.ts" },
   { alias: "shell/testing", file: "lib/testing.ts" },
+  { alias: "shell/auth", file: "lib/auth.ts" },
 ] as const;
 
 export const INDEX_FILE = "docs/reference.md";
@@ -58,7 +59,7 @@ export async function referenceIndex(root: string): Promise<string> {
     "What an app imports from the framework, by entry point. Each symbol's JSDoc says what it does",
     "and shows it in use (`@example`); your editor shows it on hover. `deno task docs` renders the",
     `whole reference — signatures, members, examples — as HTML in \`${HTML_DIR}/index.html\`.`,
-    "[Architecture](architecture.md#the-public-api-five-entry-points) says which entry is for what.",
+    "[Architecture](architecture.md#the-public-api-its-entry-points) says which entry is for what.",
   ];
   for (const { alias, file } of ENTRY_POINTS) {
     const module = docs.get(file);

@@ -13,6 +13,7 @@ import { type FailureLinks, NO_LINKS, type Telemetry } from "../server/telemetry
 import { describe, digestOf, type ErrorDescription } from "./digest.ts";
 import { appStack } from "./frames.ts";
 import { FAILURE_ATTRIBUTE, screenDocument, screenMarkup, screenOverPage } from "./screen.ts";
+import { internalsOf } from "../server/internals.ts";
 
 export interface Failure {
   digest: string;
@@ -48,9 +49,9 @@ export function failures({ dev, root, telemetry }: FailureOptions): Failures {
         digest,
         method: c.req.method,
         path: c.req.path,
-        route: c.get("route") ?? null,
+        route: internalsOf(c).route ?? null,
         status,
-        request_id: c.get("requestId") ?? null,
+        request_id: internalsOf(c).requestId ?? null,
         ...links,
         error: described,
       });

@@ -5,9 +5,10 @@
  * `httpError(404)` (`http_error.ts`).
  */
 import type { Context } from "hono";
+import { internalsOf } from "../server/internals.ts";
 
-declare module "hono" {
-  interface ContextVariableMap {
+declare module "../server/internals.ts" {
+  interface Internals {
     /** Set while the not-found page renders: see `isNotFoundRoute`. */
     notFoundRoute: boolean;
   }
@@ -15,7 +16,7 @@ declare module "hono" {
 
 /** Marks the request as answered by the not-found page (unknown URL, `notFound()`, `_404.tsx`). */
 export function markNotFoundRoute(c: Context): void {
-  c.set("notFoundRoute", true);
+  internalsOf(c).notFoundRoute = true;
 }
 
 /**
@@ -23,5 +24,5 @@ export function markNotFoundRoute(c: Context): void {
  * sends nothing for such a request: no error event, no transaction; its failure is still logged.
  */
 export function isNotFoundRoute(c: Context): boolean {
-  return c.get("notFoundRoute") === true;
+  return internalsOf(c).notFoundRoute === true;
 }

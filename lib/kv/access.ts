@@ -9,7 +9,8 @@ import { type AnyContext, scopeOf } from "../server/scope.ts";
 
 /**
  * The KV store of the app answering this request, from whatever the code has in hand: a handler's
- * `ctx`, a middleware's `c`, `requestContext()` in a server action, or a page's props.
+ * `ctx`, a middleware's `c`, or `requestContext()` in a server action. (A page renders what its
+ * handler loaded: it reads no store.)
  *
  * @param from The request's context, in any of its forms.
  * @returns The app's store (`AppOptions.kv`), opened by the entry points from `KV_PATH`.

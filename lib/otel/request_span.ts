@@ -23,12 +23,13 @@ import {
   trace,
 } from "@opentelemetry/api";
 import type { Context, MiddlewareHandler, Next } from "hono";
-import type {} from "../actions/endpoint.ts"; // `c.var.action`
+import type {} from "../actions/endpoint.ts"; // `internalsOf(c).action`
 import { ACTION_PATH } from "../shared/action_wire.ts";
 import { isNotFoundRoute } from "../errors/not_found.ts";
+import { internalsOf } from "../server/internals.ts";
 
-declare module "hono" {
-  interface ContextVariableMap {
+declare module "../server/internals.ts" {
+  interface Internals {
     /** The request's server span: Deno's, or the one continuing a `sentry-trace`. */
     otelSpan: Span;
     /** When the response went back to Deno, which ended its span then (ms since the epoch). */
@@ -62,7 +63,7 @@ export const requestSpan: MiddlewareHandler = async function requestSpan(c, next
     const continued = continueSentryTrace(c, headers.get("sentry-trace")!, denoSpan);
     if (continued) return await runUnder(c, next, continued);
   }
-  c.set("otelSpan", denoSpan);
+  internalsOf(c).otelSpan = denoSpan;
   // Not sampled: its ids still link the failures and logs of the request; naming it is wasted.
   if (!sampled(denoSpan)) return await next();
   try {
@@ -80,7 +81,7 @@ export function sampled(span: Span | undefined): span is Span {
 
 /** The request's work under the span continuing the caller's trace, which ends when Deno's does. */
 async function runUnder(c: Context, next: Next, span: Span): Promise<void> {
-  c.set("otelSpan", span);
+  internalsOf(c).otelSpan = span;
   try {
     await context.with(trace.setSpan(context.active(), span), next);
   } finally {
@@ -116,8 +117,8 @@ function continueSentryTrace(c: Context, header: string, denoSpan: Span): Span |
 }
 
 function nameAfterRoute(c: Context, span: Span): void {
-  const action = c.get("action");
-  const route = action ? ACTION_ROUTE : c.get("route");
+  const action = internalsOf(c).action;
+  const route = action ? ACTION_ROUTE : internalsOf(c).route;
   if (route) {
     span.updateName(`${c.req.method} ${route}`);
     span.setAttribute("http.route", route);
@@ -131,7 +132,7 @@ function nameAfterRoute(c: Context, span: Span): void {
  * boundary after its shell is marked once its body is sent (`completed`, where Deno says when).
  */
 function respond(c: Context, span: Span): void {
-  c.set("otelRespondedAt", Date.now());
+  internalsOf(c).otelRespondedAt = Date.now();
   if (isNotFoundRoute(c)) return;
   const completed = (c.env as Deno.ServeHandlerInfo | undefined)?.completed;
   const check = () => {
@@ -151,7 +152,7 @@ export function streamedFact(
   failed = false,
 ): void {
   const fact = tracer.startSpan("response.stream", {
-    startTime: c.get("otelRespondedAt"),
+    startTime: internalsOf(c).otelRespondedAt,
     attributes,
   }, trace.setSpan(ROOT_CONTEXT, span));
   if (failed) fact.setStatus({ code: SpanStatusCode.ERROR });
@@ -160,12 +161,12 @@ export function streamedFact(
 
 /** Whether the request's span has ended: its response went back to Deno. */
 export function responded(c: Context): boolean {
-  return c.get("otelRespondedAt") !== undefined;
+  return internalsOf(c).otelRespondedAt !== undefined;
 }
 
 /** The request's trace context, its incoming `baggage` with it, for work outside its context. */
 export function requestContext(c: Context): OtelContext | undefined {
-  const span = c.get("otelSpan");
+  const span = internalsOf(c).otelSpan;
   if (!span) return undefined;
   const baggage = c.req.header("baggage");
   const ctx = trace.setSpan(ROOT_CONTEXT, span);

@@ -21,6 +21,7 @@ import {
   streamedFact,
   tracer,
 } from "./request_span.ts";
+import { internalsOf } from "../server/internals.ts";
 
 /** What an error tracker adds to Deno's tracing. */
 export interface Reporter {
@@ -44,7 +45,7 @@ export function otelTelemetry(reporter?: Reporter): Telemetry {
     span: childSpan,
     within,
     captureFailure(error, digest, c) {
-      const span = c ? c.get("otelSpan") : trace.getActiveSpan();
+      const span = c ? internalsOf(c).otelSpan : trace.getActiveSpan();
       if (c && span) markFailed(c, span, digest);
       const ids = span?.spanContext();
       return {
@@ -53,7 +54,7 @@ export function otelTelemetry(reporter?: Reporter): Telemetry {
         sentry_event_id: reporter ? report(reporter, error, digest, c) : null,
       };
     },
-    head: head && ((c) => head(c, c.get("otelSpan"))),
+    head: head && ((c) => head(c, internalsOf(c).otelSpan)),
     connectSources: reporter?.connectSources,
     flush: (timeoutMs) => reporter?.flush(timeoutMs) ?? Promise.resolve(),
   };

@@ -19,9 +19,10 @@ import {
   withIsolationScope,
 } from "@sentry/core";
 import type { Context, MiddlewareHandler } from "hono";
-import type {} from "../actions/endpoint.ts"; // `c.var.action`
+import type {} from "../actions/endpoint.ts"; // `internalsOf(c).action`
 import { isNotFoundRoute } from "../errors/not_found.ts";
 import { untrustedBaggage } from "./sampling.ts";
+import { internalsOf } from "../server/internals.ts";
 
 /** What a request's failure is captured under: its transaction and its isolation scope. */
 export interface RequestTrace {
@@ -31,8 +32,8 @@ export interface RequestTrace {
   isolationScope: Scope;
 }
 
-declare module "hono" {
-  interface ContextVariableMap {
+declare module "../server/internals.ts" {
+  interface Internals {
     sentryTrace: RequestTrace;
   }
 }
@@ -42,18 +43,18 @@ declare module "hono" {
  * page's baggage and a failure read it through here, before the transaction ends.
  */
 export function requestTraceOf(c: Context): RequestTrace | undefined {
-  const trace = c.get("sentryTrace");
+  const trace = internalsOf(c).sentryTrace;
   if (trace) nameAfterRoute(c, trace);
   return trace;
 }
 
 /**
- * The transaction starts named by the URL; the router sets the route later (`c.var.route`), and
- * the action endpoint the action (`c.var.action`): `GET /blog/:slug`, `action signUp`.
+ * The transaction starts named by the URL; the router sets the route later (`internalsOf(c).route`),
+ * and the action endpoint the action (`internalsOf(c).action`): `GET /blog/:slug`, `action signUp`.
  */
 function nameAfterRoute(c: Context, trace: RequestTrace): void {
-  const action = c.get("action");
-  const route = action ? `action ${action.name}` : c.get("route");
+  const action = internalsOf(c).action;
+  const route = action ? `action ${action.name}` : internalsOf(c).route;
   if (!route || trace.route === route) return;
   trace.route = route;
   trace.span.updateName(action ? route : `${c.req.method} ${route}`);
@@ -83,7 +84,7 @@ export function sentryTracing(): MiddlewareHandler {
           // Only a transaction that is sent carries the request; a failure adds it when captured.
           if (span.isRecording()) attachRequest(isolationScope, req);
           const requestTrace: RequestTrace = { span, isolationScope };
-          c.set("sentryTrace", requestTrace);
+          internalsOf(c).sentryTrace = requestTrace;
           try {
             await next(); // Hono's onError turns a thrown Error into c.res
           } catch (thrown) {

@@ -32,6 +32,7 @@ import { scrubIntegration } from "./scrub.ts";
 import { spotlightIntegration } from "./spotlight.ts";
 import { timedTransport } from "./transport.ts";
 import { sentryTunnel } from "./tunnel.ts";
+import { internalsOf } from "../server/internals.ts";
 
 const DROPPED = new Set(["DenoServe", "Breadcrumbs"]);
 
@@ -90,12 +91,12 @@ export function startSentryOnOtel(config: SentryConfig, sampleRate?: number): Re
 function capture(error: unknown, digest: string, c?: Context): string {
   return withScope((scope) => {
     if (c) {
-      const action = c.get("action");
+      const action = internalsOf(c).action;
       scope.setTags({
         digest,
-        route: action ? `action ${action.name}` : c.get("route") ?? c.req.path,
+        route: action ? `action ${action.name}` : internalsOf(c).route ?? c.req.path,
         method: c.req.method,
-        request_id: c.get("requestId") ?? null,
+        request_id: internalsOf(c).requestId ?? null,
       });
       scope.setSDKProcessingMetadata({
         normalizedRequest: winterCGRequestToRequestData(c.req.raw),

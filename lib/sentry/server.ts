@@ -27,6 +27,7 @@ import { scrubIntegration } from "./scrub.ts";
 import { spotlightIntegration } from "./spotlight.ts";
 import { timedTransport } from "./transport.ts";
 import { sentryTunnel } from "./tunnel.ts";
+import { internalsOf } from "../server/internals.ts";
 
 export function startSentry(config: SentryConfig): Telemetry {
   init({
@@ -93,7 +94,7 @@ function captureFailure(c: Context, error: unknown, digest: string): FailureLink
               digest,
               route: trace?.route ?? c.req.path,
               method: c.req.method,
-              request_id: c.get("requestId") ?? null,
+              request_id: internalsOf(c).requestId ?? null,
             },
           },
         })),

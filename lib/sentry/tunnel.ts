@@ -12,7 +12,8 @@
 import { dsnFromString, getEnvelopeEndpointWithUrlEncodedAuth } from "@sentry/core";
 import type { Handler } from "hono";
 import { bodyRefusal, limitBody } from "../server/bodies.ts";
-import type {} from "../server/deadline.ts"; // `c.var.deadline`
+import type {} from "../server/deadline.ts"; // `internalsOf(c).deadline`
+import { internalsOf } from "../server/internals.ts";
 
 const MAX_ENVELOPE = 1024 * 1024;
 /** Sentry's ingest answers in milliseconds: past this it is in trouble, and the browser moves on. */
@@ -51,7 +52,7 @@ export function sentryTunnel(dsn: string): Handler {
         throw error;
       }
       if (!isOurs(envelopeDsn(body))) return c.text("Unknown DSN", 403);
-      const deadline = c.get("deadline");
+      const deadline = internalsOf(c).deadline;
       const left = deadline ? (deadline.expiresAt - performance.now()) * DEADLINE_SHARE : Infinity;
       try {
         const res = await fetch(endpoint, {

@@ -34,6 +34,7 @@ import { errorPages } from "./error_pages.tsx";
 import { guardRequests } from "./guard.ts";
 import { keepWhileRunning, keptAssets } from "./kept_assets.ts";
 import { withHonestHead } from "./head.ts";
+import { internalsOf } from "./internals.ts";
 import { type Manifest, middlewaresOf } from "./manifest.ts";
 import { type AppOptions, resolveOptions } from "./options.ts";
 import { requestLog } from "./request_log.ts";
@@ -131,21 +132,21 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
     },
     { dir: join(options.root, "static"), prefix: "", immutable: false },
   ));
-  const { kv, trustProxy } = options;
+  const { kv, trustProxy, origins, auth } = options;
   // Earlier builds' assets, for tabs opened before a deploy: in KV, where this disk has none.
   if (kv && !dev) app.use("/_app/*", keptAssets(kv, { sourceMaps: options.serveSourceMaps }));
   app.get(...currentBuild(manifest.buildId));
   app.use(async function deadline(c, next) {
     const deadline = clock.start();
     if (!deadline) return next();
-    c.set("deadline", deadline);
+    internalsOf(c).deadline = deadline;
     // Until the response (a page: its shell) is ready; what streams after has its own.
     await withinDeadline(next(), deadline);
   });
   app.use(guardBodies(options.bodyBudget));
   telemetry?.routes?.(app);
   if (telemetry?.middleware) app.use(telemetry.middleware);
-  app.use(appScope({ kv, trustProxy, closing: closing.signal }));
+  app.use(appScope({ kv, trustProxy, closing: closing.signal, origins, auth }));
   mountActions(app, manifest.actions.entries, {
     // Kept in KV, the same across deploys: a cookie signed just before one verifies just after.
     secret: kv ? kvSecret(kv, "form_state") : () => Promise.resolve(manifest.actions.secret),
@@ -191,7 +192,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
       status: init?.status ?? 200,
       headers: init?.headers,
       signal: c.req.raw.signal,
-      deadline: c.get("deadline"),
+      deadline: internalsOf(c).deadline,
       clock,
       onStreamError: (error) =>
         isHttpError(error) ? errors.inPlace(c, error) : failed.boundary(c, error),
@@ -244,7 +245,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
     const { signal } = c.req.raw;
     if (signal.aborted && error === signal.reason) return new Response(null, { status: 499 });
     if (isHttpError(error)) return await errors.respond(c, error); // expected: no failure
-    if (c.get("stubCall")) return stubFailure(c, failed, error);
+    if (internalsOf(c).stubCall) return stubFailure(c, failed, error);
     return failed.response(c, error);
   }
   app.onError((error, c) => answerError(c, error));

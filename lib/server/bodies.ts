@@ -21,11 +21,12 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { log } from "./log.ts";
 import type { Middleware } from "./types.ts";
+import { internalsOf } from "./internals.ts";
 
 type Refusal = 408 | 413 | 503;
 
-declare module "hono" {
-  interface ContextVariableMap {
+declare module "./internals.ts" {
+  interface Internals {
     /** Set when the request's body was refused: why, as the status to answer with. */
     bodyRefused: Refusal;
     /** The request's own limit on its body (`limitBody`). */
@@ -99,7 +100,7 @@ export function guardBodies(budget: number): MiddlewareHandler {
           if (ended) return;
           ended = true;
           uncount();
-          c.set("bodyRefused", status);
+          internalsOf(c).bodyRefused = status;
           logRefusal(c, status);
           controller.error(new BodyRefused(status));
           reader?.cancel().catch(() => {});
@@ -114,7 +115,7 @@ export function guardBodies(budget: number): MiddlewareHandler {
             controller.close();
             return;
           }
-          const limit = c.get("bodyLimit")?.max ?? Infinity;
+          const limit = internalsOf(c).bodyLimit?.max ?? Infinity;
           if (received + value.byteLength > limit) return cut!(413);
           if (!count(value.byteLength)) return cut!(503);
           received += value.byteLength;
@@ -132,9 +133,9 @@ export function guardBodies(budget: number): MiddlewareHandler {
       },
       // No read ahead: the default (1) would pull once at once, taking the body nobody asked for.
     }, { highWaterMark: 0 });
-    c.get("deadline")?.onExpire(() => cut!(408));
-    c.set("bodyLimit", { declared, max: Infinity });
-    c.set("bodyHold", { set: hold, budget });
+    internalsOf(c).deadline?.onExpire(() => cut!(408));
+    internalsOf(c).bodyLimit = { declared, max: Infinity };
+    internalsOf(c).bodyHold = { set: hold, budget };
     c.req.raw = new Request(c.req.raw, { body: guarded, duplex: "half" } as RequestInit);
     try {
       await next();
@@ -151,7 +152,7 @@ export function guardBodies(budget: number): MiddlewareHandler {
  * body is never read), or once more than `max` bytes arrived.
  */
 export function limitBody(c: Context, max: number): Response | undefined {
-  const limit = c.get("bodyLimit");
+  const limit = internalsOf(c).bodyLimit;
   if (!limit) return undefined; // no body
   if (limit.declared > max) return refuse(c, 413);
   limit.max = max;
@@ -165,7 +166,7 @@ export function limitBody(c: Context, max: number): Response | undefined {
  * counted); undefined when it can, or when the request has no body, which nothing counts.
  */
 export function holdBytes(c: Context, bytes: number): Response | undefined {
-  const hold = c.get("bodyHold");
+  const hold = internalsOf(c).bodyHold;
   if (!hold || hold.set(bytes)) return undefined;
   return refuse(c, 503);
 }
@@ -177,7 +178,7 @@ export function holdBytes(c: Context, bytes: number): Response | undefined {
  * is known (`holdBytes` then).
  */
 export function reserveBytes(c: Context, most: number): Response | undefined {
-  const hold = c.get("bodyHold");
+  const hold = internalsOf(c).bodyHold;
   return hold && holdBytes(c, Math.min(most, hold.budget / 4));
 }
 
@@ -212,7 +213,7 @@ export function bodyLimit(max: number): Middleware {
  * logged once, when it happened.
  */
 export function bodyRefusal(c: Context): Response | undefined {
-  const status = c.get("bodyRefused");
+  const status = internalsOf(c).bodyRefused;
   return status && answer(c, status);
 }
 
@@ -226,7 +227,7 @@ function logRefusal(c: Context, status: Refusal): void {
     method: c.req.method,
     path: c.req.path,
     status,
-    request_id: c.get("requestId") ?? null,
+    request_id: internalsOf(c).requestId ?? null,
   });
 }
 

@@ -12,8 +12,8 @@
  * module's work together.
  */
 
-declare module "hono" {
-  interface ContextVariableMap {
+declare module "./internals.ts" {
+  interface Internals {
     /** The request's deadline, for the renderer and the body guard; absent when off. */
     deadline: Deadline;
   }

@@ -25,6 +25,7 @@ import type { BoundaryFailure } from "../render/stream_failure.ts";
 import type { Manifest, ManifestRoute } from "./manifest.ts";
 import { nonceOf } from "./security.ts";
 import type { ErrorPageProps, PageProps, RenderInit, State } from "./types.ts";
+import { internalsOf } from "./internals.ts";
 
 export interface ErrorPagesOptions {
   manifest: Manifest;
@@ -52,8 +53,8 @@ export interface ErrorPages {
   inPlace(c: Context, error: HttpError): BoundaryFailure;
 }
 
-declare module "hono" {
-  interface ContextVariableMap {
+declare module "./internals.ts" {
+  interface Internals {
     /** How many boundaries of this page showed an expected error in place. */
     errorsInPlace: number;
   }
@@ -73,13 +74,13 @@ export function errorPages(options: ErrorPagesOptions): ErrorPages {
 
   /** The page a request's error shows on: a form's own page for an action posted without JS. */
   const placeOf = (c: Context): PagePlace => {
-    if (c.get("action") && !c.get("stubCall")) {
+    if (internalsOf(c).action && !internalsOf(c).stubCall) {
       const { pathname, search } = formPage(c, options.origins);
       const url = new URL(pathname + search, c.req.url);
       const [[first]] = pages.match("GET", url.pathname) as [[ManifestRoute, Params][]];
       return first ? { route: first[0], url, params: first[1] } : { url, params: {} };
     }
-    const route = c.get("routeEntry");
+    const route = internalsOf(c).routeEntry;
     return { route, url: new URL(c.req.url), params: route ? c.req.param() : {} };
   };
 
@@ -145,8 +146,8 @@ export function errorPages(options: ErrorPagesOptions): ErrorPages {
 
     inPlace(c, error) {
       const { status, message } = error;
-      const index = c.get("errorsInPlace") ?? 0;
-      c.set("errorsInPlace", index + 1);
+      const index = internalsOf(c).errorsInPlace ?? 0;
+      internalsOf(c).errorsInPlace = index + 1;
       const digest = `app-error-${index}`;
       const nonce = nonceOf(c);
       const place = placeOf(c);
@@ -186,9 +187,9 @@ type Params = Record<string, string>;
  * JSON for an island's action call, an API route (a handler and no page), and a request whose
  * `Accept` prefers `application/json` to `text/html` (`*\/*` alone does not).
  */
-function wantsJson(c: Context): boolean {
-  if (c.get("stubCall")) return true;
-  const route = c.get("routeEntry");
+export function wantsJson(c: Context): boolean {
+  if (internalsOf(c).stubCall) return true;
+  const route = internalsOf(c).routeEntry;
   if (route && route.module.handler && !route.module.default) return true;
   return accepts(c, {
     header: "Accept",

@@ -22,7 +22,7 @@ export interface RouteModule {
   /** The page. */
   default?: ComponentType<any>;
   /** The handlers, or one handler for every method. */
-  handler?: Handlers<any, any> | Handler<any, any>;
+  handler?: Handlers<any, any, any> | Handler<any, any, any>;
 }
 
 /**

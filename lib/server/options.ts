@@ -4,6 +4,7 @@
  * (`main.ts`, `lib/cli/`) read these from the environment and validate them (`cli/settings.ts`);
  * nothing under `lib/server/` reads the environment, so two apps in one process can differ.
  */
+import type { AuthOptions } from "../auth/settings.ts";
 import type { Telemetry } from "./telemetry.ts";
 
 /**
@@ -78,14 +79,22 @@ export interface AppOptions {
    * kept (what is kept is still served). Not in development.
    */
   assetRetention?: { days: number; maxBytes: number };
+  /**
+   * How users and sessions behave (`shell/auth`): timeouts, sign-in limits, the login page, the
+   * bound on password hashes. Every setting has a default (docs/users.md).
+   */
+  auth?: AuthOptions;
 }
 
 export type ResolvedOptions =
-  & Required<Omit<AppOptions, "telemetry" | "origins" | "allowedHosts" | "kv" | "assetRetention">>
+  & Required<
+    Omit<AppOptions, "telemetry" | "origins" | "allowedHosts" | "kv" | "assetRetention" | "auth">
+  >
   & {
     telemetry?: Telemetry;
     kv?: Deno.Kv;
     assetRetention?: AppOptions["assetRetention"];
+    auth?: AuthOptions;
     origins?: string[];
     allowedHosts?: string[];
   };

@@ -7,6 +7,7 @@
  */
 import type { MiddlewareHandler } from "hono";
 import { log } from "./log.ts";
+import { internalsOf } from "./internals.ts";
 
 export const requestLog: MiddlewareHandler = async function requestLog(c, next) {
   const start = performance.now();
@@ -17,6 +18,6 @@ export const requestLog: MiddlewareHandler = async function requestLog(c, next) 
     status: c.res.status,
     // Until the headers: a streamed page's body may still be on its way.
     duration_ms: Math.round(performance.now() - start),
-    request_id: c.get("requestId") ?? null,
+    request_id: internalsOf(c).requestId ?? null,
   });
 };

@@ -7,6 +7,7 @@
  */
 import type { Context, Hono, MiddlewareHandler } from "hono";
 import { type ManifestRoute, middlewaresOf } from "./manifest.ts";
+import { CONTEXT } from "./scope.ts";
 import { type Telemetry, tracedMiddleware } from "./telemetry.ts";
 import type {
   AnyParams,
@@ -17,9 +18,10 @@ import type {
   RouteContext,
   State,
 } from "./types.ts";
+import { internalsOf } from "./internals.ts";
 
-declare module "hono" {
-  interface ContextVariableMap {
+declare module "./internals.ts" {
+  interface Internals {
     /** The route answering the request, as it reads in logs and traces: `/blog/:slug`. */
     route: string;
     /** The same route's manifest entry: its error page answers the request's expected errors. */
@@ -49,8 +51,8 @@ export function registerRoutes(
 
 function named(entry: ManifestRoute): MiddlewareHandler {
   return function route(c, next) {
-    c.set("route", entry.name);
-    c.set("routeEntry", entry);
+    internalsOf(c).route = entry.name;
+    internalsOf(c).routeEntry = entry;
     return next();
   };
 }
@@ -99,6 +101,7 @@ function mutable(res: Response): Response {
 /** A handler's `ctx`; the URL and state are made only when read. */
 class Scope implements RouteContext<unknown, AnyParams> {
   readonly params: AnyParams;
+  readonly [CONTEXT]: Context;
   #url?: URL;
   #state?: State;
 
@@ -108,6 +111,7 @@ class Scope implements RouteContext<unknown, AnyParams> {
     private readonly renderer: PageRenderer,
   ) {
     this.params = c.req.param() as AnyParams;
+    this[CONTEXT] = c;
   }
 
   get url(): URL {

@@ -1,13 +1,17 @@
 /**
  * @module
  * What a request's code needs from the app answering it, beyond the request itself: the app's KV
- * store, whether the proxy's forwarded address is trusted, and the signal that the app is closing.
- * The app sets it on every request as `c.var.appScope` — one object per app, so nothing is made per
- * request, and two apps in one process keep their own. Read it through `kvOf`, `clientAddress` and
- * `eventStream` rather than directly.
+ * store, whether the proxy's forwarded address is trusted, the signal that the app is closing, its
+ * public origins and its users' settings. The app keeps it in every request's private record
+ * (`internals.ts`) — one object per app, so nothing is made per request, and two apps in one process
+ * keep their own. Read it through `kvOf`, `clientAddress` and `eventStream` rather than directly.
+ * A handler's `ctx` leads back to its request's Hono context (`contextOf`), so each of these takes
+ * whichever the code has in hand.
  */
 import type { MiddlewareHandler } from "hono";
-import type { Context, State } from "./types.ts";
+import type { AuthOptions } from "../auth/settings.ts";
+import { internalsOf } from "./internals.ts";
+import type { Context } from "./types.ts";
 
 export interface AppScope {
   /** `AppOptions.kv`. */
@@ -16,17 +20,24 @@ export interface AppScope {
   readonly trustProxy: boolean;
   /** Aborts when the app closes: long-lived responses end then. */
   readonly closing: AbortSignal;
+  /** `AppOptions.origins`: the app's public origins, when configured. */
+  readonly origins?: string[];
+  /** `AppOptions.auth`: how users and sessions behave (`lib/auth/settings.ts`). */
+  readonly auth?: AuthOptions;
 }
 
-declare module "hono" {
-  interface ContextVariableMap {
+declare module "./internals.ts" {
+  interface Internals {
     appScope: AppScope;
   }
 }
 
+/** On a handler's `ctx`: the Hono context of its request. */
+export const CONTEXT = Symbol("the request's Hono context");
+
 /**
  * Whatever a request's code has in hand: a middleware's `c`, `requestContext()` in a server
- * action, a handler's `ctx`, or a page's props. `kvOf` and `eventStream` take any of them.
+ * action, or a handler's `ctx`. `kvOf`, `eventStream` and `currentUser` take any of them.
  *
  * @example
  * ```ts
@@ -39,19 +50,26 @@ declare module "hono" {
  * ```
  * @see docs/data.md — Reading and writing from the app
  */
-export type AnyContext = Context | { state: State };
+export type AnyContext = Context | { readonly params: unknown; readonly url: URL };
 
 export function appScope(scope: AppScope): MiddlewareHandler {
   return function appScope(c, next) {
-    c.set("appScope", scope);
+    internalsOf(c).appScope = scope;
     return next();
   };
 }
 
+/** The Hono context of the request `from` belongs to. */
+export function contextOf(from: AnyContext): Context {
+  if (CONTEXT in from) return (from as { [CONTEXT]: Context })[CONTEXT];
+  if ("req" in from) return from;
+  throw new TypeError(
+    "Not a request's context: pass a handler's ctx, a middleware's c or requestContext()",
+  );
+}
+
 export function scopeOf(from: AnyContext): AppScope {
-  const scope = "state" in from
-    ? from.state.appScope as AppScope | undefined
-    : from.get("appScope");
+  const scope = internalsOf(contextOf(from)).appScope;
   if (!scope) throw new Error("No app scope: this request is not being answered by createApp()");
   return scope;
 }

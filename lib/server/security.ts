@@ -3,7 +3,7 @@
  * What every response carries: the security headers, with a CSP whose `script-src` admits our own
  * origin and the request's fresh nonce (every inline script we emit carries it; read it with
  * `nonceOf`), and `X-Request-Id` — the client's or proxy's own when it sends a sane one, else a
- * new UUID (read it as `c.var.requestId`, as with `hono/request-id`).
+ * new UUID (kept in the request's private record, `internals.ts`, for logs and reports).
  *
  * Not `hono/secure-headers` and `hono/request-id`, whose behaviour this keeps: per request they
  * rebuild the CSP from its directives, copy the header table and take two middleware hops, which
@@ -12,9 +12,10 @@
  * setting them.
  */
 import type { Context, MiddlewareHandler } from "hono";
+import { internalsOf } from "./internals.ts";
 
-declare module "hono" {
-  interface ContextVariableMap {
+declare module "./internals.ts" {
+  interface Internals {
     /** The request's id: in every log line of the request and in `X-Request-Id`. */
     requestId: string;
     /** The request's CSP nonce (`nonceOf`). */
@@ -57,8 +58,8 @@ export function securityHeaders(connectSources: string[] = []): MiddlewareHandle
     const nonce = newNonce();
     const incoming = c.req.raw.headers.get("X-Request-Id");
     const id = incoming && SANE_ID.test(incoming) ? incoming : crypto.randomUUID();
-    c.set("nonce", nonce);
-    c.set("requestId", id);
+    internalsOf(c).nonce = nonce;
+    internalsOf(c).requestId = id;
     await next();
     const { headers } = c.res;
     headers.set("Content-Security-Policy", beforeNonce + nonce + afterNonce);
@@ -68,7 +69,7 @@ export function securityHeaders(connectSources: string[] = []): MiddlewareHandle
 }
 
 export function nonceOf(c: Context): string {
-  return c.get("nonce");
+  return internalsOf(c).nonce!;
 }
 
 const random = new Uint8Array(16);

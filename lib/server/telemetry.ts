@@ -54,7 +54,10 @@ export interface FailureLinks {
 export interface Telemetry {
   /** Routes of the plugin's own (Sentry's tunnel), mounted before the app's and outside tracing. */
   routes?(app: HonoApp): void;
-  /** Wraps every request after static files: a request span, say. Reads `c.var.route` once set. */
+  /**
+   * Wraps every request after static files: a request span, say. Reads the request's route
+   * (`internalsOf(c).route`) once set.
+   */
   middleware?: Middleware;
   /**
    * Runs `work` as a child span named `name` (render, an action, a middleware), ended when `work`

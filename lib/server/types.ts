@@ -8,36 +8,76 @@ import type { Context as HonoContext, Hono, MiddlewareHandler } from "hono";
 import type { ComponentType } from "react";
 
 /**
- * What middleware set for this request (`c.set("user", …)`), as handlers and pages read it.
+ * What middleware set for this request (`c.set("theme", …)`), as handlers and pages read it,
+ * untyped. An app declares its own `State` once and types every middleware, handler, page, layout
+ * and action with it through `createDefine<State>()`; the framework keeps nothing of its own there.
  *
  * @example
  * ```tsx
  * import type { PageProps } from "shell";
  *
- * export default function Admin({ state }: PageProps) {
- *   return <p>Signed in as {String(state.user)}</p>;
+ * export default function Themed({ state }: PageProps) {
+ *   return <p>Theme: {String(state.theme ?? "light")}</p>;
  * }
  * ```
- * @see docs/routing.md — A route module
+ * @see docs/routing.md — Typed state
  */
 export type State = Record<string, unknown>;
 
 /**
  * Hono's request context, as middleware gets it (`c`) and a server action reads it through
- * `requestContext()`: the request (`c.req`), what middleware set (`c.get`, `c.set`), the response's
- * headers (`c.header`), and Hono's helpers such as `getCookie(c, name)`.
+ * `requestContext()`: the request (`c.req`), what middleware set (`c.get`, `c.set`, `c.var`), the
+ * response's headers (`c.header`), and Hono's helpers such as `getCookie(c, name)`. Untyped state;
+ * `StateContext<State>` is the same context with the app's state typed.
  *
  * @example
  * ```ts
  * import type { Context } from "shell";
  *
- * export function userOf(c: Context): string | undefined {
- *   return c.get("user") as string | undefined;
+ * export function languageOf(c: Context): string {
+ *   return c.req.header("accept-language")?.split(",")[0] ?? "en";
  * }
  * ```
  * @see docs/routing.md — Middleware
  */
 export type Context = HonoContext;
+
+/**
+ * Hono's request context with the app's state typed: `c.var`, `c.get` and `c.set` know `State`'s
+ * keys and their types. What `define.middleware` hands a middleware and `define.context()` an
+ * action; Hono's helpers (`getCookie(c, …)`) take it as they take any context.
+ *
+ * @example
+ * ```ts
+ * import type { StateContext } from "shell";
+ *
+ * interface AppState {
+ *   theme?: "light" | "dark";
+ * }
+ *
+ * export function themeOf(c: StateContext<AppState>): "light" | "dark" {
+ *   return c.var.theme ?? "light";
+ * }
+ * ```
+ * @see docs/routing.md — Typed state
+ */
+export interface StateContext<S extends object> extends Context {
+  /** What middleware set for this request: the app's state (and what Hono's own declare). */
+  readonly var: Readonly<Declared<Context["var"]> & S>;
+  /** One value of the state. */
+  get<K extends keyof S>(key: K): S[K];
+  /** Sets one value of the state, for what runs after (middleware, the handler, the page). */
+  set<K extends keyof S>(key: K, value: S[K]): void;
+}
+
+/**
+ * `T` without its index signatures: the keys Hono's own middleware declare (`jwtPayload`, …).
+ *
+ * @internal
+ */
+type Declared<T> = {
+  [K in keyof T as string extends K ? never : number extends K ? never : K]: T[K];
+};
 
 /**
  * A `_middleware.ts` export: Hono's own middleware, so `hono/basic-auth`, `hono/cors`, `hono/jwt`
@@ -57,6 +97,30 @@ export type Context = HonoContext;
  * @see docs/routing.md — Middleware
  */
 export type Middleware = MiddlewareHandler;
+
+/**
+ * A middleware written with the app's state typed (`define.middleware`): Hono's `(c, next)`, its
+ * `c` a `StateContext<State>`.
+ *
+ * @example
+ * ```ts
+ * import type { StateMiddleware } from "shell";
+ *
+ * interface AppState {
+ *   theme?: "light" | "dark";
+ * }
+ *
+ * export const theme: StateMiddleware<AppState> = async function theme(c, next) {
+ *   c.set("theme", c.req.header("sec-ch-prefers-color-scheme") === "dark" ? "dark" : "light");
+ *   await next();
+ * };
+ * ```
+ * @see docs/routing.md — Typed state
+ */
+export type StateMiddleware<S extends object> = (
+  c: StateContext<S>,
+  next: () => Promise<void>,
+) => Promise<Response | void> | Response | void;
 
 /**
  * The Hono app `createApp` builds on, as a telemetry plugin sees it (to mount routes of its own)
@@ -186,13 +250,13 @@ export type RenderArgs<Data> = undefined extends Data ? [data?: Data, init?: Ren
  * ```
  * @see docs/routing.md — A route module
  */
-export interface RouteContext<Data = unknown, Params = AnyParams> {
+export interface RouteContext<Data = unknown, Params = AnyParams, S = State> {
   /** Route parameters: `[slug]` → `params.slug`, `[...path]` → `params.path` (slashes kept). */
   params: Params;
   /** The request's URL, parsed. */
   url: URL;
-  /** What middleware set (`c.set(…)`) for this request. */
-  state: State;
+  /** What middleware set (`c.set(…)`) for this request: the app's `State`. */
+  state: S;
   /** Streams the page with `data`; the status is 200 unless `init` says otherwise. */
   render(...args: RenderArgs<Data>): Promise<PageResponse<Data>>;
 }
@@ -210,9 +274,9 @@ export interface RouteContext<Data = unknown, Params = AnyParams> {
  * ```
  * @see docs/routing.md — A route module
  */
-export type Handler<Data = unknown, Params = AnyParams> = (
+export type Handler<Data = unknown, Params = AnyParams, S = State> = (
   req: Request,
-  ctx: RouteContext<Data, Params>,
+  ctx: RouteContext<Data, Params, S>,
 ) => Response | Promise<Response>;
 
 /**
@@ -258,8 +322,8 @@ export const METHODS: readonly Method[] = [
  * ```
  * @see docs/routing.md — A route module
  */
-export type Handlers<Data = unknown, Params = AnyParams> = Partial<
-  Record<Method, Handler<Data, Params>>
+export type Handlers<Data = unknown, Params = AnyParams, S = State> = Partial<
+  Record<Method, Handler<Data, Params, S>>
 >;
 
 /**
@@ -276,15 +340,15 @@ export type Handlers<Data = unknown, Params = AnyParams> = Partial<
  * ```
  * @see docs/routing.md — A route module
  */
-export interface PageProps<Data = unknown, Params = AnyParams> {
+export interface PageProps<Data = unknown, Params = AnyParams, S = State> {
   /** What the handler passed to `ctx.render()`. */
   data: Data;
   /** Route parameters, as the handler got them. */
   params: Params;
   /** The request's URL. */
   url: URL;
-  /** What middleware set for this request. */
-  state: State;
+  /** What middleware set for this request: the app's `State`. */
+  state: S;
 }
 
 /**
@@ -307,7 +371,8 @@ export interface PageProps<Data = unknown, Params = AnyParams> {
  * }
  * ```
  */
-export interface ErrorPageProps<Params = AnyParams> extends PageProps<undefined, Params> {
+export interface ErrorPageProps<Params = AnyParams, S = State>
+  extends PageProps<undefined, Params, S> {
   /** The 4xx status the request is answered with. */
   status: number;
   /** The error's message: product text, shown as it is. */
@@ -333,7 +398,8 @@ export interface ErrorPageProps<Params = AnyParams> extends PageProps<undefined,
  * ```
  * @see docs/routing.md — A route module
  */
-export interface LayoutProps<Data = unknown, Params = AnyParams> extends PageProps<Data, Params> {
+export interface LayoutProps<Data = unknown, Params = AnyParams, S = State>
+  extends PageProps<Data, Params, S> {
   /** The page (or the next layout in) to render inside this layout. */
   Component: ComponentType;
 }
@@ -361,4 +427,4 @@ export interface LayoutProps<Data = unknown, Params = AnyParams> extends PagePro
  * ```
  * @see docs/routing.md — Files and URLs
  */
-export type AppProps<Data = unknown> = LayoutProps<Data>;
+export type AppProps<Data = unknown, S = State> = LayoutProps<Data, AnyParams, S>;

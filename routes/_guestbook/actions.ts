@@ -2,11 +2,13 @@
 /**
  * @module
  * The guestbook's server action. The form reaches it with or without JavaScript; a signing that
- * does not pass the schema comes back as field errors for the form to show, not as a failure. It
- * runs behind `_middleware.ts`, which limits how often a client may call it.
+ * does not pass the schema comes back as field errors for the form to show, not as a failure. A
+ * signed-in user signs with their own name, whatever the form says. It runs behind
+ * `_middleware.ts`, which limits how often a client may call it.
  */
 import * as v from "valibot";
 import { requestContext } from "shell";
+import { currentUser } from "shell/auth";
 import { kvOf } from "shell/data";
 import { addEntry } from "./entries.ts";
 import type { GuestbookState } from "./types.ts";
@@ -28,17 +30,19 @@ const Signing = v.object({
 });
 
 export async function sign(_previous: GuestbookState, form: FormData): Promise<GuestbookState> {
-  const kv = kvOf(requestContext());
+  const c = requestContext();
   // Anyone can post to an action: a request without the form's fields signs nothing.
   if (!(form instanceof FormData)) form = new FormData();
-  const parsed = await v.safeParseAsync(Signing, Object.fromEntries(form));
+  const user = await currentUser(c);
+  const fields = { ...Object.fromEntries(form), ...(user && { name: user.name }) };
+  const parsed = await v.safeParseAsync(Signing, fields);
   if (!parsed.success) {
     return {
       errors: v.flatten<typeof Signing>(parsed.issues).nested,
       values: { name: echo(form.get("name")), message: echo(form.get("message")) },
     };
   }
-  return { signed: await addEntry(kv, parsed.output) };
+  return { signed: await addEntry(kvOf(c), parsed.output) };
 }
 
 /**

@@ -1,16 +1,14 @@
 import WhoAmI from "@/islands/WhoAmI.tsx";
-import { defineRoute } from "shell";
+import { define } from "../_define.ts";
 
-const route = defineRoute("admin/index.tsx");
-
-export default route.page(({ state }) => (
+export default define.route("admin/index.tsx").page(({ state }) => (
   <>
     <title>Admin</title>
     <h1>Admin</h1>
     <p>
-      Signed in as <strong>{String(state.user)}</strong>. This folder's <code>_middleware.ts</code>
-      {" "}
-      is <code>hono/basic-auth</code>; it guards its pages and its server actions alike.
+      Signed in as <strong>{state.user?.email}</strong>, with the role{" "}
+      <code>admin</code>. This folder's <code>_middleware.ts</code> is{" "}
+      <code>requireRole("admin")</code>; it guards its pages and its server actions alike.
     </p>
     <WhoAmI />
   </>

@@ -12,6 +12,8 @@ export interface TestServer {
   /** `http://127.0.0.1:PORT` */
   origin: string;
   port: number;
+  /** The process's id (its memory is in `/proc/<pid>/status`). */
+  pid: number;
   /** Every line the server wrote to stdout so far. */
   stdout: string[];
   stderr: string[];
@@ -123,6 +125,7 @@ export async function startServer(
   return {
     origin,
     port,
+    pid: child.pid,
     stdout,
     stderr,
     logs,

@@ -11,6 +11,8 @@ import { append, kvLog } from "../../lib/kv/log.ts";
 import { eventStream, type ServerEvent } from "../../lib/server/event_stream.ts";
 import type { AppScope } from "../../lib/server/scope.ts";
 import { tempStorePath } from "../helpers/kv.ts";
+import { Context } from "hono";
+import { internalsOf } from "../../lib/server/internals.ts";
 
 interface Note {
   id: number;
@@ -229,8 +231,10 @@ function stream(
   options: { heartbeatMs?: number; request?: Request; appScope?: AppScope } = {},
 ) {
   const req = options.request ?? new Request("http://x/events");
-  const state = { appScope: options.appScope ?? scope() };
-  return eventStream(req, { state }, events, { heartbeatMs: options.heartbeatMs });
+  // A request's context, as the app's scope middleware leaves it.
+  const c = new Context(req);
+  internalsOf(c).appScope = options.appScope ?? scope();
+  return eventStream(req, c, events, { heartbeatMs: options.heartbeatMs });
 }
 
 Deno.test("eventStream: SSE framing, retry first, heartbeats while idle", async () => {

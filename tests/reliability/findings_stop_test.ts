@@ -36,10 +36,14 @@ const DEADLINE_MS = 1000;
 /** "Did not hang": far past the grace (2 × the deadline + 1 s), far short of for ever. */
 const HANG_MS = 20_000;
 
-/** Waits until `seen` distinct workers answered, over connections of their own. */
+/**
+ * Waits until `seen` distinct workers answered, over connections of their own. Bounded by time, not
+ * by a count: on a loaded machine a worker may still be loading after hundreds of answers from another.
+ */
 async function everyWorker(server: TestServer, workers: number): Promise<void> {
   const seen = new Set<string>();
-  for (let i = 0; i < 200 && seen.size < workers; i++) {
+  const until = Date.now() + HANG_MS * 3;
+  while (seen.size < workers && Date.now() < until) {
     const head =
       `GET /findings/worker HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\nConnection: close\r\n\r\n`;
     const res = await exchange(server.port, head, { timeoutMs: HANG_MS });

@@ -3,8 +3,8 @@
  * Every example page passes axe-core (`helpers/axe.ts`) with zero violations, in Chromium, once it
  * is done (islands hydrated, Suspense streamed in): each page the example lists
  * (`routes/_examples.ts`, so a new example is covered with no edit here), the home page that lists
- * them, `/admin` with its credentials, the not-found page, and the guestbook's form showing its
- * field errors. Goes with the example.
+ * them, the pages behind sign-in (`/account`, `/admin`) signed in as an admin, the not-found page,
+ * and the guestbook's and the login page's forms showing their errors. Goes with the example.
  *
  * On its first day a team makes the home page, the document and the root layout its own (as
  * `files_test.ts` and `docs_test.ts` say too). Then the home page is no longer checked, and the
@@ -20,6 +20,8 @@ import { serveApp } from "../../helpers/app.ts";
 import { axeViolations, describeViolations } from "../../helpers/axe.ts";
 import { hydrated, launchBrowser, watchRequests } from "../../helpers/browser.ts";
 import { PROJECT_ROOT } from "../../helpers/project_copy.ts";
+import { addAdmin, ADMIN } from "../users.ts";
+import { logIn } from "./log_in.ts";
 
 /** The rules about the frame `_app.tsx` and `_layout.tsx` give a page, not about the page. */
 const FRAME_RULES = [
@@ -33,15 +35,15 @@ const FRAME_RULES = [
   "landmark-no-duplicate-main",
 ];
 
-// The example app itself, from its build, in this process.
-const app = createApp(manifest, { root: PROJECT_ROOT, kv: await Deno.openKv(":memory:") });
+// The example app itself, from its build, in this process, with its first admin.
+const kv = await Deno.openKv(":memory:");
+await addAdmin(kv);
+const app = createApp(manifest, { root: PROJECT_ROOT, kv });
 
 Deno.test("the example's pages pass axe", async (t) => {
   await using server = serveApp(app);
   await using browser = await launchBrowser();
-  const context = await browser.newContext({
-    httpCredentials: { username: "admin", password: "admin" },
-  });
+  const context = await browser.newContext();
   const examples: string[] = EXAMPLES.map(([href]) => href);
   const home = await (await fetch(server.origin + "/")).text();
   const teamsOwn = !examples.every((href) => home.includes(`href="${href}"`));
@@ -54,7 +56,7 @@ Deno.test("the example's pages pass axe", async (t) => {
     if (res.headers.get("content-type")?.startsWith("text/html")) pages.push(path);
   }
   assert.ok(pages.length >= 7, `example pages to check: ${pages}`);
-  const paths = [...pages, ...GUARDED_PATHS, "/no/such/page"];
+  const paths = [...pages, "/no/such/page"];
 
   const check = async (
     path: string,
@@ -73,6 +75,22 @@ Deno.test("the example's pages pass axe", async (t) => {
   };
 
   for (const path of paths) await t.step(path, () => check(path));
+
+  await t.step(
+    "/login, its form showing an error",
+    () =>
+      check("/login", async (page) => {
+        await page.getByLabel("Email").fill("nobody@example.com");
+        await page.getByLabel("Password").fill("wrong password");
+        await page.getByRole("button", { name: "Log in" }).click();
+        await page.getByRole("alert").waitFor();
+      }),
+  );
+
+  const signedIn = await context.newPage();
+  await logIn(signedIn, server.origin, ADMIN);
+  await signedIn.close();
+  for (const path of GUARDED_PATHS) await t.step(`${path}, signed in`, () => check(path));
 
   await t.step(
     "/guestbook, its form showing field errors",

@@ -1,0 +1,32 @@
+/**
+ * Users, sessions and roles: `import { … } from "shell/auth"`. Guard a folder with
+ * `requireUser()` or `requireRole("admin")` in its `_middleware.ts`; sign people up, in and out from
+ * server actions with `signUp`, `signIn`, `signOut` and `signOutEverywhere`; ask who is asking with
+ * `currentUser(ctx)` (one KV read, none without the session cookie), or read `state.user` where a
+ * guard set it. Sessions live in Deno KV, the cookie holds only an opaque token, passwords are
+ * stored as scrypt hashes. `createUser` and `setRoles` are for scripts (`deno task users:add`).
+ *
+ * @example
+ * ```ts
+ * // routes/account/_middleware.ts: every page, API route and action in routes/account/
+ * import { requireUser } from "shell/auth";
+ *
+ * export const handler = requireUser();
+ * ```
+ * @see docs/users.md
+ * @module
+ */
+export { currentUser } from "./auth/current.ts";
+export { requireRole, requireUser, type UserState, withUser } from "./auth/guards.ts";
+export {
+  type AuthResult,
+  type CredentialFields,
+  signIn,
+  signUp,
+  WRONG_CREDENTIALS,
+} from "./auth/sign_in.ts";
+export { signOut, signOutEverywhere } from "./auth/sign_out.ts";
+export { type CredentialErrors, normalizeEmail } from "./auth/credentials.ts";
+export { safeNext } from "./auth/next.ts";
+export { createUser, setRoles, type User, UserExistsError } from "./auth/users.ts";
+export type { AuthOptions } from "./auth/settings.ts";

@@ -1,0 +1,163 @@
+/**
+ * @module
+ * Sessions in Deno KV, the same on every worker and instance. A session is stored at
+ * `["auth", "sessions", hash]` — the SHA-256 of its token; the token itself is only ever in the
+ * cookie — with who it is for (id, email, name, roles: so reading it is one KV read), when it began,
+ * when it was last seen and when it ends whatever happens. Each user's sessions are indexed at
+ * `["auth", "user_sessions", userId, hash]`, and every commit that adds or deletes a session does the
+ * same to its index entry, so "sign out everywhere" and a change of roles find them all.
+ *
+ * Expiry is twofold: KV's `expireIn` drops what nobody ends (idle: the session; absolute: the index
+ * entry), and every read checks both times itself, since KV may keep an expired key a while. The
+ * idle timer is written back at most every `refreshAfterMs`, so a page view is not a KV write; that
+ * write is checked against the version read, so it can never bring back a session ended meanwhile.
+ */
+import { commit, retrying } from "../kv/commit.ts";
+import type { AuthSettings } from "./settings.ts";
+import { newToken, tokenHash } from "./token.ts";
+import type { User } from "./users.ts";
+
+export interface SessionRecord {
+  userId: string;
+  email: string;
+  name: string;
+  roles: string[];
+  /** Sign-in, ms since the epoch. */
+  createdAt: number;
+  /** The last time the idle timer was written back. */
+  seenAt: number;
+  /** The absolute end. */
+  expiresAt: number;
+}
+
+/** A session as a request holds it. */
+export interface Session {
+  hash: string;
+  record: SessionRecord;
+}
+
+const SESSIONS = ["auth", "sessions"] as const;
+const BY_USER = ["auth", "user_sessions"] as const;
+/** Keys one commit deletes at most when ending many sessions (KV takes 1,000 mutations). */
+const BATCH = 400;
+
+const sessionKey = (hash: string) => [...SESSIONS, hash];
+const indexKey = (userId: string, hash: string) => [...BY_USER, userId, hash];
+
+/**
+ * A new session for `user`, ending `replacing` (the request's old one: a new token at every
+ * sign-in) and the user's oldest beyond `sessionsPerUser`, in one commit. Returns the new token,
+ * for the cookie, and the session.
+ */
+export async function startSession(
+  kv: Deno.Kv,
+  user: User,
+  settings: AuthSettings,
+  replacing?: Session,
+): Promise<{ token: string; session: Session }> {
+  const token = newToken();
+  const hash = tokenHash(token);
+  const now = settings.now();
+  const record: SessionRecord = {
+    userId: user.id,
+    email: user.email,
+    name: user.name,
+    roles: [...user.roles],
+    createdAt: now,
+    seenAt: now,
+    expiresAt: now + settings.absoluteTimeoutMs,
+  };
+  const others = (await sessionsOf(kv, user.id))
+    .filter((other) => other.hash !== replacing?.hash)
+    .sort((a, b) => b.createdAt - a.createdAt)
+    .slice(settings.sessionsPerUser - 1);
+  await retrying("start a session", async (commit) => {
+    let op = kv.atomic()
+      .set(sessionKey(hash), record, { expireIn: idleFor(record, settings, now) })
+      .set(indexKey(user.id, hash), { createdAt: now }, { expireIn: settings.absoluteTimeoutMs });
+    if (replacing) op = withoutSessions(op, replacing.record.userId, [replacing]);
+    op = withoutSessions(op, user.id, others);
+    return (await commit(op)).ok || undefined;
+  });
+  return { token, session: { hash, record } };
+}
+
+/**
+ * The session whose token hashes to `hash`, if it is still on: one KV read, and at most every
+ * `refreshAfterMs` a write that moves its idle timer on.
+ */
+export async function readSession(
+  kv: Deno.Kv,
+  hash: string,
+  settings: AuthSettings,
+): Promise<Session | undefined> {
+  const entry = await kv.get<SessionRecord>(sessionKey(hash));
+  const record = entry.value;
+  const now = settings.now();
+  if (!record || now >= record.expiresAt || now >= record.seenAt + settings.idleTimeoutMs) {
+    return undefined;
+  }
+  if (now - record.seenAt >= settings.refreshAfterMs) {
+    const seen = { ...record, seenAt: now };
+    // Checked: a session ended since the read stays ended. Losing the race costs nothing.
+    await commit(
+      kv.atomic().check(entry).set(sessionKey(hash), seen, {
+        expireIn: idleFor(seen, settings, now),
+      }),
+    );
+    return { hash, record: seen };
+  }
+  return { hash, record };
+}
+
+/** Ends one session, on every worker and instance at once. */
+export async function endSession(kv: Deno.Kv, session: Session): Promise<void> {
+  await retrying("end a session", async (commit) => {
+    const op = withoutSessions(kv.atomic(), session.record.userId, [session]);
+    return (await commit(op)).ok || undefined;
+  });
+}
+
+/** Ends every session of `userId`; returns how many there were. */
+export async function endAllSessions(kv: Deno.Kv, userId: string): Promise<number> {
+  let ended = 0;
+  for (let round = 0; round < 100; round++) {
+    const sessions = await sessionsOf(kv, userId);
+    if (sessions.length === 0) break;
+    await retrying("end sessions", async (commit) => {
+      return (await commit(withoutSessions(kv.atomic(), userId, sessions))).ok || undefined;
+    });
+    ended += sessions.length;
+  }
+  return ended;
+}
+
+/** The index entries of a user's sessions (at most one batch: a user keeps few). */
+export async function sessionsOf(
+  kv: Deno.Kv,
+  userId: string,
+): Promise<{ hash: string; createdAt: number }[]> {
+  const found: { hash: string; createdAt: number }[] = [];
+  const entries = kv.list<{ createdAt: number }>({ prefix: [...BY_USER, userId] }, {
+    limit: BATCH / 2,
+  });
+  for await (const { key, value } of entries) {
+    found.push({ hash: String(key.at(-1)), createdAt: value.createdAt });
+  }
+  return found;
+}
+
+/** `op`, deleting the sessions and their index entries too. */
+export function withoutSessions(
+  op: Deno.AtomicOperation,
+  userId: string,
+  sessions: { hash: string }[],
+): Deno.AtomicOperation {
+  for (const { hash } of sessions) op = op.delete(sessionKey(hash)).delete(indexKey(userId, hash));
+  return op;
+}
+
+/** How long the session lives unused from `now`: never past its absolute end. */
+function idleFor(record: SessionRecord, settings: AuthSettings, now: number): number {
+  return Math.max(1, Math.min(settings.idleTimeoutMs, record.expiresAt - now));
+}

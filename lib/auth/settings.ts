@@ -1,0 +1,124 @@
+/**
+ * @module
+ * How an app's users and sessions behave: `AppOptions.auth`, with its defaults, resolved once per
+ * app (the first request that needs it) together with what follows from the app's origins — the
+ * session cookie's name and flags — and the app's bound on password hashes running at once.
+ */
+import type { Context } from "hono";
+import type { CallLimit } from "../kv/rate_limit.ts";
+import { scopeOf } from "../server/scope.ts";
+import { type Limiter, limiter } from "./limiter.ts";
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+
+/**
+ * The settings of an app's users and sessions (`AppOptions.auth`); every one has a default.
+ *
+ * @example
+ * ```ts
+ * import { createApp } from "shell/server";
+ * import type { AuthOptions } from "shell/auth";
+ * import manifest from "@/_build/manifest.gen.ts";
+ *
+ * const auth: AuthOptions = { idleTimeoutMs: 30 * 60_000, absoluteTimeoutMs: 8 * 3_600_000 };
+ * const app = createApp(manifest, { root: Deno.cwd(), auth });
+ * ```
+ * @see docs/users.md — Settings and numbers
+ */
+export interface AuthOptions {
+  /** A session unused this long ends (ms): 24 hours. */
+  idleTimeoutMs?: number;
+  /** A session ends this long after sign-in, used or not (ms): 7 days. */
+  absoluteTimeoutMs?: number;
+  /**
+   * A session's idle timer is written back at most this often (ms): 5 minutes. Shorter makes the
+   * idle timeout exact to the minute and costs a KV write per page view more often.
+   */
+  refreshAfterMs?: number;
+  /** Where `requireUser()` sends an anonymous visitor: `/login`. */
+  loginPath?: string;
+  /** Sign-in attempts per client (address): 20 in 15 minutes. */
+  signInPerClient?: CallLimit;
+  /** Sign-in attempts per account (email, known or not): 10 in 15 minutes. */
+  signInPerAccount?: CallLimit;
+  /** Sign-ups per client: 10 an hour. */
+  signUpPerClient?: CallLimit;
+  /** Password hashes running at once (32 MiB each): 2; more wait. */
+  hashesAtOnce?: number;
+  /** Password hashes waiting for their turn: 16; past that, 503 with `Retry-After`. */
+  hashesWaiting?: number;
+  /** Sessions one user keeps: 20; signing in once more ends the oldest. */
+  sessionsPerUser?: number;
+  /** The clock, in ms since the epoch (tests). */
+  now?: () => number;
+}
+
+export type AuthSettings = Required<Omit<AuthOptions, "hashesAtOnce" | "hashesWaiting">> & {
+  /** The session cookie's name: `__Host-session` over https, `session` otherwise. */
+  cookie: string;
+  /** Whether the app's public origin is https: the cookie is `Secure` then. */
+  secure: boolean;
+  /** The bound on password hashes. */
+  hashing: Limiter;
+};
+
+export const DEFAULTS = {
+  idleTimeoutMs: DAY,
+  absoluteTimeoutMs: 7 * DAY,
+  refreshAfterMs: 5 * MINUTE,
+  loginPath: "/login",
+  signInPerClient: { limit: 20, windowMs: 15 * MINUTE },
+  signInPerAccount: { limit: 10, windowMs: 15 * MINUTE },
+  signUpPerClient: { limit: 10, windowMs: HOUR },
+  hashesAtOnce: 2,
+  hashesWaiting: 16,
+  sessionsPerUser: 20,
+  now: Date.now,
+} as const;
+
+/** One per app (its scope), made at its first request that needs it. */
+const resolved = new WeakMap<object, AuthSettings>();
+
+/** The settings of the app answering `c`. */
+export function authSettings(c: Context): AuthSettings {
+  const scope = scopeOf(c);
+  let settings = resolved.get(scope);
+  if (!settings) {
+    settings = resolveAuth(scope.auth ?? {}, scope.origins, new URL(c.req.url).protocol);
+    resolved.set(scope, settings);
+  }
+  return settings;
+}
+
+/**
+ * `options` with the defaults. Secure is decided by the app's configured public origin (the first
+ * of `origins`), never by a header a client or proxy sends (`Host`, `X-Forwarded-Proto`); with no
+ * origin configured, by the scheme the server itself was reached with.
+ */
+export function resolveAuth(
+  options: AuthOptions,
+  origins: string[] | undefined,
+  ownProtocol: string,
+): AuthSettings {
+  const { hashesAtOnce, hashesWaiting, ...rest } = { ...DEFAULTS, ...withoutUndefined(options) };
+  for (const [name, ms] of Object.entries(rest).filter(([name]) => name.endsWith("Ms"))) {
+    if (!(Number(ms) >= 1)) throw new RangeError(`auth.${name} must be at least 1 ms`);
+  }
+  if (!rest.loginPath.startsWith("/") || rest.loginPath.startsWith("//")) {
+    throw new RangeError("auth.loginPath must be a path on the app's origin, such as /login");
+  }
+  const protocol = origins?.length ? new URL(origins[0]).protocol : ownProtocol;
+  const secure = protocol === "https:";
+  return {
+    ...rest,
+    secure,
+    cookie: secure ? "__Host-session" : "session",
+    hashing: limiter(hashesAtOnce, hashesWaiting),
+  };
+}
+
+function withoutUndefined<T extends object>(object: T): T {
+  return Object.fromEntries(Object.entries(object).filter(([, v]) => v !== undefined)) as T;
+}

@@ -1,0 +1,214 @@
+/**
+ * @module
+ * Signing up and in with an email and a password, for a server action to call with the form's
+ * fields. The fields are checked first (nothing costs before that); then the limits — sign-in per
+ * client and per account, sign-up per client, each exact across workers (`limitCalls`) — so a
+ * refused attempt costs no hash; then the password is hashed within the app's bound on hashes at
+ * once. An unknown email and a wrong password get the same answer, word for word, after the same
+ * work: an unknown email is checked against a hash that matches no password, with the same
+ * parameters. Success starts a new session with a new token — whatever session the request had is
+ * ended in the same commit (no fixation) — and sets the cookie.
+ */
+import type { Context } from "hono";
+import { httpError } from "../errors/http_error.ts";
+import { kvOf } from "../kv/access.ts";
+import { type CallLimit, limitCalls } from "../kv/rate_limit.ts";
+import { clientAddress } from "../server/client.ts";
+import { type AnyContext, contextOf } from "../server/scope.ts";
+import { setSessionCookie } from "./cookie.ts";
+import { checkCredentials, type CredentialErrors } from "./credentials.ts";
+import { replaceSession, sessionOf } from "./current.ts";
+import { hashPassword, needsRehash, PARAMS, verifyPassword } from "./password.ts";
+import { startSession } from "./sessions.ts";
+import { type AuthSettings, authSettings } from "./settings.ts";
+import {
+  findUser,
+  insertUser,
+  publicUser,
+  replaceHash,
+  type User,
+  UserExistsError,
+} from "./users.ts";
+
+/**
+ * What `signIn` and `signUp` answer: the user, now signed in (the cookie is set), or what to show
+ * in the form, by field.
+ *
+ * @example
+ * ```ts
+ * import type { AuthResult } from "shell/auth";
+ *
+ * function greeting(result: AuthResult): string {
+ *   return result.ok ? `Welcome, ${result.user.name}` : result.errors.form ?? "Check the form";
+ * }
+ * ```
+ * @see docs/users.md — Signing up and in
+ */
+export type AuthResult =
+  | {
+    /** Signed in: the cookie is set. */
+    ok: true;
+    /** Who. */
+    user: User;
+  }
+  | {
+    /** Not signed in. */
+    ok: false;
+    /** What to show in the form. */
+    errors: CredentialErrors;
+  };
+
+/**
+ * What a sign-in or sign-up form sends: the fields as `form.get()` gives them, checked here.
+ *
+ * @example
+ * ```ts
+ * import type { CredentialFields } from "shell/auth";
+ *
+ * const fromForm = (form: FormData): CredentialFields => ({
+ *   email: form.get("email"),
+ *   password: form.get("password"),
+ * });
+ * ```
+ * @see docs/users.md — Signing up and in
+ */
+export interface CredentialFields {
+  /** The `email` field: anything, checked and normalised here. */
+  email: unknown;
+  /** The `password` field: anything, checked here. */
+  password: unknown;
+}
+
+/**
+ * The one answer (`errors.form`) to an unknown email and to a wrong password.
+ *
+ * @example
+ * ```ts
+ * import { WRONG_CREDENTIALS } from "shell/auth";
+ *
+ * console.log(WRONG_CREDENTIALS); // "Wrong email or password."
+ * ```
+ * @see docs/users.md — Signing up and in
+ */
+export const WRONG_CREDENTIALS = "Wrong email or password.";
+
+// Matches no password: an unknown email is checked against it, at the cost of a real check.
+const NO_ONES_HASH = `$scrypt$ln=${PARAMS.ln},r=${PARAMS.r},p=${PARAMS.p}$${"A".repeat(22)}$` +
+  "A".repeat(43);
+
+/**
+ * Signs in with an email and a password: on success a new session (a new token; the request's old
+ * session ends) and its cookie. An unknown email and a wrong password get the same answer
+ * (`errors.form`), after the same work. Past the limits — per client and per account, across every
+ * worker and instance — it throws `httpError(429)` with `Retry-After`; past the app's bound on
+ * password hashes at once, a 503 with `Retry-After`.
+ *
+ * @param from `requestContext()` in a server action (or a handler's `ctx`, a middleware's `c`).
+ * @param fields The form's `email` and `password`, as sent.
+ * @returns The signed-in user, or the errors to show in the form.
+ *
+ * @example
+ * ```ts
+ * // routes/_login/actions.ts
+ * "use server";
+ * import { redirect, requestContext } from "shell";
+ * import { type CredentialErrors, safeNext, signIn } from "shell/auth";
+ *
+ * export async function logIn(_previous: CredentialErrors, form: FormData) {
+ *   const c = requestContext();
+ *   const result = await signIn(c, { email: form.get("email"), password: form.get("password") });
+ *   if (!result.ok) return result.errors;
+ *   redirect(safeNext(form.get("next")));
+ * }
+ * ```
+ * @see docs/users.md — Signing up and in
+ */
+export async function signIn(from: AnyContext, fields: CredentialFields): Promise<AuthResult> {
+  const c = contextOf(from);
+  const checked = checkCredentials(fields, false);
+  if (!checked.ok) return checked;
+  const { email, password } = checked.credentials;
+  const settings = authSettings(c);
+  const kv = kvOf(c);
+  await throttle(c, ["auth-sign-in-client", clientOf(c)], settings.signInPerClient);
+  await throttle(c, ["auth-sign-in-account", email], settings.signInPerAccount);
+  const user = await findUser(kv, email);
+  const hash = user?.passwordHash ?? NO_ONES_HASH;
+  const right = await settings.hashing.run(() => verifyPassword(password, hash));
+  if (!user || !right) return { ok: false, errors: { form: WRONG_CREDENTIALS } };
+  if (needsRehash(user.passwordHash)) {
+    await replaceHash(kv, user, await settings.hashing.run(() => hashPassword(password)));
+  }
+  return { ok: true, user: await begin(c, settings, publicUser(user)) };
+}
+
+/**
+ * Makes an account with an email and a password, and signs it in (a new session and its cookie).
+ * An email with an account already gets a field error saying so. Past the sign-up limit per client
+ * it throws `httpError(429)` with `Retry-After`.
+ *
+ * @param from `requestContext()` in a server action (or a handler's `ctx`, a middleware's `c`).
+ * @param fields The form's `email` and `password`, as sent.
+ * @returns The new, signed-in user, or the errors to show in the form.
+ *
+ * @example
+ * ```ts
+ * // routes/_signup/actions.ts
+ * "use server";
+ * import { redirect, requestContext } from "shell";
+ * import { type CredentialErrors, signUp } from "shell/auth";
+ *
+ * export async function join(_previous: CredentialErrors, form: FormData) {
+ *   const result = await signUp(requestContext(), {
+ *     email: form.get("email"),
+ *     password: form.get("password"),
+ *   });
+ *   if (!result.ok) return result.errors;
+ *   redirect("/account");
+ * }
+ * ```
+ * @see docs/users.md — Signing up and in
+ */
+export async function signUp(from: AnyContext, fields: CredentialFields): Promise<AuthResult> {
+  const c = contextOf(from);
+  const checked = checkCredentials(fields, true);
+  if (!checked.ok) return checked;
+  const { email, password } = checked.credentials;
+  const settings = authSettings(c);
+  const kv = kvOf(c);
+  await throttle(c, ["auth-sign-up-client", clientOf(c)], settings.signUpPerClient);
+  const taken = { ok: false as const, errors: { email: "An account with this email exists." } };
+  if (await findUser(kv, email)) return taken;
+  const passwordHash = await settings.hashing.run(() => hashPassword(password));
+  try {
+    const user = await insertUser(kv, { email, passwordHash });
+    return { ok: true, user: await begin(c, settings, publicUser(user)) };
+  } catch (error) {
+    if (error instanceof UserExistsError) return taken;
+    throw error;
+  }
+}
+
+/** A new session for `user`, ending the request's old one in the same commit; sets the cookie. */
+async function begin(c: Context, settings: AuthSettings, user: User): Promise<User> {
+  const previous = await sessionOf(c);
+  const { token, session } = await startSession(kvOf(c), user, settings, previous);
+  setSessionCookie(c, settings, token);
+  replaceSession(c, session);
+  return user;
+}
+
+async function throttle(c: Context, key: string[], limit: CallLimit): Promise<void> {
+  const result = await limitCalls(kvOf(c), key, limit);
+  if (result.ok) return;
+  const wait = result.retryAfterSeconds;
+  const after = wait < 120 ? `${wait} seconds` : `${Math.ceil(wait / 60)} minutes`;
+  throw httpError(429, `Too many attempts: please try again in ${after}.`, {
+    headers: { "Retry-After": String(wait) },
+  });
+}
+
+/** Who is asking, for the per-client limits: as `rateLimit()` counts them. */
+function clientOf(c: Context): string {
+  return clientAddress(c) ?? "unknown";
+}

@@ -1,0 +1,212 @@
+/**
+ * @module
+ * Users in Deno KV: each at `["auth", "users", id]`, found by email through
+ * `["auth", "emails", email]`. Creating one commits both with a check that the email is free, so two
+ * workers signing up the same address at once make one account. The password is stored only as its
+ * scrypt hash (`password.ts`). Changing a user's roles ends every session of theirs in the same
+ * commit: a privilege change means a new token, at their next sign-in.
+ */
+import { commit, retrying } from "../kv/commit.ts";
+import { normalizeEmail } from "./credentials.ts";
+import { hashPassword } from "./password.ts";
+import { endAllSessions, sessionsOf, withoutSessions } from "./sessions.ts";
+
+/**
+ * A user as requests see them: what `currentUser()` and `state.user` hold. Never the password.
+ *
+ * @example
+ * ```ts
+ * import type { User } from "shell/auth";
+ *
+ * export const isAdmin = (user: User | undefined) => user?.roles.includes("admin") ?? false;
+ * ```
+ * @see docs/users.md
+ */
+export interface User {
+  /** Opaque and stable: key a product's own data by it. */
+  id: string;
+  /** Normalised: trimmed, NFC, lower case. */
+  email: string;
+  /** How the app addresses them: the part of the email before the `@` unless set. */
+  name: string;
+  /** What they may do, for `requireRole()`: `["admin"]`. */
+  roles: readonly string[];
+}
+
+/** A user as stored. */
+export interface UserRecord extends User {
+  roles: string[];
+  /** The scrypt PHC string. */
+  passwordHash: string;
+  /** When the account was made (ms since the epoch). */
+  createdAt: number;
+}
+
+export const USERS = ["auth", "users"] as const;
+export const EMAILS = ["auth", "emails"] as const;
+
+/**
+ * Refused: an account with the email exists already.
+ *
+ * @example
+ * ```ts
+ * import { createUser, UserExistsError } from "shell/auth";
+ *
+ * const kv = await Deno.openKv(":memory:");
+ * await createUser(kv, { email: "ada@example.com", password: "a long passphrase" });
+ * try {
+ *   await createUser(kv, { email: "ADA@example.com", password: "another passphrase" });
+ * } catch (error) {
+ *   if (error instanceof UserExistsError) console.log(error.message);
+ * }
+ * ```
+ * @see docs/users.md — The first admin
+ */
+export class UserExistsError extends Error {
+  /** `"UserExistsError"`. */
+  override name = "UserExistsError";
+  /**
+   * The error for `email`.
+   *
+   * @param email The normalised email.
+   */
+  constructor(
+    /** The normalised email. */
+    readonly email: string,
+  ) {
+    super(`An account with the email ${email} exists already`);
+  }
+}
+
+/** The user with this (normalised) email, as stored. */
+export async function findUser(kv: Deno.Kv, email: string): Promise<UserRecord | undefined> {
+  const id = await kv.get<string>([...EMAILS, email]);
+  if (id.value === null) return undefined;
+  return (await kv.get<UserRecord>([...USERS, id.value])).value ?? undefined;
+}
+
+/** Stores a new user whose password is already hashed; throws `UserExistsError` if taken. */
+export async function insertUser(
+  kv: Deno.Kv,
+  fields: { email: string; passwordHash: string; roles?: readonly string[]; name?: string },
+): Promise<UserRecord> {
+  const record: UserRecord = {
+    id: crypto.randomUUID(),
+    email: fields.email,
+    name: fields.name ?? fields.email.slice(0, fields.email.indexOf("@")).slice(0, 40),
+    roles: [...new Set(fields.roles ?? [])],
+    passwordHash: fields.passwordHash,
+    createdAt: Date.now(),
+  };
+  const emailKey = [...EMAILS, record.email];
+  return await retrying("create a user", async (commit) => {
+    const result = await commit(
+      kv.atomic()
+        .check({ key: emailKey, versionstamp: null })
+        .set(emailKey, record.id)
+        .set([...USERS, record.id], record),
+    );
+    if (result.ok) return record;
+    // Lost to another commit: the email was taken meanwhile, or another worker held the file.
+    if ((await kv.get(emailKey)).value !== null) throw new UserExistsError(record.email);
+    return undefined;
+  });
+}
+
+/** Stores a new hash for the user (a sign-in found theirs made with older parameters). */
+export async function replaceHash(kv: Deno.Kv, user: UserRecord, passwordHash: string) {
+  const key = [...USERS, user.id];
+  const entry = await kv.get<UserRecord>(key);
+  if (entry.value) {
+    await commit(kv.atomic().check(entry).set(key, { ...entry.value, passwordHash }));
+  }
+}
+
+/** The user as requests see them: no hash. */
+export function publicUser({ id, email, name, roles }: User): User {
+  return { id, email, name, roles: [...roles] };
+}
+
+/**
+ * Creates a user with a password: for scripts, seeds and tests (`deno task users:add` uses it).
+ * The email is normalised; the password is hashed as sign-up hashes it.
+ *
+ * @param kv The store (`kvOf(ctx)` in a request; `Deno.openKv()` in a script).
+ * @param fields The email, the password, and optionally roles and a name.
+ * @returns The new user.
+ * @throws {UserExistsError} When the email has an account.
+ * @throws {RangeError} When the email is not an address or the password is empty.
+ *
+ * @example
+ * ```ts
+ * import { createUser } from "shell/auth";
+ *
+ * const kv = await Deno.openKv(":memory:");
+ * const admin = await createUser(kv, {
+ *   email: "admin@example.com",
+ *   password: "correct horse battery staple",
+ *   roles: ["admin"],
+ * });
+ * console.log(admin.id, admin.roles);
+ * ```
+ * @see docs/users.md — The first admin
+ */
+export async function createUser(
+  kv: Deno.Kv,
+  fields: { email: string; password: string; roles?: readonly string[]; name?: string },
+): Promise<User> {
+  const email = normalizeEmail(fields.email);
+  if (email === undefined) throw new RangeError(`Not an email address: ${fields.email}`);
+  if (!fields.password) throw new RangeError("The password is empty");
+  const record = await insertUser(kv, {
+    email,
+    name: fields.name,
+    roles: fields.roles,
+    passwordHash: await hashPassword(fields.password),
+  });
+  return publicUser(record);
+}
+
+/**
+ * Gives a user new roles, and ends every session of theirs in the same commit: a change of
+ * privilege takes effect at once on every worker and instance, and they get a new token when they
+ * sign in again.
+ *
+ * @param kv The store.
+ * @param email The user's email (normalised here).
+ * @param roles Their roles from now on (`[]`: none).
+ * @returns The user with the new roles.
+ * @throws {RangeError} When no user has that email.
+ *
+ * @example
+ * ```ts
+ * import { createUser, setRoles } from "shell/auth";
+ *
+ * const kv = await Deno.openKv(":memory:");
+ * await createUser(kv, { email: "grace@example.com", password: "a long passphrase" });
+ * const grace = await setRoles(kv, "grace@example.com", ["admin"]);
+ * console.log(grace.roles); // ["admin"]
+ * ```
+ * @see docs/users.md — Roles
+ */
+export async function setRoles(
+  kv: Deno.Kv,
+  email: string,
+  roles: readonly string[],
+): Promise<User> {
+  const normal = normalizeEmail(email);
+  for (let attempt = 0; attempt < 10; attempt++) {
+    const user = normal === undefined ? undefined : await findUser(kv, normal);
+    if (!user) throw new RangeError(`No user has the email ${email}`);
+    const key = [...USERS, user.id];
+    const entry = await kv.get<UserRecord>(key);
+    if (!entry.value) continue;
+    const updated = { ...entry.value, roles: [...new Set(roles)] };
+    const sessions = await sessionsOf(kv, user.id);
+    const op = withoutSessions(kv.atomic().check(entry).set(key, updated), user.id, sessions);
+    if (!(await commit(op)).ok) continue;
+    await endAllSessions(kv, user.id); // any past the first batch (a user keeps few)
+    return publicUser(updated);
+  }
+  throw new Error(`The roles of ${email} could not be changed: too many concurrent changes`);
+}

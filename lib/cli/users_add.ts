@@ -1,0 +1,105 @@
+/**
+ * @module
+ * `deno task users:add <email> [--role <role>]…`: makes a user in the app's KV store (the one the
+ * settings name: `KV_PATH`, as for the server) — the way to the first admin. The password is read
+ * from standard input: typed at a terminal without being shown (twice, to catch a typo), or piped
+ * (`printf '%s\n' "$PASSWORD" | deno task users:add …`; its first line). Every failure says what
+ * went wrong on stderr and exits non-zero: 2 for a usage mistake, 1 for the rest.
+ */
+import { parseArgs } from "node:util";
+import { checkCredentials } from "../auth/credentials.ts";
+import { createUser, UserExistsError } from "../auth/users.ts";
+import { settingsOrExit } from "./settings.ts";
+import { storeOrExit } from "./store.ts";
+
+const USAGE = "usage: deno task users:add <email> [--role <role>]…  (the password on stdin)";
+const ROLE = /^[\w-]{1,64}$/;
+
+function fail(message: string, code = 1): never {
+  console.error(`users:add: ${message}`);
+  Deno.exit(code);
+}
+
+let parsed;
+try {
+  parsed = parseArgs({
+    args: Deno.args,
+    options: { role: { type: "string", multiple: true, short: "r" } },
+    allowPositionals: true,
+  });
+} catch (error) {
+  fail(`${(error as Error).message}\n${USAGE}`, 2);
+}
+const { positionals, values } = parsed;
+if (positionals.length !== 1) fail(USAGE, 2);
+const roles = (values.role ?? []).flatMap((role) => role.split(",")).map((role) => role.trim());
+const badRole = roles.find((role) => !ROLE.test(role));
+if (badRole !== undefined) {
+  fail(`"${badRole}" is not a role name: letters, digits, _ and - (64 at most)`, 2);
+}
+
+const password = Deno.stdin.isTerminal() ? await typed(positionals[0]) : await piped();
+const checked = checkCredentials({ email: positionals[0], password }, true);
+if (!checked.ok) {
+  const { email, password } = checked.errors;
+  fail(
+    [email && `email: ${email}`, password && `password: ${password}`].filter(Boolean).join("; "),
+  );
+}
+
+const kv = await storeOrExit(settingsOrExit().kvPath);
+try {
+  const user = await createUser(kv, { ...checked.credentials, roles });
+  const with_ = user.roles.length ? ` with the role${user.roles.length > 1 ? "s" : ""} ` : "";
+  console.log(`Created ${user.email}${with_}${user.roles.join(", ")}.`);
+} catch (error) {
+  if (error instanceof UserExistsError) fail(error.message);
+  throw error;
+} finally {
+  kv.close();
+}
+
+/** The first line of what was piped in. */
+async function piped(): Promise<string> {
+  const text = await new Response(Deno.stdin.readable).text();
+  return text.split(/\r?\n/)[0];
+}
+
+/** Asked twice at the terminal, never shown. */
+async function typed(email: string): Promise<string> {
+  const first = await hidden(`Password for ${email}: `);
+  const again = await hidden("The same again: ");
+  if (first !== again) fail("the two passwords differ");
+  return first;
+}
+
+/**
+ * One line typed with the terminal's echo off; Ctrl-C ends the task. The echo goes off before the
+ * prompt shows: what is typed (or pasted) the moment the prompt appears is never echoed.
+ */
+async function hidden(prompt: string): Promise<string> {
+  const encoder = new TextEncoder();
+  Deno.stdin.setRaw(true);
+  const bytes: number[] = [];
+  const buffer = new Uint8Array(256);
+  try {
+    await Deno.stderr.write(encoder.encode(prompt));
+    for (;;) {
+      const n = await Deno.stdin.read(buffer);
+      if (n === null) break;
+      for (const byte of buffer.subarray(0, n)) {
+        if (byte === 3) {
+          Deno.stdin.setRaw(false);
+          fail("cancelled", 130);
+        }
+        if (byte === 13 || byte === 10) return new TextDecoder().decode(new Uint8Array(bytes));
+        if (byte === 127 || byte === 8) bytes.pop();
+        else bytes.push(byte);
+      }
+    }
+    return new TextDecoder().decode(new Uint8Array(bytes));
+  } finally {
+    Deno.stdin.setRaw(false);
+    await Deno.stderr.write(encoder.encode("\n"));
+  }
+}
