@@ -20,6 +20,10 @@
  *   action did run);
  * - the same without JavaScript: the edited action's form lands back with its result; the removed
  *   one's lands back on its page (303), what it sent in its fields, and the sentence.
+ * - signing in and out (`shell/auth`): a sign-in form opened before the deploy signs in after it
+ *   (the action was edited, its id is the same); a tab signed in before it stays signed in, and its
+ *   sign-out, renamed by the deploy, gets the 410: the page reloads to the new version, still
+ *   signed in, with the sentence, and the new sign-out works.
  *
  * `DEPLOYS_FRAMEWORK=/path/to/an/older/tree` runs the same against that tree's framework (`lib/`,
  * `deno.json`, `deno.lock`, `main.ts`), to show what the scenarios did before (see the report of
@@ -29,6 +33,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import type { Page, Response, Route } from "playwright-core";
+import { createUser } from "../../lib/auth.ts";
 import { filesBelow } from "../../lib/build/files.ts";
 import { builtCopy } from "../helpers/built_copy.ts";
 import { launchBrowser } from "../helpers/browser.ts";
@@ -40,6 +45,8 @@ import { startServer, type TestServer } from "../helpers/server.ts";
 const OLD_FRAMEWORK = Deno.env.get("DEPLOYS_FRAMEWORK");
 const NOTICE =
   "This page was updated while you had it open: check what you entered and send it again.";
+/** Who signs in and out across the deploy. */
+const USER = { email: "ada@example.com", password: "correct horse battery" };
 /** When the old page broke on what the new server answered: the action may have run. */
 const RELOADED =
   "This page was updated while you had it open: check that what you did last took effect.";
@@ -121,6 +128,79 @@ export default function Gone() {
   return <button type="button" id="gone" onClick={() => setOn(!on)}>Gone v1: {on ? "on" : "off"}</button>;
 }
 `,
+  "routes/_auth/actions.ts": `"use server";
+import { redirect, requestContext } from "shell";
+import { signIn, signOut } from "shell/auth";
+
+export interface LogInState {
+  error?: string;
+}
+
+export async function logIn(_previous: LogInState, form: FormData): Promise<LogInState> {
+  const fields = { email: form.get("email"), password: form.get("password") };
+  const result = await signIn(requestContext(), fields);
+  if (!result.ok) return { error: "refused by v1" };
+  redirect("/me");
+}
+
+export async function logOut(): Promise<void> {
+  await signOut(requestContext());
+  redirect("/login");
+}
+`,
+  "islands/LogIn.tsx": `import { useActionState } from "react";
+import { logIn, type LogInState } from "../routes/_auth/actions.ts";
+
+export default function LogIn() {
+  const [state, action] = useActionState(logIn, {} as LogInState);
+  return (
+    <form action={action}>
+      <input name="email" type="email" aria-label="Email" />
+      <input name="password" type="password" aria-label="Password" />
+      <button type="submit">Log in</button>
+      <output id="refused">{state.error}</output>
+    </form>
+  );
+}
+`,
+  "islands/LogOut.tsx": `import { logOut } from "../routes/_auth/actions.ts";
+
+export default function LogOut() {
+  return (
+    <form action={logOut}>
+      <input name="note" aria-label="Note" />
+      <button type="submit">Log out</button>
+    </form>
+  );
+}
+`,
+  "routes/login.tsx": `import LogIn from "../islands/LogIn.tsx";
+
+export default function LogInPage() {
+  return (
+    <>
+      <title>Log in</title>
+      <LogIn />
+    </>
+  );
+}
+`,
+  "routes/me/_middleware.ts": `import { requireUser } from "shell/auth";
+
+export const handler = requireUser();
+`,
+  "routes/me/index.tsx": `import { createDefine } from "shell";
+import type { UserState } from "shell/auth";
+import LogOut from "../../islands/LogOut.tsx";
+
+export default createDefine<UserState>().page(({ state }) => (
+  <>
+    <title>Me</title>
+    <p id="who">Signed in as {state.user?.email}, page v1</p>
+    <LogOut />
+  </>
+));
+`,
   "components/later.ts": `export function later(): string {
   return "later v1";
 }
@@ -145,7 +225,8 @@ export default function NotesPage() {
 
 /**
  * The deploy: `save` edited, `erase` renamed away (to `wipe`), `stamp`'s answer of another shape,
- * the islands and `later` edited, the island `Gone` removed (`null`: the file is deleted).
+ * the islands and `later` edited, the island `Gone` removed (`null`: the file is deleted); the
+ * sign-in actions edited, `logOut` renamed away (to `leave`).
  */
 function v2(): Record<string, string | null> {
   const edit = (path: string, ...pairs: [string, string][]) => {
@@ -172,6 +253,13 @@ function v2(): Record<string, string | null> {
       ["{stamped.label?.text.toUpperCase()}", "{stamped.label}"],
     ),
     "islands/Gone.tsx": null,
+    "routes/_auth/actions.ts": edit(
+      "routes/_auth/actions.ts",
+      ["refused by v1", "refused by v2"],
+      ["function logOut(", "function leave("],
+    ),
+    "islands/LogOut.tsx": edit("islands/LogOut.tsx", ["{ logOut }", "{ leave as logOut }"]),
+    "routes/me/index.tsx": edit("routes/me/index.tsx", ["page v1", "page v2"]),
     "routes/notes.tsx": edit(
       "routes/notes.tsx",
       [`import Gone from "../islands/Gone.tsx";\n`, ""],
@@ -269,6 +357,27 @@ for (const [runner, serve] of runners) {
     await erasePage.getByLabel("Pinned").check();
     await erasePage.getByLabel("Size").selectOption("l");
     await erasePage.getByLabel("Passcode").fill("1234");
+    // Signing in and out across the deploy, each tab with cookies of its own: one about to sign
+    // in, one signed in already, about to sign out.
+    {
+      using kv = await Deno.openKv(env.KV_PATH);
+      await createUser(kv, USER);
+    }
+    const signingIn = await (await browser.newContext()).newPage();
+    await signingIn.goto(url("/login"));
+    await hydratedIsland(signingIn, "LogIn");
+    await signingIn.getByLabel("Email").fill(USER.email);
+    await signingIn.getByLabel("Password").fill(USER.password);
+    const signedIn = await (await browser.newContext()).newPage();
+    await signedIn.goto(url("/login"));
+    await hydratedIsland(signedIn, "LogIn");
+    await signedIn.getByLabel("Email").fill(USER.email);
+    await signedIn.getByLabel("Password").fill(USER.password);
+    await signedIn.getByRole("button", { name: "Log in" }).click();
+    await signedIn.locator("#who", { hasText: `Signed in as ${USER.email}, page v1` }).waitFor();
+    await hydratedIsland(signedIn, "LogOut");
+    await signedIn.getByLabel("Note").fill("See you");
+    const signedInNoReload = await mark(signedIn);
 
     const oldFiles = await builtFiles(copy.root);
     let newFiles: string[] = [];
@@ -436,6 +545,37 @@ for (const [runner, serve] of runners) {
       },
     );
 
+    await t.step(
+      "signing in and out: the edited action signs in, the renamed one reloads, signed in still",
+      async () => {
+        await signingIn.getByRole("button", { name: "Log in" }).click();
+        await signingIn.locator("#who", { hasText: `Signed in as ${USER.email}, page v2` })
+          .waitFor();
+
+        // The session began before the deploy; the call to the action the deploy renamed is
+        // answered 410, and the page reloads to the new version, still signed in.
+        const [stale] = await Promise.all([
+          signedIn.waitForResponse((res) => res.url().includes("/_action/")),
+          signedIn.getByRole("button", { name: "Log out" }).click(),
+        ]);
+        assert.equal(stale.status(), 410);
+        await signedIn.locator("#who", { hasText: `Signed in as ${USER.email}, page v2` })
+          .waitFor();
+        assert.ok(!(await signedInNoReload()), "reloaded to the new version");
+        await hydratedIsland(signedIn, "LogOut");
+        await signedIn.getByRole("status").filter({ hasText: NOTICE }).waitFor();
+        assert.equal(await signedIn.getByLabel("Note").inputValue(), "See you");
+        assert.equal(await signedIn.locator("html[data-failure]").count(), 0);
+        // The new version's action signs out.
+        await signedIn.getByRole("button", { name: "Log out" }).click();
+        await signedIn.waitForURL(url("/login"));
+        await signedIn.goto(url("/me"));
+        await signedIn.waitForURL((to) => to.pathname === "/login");
+      },
+    );
+
+    await signingIn.context().close();
+    await signedIn.context().close();
     await scripted.close();
     await lost.close();
     await plain.close();
