@@ -13,10 +13,12 @@
 import assert from "node:assert/strict";
 import { parse } from "devalue";
 import { actionId } from "../../lib/build/actions.ts";
+import { projectSalt } from "../../lib/build/salt.ts";
 import { encodeCall } from "../../lib/shared/action_wire.ts";
 import { builtCopy } from "../helpers/built_copy.ts";
 import { tempStorePath } from "../helpers/kv.ts";
 import { serveParallel } from "../helpers/parallel.ts";
+import { FIXTURE_ROOT } from "../helpers/project_copy.ts";
 import { isErrorEvent, startSentryReceiver } from "shell/testing";
 import { freePort, startServer, type TestServer } from "../helpers/server.ts";
 
@@ -79,7 +81,9 @@ export const handler = defineRoute("t/boom.ts").handlers({
 `,
 };
 
-const id = (name: string) => actionId("routes/t/_actions.ts", name, ACTIONS);
+// The copy's actions are keyed with the test app's salt, as its build keys them.
+const SALT = await projectSalt(FIXTURE_ROOT);
+const id = (name: string) => actionId("routes/t/_actions.ts", name, SALT);
 const PASSWORD = "Tr0ub4dor&3-horse";
 
 function authProject(): Promise<string> {
