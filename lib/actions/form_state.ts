@@ -1,13 +1,17 @@
 /**
  * @module
- * What a form action returned, carried across the 303 of a post made with JavaScript off, so the
- * page it lands on shows it (validation errors, typically). React's own mechanism does the
- * showing: the page renders with `formState`, and the form's `useActionState` starts from the
- * returned state. In between, the state rides in a signed, HttpOnly cookie, read by the next GET of
- * that page and cleared. The signed payload names the page and carries its own expiry and a one-time
- * id: a replayed cookie is refused once it expired or was used (`claim`), whatever the browser does
- * with the cookie's own `Max-Age`. The cookie's path is `/`, not the page's: a path comes from the
- * client's `Referer`, and some characters (`;`) cannot be a cookie path.
+ * What a form posted with JavaScript off carries across the 303 back to its page: what its action
+ * returned (validation errors, typically), or — when the action no longer exists (a deploy removed
+ * or renamed it: `stale.ts`) — the values the user sent (`KeptInput`), so the page shows them again.
+ * React's own mechanism shows the first: the page renders with `formState`, and the form's
+ * `useActionState` starts from the returned state; the JSX runtime shows the second, in the page's
+ * fields of the same names (`shared/kept_input.ts`). In between, it rides in a signed, HttpOnly
+ * cookie, read by the next GET of that page and cleared. The signed payload names the page and
+ * carries its own expiry and a one-time id: a replayed cookie is refused once it expired or was
+ * used (`claim`), whatever the browser does with the cookie's own `Max-Age`. The cookie's path is
+ * `/`, not the page's: a path comes from the client's `Referer`, and some characters (`;`) cannot
+ * be a cookie path. The signing key is the app's (`Secret`): kept in KV, the same for every
+ * process, instance and deploy, so a cookie set by one verifies on any other.
  */
 import { parse, stringify } from "devalue";
 import type { Context, MiddlewareHandler } from "hono";
@@ -15,10 +19,14 @@ import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { Buffer } from "node:buffer";
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { ReactFormState as FormState } from "react-dom/client";
-import { log } from "../server/log.ts";
 import { internalsOf } from "../server/internals.ts";
+import { log } from "../server/log.ts";
+import type { KeptInput } from "../shared/kept_input.ts";
 
 export type { FormState };
+
+/** The key that signs the cookie, read when first needed (see `kv/secret.ts`). */
+export type Secret = () => Promise<string>;
 
 /** React's form state, opaque in its types: what the action returned and whose form it is. */
 export function formState(state: unknown, key: string, id: string, bound: number): FormState {
@@ -29,18 +37,25 @@ declare module "../server/internals.ts" {
   interface Internals {
     /** Set when the request carries the state of a form posted with JavaScript off. */
     formState: FormState;
+    /** Set when the request carries what was sent to an action that no longer exists. */
+    keptInput: KeptInput;
   }
 }
 
 export const FORM_STATE_COOKIE = "app-form-state";
+
+/** What the cookie carries to the page: one of the two, or both. */
+export interface Carried {
+  state?: FormState;
+  kept?: KeptInput;
+}
 const MAX_AGE_SECONDS = 60;
 // Browsers keep cookies up to 4096 bytes, name and attributes included.
 const MAX_VALUE = 3800;
 
-interface Flash {
+interface Flash extends Carried {
   /** The page's path, as the URL has it (percent-encoded). */
   path: string;
-  state: FormState;
   /** Milliseconds since the epoch after which the state no longer applies. */
   expires: number;
   /** Names this flash, so that it applies once. */
@@ -65,24 +80,42 @@ export function claimInMemory(): Claim {
   };
 }
 
-/** Stores `state` for the next GET of `path` (the page the form was on). */
-export function flashFormState(
+/**
+ * Stores what `carried` holds for the next GET of `path` (the page the form was on). Kept input
+ * too large for the cookie loses its longest values first: the page still says why it reloaded.
+ */
+export async function flashFormState(
   c: Context,
-  secret: string,
+  secret: Secret,
   path: string,
-  state: FormState,
+  carried: Carried,
   secure: boolean,
-): void {
-  let value: string;
-  try {
+): Promise<void> {
+  const key = await secret();
+  const signed = (kept: KeptInput | undefined) => {
     const flash: Flash = {
       path,
-      state,
+      ...carried,
+      kept,
       expires: Date.now() + MAX_AGE_SECONDS * 1000,
       id: crypto.randomUUID(),
     };
     const payload = encode(stringify(flash));
-    value = `${payload}.${sign(secret, payload)}`;
+    return `${payload}.${sign(key, payload)}`;
+  };
+  let value: string;
+  let kept = carried.kept;
+  try {
+    value = signed(kept);
+    // Serialized at most a few times, each within a budget: a body of a mebibyte in hundreds of
+    // fields costs one pass over it, not one per field.
+    for (let budget = KEPT_CHARS; value.length > MAX_VALUE && kept && budget >= 0;) {
+      kept = within(carried.kept!, budget);
+      value = signed(kept);
+      budget = budget > 0 ? Math.floor(budget / 2) - 1 : -1;
+    }
+    // Names alone too many: the sentence, at least.
+    if (value.length > MAX_VALUE && kept) value = signed(kept = []);
   } catch (error) {
     log("warn", "a form action's result cannot be serialized for the page", {
       error: String(error),
@@ -95,6 +128,11 @@ export function flashFormState(
     });
     return;
   }
+  if (kept !== carried.kept) {
+    log("warn", "what a form sent to a removed action is too large to show again in full", {
+      fields: carried.kept!.length,
+    });
+  }
   setCookie(c, FORM_STATE_COOKIE, value, {
     path: "/",
     maxAge: MAX_AGE_SECONDS,
@@ -104,19 +142,40 @@ export function flashFormState(
   });
 }
 
+/** Characters of kept values tried first when all of them do not fit. */
+const KEPT_CHARS = 2_000;
+
 /**
- * Middleware: a GET that carries a valid state for its own path gets it in its private record
- * (`formState`, for the renderer), and a response that clears it and is never cached.
+ * `kept` with values emptied, the longest first, until the rest hold at most `budget` characters
+ * (the fields' names stay: the page still says why it reloaded).
  */
-export function restoreFormState(secret: string, claim: Claim): MiddlewareHandler {
+function within(kept: KeptInput, budget: number): KeptInput {
+  const byLength = kept.map(([, text], i) => [text.length, i]).sort((a, b) => b[0] - a[0]);
+  let total = kept.reduce((sum, [, text]) => sum + text.length, 0);
+  const emptied = new Set<number>();
+  for (const [length, i] of byLength) {
+    if (total <= budget) break;
+    emptied.add(i);
+    total -= length;
+  }
+  return kept.map((entry, i) => emptied.has(i) ? [entry[0], ""] : entry);
+}
+
+/**
+ * Middleware: a GET that carries a valid flash for its own path gets what it holds in its private
+ * record (`formState`, `keptInput`: for the renderer), and a response that clears it and is never
+ * cached.
+ */
+export function restoreFormState(secret: Secret, claim: Claim): MiddlewareHandler {
   return async function restoreFormState(c, next) {
     if (c.req.method !== "GET" || !c.req.header("cookie")?.includes(FORM_STATE_COOKIE)) {
       return next();
     }
-    const flash = verify(secret, getCookie(c, FORM_STATE_COOKIE));
+    const flash = verify(await secret(), getCookie(c, FORM_STATE_COOKIE));
     if (!flash || flash.path !== new URL(c.req.url).pathname) return next();
     if (flash.expires > Date.now() && await claim(flash.id, flash.expires)) {
-      internalsOf(c).formState = flash.state;
+      if (flash.state) internalsOf(c).formState = flash.state;
+      if (flash.kept) internalsOf(c).keptInput = flash.kept;
     }
     await next();
     deleteCookie(c, FORM_STATE_COOKIE, { path: "/" });

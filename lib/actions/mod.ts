@@ -1,25 +1,33 @@
 /**
  * @module
  * Server actions in an app: registers the build's actions, mounts their endpoint and, for pages
- * rendered after a form post, hands the form state to the renderer (`formStateOf`,
- * `formStateHead`). The build side is `build/actions.ts`; the browser side `client/actions.ts`.
+ * rendered after a form post, hands what the post carried to the renderer: the form state
+ * (`formStateOf`, `formStateHead`), and what was sent to an action the build no longer has, with
+ * the sentence saying why the page reloaded (`keptInputOf`, `keptNotice`). The endpoint is mounted
+ * even for a build without actions: a page from an earlier build may still call one. The build
+ * side is `build/actions.ts`; the browser side `client/actions.ts`.
  */
 import { stringify } from "devalue";
 import type { Context, Hono } from "hono";
 import { createElement, type ReactNode } from "react";
 import type { Failures } from "../errors/failure.ts";
-import type { ManifestActions } from "../server/manifest.ts";
-import type { Telemetry } from "../server/telemetry.ts";
-import { FORM_STATE_META } from "../shared/form_state_meta.ts";
-import { actionEndpoint } from "./endpoint.ts";
-import { type Claim, type FormState, restoreFormState } from "./form_state.ts";
-import { registerActions } from "./registry.ts";
-import { ACTION_PATH } from "../shared/action_wire.ts";
 import { internalsOf } from "../server/internals.ts";
+import type { ActionEntry } from "../server/manifest.ts";
+import type { Telemetry } from "../server/telemetry.ts";
+import { ACTION_PATH } from "../shared/action_wire.ts";
+import { FORM_STATE_META } from "../shared/form_state_meta.ts";
+import { type KeptInput, NOTICE_ATTRIBUTE, STALE_NOTICE } from "../shared/kept_input.ts";
+import { actionEndpoint } from "./endpoint.ts";
+import { type Claim, type FormState, restoreFormState, type Secret } from "./form_state.ts";
+import { registerActions } from "./registry.ts";
 
-export type { FormState };
+export type { FormState, Secret };
 
 export interface ActionOptions {
+  /** Signs what a form post carries to the page it lands on. */
+  secret: Secret;
+  /** The build answering (`App-Build` on every answer). */
+  buildId: string;
   /** Largest request body, in bytes. */
   maxBytes: number;
   origins?: string[];
@@ -30,15 +38,10 @@ export interface ActionOptions {
   telemetry?: Telemetry;
 }
 
-export function mountActions(
-  app: Hono,
-  { secret, entries }: ManifestActions,
-  options: ActionOptions,
-): void {
+export function mountActions(app: Hono, entries: ActionEntry[], options: ActionOptions): void {
   const registry = registerActions(entries);
-  if (registry.size === 0) return;
-  app.use(restoreFormState(secret, options.claim));
-  app.route(ACTION_PATH, actionEndpoint({ registry, secret, ...options }));
+  app.use(restoreFormState(options.secret, options.claim));
+  app.route(ACTION_PATH, actionEndpoint({ registry, ...options }));
 }
 
 /** The state of the form posted just before this request, for `renderToReadableStream`. */
@@ -50,4 +53,15 @@ export function formStateOf(c: Context): FormState | undefined {
 export function formStateHead(state: FormState | undefined): ReactNode {
   if (!state) return null;
   return createElement("meta", { name: FORM_STATE_META, content: stringify(state) });
+}
+
+/** What a form sent to an action the build no longer has, just before this request. */
+export function keptInputOf(c: Context): KeptInput | undefined {
+  return internalsOf(c).keptInput;
+}
+
+/** Why the page reloaded, in one sentence, at the top of the page's body. */
+export function keptNotice(kept: KeptInput | undefined): ReactNode {
+  if (!kept) return null;
+  return createElement("p", { role: "status", [NOTICE_ATTRIBUTE]: "" }, STALE_NOTICE);
 }

@@ -10,7 +10,7 @@
  * `Cache-Control: private, no-store` unless the route said otherwise: no shared cache keeps them.
  */
 import type { Context } from "hono";
-import { formPage } from "../actions/endpoint.ts";
+import { formPage } from "../actions/form_page.ts";
 import { httpError } from "../errors/http_error.ts";
 import { wantsJson } from "../server/error_pages.tsx";
 import { scopeOf } from "../server/scope.ts";

@@ -2,8 +2,10 @@
  * @module
  * Finds the server actions: modules under `lib/` or `routes/` whose first statement is
  * `"use server";`. Every export of one must be an async function; each becomes an action with an
- * id that is the same in every build of the same code and says nothing about where it lives (a
- * hash keyed with the module's source). esbuild lists the exports and prints the module in one
+ * id made of its module's path and its name alone, keyed with the project's salt (`salt.ts`): the
+ * same in every build, whatever the module's code became, so a tab opened before a deploy still
+ * calls it; and it says nothing about where the action lives. Never keyed with the source: an edit
+ * would rename every action of the module. esbuild lists the exports and prints the module in one
  * normal form — declarations, then a single `export { … }` — which is what the async check reads.
  */
 import * as esbuild from "esbuild";
@@ -11,6 +13,7 @@ import { createHmac } from "node:crypto";
 import { join, relative } from "node:path";
 import { filesBelow } from "./files.ts";
 import { BuildProblem } from "./problem.ts";
+import { projectSalt } from "./salt.ts";
 
 export interface ActionExport {
   /** The export's name (`default` for the default export). */
@@ -33,23 +36,25 @@ export function isServerModule(source: string): boolean {
   return USE_SERVER.test(source);
 }
 
-export function actionId(file: string, name: string, source: string): string {
-  return createHmac("sha256", source).update(`${file}#${name}`).digest("base64url").slice(0, 20);
+/** The id of the export `name` of the module `file` (from the project root), keyed with `salt`. */
+export function actionId(file: string, name: string, salt: string): string {
+  return createHmac("sha256", salt).update(`${file}#${name}`).digest("base64url").slice(0, 20);
 }
 
 export async function scanActions(root: string): Promise<ActionModule[]> {
-  const sources = new Map<string, string>();
+  const modules: string[] = [];
   for (const folder of FOLDERS) {
     for (const file of await sourceFiles(root, folder)) {
       const source = await Deno.readTextFile(join(root, file));
-      if (isServerModule(source)) sources.set(file, source);
+      if (isServerModule(source)) modules.push(file);
     }
   }
-  if (sources.size === 0) return [];
+  if (modules.length === 0) return [];
+  const salt = await projectSalt(root);
 
   const result = await esbuild.build({
     absWorkingDir: root,
-    entryPoints: [...sources.keys()],
+    entryPoints: modules,
     outdir: "_actions",
     bundle: false,
     write: false,
@@ -63,7 +68,6 @@ export async function scanActions(root: string): Promise<ActionModule[]> {
     .filter(([, output]) => output.entryPoint)
     .map(([path, output]) => {
       const file = output.entryPoint!;
-      const source = sources.get(file)!;
       const asyncExports = asyncExportsOf(texts.get(path)!);
       const exports = output.exports.map((name) => {
         if (!asyncExports.has(name)) {
@@ -72,7 +76,7 @@ export async function scanActions(root: string): Promise<ActionModule[]> {
               `declared in the module (\`export async function ${name}(…)\`)`,
           );
         }
-        return { name, id: actionId(file, name, source) };
+        return { name, id: actionId(file, name, salt) };
       });
       return { file, exports };
     })

@@ -4,9 +4,9 @@
  * them changed, was added or removed: every local module the last build's graphs reached, in any
  * folder (recorded in `sources.json`, see `graph.ts`), plus a fresh listing of the folders the
  * build scans or serves — `routes/`, `islands/`, `lib/`, `static/` — so that a new or removed file
- * there is noticed too, and `deno.json` and the lockfile. A module newly imported from elsewhere
- * is noticed through the file that now imports it. Kept apart from the build so that checking
- * costs no esbuild import.
+ * there is noticed too, `deno.json`, the lockfile and the action ids' salt (`salt.ts`). A module
+ * newly imported from elsewhere is noticed through the file that now imports it. Kept apart from
+ * the build so that checking costs no esbuild import.
  */
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -14,10 +14,11 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { filesBelow } from "./files.ts";
 import { type Sources, SOURCES_FILE } from "./graph.ts";
+import { SALT_FILE } from "./salt.ts";
 
 /** Listed afresh at every check: what the build scans, and what the server serves as it is. */
 export const SOURCE_FOLDERS = ["routes", "islands", "lib", "static"];
-export const CONFIG_FILES = ["deno.json", "deno.lock"];
+export const CONFIG_FILES = ["deno.json", "deno.lock", SALT_FILE];
 
 /** Where a build goes: production's and development's never share a file. */
 export function buildDir(dev: boolean): string {

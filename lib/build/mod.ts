@@ -80,6 +80,7 @@ async function buildNow({ root, dev }: BuildOptions): Promise<void> {
   const bundled = scripts.value;
   const styles = stylesheets.value;
   const files = [...bundled.files, ...styles.files];
+  const assets: Assets = { ...bundled.assets, files: files.map((file) => `/_app/${file}`) };
   if (!dev) {
     await injectDebugIds(join(root, assetDir), files);
     files.push(...await precompress(join(root, assetDir), files));
@@ -93,7 +94,7 @@ async function buildNow({ root, dev }: BuildOptions): Promise<void> {
   const print = await fingerprint(root, dev, sources);
   await writeFile(
     join(root, outDir, "manifest.gen.ts"),
-    manifest(print.slice(0, 12), bundled.assets, styles.manifest),
+    manifest(print.slice(0, 12), assets, styles.manifest),
   );
   // Outside the served folder: what reached the browser bundle, for the test that keeps
   // server-only modules out of it.

@@ -46,6 +46,9 @@ export async function appFromEnv(
   }
   const app = createApp(manifest, { ...settings.app, root: PROJECT_ROOT, telemetry, kv });
   surviveUnhandledRejections(telemetry);
+  // This build's assets in KV before the first request (once per build: a read after that); a
+  // store that takes too long is no reason not to serve, and the work goes on meanwhile.
+  await Promise.race([app.ready, new Promise((done) => Deno.unrefTimer(setTimeout(done, 30_000)))]);
   return { app, settings, telemetry };
 }
 

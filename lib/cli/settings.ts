@@ -94,7 +94,12 @@ const SCHEMAS = {
   PAGE_CACHE_KV_ENTRIES: wholeNumber(1, 10_000_000, "a number of pages"),
   PAGE_CACHE_MAX_BODY: wholeNumber(1, 600 * 1024, "a size in bytes (at most 614400)"),
   PAGE_CACHE_TAG_CHECK_MS: wholeNumber(0, 60_000, "milliseconds"),
+  ASSET_RETENTION_DAYS: wholeNumber(0, 365, "days (0 keeps no earlier build's assets)"),
+  ASSET_RETENTION_BYTES: wholeNumber(1024 * 1024, 64 * GIB, "a size in bytes"),
 };
+
+/** How long and how much of earlier builds' assets KV keeps by default: a week, 64 MiB. */
+export const ASSET_RETENTION = { days: 7, maxBytes: 64 * 1024 * 1024 };
 
 /** Where the data lives unless `KV_PATH` says otherwise (`.gitignore` keeps `.data/` out of git). */
 export const DEFAULT_KV_PATH = ".data/kv.sqlite3";
@@ -140,6 +145,10 @@ export function readSettings(env: Env): Settings {
       serveSourceMaps: parsed.SERVE_SOURCE_MAPS,
       compress: parsed.COMPRESS,
       ...pageCacheOf(parsed),
+      assetRetention: {
+        days: parsed.ASSET_RETENTION_DAYS ?? ASSET_RETENTION.days,
+        maxBytes: parsed.ASSET_RETENTION_BYTES ?? ASSET_RETENTION.maxBytes,
+      },
     },
     sentry: sentry.config,
     kvPath: parsed.KV_PATH ?? (env("DENO_DEPLOYMENT_ID") ? undefined : DEFAULT_KV_PATH),

@@ -10,9 +10,14 @@ import { pageTraceHeaders } from "./trace.ts";
 // esbuild writes the URL of the action client's own bundle in here (see `build/bundle.ts`).
 declare const ACTION_CLIENT_URL: string;
 let client: Promise<typeof import("./action_client.ts")> | undefined;
-const actionClient = () => client ??= import(ACTION_CLIENT_URL);
+/** A fetch of the client that failed (offline for a moment) is tried again at the next call. */
+const actionClient = () =>
+  client ??= import(ACTION_CLIENT_URL).catch((error) => {
+    client = undefined;
+    throw error;
+  });
 
-(self.requestIdleCallback ?? setTimeout)(actionClient);
+(self.requestIdleCallback ?? setTimeout)(() => actionClient().catch(() => {}));
 
 export function serverAction(id: string, name: string): (...args: unknown[]) => Promise<unknown> {
   const call = async (...args: unknown[]) => {

@@ -4,7 +4,9 @@
  * once its server HTML is complete it imports the island's chunk, decodes the props and hydrates
  * with `hydrateRoot`. Server-rendered children are kept as they are. An island that fails to load,
  * hydrate or render takes the page down to the failure screen, or only the `<Contained>` part
- * around it (`failure.ts`).
+ * around it (`failure.ts`) — unless the page is older than the build serving now: then it reloads
+ * to the new version, keeping what was typed (`stale.ts`), since a deploy is no failure. The page
+ * puts back what a reload for that reason kept, and follows newer builds (`versions.ts`).
  */
 import { type ComponentType, createElement } from "react";
 import { hydrateRoot } from "react-dom/client";
@@ -12,6 +14,8 @@ import { deserializeProps } from "../shared/props.ts";
 import { failIsland, reportPageError, reportUncaughtErrors } from "./failure.ts";
 import { pageFormState } from "./form_state.ts";
 import { startSentryWhenIdle } from "./sentry_loader.ts";
+import type { Notice } from "./stale.ts";
+import { followNewerBuilds, isOutOfDate, KEPT } from "./versions.ts";
 
 const CONTENTS = { display: "contents" };
 
@@ -26,8 +30,8 @@ class AppIsland extends HTMLElement {
     this.#started = true;
     whenParsed(this)
       .then(() => import(this.getAttribute("src")!))
-      .then((module) => this.#hydrate(module), failIsland(this, "island-load"))
-      .catch(failIsland(this, "hydration"));
+      .then((module) => this.#hydrate(module), failOrReload(this, "island-load"))
+      .catch(failOrReload(this, "hydration"));
   }
 
   #hydrate(module: { default: ComponentType }) {
@@ -42,11 +46,73 @@ class AppIsland extends HTMLElement {
       });
     }
     hydrateRoot(this, createElement(module.default, props), {
-      onUncaughtError: failIsland(this, "render"),
+      onUncaughtError: failOrReload(this, "render", removedContent(this)),
       onCaughtError,
       onRecoverableError,
       formState: pageFormState(),
     });
+  }
+}
+
+/**
+ * What breaks an island: on a page older than the build serving now — its chunk gone, its code at
+ * odds with what the new server answers (an action's client gone, say) — a reload to the new
+ * version; on the build serving now, a failure (`failIsland`).
+ */
+function failOrReload(
+  island: Element,
+  kind: string,
+  removed?: () => Node[],
+): (error: unknown) => void {
+  const fail = failIsland(island, kind);
+  return (error) => {
+    const content = removed?.() ?? [];
+    isOutOfDate().then((stale) => {
+      if (!stale) return fail(error);
+      console.warn(`An island of this page broke (${kind}), and a newer build serves: reloading.`);
+      if (!island.hasChildNodes()) island.append(...content);
+      // What breaks as it renders is mostly what the new server answered the user: the page says
+      // to check it (it may have run). A chunk gone or a hydration at odds lost nothing.
+      moveToNewBuild(kind === "render" ? "unsure" : undefined);
+    });
+  };
+}
+
+/**
+ * What React took out of `island` in the commit under way, read when it reports an uncaught error
+ * (in that commit). It unmounts an island whose render throws, and the fields the user typed into
+ * with it: put back before the page moves to a new build, their values are kept (and the island
+ * does not blank meanwhile).
+ */
+function removedContent(island: Element): () => Node[] {
+  const observer = new MutationObserver(() => {}); // records are read only then
+  observer.observe(island, { childList: true });
+  return () => observer.takeRecords().flatMap((record) => [...record.removedNodes]);
+}
+
+// esbuild writes the URL of the action client's own bundle in here (see `build/bundle.ts`).
+declare const ACTION_CLIENT_URL: string;
+type ActionClient = typeof import("./action_client.ts");
+
+/**
+ * Reloads the page to the build serving now, keeping what its fields hold (`stale.ts`, in the
+ * action client's bundle); a plain reload if that cannot load (gone with the old build's files).
+ */
+function moveToNewBuild(notice?: Notice): void {
+  import(ACTION_CLIENT_URL).then(
+    (client: ActionClient) => client.reloadKeepingInput({ notice }),
+    () => location.reload(),
+  );
+}
+
+/** After such a move, the new page gets back what was kept: only then is the client loaded. */
+function restoreAfterMove(): void {
+  let kept: string | null = null;
+  try {
+    kept = sessionStorage.getItem(KEPT);
+  } catch { /* storage off: nothing was kept */ }
+  if (kept !== null) {
+    import(ACTION_CLIENT_URL).then((client: ActionClient) => client.restoreKeptInput());
   }
 }
 
@@ -75,5 +141,9 @@ function whenParsed(el: Element): Promise<void> {
 }
 
 reportUncaughtErrors();
-customElements.define("app-island", AppIsland);
-startSentryWhenIdle();
+// An old page the back button brought back from the HTTP cache reloads at once: nothing to start.
+if (!followNewerBuilds()) {
+  restoreAfterMove();
+  customElements.define("app-island", AppIsland);
+  startSentryWhenIdle();
+}

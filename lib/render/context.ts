@@ -3,6 +3,7 @@
  * Per-request values the server components of the framework read while rendering.
  */
 import { createContext } from "react";
+import type { KeptFields } from "../jsx/kept_field.ts";
 import type { Assets } from "../server/manifest.ts";
 
 export interface RenderContextValue {
@@ -10,6 +11,8 @@ export interface RenderContextValue {
   assets: Assets;
   /** Each island's stylesheets, by name: linked where it renders. */
   islandStyles?: Record<string, string[]>;
+  /** What the user sent before the page reloaded out of date, for its fields (`jsx/kept_field.ts`). */
+  kept?: KeptFields;
 }
 
 export const RenderContext = createContext<RenderContextValue | null>(null);

@@ -13,20 +13,30 @@ import { HTTPException } from "hono/http-exception";
 import { join } from "node:path";
 import { claimInMemory } from "../actions/form_state.ts";
 import { stubFailure } from "../actions/endpoint.ts";
-import { formStateHead, formStateOf, mountActions } from "../actions/mod.ts";
+import {
+  formStateHead,
+  formStateOf,
+  keptInputOf,
+  keptNotice,
+  mountActions,
+} from "../actions/mod.ts";
 import { isRedirect } from "../actions/redirect.ts";
 import { failures } from "../errors/failure.ts";
 import { isHttpError, notFound } from "../errors/http_error.ts";
 import { registerIsland } from "../islands/registry.ts";
+import { keptFields } from "../jsx/kept_field.ts";
 import { claimInKv } from "../kv/claim.ts";
 import { pageCache } from "../cache/page_cache.ts";
+import { kvSecret } from "../kv/secret.ts";
 import { type PageTree, renderPage } from "../render/page.tsx";
 import { bodyRefusal, guardBodies } from "./bodies.ts";
 import { compression } from "./compression.ts";
 import { deadlineClock, withinDeadline } from "./deadline.ts";
 import { errorPages } from "./error_pages.tsx";
 import { guardRequests } from "./guard.ts";
+import { keepWhileRunning, keptAssets } from "./kept_assets.ts";
 import { withHonestHead } from "./head.ts";
+import { internalsOf } from "./internals.ts";
 import { type Manifest, middlewaresOf } from "./manifest.ts";
 import { type AppOptions, resolveOptions } from "./options.ts";
 import { requestLog } from "./request_log.ts";
@@ -37,7 +47,7 @@ import { speculationRules } from "./speculation.ts";
 import { staticFiles } from "./static.ts";
 import { tracedMiddleware } from "./telemetry.ts";
 import type { HonoApp, PageProps, RenderInit, State } from "./types.ts";
-import { internalsOf } from "./internals.ts";
+import { buildMeta, currentBuild } from "./versions.ts";
 
 /**
  * What `createApp` returns: a fetch handler for a server, Hono's in-process `request` for tests,
@@ -66,6 +76,11 @@ export interface App {
    * the KV store may be closed.
    */
   close(): Promise<void>;
+  /**
+   * Resolves once the app's start-up work is done — this build's assets kept in KV, with
+   * `assetRetention` — so that a server starts serving only then. Never rejects.
+   */
+  ready: Promise<void>;
 }
 
 /**
@@ -124,6 +139,10 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
     },
     { dir: join(options.root, "static"), prefix: "", immutable: false },
   ));
+  const { kv, trustProxy, origins, auth } = options;
+  // Earlier builds' assets, for tabs opened before a deploy: in KV, where this disk has none.
+  if (kv && !dev) app.use("/_app/*", keptAssets(kv, { sourceMaps: options.serveSourceMaps }));
+  app.get(...currentBuild(manifest.buildId));
   // Below static files, which are served as they are (the build's assets precompressed).
   if (options.compress) app.use(compression());
   app.use(async function deadline(c, next) {
@@ -136,9 +155,11 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
   app.use(guardBodies(options.bodyBudget));
   telemetry?.routes?.(app);
   if (telemetry?.middleware) app.use(telemetry.middleware);
-  const { kv, trustProxy, origins, auth } = options;
   app.use(appScope({ kv, trustProxy, closing: closing.signal, origins, auth }));
-  mountActions(app, manifest.actions, {
+  mountActions(app, manifest.actions.entries, {
+    // Kept in KV, the same across deploys: a cookie signed just before one verifies just after.
+    secret: kv ? kvSecret(kv, "form_state") : () => Promise.resolve(manifest.actions.secret),
+    buildId: manifest.buildId,
     maxBytes: options.actionBodyLimit,
     origins: options.origins,
     failures: failed,
@@ -147,11 +168,16 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
   });
 
   const rules = speculationRules(manifest.routes);
-  const renderContext = (c: Context) => ({
-    nonce: nonceOf(c),
-    assets: manifest.assets,
-    islandStyles: manifest.styles?.islands,
-  });
+  const renderContext = (c: Context) => {
+    const kept = keptInputOf(c);
+    return {
+      nonce: nonceOf(c),
+      assets: manifest.assets,
+      islandStyles: manifest.styles?.islands,
+      kept: kept && keptFields(kept),
+    };
+  };
+  const pageBuild = buildMeta(manifest.buildId);
   const render = (
     c: Context,
     tree: PageTree,
@@ -164,6 +190,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
       context: renderContext(c),
       head: (
         <>
+          {pageBuild}
           {telemetry?.head?.(c)}
           {formStateHead(formState)}
           <script
@@ -171,6 +198,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
             nonce={nonceOf(c)}
             dangerouslySetInnerHTML={{ __html: rules }}
           />
+          {keptNotice(keptInputOf(c))}
         </>
       ),
       formState,
@@ -258,6 +286,16 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
 
   const fetch = guardRequests(withHonestHead(app.fetch), options.allowedHosts);
   app.fetch = fetch as typeof app.fetch;
+  const retention = options.assetRetention;
+  const ready = kv && !dev && retention && retention.days > 0 && manifest.assets.files?.length
+    ? keepWhileRunning({
+      kv,
+      root: options.root,
+      manifest,
+      retention: { ms: retention.days * 24 * 60 * 60 * 1000, maxBytes: retention.maxBytes },
+      sourceMaps: options.serveSourceMaps,
+    }, closing.signal)
+    : Promise.resolve();
   return {
     fetch,
     request: app.request,
@@ -265,6 +303,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
       closing.abort();
       return cache.close();
     },
+    ready,
   };
 }
 

@@ -162,6 +162,11 @@ export interface Assets {
   islands: Record<string, Chunk>;
   /** The Sentry browser SDK, loaded after the page only when Sentry is configured. */
   sentry?: Chunk;
+  /**
+   * Every file the build wrote under `/_app/` (scripts, stylesheets, source maps; not their
+   * compressed copies), by URL: what the app keeps in KV for tabs opened before the next deploy.
+   */
+  files?: string[];
 }
 
 /**

@@ -73,10 +73,18 @@ export interface AppOptions {
   telemetry?: Telemetry;
   /**
    * The app's Deno KV store, opened by the entry point (`KV_PATH`); request code reaches it with
-   * `kvOf(ctx)`. The app never closes it. Without one, `kvOf` throws, and a form's state applies
-   * once per process rather than once across them.
+   * `kvOf(ctx)`. The app never closes it. Without one, `kvOf` throws, a form's state applies
+   * once per process rather than once across them, and its signing key is the build's own.
    */
   kv?: Deno.Kv;
+  /**
+   * Keep this build's browser assets in `kv`, so that tabs opened before a later deploy still
+   * load them: for `days` after a server of the build last ran, at most `maxBytes` (compressed)
+   * across builds, the oldest builds going first. The entry points turn it on
+   * (`ASSET_RETENTION_DAYS`, `ASSET_RETENTION_BYTES`, docs/deploying.md); unset here, nothing is
+   * kept (what is kept is still served). Not in development.
+   */
+  assetRetention?: { days: number; maxBytes: number };
   /**
    * How users and sessions behave (`shell/auth`): timeouts, sign-in limits, the login page, the
    * bound on password hashes. Every setting has a default (docs/users.md).
@@ -91,12 +99,16 @@ export interface AppOptions {
 
 export type ResolvedOptions =
   & Required<
-    Omit<AppOptions, "telemetry" | "origins" | "allowedHosts" | "kv" | "auth" | "pageCache">
+    Omit<
+      AppOptions,
+      "telemetry" | "origins" | "allowedHosts" | "kv" | "assetRetention" | "auth" | "pageCache"
+    >
   >
   & {
     pageCache?: PageCacheOptions | false;
     telemetry?: Telemetry;
     kv?: Deno.Kv;
+    assetRetention?: AppOptions["assetRetention"];
     auth?: AuthOptions;
     origins?: string[];
     allowedHosts?: string[];

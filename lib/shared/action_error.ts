@@ -25,6 +25,11 @@ export interface ActionErrorInit {
   digest?: string;
   /** The action's export name. */
   action?: string;
+  /**
+   * The call came from a page older than the server's build, and the action is gone from it
+   * (status 410): the page reloads itself to the new version.
+   */
+  stale?: boolean;
 }
 
 /**
@@ -62,6 +67,8 @@ export class ActionError extends Error {
   readonly digest?: string;
   /** The action's export name. */
   readonly action?: string;
+  /** The page is older than the server's build, which no longer has the action (410). */
+  readonly stale: boolean;
 
   /** Made by the action client from the server's answer; products only catch it. */
   constructor(status: number, message: string, init: ActionErrorInit = {}) {
@@ -70,6 +77,7 @@ export class ActionError extends Error {
     this.status = status;
     this.digest = init.digest;
     this.action = init.action;
+    this.stale = init.stale === true;
   }
 
   /** By name and status, not the prototype: the action client's copy of the class is another. */

@@ -12,8 +12,7 @@ import { parse, stringify } from "devalue";
 export const ACTION_PATH = "/_action";
 /** Field holding the call's arguments; a form posted with JavaScript off has none. */
 export const ARGS_FIELD = "$ACTION_ARGS";
-/** Fields React and the framework add to a form (`$ACTION_REF_…`, `$ACTION_KEY`, …). */
-export const FRAMEWORK_FIELD = "$ACTION_";
+export { FRAMEWORK_FIELD } from "./framework_fields.ts";
 /** Response header of a call whose action redirected: the browser goes there. */
 export const REDIRECT_HEADER = "Action-Redirect";
 /** Prefix of the fields holding a call's files. */

@@ -25,15 +25,44 @@ Deno.test("the directive must be the module's first statement", () => {
   assert.ok(!isServerModule(`"use client";`));
 });
 
-Deno.test("action ids are stable and opaque", () => {
-  const source = `"use server"; export async function sign() {}`;
-  const id = actionId("routes/_guestbook/actions.ts", "sign", source);
-  assert.equal(id, actionId("routes/_guestbook/actions.ts", "sign", source));
+Deno.test("action ids are keyed with the salt, never with the source", () => {
+  const salt = "a-salt-of-the-project-1234";
+  const id = actionId("routes/_guestbook/actions.ts", "sign", salt);
+  assert.equal(id, actionId("routes/_guestbook/actions.ts", "sign", salt));
   assert.match(id, /^[\w-]{20}$/);
   assert.doesNotMatch(id, /guestbook|actions|sign|routes/i);
-  assert.notEqual(id, actionId("routes/_guestbook/actions.ts", "other", source));
-  assert.notEqual(id, actionId("routes/_guestbook/other.ts", "sign", source));
-  assert.notEqual(id, actionId("routes/_guestbook/actions.ts", "sign", source + "\n"));
+  assert.notEqual(id, actionId("routes/_guestbook/actions.ts", "other", salt));
+  assert.notEqual(id, actionId("routes/_guestbook/other.ts", "sign", salt));
+  assert.notEqual(id, actionId("routes/_guestbook/actions.ts", "sign", `${salt}2`));
+});
+
+Deno.test("an edited action module keeps its ids; the salt is made once, then kept", async () => {
+  await using dir = await tempProject({
+    "routes/_notes/actions.ts": `"use server";\nexport async function save() { return 1; }`,
+  });
+  try {
+    const [before] = await scanActions(dir.root);
+    const salt = await Deno.readTextFile(join(dir.root, "actions.salt"));
+    assert.match(salt, /^[\w-]{32}\n$/);
+    await dir.write(
+      "routes/_notes/actions.ts",
+      `"use server";\n// edited\nexport async function save() { return 2; }\nexport async function load() {}`,
+    );
+    const [after] = await scanActions(dir.root);
+    assert.equal(after.exports.find((e) => e.name === "save")?.id, before.exports[0].id);
+    assert.equal(await Deno.readTextFile(join(dir.root, "actions.salt")), salt);
+    assert.equal(
+      before.exports[0].id,
+      actionId("routes/_notes/actions.ts", "save", salt.trim()),
+      "keyed with the file's salt",
+    );
+
+    // A salt too short to keep anything secret stops the build, naming the file.
+    await dir.write("actions.salt", "short\n");
+    await assert.rejects(scanActions(dir.root), /^BuildProblem: actions\.salt: expected one word/);
+  } finally {
+    await esbuild.stop();
+  }
 });
 
 Deno.test("the build finds the app's actions, with the same ids every time", async () => {
@@ -264,7 +293,11 @@ async function tempProject(files: Record<string, string>) {
     await Deno.mkdir(join(root, path, ".."), { recursive: true });
     await Deno.writeTextFile(join(root, path), contents);
   }
-  return { root, [Symbol.asyncDispose]: () => Deno.remove(root, { recursive: true }) };
+  return {
+    root,
+    write: (path: string, contents: string) => Deno.writeTextFile(join(root, path), contents),
+    [Symbol.asyncDispose]: () => Deno.remove(root, { recursive: true }),
+  };
 }
 
 Deno.test("the build's action ids say nothing about their files", async () => {

@@ -91,3 +91,24 @@ Deno.test("the cycle finder finds a cycle, and only one", () => {
   assert.deepEqual(cyclesOf(graph), [["a", "b", "c", "a"]]);
   assert.deepEqual(cyclesOf(new Map([["a", ["b"]], ["b", []], ["c", ["b"]]])), []);
 });
+
+Deno.test("lib/server/internals.ts names every module that declares a field of Internals", async () => {
+  const lib = join(PROJECT_ROOT, "lib");
+  const internals = join(lib, "server/internals.ts");
+  const declaring = new Set<string>();
+  for (const file of await filesBelow(lib)) {
+    const path = join(lib, file);
+    if (!/\.tsx?$/.test(file) || path === internals) continue;
+    const text = await Deno.readTextFile(path);
+    if (/declare module "[./]*(server\/)?internals\.ts"\s*\{\s*interface Internals\b/.test(text)) {
+      declaring.add(path);
+    }
+  }
+  assert.ok(declaring.size > 5, `found the modules that declare fields: ${[...declaring]}`);
+  const named = new Set(
+    [...(await Deno.readTextFile(internals)).matchAll(/^import type \{\} from "([^"]+)";$/gm)]
+      .map(([, specifier]) => join(lib, "server", specifier)),
+  );
+  // A field whose module is missing here is unknown to a program that reads it without that module.
+  assert.deepEqual([...declaring].sort(), [...named].sort());
+});

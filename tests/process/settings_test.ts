@@ -30,6 +30,8 @@ const NONSENSE: Record<string, string> = {
   SENTRY_TUNNEL: "maybe",
   SENTRY_TRACES_SAMPLE_RATE: "2",
   SENTRY_TRACES_PARENT_LIMIT: "lots",
+  ASSET_RETENTION_DAYS: "a week",
+  ASSET_RETENTION_BYTES: "64MiB",
 };
 
 Deno.test("defaults, with nothing set", () => {
@@ -38,7 +40,10 @@ Deno.test("defaults, with nothing set", () => {
   assert.equal(settings.hostname, "0.0.0.0");
   assert.equal(settings.dev, false);
   assert.equal(settings.sentry, undefined);
-  assert.deepEqual(Object.values(settings.app).filter((v) => v !== undefined), [false]);
+  const { assetRetention, ...rest } = settings.app;
+  assert.deepEqual(Object.values(rest).filter((v) => v !== undefined), [false]);
+  // Earlier builds' assets: a week, 64 MiB.
+  assert.deepEqual(assetRetention, { days: 7, maxBytes: 64 * 1024 * 1024 });
 });
 
 Deno.test("each variable becomes its option", () => {
@@ -55,6 +60,8 @@ Deno.test("each variable becomes its option", () => {
     TRUST_PROXY: "yes",
     SERVE_SOURCE_MAPS: "0",
     COMPRESS: "off",
+    ASSET_RETENTION_DAYS: "0",
+    ASSET_RETENTION_BYTES: "2097152",
   });
   assert.equal(settings.port, 0);
   assert.equal(settings.hostname, "127.0.0.1");
@@ -70,6 +77,7 @@ Deno.test("each variable becomes its option", () => {
     trustProxy: true,
     serveSourceMaps: false,
     compress: false,
+    assetRetention: { days: 0, maxBytes: 2097152 },
   });
   assert.equal(read({ LOG_REQUESTS: "off", TRUST_PROXY: "0" }).app.logRequests, false);
 });

@@ -13,6 +13,7 @@ import assert from "node:assert/strict";
 import { parse, stringify } from "devalue";
 import { Buffer } from "node:buffer";
 import { createHmac } from "node:crypto";
+import { tempStorePath } from "../helpers/kv.ts";
 import type { TestServer } from "../helpers/server.ts";
 import { requestBytes, send } from "./raw_http.ts";
 import { builtTarget, startTarget } from "./target.ts";
@@ -92,10 +93,13 @@ function assertOurPath(location: string | null, origin: string, what: string) {
 
 async function startFormServer() {
   const built = await builtTarget(FILES);
-  const server = await startTarget({}, { root: built.root });
+  // A file, so that the test can read the key the server keeps there (`secret`).
+  const kvPath = await tempStorePath();
+  const server = await startTarget({ KV_PATH: kvPath }, { root: built.root });
   return {
     built,
     server,
+    kvPath,
     async [Symbol.asyncDispose]() {
       await server[Symbol.asyncDispose]();
     },
@@ -243,7 +247,7 @@ function forge(secret: string, flash: Record<string, unknown>): string {
 
 Deno.test("finding 11: the form state applies once, and never after its signed expiry", async () => {
   await using app = await startFormServer();
-  const { server, built } = app;
+  const { server, built, kvPath } = app;
   const form = await renderedForm(server, "hello");
   const res = await server.fetch(form.action, {
     method: "POST",
@@ -263,8 +267,8 @@ Deno.test("finding 11: the form state applies once, and never after its signed e
   assert.equal(await shown(server, PAGE, cookie), "nothing yet", "replayed: not applied again");
   assert.equal(await shown(server, PAGE, cookie), "nothing yet", "nor a third time");
 
-  // Signed with the build's secret, as the server would: the state as it came, a fresh id.
-  const secret = await built.secret();
+  // Signed with the server's key, as the server would: the state as it came, a fresh id.
+  const secret = await built.secret(kvPath);
   const { state } = payloadOf(cookie);
   const flash = (expires: number) => ({ path: PAGE, state, expires, id: crypto.randomUUID() });
   const fresh = forge(secret, flash(Date.now() + 60_000));

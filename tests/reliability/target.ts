@@ -26,8 +26,11 @@ export interface Target {
   root: string;
   /** The action ids of its build, by export name. */
   actionIds(): Promise<Record<string, string>>;
-  /** Its build's secret (signs the form-state cookie). */
-  secret(): Promise<string>;
+  /**
+   * The key that signs the form-state cookie of a server of it whose KV store is the file
+   * `kvPath`: kept there once made (issue 28); the build's own in older trees.
+   */
+  secret(kvPath: string): Promise<string>;
 }
 
 /**
@@ -50,7 +53,10 @@ export async function builtTarget(
       }
       return ids;
     },
-    async secret() {
+    async secret(kvPath) {
+      using kv = await Deno.openKv(kvPath);
+      const kept = await kv.get<string>(["_app", "secret", "form_state"]);
+      if (typeof kept.value === "string") return kept.value;
       const secret = /secret: "([^"]+)"/.exec(await manifest())?.[1];
       if (!secret) throw new Error("no actions secret in the copy's manifest");
       return secret;

@@ -1,0 +1,169 @@
+/**
+ * @module
+ * A page older than the server's build moving to the new version without losing what the user
+ * typed. `reloadKeepingInput()` keeps the value of every named field of the page
+ * (`shared/kept_input.ts`: never a password, a file, a hidden field or a name that looks like a
+ * credential) in the tab's `sessionStorage` for a minute, and reloads; the new page's runtime
+ * (`restoreKeptInput()`, from the boot runtime) puts them back into its fields of the same names —
+ * the n-th field of a name gets its n-th value — and, when an action the user asked for did not
+ * run, says why in one sentence, unless the server did already (it puts back what a form sent,
+ * too: `actions/stale.ts`); when it broke on what the new server sent, another sentence, since
+ * what the user did may have run. A page that reloaded so
+ * and is out of date again at once (a rollout still under way) waits a little before the next
+ * reload, the sentence on show: never a loop. Part of the action client's bundle, which the boot
+ * runtime loads only when a page must move or has just moved (`boot.ts`): no page pays for it
+ * before; nothing runs as it loads.
+ */
+import {
+  isKeepable,
+  isKeptType,
+  keptByName,
+  type KeptInput,
+  MAX_KEPT_FIELDS,
+  NOTICE_ATTRIBUTE,
+  RELOADED_NOTICE,
+  STALE_NOTICE,
+} from "../shared/kept_input.ts";
+import { KEPT } from "./versions.ts";
+
+const RELOADED = "app-stale-reload";
+/** How long kept input waits for the page to come back: as long as the server's cookie. */
+const KEPT_MS = 60_000;
+/** Reloads for being out of date come at least this far apart. */
+const RELOAD_GAP_MS = 10_000;
+
+type Field = HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement;
+
+/**
+ * What the new page says about the reload: `not-run`, an action the user asked for did not run
+ * (`STALE_NOTICE`); `unsure`, the page broke on what the new server sent (`RELOADED_NOTICE`).
+ * None: nothing the user did was lost (a script gone past the retention), so nothing to say.
+ */
+export type Notice = "not-run" | "unsure";
+
+const SENTENCES: Record<Notice, string> = {
+  "not-run": STALE_NOTICE,
+  unsure: RELOADED_NOTICE,
+};
+
+interface Kept {
+  page: string;
+  at: number;
+  fields: KeptInput;
+  notice?: Notice;
+}
+
+let reloading = false;
+
+/**
+ * Keeps what the page's fields hold, and reloads the page (at once, or once the gap has passed).
+ * With a `notice`, the new page says why in one sentence.
+ */
+export function reloadKeepingInput({ notice }: { notice?: Notice }): void {
+  if (reloading) return;
+  reloading = true;
+  const page = location.pathname + location.search;
+  const kept: Kept = { page, at: Date.now(), fields: fieldsOf(document), notice };
+  let last = 0;
+  try {
+    sessionStorage.setItem(KEPT, JSON.stringify(kept));
+    last = Number(sessionStorage.getItem(RELOADED)) || 0;
+  } catch { /* storage off: the server still has what a form sent */ }
+  const wait = Math.max(0, last + RELOAD_GAP_MS - Date.now());
+  if (wait > 0 && notice) showStaleNotice(notice);
+  setTimeout(() => {
+    try {
+      sessionStorage.setItem(RELOADED, String(Date.now()));
+    } catch { /* as above */ }
+    location.reload();
+  }, wait);
+}
+
+/** Puts back what `reloadKeepingInput` kept for this page, once the document is parsed. */
+export function restoreKeptInput(): void {
+  let kept: Kept | undefined;
+  try {
+    const text = sessionStorage.getItem(KEPT);
+    if (text === null) return;
+    sessionStorage.removeItem(KEPT);
+    kept = JSON.parse(text);
+  } catch {
+    return;
+  }
+  if (!kept || kept.page !== location.pathname + location.search) return;
+  if (!(Date.now() - kept.at < KEPT_MS) || !Array.isArray(kept.fields)) return;
+  const { fields, notice } = kept;
+  const restore = () => {
+    putBack(document, fields);
+    if (notice && Object.hasOwn(SENTENCES, notice)) showStaleNotice(notice);
+  };
+  if (document.readyState === "loading") {
+    addEventListener("DOMContentLoaded", restore, { once: true });
+  } else restore();
+}
+
+/** The one sentence at the top of the page, unless one shows already (the server's, say). */
+function showStaleNotice(kind: Notice): void {
+  if (document.querySelector(`[${NOTICE_ATTRIBUTE}]`) || !document.body) return;
+  const notice = document.createElement("p");
+  notice.setAttribute("role", "status");
+  notice.setAttribute(NOTICE_ATTRIBUTE, "");
+  notice.textContent = SENTENCES[kind];
+  document.body.prepend(notice);
+}
+
+function fieldsIn(root: ParentNode): Field[] {
+  return [...root.querySelectorAll<Field>("input[name], textarea[name], select[name]")]
+    .filter((field) =>
+      isKeepable(field.name) && (!(field instanceof HTMLInputElement) || isKeptType(field.type))
+    );
+}
+
+/** Every keepable field's value, in the order of the page. */
+function fieldsOf(root: ParentNode): KeptInput {
+  const kept: KeptInput = [];
+  for (const field of fieldsIn(root)) {
+    if (field.disabled) continue;
+    if (field instanceof HTMLSelectElement) {
+      for (const option of field.selectedOptions) kept.push([field.name, option.value]);
+    } else if (isCheckable(field)) {
+      if (field.checked) kept.push([field.name, field.value]);
+    } else kept.push([field.name, field.value]);
+  }
+  return kept.slice(0, MAX_KEPT_FIELDS);
+}
+
+function putBack(root: ParentNode, kept: KeptInput): void {
+  const byName = keptByName(kept);
+  const taken = new Map<string, number>();
+  for (const field of fieldsIn(root)) {
+    const values = byName.get(field.name);
+    if (!values) continue;
+    if (field instanceof HTMLSelectElement) {
+      for (const option of field.options) option.selected = values.includes(option.value);
+    } else if (isCheckable(field)) {
+      setNative(field, "checked", values.includes(field.value));
+    } else {
+      const at = taken.get(field.name) ?? 0;
+      taken.set(field.name, at + 1);
+      if (at >= values.length) continue;
+      setNative(field, "value", values[at]);
+    }
+    // A component that holds the field's value in its state hears of it as of a keystroke.
+    field.dispatchEvent(new Event("input", { bubbles: true }));
+    field.dispatchEvent(new Event("change", { bubbles: true }));
+  }
+}
+
+function isCheckable(field: Field): field is HTMLInputElement {
+  return field instanceof HTMLInputElement && (field.type === "checkbox" || field.type === "radio");
+}
+
+/**
+ * Sets the property with the element's own setter: React watches the instance's, and would take
+ * the event that follows for no change.
+ */
+function setNative(field: Field, property: "value" | "checked", value: string | boolean): void {
+  const prototype = Object.getPrototypeOf(field);
+  Object.getOwnPropertyDescriptor(prototype, property)?.set?.call(field, value);
+}

@@ -1,0 +1,81 @@
+/**
+ * @module
+ * Puts what the user typed back into the page's fields when the page reloaded because it was out
+ * of date (`shared/kept_input.ts`): the JSX runtime renders every named, uncontrolled `<input>`,
+ * `<textarea>` and `<select>` of the app through `KeptField`, which — only on such a render — gives
+ * the field the value that was sent under its name (the n-th field of a name gets its n-th value).
+ * No JSX here, as in `islands/island.ts`: the JSX runtime imports this module.
+ */
+import { type ReactNode, use } from "react";
+// React's own, not ours: the field itself is no island, nor kept again.
+import { jsx, jsxs } from "react/jsx-runtime";
+import { RenderContext } from "../render/context.ts";
+import { isKeptType, keptByName, type KeptInput } from "../shared/kept_input.ts";
+
+/** What a render hands out: each name's values, in order. */
+export interface KeptFields {
+  /** The next value sent under `name`, if any is left. */
+  next(name: string): string | undefined;
+  /** Every value sent under `name`. */
+  all(name: string): string[] | undefined;
+}
+
+export function keptFields(kept: KeptInput): KeptFields {
+  const byName = keptByName(kept);
+  const taken = new Map<string, number>();
+  return {
+    next(name) {
+      const values = byName.get(name);
+      const at = taken.get(name) ?? 0;
+      taken.set(name, at + 1);
+      return values?.[at];
+    },
+    all: (name) => byName.get(name),
+  };
+}
+
+type Props = Record<string, unknown>;
+
+/** Whether the JSX runtime renders an element of `type` with `props` through `KeptField`. */
+export function isKeptField(type: string, props: Props): type is "input" | "textarea" | "select" {
+  if (typeof props.name !== "string" || props.name === "") return false;
+  if (type === "textarea" || type === "select") return props.value === undefined;
+  if (type !== "input") return false;
+  const kind = typeof props.type === "string" ? props.type.toLowerCase() : "text";
+  if (!isKeptType(kind)) return false;
+  // Controlled fields belong to their component's state.
+  return kind === "checkbox" || kind === "radio"
+    ? props.checked === undefined
+    : props.value === undefined;
+}
+
+/**
+ * `as` with `props`, and the value sent under its name when the render has one. `many`: the
+ * children are a static list (`jsxs`), as the JSX runtime was called.
+ */
+export function KeptField(
+  { as, props, many }: { as: "input" | "textarea" | "select"; props: Props; many: boolean },
+): ReactNode {
+  const create = many ? jsxs : jsx;
+  const kept = use(RenderContext)?.kept;
+  const put = kept && putBack(kept, as, props);
+  return create(as, put ? { ...props, ...put } : props);
+}
+
+/** The props that put back what was sent under the field's name; none if nothing was. */
+function putBack(kept: KeptFields, as: string, props: Props): Props | undefined {
+  const name = props.name as string;
+  const kind = typeof props.type === "string" ? props.type.toLowerCase() : "text";
+  if (as === "input" && (kind === "checkbox" || kind === "radio")) {
+    const values = kept.all(name);
+    return values && { defaultChecked: values.includes(String(props.value ?? "on")) };
+  }
+  if (as === "select") {
+    const values = kept.all(name);
+    return values && { defaultValue: props.multiple ? values : values[0] };
+  }
+  const value = kept.next(name);
+  if (value === undefined) return undefined;
+  // A textarea's text may have been given as its children.
+  return as === "textarea" ? { defaultValue: value, children: undefined } : { defaultValue: value };
+}
