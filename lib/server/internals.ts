@@ -16,6 +16,7 @@ import type { Context } from "hono";
 import type {} from "../actions/endpoint.ts";
 import type {} from "../actions/form_state.ts";
 import type {} from "../auth/current.ts";
+import type {} from "../cache/page_cache.ts";
 import type {} from "../errors/not_found.ts";
 import type {} from "../otel/request_span.ts";
 import type {} from "../sentry/middleware.ts";
