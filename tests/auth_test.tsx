@@ -555,7 +555,7 @@ Deno.test("the limiter gives up on a call it could not finish by its `by`", asyn
     bound.run(work),
     bound.run(work, { by: now + 60 }), // it would start ~50 ms in: no time left for the work
     bound.run(work, { by: now + 60_000 }),
-    bound.run(work, { by: now - 1 }), // already past: refused at once
+    bound.run(work, { by: now - 1 }), // already past: gives up at once
   ]);
   assert.deepEqual(results.map((r) => r.status), [
     "fulfilled",

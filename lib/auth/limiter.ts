@@ -3,11 +3,11 @@
  * A bound on work that costs much memory at once — password hashing, 32 MiB a hash: at most
  * `concurrent` run together, at most `queued` more wait their turn, and past that a call is refused
  * at once with 503 and `Retry-After` (Hono's `HTTPException`, which the app answers as it is: no
- * failure, no digest, no report). A call given the time its request must be answered by (`by`, the
- * request's deadline) gives up the same way, still in time for that answer, once the wait would
- * leave less than the work typically takes: a sign-in stuck in the queue is a 503 to retry, never a
- * deadline passed (a 500 with a digest). So a burst of sign-ins can take neither the process's
- * memory nor, waiting, the requests' deadlines.
+ * failure, no digest, no report). A waiting call given the time its request must be answered by
+ * (`by`, the request's deadline) gives up the same way, still in time for that answer, once the
+ * wait would leave less than the work typically takes (a moving average): a sign-in stuck in the
+ * queue is a 503 to retry, never a deadline passed (a 500 with a digest). So a burst of sign-ins
+ * can take neither the process's memory nor, waiting, the requests' deadlines.
  */
 import { HTTPException } from "hono/http-exception";
 
@@ -22,8 +22,9 @@ const AFTER_MS = 50;
 
 export interface RunOptions {
   /**
-   * When the work must have finished, on `performance.now()`'s clock (a request's deadline): the
-   * call gives up with a 503 rather than wait or start past the point where it still could.
+   * When the work must have finished, on `performance.now()`'s clock (a request's deadline): a
+   * call that has to wait gives up with a 503 rather than wait, or start, past the last moment it
+   * still could.
    */
   by?: number;
 }
@@ -77,7 +78,8 @@ export function limiter(concurrent: number, queued: number): Limiter {
     });
   return {
     async run(work, { by } = {}) {
-      if (tooLate(by)) throw busy();
+      // A call with a free place starts at once, whatever `by`: it has the best chance there is,
+      // and it measures what a run takes.
       if (running >= concurrent) {
         if (waiting.size >= queued) throw busy();
         await queue(by);
