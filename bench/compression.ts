@@ -8,7 +8,7 @@
  */
 import { request } from "node:http";
 import { start } from "./process.ts";
-import { fmt, type Row } from "./report.ts";
+import { fmt, median, type Row } from "./report.ts";
 import { wrk, type WrkResult } from "./wrk.ts";
 
 export interface CompressionOptions {
@@ -113,12 +113,4 @@ function wireBytes(url: string, acceptEncoding: string): Promise<number> {
     req.on("error", reject);
     req.end();
   });
-}
-
-function median(values: number[]): number {
-  const sorted = values.toSorted((a, b) => a - b);
-  const middle = sorted.length / 2;
-  return Number.isInteger(middle)
-    ? (sorted[middle - 1] + sorted[middle]) / 2
-    : sorted[Math.floor(middle)];
 }

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { launchBrowser } from "../tests/helpers/browser.ts";
 import { copyProject } from "../tests/helpers/project_copy.ts";
 import { startServer, type TestServer } from "../tests/helpers/server.ts";
-import { fmt, type Row, table } from "./report.ts";
+import { fmt, median, type Row, table } from "./report.ts";
 
 const RUNS = Number(Deno.env.get("BENCH_RUNS") ?? 5);
 const EDITS = Number(Deno.env.get("BENCH_EDITS") ?? 7);
@@ -110,11 +110,6 @@ function builds(server: TestServer): number[] {
     const ms = line.match(/^dev: built in (\d+) ms$/)?.[1];
     return ms ? [Number(ms)] : [];
   });
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
 }
 
 const row = (measure: string, runs: number[], target?: number): Row => ({

@@ -12,7 +12,7 @@ import { chromium } from "playwright-core";
 import { CHROMIUM_ARGS } from "../tests/helpers/browser.ts";
 import { chromiumPath } from "../tests/setup.ts";
 import { start } from "./process.ts";
-import { fmt, type Row } from "./report.ts";
+import { fmt, median, type Row } from "./report.ts";
 
 export interface NavigationOptions {
   root: string;
@@ -85,12 +85,4 @@ export async function measureNavigation(options: NavigationOptions) {
     pass: prefetched / cold <= PREFETCHED_SHARE,
   }];
   return { rows, results: { paints, prefetched, cold } };
-}
-
-function median(values: number[]): number {
-  const sorted = values.toSorted((a, b) => a - b);
-  const middle = sorted.length / 2;
-  return Number.isInteger(middle)
-    ? (sorted[middle - 1] + sorted[middle]) / 2
-    : sorted[Math.floor(middle)];
 }

@@ -1,7 +1,8 @@
 /**
  * @module
  * The benchmark's verdict: every figure next to its target as PASS or MISS (or "info" for figures
- * without a target), printed as a Markdown table — the same table docs/performance.md keeps.
+ * without a target), printed as a Markdown table — the same table docs/performance.md keeps — and
+ * the median the figures of repeated runs are summed up by.
  */
 
 export interface Row {
@@ -33,3 +34,12 @@ export const fmt = {
   mb: (n: number) => n.toFixed(0) + " MB",
   ns: (n: number) => n < 1000 ? n.toFixed(0) + " ns" : (n / 1000).toFixed(1) + " µs",
 };
+
+/** The middle of `values` (the mean of the two middle ones for an even count). */
+export function median(values: number[]): number {
+  const sorted = values.toSorted((a, b) => a - b);
+  const middle = sorted.length / 2;
+  return Number.isInteger(middle)
+    ? (sorted[middle - 1] + sorted[middle]) / 2
+    : sorted[Math.floor(middle)];
+}

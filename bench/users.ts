@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { cpuUsage } from "node:process";
 import { hashPassword } from "../lib/auth/password.ts";
 import { type Running, start } from "./process.ts";
-import { fmt, type Row } from "./report.ts";
+import { fmt, median, type Row } from "./report.ts";
 import { wrk, type WrkResult } from "./wrk.ts";
 
 export interface UsersOptions {
@@ -148,12 +148,4 @@ async function logIn(server: Running): Promise<string> {
   const cookie = res.headers.getSetCookie().find((line) => /^session=[^;]/.test(line));
   if (res.status !== 303 || !cookie) throw new Error(`signing in answered ${res.status}`);
   return cookie.split(";")[0];
-}
-
-function median(values: number[]): number {
-  const sorted = values.toSorted((a, b) => a - b);
-  const middle = sorted.length / 2;
-  return Number.isInteger(middle)
-    ? (sorted[middle - 1] + sorted[middle]) / 2
-    : sorted[Math.floor(middle)];
 }

@@ -42,11 +42,11 @@ export {
   type ListedIndexes,
   type ListOptions,
   type LiveOptions,
-  type Page,
   type Transitions,
   type UniqueIndexes,
   type ViewOptions,
 } from "./kv/collection/collection.ts";
+export type { Page } from "./kv/collection/read.ts";
 export type { CollectionSchema, InputOf, OutputOf, SchemaResult } from "./kv/collection/schema.ts";
 export type { Patch, WriteOptions } from "./kv/collection/write.ts";
 export {

@@ -7,7 +7,8 @@
  * here and everywhere, a change of roles ending sessions, the cost of reading a session (KV reads
  * and writes counted), idle and absolute expiry on a clock of the test's, the limits (429 with
  * `Retry-After`, no hash spent), the same answer for an unknown email and a wrong password, and
- * the bound on hashes at once (503 with `Retry-After`).
+ * the bound on hashes at once (503 with `Retry-After`, also for a hash that would wait past the
+ * request's deadline: never a 500).
  */
 import assert from "node:assert/strict";
 import type { AuthOptions } from "../lib/auth.ts";
@@ -495,6 +496,79 @@ Deno.test("the bound on hashes at once: past the queue, 503 with Retry-After", a
   for (const call of calls.filter((call) => call.status === 503)) {
     assert.equal(call.res.headers.get("retry-after"), "1");
   }
+});
+
+Deno.test("a hash that would wait past the request's deadline: 503 with Retry-After, never a 500", async () => {
+  // One hash at a time and room for all in the queue: 24 sign-ins at once wait about 24 hashes
+  // (0.28 s each here), far past a 2 s deadline on any machine, so the last ones must give up.
+  const store = await Deno.openKv(":memory:");
+  try {
+    const app = memoryApp(authFiles(), {
+      kv: store,
+      requestTimeoutMs: 2_000,
+      auth: { ...ROOMY, hashesAtOnce: 1, hashesWaiting: 32 },
+    });
+    await createUser(store, { email: "queued@example.com", password: PASSWORD });
+    const island = () =>
+      callAction(new TestClient(app), actionIds.logIn, [
+        credentials("queued@example.com", PASSWORD),
+      ]).then(({ res }) => res);
+    // A form posted with JavaScript off.
+    const form = () =>
+      new TestClient(app).request(`/_action/${actionIds.logIn}`, {
+        method: "POST",
+        body: credentials("queued@example.com", PASSWORD),
+        headers: {
+          Origin: "http://localhost",
+          Referer: "http://localhost/open",
+          Accept: "text/html",
+        },
+      });
+    const answers = await Promise.all(
+      Array.from({ length: 24 }, (_, i) => (i % 2 ? form : island)()),
+    );
+    const statuses = answers.map((res) => res.status);
+    assert.deepEqual(
+      [...new Set(statuses)].sort(),
+      [200, 303, 503].filter((status) => statuses.includes(status)),
+      `only successes and 503s: ${statuses}`,
+    );
+    assert.ok(statuses.includes(503), `some gave up: ${statuses}`);
+    assert.ok(statuses.some((status) => status !== 503), `some signed in: ${statuses}`);
+    for (const res of answers) {
+      if (res.status === 503) assert.equal(res.headers.get("retry-after"), "1");
+      if (!res.bodyUsed) await res.body?.cancel();
+    }
+    // Both ways of calling gave up alike.
+    assert.ok(answers.some((res, i) => i % 2 === 1 && res.status === 503), "a form got 503");
+    assert.ok(answers.some((res, i) => i % 2 === 0 && res.status === 503), "an island got 503");
+  } finally {
+    store.close();
+  }
+});
+
+Deno.test("the limiter gives up on a call it could not finish by its `by`", async () => {
+  const bound = limiter(1, 5);
+  const work = () => new Promise<string>((resolve) => setTimeout(() => resolve("done"), 50));
+  const now = performance.now();
+  const results = await Promise.allSettled([
+    bound.run(work),
+    bound.run(work, { by: now + 60 }), // it would start ~50 ms in: no time left for the work
+    bound.run(work, { by: now + 60_000 }),
+    bound.run(work, { by: now - 1 }), // already past: gives up at once
+  ]);
+  assert.deepEqual(results.map((r) => r.status), [
+    "fulfilled",
+    "rejected",
+    "fulfilled",
+    "rejected",
+  ]);
+  for (const result of results.filter((r) => r.status === "rejected")) {
+    const res = (result as PromiseRejectedResult).reason.getResponse() as Response;
+    assert.equal(res.status, 503);
+    assert.equal(res.headers.get("retry-after"), "1");
+  }
+  assert.deepEqual(bound.load, { running: 0, waiting: 0 });
 });
 
 Deno.test("the limiter runs at most `concurrent` at once and queues at most `queued`", async () => {

@@ -101,6 +101,19 @@ function shown(html: string) {
 Deno.test("a call to an action the build does not have", async (t) => {
   using logs = captureLogs();
   const app = memoryApp(files);
+  /** `form` posted with JavaScript off from /notes: the page it lands back on, told it is stale. */
+  const postedToGone = async (form: FormData) => {
+    const res = await app.request(`/_action/${GONE}`, {
+      method: "POST",
+      body: form,
+      headers: fromPage("/notes"),
+    });
+    assert.equal(res.status, 303);
+    assert.ok(cookieOf(res).length < 4000, "the form's values fit in one cookie");
+    const html = await page(app, "/notes", cookieOf(res));
+    assert.ok(html.includes(STALE_NOTICE));
+    return html;
+  };
 
   await t.step("from an island: 410, App-Stale and the marker, never 404", async () => {
     const res = await call(app, GONE, [{}, typed()], fromPage("/notes?list=3"));
@@ -196,15 +209,7 @@ Deno.test("a call to an action the build does not have", async (t) => {
       const form = new FormData();
       form.append("title", "kept");
       form.append("body", "x".repeat(20_000));
-      const res = await app.request(`/_action/${GONE}`, {
-        method: "POST",
-        body: form,
-        headers: fromPage("/notes"),
-      });
-      assert.equal(res.status, 303);
-      assert.ok(cookieOf(res).length < 4000);
-      const html = await page(app, "/notes", cookieOf(res));
-      assert.ok(html.includes(STALE_NOTICE));
+      const html = await postedToGone(form);
       assert.deepEqual(shown(html).inputs.find((i) => i.name === "title")?.value, "kept");
       assert.equal(shown(html).body, "", "too long to carry: emptied, not cut");
     },
@@ -217,15 +222,7 @@ Deno.test("a call to an action the build does not have", async (t) => {
       for (let i = 0; i < 450; i++) form.append(`field${i}`, "x".repeat(2_000));
       for (let i = 0; i < 100; i++) form.append(`${"n".repeat(99)}${i % 10}`, "y");
       form.append("title", "kept");
-      const res = await app.request(`/_action/${GONE}`, {
-        method: "POST",
-        body: form,
-        headers: fromPage("/notes"),
-      });
-      assert.equal(res.status, 303);
-      assert.ok(cookieOf(res).length < 4000);
-      const html = await page(app, "/notes", cookieOf(res));
-      assert.ok(html.includes(STALE_NOTICE));
+      await postedToGone(form);
     },
   );
 

@@ -3,19 +3,42 @@
  * A bound on work that costs much memory at once — password hashing, 32 MiB a hash: at most
  * `concurrent` run together, at most `queued` more wait their turn, and past that a call is refused
  * at once with 503 and `Retry-After` (Hono's `HTTPException`, which the app answers as it is: no
- * failure, no digest, no report). So a burst of sign-ins can take neither the process's memory nor,
- * waiting, the requests' deadlines.
+ * failure, no digest, no report). A waiting call given the time its request must be answered by
+ * (`by`, the request's deadline) gives up the same way, still in time for that answer, once the
+ * wait would leave less than the work typically takes (a moving average): a sign-in stuck in the
+ * queue is a 503 to retry, never a deadline passed (a 500 with a digest). So a burst of sign-ins
+ * can take neither the process's memory nor, waiting, the requests' deadlines.
  */
 import { HTTPException } from "hono/http-exception";
 
 /** How long a refused client is told to wait, in seconds. */
 const RETRY_AFTER_SECONDS = 1;
+/** How much each finished run moves the typical duration: a moving average over about ten. */
+const SMOOTHING = 0.1;
+/** A run's duration until one has been measured: above a password hash's on a slow machine. */
+const FIRST_ESTIMATE_MS = 500;
+/** Kept back for what the request does after the work (a session written) and its answer. */
+const AFTER_MS = 50;
+
+export interface RunOptions {
+  /**
+   * When the work must have finished, on `performance.now()`'s clock (a request's deadline): a
+   * call that has to wait gives up with a 503 rather than wait, or start, past the last moment it
+   * still could.
+   */
+  by?: number;
+}
 
 export interface Limiter {
-  /** Runs `work` within the bound; rejects with a 503 `HTTPException` past the queue. */
-  run<T>(work: () => Promise<T>): Promise<T>;
+  /** Runs `work` within the bound; rejects with a 503 `HTTPException` past the queue or `by`. */
+  run<T>(work: () => Promise<T>, options?: RunOptions): Promise<T>;
   /** How many run now, and how many wait (for tests and the bench). */
   readonly load: { running: number; waiting: number };
+}
+
+interface Waiter {
+  /** Its turn: it runs now, in the place of the one that ended. */
+  turn(): void;
 }
 
 export function limiter(concurrent: number, queued: number): Limiter {
@@ -23,29 +46,61 @@ export function limiter(concurrent: number, queued: number): Limiter {
     throw new RangeError("a limiter runs at least 1 at a time and queues 0 or more");
   }
   let running = 0;
-  const waiting: (() => void)[] = [];
+  /** How long a run typically takes (ms). */
+  let typicalMs = FIRST_ESTIMATE_MS;
+  const waiting = new Set<Waiter>();
   const next = () => {
-    const turn = waiting.shift();
+    const first = waiting.values().next();
     // The one that ends hands its place to the first in line: `running` stays as it is.
-    if (turn) turn();
-    else running--;
+    if (first.done) running--;
+    else {
+      waiting.delete(first.value);
+      first.value.turn();
+    }
   };
+  /** The last moment work may start and still be answered by `by`, as runs typically take. */
+  const lastStart = (by: number) => by - typicalMs - AFTER_MS;
+  const tooLate = (by: number | undefined) =>
+    by !== undefined && performance.now() >= lastStart(by);
+  const queue = (by: number | undefined) =>
+    new Promise<void>((resolve, reject) => {
+      const waiter: Waiter = {
+        turn() {
+          clearTimeout(giveUp);
+          resolve();
+        },
+      };
+      waiting.add(waiter);
+      const giveUp = by === undefined ? undefined : setTimeout(() => {
+        waiting.delete(waiter);
+        reject(busy());
+      }, Math.max(0, lastStart(by) - performance.now()));
+    });
   return {
-    async run(work) {
+    async run(work, { by } = {}) {
+      // A call with a free place starts at once, whatever `by`: it has the best chance there is,
+      // and it measures what a run takes.
       if (running >= concurrent) {
-        if (waiting.length >= queued) throw busy();
-        await new Promise<void>((resolve) => waiting.push(resolve));
+        if (waiting.size >= queued) throw busy();
+        await queue(by);
+        if (tooLate(by)) {
+          next();
+          throw busy();
+        }
       } else {
         running++;
       }
+      const started = performance.now();
       try {
         return await work();
       } finally {
+        const took = performance.now() - started;
+        typicalMs += SMOOTHING * (took - typicalMs);
         next();
       }
     },
     get load() {
-      return { running, waiting: waiting.length };
+      return { running, waiting: waiting.size };
     },
   };
 }

@@ -14,12 +14,14 @@ import { httpError } from "../errors/http_error.ts";
 import { kvOf } from "../kv/access.ts";
 import { type CallLimit, limitCalls } from "../kv/rate_limit.ts";
 import { clientAddress } from "../server/client.ts";
+import { internalsOf } from "../server/internals.ts";
 import { type AnyContext, contextOf } from "../server/scope.ts";
 import { setSessionCookie } from "./cookie.ts";
 import { checkCredentials, type CredentialErrors } from "./credentials.ts";
 import { replaceSession, sessionOf } from "./current.ts";
 import { hashPassword, needsRehash, PARAMS, verifyPassword } from "./password.ts";
 import { startSession } from "./sessions.ts";
+import type { RunOptions } from "./limiter.ts";
 import { type AuthSettings, authSettings } from "./settings.ts";
 import {
   findUser,
@@ -101,7 +103,8 @@ const NO_ONES_HASH = `$scrypt$ln=${PARAMS.ln},r=${PARAMS.r},p=${PARAMS.p}$${"A".
  * session ends) and its cookie. An unknown email and a wrong password get the same answer
  * (`errors.form`), after the same work. Past the limits — per client and per account, across every
  * worker and instance — it throws `httpError(429)` with `Retry-After`; past the app's bound on
- * password hashes at once, a 503 with `Retry-After`.
+ * password hashes at once, or when the hash could not be done before the request's deadline, a
+ * 503 with `Retry-After`.
  *
  * @param from `requestContext()` in a server action (or a handler's `ctx`, a middleware's `c`).
  * @param fields The form's `email` and `password`, as sent.
@@ -134,10 +137,11 @@ export async function signIn(from: AnyContext, fields: CredentialFields): Promis
   await throttle(c, ["auth-sign-in-account", email], settings.signInPerAccount);
   const user = await findUser(kv, email);
   const hash = user?.passwordHash ?? NO_ONES_HASH;
-  const right = await settings.hashing.run(() => verifyPassword(password, hash));
+  const right = await settings.hashing.run(() => verifyPassword(password, hash), within(c));
   if (!user || !right) return { ok: false, errors: { form: WRONG_CREDENTIALS } };
   if (needsRehash(user.passwordHash)) {
-    await replaceHash(kv, user, await settings.hashing.run(() => hashPassword(password)));
+    const rehashed = await settings.hashing.run(() => hashPassword(password), within(c));
+    await replaceHash(kv, user, rehashed);
   }
   return { ok: true, user: await begin(c, settings, publicUser(user)) };
 }
@@ -179,7 +183,7 @@ export async function signUp(from: AnyContext, fields: CredentialFields): Promis
   await throttle(c, ["auth-sign-up-client", clientOf(c)], settings.signUpPerClient);
   const taken = { ok: false as const, errors: { email: "An account with this email exists." } };
   if (await findUser(kv, email)) return taken;
-  const passwordHash = await settings.hashing.run(() => hashPassword(password));
+  const passwordHash = await settings.hashing.run(() => hashPassword(password), within(c));
   try {
     const user = await insertUser(kv, { email, passwordHash });
     return { ok: true, user: await begin(c, settings, publicUser(user)) };
@@ -211,4 +215,9 @@ async function throttle(c: Context, key: string[], limit: CallLimit): Promise<vo
 /** Who is asking, for the per-client limits: as `rateLimit()` counts them. */
 function clientOf(c: Context): string {
   return clientAddress(c) ?? "unknown";
+}
+
+/** A hash waits for its turn only while the request can still be answered in time (503 after). */
+function within(c: Context): RunOptions {
+  return { by: internalsOf(c).deadline?.expiresAt };
 }

@@ -79,6 +79,7 @@ const SCHEMAS = {
   PORT: wholeNumber(0, 65535, "a port number"),
   HOSTNAME: v.pipe(v.string(), v.nonEmpty("expected an address to listen on")),
   REQUEST_TIMEOUT_MS: wholeNumber(0, MAX_TIMEOUT_MS, "milliseconds (0 turns the deadline off)"),
+  EVENT_STREAM_LIFETIME_MS: wholeNumber(0, MAX_TIMEOUT_MS, "milliseconds (0: streams stay open)"),
   ACTION_BODY_LIMIT: wholeNumber(1, GIB, "a size in bytes"),
   REQUEST_BODY_BUDGET: wholeNumber(1, 64 * GIB, "a size in bytes"),
   LOG_REQUESTS: flag,
@@ -136,6 +137,7 @@ export function readSettings(env: Env): Settings {
     app: {
       dev,
       requestTimeoutMs: parsed.REQUEST_TIMEOUT_MS,
+      eventStreamLifetimeMs: parsed.EVENT_STREAM_LIFETIME_MS,
       actionBodyLimit: parsed.ACTION_BODY_LIMIT,
       bodyBudget: parsed.REQUEST_BODY_BUDGET,
       logRequests: parsed.LOG_REQUESTS,

@@ -155,7 +155,14 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
   app.use(guardBodies(options.bodyBudget));
   telemetry?.routes?.(app);
   if (telemetry?.middleware) app.use(telemetry.middleware);
-  app.use(appScope({ kv, trustProxy, closing: closing.signal, origins, auth }));
+  app.use(appScope({
+    kv,
+    trustProxy,
+    closing: closing.signal,
+    streamLifetimeMs: options.eventStreamLifetimeMs,
+    origins,
+    auth,
+  }));
   mountActions(app, manifest.actions.entries, {
     // Kept in KV, the same across deploys: a cookie signed just before one verifies just after.
     secret: kv ? kvSecret(kv, "form_state") : () => Promise.resolve(manifest.actions.secret),

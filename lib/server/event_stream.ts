@@ -5,9 +5,13 @@
  * graceful shutdown does not wait for it), carries a comment every `heartbeatMs` so proxies keep an
  * idle stream open, and is outside the request deadline, which ends once the response starts. It
  * is pull-based: the next event is taken from `events` only once the client has read the last, so
- * a slow client holds one event, not a queue.
+ * a slow client holds one event, not a queue. It lives a bounded time (`lifetimeMs`, the app's
+ * `eventStreamLifetimeMs` by default), then sends an event `renew` and ends: the browser opens it
+ * again through the route's guards — a stream opened before a sign-out does not outlive the
+ * session by more than that — and resumes by `Last-Event-ID` (`useFeed` at once, seamlessly).
  */
 import { describe, digestOf } from "../errors/digest.ts";
+import { RENEW_EVENT } from "../shared/stream_renew.ts";
 import { log } from "./log.ts";
 import { type AnyContext, scopeOf } from "./scope.ts";
 
@@ -47,20 +51,29 @@ export interface EventStreamOptions {
   heartbeatMs?: number;
   /** How soon the browser reconnects after the stream drops (default 1 000 ms). */
   retryMs?: number;
+  /**
+   * How long the stream stays open before it sends `renew` and ends, so that the browser opens it
+   * again through the route's guards (default: the app's `eventStreamLifetimeMs`, 5 minutes;
+   * `0`: no end). It ends between 80 % and 100 % of it, at random.
+   */
+  lifetimeMs?: number;
 }
 
 const encoder = new TextEncoder();
+const RENEW = encoder.encode(`event: ${RENEW_EVENT}\ndata:\n\n`);
 
 /**
  * A `text/event-stream` response (server-sent events) for a browser's `EventSource`, streaming
  * what `events` yields. It ends when the client leaves or the app closes, carries a comment every
  * `heartbeatMs` so proxies keep an idle stream open, and is outside the request's deadline. The
- * next event is taken only once the client has read the last.
+ * next event is taken only once the client has read the last. After `lifetimeMs` it sends an event
+ * `renew` and ends, so the browser comes back through the route's guards (a signed-out user's
+ * stream does not go on) and resumes from the last event id it got.
  *
  * @param req The request, whose end (the client leaving) ends the stream.
  * @param from The handler's `ctx` (or a middleware's `c`): the app whose closing ends the stream.
  * @param events The source: gets a signal that aborts when the stream ends; pass it on.
- * @param options Heartbeat and reconnection timings.
+ * @param options Heartbeat, reconnection and lifetime.
  * @returns The streaming response.
  *
  * @example
@@ -85,10 +98,12 @@ export function eventStream(
   req: Request,
   from: AnyContext,
   events: (signal: AbortSignal) => AsyncIterable<ServerEvent>,
-  { heartbeatMs = 25_000, retryMs = 1_000 }: EventStreamOptions = {},
+  { heartbeatMs = 25_000, retryMs = 1_000, lifetimeMs }: EventStreamOptions = {},
 ): Response {
+  const scope = scopeOf(from);
+  const lifetime = lifetimeMs ?? scope.streamLifetimeMs ?? 0;
   const ended = new AbortController();
-  const signal = AbortSignal.any([ended.signal, req.signal, scopeOf(from).closing]);
+  const signal = AbortSignal.any([ended.signal, req.signal, scope.closing]);
   const iterator = events(signal)[Symbol.asyncIterator]();
   const body = new ReadableStream<Uint8Array>({
     start(stream) {
@@ -97,8 +112,17 @@ export function eventStream(
       const heartbeat = setInterval(() => {
         if ((stream.desiredSize ?? 0) > 0) stream.enqueue(encoder.encode(": ping\n\n"));
       }, heartbeatMs);
+      // Whatever a pending pull takes after this is not sent: the next stream starts from the
+      // last id the client got, so nothing is lost.
+      const renew = lifetime > 0
+        ? setTimeout(() => {
+          stream.enqueue(RENEW);
+          ended.abort();
+        }, lifetime * (0.8 + Math.random() * 0.2))
+        : undefined;
       const stop = () => {
         clearInterval(heartbeat);
+        clearTimeout(renew);
         // The source ends too, even one held at a `yield` by a client that stopped reading.
         iterator.return?.().catch(() => {});
         try {

@@ -37,6 +37,13 @@ export interface AppOptions {
    * page streams after its shell gets as long again. `0` turns it off.
    */
   requestTimeoutMs?: number;
+  /**
+   * How long an event stream (`eventStream`, `changeStream`) stays open, in ms, before the server
+   * ends it and the browser opens it again — through the route's guards, so a stream opened before
+   * a sign-out ends within this. Each stream ends between 80 % and 100 % of it, at random, so
+   * streams opened together do not all come back together. `0`: streams stay open.
+   */
+  eventStreamLifetimeMs?: number;
   /** Largest server-action request body, in bytes. */
   actionBodyLimit?: number;
   /**
@@ -117,6 +124,7 @@ export type ResolvedOptions =
 export const DEFAULT_OPTIONS = {
   dev: false,
   requestTimeoutMs: 10_000,
+  eventStreamLifetimeMs: 300_000,
   actionBodyLimit: 1024 * 1024,
   bodyBudget: 64 * 1024 * 1024,
   logRequests: false,

@@ -20,6 +20,8 @@ export interface AppScope {
   readonly trustProxy: boolean;
   /** Aborts when the app closes: long-lived responses end then. */
   readonly closing: AbortSignal;
+  /** `AppOptions.eventStreamLifetimeMs`: how long an event stream stays open (0, unset: no end). */
+  readonly streamLifetimeMs?: number;
   /** `AppOptions.origins`: the app's public origins, when configured. */
   readonly origins?: string[];
   /** `AppOptions.auth`: how users and sessions behave (`lib/auth/settings.ts`). */

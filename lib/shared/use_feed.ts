@@ -9,9 +9,12 @@
  * in the same second — with `?since=` the last id it got. A hidden page holds no stream: it closes
  * on `visibilitychange` (hidden) and `pagehide`, and opens again, from where it was, when the page
  * is shown (`visibilitychange`, `pageshow`): a page in the back/forward cache holds no connection,
- * and there is no `unload` listener to keep it out of that cache. Browser-safe.
+ * and there is no `unload` listener to keep it out of that cache. A stream whose lifetime is over
+ * (its last event is `renew`) is opened again at once, from the last id, before its end can show
+ * as a drop: the status stays `live` unless the server now refuses it (a sign-out). Browser-safe.
  */
 import { useEffect, useRef, useState } from "react";
+import { RENEW_EVENT } from "./stream_renew.ts";
 
 /**
  * Where an island's event stream is: `connecting` (opening, the first time or after a pause),
@@ -134,6 +137,10 @@ export function useFeed(url: string | null, { since, on, retry = {} }: UseFeedOp
           setStatus("retrying");
         } else again();
       };
+      // The server ends the stream after this: the next one opens now, with no drop shown.
+      opened.addEventListener(RENEW_EVENT, () => {
+        if (opened === source) open();
+      });
       for (const type of Object.keys(handlers.current)) {
         opened.addEventListener(type, (event) => {
           if (opened !== source) return;

@@ -7,7 +7,9 @@
  * again gets what it missed, once; a page left for another and brought back from the back/forward
  * cache (it holds no connection there, and has no `unload` listener) resumes the same way; and
  * when the server goes away, the page backs off and opens the stream again itself, from where it
- * was, once the server is back.
+ * was, once the server is back; and streams that end at the end of their lifetime
+ * (`EVENT_STREAM_LIFETIME_MS`) are opened again at once, with no change lost or repeated and no
+ * status but `live` shown.
  */
 import assert from "node:assert/strict";
 import type { Browser, Page } from "playwright-core";
@@ -44,6 +46,13 @@ const RECORDER = () => {
     liveLog: () => ({ seen, opened, opens }),
     persisted: [] as boolean[],
   });
+  // Every status the page shows, in order.
+  const statuses: string[] = [];
+  Object.assign(globalThis, { statuses });
+  new MutationObserver(() => {
+    const status = document.getElementById("status")?.textContent;
+    if (status && status !== statuses.at(-1)) statuses.push(status);
+  }).observe(document, { subtree: true, childList: true, characterData: true });
   addEventListener("pageshow", (event) =>
     (globalThis as unknown as { persisted: boolean[] })
       .persisted.push(event.persisted));
@@ -105,6 +114,13 @@ Deno.test("useLiveCollection in Chromium", async (t) => {
       const start = (await cardsNow(server.origin)).seq;
       let writing = true;
       let cuts = 0;
+      /** Waits until a cut after the `seen`th, bounded: a page that never reconnects fails here. */
+      const cutSince = async (seen: number) => {
+        for (let waited = 0; cuts <= seen; waited++) {
+          assert.ok(waited < 1_200, `no stream to cut in 60 s after ${seen} cuts`);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      };
       const cutter = (async () => {
         while (writing) {
           await new Promise((r) => setTimeout(r, 120 + Math.random() * 120));
@@ -128,6 +144,9 @@ Deno.test("useLiveCollection in Chromium", async (t) => {
             column: ["a", "b"][i % 2],
           });}
         await new Promise((r) => setTimeout(r, 15));
+        // However slow a loaded machine makes the writes or the page's reconnections: at least
+        // one cut in every 25 writes, so that the changes land around six cuts, not after them.
+        if (i % 25 === 24) await cutSince(cuts);
       }
       writing = false;
       await cutter;
@@ -143,7 +162,7 @@ Deno.test("useLiveCollection in Chromium", async (t) => {
         { timeout: 60_000 },
       );
       assert.deepEqual(await shown(page), now.shown);
-      assert.ok(cuts >= 5, `${cuts} cuts`);
+      assert.ok(cuts >= 6, `${cuts} cuts`);
       const { opens } = await liveLog(page);
       assert.ok(opens >= 4, `the page's stream opened ${opens} times`);
       await assertEachOnce(page, start, now.seq);
@@ -234,6 +253,37 @@ Deno.test("useLiveCollection in Chromium", async (t) => {
         await page.context().close();
         await first.stop();
       }
+    },
+  );
+
+  await t.step(
+    "streams end after their lifetime: opened again at once, every change once, always live",
+    async () => {
+      await using short = await startServer({ EVENT_STREAM_LIFETIME_MS: "1000" }, { root });
+      const { page, errors } = await openCards(browser, short.origin);
+      const start = (await cardsNow(short.origin)).seq;
+      let written = 0;
+      // Until the page has renewed its stream three times (each within about a second), bounded.
+      for (let i = 0; i < 400 && (await liveLog(page)).opened < 4; i++) {
+        await cardsApi(short.origin, {
+          op: "create",
+          card: { title: `l${i}`, column: "a", moves: 0 },
+        });
+        written++;
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      const { opened } = await liveLog(page);
+      assert.ok(opened >= 4, `the hook opened ${opened} streams`);
+      const now = await cardsNow(short.origin);
+      assert.equal(now.seq, start + written);
+      await page.locator("#cards li", { hasText: `l${written - 1}:a:0` }).waitFor();
+      await assertEachOnce(page, start, now.seq);
+      const statuses = await page.evaluate(() =>
+        (globalThis as unknown as { statuses: string[] }).statuses
+      );
+      assert.deepEqual(statuses.slice(statuses.indexOf("live")), ["live"], "no drop shown");
+      assert.deepEqual(errors, []);
+      await page.context().close();
     },
   );
 });

@@ -2,9 +2,11 @@
  * @module
  * Sentry where a process of its own matters (the SDK is one per process): SIGTERM flushes an event
  * captured while shutting down, waiting for a slow Sentry only so long, and a Sentry that never
- * answers does not hold the exit; and pages that an absent, slow, failing or rate-limiting Sentry
- * never slows — one server per Sentry, their median latency within 1.5 × the one with a healthy
- * Sentry, measured side by side. (Everything else Sentry does on the server: sentry_test.tsx.)
+ * answers does not hold the exit; and pages that an absent, never-answering, failing or
+ * rate-limiting Sentry never slows — one server per Sentry, measured side by side with the one of
+ * a healthy Sentry, round by round: the median of their rounds' ratios stays within 3 ×, where a
+ * page that waited for Sentry would take its whole wait (forever, or the SDK's timeout: hundreds
+ * of times a page's time). (Everything else Sentry does on the server: sentry_test.tsx.)
  */
 import assert from "node:assert/strict";
 import { builtCopy } from "../helpers/built_copy.ts";
@@ -71,16 +73,16 @@ Deno.test("sentry (server) in a process of its own", async (t) => {
   );
 
   await t.step(
-    "a Sentry down, slow (5 s), failing (500) or rate-limiting (429): pages as fast as with a healthy one",
+    "a Sentry down, never answering, failing (500) or rate-limiting (429): pages as fast as with a healthy one",
     async () => {
       await using healthy = startSentryReceiver();
-      await using slow = startSentryReceiver({ delayMs: 5_000 });
+      await using slow = startSentryReceiver({ delayMs: Infinity });
       await using failing = startSentryReceiver({ status: 500 });
       await using limiting = startSentryReceiver({ status: 429, headers: RATE_LIMITED });
       const dsns = {
         healthy: healthy.dsn,
         down: `http://publickey@127.0.0.1:${freePort()}/1`, // nothing listens there
-        "slow (5 s)": slow.dsn,
+        "never answering": slow.dsn,
         "failing (500)": failing.dsn,
         "rate-limiting (429)": limiting.dsn,
       };
@@ -108,11 +110,12 @@ Deno.test("sentry (server) in a process of its own", async (t) => {
 
       const slower = faulty.flatMap((app) =>
         (["page", "failure"] as const).flatMap((kind) => {
-          const ratio = median(app[kind]) / median(baseline[kind]);
+          // Round by round: a spell of load weighs on both sides of a ratio alike.
+          const ratio = median(app[kind].map((ms, round) => ms / baseline[kind][round]));
           return ratio <= MAX_SLOWDOWN ? [] : [`${app.name}, ${kind}: ${ratio.toFixed(2)} ×`];
         })
       );
-      assert.deepEqual(slower, [], "median latency against a healthy Sentry's");
+      assert.deepEqual(slower, [], "latency against a healthy Sentry's, round by round");
       const exits = await Promise.all(apps.map((app) => app.server.stop()));
       assert.deepEqual(exits, [0, 0, 0, 0, 0], "every server lived to exit cleanly");
       for (const receiver of [slow, failing, limiting]) {
@@ -138,11 +141,17 @@ async function timedStop(server: TestServer): Promise<{ code: number; ms: number
 /** Timed requests per route and server, after some to warm up. */
 const ROUNDS = 60;
 const WARM_UP = 5;
-/** The most a struggling Sentry may slow a page's median latency, as a multiple of a healthy one's. */
-const MAX_SLOWDOWN = 1.5;
+/**
+ * The most a struggling Sentry may slow a page, as the median of the rounds' ratios to a healthy
+ * one's. Room for what a struggling Sentry really costs the server (its failed sends, on a machine
+ * shared with other test runs: 1.5 × was exceeded there), and far below what waiting costs: a page
+ * that waited for the never-answering Sentry would not come at all, and one that waited for the
+ * SDK's own timeout (seconds) would be hundreds of times slower than a page (milliseconds).
+ */
+const MAX_SLOWDOWN = 3;
 /**
  * Measuring takes a few seconds on a quiet machine, a minute on one shared with other test runs; a
- * server that waited on the slow Sentry (5 s a request) would need ten minutes for its part.
+ * server that waited on the never-answering Sentry would not finish at all.
  */
 const MEASURING_BOUND_MS = 120_000;
 const RATE_LIMITED = { "Retry-After": "60", "X-Sentry-Rate-Limits": "60::organization" };

@@ -17,6 +17,7 @@ const read = (env: Record<string, string>) => readSettings((name) => env[name]);
 const NONSENSE: Record<string, string> = {
   PORT: "99999",
   REQUEST_TIMEOUT_MS: "soon",
+  EVENT_STREAM_LIFETIME_MS: "5m",
   ACTION_BODY_LIMIT: "1MB",
   REQUEST_BODY_BUDGET: "-5",
   LOG_REQUESTS: "maybe",
@@ -52,6 +53,7 @@ Deno.test("each variable becomes its option", () => {
     PORT: "0",
     HOSTNAME: "127.0.0.1",
     REQUEST_TIMEOUT_MS: "0",
+    EVENT_STREAM_LIFETIME_MS: "60000",
     ACTION_BODY_LIMIT: "4096",
     REQUEST_BODY_BUDGET: "8192",
     LOG_REQUESTS: "1",
@@ -69,6 +71,7 @@ Deno.test("each variable becomes its option", () => {
   assert.deepEqual(settings.app, {
     dev: true,
     requestTimeoutMs: 0,
+    eventStreamLifetimeMs: 60000,
     actionBodyLimit: 4096,
     bodyBudget: 8192,
     logRequests: true,

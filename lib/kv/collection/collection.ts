@@ -19,7 +19,7 @@ import {
   type View,
 } from "./declared.ts";
 import type { CollectionSchema, InputOf, OutputOf } from "./schema.ts";
-import { findItem, getItem, listItems, PAGE, snapshotOf } from "./read.ts";
+import { findItem, getItem, listItems, PAGE, type Page, snapshotOf } from "./read.ts";
 import { createItem, deleteItem, type Patch, updateItem, type WriteOptions } from "./write.ts";
 
 /**
@@ -151,24 +151,6 @@ export interface ListOptions<I extends string> {
   cursor?: string | null;
   /** Last first. */
   reverse?: boolean;
-}
-
-/**
- * One page of a listing, and the cursor of the next (`null` after the last).
- *
- * @example
- * ```ts
- * import type { Page } from "shell/data";
- *
- * const titles = (page: Page<{ title: string }>) => page.items.map((item) => item.value.title);
- * ```
- * @see docs/data.md — Querying
- */
-export interface Page<T> {
-  /** The items, in the listing's order. */
-  items: Entity<T>[];
-  /** Pass it back for the next page; `null` on the last one. */
-  cursor: string | null;
 }
 
 /**

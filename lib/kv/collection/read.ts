@@ -20,9 +20,21 @@ export interface ListQuery extends View {
   reverse?: boolean;
 }
 
+/**
+ * One page of a listing, and the cursor of the next (`null` after the last).
+ *
+ * @example
+ * ```ts
+ * import type { Page } from "shell/data";
+ *
+ * const titles = (page: Page<{ title: string }>) => page.items.map((item) => item.value.title);
+ * ```
+ * @see docs/data.md — Querying
+ */
 export interface Page<T> {
+  /** The items, in the listing's order. */
   items: Entity<T>[];
-  /** Where the next page starts; `null` on the last page. */
+  /** Pass it back for the next page; `null` on the last one. */
   cursor: string | null;
 }
 

@@ -55,6 +55,11 @@ export interface ChangeStreamOptions<I extends string> extends ViewOptions<I> {
   heartbeatMs?: number;
   /** How soon a browser reconnects by itself after the stream drops (default 1 s). */
   retryMs?: number;
+  /**
+   * How long a stream stays open before the browser opens it again through the route's guards
+   * (default: the app's `eventStreamLifetimeMs`, 5 minutes; `0`: no end).
+   */
+  lifetimeMs?: number;
 }
 
 /**
@@ -96,8 +101,9 @@ export function changeStream<I extends string>(
   from: AnyContext,
   // deno-lint-ignore no-explicit-any -- any collection: its item types do not matter here
   collection: Collection<any, any, I, any>,
-  { maxClients = 10_000, heartbeatMs, retryMs, limit, ...view }: ChangeStreamOptions<I> = {},
+  options: ChangeStreamOptions<I> = {},
 ): Response {
+  const { maxClients = 10_000, heartbeatMs, retryMs, lifetimeMs, limit, ...view } = options;
   const kv = kvOf(from);
   const feed = collection.changes(kv, view);
   const release = takePlace(kv, declaredOf(collection), maxClients);
@@ -140,5 +146,5 @@ export function changeStream<I extends string>(
     if (signal.aborted) release();
     else signal.addEventListener("abort", release, { once: true });
     return changes(signal);
-  }, { heartbeatMs, retryMs });
+  }, { heartbeatMs, retryMs, lifetimeMs });
 }

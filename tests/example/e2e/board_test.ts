@@ -5,9 +5,10 @@
  * board's event stream and actions refuse anyone signed out (401, over real HTTP); two browser
  * contexts of two users on one board, each change made in one (add, move, delete after confirming)
  * shown in the other without a reload; the add form's field errors; an open board whose user
- * signed out in another tab, whose add and move say to sign in; and the same board with
- * JavaScript off — add (errors too), move, and delete through its confirmation page. Goes with the
- * example.
+ * signed out in another tab, whose add and move say to sign in; the same board with
+ * JavaScript off — add (errors too), move, and delete through its confirmation page; and an open
+ * board whose user logged out everywhere from another device, whose stream ends (its lifetime) and
+ * is refused, so that it stops getting changes. Goes with the example.
  */
 import assert from "node:assert/strict";
 import type { Browser, Locator, Page } from "playwright-core";
@@ -246,6 +247,42 @@ Deno.test("the task board in Chromium", async (t) => {
       await page.waitForURL(server.origin + "/board");
       assert.equal(await card(page, "Plan the offsite").count(), 0);
       await context.close();
+    },
+  );
+
+  await t.step(
+    "'Log out everywhere' on another device: the open board's stream ends, its changes stop",
+    async () => {
+      // Streams of a second each, so that the step sees one end (5 minutes by default).
+      const shortLived = createApp(manifest, {
+        root: PROJECT_ROOT,
+        kv,
+        eventStreamLifetimeMs: 1000,
+      });
+      await using short = serveApp(shortLived);
+      const ada = await openBoard(browser, short.origin, ADA);
+      const grace = await openBoard(browser, short.origin, GRACE);
+      await tasks.create(kv, { title: "Seen while signed in", state: "todo" });
+      await card(ada.page, "Seen while signed in").waitFor();
+
+      const phone = await browser.newContext();
+      const other = await phone.newPage();
+      await logIn(other, short.origin, ADA);
+      await Promise.all([
+        other.waitForURL((url) => url.pathname === "/login"),
+        other.getByRole("button", { name: "Log out everywhere" }).click(),
+      ]);
+      await phone.close();
+
+      // The stream the board opened while signed in ends; the next is refused.
+      await ada.page.getByText("Connecting…", { exact: true }).waitFor({ timeout: 15_000 });
+      await tasks.create(kv, { title: "Added after signing out", state: "todo" });
+      // A board still signed in shows it: by then a stream Ada's board still held would too.
+      await card(grace.page, "Added after signing out").waitFor();
+      assert.equal(await card(ada.page, "Added after signing out").count(), 0);
+      assert.ok(await ada.stillHere(), "not by a reload");
+      assert.deepEqual(ada.errors.filter((error) => !/status of 401/.test(error)), []);
+      await Promise.all([ada, grace].map(({ page }) => page.context().close()));
     },
   );
 });

@@ -1,8 +1,8 @@
 /**
  * @module
  * Live guestbook pages in Chromium under `deno serve --parallel` (2 workers, one KV file): two
- * pages whose event streams are on different workers each show, within a second and without a
- * reload, an entry signed in the other and one posted from outside; after the server goes away
+ * pages whose event streams are on different workers each show, over the stream they already had
+ * open (no new connection, no reload), an entry signed in the other and one posted from outside; after the server goes away
  * and comes back, they show what was signed meanwhile (the stream reconnects, `Last-Event-ID`).
  * Over the signing limit, the island says to wait and keeps what was typed; without JavaScript the
  * form lands on a short page with a way back. A hidden page holds no stream and catches up when
@@ -29,13 +29,26 @@ interface LivePage {
   errors: string[];
   /** True while no reload happened since the page was opened. */
   stillHere(): Promise<boolean>;
+  /** How many event streams the page has asked for so far. */
+  streams(): number;
 }
+
+/**
+ * How long a page may take to show what its open stream carries: generous, for a loaded machine.
+ * No timing is asserted: what shows the update came live is that it came over the stream already
+ * open (`streams()` unchanged), where a page not told would only see it after a new one.
+ */
+const SHOWN_MS = 15_000;
 
 /** Opens the guestbook in a context of its own (its own connections), once its stream is open. */
 async function openLive(browser: Browser, url: string): Promise<LivePage> {
   const context = await browser.newContext();
   const page = await context.newPage();
   const errors = pageErrors(page);
+  let streams = 0;
+  page.on("request", (req) => {
+    if (req.url().includes("/guestbook/events")) streams++;
+  });
   const stream = page.waitForResponse((res) => res.url().includes("/guestbook/events"));
   stream.catch(() => {}); // should the page not load, that is the error to report
   await page.goto(url);
@@ -46,6 +59,7 @@ async function openLive(browser: Browser, url: string): Promise<LivePage> {
     worker,
     errors,
     stillHere: () => page.evaluate(() => "stillHere" in globalThis),
+    streams: () => streams,
   };
 }
 
@@ -93,13 +107,12 @@ async function liveAcrossWorkers(browser: Browser) {
     const url = server.origin + "/guestbook";
     const [a, b] = await onBothWorkers(browser, url);
 
-    // Signed in page A: page B shows it within a second, and neither reloaded.
+    // Signed in page A: page B shows it over the stream it had open, and neither reloaded.
+    const opened = [a.streams(), b.streams()];
     await a.page.getByLabel("Name").fill("Ada");
     await a.page.getByLabel("Message").fill("Signed on one worker.");
-    const signedAt = performance.now();
     await a.page.getByRole("button", { name: "Sign" }).click();
-    await shows(b.page, "Signed on one worker.", 1000);
-    assert.ok(performance.now() - signedAt < 1000);
+    await shows(b.page, "Signed on one worker.", SHOWN_MS);
 
     // Posted from outside (a form without JavaScript): both show it.
     const form = await guestbookForm(server.origin);
@@ -108,7 +121,8 @@ async function liveAcrossWorkers(browser: Browser) {
       message: "Posted from elsewhere.",
     });
     await posted.body?.cancel();
-    await Promise.all([a, b].map((p) => shows(p.page, "Posted from elsewhere.", 1000)));
+    await Promise.all([a, b].map((p) => shows(p.page, "Posted from elsewhere.", SHOWN_MS)));
+    assert.deepEqual([a.streams(), b.streams()], opened, "shown over the streams already open");
     for (const p of [a, b]) {
       assert.ok(await p.stillHere(), "the page was reloaded");
       assert.deepEqual(p.errors, []);
@@ -209,14 +223,14 @@ async function hiddenPage(browser: Browser) {
   // A page left visible shows the entry: by then a stream the hidden one still held would too.
   const witness = await openLive(browser, server.origin + "/guestbook");
   await post("Signed while nobody looked.");
-  await shows(witness.page, "Signed while nobody looked.", 1000);
+  await shows(witness.page, "Signed while nobody looked.", SHOWN_MS);
   assert.equal(await page.locator("ol.entries q").count(), 0, "a hidden page got the entry");
   await witness.page.context().close();
   const reopened = page.waitForRequest((req) => req.url().includes("/guestbook/events?since=0"));
   await setHidden(false);
   await reopened;
-  await shows(page, "Signed while nobody looked.", 1000);
+  await shows(page, "Signed while nobody looked.", SHOWN_MS);
   await post("Signed while looking.");
-  await shows(page, "Signed while looking.", 1000);
+  await shows(page, "Signed while looking.", SHOWN_MS);
   await page.close();
 }
