@@ -11,15 +11,18 @@
  * - its posts to the ingest make no span and carry no header (see `otel_fetch.ts`).
  */
 import { trace } from "@opentelemetry/api";
+import type { Event } from "@sentry/core";
 import {
   captureException,
   defineIntegration,
   dsnFromString,
-  type Event,
+  flush,
+  getDefaultIntegrations,
+  globalHandlersIntegration,
+  init,
   winterCGRequestToRequestData,
   withScope,
-} from "@sentry/core";
-import { flush, getDefaultIntegrations, globalHandlersIntegration, init } from "@sentry/deno";
+} from "./sdk.ts";
 import type { Context } from "hono";
 import { isNotFoundRoute } from "../errors/not_found.ts";
 import { activeBaggageHeader } from "../otel/request_span.ts";
