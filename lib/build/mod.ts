@@ -2,7 +2,8 @@
  * @module
  * The build: scan `routes/` and `islands/`, read the server's module graph (`graph.ts`), bundle
  * the browser side — scripts, and the stylesheets the app imports (`styles/`) — (for production,
- * give the scripts Sentry debug IDs and compress both), write the manifest, the local files both
+ * give the scripts Sentry debug IDs and compress both, and bundle the server's Sentry SDK:
+ * `sentry_server_sdk.ts`), write the manifest, the local files both
  * sides' module graphs reached and the fingerprint of the sources it was made from. Production
  * builds into `_build/`, development into `_build/dev/`, so neither disturbs a server of the other
  * (the modules standing for stylesheets, `_build/css/`, are the same for both). The assets of the
@@ -22,6 +23,7 @@ import { injectDebugIds } from "./debug_ids.ts";
 import { precompress } from "./precompress.ts";
 import { BuildProblem, isBuildFailure, problemOf } from "./problem.ts";
 import { type Scan, scan } from "./scan.ts";
+import { buildServerSdk } from "./sentry_server_sdk.ts";
 import { buildStyles } from "./styles/mod.ts";
 import { cssModules } from "./styles/modules.ts";
 import { tailwind } from "./styles/tailwind.ts";
@@ -84,6 +86,7 @@ async function buildNow({ root, dev }: BuildOptions): Promise<void> {
   if (!dev) {
     await injectDebugIds(join(root, assetDir), files);
     files.push(...await precompress(join(root, assetDir), files));
+    await buildServerSdk(root, outDir);
   }
   await keepRecentAssets(join(root, outDir), files);
 

@@ -5,6 +5,7 @@
  * on `@sentry/core`'s fetch instrumentation (the one the browser and edge SDKs use). Hosts in
  * `privateHosts` (Sentry's ingest, Spotlight) never get a span or a header.
  */
+import type { Span } from "@sentry/core";
 import {
   addFetchInstrumentationHandler,
   defineIntegration,
@@ -12,8 +13,7 @@ import {
   instrumentFetchRequest,
   LRUMap,
   shouldPropagateTraceForUrl,
-  type Span,
-} from "@sentry/core";
+} from "./sdk.ts";
 
 export const outgoingFetchIntegration = defineIntegration((privateHosts: string[]) => {
   const isPrivate = (url: string) => {

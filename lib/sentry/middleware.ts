@@ -6,18 +6,17 @@
  * same under `Deno.serve`, `deno serve --parallel` and Deno Deploy. The span stays open until the
  * streamed body ends, so a failure inside a Suspense boundary still lands in the transaction.
  */
+import type { Scope, Span } from "@sentry/core";
 import {
   continueTrace,
-  type Scope,
   SEMANTIC_ATTRIBUTE_SENTRY_OP,
   SEMANTIC_ATTRIBUTE_SENTRY_ORIGIN,
   SEMANTIC_ATTRIBUTE_SENTRY_SOURCE,
   setHttpStatus,
-  type Span,
   startSpanManual,
   winterCGRequestToRequestData,
   withIsolationScope,
-} from "@sentry/core";
+} from "./sdk.ts";
 import type { Context, MiddlewareHandler } from "hono";
 import type {} from "../actions/endpoint.ts"; // `internalsOf(c).action`
 import { isNotFoundRoute } from "../errors/not_found.ts";

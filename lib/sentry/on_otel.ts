@@ -6,20 +6,26 @@
  * - no `tracesSampleRate`: the SDK starts no span at all;
  * - `skipOpenTelemetrySetup`: otherwise `init()` replaces Deno's tracer provider with its own, and
  *   every span the app starts (render, actions) is lost;
- * - without `DenoServe` (a scope, a span and a copied body for every request) and `Breadcrumbs`
- *   (with no scope per request, one request's crumbs would land on another's event);
+ * - with only the default integrations that shape error events (`KEPT`): not `DenoServe` (a
+ *   scope, a span and a copied body for every request), `Breadcrumbs` (with no scope per request,
+ *   one request's crumbs would land on another's event), `DenoHttp` (Sentry headers for
+ *   `node:http` calls on the SDK's own trace, not Deno's, and an AsyncLocalStorage for scopes we
+ *   never keep across awaits) or the database and framework integrations, which would make spans;
  * - its posts to the ingest make no span and carry no header (see `otel_fetch.ts`).
  */
 import { trace } from "@opentelemetry/api";
+import type { Event } from "@sentry/core";
 import {
   captureException,
   defineIntegration,
   dsnFromString,
-  type Event,
+  flush,
+  getDefaultIntegrations,
+  globalHandlersIntegration,
+  init,
   winterCGRequestToRequestData,
   withScope,
-} from "@sentry/core";
-import { flush, getDefaultIntegrations, globalHandlersIntegration, init } from "@sentry/deno";
+} from "./sdk.ts";
 import type { Context } from "hono";
 import { isNotFoundRoute } from "../errors/not_found.ts";
 import { activeBaggageHeader } from "../otel/request_span.ts";
@@ -34,7 +40,16 @@ import { timedTransport } from "./transport.ts";
 import { sentryTunnel } from "./tunnel.ts";
 import { internalsOf } from "../server/internals.ts";
 
-const DROPPED = new Set(["DenoServe", "Breadcrumbs"]);
+const KEPT = new Set([
+  "InboundFilters",
+  "RequestData",
+  "FunctionToString",
+  "LinkedErrors",
+  "Dedupe",
+  "DenoContext",
+  "ContextLines",
+  "NormalizePaths",
+]);
 
 /** `sampleRate`: the ratio of new traces Deno samples, for new DSCs. */
 export function startSentryOnOtel(config: SentryConfig, sampleRate?: number): Reporter {
@@ -49,7 +64,7 @@ export function startSentryOnOtel(config: SentryConfig, sampleRate?: number): Re
     environment: config.environment,
     release: config.release,
     skipOpenTelemetrySetup: true,
-    defaultIntegrations: getDefaultIntegrations({}).filter((i) => !DROPPED.has(i.name)),
+    defaultIntegrations: getDefaultIntegrations({}).filter((i) => KEPT.has(i.name)),
     integrations: [
       // Its unhandled-rejection handler ends the process; the entry points keep the server alive
       // and report those through `captureFailure`.

@@ -16,7 +16,7 @@ import {
   ROOT_CONTEXT,
   trace,
 } from "@opentelemetry/api";
-import { LRUMap, shouldPropagateTraceForUrl } from "@sentry/core";
+import { LRUMap, shouldPropagateTraceForUrl } from "./sdk.ts";
 import { activeBaggageHeader } from "../otel/request_span.ts";
 import { type DscSource, isValidSpan, sentryTraceOf, traceDsc } from "./dsc.ts";
 

@@ -10,12 +10,7 @@
  * cookies as they came. Browser-safe: no Deno or Node APIs (it is bundled into the browser SDK's
  * chunk).
  */
-import {
-  defineIntegration,
-  type Event,
-  type QueryParams,
-  type RequestEventData,
-} from "@sentry/core";
+import type { Event, Integration, QueryParams, RequestEventData } from "@sentry/core";
 
 export const FILTERED = "[Filtered]";
 
@@ -50,11 +45,14 @@ const HEADER_ATTRIBUTE = /^http\.(request|response)\.header\./;
 /** Past this depth a value is filtered whole: the SDK normalizes events to less anyway. */
 const MAX_DEPTH = 10;
 
-/** Runs after the SDKs' own processors (which attach the request), for every kind of event. */
-export const scrubIntegration = defineIntegration((extraNames: readonly string[] = []) => ({
-  name: "Scrub",
-  processEvent: scrubber(extraNames),
-}));
+/**
+ * Runs after the SDKs' own processors (which attach the request), for every kind of event. A plain
+ * integration object, which is all `defineIntegration` makes: importing it would load the browser's
+ * or the server's copy of the SDK into the other (see `sdk.ts`).
+ */
+export function scrubIntegration(extraNames: readonly string[] = []): Integration {
+  return { name: "Scrub", processEvent: scrubber(extraNames) };
+}
 
 /**
  * A copy of an event without its secrets; `extraNames` widen what looks secret. A copy, since an

@@ -5,16 +5,18 @@
  * failures are captured here, once each, tagged with their digest; not-found transactions are
  * dropped before they are sent.
  */
+import type { Event, Span } from "@sentry/core";
 import {
   captureException,
-  type Event,
-  type Span,
+  flush,
+  getDefaultIntegrations,
+  globalHandlersIntegration,
+  init,
   spanToBaggageHeader,
   spanToTraceHeader,
   withActiveSpan,
   withIsolationScope,
-} from "@sentry/core";
-import { flush, getDefaultIntegrations, globalHandlersIntegration, init } from "@sentry/deno";
+} from "./sdk.ts";
 import type { Context } from "hono";
 import { isNotFoundRoute } from "../errors/not_found.ts";
 import type { FailureLinks, Telemetry } from "../server/telemetry.ts";

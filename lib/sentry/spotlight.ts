@@ -5,7 +5,7 @@
  * browser SDK's Spotlight integration, for the server. Its name starts with "Spotlight" so that the
  * SDK sets integrations up even when there is no DSN (Spotlight only).
  */
-import { defineIntegration, serializeEnvelope, suppressTracing } from "@sentry/core";
+import { defineIntegration, serializeEnvelope, suppressTracing } from "./sdk.ts";
 
 const MAX_FAILURES = 3;
 

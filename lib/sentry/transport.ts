@@ -8,13 +8,8 @@
  * and reporting resumes by itself. Built with the SDK's `createTransport`, which keeps the rest of
  * its behaviour: the buffer, rate limits (`429`, `X-Sentry-Rate-Limits`) and client reports.
  */
-import {
-  type BaseTransportOptions,
-  createTransport,
-  suppressTracing,
-  type Transport,
-  type TransportMakeRequestResponse,
-} from "@sentry/core";
+import type { BaseTransportOptions, Transport, TransportMakeRequestResponse } from "@sentry/core";
+import { createTransport, suppressTracing } from "./sdk.ts";
 
 /**
  * How long one send may take: Sentry's ingest answers in milliseconds, and a server's envelopes

@@ -9,7 +9,7 @@
  * requests), and each forward ends within `UPSTREAM_TIMEOUT_MS` and before the request's deadline,
  * with 502.
  */
-import { dsnFromString, getEnvelopeEndpointWithUrlEncodedAuth } from "@sentry/core";
+import { dsnFromString, getEnvelopeEndpointWithUrlEncodedAuth } from "./sdk.ts";
 import type { Handler } from "hono";
 import { bodyRefusal, limitBody } from "../server/bodies.ts";
 import type {} from "../server/deadline.ts"; // `internalsOf(c).deadline`

@@ -1,0 +1,75 @@
+/**
+ * @module
+ * What Sentry costs as production runs it (the DSN set, traces sampled at 0.1), and nothing else:
+ * the two figures of `deno task bench` that say so, in a few minutes instead of the whole bench.
+ * CPU and req/s against telemetry off on `/list` and `/counter` (`bench/telemetry.ts`'s pairs), then
+ * peak RSS beside the bare server on `/list` (`bench/memory.ts`), for Sentry off and on. Runs on the
+ * tree as it is (build it first): `flock /tmp/bench.lock deno run -A bench/sentry_cost.ts`.
+ * Env: BENCH_SECONDS (5) per pair, BENCH_ROUNDS (4) pairs per page, BENCH_MEMORY_SECONDS (30, in
+ * 5 rounds), BENCH_CONNECTIONS (50), BENCH_SKIP (`cpu` or `memory`).
+ */
+import { fileURLToPath } from "node:url";
+import { memorySideBySide, memorySummary } from "./memory.ts";
+import { pin, start, startV8Flags } from "./process.ts";
+import { startReceiver } from "./receiver.ts";
+import { pair, PRODUCTION_SENTRY, startVariant } from "./telemetry.ts";
+
+const setting = (name: string, fallback: number) => Number(Deno.env.get(name) ?? fallback);
+const SECONDS = setting("BENCH_SECONDS", 5);
+const ROUNDS = setting("BENCH_ROUNDS", 4);
+const MEMORY_SECONDS = setting("BENCH_MEMORY_SECONDS", 30);
+const CONNECTIONS = setting("BENCH_CONNECTIONS", 50);
+const SKIP = Deno.env.get("BENCH_SKIP");
+
+const root = fileURLToPath(new URL("../", import.meta.url));
+const median = (values: number[]) => values.toSorted((a, b) => a - b)[values.length >> 1];
+const x = (ratio: number) => `${ratio.toFixed(2)}×`;
+
+await using receiver = startReceiver();
+await using off = await start(root, ["task", "start"]);
+await using on = await startVariant(root, PRODUCTION_SENTRY(receiver.dsn), receiver);
+
+if (SKIP !== "cpu") {
+  for (const path of ["/list", "/counter"]) {
+    const load = { seconds: SECONDS, connections: CONNECTIONS };
+    await pair(off, on, path, { ...load, round: 0 }); // warm-up
+    const rounds = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      rounds.push(await pair(off, on, path, { ...load, round }));
+    }
+    const rps = rounds.map((r) => r.rpsRatio);
+    const cpu = rounds.map((r) => r.cpuRatio);
+    console.log(
+      `Sentry on (0.1) vs off, ${path}: req/s ${x(median(rps))} (${rps.map(x).join(" ")}), ` +
+        `CPU/request ${x(median(cpu))} (${cpu.map(x).join(" ")}); µs ` +
+        rounds.map((r) => `${r.cpuUs.toFixed(0)}/${r.offCpuUs.toFixed(0)}`).join(" ") +
+        `; errors ${rounds.reduce((n, r) => n + r.errors, 0)}`,
+    );
+  }
+  for (const server of [off, on]) await pin(server.pid(), "all");
+}
+
+if (SKIP !== "memory") {
+  const flags = await startV8Flags(root);
+  await using limit = await start(
+    root,
+    ["run", "-A", "bench/bare.ts"],
+    { DENO_V8_FLAGS: flags },
+    "/list",
+  );
+  for (const [mode, server] of [["off", off], ["on", on]] as const) {
+    const rounds = await memorySideBySide(limit, server, {
+      seconds: MEMORY_SECONDS,
+      rounds: 5,
+      connections: CONNECTIONS,
+    });
+    const it = memorySummary(rounds);
+    console.log(
+      `Memory /list, Sentry ${mode}: peak ${it.peakMb.toFixed(0)} vs ${
+        it.limitPeakMb.toFixed(0)
+      } MB = ` +
+        `${x(it.ratio)} (req/s ${x(it.rpsRatio)}, growth ${(it.growth * 100).toFixed(1)}%; peaks ` +
+        rounds.map((r) => `${r.peakMb.toFixed(0)}/${r.limitPeakMb.toFixed(0)}`).join(" ") + ")",
+    );
+  }
+}
