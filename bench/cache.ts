@@ -65,14 +65,18 @@ async function measureInvalidation(
     "/cached",
   );
   const port = Number(new URL(serve.origin).port);
-  // One kept-alive connection per worker: the kernel spreads new connections over them.
+  // One kept-alive connection per worker. A worker that is accepting takes every connection that
+  // comes one at a time: they come in batches, asked at once, until both workers answered.
   const workers = new Map<string, Pinned>();
   const spare: Pinned[] = [];
-  for (let i = 0; i < 64 && workers.size < 2; i++) {
-    const connection = await pinnedConnection(port);
-    const worker = (await connection.get("/cached")).headers.get("x-worker")!;
-    if (workers.has(worker)) spare.push(connection);
-    else workers.set(worker, connection);
+  for (let batch = 0; batch < 8 && workers.size < 2; batch++) {
+    const connections = await Promise.all(Array.from({ length: 8 }, () => pinnedConnection(port)));
+    const answers = await Promise.all(connections.map((connection) => connection.get("/cached")));
+    for (const [i, connection] of connections.entries()) {
+      const worker = answers[i].headers.get("x-worker")!;
+      if (workers.has(worker)) spare.push(connection);
+      else workers.set(worker, connection);
+    }
   }
   spare.forEach((connection) => connection[Symbol.dispose]());
   if (workers.size < 2) throw new Error("the cache bench reached one worker only");
