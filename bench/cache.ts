@@ -7,10 +7,13 @@
  * - Throughput and p99: the cached `/list` served by `deno task start` against the limit rendering
  *   `/list` (`bench/bare.ts`), side by side as bench/run.ts does SSR: both loaded at once, each
  *   server and its `wrk` on a CPU of their own, trading CPUs every round.
- * - Invalidation: `deno serve --parallel` (2 workers) on one KV file; after `revalidateTag` returns
- *   on one worker, how long until every worker has answered with the new page — two pollers on
- *   fresh connections (the kernel spreads them over the workers), each worker's first new answer
- *   timed; the latest of the two is the round's figure.
+ * - Invalidation: `deno serve --parallel` (2 workers) on one KV file; from `revalidateTag`'s return
+ *   on one worker until every worker has answered with the new page. Each worker is asked back to
+ *   back on a kept-alive connection of its own (bench/pinned.ts), and the times are the server's:
+ *   the publisher's after `revalidateTag` returned and each answer's, on the clock the workers
+ *   (threads of one process) share — so a bench process slow to read an answer on a loaded
+ *   machine does not add to the figure. The latest worker is the round's figure; what the bench
+ *   itself saw is shown beside it.
  */
 import { join } from "node:path";
 import { CACHED_FILES } from "../tests/process/page_cache_test.ts";
@@ -41,11 +44,40 @@ export const CACHE_TARGET = {
 /** Rounds of the invalidation measure: its figure is the worst of them. */
 const INVALIDATION_ROUNDS = 20;
 
+/** When, on the clock every worker of one process shares, an answer was made (ms). */
+const NOW = "performance.timeOrigin + performance.now()";
+
 const FILES = {
   ...CACHED_FILES,
   "routes/list-cached.tsx": `export { default } from "./list.tsx";
     export const cache = { maxAge: 3600 };`,
+  // The tag test's, with the times the invalidation is measured by.
+  "routes/_middleware.ts": `const worker = crypto.randomUUID();
+    export const handler = async (c, next) => {
+      await next();
+      c.header("X-Worker", worker);
+      c.header("X-Answered-At", String(${NOW}));
+    };`,
+  "routes/api/publish.ts": `import { revalidateTag } from "shell";
+    import { kvOf } from "shell/data";
+    export const handler = {
+      async POST(_req, ctx) {
+        const kv = kvOf(ctx);
+        const version = ((await kv.get(["version"])).value ?? 0) + 1;
+        await kv.set(["version"], version);
+        await revalidateTag("wall", ctx);
+        return Response.json({ version, revalidatedAt: ${NOW} });
+      },
+    };`,
 };
+
+/** One round of the invalidation measure, ms. */
+interface Invalidation {
+  /** From `revalidateTag`'s return to the last worker's first answer with the new page (their clock). */
+  server: number;
+  /** From the publisher's answer reaching the bench to the last worker's new page reaching it. */
+  client: number;
+}
 
 /**
  * Rounds of `revalidateTag` on one worker of `deno serve --parallel` (2 workers, one KV file): each
@@ -57,7 +89,7 @@ async function measureInvalidation(
   env: (port: number) => Record<string, string>,
   kvPath: string,
   progress: (message: string) => void,
-): Promise<number[]> {
+): Promise<Invalidation[]> {
   await using serve = await start(
     root,
     (port) => ["serve", "-A", "--parallel", "--host", "127.0.0.1", `--port=${port}`, "main.ts"],
@@ -82,7 +114,7 @@ async function measureInvalidation(
   if (workers.size < 2) throw new Error("the cache bench reached one worker only");
   const versionOf = (html: string) => /version (?:<!-- -->)?(\d+)/.exec(html)?.[1];
   using client = Deno.createHttpClient({ poolMaxIdlePerHost: 0 });
-  const rounds: number[] = [];
+  const rounds: Invalidation[] = [];
   try {
     for (let round = 0; round < INVALIDATION_ROUNDS; round++) {
       progress(
@@ -97,17 +129,28 @@ async function measureInvalidation(
         }
       }
       const res = await fetch(serve.origin + "/api/publish", { method: "POST", client });
-      const { version } = await res.json();
+      const { version, revalidatedAt } = await res.json();
       const returned = performance.now();
       const seen = await Promise.all([...workers.values()].map(async (connection) => {
         for (let i = 0; i < 5000; i++) {
           const answer = await connection.get("/cached");
-          if (versionOf(answer.body) === String(version)) return performance.now();
+          if (versionOf(answer.body) !== String(version)) continue;
+          return {
+            server: Number(answer.headers.get("x-answered-at")) - revalidatedAt,
+            client: performance.now() - returned,
+          };
         }
         throw new Error("a worker never served the revalidated page");
       }));
-      rounds.push(Math.max(...seen) - returned);
-      progress(`round ${round + 1}: ${seen.map((at) => (at - returned).toFixed(1)).join(", ")} ms`);
+      rounds.push({
+        server: Math.max(...seen.map((at) => at.server)),
+        client: Math.max(...seen.map((at) => at.client)),
+      });
+      progress(
+        `round ${round + 1}: ${
+          seen.map((at) => `${at.server.toFixed(1)} (${at.client.toFixed(1)})`).join(", ")
+        } ms`,
+      );
     }
   } finally {
     workers.forEach((connection) => connection[Symbol.dispose]());
@@ -159,7 +202,7 @@ export async function measureCache(options: CacheOptions) {
     }
   }
 
-  const invalidationMs = await measureInvalidation(
+  const invalidation = await measureInvalidation(
     root,
     env,
     join(store, "serve.sqlite3"),
@@ -174,6 +217,8 @@ export async function measureCache(options: CacheOptions) {
   const errors = pairs.reduce((n, p) => n + p.cached.socketErrors + p.cached.non2xx3xx, 0);
   const rps = (of: "limit" | "cached") => median(pairs.map((p) => p[of].rps));
   const p99 = (of: "limit" | "cached") => median(pairs.map((p) => p[of].p99Ms));
+  const invalidationMs = invalidation.map((round) => round.server);
+  const seenMs = invalidation.map((round) => round.client);
   const worst = Math.max(...invalidationMs);
   const spread = (values: number[]) =>
     `${fmt.ratio(Math.min(...values))}–${fmt.ratio(Math.max(...values))}`;
@@ -197,12 +242,13 @@ export async function measureCache(options: CacheOptions) {
       measure:
         "Cache: revalidateTag until every `deno serve --parallel` worker serves the new page",
       value: `median ${fmt.ms(median(invalidationMs))}, worst ${fmt.ms(worst)} ` +
-        `(${INVALIDATION_ROUNDS} rounds)`,
+        `(${INVALIDATION_ROUNDS} rounds; as the bench saw it: median ${fmt.ms(median(seenMs))}, ` +
+        `worst ${fmt.ms(Math.max(...seenMs))})`,
       target: `≤ ${CACHE_TARGET.invalidationMs} ms`,
       pass: worst <= CACHE_TARGET.invalidationMs,
     },
   );
-  return { rows, results: { pairs, invalidationMs } };
+  return { rows, results: { pairs, invalidation } };
 }
 
 if (import.meta.main) {
