@@ -145,7 +145,8 @@ export async function bumpTag(kv: Deno.Kv, tag: string): Promise<void> {
   const version = Number(value?.value ?? 0n);
   for (const clock of clocks.get(kv) ?? []) {
     const known = clock.get(tag);
-    if (known) known.version = Math.max(known.version, version);
+    // That read counts as the tag's check: the next request needs none.
+    if (known) Object.assign(known, { version: Math.max(known.version, version), readAt: began });
     else track(clock, tag, { version, readAt: began });
   }
 }
