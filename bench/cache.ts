@@ -54,9 +54,11 @@ const FILES = {
   // The tag test's, with the times the invalidation is measured by.
   "routes/_middleware.ts": `const worker = crypto.randomUUID();
     export const handler = async (c, next) => {
+      const began = performance.now();
       await next();
       c.header("X-Worker", worker);
       c.header("X-Answered-At", String(${NOW}));
+      c.header("X-Took", String(performance.now() - began));
     };`,
   "routes/api/publish.ts": `import { revalidateTag } from "shell";
     import { kvOf } from "shell/data";
@@ -140,6 +142,8 @@ async function measureInvalidation(
           return {
             server: Number(answer.headers.get("x-answered-at")) - revalidatedAt,
             client: performance.now() - returned,
+            took: Number(answer.headers.get("x-took")),
+            state: answer.headers.get("x-cache"),
           };
         }
         throw new Error("a worker never served the revalidated page");
@@ -151,7 +155,11 @@ async function measureInvalidation(
       });
       progress(
         `round ${round + 1}: ${
-          seen.map((at) => `${at.server.toFixed(1)} (${at.client.toFixed(1)})`).join(", ")
+          seen.map((at) =>
+            `${at.server.toFixed(1)} (bench ${at.client.toFixed(1)}; ${at.state} in ${
+              at.took.toFixed(1)
+            })`
+          ).join(", ")
         } ms`,
       );
     }
