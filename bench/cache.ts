@@ -7,15 +7,19 @@
  * - Throughput and p99: the cached `/list` served by `deno task start` against the limit rendering
  *   `/list` (`bench/bare.ts`), side by side as bench/run.ts does SSR: both loaded at once, each
  *   server and its `wrk` on a CPU of their own, trading CPUs every round.
- * - Invalidation: `deno serve --parallel` (2 workers) on one KV file; after `revalidateTag` returns
- *   on one worker, how long until every worker has answered with the new page — two pollers on
- *   fresh connections (the kernel spreads them over the workers), each worker's first new answer
- *   timed; the latest of the two is the round's figure.
+ * - Invalidation: `deno serve --parallel` (2 workers) on one KV file; from `revalidateTag`'s return
+ *   on one worker until every worker has answered with the new page. Each worker is asked back to
+ *   back on a kept-alive connection of its own (bench/pinned.ts), and the times are the server's:
+ *   the publisher's after `revalidateTag` returned and each answer's, on the clock the workers
+ *   (threads of one process) share — so a bench process slow to read an answer on a loaded
+ *   machine does not add to the figure. The latest worker is the round's figure; what the bench
+ *   itself saw is shown beside it.
  */
 import { join } from "node:path";
 import { CACHED_FILES } from "../tests/process/page_cache_test.ts";
 import { copyProject } from "../tests/helpers/project_copy.ts";
 import { pin, start, startV8Flags } from "./process.ts";
+import { type Pinned, pinnedConnection } from "./pinned.ts";
 import { fmt, type Row } from "./report.ts";
 import { wrk, type WrkResult } from "./wrk.ts";
 
@@ -24,6 +28,8 @@ export interface CacheOptions {
   connections: number;
   rounds: number;
   progress(message: string): void;
+  /** Only the invalidation part (`deno run -A bench/cache.ts invalidation`). */
+  invalidationOnly?: boolean;
 }
 
 export const CACHE_TARGET = {
@@ -38,11 +44,130 @@ export const CACHE_TARGET = {
 /** Rounds of the invalidation measure: its figure is the worst of them. */
 const INVALIDATION_ROUNDS = 20;
 
+/** When, on the clock every worker of one process shares, an answer was made (ms). */
+const NOW = "performance.timeOrigin + performance.now()";
+
 const FILES = {
   ...CACHED_FILES,
   "routes/list-cached.tsx": `export { default } from "./list.tsx";
     export const cache = { maxAge: 3600 };`,
+  // The tag test's, with the times the invalidation is measured by.
+  "routes/_middleware.ts": `const worker = crypto.randomUUID();
+    export const handler = async (c, next) => {
+      const began = performance.now();
+      await next();
+      c.header("X-Worker", worker);
+      c.header("X-Answered-At", String(${NOW}));
+      c.header("X-Took", String(performance.now() - began));
+    };`,
+  "routes/api/publish.ts": `import { revalidateTag } from "shell";
+    import { kvOf } from "shell/data";
+    export const handler = {
+      async POST(_req, ctx) {
+        const kv = kvOf(ctx);
+        const version = ((await kv.get(["version"])).value ?? 0) + 1;
+        await kv.set(["version"], version);
+        await revalidateTag("wall", ctx);
+        return Response.json({ version, revalidatedAt: ${NOW} });
+      },
+    };`,
 };
+
+/** One round of the invalidation measure, ms. */
+interface Invalidation {
+  /** From `revalidateTag`'s return to the last worker's first answer with the new page (their clock). */
+  server: number;
+  /** From the publisher's answer reaching the bench to the last worker's new page reaching it. */
+  client: number;
+}
+
+/**
+ * Rounds of `revalidateTag` on one worker of `deno serve --parallel` (2 workers, one KV file): each
+ * round's figure is the time from the publisher's answer (after `revalidateTag` returned) until
+ * every worker has served the new page, each worker asked back to back on a connection of its own.
+ */
+async function measureInvalidation(
+  root: string,
+  env: (port: number) => Record<string, string>,
+  kvPath: string,
+  progress: (message: string) => void,
+): Promise<Invalidation[]> {
+  await using serve = await start(
+    root,
+    (port) => ["serve", "-A", "--parallel", "--host", "127.0.0.1", `--port=${port}`, "main.ts"],
+    (port) => ({ ...env(port), DENO_JOBS: "2", KV_PATH: kvPath }),
+    "/cached",
+  );
+  const port = Number(new URL(serve.origin).port);
+  // One kept-alive connection per worker (the kernel hands each new one to a worker), asked for
+  // until both answered: the second worker may still be starting when the first answers.
+  const workers = new Map<string, Pinned>();
+  const deadline = performance.now() + 60_000;
+  while (workers.size < 2 && performance.now() < deadline) {
+    const connections = await Promise.all(Array.from({ length: 4 }, () => pinnedConnection(port)));
+    const answers = await Promise.all(connections.map((connection) => connection.get("/cached")));
+    for (const [i, connection] of connections.entries()) {
+      const worker = answers[i].headers.get("x-worker")!;
+      if (workers.has(worker)) connection[Symbol.dispose]();
+      else workers.set(worker, connection);
+    }
+    if (workers.size < 2) await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  if (workers.size < 2) throw new Error("the cache bench reached one worker only");
+  const versionOf = (html: string) => /version (?:<!-- -->)?(\d+)/.exec(html)?.[1];
+  using client = Deno.createHttpClient({ poolMaxIdlePerHost: 0 });
+  const rounds: Invalidation[] = [];
+  try {
+    // Round -1 warms the path up (a page rendered again, stored, read from KV), as the first
+    // revalidation after a start is slower on every server; it is not counted.
+    for (let round = -1; round < INVALIDATION_ROUNDS; round++) {
+      progress(
+        `cache: revalidateTag across deno serve --parallel workers, ${
+          round + 1
+        }/${INVALIDATION_ROUNDS}`,
+      );
+      // Each worker holds the current page (a HIT) before the round.
+      for (const connection of workers.values()) {
+        for (let i = 0; i < 50; i++) {
+          if ((await connection.get("/cached")).headers.get("x-cache") === "HIT") break;
+        }
+      }
+      const res = await fetch(serve.origin + "/api/publish", { method: "POST", client });
+      const { version, revalidatedAt } = await res.json();
+      const returned = performance.now();
+      const seen = await Promise.all([...workers.values()].map(async (connection) => {
+        for (let i = 0; i < 5000; i++) {
+          const answer = await connection.get("/cached");
+          if (versionOf(answer.body) !== String(version)) continue;
+          return {
+            server: Number(answer.headers.get("x-answered-at")) - revalidatedAt,
+            client: performance.now() - returned,
+            took: Number(answer.headers.get("x-took")),
+            state: answer.headers.get("x-cache"),
+          };
+        }
+        throw new Error("a worker never served the revalidated page");
+      }));
+      if (round < 0) continue;
+      rounds.push({
+        server: Math.max(...seen.map((at) => at.server)),
+        client: Math.max(...seen.map((at) => at.client)),
+      });
+      progress(
+        `round ${round + 1}: ${
+          seen.map((at) =>
+            `${at.server.toFixed(1)} (bench ${at.client.toFixed(1)}; ${at.state} in ${
+              at.took.toFixed(1)
+            })`
+          ).join(", ")
+        } ms`,
+      );
+    }
+  } finally {
+    workers.forEach((connection) => connection[Symbol.dispose]());
+  }
+  return rounds;
+}
 
 export async function measureCache(options: CacheOptions) {
   const { seconds, connections, rounds, progress } = options;
@@ -67,7 +192,7 @@ export async function measureCache(options: CacheOptions) {
   });
 
   const pairs: { limit: WrkResult; cached: WrkResult }[] = [];
-  {
+  if (!options.invalidationOnly) {
     await using limit = await start(root, ["run", "-A", "bench/bare.ts"], {
       DENO_V8_FLAGS: await startV8Flags(root),
     }, "/list");
@@ -88,53 +213,12 @@ export async function measureCache(options: CacheOptions) {
     }
   }
 
-  const invalidationMs: number[] = [];
-  {
-    await using serve = await start(
-      root,
-      (port) => ["serve", "-A", "--parallel", "--host", "127.0.0.1", `--port=${port}`, "main.ts"],
-      (port) => ({ ...env(port), DENO_JOBS: "2", KV_PATH: join(store, "serve.sqlite3") }),
-      "/cached",
-    );
-    using client = Deno.createHttpClient({ poolMaxIdlePerHost: 0 });
-    const load = async () => {
-      const res = await fetch(serve.origin + "/cached", { client });
-      const html = await res.text();
-      return {
-        worker: res.headers.get("x-worker")!,
-        version: /version (?:<!-- -->)?(\d+)/.exec(html)?.[1],
-      };
-    };
-    // Both workers hold the page before each round.
-    const workers = new Set<string>();
-    for (let i = 0; i < 400 && workers.size < 2; i++) workers.add((await load()).worker);
-    if (workers.size < 2) throw new Error("the cache bench reached one worker only");
-    for (let round = 0; round < INVALIDATION_ROUNDS; round++) {
-      progress(
-        `cache: revalidateTag across deno serve --parallel workers, ${
-          round + 1
-        }/${INVALIDATION_ROUNDS}`,
-      );
-      for (let i = 0; i < 20; i++) await load();
-      const began = performance.now();
-      const res = await fetch(serve.origin + "/api/publish", { method: "POST", client });
-      const { version } = await res.json();
-      const done = performance.now();
-      const seen = new Map<string, number>();
-      const poll = async () => {
-        for (let i = 0; i < 2000 && seen.size < 2; i++) {
-          const answer = await load();
-          if (answer.version === String(version) && !seen.has(answer.worker)) {
-            seen.set(answer.worker, performance.now());
-          }
-        }
-      };
-      await Promise.all([poll(), poll()]);
-      if (seen.size < 2) throw new Error("a worker never served the revalidated page");
-      invalidationMs.push(Math.max(...seen.values()) - done);
-      void began;
-    }
-  }
+  const invalidation = await measureInvalidation(
+    root,
+    env,
+    join(store, "serve.sqlite3"),
+    progress,
+  );
   await Deno.remove(store, { recursive: true });
 
   const median = (values: number[]) =>
@@ -144,10 +228,12 @@ export async function measureCache(options: CacheOptions) {
   const errors = pairs.reduce((n, p) => n + p.cached.socketErrors + p.cached.non2xx3xx, 0);
   const rps = (of: "limit" | "cached") => median(pairs.map((p) => p[of].rps));
   const p99 = (of: "limit" | "cached") => median(pairs.map((p) => p[of].p99Ms));
+  const invalidationMs = invalidation.map((round) => round.server);
+  const seenMs = invalidation.map((round) => round.client);
   const worst = Math.max(...invalidationMs);
   const spread = (values: number[]) =>
     `${fmt.ratio(Math.min(...values))}–${fmt.ratio(Math.max(...values))}`;
-  const rows: Row[] = [
+  const rows: Row[] = pairs.length === 0 ? [] : [
     {
       measure: "Cache: /list from the page cache vs the limit rendering it: req/s",
       value: `${fmt.rps(rps("cached"))} vs ${fmt.rps(rps("limit"))} = ${fmt.ratio(ratio)} ` +
@@ -161,16 +247,19 @@ export async function measureCache(options: CacheOptions) {
       target: `≤ ${fmt.ratio(CACHE_TARGET.p99)} limit`,
       pass: p99Ratio <= CACHE_TARGET.p99,
     },
+  ];
+  rows.push(
     {
       measure:
         "Cache: revalidateTag until every `deno serve --parallel` worker serves the new page",
       value: `median ${fmt.ms(median(invalidationMs))}, worst ${fmt.ms(worst)} ` +
-        `(${INVALIDATION_ROUNDS} rounds)`,
+        `(${INVALIDATION_ROUNDS} rounds; as the bench saw it: median ${fmt.ms(median(seenMs))}, ` +
+        `worst ${fmt.ms(Math.max(...seenMs))})`,
       target: `≤ ${CACHE_TARGET.invalidationMs} ms`,
       pass: worst <= CACHE_TARGET.invalidationMs,
     },
-  ];
-  return { rows, results: { pairs, invalidationMs } };
+  );
+  return { rows, results: { pairs, invalidation } };
 }
 
 if (import.meta.main) {
@@ -180,6 +269,7 @@ if (import.meta.main) {
     connections: Number(Deno.env.get("BENCH_CONNECTIONS") ?? 50),
     rounds: Number(Deno.env.get("BENCH_ROUNDS") ?? 2),
     progress: (message) => console.error(`bench: ${message}`),
+    invalidationOnly: Deno.args.includes("invalidation"),
   });
   console.log(table(rows));
 }

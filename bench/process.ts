@@ -86,7 +86,13 @@ export async function start(
     throw error;
   }
   let stopped: Promise<void> | undefined;
-  const stop = () => stopped ??= kill(child, "SIGTERM");
+  // SIGKILL if SIGTERM did not end it: Deno 2.9.6's `deno serve --parallel` can miss a SIGTERM.
+  const stop = () =>
+    stopped ??= (async () => {
+      const late = setTimeout(() => kill(child, "SIGKILL"), 5_000);
+      await kill(child, "SIGTERM");
+      clearTimeout(late);
+    })();
   const pid = () => args[0] === "task" ? serverOf(child.process.pid) : child.process.pid;
   return { origin, pid, stop, [Symbol.asyncDispose]: stop };
 }

@@ -16,6 +16,7 @@ import { held } from "../lib/cache/entry.ts";
 import { matchesIfNoneMatch } from "../lib/cache/etag.ts";
 import { resolvePolicy } from "../lib/cache/policy.ts";
 import { MAX_TRACKED, tagVersions } from "../lib/cache/tags.ts";
+import { tempStorePath } from "./helpers/kv.ts";
 
 const ORIGIN = "https://app.example";
 
@@ -549,6 +550,50 @@ Deno.test("tag versions: a process keeps at most MAX_TRACKED tags, and a dropped
     assert.equal(versions.current(page), false, "read again: the page is older than the tag");
     assert.ok(versions.current(versions.snapshot(["first"])));
   } finally {
+    kv.close();
+  }
+});
+
+Deno.test("tag versions: a revalidation in another isolate is read at the next request, not after checkMs", async () => {
+  const path = await tempStorePath();
+  const kv = await Deno.openKv(path);
+  // Another isolate of this process on the same file, as a `deno serve --parallel` worker is.
+  const tags = import.meta.resolve("../lib/cache/tags.ts");
+  const worker = new Worker(
+    `data:text/javascript,${
+      encodeURIComponent(`import { bumpTag } from "${tags}";
+      const kv = await Deno.openKv(${JSON.stringify(path)});
+      self.onmessage = async () => { await bumpTag(kv, "wall"); self.postMessage("bumped"); };
+      self.postMessage("ready");`)
+    }`,
+    { type: "module" },
+  );
+  const said = () =>
+    new Promise((resolve) => worker.addEventListener("message", resolve, { once: true }));
+  try {
+    await said(); // ready
+    // A minute between checks: only the push can make this isolate read the tag again.
+    const versions = tagVersions(kv, 60_000);
+    await versions.fresh(["wall"]);
+    const page = versions.snapshot(["wall"]);
+    assert.equal(versions.fresh(["wall"]), undefined, "read a moment ago: nothing due");
+    const bumped = said();
+    worker.postMessage("bump");
+    await bumped;
+    let due: Promise<void> | undefined;
+    // The message crosses isolates on its own schedule: wait for it, boundedly.
+    for (let i = 0; i < 500 && !due; i++) {
+      due = versions.fresh(["wall"]);
+      if (!due) await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    assert.ok(due, "the other isolate's revalidation made the tag due");
+    await due;
+    assert.equal(versions.current(page), false, "the page from before is dropped");
+    assert.ok(versions.current(versions.snapshot(["wall"])));
+    assert.equal(versions.fresh(["wall"]), undefined, "read again once, then nothing is due");
+    versions.close();
+  } finally {
+    worker.terminate();
     kv.close();
   }
 });

@@ -286,6 +286,7 @@ export function pageCache(setup: PageCacheSetup): PageCache {
   return {
     async close() {
       closing.abort();
+      tags.close();
       if (background.size === 0) return;
       let timer: ReturnType<typeof setTimeout> | undefined;
       const bound = new Promise((resolve) => timer = setTimeout(resolve, CLOSE_MS));

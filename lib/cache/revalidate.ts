@@ -11,9 +11,10 @@ import { bumpTag } from "./tags.ts";
 /**
  * Drops every page stored with `tag` in its route's `cache.tags`, on every worker and instance: the
  * next request for each renders it again. It adds one to the tag's version in Deno KV; this process
- * sees it at once, every other within `PAGE_CACHE_TAG_CHECK_MS` (25 ms) and one KV read
- * (docs/caching.md — How fast a revalidation reaches every process). Call it after the write that
- * changes what the pages show.
+ * sees it at once, the other workers of `deno serve --parallel` at their next request (a
+ * `BroadcastChannel` tells them), every other process and instance within
+ * `PAGE_CACHE_TAG_CHECK_MS` (25 ms) — each plus one KV read (docs/caching.md — How fast a
+ * revalidation reaches every process). Call it after the write that changes what the pages show.
  *
  * @param tag The tag, as routes declare it.
  * @param from In a handler, its `ctx` (or a middleware's `c`); a server action needs none.

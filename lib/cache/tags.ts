@@ -9,10 +9,12 @@
  * instance) is seen by every process within `checkMs` plus one KV read, a hot tag costs one read
  * per `checkMs` whatever the traffic, and an idle process reads nothing (no polling: on Deno
  * Deploy an isolate with no requests costs no KV reads). The process that revalidates sees it at
- * once. Not `kv.watch`: on a local SQLite file it never reports another process's writes
- * (measured, docs/caching.md), and `deno serve --parallel` is such a set of processes.
- */
+ * once; the isolates its `BroadcastChannel` reaches (tag_push.ts: the other `deno serve
+ * --parallel` workers) read the tag at their next request, without waiting for `checkMs`. Not
+ * `kv.watch`: on a local SQLite file it never reports another process's writes (measured,
+ * docs/caching.md), and `deno serve --parallel` is such a set of processes. */
 import { commit } from "../kv/commit.ts";
+import { announceTagMoved, onTagMoved } from "./tag_push.ts";
 
 const PREFIX = "page_cache_tags";
 /** KV's `getMany` reads at most 10 keys. */
@@ -27,6 +29,8 @@ export interface TagVersions {
   snapshot(tags: readonly string[]): Record<string, number>;
   /** Whether `versions` (a stored page's) are all still current; a tag not known is not. */
   current(versions: Record<string, number>): boolean;
+  /** Stops listening to other isolates' revalidations (tag_push.ts). */
+  close(): void;
 }
 
 interface Known {
@@ -34,6 +38,10 @@ interface Known {
   /** When the read that gave `version` began (`performance.now()`). */
   readAt: number;
   reading?: Promise<void>;
+  /** When the read in flight began. */
+  readingAt?: number;
+  /** When another isolate said the tag moved: a read that began before is not enough. */
+  movedAt?: number;
 }
 
 type Clock = Map<string, Known>;
@@ -55,9 +63,17 @@ export function tagVersions(kv: Deno.Kv, checkMs: number): TagVersions {
       const known = clock.get(tag);
       const version = Number(value?.value ?? 0n);
       // Versions only grow: a read that began before a revalidation cannot take it back.
-      track(clock, tag, { version: Math.max(known?.version ?? 0, version), readAt: began });
+      track(clock, tag, {
+        version: Math.max(known?.version ?? 0, version),
+        readAt: began,
+        movedAt: known?.movedAt !== undefined && known.movedAt >= began ? known.movedAt : undefined,
+      });
     }
   };
+  const stopListening = onTagMoved((tag) => {
+    const known = clock.get(tag);
+    if (known) known.movedAt = performance.now();
+  });
 
   return {
     fresh(tags) {
@@ -66,12 +82,14 @@ export function tagVersions(kv: Deno.Kv, checkMs: number): TagVersions {
       let due: string[] | undefined;
       for (const tag of tags) {
         const known = clock.get(tag);
-        if (known?.reading) waits.push(known.reading);
-        else if (!known || now - known.readAt >= checkMs) (due ??= []).push(tag);
+        const moved = known?.movedAt !== undefined &&
+          known.movedAt >= (known.reading ? known.readingAt! : known.readAt);
+        if (known?.reading && !moved) waits.push(known.reading);
+        else if (!known || moved || now - known.readAt >= checkMs) (due ??= []).push(tag);
       }
       for (let i = 0; due && i < due.length; i += BATCH) {
         const batch = due.slice(i, i + BATCH);
-        const reading = read(batch).finally(() => {
+        const reading: Promise<void> = read(batch).finally(() => {
           for (const tag of batch) {
             const known = clock.get(tag);
             if (known?.reading === reading) delete known.reading;
@@ -79,8 +97,8 @@ export function tagVersions(kv: Deno.Kv, checkMs: number): TagVersions {
         });
         for (const tag of batch) {
           const known = clock.get(tag);
-          if (known) known.reading = reading;
-          else track(clock, tag, { version: 0, readAt: -Infinity, reading });
+          if (known) Object.assign(known, { reading, readingAt: now });
+          else track(clock, tag, { version: 0, readAt: -Infinity, reading, readingAt: now });
         }
         waits.push(reading);
       }
@@ -98,6 +116,7 @@ export function tagVersions(kv: Deno.Kv, checkMs: number): TagVersions {
       }
       return true;
     },
+    close: stopListening,
   };
 }
 
@@ -108,7 +127,10 @@ function track(clock: Clock, tag: string, known: Known): void {
   if (clock.size > MAX_TRACKED) clock.delete(clock.keys().next().value!);
 }
 
-/** Adds one to `tag`'s version in `kv`; this process's apps on `kv` see it at once. */
+/**
+ * Adds one to `tag`'s version in `kv`; this isolate's apps on `kv` see it at once, and the other
+ * isolates the channel reaches are told to read it at their next request.
+ */
 export async function bumpTag(kv: Deno.Kv, tag: string): Promise<void> {
   const key = [PREFIX, tag];
   for (let attempt = 0; attempt < 10; attempt++) {
@@ -117,12 +139,14 @@ export async function bumpTag(kv: Deno.Kv, tag: string): Promise<void> {
     if (attempt === 9) throw new Error(`revalidateTag(${JSON.stringify(tag)}): KV stayed busy`);
     await new Promise((resolve) => setTimeout(resolve, 5 * (attempt + 1)));
   }
+  announceTagMoved(tag);
   const began = performance.now();
   const { value } = await kv.get<Deno.KvU64>(key);
   const version = Number(value?.value ?? 0n);
   for (const clock of clocks.get(kv) ?? []) {
     const known = clock.get(tag);
-    if (known) known.version = Math.max(known.version, version);
+    // That read counts as the tag's check: the next request needs none.
+    if (known) Object.assign(known, { version: Math.max(known.version, version), readAt: began });
     else track(clock, tag, { version, readAt: began });
   }
 }

@@ -3,6 +3,8 @@
  * Opening the app's Deno KV store: a SQLite file (its folder created), `":memory:"` for tests, or
  * — with no path — Deno Deploy's managed KV. A store that cannot be used fails here, at start-up,
  * with a {@link StoreOpenError} naming the path and the cause, rather than on the first request.
+ * Handles opening a new file at once (`deno serve --parallel` workers on a fresh `.data/`) can be
+ * told "database is locked" while another sets it up: those are tried again, within the deadline.
  * Which path to use is the entry points' decision (`cli/settings.ts`): this module reads no
  * environment.
  */
@@ -36,21 +38,27 @@ export async function openStore(
   if (path === "") throw new StoreOpenError(path, "the path is empty");
   const file = path !== undefined && path !== ":memory:";
   if (file) await prepareFolder(path);
+  // Past the deadline nothing starts again: the caller has its answer.
+  let late = false;
   try {
     // Opening and probing run under one deadline: a read-only file opens and only refuses writes,
     // and on a file another process keeps write-locked the first write waits as long as the lock.
     // (Memory and Deploy's managed KV have neither: a write there would only cost.)
-    const work = (path === undefined ? Deno.openKv() : Deno.openKv(path)).then(async (kv) => {
-      if (!file) return kv;
-      try {
-        await kv.set(PROBE_KEY, new Date());
-        return kv;
-      } catch (error) {
-        kv.close();
-        throw error;
+    const work = (async () => {
+      for (let attempt = 0;; attempt++) {
+        try {
+          return await openAndProbe(path, file);
+        } catch (error) {
+          if (!file || late || attempt + 1 >= OPEN_ATTEMPTS || !BUSY.test(describe(error))) {
+            throw error;
+          }
+          // Another handle is creating the file or holds the lock a moment: after it, it opens.
+          await new Promise((resolve) => setTimeout(resolve, backoff(attempt)));
+        }
       }
-    });
+    })();
     return await deadline(work, timeoutMs, () => {
+      late = true;
       // Not closed now: `close()` on a blocked handle blocks the thread until the lock goes.
       work.then((kv) => kv.close(), () => {});
     });
@@ -58,6 +66,32 @@ export async function openStore(
     throw new StoreOpenError(path, file ? await diagnose(path, error) : describe(error), {
       cause: error,
     });
+  }
+}
+
+/**
+ * SQLite's "database is locked": on a file that is new, every handle opening it at once (two
+ * `deno serve --parallel` workers on a fresh `.data/`) sets up its tables, and one can be refused
+ * at once instead of waiting its turn. Tried again, it finds them made.
+ */
+const BUSY = /database is locked|database is busy/;
+/** Attempts at opening a file SQLite calls busy; the deadline bounds them too. */
+const OPEN_ATTEMPTS = 8;
+
+/** 10, 20, 40 … ms, at most 320, jittered so that racing handles spread out. */
+function backoff(attempt: number): number {
+  return Math.min(10 * 2 ** attempt, 320) * (0.5 + Math.random());
+}
+
+async function openAndProbe(path: string | undefined, file: boolean): Promise<Deno.Kv> {
+  const kv = await (path === undefined ? Deno.openKv() : Deno.openKv(path));
+  if (!file) return kv;
+  try {
+    await kv.set(PROBE_KEY, new Date());
+    return kv;
+  } catch (error) {
+    kv.close();
+    throw error;
   }
 }
 

@@ -49,6 +49,90 @@ Deno.test("openStore: :memory:, and a file whose folders it creates; data surviv
   again.close();
 });
 
+Deno.test("openStore: processes opening one new file at the same moment all open it", async () => {
+  const store = new URL("../../lib/kv/store.ts", import.meta.url).href;
+  // Started first, released together by a line on stdin: they open at once however slowly each
+  // process started.
+  const code = `import { openStore } from "${store}";
+    console.log("ready");
+    for await (const _ of Deno.stdin.readable) break;
+    try { (await openStore(Deno.env.get("KV"))).close(); console.log("opened"); }
+    catch (error) { console.log(error.message); }`;
+  for (let round = 0; round < 3; round++) {
+    const path = `${await tempStorePath()}.d/.data/kv.sqlite3`; // its folders are new too
+    const children = Array.from({ length: 4 }, () =>
+      new Deno.Command(Deno.execPath(), {
+        args: ["eval", "--unstable-kv", "--ext=ts", code],
+        env: { KV: path },
+        stdin: "piped",
+        stdout: "piped",
+      }).spawn());
+    const outputs = children.map((child) =>
+      child.stdout.pipeThrough(new TextDecoderStream()).getReader()
+    );
+    const texts = children.map(() => "");
+    const lineOf = async (i: number, n: number) => {
+      while (texts[i].split("\n").length <= n + 1) {
+        const { value, done } = await outputs[i].read();
+        if (done) break;
+        texts[i] += value;
+      }
+      return texts[i].split("\n")[n];
+    };
+    assert.deepEqual(await Promise.all(children.map((_, i) => lineOf(i, 0))), [
+      "ready",
+      "ready",
+      "ready",
+      "ready",
+    ]);
+    await Promise.all(children.map(async (child) => {
+      const stdin = child.stdin.getWriter();
+      await stdin.write(new TextEncoder().encode("go\n"));
+      await stdin.close();
+    }));
+    const said = await Promise.all(children.map((_, i) => lineOf(i, 1)));
+    await Promise.all(children.map((child) => child.status));
+    await Promise.all(outputs.map((output) => output.cancel()));
+    assert.deepEqual(said, ["opened", "opened", "opened", "opened"], `round ${round + 1}`);
+  }
+});
+
+Deno.test("openStore: a new file another process holds past SQLite's busy timeout opens once it lets go", async () => {
+  // Deno.openKv sets up a new file outside KV's own retry on a busy database: it gives up with
+  // "database is locked" after SQLite's busy timeout (5 s), as a handle racing another to create
+  // the file can at once. openStore tries again within its deadline. (~7 s: the timeout itself.)
+  const path = await tempStorePath();
+  const sqlite = new Deno.Command("sqlite3", {
+    args: [path],
+    stdin: "piped",
+    stdout: "piped",
+  }).spawn();
+  const stdin = sqlite.stdin.getWriter();
+  const encoder = new TextEncoder();
+  await stdin.write(encoder.encode(
+    "CREATE TABLE held(x);\nBEGIN EXCLUSIVE;\nINSERT INTO held VALUES(1);\nSELECT 'LOCKED';\n",
+  ));
+  const out = sqlite.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  for (let text = ""; !text.includes("LOCKED");) {
+    const read = await out.read();
+    if (read.done) throw new Error("sqlite3 ended before taking the lock");
+    text += read.value;
+  }
+  const opening = openStore(path, { timeoutMs: 20_000 });
+  // Released after the busy timeout has made a first attempt fail.
+  setTimeout(() => stdin.write(encoder.encode("COMMIT;\n")).then(() => stdin.close()), 6_000);
+  try {
+    const kv = await opening;
+    await kv.set(["after"], true);
+    assert.equal((await kv.get(["after"])).value, true);
+    kv.close();
+  } finally {
+    await opening.catch(() => {});
+    await out.cancel();
+    await sqlite.status;
+  }
+});
+
 Deno.test("openStore names the path and the cause when the store is unusable", async (t) => {
   await t.step("an empty path", async () => {
     assert.equal((await openError("")).message, "Cannot use the KV store at : the path is empty");

@@ -11,6 +11,7 @@ import assert from "node:assert/strict";
 import { limitCalls, rateLimit } from "../../lib/kv/rate_limit.ts";
 import { appScope } from "../../lib/server/scope.ts";
 import { securityHeaders } from "../../lib/server/security.ts";
+import { openStore } from "../../lib/kv/store.ts";
 import { tempStorePath } from "../helpers/kv.ts";
 
 const FIVE_A_MINUTE = { limit: 5, windowMs: 60_000 };
@@ -18,7 +19,8 @@ const FIVE_A_MINUTE = { limit: 5, windowMs: 60_000 };
 Deno.test("10 concurrent calls through 10 handles on one file: exactly 5 allowed", async () => {
   const path = await tempStorePath();
   for (let round = 0; round < 3; round++) {
-    const handles = await Promise.all(Array.from({ length: 10 }, () => Deno.openKv(path)));
+    // Opened at once, on a file that does not exist yet in the first round (openStore's retry).
+    const handles = await Promise.all(Array.from({ length: 10 }, () => openStore(path)));
     const key = ["sign", `203.0.113.${round}`];
     const results = await Promise.all(handles.map((kv) => limitCalls(kv, key, FIVE_A_MINUTE)));
     assert.equal(results.filter((r) => r.ok).length, 5, JSON.stringify(results));
@@ -31,23 +33,52 @@ Deno.test("10 concurrent calls through 10 handles on one file: exactly 5 allowed
 
 Deno.test("two processes, 6 concurrent calls each on one key: exactly 5 allowed", async () => {
   const path = await tempStorePath();
-  const module = new URL("../../lib/kv/rate_limit.ts", import.meta.url).href;
-  const code = `import { limitCalls } from "${module}";
-    const kv = await Deno.openKv(Deno.env.get("KV"));
-    await new Promise((r) => setTimeout(r, Number(Deno.env.get("START")) - Date.now()));
+  const module = (file: string) => new URL(`../../lib/kv/${file}`, import.meta.url).href;
+  // Each opens the new file at once with the other, says so, and calls once told to: the calls
+  // race however slowly either process started (a line on stdin, not a time, is the barrier).
+  const code = `import { limitCalls } from "${module("rate_limit.ts")}";
+    import { openStore } from "${module("store.ts")}";
+    const kv = await openStore(Deno.env.get("KV"));
+    console.log("ready");
+    for await (const _ of Deno.stdin.readable) break;
     const rs = await Promise.all([1, 2, 3, 4, 5, 6].map(() =>
       limitCalls(kv, ["sign", "x"], { limit: 5, windowMs: 60_000 })));
     console.log(rs.filter((r) => r.ok).length);`;
-  const start = String(Date.now() + 2000); // both call at once
-  const outputs = await Promise.all([1, 2].map(async () => {
-    const { success, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+  const children = [1, 2].map(() =>
+    new Deno.Command(Deno.execPath(), {
       args: ["eval", "--unstable-kv", "--ext=ts", code],
-      env: { KV: path, START: start },
-    }).output();
-    assert.ok(success, new TextDecoder().decode(stderr));
-    return Number(new TextDecoder().decode(stdout).trim());
+      env: { KV: path },
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn()
+  );
+  const outputs = children.map((child) =>
+    child.stdout.pipeThrough(new TextDecoderStream()).getReader()
+  );
+  const texts = ["", ""];
+  /** Line `n` (from 0) of process `i`'s output, once written; undefined if it ended first. */
+  const line = async (i: number, n: number) => {
+    while (texts[i].split("\n").length <= n + 1) {
+      const { value, done } = await outputs[i].read();
+      if (done) break;
+      texts[i] += value;
+    }
+    return texts[i].split("\n")[n];
+  };
+  assert.deepEqual(await Promise.all([line(0, 0), line(1, 0)]), ["ready", "ready"]);
+  await Promise.all(children.map(async (child) => {
+    const stdin = child.stdin.getWriter();
+    await stdin.write(new TextEncoder().encode("go\n"));
+    await stdin.close();
   }));
-  assert.equal(outputs[0] + outputs[1], 5, outputs.join(" + "));
+  const allowed = await Promise.all([line(0, 1), line(1, 1)]);
+  for (const [i, child] of children.entries()) {
+    const stderr = await new Response(child.stderr).text();
+    assert.ok((await child.status).success, stderr);
+    await outputs[i].cancel();
+  }
+  assert.equal(Number(allowed[0]) + Number(allowed[1]), 5, allowed.join(" + "));
 });
 
 Deno.test("a sliding window: a slot frees when the oldest call leaves it; refusals write nothing", async () => {
