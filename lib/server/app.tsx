@@ -27,6 +27,7 @@ import { registerIsland } from "../islands/registry.ts";
 import { keptFields } from "../jsx/kept_field.ts";
 import { claimInKv } from "../kv/claim.ts";
 import { pageCache } from "../cache/page_cache.ts";
+import { restoredPageCheck } from "../auth/restored.tsx";
 import { kvSecret } from "../kv/secret.ts";
 import { type PageTree, renderPage } from "../render/page.tsx";
 import { bodyRefusal, guardBodies } from "./bodies.ts";
@@ -199,6 +200,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
             dangerouslySetInnerHTML={{ __html: rules }}
           />
           {keptNotice(keptInputOf(c))}
+          {restoredPageCheck(c)}
         </>
       ),
       formState,
