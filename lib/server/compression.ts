@@ -231,10 +231,12 @@ export function compression(): MiddlewareHandler {
     if (!compressible(res)) return;
     // HEAD too: its headers are GET's, bar the coding of a body it does not have.
     varyOnEncoding(res.headers);
-    if (c.req.method === "HEAD" || !res.body) return;
+    if (c.req.method === "HEAD") return;
     const coding = negotiateEncoding(c.req.raw.headers.get("Accept-Encoding"));
-    if (!coding) return;
-    c.res = new Response(await compress(res.body!, coding), res);
+    // `res.body` only now: reading it turns a body of bytes into a stream, which Deno then
+    // serves chunk by chunk instead of in one write (a page cache hit lost a third of its req/s).
+    if (!coding || !res.body) return;
+    c.res = new Response(await compress(res.body, coding), res);
     // After Hono's `c.res` setter, which copies the old response's headers onto the new one.
     const { headers } = c.res;
     headers.delete("Content-Length");
