@@ -239,6 +239,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
     // The shell's deadline, then as long again for what streams after it (deadline.ts).
     renderLimitMs: options.requestTimeoutMs ? 2 * options.requestTimeoutMs + 1000 : 60_000,
     fetch: () => fetch,
+    compress: options.compress,
   });
   registerRoutes(
     app,

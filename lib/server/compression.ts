@@ -34,7 +34,14 @@ const FORMAT: Record<ContentCoding, CompressionFormat> = {
   gzip: "gzip",
 };
 
-/** A whole body compressed in one call. */
+/** A whole body compressed in one call (as the page cache holds its pages, too). */
+export function compressAtOnce(
+  bytes: Uint8Array,
+  coding: ContentCoding,
+): Uint8Array<ArrayBuffer> {
+  return AT_ONCE[coding](bytes) as Uint8Array<ArrayBuffer>; // node:zlib's Buffers own their memory
+}
+
 const AT_ONCE: Record<ContentCoding, (bytes: Uint8Array) => Uint8Array> = {
   // Quality 5: past it brotli gets slower fast for little gain (11, its default, is 100× slower).
   br: (bytes) =>
@@ -57,7 +64,7 @@ const AT_ONCE_MAX_BYTES = 256 * 1024;
  * A body of known length below this goes as it is: compressed, a few hundred bytes would shrink
  * by less than the header and framing cost, and still take a compressor's setup.
  */
-const MIN_BYTES = 1024;
+export const COMPRESSIBLE_MIN_BYTES = 1024;
 
 /**
  * Longer `Accept-Encoding` values are not read: a browser's is some 30 bytes (`gzip, deflate, br,
@@ -146,7 +153,7 @@ function compressible(res: Response): boolean {
   const cacheControl = headers.get("Cache-Control");
   if (cacheControl && NO_TRANSFORM.test(cacheControl)) return false;
   const length = headers.get("Content-Length");
-  return length === null || !(Number(length) < MIN_BYTES);
+  return length === null || !(Number(length) < COMPRESSIBLE_MIN_BYTES);
 }
 
 /** Adds `Accept-Encoding` to `Vary`, keeping what other middleware put there. */
@@ -194,7 +201,7 @@ async function compress(
       at += part.length;
     }
   }
-  return AT_ONCE[coding](whole) as Bytes; // node:zlib's Buffers own their memory
+  return compressAtOnce(whole, coding);
 }
 
 /** What was read, the pending read, then the rest of `reader`, through a `CompressionStream`. */
