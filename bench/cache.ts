@@ -7,6 +7,9 @@
  * - Throughput and p99: the cached `/list` served by `deno task start` against the limit rendering
  *   `/list` (`bench/bare.ts`), side by side as bench/run.ts does SSR: both loaded at once, each
  *   server and its `wrk` on a CPU of their own, trading CPUs every round.
+ * - Compression on hits: the same cached page asked for with a browser's `Accept-Encoding` and
+ *   without, in alternate runs of the same server, side by side in one run: what a compressed hit
+ *   costs against an uncompressed one (it sends the coding the page holds: nothing is compressed).
  * - Invalidation: `deno serve --parallel` (2 workers) on one KV file; after `revalidateTag` returns
  *   on one worker, how long until every worker has answered with the new page — two pollers on
  *   fresh connections (the kernel spreads them over the workers), each worker's first new answer
@@ -38,6 +41,9 @@ export const CACHE_TARGET = {
 /** Rounds of the invalidation measure: its figure is the worst of them. */
 const INVALIDATION_ROUNDS = 20;
 
+/** What Chromium sends: the page cache answers it with gzip (compression.ts). */
+const BROWSER_ENCODINGS = { "Accept-Encoding": "gzip, deflate, br, zstd" };
+
 const FILES = {
   ...CACHED_FILES,
   "routes/list-cached.tsx": `export { default } from "./list.tsx";
@@ -67,6 +73,7 @@ export async function measureCache(options: CacheOptions) {
   });
 
   const pairs: { limit: WrkResult; cached: WrkResult }[] = [];
+  const codings: { plain: WrkResult; compressed: WrkResult }[] = [];
   {
     await using limit = await start(root, ["run", "-A", "bench/bare.ts"], {
       DENO_V8_FLAGS: await startV8Flags(root),
@@ -85,6 +92,15 @@ export async function measureCache(options: CacheOptions) {
         wrk(cached.origin + "/list-cached", { ...load, cpu: cachedCpu }),
       ]);
       if (round >= 0) pairs.push({ limit: l, cached: c }); // round -1 warms both up
+    }
+    // The cached server alone, on CPU 1, its wrk on CPU 0: plain and compressed hits in turn.
+    await pin(cached.pid(), 1);
+    for (let round = 0; round < rounds; round++) {
+      progress(`cache: compressed hits vs plain ones, round ${round + 1}/${rounds}`);
+      const url = cached.origin + "/list-cached";
+      const plain = await wrk(url, { ...load, cpu: 0 });
+      const compressed = await wrk(url, { ...load, cpu: 0, headers: BROWSER_ENCODINGS });
+      codings.push({ plain, compressed });
     }
   }
 
@@ -145,6 +161,8 @@ export async function measureCache(options: CacheOptions) {
   const rps = (of: "limit" | "cached") => median(pairs.map((p) => p[of].rps));
   const p99 = (of: "limit" | "cached") => median(pairs.map((p) => p[of].p99Ms));
   const worst = Math.max(...invalidationMs);
+  const codingRatio = median(codings.map((p) => p.compressed.rps / p.plain.rps));
+  const codingRps = (of: "plain" | "compressed") => median(codings.map((p) => p[of].rps));
   const spread = (values: number[]) =>
     `${fmt.ratio(Math.min(...values))}–${fmt.ratio(Math.max(...values))}`;
   const rows: Row[] = [
@@ -162,6 +180,16 @@ export async function measureCache(options: CacheOptions) {
       pass: p99Ratio <= CACHE_TARGET.p99,
     },
     {
+      measure: "Cache: a compressed hit (gzip, as browsers ask) vs a plain hit: req/s",
+      value: `${fmt.rps(codingRps("compressed"))} vs ${fmt.rps(codingRps("plain"))} = ` +
+        `${fmt.ratio(codingRatio)} (rounds ${
+          spread(codings.map((p) => p.compressed.rps / p.plain.rps))
+        })`,
+      target: "≥ 0.90× plain",
+      pass: codingRatio >= 0.9 &&
+        codings.every((p) => p.compressed.socketErrors + p.compressed.non2xx3xx === 0),
+    },
+    {
       measure:
         "Cache: revalidateTag until every `deno serve --parallel` worker serves the new page",
       value: `median ${fmt.ms(median(invalidationMs))}, worst ${fmt.ms(worst)} ` +
@@ -170,7 +198,7 @@ export async function measureCache(options: CacheOptions) {
       pass: worst <= CACHE_TARGET.invalidationMs,
     },
   ];
-  return { rows, results: { pairs, invalidationMs } };
+  return { rows, results: { pairs, codings, invalidationMs } };
 }
 
 if (import.meta.main) {
