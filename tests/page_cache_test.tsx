@@ -88,6 +88,11 @@ Deno.test("a cached page renders once, then answers from the cache with a weak E
   assert.match(second.res.headers.get("etag")!, /^W\/"[\w-]{22}"$/);
   assert.equal(second.res.headers.get("age"), "0");
   assert.equal(second.res.headers.get("vary"), "Cookie, Accept-Encoding");
+  // Each header once: the render's security headers are not kept, the answer's own go out.
+  for (const name of ["cross-origin-opener-policy", "referrer-policy", "x-content-type-options"]) {
+    assert.equal(second.res.headers.get(name), first.res.headers.get(name), name);
+  }
+  assert.doesNotMatch(second.res.headers.get("x-request-id")!, /,/);
   assert.equal(count.renders, 1);
 });
 

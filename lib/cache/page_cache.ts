@@ -21,7 +21,7 @@ import { authSettings } from "../auth/settings.ts";
 import type {} from "../auth/current.ts";
 import { internalsOf } from "../server/internals.ts";
 import { log } from "../server/log.ts";
-import { securityHeaderList } from "../server/security.ts";
+import { SECURITY_HEADER_NAMES, securityHeaderList } from "../server/security.ts";
 import type { ManifestRoute } from "../server/manifest.ts";
 import { negotiateEncoding } from "../server/compression.ts";
 import { held, type HeldPage, storedBody, type StoredPage } from "./entry.ts";
@@ -419,7 +419,6 @@ const NOT_KEPT = new Set([
   "age",
   "content-encoding",
   "content-length",
-  "content-security-policy",
   "date",
   "etag",
   "server-timing",
@@ -427,11 +426,12 @@ const NOT_KEPT = new Set([
   "transfer-encoding",
   "vary",
   "x-cache",
-  "x-request-id",
 ]);
 
 function headersToKeep(headers: Headers): [string, string][] {
-  return [...headers].filter(([name]) => !NOT_KEPT.has(name));
+  // The render's security headers too: each answer gets them anew (`securityHeaderList`), and
+  // kept they went out twice (`Cross-Origin-Opener-Policy: same-origin, same-origin`).
+  return [...headers].filter(([name]) => !NOT_KEPT.has(name) && !SECURITY_HEADER_NAMES.has(name));
 }
 
 /** The CSP nonce a response of ours names (security.ts writes it). */
