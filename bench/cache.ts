@@ -7,6 +7,9 @@
  * - Throughput and p99: the cached `/list` served by `deno task start` against the limit rendering
  *   `/list` (`bench/bare.ts`), side by side as bench/run.ts does SSR: both loaded at once, each
  *   server and its `wrk` on a CPU of their own, trading CPUs every round.
+ * - Compression on hits: the same cached page asked for with a browser's `Accept-Encoding` and
+ *   without, in alternate runs of the same server, side by side in one run: what a compressed hit
+ *   costs against an uncompressed one (it sends the coding the page holds: nothing is compressed).
  * - Invalidation: `deno serve --parallel` (2 workers) on one KV file; from `revalidateTag`'s return
  *   on one worker until every worker has answered with the new page. Each worker is asked back to
  *   back on a kept-alive connection of its own (bench/pinned.ts), and the times are the server's:
@@ -20,13 +23,15 @@ import { CACHED_FILES } from "../tests/process/page_cache_test.ts";
 import { copyProject } from "../tests/helpers/project_copy.ts";
 import { pin, start, startV8Flags } from "./process.ts";
 import { type Pinned, pinnedConnection } from "./pinned.ts";
-import { fmt, type Row } from "./report.ts";
+import { fmt, median, type Row } from "./report.ts";
 import { wrk, type WrkResult } from "./wrk.ts";
 
 export interface CacheOptions {
   seconds: number;
   connections: number;
   rounds: number;
+  /** Measure `revalidateTag` across workers too (the default); false: throughput only. */
+  invalidation?: boolean;
   progress(message: string): void;
   /** Only the invalidation part (`deno run -A bench/cache.ts invalidation`). */
   invalidationOnly?: boolean;
@@ -46,6 +51,8 @@ const INVALIDATION_ROUNDS = 20;
 
 /** When, on the clock every worker of one process shares, an answer was made (ms). */
 const NOW = "performance.timeOrigin + performance.now()";
+/** What Chromium sends: the page cache answers it with gzip (compression.ts). */
+const BROWSER_ENCODINGS = { "Accept-Encoding": "gzip, deflate, br, zstd" };
 
 const FILES = {
   ...CACHED_FILES,
@@ -192,6 +199,7 @@ export async function measureCache(options: CacheOptions) {
   });
 
   const pairs: { limit: WrkResult; cached: WrkResult }[] = [];
+  const codings: { plain: WrkResult; compressed: WrkResult }[] = [];
   if (!options.invalidationOnly) {
     await using limit = await start(root, ["run", "-A", "bench/bare.ts"], {
       DENO_V8_FLAGS: await startV8Flags(root),
@@ -211,9 +219,18 @@ export async function measureCache(options: CacheOptions) {
       ]);
       if (round >= 0) pairs.push({ limit: l, cached: c }); // round -1 warms both up
     }
+    // The cached server alone, on CPU 1, its wrk on CPU 0: plain and compressed hits in turn.
+    await pin(cached.pid(), 1);
+    for (let round = 0; round < rounds; round++) {
+      progress(`cache: compressed hits vs plain ones, round ${round + 1}/${rounds}`);
+      const url = cached.origin + "/list-cached";
+      const plain = await wrk(url, { ...load, cpu: 0 });
+      const compressed = await wrk(url, { ...load, cpu: 0, headers: BROWSER_ENCODINGS });
+      codings.push({ plain, compressed });
+    }
   }
 
-  const invalidation = await measureInvalidation(
+  const invalidation = options.invalidation === false ? [] : await measureInvalidation(
     root,
     env,
     join(store, "serve.sqlite3"),
@@ -221,8 +238,6 @@ export async function measureCache(options: CacheOptions) {
   );
   await Deno.remove(store, { recursive: true });
 
-  const median = (values: number[]) =>
-    values.toSorted((a, b) => a - b)[Math.floor(values.length / 2)];
   const ratio = median(pairs.map((p) => p.cached.rps / p.limit.rps));
   const p99Ratio = median(pairs.map((p) => p.cached.p99Ms / p.limit.p99Ms));
   const errors = pairs.reduce((n, p) => n + p.cached.socketErrors + p.cached.non2xx3xx, 0);
@@ -230,7 +245,9 @@ export async function measureCache(options: CacheOptions) {
   const p99 = (of: "limit" | "cached") => median(pairs.map((p) => p[of].p99Ms));
   const invalidationMs = invalidation.map((round) => round.server);
   const seenMs = invalidation.map((round) => round.client);
-  const worst = Math.max(...invalidationMs);
+  const worst = invalidationMs.length ? Math.max(...invalidationMs) : NaN;
+  const codingRatio = median(codings.map((p) => p.compressed.rps / p.plain.rps));
+  const codingRps = (of: "plain" | "compressed") => median(codings.map((p) => p[of].rps));
   const spread = (values: number[]) =>
     `${fmt.ratio(Math.min(...values))}–${fmt.ratio(Math.max(...values))}`;
   const rows: Row[] = pairs.length === 0 ? [] : [
@@ -249,7 +266,17 @@ export async function measureCache(options: CacheOptions) {
     },
   ];
   rows.push(
-    {
+    ...codings.length === 0 ? [] : [{
+      measure: "Cache: a compressed hit (gzip, as browsers ask) vs a plain hit: req/s",
+      value: `${fmt.rps(codingRps("compressed"))} vs ${fmt.rps(codingRps("plain"))} = ` +
+        `${fmt.ratio(codingRatio)} (rounds ${
+          spread(codings.map((p) => p.compressed.rps / p.plain.rps))
+        })`,
+      target: "≥ 0.90× plain",
+      pass: codingRatio >= 0.9 &&
+        codings.every((p) => p.compressed.socketErrors + p.compressed.non2xx3xx === 0),
+    }],
+    ...invalidationMs.length === 0 ? [] : [{
       measure:
         "Cache: revalidateTag until every `deno serve --parallel` worker serves the new page",
       value: `median ${fmt.ms(median(invalidationMs))}, worst ${fmt.ms(worst)} ` +
@@ -257,9 +284,9 @@ export async function measureCache(options: CacheOptions) {
         `worst ${fmt.ms(Math.max(...seenMs))})`,
       target: `≤ ${CACHE_TARGET.invalidationMs} ms`,
       pass: worst <= CACHE_TARGET.invalidationMs,
-    },
+    }],
   );
-  return { rows, results: { pairs, invalidation } };
+  return { rows, results: { pairs, codings, invalidation } };
 }
 
 if (import.meta.main) {
@@ -268,6 +295,7 @@ if (import.meta.main) {
     seconds: Number(Deno.env.get("BENCH_SECONDS") ?? 5),
     connections: Number(Deno.env.get("BENCH_CONNECTIONS") ?? 50),
     rounds: Number(Deno.env.get("BENCH_ROUNDS") ?? 2),
+    invalidation: Deno.env.get("BENCH_CACHE_INVALIDATION") !== "0",
     progress: (message) => console.error(`bench: ${message}`),
     invalidationOnly: Deno.args.includes("invalidation"),
   });

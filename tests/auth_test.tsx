@@ -103,12 +103,14 @@ Deno.test("signing up sets the session cookie: the token only, HttpOnly, SameSit
   using t = await setup();
   const client = t.browser();
   const { res } = await t.signUp(client, "  Ada@Example.COM ");
-  const [cookie] = res.headers.getSetCookie();
+  const [cookie, mark] = res.headers.getSetCookie();
   assert.match(
     cookie,
     /^session=[A-Za-z0-9_-]{43}; Max-Age=604800; Path=\/; HttpOnly; SameSite=Lax$/,
   );
   assert.doesNotMatch(cookie, /Secure|Domain/);
+  // The session's mark, for a page restored from the back/forward cache: script may read it.
+  assert.match(mark, /^session-mark=[0-9a-z]{1,12}; Max-Age=604800; Path=\/; SameSite=Lax$/);
 
   const token = (await tokenIn(client))!;
   const dump: string[] = [];
@@ -194,8 +196,20 @@ Deno.test("requireUser: pages, API routes and actions alike", async (t) => {
     await app.signUp(client, "lin@example.com");
     const page = await client.request("/account");
     assert.equal(page.status, 200);
-    assert.equal(page.headers.get("cache-control"), "private, no-store");
+    // Revalidated by the browser, kept by no shared cache, eligible for the back/forward cache.
+    assert.equal(page.headers.get("cache-control"), "private, no-cache");
     const html = await page.text();
+    // Restored from the back/forward cache, it loads anew unless its session's mark is still set.
+    const nonce = /'nonce-([^']+)'/.exec(page.headers.get("content-security-policy")!)![1];
+    const mark = await client.cookie("session-mark");
+    assert.ok(mark, "the browser holds the mark");
+    assert.ok(
+      html.includes(
+        `<script nonce="${nonce}">addEventListener("pageshow",function(e){if(e.persisted&&` +
+          `!document.cookie.split("; ").includes("session-mark=${mark}"))`,
+      ),
+      html.slice(0, 3000),
+    );
     assert.match(html, /Signed in as <b>lin@example.com<\/b>\. <!-- -->Hello, lin/);
     // The state is the app's alone: what its middleware set, none of the framework's keys.
     assert.match(html, /Keys:<!-- --> <i>greeting,user<\/i>/);
@@ -259,6 +273,9 @@ Deno.test("signing out ends the session; signing out everywhere ends all of the 
   const out = await callAction(phone, actionIds.logOut, []);
   assert.equal(out.status, 200);
   assert.equal(await tokenIn(phone), undefined, "the cookie is cleared");
+  // The browser forgets the pages it kept (signed-in pages are `private, no-cache`), and the mark.
+  assert.equal(out.res.headers.get("clear-site-data"), '"cache"');
+  assert.ok(out.res.headers.getSetCookie().some((c) => /^session-mark=; Max-Age=0/.test(c)));
   const replayed = await t.browser().request("/account", {
     headers: { Cookie: `session=${phoneToken}` },
   });
@@ -267,6 +284,7 @@ Deno.test("signing out ends the session; signing out everywhere ends all of the 
 
   const everywhere = await callAction(laptop, actionIds.logOutEverywhere, []);
   assert.deepEqual(everywhere.answer, { ended: 2 });
+  assert.equal(everywhere.res.headers.get("clear-site-data"), '"cache"');
   assert.equal((await tablet.request("/account")).status, 303);
   const left = [];
   for await (const entry of t.store.list({ prefix: ["auth", "user_sessions"] })) left.push(entry);

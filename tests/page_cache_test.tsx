@@ -2,7 +2,8 @@
  * @module
  * The shared page cache in-process (lib/cache/): a route's `cache` renders once and answers from
  * memory and Deno KV; what is never stored; the key against poisoning (`Host`, `X-Forwarded-*`,
- * odd, huge and many queries); the per-response CSP nonce; ETag and 304; `Cache-Control`;
+ * odd, huge and many queries); the render's CSP nonce and the codings held once; ETag and 304;
+ * `Cache-Control`;
  * stale-while-revalidate rendering once in the background; `revalidateTag`. Across processes:
  * tests/process/page_cache_test.ts.
  */
@@ -83,29 +84,119 @@ Deno.test("a cached page renders once, then answers from the cache with a weak E
   );
   const second = await t.load("/");
   assert.equal(second.state, "HIT");
-  // The same page but for its nonce, which is each response's own (the next test).
-  const unnonced = (html: string) => html.replaceAll(/nonce="[^"]+"/g, 'nonce=""');
-  assert.equal(unnonced(second.html), unnonced(first.html));
+  // The same bytes, the render's nonce and all (the next test).
+  assert.equal(second.html, first.html);
   assert.match(second.res.headers.get("etag")!, /^W\/"[\w-]{22}"$/);
   assert.equal(second.res.headers.get("age"), "0");
   assert.equal(second.res.headers.get("vary"), "Cookie, Accept-Encoding");
+  // Each header once: the render's security headers are not kept, the answer's own go out.
+  for (const name of ["cross-origin-opener-policy", "referrer-policy", "x-content-type-options"]) {
+    assert.equal(second.res.headers.get(name), first.res.headers.get(name), name);
+  }
+  assert.doesNotMatch(second.res.headers.get("x-request-id")!, /,/);
   assert.equal(count.renders, 1);
 });
 
-Deno.test("a cached page's scripts carry each response's own nonce, never a stored one", async () => {
+/** The CSP nonce a response names, and the nonces its body's scripts carry. */
+function noncesOf(res: Response, html: string) {
+  const csp = /'nonce-([^']+)'/.exec(res.headers.get("content-security-policy")!)![1];
+  return { csp, body: new Set([...html.matchAll(/nonce="([^"]+)"/g)].map((m) => m[1])) };
+}
+
+Deno.test("a cached page answers with its render's nonce, named by its CSP; others get their own", async () => {
   await using t = await cachedApp({
     "index.tsx": { cache: { maxAge: 60 }, default: () => <Widget n={1} /> },
+    "fresh.tsx": { default: () => <Widget n={2} /> },
   });
   const nonces = [];
   for (let i = 0; i < 3; i++) {
     const { html, res } = await t.load("/");
-    const csp = /'nonce-([^']+)'/.exec(res.headers.get("content-security-policy")!)![1];
-    const inBody = [...html.matchAll(/nonce="([^"]+)"/g)].map((m) => m[1]);
-    assert.ok(inBody.length > 0, html);
-    assert.deepEqual(new Set(inBody), new Set([csp]), `response ${i}: body and CSP agree`);
+    const { csp, body } = noncesOf(res, html);
+    assert.ok(body.size > 0, html);
+    assert.deepEqual(body, new Set([csp]), `response ${i}: body and CSP agree`);
     nonces.push(csp);
   }
-  assert.equal(new Set(nonces).size, 3, "no nonce is replayed");
+  assert.equal(new Set(nonces).size, 1, "the render's, made once (lib/cache/entry.ts)");
+  assert.match(nonces[0], /^[A-Za-z0-9+/]{22}==$/, "128 random bits");
+  // A page the cache passes by (credentials) and one without `cache`: fresh.
+  const bypass = await t.load("/", { Authorization: "Bearer x" });
+  assert.equal(bypass.state, "BYPASS");
+  const fresh = [await t.load("/fresh"), await t.load("/fresh"), bypass];
+  const own = fresh.map(({ res, html }) => noncesOf(res, html));
+  for (const { csp, body } of own) assert.deepEqual(body, new Set([csp]));
+  assert.equal(new Set([nonces[0], ...own.map(({ csp }) => csp)]).size, 4, "each its own");
+});
+
+/** A cached page large enough to compress (over 1 KiB), whose renders are counted. */
+function largePage() {
+  const count = { renders: 0 };
+  const module = {
+    cache: { maxAge: 60 },
+    default: () => (
+      <>
+        <Widget n={++count.renders} />
+        <ul>{Array.from({ length: 100 }, (_, i) => <li key={i}>item {i}</li>)}</ul>
+      </>
+    ),
+  };
+  return { count, module };
+}
+
+async function decompressed(res: Response): Promise<string> {
+  const coding = res.headers.get("content-encoding");
+  const bytes = new Uint8Array(await res.arrayBuffer());
+  if (!coding) return new TextDecoder().decode(bytes);
+  const format = coding === "br" ? "brotli" : "gzip";
+  const stream = new Blob([bytes]).stream().pipeThrough(
+    new DecompressionStream(format as CompressionFormat),
+  );
+  return await new Response(stream).text();
+}
+
+Deno.test("a compressed hit is the page compressed once: the same bytes, each coding, no render", async () => {
+  const { count, module } = largePage();
+  await using t = await cachedApp({ "index.tsx": module });
+  const miss = await t.get("/", { "Accept-Encoding": "gzip" });
+  assert.equal(miss.headers.get("x-cache"), "MISS");
+  const page = await decompressed(miss);
+  for (const coding of ["gzip", "br"]) {
+    const hits = [];
+    for (let i = 0; i < 2; i++) {
+      const res = await t.get("/", { "Accept-Encoding": coding });
+      assert.equal(res.headers.get("x-cache"), "HIT");
+      assert.equal(res.headers.get("content-encoding"), coding);
+      assert.equal(res.headers.get("vary"), "Cookie, Accept-Encoding");
+      assert.match(res.headers.get("etag")!, /^W\//, "one weak tag for every coding");
+      const csp = /'nonce-([^']+)'/.exec(res.headers.get("content-security-policy")!)![1];
+      const bytes = new Uint8Array(await res.clone().arrayBuffer());
+      const html = await decompressed(res);
+      assert.equal(html, page, "the page as rendered, the render's nonce in it");
+      assert.ok(html.includes(`nonce="${csp}"`), "and named by the CSP");
+      hits.push(bytes);
+    }
+    assert.deepEqual(hits[0], hits[1], `${coding}: the bytes held, not compressed again`);
+  }
+  const plain = await t.get("/");
+  assert.equal(plain.headers.get("content-encoding"), null);
+  assert.equal(await plain.text(), page);
+  const refused = await t.get("/", { "Accept-Encoding": "gzip;q=0, br;q=0" });
+  assert.equal(refused.headers.get("content-encoding"), null);
+  await refused.body?.cancel();
+  const head = await t.get("/", { "Accept-Encoding": "gzip" }, "HEAD");
+  assert.equal(head.headers.get("content-encoding"), null, "HEAD: the headers of no body");
+  assert.equal(head.headers.get("x-cache"), "HIT");
+  assert.equal(count.renders, 1);
+});
+
+Deno.test("compress: false (a proxy compresses): hits are not compressed either", async () => {
+  const { module } = largePage();
+  await using t = await cachedApp({ "index.tsx": module }, { compress: false });
+  await (await t.get("/")).text();
+  const hit = await t.get("/", { "Accept-Encoding": "gzip, br" });
+  assert.equal(hit.headers.get("x-cache"), "HIT");
+  assert.equal(hit.headers.get("content-encoding"), null);
+  assert.equal(hit.headers.get("vary"), "Cookie");
+  assert.match(await hit.text(), /item (<!-- -->)?99/);
 });
 
 Deno.test("If-None-Match: 304 on a match (weak comparison, lists, *), 200 otherwise", async () => {
@@ -336,7 +427,7 @@ Deno.test("many distinct queries cannot grow the cache past its bounds", async (
       maxAge: 1,
       staleWhileRevalidate: 0,
       tags: {},
-    });
+    }, false);
   for (let i = 0; i < 100; i++) memory.set(page(`k${i}`, 100));
   assert.equal(memory.usage.entries, 4);
   for (let i = 0; i < 100; i++) memory.set(page(`b${i}`, 3000));

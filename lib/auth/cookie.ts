@@ -5,6 +5,10 @@
  * `__Host-` prefix, with which the browser refuses the cookie unless it is Secure, has no `Domain`
  * and is for `/` — so neither a subdomain nor plain http can set or shadow it. It lives as long as
  * the session at most (the server decides sooner ends).
+ *
+ * Beside it, the session's mark (`markCookie`): when the session began, base 36, readable by
+ * script, no secret. A signed-in page kept in the back/forward cache compares it with its own when
+ * it is shown again (restored.tsx): signed out, or someone else signed in, it loads anew.
  */
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
@@ -18,21 +22,32 @@ export function tokenOf(c: Context, settings: AuthSettings): string | undefined 
   return isToken(value) ? value : undefined;
 }
 
-export function setSessionCookie(c: Context, settings: AuthSettings, token: string): void {
-  setCookie(c, settings.cookie, token, {
-    path: "/",
-    httpOnly: true,
-    sameSite: "Lax",
-    secure: settings.secure,
-    maxAge: Math.floor(settings.absoluteTimeoutMs / 1000),
-  });
+export function setSessionCookie(
+  c: Context,
+  settings: AuthSettings,
+  token: string,
+  mark: string,
+): void {
+  const maxAge = Math.floor(settings.absoluteTimeoutMs / 1000);
+  const flags = { path: "/", sameSite: "Lax", secure: settings.secure, maxAge } as const;
+  setCookie(c, settings.cookie, token, { ...flags, httpOnly: true });
+  setCookie(c, markCookie(settings), mark, flags);
 }
 
 export function clearSessionCookie(c: Context, settings: AuthSettings): void {
-  deleteCookie(c, settings.cookie, {
-    path: "/",
-    httpOnly: true,
-    sameSite: "Lax",
-    secure: settings.secure,
-  });
+  const flags = { path: "/", sameSite: "Lax", secure: settings.secure } as const;
+  deleteCookie(c, settings.cookie, { ...flags, httpOnly: true });
+  if (c.req.header("cookie")?.includes(markCookie(settings))) {
+    deleteCookie(c, markCookie(settings), flags);
+  }
+}
+
+/** The session mark's cookie: the session cookie's name and `-mark` (`__Host-` kept). */
+export function markCookie(settings: AuthSettings): string {
+  return `${settings.cookie}-mark`;
+}
+
+/** A session's mark: when it began, base 36. */
+export function markOf(createdAt: number): string {
+  return createdAt.toString(36);
 }

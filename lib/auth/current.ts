@@ -12,7 +12,7 @@ import { kvOf } from "../kv/access.ts";
 import { internalsOf } from "../server/internals.ts";
 import { type AnyContext, contextOf } from "../server/scope.ts";
 import { isSpeculative } from "../server/speculation.ts";
-import { clearSessionCookie, tokenOf } from "./cookie.ts";
+import { clearSessionCookie, markOf, tokenOf } from "./cookie.ts";
 import { readSession, type Session } from "./sessions.ts";
 import { authSettings } from "./settings.ts";
 import { tokenHash } from "./token.ts";
@@ -22,6 +22,8 @@ declare module "../server/internals.ts" {
   interface Internals {
     /** The request's session, once asked for. */
     session: Promise<Session | undefined>;
+    /** The mark of the session the request found or began (cookie.ts): its page checks it. */
+    sessionMark: string;
   }
 }
 
@@ -33,7 +35,9 @@ export function sessionOf(c: Context): Promise<Session | undefined> {
 
 /** What later asks in this request get: the new session (after sign-in) or none (sign-out). */
 export function replaceSession(c: Context, session: Session | undefined): void {
-  internalsOf(c).session = Promise.resolve(session);
+  const internals = internalsOf(c);
+  internals.session = Promise.resolve(session);
+  internals.sessionMark = session && markOf(session.record.createdAt);
 }
 
 async function load(c: Context): Promise<Session | undefined> {
@@ -43,6 +47,7 @@ async function load(c: Context): Promise<Session | undefined> {
   const touch = !isSpeculative(c.req.raw);
   const session = await readSession(kvOf(c), tokenHash(token), settings, touch);
   if (!session) clearSessionCookie(c, settings);
+  else internalsOf(c).sessionMark = markOf(session.record.createdAt);
   return session;
 }
 

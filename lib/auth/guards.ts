@@ -7,7 +7,8 @@
  * island's action call, a request that wants JSON — gets 401 (`httpError`: JSON, or `_error.tsx`).
  * `requireRole(...roles)` also needs one of the roles: 403 through `_error.tsx` otherwise.
  * `withUser()` only sets `state.user` when someone is signed in. Responses to a signed-in user are
- * `Cache-Control: private, no-store` unless the route said otherwise: no shared cache keeps them.
+ * `Cache-Control: private, no-cache` unless the route said otherwise: no shared cache keeps them,
+ * and the browser revalidates them (signing out clears what it kept: sign_out.ts).
  */
 import type { Context } from "hono";
 import { formPage } from "../actions/form_page.ts";
@@ -146,7 +147,7 @@ function anonymous(c: Context): Response {
   throw httpError(401, "Sign in to continue.");
 }
 
-/** A signed-in user's response is theirs alone: no shared cache keeps it. */
+/** A signed-in user's response is theirs alone: no shared cache keeps it (as policy.ts's SIGNED_IN). */
 function keepPrivate(c: Context): void {
-  if (!c.res.headers.has("Cache-Control")) c.header("Cache-Control", "private, no-store");
+  if (!c.res.headers.has("Cache-Control")) c.header("Cache-Control", "private, no-cache");
 }

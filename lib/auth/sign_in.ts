@@ -16,7 +16,7 @@ import { type CallLimit, limitCalls } from "../kv/rate_limit.ts";
 import { clientAddress } from "../server/client.ts";
 import { internalsOf } from "../server/internals.ts";
 import { type AnyContext, contextOf } from "../server/scope.ts";
-import { setSessionCookie } from "./cookie.ts";
+import { markOf, setSessionCookie } from "./cookie.ts";
 import { checkCredentials, type CredentialErrors } from "./credentials.ts";
 import { replaceSession, sessionOf } from "./current.ts";
 import { hashPassword, needsRehash, PARAMS, verifyPassword } from "./password.ts";
@@ -197,7 +197,7 @@ export async function signUp(from: AnyContext, fields: CredentialFields): Promis
 async function begin(c: Context, settings: AuthSettings, user: User): Promise<User> {
   const previous = await sessionOf(c);
   const { token, session } = await startSession(kvOf(c), user, settings, previous);
-  setSessionCookie(c, settings, token);
+  setSessionCookie(c, settings, token, markOf(session.record.createdAt));
   replaceSession(c, session);
   return user;
 }

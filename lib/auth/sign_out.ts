@@ -3,6 +3,13 @@
  * Signing out: the session is deleted from KV — so it is over on every worker and instance at the
  * same moment, whatever any browser still holds — and the cookie is cleared. "Everywhere" deletes
  * every session of the user, found through their index, each with its index entry.
+ *
+ * Signed-in pages are `private, no-cache`: the browser keeps them, in its HTTP cache and its
+ * back/forward cache, and going Back shows what it kept without asking. Signing out therefore
+ * answers with `Clear-Site-Data: "cache"` (the HTTP cache of this origin goes), and clears the
+ * session's mark, which a signed-in page restored from the back/forward cache checks (restored.tsx):
+ * the header alone cannot reach that page, which enters the back/forward cache only once the
+ * navigation the sign-out answers has committed (checked in Chromium, tests/example/e2e).
  */
 import { kvOf } from "../kv/access.ts";
 import { type AnyContext, contextOf } from "../server/scope.ts";
@@ -10,6 +17,9 @@ import { clearSessionCookie } from "./cookie.ts";
 import { replaceSession, sessionOf } from "./current.ts";
 import { endAllSessions, endSession } from "./sessions.ts";
 import { authSettings } from "./settings.ts";
+
+/** What signing out tells the browser to forget: the pages it kept of this origin. */
+const CLEAR_CACHE = '"cache"';
 
 /**
  * Ends this request's session on every worker and instance at once, and clears its cookie. Does
@@ -36,6 +46,7 @@ export async function signOut(from: AnyContext): Promise<void> {
   const session = await sessionOf(c);
   if (session) await endSession(kvOf(c), session);
   clearSessionCookie(c, authSettings(c));
+  c.header("Clear-Site-Data", CLEAR_CACHE);
   replaceSession(c, undefined);
 }
 
@@ -65,6 +76,7 @@ export async function signOutEverywhere(from: AnyContext): Promise<number> {
   const session = await sessionOf(c);
   const ended = session ? await endAllSessions(kvOf(c), session.record.userId) : 0;
   clearSessionCookie(c, authSettings(c));
+  c.header("Clear-Site-Data", CLEAR_CACHE);
   replaceSession(c, undefined);
   return ended;
 }

@@ -1,13 +1,31 @@
 /**
  * @module
  * A stored page: its body, its headers and validator, when it was rendered and the versions of its
- * tags then. The body is kept as rendered, with the render's own CSP nonce in it; each response
- * gets the nonce of its own request in its place (`bodyFor`), so no two responses share a nonce
- * and no nonce is ever replayed. The render's nonce is 128 random bits made for that render, so no
- * content the page shows could have carried it before the render made it. The trace meta tags of
- * the request that rendered it (`sentry-trace`, `baggage`) are taken out: a stored page starts
- * its own trace in the browser rather than join another request's.
+ * tags then. The trace meta tags of the request that rendered it (`sentry-trace`, `baggage`) are
+ * taken out: a stored page starts its own trace in the browser rather than join another request's.
+ *
+ * The body is kept, and served, as rendered: its scripts carry the CSP nonce of its render, and
+ * every response of it names that nonce in its `Content-Security-Policy`. That is what lets a hit
+ * be bytes held already — the same bytes for everyone, compressed once per coding when the page is
+ * held (`held`), not per response: with a nonce of its own each response had to be copied, and
+ * compressed whole again (docs/performance.md). What it gives up, and why that is safe enough:
+ *
+ * - A nonce proves a script was put there by the server when it made *that* response. The stored
+ *   bytes never change after the render, and the render's nonce is 128 fresh random bits no content
+ *   could have known before it: nothing an attacker stores (a comment, a title) can carry it into
+ *   the page, and the page cannot be made to say anything else while it is stored.
+ * - Anyone can read the nonce, though, by asking for the page (it is public: no session ever
+ *   reaches the shared cache). A DOM-based injection into that page — script of the page copying
+ *   attacker-chosen markup into a script element it makes — could then name the nonce, which a
+ *   per-response nonce would have kept secret. The nonce lives as long as the stored page (`maxAge`
+ *   and `staleWhileRevalidate`); each render draws a new one; other pages, and every page that is
+ *   not served from the cache, keep a nonce per response. docs/security.md says so to the team.
  */
+import {
+  compressAtOnce,
+  COMPRESSIBLE_MIN_BYTES,
+  type ContentCoding,
+} from "../server/compression.ts";
 
 export interface StoredPage {
   /** The page's key (key.ts). */
@@ -27,13 +45,14 @@ export interface StoredPage {
   tags: Record<string, number>;
 }
 
-/** A stored page in memory: split around its nonce, so a response is one copy. */
+/** A stored page in this process's memory, with its body compressed in each coding. */
 export interface HeldPage extends StoredPage {
-  parts: Uint8Array[];
+  /** The body in each content coding; none for a body too small to gain from it. */
+  encoded?: Record<ContentCoding, Uint8Array<ArrayBuffer>>;
   /** Bytes it holds, for the memory layer's bound. */
   size: number;
   /** The headers its answers share, made at its first answer (page_cache.ts). */
-  answers?: { for: object; hit: [string, string][]; stale: [string, string][] };
+  answers?: { for: object; headers: [string, string][] };
 }
 
 const encoder = new TextEncoder();
@@ -45,27 +64,15 @@ export function storedBody(rendered: Uint8Array): Uint8Array<ArrayBuffer> {
   return encoder.encode(decoder.decode(rendered).replace(TRACE_META, ""));
 }
 
-export function held(page: StoredPage): HeldPage {
-  const parts = page.nonce
-    ? decoder.decode(page.body).split(page.nonce).map((part) => encoder.encode(part))
-    : [page.body];
-  const size = page.body.byteLength + page.key.length * 2 + 512;
-  return { ...page, parts, size };
-}
-
-/** The body for a response whose CSP nonce is `nonce` (base64: one byte a character). */
-export function bodyFor(page: HeldPage, nonce: string): Uint8Array<ArrayBuffer> {
-  const { parts } = page;
-  if (parts.length === 1) return page.body;
-  const out = new Uint8Array(
-    page.body.byteLength + (nonce.length - page.nonce.length) * (parts.length - 1),
-  );
-  out.set(parts[0]);
-  let at = parts[0].length;
-  for (let i = 1; i < parts.length; i++) {
-    at += encoder.encodeInto(nonce, out.subarray(at)).written;
-    out.set(parts[i], at);
-    at += parts[i].length;
-  }
-  return out;
+/**
+ * `page` as this process holds it; with `compress`, its body compressed once per coding here
+ * (about 2 ms for a 50 KB page) rather than once per response.
+ */
+export function held(page: StoredPage, compress: boolean): HeldPage {
+  const encoded = compress && page.body.byteLength >= COMPRESSIBLE_MIN_BYTES
+    ? { br: compressAtOnce(page.body, "br"), gzip: compressAtOnce(page.body, "gzip") }
+    : undefined;
+  const size = page.body.byteLength + (encoded?.br.byteLength ?? 0) +
+    (encoded?.gzip.byteLength ?? 0) + page.key.length * 2 + 512;
+  return { ...page, encoded, size };
 }

@@ -21,9 +21,10 @@ import { authSettings } from "../auth/settings.ts";
 import type {} from "../auth/current.ts";
 import { internalsOf } from "../server/internals.ts";
 import { log } from "../server/log.ts";
-import { securityHeaderList } from "../server/security.ts";
+import { SECURITY_HEADER_NAMES, securityHeaderList } from "../server/security.ts";
 import type { ManifestRoute } from "../server/manifest.ts";
-import { bodyFor, held, type HeldPage, storedBody, type StoredPage } from "./entry.ts";
+import { negotiateEncoding } from "../server/compression.ts";
+import { held, type HeldPage, storedBody, type StoredPage } from "./entry.ts";
 import { etagOf, matchesIfNoneMatch } from "./etag.ts";
 import { type PageKey, pageKey } from "./key.ts";
 import { memoryLayer } from "./memory.ts";
@@ -97,6 +98,8 @@ export interface PageCacheSetup {
   renderLimitMs: number;
   /** The app's own fetch, for the renders the cache makes. */
   fetch: () => Fetch;
+  /** Whether the app compresses its responses (`AppOptions.compress`): hits then do, too. */
+  compress: boolean;
 }
 
 export interface PageCache {
@@ -160,7 +163,7 @@ export function pageCache(setup: PageCacheSetup): PageCache {
     if (inMemory) memory.delete(key);
     const stored = await shared.read(key).catch(reportKv("read"));
     if (!stored || !isLive(stored, now)) return undefined;
-    const page = held(stored);
+    const page = held(stored, setup.compress);
     memory.set(page);
     return page;
   }
@@ -185,7 +188,7 @@ export function pageCache(setup: PageCacheSetup): PageCache {
       staleWhileRevalidate: policy.staleWhileRevalidate,
       tags: versions,
     };
-    memory.set(held(page));
+    memory.set(held(page, setup.compress));
     await shared.write(page).catch(reportKv("write"));
   }
 
@@ -210,7 +213,7 @@ export function pageCache(setup: PageCacheSetup): PageCache {
       const latest = await shared.read(id);
       const now = Date.now();
       if (latest && now - latest.storedAt < latest.maxAge * 1000 && tags.current(latest.tags)) {
-        memory.set(held(latest)); // another process rendered it already
+        memory.set(held(latest, setup.compress)); // another process rendered it already
         return;
       }
       if (!(await shared.lease(id, setup.renderLimitMs))) {
@@ -263,24 +266,34 @@ export function pageCache(setup: PageCacheSetup): PageCache {
     return new Response(body, { status: 200, headers });
   }
 
+  /**
+   * A stored page's response: the bytes held, compressed as the client accepts, with the render's
+   * nonce in the CSP (entry.ts says why that is safe), made whole in one go — a header set later
+   * makes Deno build the response again.
+   */
   function answer(c: Context, page: HeldPage, state: "HIT" | "STALE", policy: ResolvedPolicy) {
-    const shared = answerHeaders(page, policy)[state === "HIT" ? "hit" : "stale"];
+    const answers = answerHeaders(page, policy);
     const age = String(Math.max(0, Math.floor((Date.now() - page.storedAt) / 1000)));
-    if (matchesIfNoneMatch(c.req.header("if-none-match") ?? null, page.etag)) {
-      const headers = new Headers(shared);
+    const { headers: request } = c.req.raw;
+    const cache: [string, string] = ["X-Cache", state];
+    const ifNoneMatch = request.get("if-none-match");
+    if (ifNoneMatch !== null && matchesIfNoneMatch(ifNoneMatch, page.etag)) {
+      const headers = new Headers(answers.headers);
       headers.delete("Content-Type");
       headers.set("Age", age);
+      headers.set(...cache);
       internalsOf(c).keptPage = true;
       return new Response(null, { status: 304, headers });
     }
     if (c.req.method === "HEAD") {
-      const headers = new Headers(shared);
-      headers.set("Age", age);
-      return new Response(null, { headers });
+      return new Response(null, { headers: [...answers.headers, cache, ["Age", age]] });
     }
-    // Made whole, security headers and all: a header set later makes Deno build it again.
-    const headers: [string, string][] = [...shared, ["Age", age], ...securityHeaderList(c)];
-    return new Response(bodyFor(page, internalsOf(c).nonce!), { headers });
+    internalsOf(c).nonce = page.nonce;
+    const coding = page.encoded && negotiateEncoding(request.get("accept-encoding"));
+    const headers: [string, string][] = [...answers.headers, cache, ["Age", age]];
+    if (coding) headers.push(["Content-Encoding", coding]);
+    headers.push(...securityHeaderList(c));
+    return new Response(coding ? page.encoded![coding] : page.body, { headers });
   }
 
   return {
@@ -374,18 +387,18 @@ function sharedHeaders(headers: Headers, policy: ResolvedPolicy): void {
   for (const name of ["Cookie", ...policy.vary]) headers.append("Vary", name);
 }
 
-/** The headers every answer of `page` under `policy` shares, made once per page. */
+/**
+ * The headers every answer of `page` under `policy` shares, made once per page: `Vary` names
+ * `Accept-Encoding` whenever the page is compressed (compression.ts then leaves the response as
+ * it is); the compressed bytes have a length of their own.
+ */
 function answerHeaders(page: HeldPage, policy: ResolvedPolicy) {
   if (page.answers?.for === policy) return page.answers;
   const headers = new Headers(page.headers);
   sharedHeaders(headers, policy);
+  if (page.encoded) headers.append("Vary", "Accept-Encoding");
   headers.set("ETag", page.etag);
-  const list = [...headers];
-  page.answers = {
-    for: policy,
-    hit: [...list, ["X-Cache", "HIT"]],
-    stale: [...list, ["X-Cache", "STALE"]],
-  };
+  page.answers = { for: policy, headers: [...headers] };
   return page.answers;
 }
 
@@ -407,7 +420,6 @@ const NOT_KEPT = new Set([
   "age",
   "content-encoding",
   "content-length",
-  "content-security-policy",
   "date",
   "etag",
   "server-timing",
@@ -415,11 +427,12 @@ const NOT_KEPT = new Set([
   "transfer-encoding",
   "vary",
   "x-cache",
-  "x-request-id",
 ]);
 
 function headersToKeep(headers: Headers): [string, string][] {
-  return [...headers].filter(([name]) => !NOT_KEPT.has(name));
+  // The render's security headers too: each answer gets them anew (`securityHeaderList`), and
+  // kept they went out twice (`Cross-Origin-Opener-Policy: same-origin, same-origin`).
+  return [...headers].filter(([name]) => !NOT_KEPT.has(name) && !SECURITY_HEADER_NAMES.has(name));
 }
 
 /** The CSP nonce a response of ours names (security.ts writes it). */

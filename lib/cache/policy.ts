@@ -96,8 +96,14 @@ const NEVER_VARY = new Set(["cookie", "authorization"]);
  */
 export const PRIVATE = "private, no-cache";
 
-/** What a page that read the request's session answers with (`shell/auth`'s guards say the same). */
-export const SIGNED_IN = "private, no-store";
+/**
+ * What a page that read the request's session answers with (`shell/auth`'s guards say the same):
+ * no shared cache keeps it, the browser asks again before using what it keeps, and — unlike
+ * `no-store` — the page stays eligible for the back/forward cache. Signing out clears what the
+ * browser kept of the origin (`Clear-Site-Data: "cache"`, lib/auth/sign_out.ts), so going Back
+ * after it shows no signed-in page.
+ */
+export const SIGNED_IN = "private, no-cache";
 
 /** `value` (a route's `cache` export) checked; throws naming `file` when it makes no sense. */
 export function resolvePolicy(file: string, value: unknown): ResolvedPolicy {

@@ -27,6 +27,7 @@ import { registerIsland } from "../islands/registry.ts";
 import { keptFields } from "../jsx/kept_field.ts";
 import { claimInKv } from "../kv/claim.ts";
 import { pageCache } from "../cache/page_cache.ts";
+import { restoredPageCheck } from "../auth/restored.tsx";
 import { kvSecret } from "../kv/secret.ts";
 import { type PageTree, renderPage } from "../render/page.tsx";
 import { bodyRefusal, guardBodies } from "./bodies.ts";
@@ -206,6 +207,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
             dangerouslySetInnerHTML={{ __html: rules }}
           />
           {keptNotice(keptInputOf(c))}
+          {restoredPageCheck(c)}
         </>
       ),
       formState,
@@ -244,6 +246,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
     // The shell's deadline, then as long again for what streams after it (deadline.ts).
     renderLimitMs: options.requestTimeoutMs ? 2 * options.requestTimeoutMs + 1000 : 60_000,
     fetch: () => fetch,
+    compress: options.compress,
   });
   registerRoutes(
     app,

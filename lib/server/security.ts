@@ -44,6 +44,11 @@ const HEADERS: [string, string][] = [
   // browser with CSP Level 2; and DNS prefetch control, a speed setting, not a security one.
 ];
 
+/** The names `securityHeaderList` gives, lower-cased: a stored response keeps none of them. */
+export const SECURITY_HEADER_NAMES: ReadonlySet<string> = new Set(
+  ["content-security-policy", ...HEADERS.map(([name]) => name.toLowerCase()), "x-request-id"],
+);
+
 /** An incoming id is kept when it is short and made of these characters (as `hono/request-id`). */
 const SANE_ID = /^[\w\-=]{1,255}$/;
 

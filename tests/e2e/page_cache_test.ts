@@ -1,9 +1,9 @@
 /**
  * @module
  * A page from the shared page cache in Chromium: the test app's `/counter` (an island) with `cache`
- * added. Served as a HIT, its island hydrates and responds, and its scripts run under the CSP with
- * the nonce substituted for this response (no CSP violation in the console); reloaded, the browser
- * revalidates with `If-None-Match`, gets 304 and keeps a working page.
+ * added. Served as a HIT — compressed, as Chromium asks — its island hydrates and responds, and its
+ * scripts run under the CSP naming the render's nonce (no CSP violation in the console); reloaded,
+ * the browser revalidates with `If-None-Match`, gets 304 and keeps a working page.
  */
 import assert from "node:assert/strict";
 import { createApp } from "../../lib/server.ts";
@@ -50,6 +50,7 @@ Deno.test("a cached page in the browser: HIT hydrates under the CSP, 304 on relo
     });
     const first = await page.goto(origin + "/counter");
     assert.equal(first?.headers()["x-cache"], "HIT");
+    assert.equal(first?.headers()["content-encoding"], "gzip", "the coding held, as Chromium asks");
     const csp = first!.headers()["content-security-policy"];
     const nonce = /'nonce-([^']+)'/.exec(csp)![1];
     await hydrated(page);
@@ -57,7 +58,7 @@ Deno.test("a cached page in the browser: HIT hydrates under the CSP, 304 on relo
       [...document.querySelectorAll("script")].map((s) => s.nonce)
     );
     assert.ok(scripts.length > 0);
-    assert.ok(scripts.every((n) => n === nonce), "every script carries this response's nonce");
+    assert.ok(scripts.every((n) => n === nonce), "every script carries the nonce the CSP names");
     await page.getByRole("button", { name: "Increment" }).click();
     await page.waitForFunction(() => document.querySelector("output")?.textContent === "4");
 

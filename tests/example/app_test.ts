@@ -135,7 +135,7 @@ Deno.test("/board: its pages, stream and actions only for a signed-in user", asy
   });
   const board = await member.get("/board");
   assert.equal(board.status, 200);
-  assert.equal(board.headers.get("cache-control"), "private, no-store");
+  assert.equal(board.headers.get("cache-control"), "private, no-cache");
   assert.match(await board.text(), /<h1>Task board<\/h1>/);
 
   // The board's form, as the signed-in page rendered it, posted without JavaScript once the

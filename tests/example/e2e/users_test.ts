@@ -86,7 +86,10 @@ for (const script of [true, false]) {
       assert.equal(cookie.path, "/");
       assert.equal(cookie.secure, false, "http://127.0.0.1: no Secure");
       if (script) {
-        assert.equal(await page.evaluate(() => document.cookie.includes("session")), false);
+        // Script never reads the token: only the session's mark (lib/auth/restored.tsx).
+        const visible = await page.evaluate(() => document.cookie);
+        assert.equal(visible.includes(cookie.value), false);
+        assert.match(visible, /^session-mark=[0-9a-z]+$/);
       }
     });
 
