@@ -586,11 +586,13 @@ Deno.test({
     using logs = captureLogs();
     using _timers = laterTimers();
     await using receiver = startSentryReceiver();
-    const settings = readSettings((name) =>
-      ({ SENTRY_DSN: receiver.dsn, SENTRY_TRACES_SAMPLE_RATE: "1" } as Record<string, string>)[
-        name
-      ]
-    );
+    // A store in memory: never the project's `.data/`.
+    const env: Record<string, string> = {
+      SENTRY_DSN: receiver.dsn,
+      SENTRY_TRACES_SAMPLE_RATE: "1",
+      KV_PATH: ":memory:",
+    };
+    const settings = readSettings((name) => env[name]);
     const { app } = await appFromEnv(memoryManifest(FILES), settings);
     const expected = [
       () => app.request("/board?refuse"),
