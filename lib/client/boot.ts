@@ -18,6 +18,8 @@ import type { Notice } from "./stale.ts";
 import { followNewerBuilds, isOutOfDate, KEPT } from "./versions.ts";
 
 const CONTENTS = { display: "contents" };
+/** Islands' chunks being fetched: the Sentry SDK waits for them (never ahead of the page's code). */
+const loading = new Set<Promise<unknown>>();
 
 const onCaughtError = reportPageError("caught");
 const onRecoverableError = reportPageError("recoverable");
@@ -28,8 +30,10 @@ class AppIsland extends HTMLElement {
   connectedCallback() {
     if (this.#started) return; // moved into place by a streamed Suspense boundary
     this.#started = true;
-    whenParsed(this)
-      .then(() => import(this.getAttribute("src")!))
+    const chunk = whenParsed(this).then(() => import(this.getAttribute("src")!));
+    loading.add(chunk);
+    chunk.finally(() => loading.delete(chunk)).catch(() => {});
+    chunk
       .then((module) => this.#hydrate(module), failOrReload(this, "island-load"))
       .catch(failOrReload(this, "hydration"));
   }
@@ -145,5 +149,5 @@ reportUncaughtErrors();
 if (!followNewerBuilds()) {
   restoreAfterMove();
   customElements.define("app-island", AppIsland);
-  startSentryWhenIdle();
+  startSentryWhenIdle(() => Promise.allSettled(loading));
 }
