@@ -89,7 +89,9 @@ export async function measureKv(options: KvOptions): Promise<{ rows: Row[]; resu
 
 /** The guestbook form as a browser without JavaScript posts it, urlencoded. */
 async function signingBody(origin: string): Promise<string> {
-  const html = await (await fetch(origin + "/wall")).text();
+  const res = await fetch(origin + "/wall");
+  if (!res.ok) throw new Error(`GET /wall: ${res.status} (the bench serves tests/fixture/)`);
+  const html = await res.text();
   const form = /<form[^>]*action="(\/_action\/[^"]+)"[^>]*>(.*?)<\/form>/s.exec(html);
   if (!form) throw new Error("the guestbook renders no form");
   const fields = new URLSearchParams();
@@ -168,7 +170,13 @@ async function openStreams(
     ));
     const reader = conn.readable.pipeThrough(new TextDecoderStream()).getReader();
     let head = "";
-    while (!head.includes("retry:")) head += (await reader.read()).value ?? "";
+    while (!head.includes("retry:")) {
+      const { value, done } = await reader.read();
+      // Anything but the stream (a 404, a 429) ends the bench here rather than wait forever.
+      if (done || (head += value).startsWith("HTTP/1.1 ") && !head.startsWith("HTTP/1.1 200")) {
+        throw new Error(`stream ${i + 1} of ${count}: ${head.split("\r\n")[0] || "closed"}`);
+      }
+    }
     connections.push(conn);
     readers.push(reader);
   }
@@ -176,10 +184,22 @@ async function openStreams(
   const began = performance.now();
   const arrived = readers.map(async (reader) => {
     let text = "";
-    while (!text.includes("event: entry")) text += (await reader.read()).value ?? "";
+    while (!text.includes("event: post")) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error("a stream ended before the new post reached it");
+      text += value;
+    }
   });
   await sign(server.origin, body, "10.255.255.255");
-  await Promise.all(arrived);
+  // Bounded: a post that never arrives ends the bench with an error, not a hang.
+  const late = new Promise<never>((_, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error("the new post missed a stream for 60 s")),
+      60_000,
+    );
+    Promise.allSettled(arrived).then(() => clearTimeout(timer));
+  });
+  await Promise.race([Promise.all(arrived), late]);
   const fanOutMs = performance.now() - began;
   for (const reader of readers) await reader.cancel().catch(() => {});
   for (const conn of connections) {

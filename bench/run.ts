@@ -22,6 +22,7 @@
  * the collections.
  */
 import { join } from "node:path";
+import { builtFixture } from "../tests/helpers/built_copy.ts";
 import { copyProject, PROJECT_ROOT } from "../tests/helpers/project_copy.ts";
 import { type PageBytes, pageBytes } from "./bytes.ts";
 import { examplePages, SSR_PAGES } from "./pages.ts";
@@ -368,7 +369,8 @@ rows.push({
 });
 
 const kv = await measureKv({
-  root,
+  // The framework's test app, whose `/wall` is the guestbook these figures are of.
+  root: await builtFixture(),
   seconds: SECONDS,
   connections: CONNECTIONS,
   streams: STREAMS,
