@@ -22,7 +22,6 @@
  * the collections.
  */
 import { join } from "node:path";
-import { builtFixture } from "../tests/helpers/built_copy.ts";
 import { copyProject, PROJECT_ROOT } from "../tests/helpers/project_copy.ts";
 import { type PageBytes, pageBytes } from "./bytes.ts";
 import { examplePages, SSR_PAGES } from "./pages.ts";
@@ -369,8 +368,7 @@ rows.push({
 });
 
 const kv = await measureKv({
-  // The framework's test app, whose `/wall` is the guestbook these figures are of.
-  root: await builtFixture(),
+  root,
   seconds: SECONDS,
   connections: CONNECTIONS,
   streams: STREAMS,
@@ -383,8 +381,10 @@ const collections = COLLECTIONS
   : undefined;
 rows.push(...collections?.rows ?? []);
 
+// Sign-in is the example's (`/login`, `users:add`): the test app above has neither.
+await using example = await copyProject({ from: PROJECT_ROOT });
 const users = await measureUsers({
-  root,
+  root: example.root,
   seconds: SECONDS,
   connections: CONNECTIONS,
   rounds: ROUNDS,
