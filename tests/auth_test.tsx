@@ -589,6 +589,22 @@ Deno.test("the limiter gives up on a call it could not finish by its `by`", asyn
   assert.deepEqual(bound.load, { running: 0, waiting: 0 });
 });
 
+Deno.test("the limiter expects a run as slow as the slowest recent one, not their average", async () => {
+  const bound = limiter(1, 5);
+  const taking = (ms: number) => () =>
+    new Promise<string>((resolve) => setTimeout(() => resolve("done"), ms));
+  const now = performance.now();
+  // Each run slower than the last, as under load. The second could start at ~700 ms and would end
+  // at ~1700 ms, past its `by`: estimated from an average (~520 ms), it would start; from the
+  // slowest run (700 ms) with the margin, it gives up in time.
+  const results = await Promise.allSettled([
+    bound.run(taking(700)),
+    bound.run(taking(1_000), { by: now + 1_650 }),
+  ]);
+  assert.deepEqual(results.map((r) => r.status), ["fulfilled", "rejected"]);
+  assert.deepEqual(bound.load, { running: 0, waiting: 0 });
+});
+
 Deno.test("the limiter runs at most `concurrent` at once and queues at most `queued`", async () => {
   const bound = limiter(2, 3);
   let running = 0;
