@@ -83,13 +83,23 @@ function fields(res: Response): Record<string, string> {
 }
 
 Deno.test("a hit ahead of the middleware answers as the whole app does, header by header", async () => {
-  await using fast = await cachedApp({ "index.tsx": page({ maxAge: 60, staleWhileRevalidate: 9 }) });
-  await using slow = await cachedApp({ "index.tsx": page({ maxAge: 60, staleWhileRevalidate: 9 }) }, {
-    pageCache: { fastHits: false },
-  });
+  const { seen, telemetry } = chainSpy();
+  await using fast = await cachedApp(
+    { "index.tsx": page({ maxAge: 60, staleWhileRevalidate: 9 }) },
+    {
+      telemetry,
+    },
+  );
+  await using slow = await cachedApp(
+    { "index.tsx": page({ maxAge: 60, staleWhileRevalidate: 9 }) },
+    {
+      pageCache: { fastHits: false },
+    },
+  );
   for (const t of [fast, slow]) await (await t.get("/")).text(); // the MISS that stores it
   const etagOf = async (t: typeof fast) => (await t.get("/")).headers.get("etag")!;
   const [fastTag, slowTag] = [await etagOf(fast), await etagOf(slow)];
+  const before = seen.requests;
   const cases: [string, Record<string, string>][] = [
     ["GET, no coding", {}],
     ["GET, gzip as browsers ask", { "Accept-Encoding": "gzip, deflate, br, zstd" }],
@@ -111,13 +121,21 @@ Deno.test("a hit ahead of the middleware answers as the whole app does, header b
     assert.equal(a.status, b.status, name);
     assert.equal(a.headers.get("x-cache"), "HIT", name);
     assert.deepEqual(fields(a), fields(b), name);
-    const [bodyA, bodyB] = [new Uint8Array(await a.arrayBuffer()), new Uint8Array(await b.arrayBuffer())];
+    const [bodyA, bodyB] = [
+      new Uint8Array(await a.arrayBuffer()),
+      new Uint8Array(await b.arrayBuffer()),
+    ];
     // Nonces of one length: the bodies as they are have one length too (compressed, not quite).
     if (!a.headers.has("content-encoding")) {
       assert.equal(bodyA.byteLength, bodyB.byteLength, `${name}: the body's length`);
     }
     if (method === "HEAD" || a.status === 304) assert.equal(bodyA.byteLength, 0, name);
   }
+  assert.equal(
+    seen.requests,
+    before,
+    "each of the fast app's hits was answered ahead of its chain",
+  );
   // The CSP names the nonce its body carries: the render's.
   const res = await fast.get("/");
   const html = await res.text();
@@ -196,8 +214,10 @@ Deno.test("a route with a _middleware.ts of the team's runs it on every hit", as
 });
 
 Deno.test("Host and X-Forwarded-Host never choose a hit; the host guard still applies", async () => {
-  await using t = await cachedApp({ "index.tsx": page() });
+  const { seen, telemetry } = chainSpy();
+  await using t = await cachedApp({ "index.tsx": page() }, { telemetry });
   for (let i = 0; i < 2; i++) await (await t.get("/?a=1")).text();
+  const before = seen.requests;
   const answers = [
     await t.get("https://other.example/?a=1"),
     await t.get("/?a=1", { "X-Forwarded-Host": "evil.example", "X-Forwarded-Proto": "http" }),
@@ -209,6 +229,7 @@ Deno.test("Host and X-Forwarded-Host never choose a hit; the host guard still ap
     assert.match(html, /<p id="url">https:\/\/app\.example\/\?a=1<\/p>/);
     assert.doesNotMatch(html, /evil|other\.example/);
   }
+  assert.equal(seen.requests, before, "answered ahead of the chain");
   const refused = await t.get("https://evil.example/?a=1");
   assert.equal(refused.status, 400);
   assert.equal(refused.headers.get("x-cache"), null);
@@ -226,7 +247,9 @@ Deno.test("a hit ahead of the middleware: declared Vary headers choose the page"
   const body = async (lang?: string) => {
     const res = await t.get("/", lang ? { "Accept-Language": lang } : {});
     const state = res.headers.get("x-cache");
-    if (state === "HIT") assert.match(res.headers.get("vary")!, /^Cookie, accept-language, Accept-Encoding$/);
+    if (state === "HIT") {
+      assert.match(res.headers.get("vary")!, /^Cookie, accept-language, Accept-Encoding$/);
+    }
     return { state, html: await res.text() };
   };
   const first = { en: await body("en"), de: await body("de"), none: await body() };
@@ -243,12 +266,14 @@ Deno.test("a hit ahead of the middleware: declared Vary headers choose the page"
 });
 
 Deno.test("a hit ahead of the middleware logs its line with its request id", async () => {
-  await using t = await cachedApp({ "index.tsx": page() }, { logRequests: true });
+  const { seen, telemetry } = chainSpy();
+  await using t = await cachedApp({ "index.tsx": page() }, { logRequests: true, telemetry });
   for (let i = 0; i < 2; i++) await (await t.get("/?q=1")).text();
   using logs = captureLogs();
   const res = await t.get("/?q=1", { "X-Request-Id": "from-the-proxy" });
   await res.text();
   assert.equal(res.headers.get("x-request-id"), "from-the-proxy");
+  assert.equal(seen.requests, 2, "the miss and its render only: the hit was answered ahead");
   assert.equal(logs.lines.length, 1);
   const [line] = logs.lines;
   assert.equal(line.msg, "GET / 200");
@@ -257,7 +282,11 @@ Deno.test("a hit ahead of the middleware logs its line with its request id", asy
   assert.equal(typeof line.duration_ms, "number");
   const fresh = await t.get("/?q=1", { "X-Request-Id": "not sane <>" });
   await fresh.text();
-  assert.match(fresh.headers.get("x-request-id")!, /^[0-9a-f-]{36}$/, "a fresh id, as the chain gives");
+  assert.match(
+    fresh.headers.get("x-request-id")!,
+    /^[0-9a-f-]{36}$/,
+    "a fresh id, as the chain gives",
+  );
 });
 
 Deno.test("revalidateTag: the next request goes the whole way and renders the page again", async () => {
@@ -315,7 +344,8 @@ Deno.test("fastHits(): only a fresh page held, of a URL learned, for a request w
       staleWhileRevalidate: 0,
       tags: { t: 0 },
     }, true));
-  const req = (path: string, init: RequestInit = {}) => new Request(`http://localhost${path}`, init);
+  const req = (path: string, init: RequestInit = {}) =>
+    new Request(`http://localhost${path}`, init);
   store(`${ORIGIN}/a`);
   assert.equal(hits.answer(req("/a")), undefined, "a URL not yet learned as a page");
   hits.learn(`${ORIGIN}/a`, policy);
