@@ -90,9 +90,12 @@ export function fastHits(setup: FastHitsSetup): FastHits {
       if (!page || now - page.storedAt >= page.maxAge * 1000) return undefined;
       if (setup.compress && !page.encoded) return undefined;
       const lists = hitHeaders(page, policy, csp);
-      // A tag due for its check is read by the whole app (which joins the read begun here).
-      if (lists.tags.length > 0 && (tags.fresh(lists.tags) || !tags.current(page.tags))) {
-        return undefined;
+      if (lists.tags.length > 0) {
+        // A tag due for its check is read by the whole app, which joins the read begun here and
+        // reports its failure.
+        const reading = tags.fresh(lists.tags);
+        if (reading) return void reading.catch(() => {});
+        if (!tags.current(page.tags)) return undefined;
       }
       const age = String(Math.max(0, Math.floor((now - page.storedAt) / 1000)));
       const id = requestIdOf(req);
