@@ -13,6 +13,7 @@ import type { MiddlewareHandler } from "hono";
 import { captureLogs } from "shell/testing";
 import type { Telemetry } from "../lib/server/telemetry.ts";
 import { memoryApp, type TestOptions } from "./helpers/app.ts";
+import { freePort } from "./helpers/server.ts";
 import type { AppFiles } from "./helpers/app.ts";
 import { fastHits } from "../lib/cache/fast_hit.ts";
 import { held } from "../lib/cache/entry.ts";
@@ -185,6 +186,38 @@ Deno.test("a hit of a route without middleware never enters the app's chain; the
   assert.equal(post.entered, 1);
   await t.app.close();
   assert.equal((await count()).entered, 1, "a closing app answers everything the whole way");
+});
+
+Deno.test("over HTTP: a hit ahead of the chain streams whole in each coding, HEAD without a body", async () => {
+  const { seen, telemetry } = chainSpy();
+  await using kv = await Deno.openKv(":memory:");
+  const port = freePort();
+  const app = memoryApp({ routes: { "index.tsx": page() } }, {
+    kv,
+    origins: [`http://127.0.0.1:${port}`],
+    telemetry,
+  });
+  const server = Deno.serve({ hostname: "127.0.0.1", port, onListen() {} }, app.fetch);
+  try {
+    const get = (init: RequestInit = {}) => fetch(`http://127.0.0.1:${port}/`, init);
+    const miss = await (await get()).text();
+    const before = seen.requests;
+    for (const coding of ["identity", "gzip", "br"]) {
+      // fetch decodes what it asked for; the bytes it got are the page's.
+      const res = await get({ headers: { "Accept-Encoding": coding } });
+      assert.equal(res.headers.get("x-cache"), "HIT", coding);
+      assert.equal(res.headers.get("content-encoding"), coding === "identity" ? null : coding);
+      assert.equal(await res.text(), miss, coding);
+    }
+    const head = await get({ method: "HEAD", headers: { "Accept-Encoding": "gzip" } });
+    assert.equal(head.status, 200);
+    assert.equal(head.headers.get("x-cache"), "HIT");
+    assert.equal(await head.text(), "");
+    assert.equal(seen.requests, before, "each answered ahead of the chain");
+  } finally {
+    await app.close();
+    await server.shutdown();
+  }
 });
 
 Deno.test("a route with a _middleware.ts of the team's runs it on every hit", async () => {
