@@ -12,6 +12,9 @@
  * render, so none can poison it. On a miss that render still streams to its requester, copied on
  * the way (up to a bound) and stored once it ended well. Responses of routes without `cache`, and
  * requests the cache passes by, are `private, no-cache` unless the handler said otherwise.
+ *
+ * A fresh page in memory of a route with no `_middleware.ts` is answered before all of this, at the
+ * top of the app's `fetch` (`ahead`, fast_hit.ts), once this path has answered its URL.
  */
 import type { Context } from "hono";
 import { getCookie } from "hono/cookie";
@@ -303,13 +306,13 @@ export function pageCache(setup: PageCacheSetup): PageCache {
    * makes Deno build the response again.
    */
   function answer(c: Context, page: HeldPage, state: "HIT" | "STALE", policy: ResolvedPolicy) {
-    const answers = { headers: answerHeaders(page, policy) };
+    const common = answerHeaders(page, policy);
     const age = String(Math.max(0, Math.floor((Date.now() - page.storedAt) / 1000)));
     const { headers: request } = c.req.raw;
     const cache: [string, string] = ["X-Cache", state];
     const ifNoneMatch = request.get("if-none-match");
     if (ifNoneMatch !== null && matchesIfNoneMatch(ifNoneMatch, page.etag)) {
-      const headers = new Headers(answers.headers);
+      const headers = new Headers(common);
       headers.delete("Content-Type");
       headers.set("Age", age);
       headers.set(...cache);
@@ -317,11 +320,11 @@ export function pageCache(setup: PageCacheSetup): PageCache {
       return new Response(null, { status: 304, headers });
     }
     if (c.req.method === "HEAD") {
-      return new Response(null, { headers: [...answers.headers, cache, ["Age", age]] });
+      return new Response(null, { headers: [...common, cache, ["Age", age]] });
     }
     internalsOf(c).nonce = page.nonce;
     const coding = page.encoded && negotiateEncoding(request.get("accept-encoding"));
-    const headers: [string, string][] = [...answers.headers, cache, ["Age", age]];
+    const headers: [string, string][] = [...common, cache, ["Age", age]];
     if (coding) headers.push(["Content-Encoding", coding]);
     headers.push(...securityHeaderList(c));
     return new Response(coding ? page.encoded![coding] : page.body, { headers });
