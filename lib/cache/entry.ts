@@ -21,6 +21,7 @@
  *   and `staleWhileRevalidate`); each render draws a new one; other pages, and every page that is
  *   not served from the cache, keep a nonce per response. docs/security.md says so to the team.
  */
+import type { HitHeaders } from "./answer.ts";
 import {
   compressAtOnce,
   COMPRESSIBLE_MIN_BYTES,
@@ -51,8 +52,10 @@ export interface HeldPage extends StoredPage {
   encoded?: Record<ContentCoding, Uint8Array<ArrayBuffer>>;
   /** Bytes it holds, for the memory layer's bound. */
   size: number;
-  /** The headers its answers share, made at its first answer (page_cache.ts). */
+  /** The headers its answers share, made at its first answer (answer.ts). */
   answers?: { for: object; headers: [string, string][] };
+  /** Its hits' whole header lists, made at its first hit ahead of the middleware (answer.ts). */
+  hits?: HitHeaders;
 }
 
 const encoder = new TextEncoder();

@@ -31,6 +31,15 @@ export function pageKey(
   headers: Headers,
   vary: readonly string[],
 ): PageKey | undefined {
+  const url = canonicalUrl(origin, requestUrl);
+  return url === undefined ? undefined : keyWithVary(url, headers, vary);
+}
+
+/**
+ * The URL a page's render sees: `origin`, then the path and the normalized query of `requestUrl`;
+ * undefined past `MAX_URL`.
+ */
+export function canonicalUrl(origin: string, requestUrl: string): string | undefined {
   // Only the path and the query: the origin `req.url` carries comes from the client's `Host`.
   const { pathname, search } = new URL(requestUrl);
   if (pathname.length + search.length > MAX_URL) return undefined;
@@ -40,7 +49,15 @@ export function pageKey(
     params.sort();
     query = params.toString();
   }
-  const url = origin + pathname + (query ? `?${query}` : "");
+  return origin + pathname + (query ? `?${query}` : "");
+}
+
+/** The key of the page at `url` (`canonicalUrl`), with the values of `vary` in `headers`. */
+export function keyWithVary(
+  url: string,
+  headers: Headers,
+  vary: readonly string[],
+): PageKey | undefined {
   let key = url;
   const varied: [string, string][] = [];
   for (const name of vary) {

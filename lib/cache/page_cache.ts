@@ -12,6 +12,9 @@
  * render, so none can poison it. On a miss that render still streams to its requester, copied on
  * the way (up to a bound) and stored once it ended well. Responses of routes without `cache`, and
  * requests the cache passes by, are `private, no-cache` unless the handler said otherwise.
+ *
+ * A fresh page in memory of a route with no `_middleware.ts` is answered before all of this, at the
+ * top of the app's `fetch` (`ahead`, fast_hit.ts), once this path has answered its URL.
  */
 import type { Context } from "hono";
 import { getCookie } from "hono/cookie";
@@ -22,9 +25,11 @@ import type {} from "../auth/current.ts";
 import { internalsOf } from "../server/internals.ts";
 import { log } from "../server/log.ts";
 import { SECURITY_HEADER_NAMES, securityHeaderList } from "../server/security.ts";
-import type { ManifestRoute } from "../server/manifest.ts";
+import { type ManifestRoute, middlewaresOf } from "../server/manifest.ts";
 import { negotiateEncoding } from "../server/compression.ts";
+import { answerHeaders, sharedHeaders } from "./answer.ts";
 import { held, type HeldPage, storedBody, type StoredPage } from "./entry.ts";
+import { fastHits } from "./fast_hit.ts";
 import { etagOf, matchesIfNoneMatch } from "./etag.ts";
 import { type PageKey, pageKey } from "./key.ts";
 import { memoryLayer } from "./memory.ts";
@@ -69,6 +74,11 @@ export interface PageCacheOptions {
   maxBodyBytes?: number;
   /** How old, in ms, this process's tag versions may be when a request uses them: 25. */
   tagCheckMs?: number;
+  /**
+   * Fresh hits held in memory are answered ahead of the app's middleware, for routes with no
+   * `_middleware.ts` on their chain (docs/caching.md, "Hits ahead of the chain"): true.
+   */
+  fastHits?: boolean;
 }
 
 export const PAGE_CACHE_DEFAULTS: Required<PageCacheOptions> = {
@@ -77,6 +87,7 @@ export const PAGE_CACHE_DEFAULTS: Required<PageCacheOptions> = {
   kvEntries: 10_000,
   maxBodyBytes: 512 * 1024,
   tagCheckMs: 25,
+  fastHits: true,
 };
 
 /** Background renders one process runs at once; stale pages beyond wait for a later request. */
@@ -85,6 +96,7 @@ const BACKGROUND_RENDERS = 8;
 const LEASE_RETRY_MS = 250;
 
 type Fetch = (req: Request) => Response | Promise<Response>;
+type ServeFetch = (req: Request, info?: Deno.ServeHandlerInfo) => Response | Promise<Response>;
 export type Dispatch = (c: Context) => Promise<Response>;
 
 export interface PageCacheSetup {
@@ -100,11 +112,19 @@ export interface PageCacheSetup {
   fetch: () => Fetch;
   /** Whether the app compresses its responses (`AppOptions.compress`): hits then do, too. */
   compress: boolean;
+  /**
+   * What hits answered ahead of the app's middleware need of the app (fast_hit.ts); false when
+   * the app has middleware of its own around every request (a telemetry plugin's), which such a
+   * hit would skip.
+   */
+  ahead: { csp: readonly [string, string]; logRequests: boolean } | false;
 }
 
 export interface PageCache {
   /** `dispatch` of `route`, with the cache in front when the route declares one. */
   around(route: ManifestRoute, dispatch: Dispatch): Dispatch;
+  /** `fetch` (the app's), with fresh hits in memory answered before it (fast_hit.ts). */
+  ahead(fetch: ServeFetch): ServeFetch;
   /**
    * Stops the renders in the background (none is stored) and resolves once each has let go of
    * KV (its lease), at most `CLOSE_MS` later: the store can then be closed under none of them.
@@ -139,6 +159,7 @@ export function pageCache(setup: PageCacheSetup): PageCache {
     }
     return {
       around: (_route, dispatch) => privateByDefault(dispatch),
+      ahead: (fetch) => fetch,
       close: () => Promise.resolve(),
     };
   }
@@ -151,6 +172,19 @@ export function pageCache(setup: PageCacheSetup): PageCache {
   const background = new Map<string, Promise<void>>();
   const closing = new AbortController();
   const retryAt = new Map<string, number>();
+  const fast = options.fastHits && setup.ahead
+    ? fastHits({
+      origin: origin!,
+      memory,
+      tags,
+      compress: setup.compress,
+      closing: closing.signal,
+      csp: setup.ahead.csp,
+      logRequests: setup.ahead.logRequests,
+      maxUrls: Math.max(options.memoryEntries, 1),
+      skip: (req) => ownRenders.has(req),
+    })
+    : undefined;
 
   const isLive = (page: StoredPage, now: number) =>
     now - page.storedAt < (page.maxAge + page.staleWhileRevalidate) * 1000 &&
@@ -272,13 +306,13 @@ export function pageCache(setup: PageCacheSetup): PageCache {
    * makes Deno build the response again.
    */
   function answer(c: Context, page: HeldPage, state: "HIT" | "STALE", policy: ResolvedPolicy) {
-    const answers = answerHeaders(page, policy);
+    const common = answerHeaders(page, policy);
     const age = String(Math.max(0, Math.floor((Date.now() - page.storedAt) / 1000)));
     const { headers: request } = c.req.raw;
     const cache: [string, string] = ["X-Cache", state];
     const ifNoneMatch = request.get("if-none-match");
     if (ifNoneMatch !== null && matchesIfNoneMatch(ifNoneMatch, page.etag)) {
-      const headers = new Headers(answers.headers);
+      const headers = new Headers(common);
       headers.delete("Content-Type");
       headers.set("Age", age);
       headers.set(...cache);
@@ -286,11 +320,11 @@ export function pageCache(setup: PageCacheSetup): PageCache {
       return new Response(null, { status: 304, headers });
     }
     if (c.req.method === "HEAD") {
-      return new Response(null, { headers: [...answers.headers, cache, ["Age", age]] });
+      return new Response(null, { headers: [...common, cache, ["Age", age]] });
     }
     internalsOf(c).nonce = page.nonce;
     const coding = page.encoded && negotiateEncoding(request.get("accept-encoding"));
-    const headers: [string, string][] = [...answers.headers, cache, ["Age", age]];
+    const headers: [string, string][] = [...common, cache, ["Age", age]];
     if (coding) headers.push(["Content-Encoding", coding]);
     headers.push(...securityHeaderList(c));
     return new Response(coding ? page.encoded![coding] : page.body, { headers });
@@ -306,9 +340,17 @@ export function pageCache(setup: PageCacheSetup): PageCache {
       await Promise.race([Promise.allSettled(background.values()), bound]);
       clearTimeout(timer);
     },
+    ahead(fetch) {
+      if (!fast) return fetch;
+      return (req, info) => fast.answer(req) ?? fetch(req, info);
+    },
     around(route, dispatch) {
       const policy = policies.get(route);
       if (!policy) return privateByDefault(dispatch);
+      // A guard of the team's runs on every hit: only routes without one are answered ahead.
+      const learn = fast && route.middlewares.flatMap(middlewaresOf).length === 0
+        ? fast.learn
+        : undefined;
       return async (c) => {
         const own = ownRenders.get(c.req.raw);
         if (own) {
@@ -323,6 +365,7 @@ export function pageCache(setup: PageCacheSetup): PageCache {
           url: new URL(key.url),
         }));
         if (!key || !pageTags) return bypass(c, await dispatch(c));
+        learn?.(key.url, policy);
         // The tag versions the lookup compares with: none read per request, one per tag per check.
         if (pageTags.length > 0) await tags.fresh(pageTags)?.catch(reportKv("tag read"));
         const page = await lookup(key.key);
@@ -379,27 +422,6 @@ function privateByDefault(dispatch: Dispatch): Dispatch {
 /** A page that read a session is kept nowhere, as the guards of `shell/auth` say too. */
 function privateFor(c: Context): string {
   return internalsOf(c).session ? SIGNED_IN : PRIVATE;
-}
-
-function sharedHeaders(headers: Headers, policy: ResolvedPolicy): void {
-  if (!headers.has("Cache-Control")) headers.set("Cache-Control", policy.cacheControl);
-  // Signed-in requests get another page from the same URL; so do the declared headers.
-  for (const name of ["Cookie", ...policy.vary]) headers.append("Vary", name);
-}
-
-/**
- * The headers every answer of `page` under `policy` shares, made once per page: `Vary` names
- * `Accept-Encoding` whenever the page is compressed (compression.ts then leaves the response as
- * it is); the compressed bytes have a length of their own.
- */
-function answerHeaders(page: HeldPage, policy: ResolvedPolicy) {
-  if (page.answers?.for === policy) return page.answers;
-  const headers = new Headers(page.headers);
-  sharedHeaders(headers, policy);
-  if (page.encoded) headers.append("Vary", "Accept-Encoding");
-  headers.set("ETag", page.etag);
-  page.answers = { for: policy, headers: [...headers] };
-  return page.answers;
 }
 
 /** Vary names the cache itself accounts for: compression's and the bypass on cookies. */

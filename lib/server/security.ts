@@ -31,8 +31,8 @@ declare module "./internals.ts" {
   }
 }
 
-/** The headers every response gets whatever it set itself, in the order they are set. */
-const HEADERS: [string, string][] = [
+/** The headers every response gets whatever it set itself (bar the CSP and the request id). */
+export const FIXED_HEADERS: readonly [string, string][] = [
   ["Cross-Origin-Opener-Policy", "same-origin"],
   ["Cross-Origin-Resource-Policy", "same-origin"],
   ["Origin-Agent-Cluster", "?1"],
@@ -46,15 +46,18 @@ const HEADERS: [string, string][] = [
 
 /** The names `securityHeaderList` gives, lower-cased: a stored response keeps none of them. */
 export const SECURITY_HEADER_NAMES: ReadonlySet<string> = new Set(
-  ["content-security-policy", ...HEADERS.map(([name]) => name.toLowerCase()), "x-request-id"],
+  ["content-security-policy", ...FIXED_HEADERS.map(([name]) => name.toLowerCase()), "x-request-id"],
 );
 
 /** An incoming id is kept when it is short and made of these characters (as `hono/request-id`). */
 const SANE_ID = /^[\w\-=]{1,255}$/;
 
-/** `connectSources`: origins beyond our own the browser may send to (telemetry). */
-export function securityHeaders(connectSources: string[] = []): MiddlewareHandler {
-  const [beforeNonce, afterNonce] = [
+/**
+ * The CSP's text before and after the nonce; `connectSources`: origins beyond our own the browser
+ * may send to (telemetry).
+ */
+export function cspAround(connectSources: string[] = []): readonly [string, string] {
+  return [
     "default-src 'self'; script-src 'self' 'nonce-",
     "'; " + [
       // Islands sit in `display:contents` elements styled inline.
@@ -67,10 +70,20 @@ export function securityHeaders(connectSources: string[] = []): MiddlewareHandle
       "frame-ancestors 'self'",
     ].join("; "),
   ];
-  const csp = [beforeNonce, afterNonce] as const;
+}
+
+/** The request's id: the client's or proxy's own when it sends a sane one, else a new UUID. */
+export function requestIdOf(req: Request): string {
+  const incoming = req.headers.get("X-Request-Id");
+  return incoming && SANE_ID.test(incoming) ? incoming : crypto.randomUUID();
+}
+
+/** `connectSources`: origins beyond our own the browser may send to (telemetry). */
+export function securityHeaders(connectSources: string[] = []): MiddlewareHandler {
+  const csp = cspAround(connectSources);
+  const [beforeNonce, afterNonce] = csp;
   return async function securityHeaders(c, next) {
-    const incoming = c.req.raw.headers.get("X-Request-Id");
-    const id = incoming && SANE_ID.test(incoming) ? incoming : crypto.randomUUID();
+    const id = requestIdOf(c.req.raw);
     const internals = internalsOf(c);
     internals.nonce = newNonce();
     internals.requestId = id;
@@ -84,7 +97,7 @@ export function securityHeaders(connectSources: string[] = []): MiddlewareHandle
     if (!(internals.keptPage && c.res.status === 304)) {
       headers.set("Content-Security-Policy", beforeNonce + internals.nonce + afterNonce);
     }
-    for (const [name, value] of HEADERS) headers.set(name, value);
+    for (const [name, value] of FIXED_HEADERS) headers.set(name, value);
     headers.set("X-Request-Id", id);
   };
 }
@@ -102,7 +115,10 @@ export function securityHeaderList(c: Context): [string, string][] {
   const [before, after] = internals.csp!;
   const csp = before + internals.nonce + after;
   internals.secured = csp;
-  return [["Content-Security-Policy", csp], ...HEADERS, ["X-Request-Id", internals.requestId!]];
+  return [["Content-Security-Policy", csp], ...FIXED_HEADERS, [
+    "X-Request-Id",
+    internals.requestId!,
+  ]];
 }
 
 /** Random bytes drawn for 256 nonces at a time: one call to the system's CSPRNG, not one each. */
