@@ -24,15 +24,17 @@
  *
  * Each kind is measured under four conditions:
  * - **on loopback**, and **over a round trip** of {@link ROUND_TRIP_MS} ms (Chromium's network
- *   emulation: every request's headers arrive that much later), since what a prefetch saves is
- *   the document's request — on loopback only the server's render time and next to nothing else;
+ *   emulation: the headers of every request that goes to the network arrive that much later;
+ *   the HTTP cache's answers do not wait), since what a prefetch saves is the document's request —
+ *   on loopback only the server's render time and next to nothing else. The target is for the
+ *   round trip; the loopback rows are information;
  * - **with the example's cross-document view transition** (its stylesheet opts in), and
  *   **without** (`prefers-reduced-motion: reduce`, which the same stylesheet turns it off for):
  *   a view transition holds the new page's first paint until the old page is captured and the new
  *   one is ready to animate, the same delay for both kinds.
  *
- * Prerendering (`data-prerender`, a route's `prerender`) is not measured: Chromium refuses to
- * prerender while DevTools drives it (`PrerenderingDisabledByDevTools`), as Playwright does.
+ * Prerendering (`data-prerender`, a route's `prerender`) is not measured: under Playwright,
+ * Chromium refuses it (`PrerenderingDisabledByDevTools` in the `Preload` domain's report).
  */
 import { type CDPSession, chromium, type Page } from "playwright-core";
 import { CHROMIUM_ARGS } from "../tests/helpers/browser.ts";
@@ -256,7 +258,8 @@ export async function measureNavigation(options: NavigationOptions) {
       clicks.filter((c) => c.condition === condition.name && c.kind === kind);
     const prefetched = spread(of("prefetched").map((c) => c.clickToPaintMs));
     const cold = spread(of("cold").map((c) => c.clickToPaintMs));
-    // What a prefetch can take off: the cold document's wait for its response.
+    // What a prefetch can take off on loopback: the cold document's wait for its response (as
+    // Chromium times it, before DevTools' emulated latency is added).
     const coldResponseStartMs = median(of("cold").map((c) => c.responseStartMs));
     return {
       condition,
