@@ -17,7 +17,7 @@
  * Durations (env): BENCH_SECONDS per wrk run (5), BENCH_ROUNDS of each comparison each way (2, so
  * 4 rounds: each server twice on each CPU), BENCH_CONNECTIONS (50), BENCH_MEMORY_SECONDS (30, in 5
  * rounds), BENCH_RUNS cold starts and builds (5), BENCH_STREAMS event streams held open (1000),
- * BENCH_NAVIGATIONS clicks of each kind in Chromium (10),
+ * BENCH_NAVIGATIONS clicks of each kind under each condition in Chromium (20),
  * BENCH_MICRO=0 skips `deno bench`, BENCH_TELEMETRY=0 the telemetry comparison, BENCH_COLLECTIONS=0
  * the collections.
  */
@@ -45,7 +45,7 @@ const CONNECTIONS = setting("BENCH_CONNECTIONS", 50);
 const MEMORY_SECONDS = setting("BENCH_MEMORY_SECONDS", 30);
 const RUNS = setting("BENCH_RUNS", 5);
 const STREAMS = setting("BENCH_STREAMS", 1000);
-const NAVIGATIONS = setting("BENCH_NAVIGATIONS", 10);
+const NAVIGATIONS = setting("BENCH_NAVIGATIONS", 20);
 const MICRO = Deno.env.get("BENCH_MICRO") !== "0";
 const TELEMETRY = Deno.env.get("BENCH_TELEMETRY") !== "0";
 const COLLECTIONS = Deno.env.get("BENCH_COLLECTIONS") !== "0";
@@ -401,7 +401,8 @@ const compression = await measureCompression({
 });
 rows.push(...compression.rows);
 
-const navigation = await measureNavigation({ root, trials: NAVIGATIONS, progress });
+// The example's too: its stylesheet is the build's (immutable), and it has view transitions.
+const navigation = await measureNavigation({ root: example.root, trials: NAVIGATIONS, progress });
 rows.push(...navigation.rows);
 
 // The shared page cache: a cached page against the limit, and revalidateTag across workers.
