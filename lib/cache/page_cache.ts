@@ -76,7 +76,8 @@ export interface PageCacheOptions {
   tagCheckMs?: number;
   /**
    * Fresh hits held in memory are answered ahead of the app's middleware, for routes with no
-   * `_middleware.ts` on their chain (docs/caching.md, "Hits ahead of the chain"): true.
+   * `_middleware.ts` on their chain, when the telemetry has no middleware or records such hits
+   * (`Telemetry.hit`; docs/caching.md, "Hits ahead of the chain"): true.
    */
   fastHits?: boolean;
 }
