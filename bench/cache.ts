@@ -6,7 +6,9 @@
  *
  * - Throughput and p99: the cached `/list` served by `deno task start` against the limit rendering
  *   `/list` (`bench/bare.ts`), side by side as bench/run.ts does SSR: both loaded at once, each
- *   server and its `wrk` on a CPU of their own, trading CPUs every round.
+ *   server and its `wrk` on a CPU of their own, trading CPUs every round. Then the same pair with
+ *   the cached server under production's telemetry (Sentry's DSN to a loopback receiver, Deno's
+ *   OpenTelemetry tracing a tenth of requests, as the launcher sets it: `bench/telemetry.ts`).
  * - Compression on hits: the same cached page asked for with a browser's `Accept-Encoding` and
  *   without, in alternate runs of the same server, side by side in one run: what a compressed hit
  *   costs against an uncompressed one (it sends the coding the page holds: nothing is compressed).
@@ -21,7 +23,9 @@
 import { join } from "node:path";
 import { CACHED_FILES } from "../tests/process/page_cache_test.ts";
 import { copyProject } from "../tests/helpers/project_copy.ts";
-import { pin, start, startV8Flags } from "./process.ts";
+import { pin, type Running, start, startV8Flags } from "./process.ts";
+import { startReceiver } from "./receiver.ts";
+import { PRODUCTION_SENTRY } from "./telemetry.ts";
 import { type Pinned, pinnedConnection } from "./pinned.ts";
 import { fmt, median, type Row } from "./report.ts";
 import { wrk, type WrkResult } from "./wrk.ts";
@@ -32,6 +36,8 @@ export interface CacheOptions {
   rounds: number;
   /** Measure `revalidateTag` across workers too (the default); false: throughput only. */
   invalidation?: boolean;
+  /** The throughput pair with Sentry on too (the default). */
+  sentry?: boolean;
   progress(message: string): void;
   /** Only the invalidation part (`deno run -A bench/cache.ts invalidation`). */
   invalidationOnly?: boolean;
@@ -203,35 +209,55 @@ export async function measureCache(options: CacheOptions) {
     KV_PATH: join(store, "kv.sqlite3"),
   });
 
-  const pairs: { limit: WrkResult; cached: WrkResult }[] = [];
+  type Pair = { limit: WrkResult; cached: WrkResult };
+  const pairs: Pair[] = [];
+  const sentryPairs: Pair[] = [];
   const codings: { plain: WrkResult; compressed: WrkResult }[] = [];
   if (!options.invalidationOnly) {
     await using limit = await start(root, ["run", "-A", "bench/bare.ts"], {
       DENO_V8_FLAGS: await startV8Flags(root),
     }, "/list");
-    await using cached = await start(root, ["task", "start"], env, "/list-cached");
     const load = { seconds, connections };
-    for (let round = -1; round < 2 * rounds; round++) {
-      if (round >= 0) {
-        progress(`cache: /list cached vs the limit, round ${round + 1}/${2 * rounds}`);
+    /** `2 * rounds` pairs of `cached` against the limit, after one that warms both up. */
+    const against = async (cached: Running, name: string, into: Pair[]) => {
+      for (let round = -1; round < 2 * rounds; round++) {
+        if (round >= 0) {
+          progress(`cache: /list cached${name} vs the limit, round ${round + 1}/${2 * rounds}`);
+        }
+        const [limitCpu, cachedCpu] = round % 2 === 0 ? [0, 1] : [1, 0];
+        await pin(limit.pid(), limitCpu);
+        await pin(cached.pid(), cachedCpu);
+        const [l, c] = await Promise.all([
+          wrk(limit.origin + "/list", { ...load, cpu: limitCpu }),
+          wrk(cached.origin + "/list-cached", { ...load, cpu: cachedCpu }),
+        ]);
+        if (round >= 0) into.push({ limit: l, cached: c });
       }
-      const [limitCpu, cachedCpu] = round % 2 === 0 ? [0, 1] : [1, 0];
-      await pin(limit.pid(), limitCpu);
-      await pin(cached.pid(), cachedCpu);
-      const [l, c] = await Promise.all([
-        wrk(limit.origin + "/list", { ...load, cpu: limitCpu }),
-        wrk(cached.origin + "/list-cached", { ...load, cpu: cachedCpu }),
-      ]);
-      if (round >= 0) pairs.push({ limit: l, cached: c }); // round -1 warms both up
+    };
+    {
+      await using cached = await start(root, ["task", "start"], env, "/list-cached");
+      await against(cached, "", pairs);
+      // The cached server alone, on CPU 1, its wrk on CPU 0: plain and compressed hits in turn.
+      await pin(cached.pid(), 1);
+      for (let round = 0; round < rounds; round++) {
+        progress(`cache: compressed hits vs plain ones, round ${round + 1}/${rounds}`);
+        const url = cached.origin + "/list-cached";
+        const plain = await wrk(url, { ...load, cpu: 0 });
+        const compressed = await wrk(url, { ...load, cpu: 0, headers: BROWSER_ENCODINGS });
+        codings.push({ plain, compressed });
+      }
     }
-    // The cached server alone, on CPU 1, its wrk on CPU 0: plain and compressed hits in turn.
-    await pin(cached.pid(), 1);
-    for (let round = 0; round < rounds; round++) {
-      progress(`cache: compressed hits vs plain ones, round ${round + 1}/${rounds}`);
-      const url = cached.origin + "/list-cached";
-      const plain = await wrk(url, { ...load, cpu: 0 });
-      const compressed = await wrk(url, { ...load, cpu: 0, headers: BROWSER_ENCODINGS });
-      codings.push({ plain, compressed });
+    if (options.sentry !== false) {
+      await using receiver = startReceiver();
+      const production = PRODUCTION_SENTRY(receiver.dsn);
+      await using cached = await start(root, ["task", "start"], (port) => ({
+        ...env(port),
+        KV_PATH: join(store, "sentry.sqlite3"),
+        ...production.env,
+      }), "/list-cached");
+      await against(cached, `, ${production.name},`, sentryPairs);
+      // Deno exports every 5 s: a round's sampled hits have gone out by the next one's end.
+      if (receiver.otlpPosts() === 0) throw new Error("the Sentry-on server exported no trace");
     }
   }
 
@@ -243,11 +269,6 @@ export async function measureCache(options: CacheOptions) {
   );
   await Deno.remove(store, { recursive: true });
 
-  const ratio = median(pairs.map((p) => p.cached.rps / p.limit.rps));
-  const p99Ratio = median(pairs.map((p) => p.cached.p99Ms / p.limit.p99Ms));
-  const errors = pairs.reduce((n, p) => n + p.cached.socketErrors + p.cached.non2xx3xx, 0);
-  const rps = (of: "limit" | "cached") => median(pairs.map((p) => p[of].rps));
-  const p99 = (of: "limit" | "cached") => median(pairs.map((p) => p[of].p99Ms));
   const invalidationMs = invalidation.map((round) => round.server);
   const seenMs = invalidation.map((round) => round.client);
   const worst = invalidationMs.length ? Math.max(...invalidationMs) : NaN;
@@ -255,20 +276,33 @@ export async function measureCache(options: CacheOptions) {
   const codingRps = (of: "plain" | "compressed") => median(codings.map((p) => p[of].rps));
   const spread = (values: number[]) =>
     `${fmt.ratio(Math.min(...values))}–${fmt.ratio(Math.max(...values))}`;
-  const rows: Row[] = pairs.length === 0 ? [] : [
-    {
-      measure: "Cache: /list from the page cache vs the limit rendering it: req/s",
-      value: `${fmt.rps(rps("cached"))} vs ${fmt.rps(rps("limit"))} = ${fmt.ratio(ratio)} ` +
-        `(rounds ${spread(pairs.map((p) => p.cached.rps / p.limit.rps))})`,
-      target: `≥ ${fmt.ratio(CACHE_TARGET.ratio)} limit`,
-      pass: ratio >= CACHE_TARGET.ratio && errors === 0,
-    },
-    {
-      measure: "Cache: /list from the page cache vs the limit: p99",
-      value: `${fmt.ms(p99("cached"))} vs ${fmt.ms(p99("limit"))} = ${fmt.ratio(p99Ratio)}`,
-      target: `≤ ${fmt.ratio(CACHE_TARGET.p99)} limit`,
-      pass: p99Ratio <= CACHE_TARGET.p99,
-    },
+  /** The pair's two rows, req/s and p99, each beside its target. */
+  const pairRows = (of: Pair[], name: string): Row[] => {
+    if (of.length === 0) return [];
+    const ratio = median(of.map((p) => p.cached.rps / p.limit.rps));
+    const p99Ratio = median(of.map((p) => p.cached.p99Ms / p.limit.p99Ms));
+    const errors = of.reduce((n, p) => n + p.cached.socketErrors + p.cached.non2xx3xx, 0);
+    const rps = (side: keyof Pair) => median(of.map((p) => p[side].rps));
+    const p99 = (side: keyof Pair) => median(of.map((p) => p[side].p99Ms));
+    return [
+      {
+        measure: `Cache: /list from the page cache${name} vs the limit rendering it: req/s`,
+        value: `${fmt.rps(rps("cached"))} vs ${fmt.rps(rps("limit"))} = ${fmt.ratio(ratio)} ` +
+          `(rounds ${spread(of.map((p) => p.cached.rps / p.limit.rps))})`,
+        target: `≥ ${fmt.ratio(CACHE_TARGET.ratio)} limit`,
+        pass: ratio >= CACHE_TARGET.ratio && errors === 0,
+      },
+      {
+        measure: `Cache: /list from the page cache${name} vs the limit: p99`,
+        value: `${fmt.ms(p99("cached"))} vs ${fmt.ms(p99("limit"))} = ${fmt.ratio(p99Ratio)}`,
+        target: `≤ ${fmt.ratio(CACHE_TARGET.p99)} limit`,
+        pass: p99Ratio <= CACHE_TARGET.p99,
+      },
+    ];
+  };
+  const rows: Row[] = [
+    ...pairRows(pairs, ""),
+    ...pairRows(sentryPairs, ", Sentry on (traces 0.1),"),
   ];
   rows.push(
     ...codings.length === 0 ? [] : [{
@@ -291,7 +325,7 @@ export async function measureCache(options: CacheOptions) {
       pass: worst <= CACHE_TARGET.invalidationMs,
     }],
   );
-  return { rows, results: { pairs, codings, invalidation } };
+  return { rows, results: { pairs, sentryPairs, codings, invalidation } };
 }
 
 if (import.meta.main) {
@@ -301,6 +335,7 @@ if (import.meta.main) {
     connections: Number(Deno.env.get("BENCH_CONNECTIONS") ?? 50),
     rounds: Number(Deno.env.get("BENCH_ROUNDS") ?? 2),
     invalidation: Deno.env.get("BENCH_CACHE_INVALIDATION") !== "0",
+    sentry: Deno.env.get("BENCH_CACHE_SENTRY") !== "0",
     progress: (message) => console.error(`bench: ${message}`),
     invalidationOnly: Deno.args.includes("invalidation"),
   });

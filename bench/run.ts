@@ -410,6 +410,7 @@ const cache = await measureCache({
   seconds: SECONDS,
   connections: CONNECTIONS,
   rounds: ROUNDS,
+  sentry: Deno.env.get("BENCH_CACHE_SENTRY") !== "0",
   progress,
 });
 rows.push(...cache.rows);

@@ -188,6 +188,80 @@ Deno.test("a hit of a route without middleware never enters the app's chain; the
   assert.equal((await count()).entered, 1, "a closing app answers everything the whole way");
 });
 
+/**
+ * A telemetry plugin with middleware around every request, counting the requests it sees, and
+ * `hit` (unless `recordsHits` is false) answering `accept`, recording what it was given.
+ */
+function tracingTelemetry(recordsHits: boolean, accept = true) {
+  const seen = { middleware: 0, hits: [] as { req: Request; route: string }[] };
+  const telemetry: Telemetry = {
+    middleware: async (_c, next) => {
+      seen.middleware++;
+      await next();
+    },
+    captureFailure: () => ({ trace_id: null, span_id: null, sentry_event_id: null }),
+    flush: () => Promise.resolve(),
+  };
+  if (recordsHits) {
+    telemetry.hit = (req, route) => {
+      seen.hits.push({ req, route });
+      return accept;
+    };
+  }
+  return { seen, telemetry };
+}
+
+Deno.test("telemetry with middleware: hits ahead of it only when its `hit` records them", async (t) => {
+  const routes = { "blog/[slug].tsx": page() };
+  const hitsOf = async (telemetry: Telemetry) => {
+    await using app = await cachedApp(routes, { telemetry });
+    await (await app.get("/blog/first")).text(); // the miss, which stores it
+    const answers = [];
+    for (const method of ["GET", "HEAD", "GET"]) {
+      const req = new Request(`${ORIGIN}/blog/first`, { method });
+      const res = await app.app.fetch(req);
+      await res.arrayBuffer();
+      answers.push({ req, state: res.headers.get("x-cache") });
+    }
+    return answers;
+  };
+
+  await t.step(
+    "with `hit`: called with the request and its route, the middleware skipped",
+    async () => {
+      const { seen, telemetry } = tracingTelemetry(true);
+      const answers = await hitsOf(telemetry);
+      assert.deepEqual(answers.map((a) => a.state), ["HIT", "HIT", "HIT"]);
+      assert.equal(seen.middleware, 2, "the miss and its render only");
+      assert.deepEqual(seen.hits.map((h) => h.route), [
+        "/blog/:slug",
+        "/blog/:slug",
+        "/blog/:slug",
+      ]);
+      assert.deepEqual(
+        seen.hits.map((h) => h.req),
+        answers.map((a) => a.req),
+        "the request itself",
+      );
+    },
+  );
+
+  await t.step("`hit` says no: the whole app answers, its middleware around it", async () => {
+    const { seen, telemetry } = tracingTelemetry(true, false);
+    const answers = await hitsOf(telemetry);
+    assert.deepEqual(answers.map((a) => a.state), ["HIT", "HIT", "HIT"]);
+    assert.equal(seen.middleware, 2 + 3);
+    assert.equal(seen.hits.length, 3);
+  });
+
+  await t.step("middleware without `hit`: every hit goes the whole way", async () => {
+    const { seen, telemetry } = tracingTelemetry(false);
+    const answers = await hitsOf(telemetry);
+    assert.deepEqual(answers.map((a) => a.state), ["HIT", "HIT", "HIT"]);
+    assert.equal(seen.middleware, 2 + 3);
+  });
+});
+
 Deno.test("over HTTP: a hit ahead of the chain streams whole in each coding, HEAD without a body", async () => {
   const { seen, telemetry } = chainSpy();
   await using kv = await Deno.openKv(":memory:");
@@ -352,7 +426,7 @@ Deno.test("fastHits(): only a fresh page held, of a URL learned, for a request w
   const tags = tagVersions(kv, 60_000);
   const closing = new AbortController();
   const own = new WeakSet<Request>();
-  const hits = fastHits({
+  const setup = {
     origin: ORIGIN,
     memory,
     tags,
@@ -361,8 +435,9 @@ Deno.test("fastHits(): only a fresh page held, of a URL learned, for a request w
     csp: cspAround(),
     logRequests: false,
     maxUrls: 2,
-    skip: (req) => own.has(req),
-  });
+    skip: (req: Request) => own.has(req),
+  };
+  const hits = fastHits(setup);
   const policy = resolvePolicy("index.tsx", { maxAge: 60, tags: ["t"] });
   const body = new TextEncoder().encode(`<p nonce="abc">${"y".repeat(4000)}</p>`);
   const store = (url: string, storedAt = Date.now()) =>
@@ -381,7 +456,8 @@ Deno.test("fastHits(): only a fresh page held, of a URL learned, for a request w
     new Request(`http://localhost${path}`, init);
   store(`${ORIGIN}/a`);
   assert.equal(hits.answer(req("/a")), undefined, "a URL not yet learned as a page");
-  hits.learn(`${ORIGIN}/a`, policy);
+  const route = { policy, route: "/a" };
+  hits.learn(`${ORIGIN}/a`, route);
   assert.equal(hits.answer(req("/a")), undefined, "the tag's version is not known yet");
   await tags.fresh(["t"]);
   const res = hits.answer(req("/a", { headers: { "Accept-Encoding": "gzip" } }))!;
@@ -400,13 +476,20 @@ Deno.test("fastHits(): only a fresh page held, of a URL learned, for a request w
   own.add(ownRender);
   refused.push(["the cache's own render", ownRender]);
   for (const [why, request] of refused) assert.equal(hits.answer(request), undefined, why);
+  // The telemetry's record: asked only for a hit about to be answered, which it may refuse.
+  const recorded: string[] = [];
+  const recording = fastHits({ ...setup, hit: (_req, route) => (recorded.push(route), false) });
+  recording.learn(`${ORIGIN}/a`, route);
+  assert.equal(recording.answer(req("/a")), undefined, "refused by the telemetry");
+  assert.equal(recording.answer(req("/a", { method: "POST" })), undefined);
+  assert.deepEqual(recorded, ["/a"]);
   store(`${ORIGIN}/a`, Date.now() - 61_000);
   assert.equal(hits.answer(req("/a")), undefined, "stale: the app revalidates it");
   store(`${ORIGIN}/a`);
   await revalidateTagOn(kv, "t");
   assert.equal(hits.answer(req("/a")), undefined, "a tag moved");
-  hits.learn(`${ORIGIN}/b`, policy);
-  hits.learn(`${ORIGIN}/c`, policy);
+  hits.learn(`${ORIGIN}/b`, { policy, route: "/b" });
+  hits.learn(`${ORIGIN}/c`, { policy, route: "/c" });
   assert.equal(hits.answer(req("/a")), undefined, "forgotten past maxUrls");
   closing.abort();
   tags.close();

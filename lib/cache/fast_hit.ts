@@ -12,9 +12,10 @@
  * sign-in check, a maintenance redirect, an IP block, a header it sets) always runs, and a URL
  * something ahead of the routes answers (a static file, the build's assets) is never taken for a
  * page. What the app's middleware did for a hit is done here too, alike: the security headers
- * (the CSP naming the render's nonce), the request id, the request log line; `answer.ts` makes
- * each whole header list once per page, so a hit costs one `Response` with its headers given to
- * its constructor.
+ * (the CSP naming the render's nonce), the request id, the request log line, and the telemetry's
+ * record of the request (`Telemetry.hit`: the request's span named after the route, as its
+ * middleware would); `answer.ts` makes each whole header list once per page, so a hit costs one
+ * `Response` with its headers given to its constructor.
  */
 import { parse } from "hono/utils/cookie";
 import { getPath } from "hono/utils/url";
@@ -43,13 +44,22 @@ export interface FastHitsSetup {
   logRequests: boolean;
   /** URLs remembered as pages answerable here; the oldest forgotten past it. */
   maxUrls: number;
+  /** The telemetry's record of a hit (`Telemetry.hit`); false: the app answers it. */
+  hit?: (req: Request, route: string) => boolean;
   /** Requests never answered here (the cache's own renders). */
   skip: (req: Request) => boolean;
 }
 
+/** A route with a cache policy and no middleware, as its URLs are learned: one object per route. */
+export interface LearnedRoute {
+  policy: ResolvedPolicy;
+  /** Its pattern, as logs and traces name it (`/blog/:slug`). */
+  route: string;
+}
+
 export interface FastHits {
-  /** `url` (a canonical URL, key.ts) is a page of a route with `policy` and no middleware. */
-  learn(url: string, policy: ResolvedPolicy): void;
+  /** `url` (a canonical URL, key.ts) is a page of `route`. */
+  learn(url: string, route: LearnedRoute): void;
   /** The response to `req` when it is a fresh hit held here; undefined: the app answers it. */
   answer(req: Request): Response | undefined;
 }
@@ -59,14 +69,14 @@ const SESSION_COOKIES = ["session", "__Host-session"];
 
 export function fastHits(setup: FastHitsSetup): FastHits {
   const { origin, memory, tags, closing, csp } = setup;
-  const pages = new Map<string, ResolvedPolicy>();
+  const pages = new Map<string, LearnedRoute>();
 
   return {
-    learn(url, policy) {
-      if (pages.get(url) === policy) return;
+    learn(url, route) {
+      if (pages.get(url) === route) return;
       pages.delete(url);
       if (pages.size >= setup.maxUrls) pages.delete(pages.keys().next().value!);
-      pages.set(url, policy);
+      pages.set(url, route);
     },
 
     answer(req) {
@@ -82,8 +92,9 @@ export function fastHits(setup: FastHitsSetup): FastHits {
       if (cookie !== null && carriesState(cookie)) return undefined;
       if (setup.skip(req)) return undefined;
       const url = canonicalUrl(origin, req.url);
-      const policy = url === undefined ? undefined : pages.get(url);
-      if (!policy) return undefined;
+      const learned = url === undefined ? undefined : pages.get(url);
+      if (!learned) return undefined;
+      const { policy } = learned;
       const key = policy.vary.length ? keyWithVary(url!, headers, policy.vary)?.key : url;
       const page = key === undefined ? undefined : memory.get(key);
       const now = Date.now();
@@ -97,6 +108,7 @@ export function fastHits(setup: FastHitsSetup): FastHits {
         if (reading) return void reading.catch(() => {});
         if (!tags.current(page.tags)) return undefined;
       }
+      if (setup.hit && !setup.hit(req, learned.route)) return undefined;
       const age = String(Math.max(0, Math.floor((now - page.storedAt) / 1000)));
       const id = requestIdOf(req);
       const perRequest = (list: [string, string][]): [string, string][] => [

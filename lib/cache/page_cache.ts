@@ -29,7 +29,7 @@ import { type ManifestRoute, middlewaresOf } from "../server/manifest.ts";
 import { negotiateEncoding } from "../server/compression.ts";
 import { answerHeaders, sharedHeaders } from "./answer.ts";
 import { held, type HeldPage, storedBody, type StoredPage } from "./entry.ts";
-import { fastHits } from "./fast_hit.ts";
+import { fastHits, type LearnedRoute } from "./fast_hit.ts";
 import { etagOf, matchesIfNoneMatch } from "./etag.ts";
 import { type PageKey, pageKey } from "./key.ts";
 import { memoryLayer } from "./memory.ts";
@@ -76,7 +76,8 @@ export interface PageCacheOptions {
   tagCheckMs?: number;
   /**
    * Fresh hits held in memory are answered ahead of the app's middleware, for routes with no
-   * `_middleware.ts` on their chain (docs/caching.md, "Hits ahead of the chain"): true.
+   * `_middleware.ts` on their chain, when the telemetry has no middleware or records such hits
+   * (`Telemetry.hit`; docs/caching.md, "Hits ahead of the chain"): true.
    */
   fastHits?: boolean;
 }
@@ -113,11 +114,15 @@ export interface PageCacheSetup {
   /** Whether the app compresses its responses (`AppOptions.compress`): hits then do, too. */
   compress: boolean;
   /**
-   * What hits answered ahead of the app's middleware need of the app (fast_hit.ts); false when
-   * the app has middleware of its own around every request (a telemetry plugin's), which such a
-   * hit would skip.
+   * What hits answered ahead of the app's middleware need of the app (fast_hit.ts): `hit` records
+   * each for the telemetry; false when the app has middleware of its own around every request (a
+   * telemetry plugin's without `hit`), which such a hit would skip.
    */
-  ahead: { csp: readonly [string, string]; logRequests: boolean } | false;
+  ahead: {
+    csp: readonly [string, string];
+    logRequests: boolean;
+    hit?: (req: Request, route: string) => boolean;
+  } | false;
 }
 
 export interface PageCache {
@@ -182,6 +187,7 @@ export function pageCache(setup: PageCacheSetup): PageCache {
       csp: setup.ahead.csp,
       logRequests: setup.ahead.logRequests,
       maxUrls: Math.max(options.memoryEntries, 1),
+      hit: setup.ahead.hit,
       skip: (req) => ownRenders.has(req),
     })
     : undefined;
@@ -348,9 +354,10 @@ export function pageCache(setup: PageCacheSetup): PageCache {
       const policy = policies.get(route);
       if (!policy) return privateByDefault(dispatch);
       // A guard of the team's runs on every hit: only routes without one are answered ahead.
-      const learn = fast && route.middlewares.flatMap(middlewaresOf).length === 0
-        ? fast.learn
-        : undefined;
+      const learned: LearnedRoute | undefined =
+        fast && route.middlewares.flatMap(middlewaresOf).length === 0
+          ? { policy, route: route.name }
+          : undefined;
       return async (c) => {
         const own = ownRenders.get(c.req.raw);
         if (own) {
@@ -365,7 +372,7 @@ export function pageCache(setup: PageCacheSetup): PageCache {
           url: new URL(key.url),
         }));
         if (!key || !pageTags) return bypass(c, await dispatch(c));
-        learn?.(key.url, policy);
+        if (learned) fast!.learn(key.url, learned);
         // The tag versions the lookup compares with: none read per request, one per tag per check.
         if (pageTags.length > 0) await tags.fresh(pageTags)?.catch(reportKv("tag read"));
         const page = await lookup(key.key);

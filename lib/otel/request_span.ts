@@ -11,6 +11,9 @@
  * A request with `sentry-trace` but no `traceparent` (a Sentry SDK that sends no W3C header) is one
  * Deno cannot continue: it starts a trace of its own. The request's work then runs under a second
  * server span made here, in the caller's trace and linked to Deno's both ways.
+ *
+ * A page cache hit answered ahead of the middleware gets its span named the same way, without the
+ * middleware (`requestHit`, the app's `Telemetry.hit`).
  */
 import {
   type Context as OtelContext,
@@ -74,6 +77,21 @@ export const requestSpan: MiddlewareHandler = async function requestSpan(c, next
   }
 };
 
+/**
+ * A request answered ahead of the middleware (a page cache hit, `Telemetry.hit`): its span named
+ * as `requestSpan` names a page's — `GET /route` with `http.route` — when it is sampled, and left
+ * as it is otherwise. A `sentry-trace` without `traceparent` goes through the whole app, where
+ * `requestSpan` continues the caller's trace (false).
+ */
+export function requestHit(req: Request, route: string): boolean {
+  const denoSpan = trace.getActiveSpan();
+  if (!denoSpan) return true;
+  const { headers } = req;
+  if (headers.has("sentry-trace") && !headers.has("traceparent")) return false;
+  if (sampled(denoSpan)) nameSpan(denoSpan, req.method, route);
+  return true;
+}
+
 /** Whether the span goes out: Deno records spans that are not sampled as well, for nothing. */
 export function sampled(span: Span | undefined): span is Span {
   return span !== undefined && (span.spanContext().traceFlags & 1) === 1;
@@ -119,12 +137,14 @@ function continueSentryTrace(c: Context, header: string, denoSpan: Span): Span |
 function nameAfterRoute(c: Context, span: Span): void {
   const action = internalsOf(c).action;
   const route = action ? ACTION_ROUTE : internalsOf(c).route;
-  if (route) {
-    span.updateName(`${c.req.method} ${route}`);
-    span.setAttribute("http.route", route);
-  }
+  if (route) nameSpan(span, c.req.method, route);
   if (action) span.setAttribute(ACTION_ATTRIBUTE, action.name);
   if (isNotFoundRoute(c)) span.setAttribute(NOT_FOUND_ATTRIBUTE, true);
+}
+
+function nameSpan(span: Span, method: string, route: string): void {
+  span.updateName(`${method} ${route}`);
+  span.setAttribute("http.route", route);
 }
 
 /**

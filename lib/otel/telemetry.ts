@@ -3,9 +3,10 @@
  * The app's `Telemetry` when Deno's OpenTelemetry traces the process: Deno makes each request's
  * server span, the client span of each outgoing `fetch` (with `traceparent`) and exports console
  * output as log records carrying the ids of the span they were written in. The app adds the route
- * to the server span's name, child spans for render, actions and middleware, and a failure's ids
- * on its JSON line, written in the request's context. An error tracker (Sentry) plugs in as a
- * `Reporter`: it only reports, on the same trace, and makes no span of its own.
+ * to the server span's name (a page cache hit's too, answered ahead of the middleware), child spans
+ * for render, actions and middleware, and a failure's ids on its JSON line, written in the
+ * request's context. An error tracker (Sentry) plugs in as a `Reporter`: it only reports, on the
+ * same trace, and makes no span of its own.
  */
 import { context, type Span, trace } from "@opentelemetry/api";
 import type { Context, Hono } from "hono";
@@ -15,6 +16,7 @@ import type { Telemetry } from "../server/telemetry.ts";
 import {
   DIGEST_ATTRIBUTE,
   requestContext,
+  requestHit,
   requestSpan,
   responded,
   sampled,
@@ -42,6 +44,7 @@ export function otelTelemetry(reporter?: Reporter): Telemetry {
   return {
     routes: reporter?.routes?.bind(reporter),
     middleware: requestSpan,
+    hit: requestHit,
     span: childSpan,
     within,
     captureFailure(error, digest, c) {

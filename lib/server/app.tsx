@@ -247,11 +247,12 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
     renderLimitMs: options.requestTimeoutMs ? 2 * options.requestTimeoutMs + 1000 : 60_000,
     fetch: () => fetch,
     compress: options.compress,
-    // Hits of routes without middleware of the team's, ahead of the app's own (fast_hit.ts); not
-    // when a telemetry plugin wraps every request (its transaction would be skipped).
-    ahead: !telemetry?.middleware && {
+    // Hits of routes without middleware of the team's, ahead of the app's own (fast_hit.ts),
+    // recorded by the telemetry's `hit`; not when its middleware, which they skip, has none.
+    ahead: (!telemetry?.middleware || telemetry.hit !== undefined) && {
       csp: cspAround(telemetry?.connectSources),
       logRequests: options.logRequests,
+      hit: telemetry?.hit?.bind(telemetry),
     },
   });
   registerRoutes(

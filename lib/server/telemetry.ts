@@ -60,6 +60,15 @@ export interface Telemetry {
    */
   middleware?: Middleware;
   /**
+   * Records a request the page cache answers ahead of the app's middleware (a fresh hit of a
+   * route with no `_middleware.ts`, docs/caching.md) as `middleware` would have recorded it:
+   * `route` is the route's pattern (`/blog/:slug`). Called before the response is made, in the
+   * request's context; returns false when it cannot record the request there, which then goes
+   * through the whole app. A plugin with `middleware` and no `hit` keeps every hit on the whole
+   * app.
+   */
+  hit?(req: Request, route: string): boolean;
+  /**
    * Runs `work` as a child span named `name` (render, an action, a middleware), ended when `work`
    * returns or, for a promise, settles. Absent, the core calls `work` as it is: no wrapper at all.
    */
