@@ -87,7 +87,8 @@ Deno.test("a cached page renders once, then answers from the cache with a weak E
   // The same bytes, the render's nonce and all (the next test).
   assert.equal(second.html, first.html);
   assert.match(second.res.headers.get("etag")!, /^W\/"[\w-]{22}"$/);
-  assert.equal(second.res.headers.get("age"), "0");
+  // Whole seconds since it was stored: a loaded machine may cross one between the two loads.
+  assert.match(second.res.headers.get("age")!, /^[01]$/);
   assert.equal(second.res.headers.get("vary"), "Cookie, Accept-Encoding");
   // Each header once: the render's security headers are not kept, the answer's own go out.
   for (const name of ["cross-origin-opener-policy", "referrer-policy", "x-content-type-options"]) {
