@@ -28,9 +28,9 @@ const BUILD = new URL("./build.ts", import.meta.url);
  * The same build, for a server about to serve (`start.ts`), run as `deno task build` runs it: in a
  * child process, which exits with its failure (its lines on our stderr). V8 never unloads a module:
  * built in the server's own process, esbuild's API, Lightning CSS's and Tailwind's native modules
- * and the build's own modules would stay in its memory for as long as it serves — a server that
- * built as it started idled at 143 MB against 92 MB, and peaked at 1.30× the bare server under
- * load against 1.11× (`docs/performance.md`, "Memory").
+ * and the build's own modules would stay in its memory for as long as it serves: such a server
+ * idled at 155 MB against 89 and peaked at 1.40× the bare server under load (`docs/performance.md`,
+ * "where the memory under load goes").
  */
 export async function buildApartOrExit(dev: boolean): Promise<void> {
   const { code } = await new Deno.Command(Deno.execPath(), {
