@@ -10,7 +10,6 @@
  * server runs right here, in this process.
  */
 import "./node_env.ts";
-import { sentryOtlpEnv } from "../otel/env.ts";
 import { settingsOrExit } from "./settings.ts";
 
 const SERVER = new URL("./start.ts", import.meta.url);
@@ -18,7 +17,11 @@ const SERVER = new URL("./start.ts", import.meta.url);
 const { sentry } = settingsOrExit();
 const env = (name: string) => Deno.env.get(name);
 const added = sentry?.dsn && sentry.otlp && sentry.tracesSampleRate > 0
-  ? sentryOtlpEnv({ ...sentry, dsn: sentry.dsn, sampleRate: sentry.tracesSampleRate }, env)
+  ? (await import("../otel/env.ts")).sentryOtlpEnv({
+    ...sentry,
+    dsn: sentry.dsn,
+    sampleRate: sentry.tracesSampleRate,
+  }, env)
   : {};
 
 if (Object.keys(added).length === 0) {

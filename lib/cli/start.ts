@@ -13,12 +13,10 @@
  */
 import "./node_env.ts";
 import { isStale } from "../build/fingerprint.ts";
-import { behindDevFront } from "../dev/forwarding.ts";
-import { standBy } from "../dev/standby.ts";
 import { appStack } from "../errors/frames.ts";
 import type { Manifest } from "../server/manifest.ts";
 import { appFromEnv, serverFailed } from "./app.ts";
-import { buildOrExit } from "./build_or_exit.ts";
+import { buildApartOrExit } from "./build_or_exit.ts";
 import { PROJECT_ROOT } from "./root.ts";
 import { settingsOrExit } from "./settings.ts";
 import { exitPastGrace, FLUSH_MS, graceMs, untilParentGone } from "./stop.ts";
@@ -34,15 +32,19 @@ let serving = false;
 parentGone?.then(() => serving || Deno.exit(0));
 
 if (!devFrontToken && await isStale(PROJECT_ROOT, dev)) {
-  await buildOrExit(dev);
+  await buildApartOrExit(dev);
 }
 
-if (devFrontToken) await standBy();
+// What only `deno task dev` uses is imported only there: a module, once loaded, is held for as
+// long as the process lives.
+if (devFrontToken) await (await import("../dev/standby.ts")).standBy();
 
 const manifestFile = dev ? "../../_build/dev/manifest.gen.ts" : "../../_build/manifest.gen.ts";
 const manifest: Manifest = (await import(manifestFile).catch(dev ? cannotLoad : undefined)).default;
 const { app, telemetry } = await appFromEnv(manifest, settings);
-const handler = devFrontToken ? behindDevFront(app.fetch, devFrontToken) : app.fetch;
+const handler = devFrontToken
+  ? (await import("../dev/forwarding.ts")).behindDevFront(app.fetch, devFrontToken)
+  : app.fetch;
 
 let server: Deno.HttpServer;
 try {

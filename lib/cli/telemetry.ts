@@ -5,14 +5,15 @@
  * only that is on, and nothing at all (no module of either loaded) when neither is.
  */
 import { denoTracing } from "../otel/detect.ts";
-import { headSampleRate } from "../otel/env.ts";
 import type { SentryConfig } from "../sentry/config.ts";
 import { loadSentry } from "../sentry/mod.ts";
 import type { Telemetry } from "../server/telemetry.ts";
 
 export async function loadTelemetry(sentry?: SentryConfig): Promise<Telemetry | undefined> {
+  // `otel/env.ts` is the launcher's (its source and source map, 29 KB of heap, held for good): read only when
+  // Deno traces this process.
   const otel = denoTracing()
-    ? { sampleRate: headSampleRate((name) => Deno.env.get(name)) }
+    ? { sampleRate: (await import("../otel/env.ts")).headSampleRate((name) => Deno.env.get(name)) }
     : undefined;
   if (sentry) return await loadSentry(sentry, otel);
   if (otel) return (await import("../otel/telemetry.ts")).otelTelemetry();
