@@ -58,7 +58,7 @@ export function canonicalUrl(origin: string, requestUrl: string): string | undef
 
 /**
  * Whether `requestUrl`'s path as sent (what Hono routes on) is `pathname`, the parsed one: no dot
- * segment resolved, no `\\` turned into `/`, nothing percent-encoded on the way.
+ * segment resolved, no `\` turned into `/`, nothing percent-encoded on the way.
  */
 function routedAsParsed(requestUrl: string, pathname: string): boolean {
   const start = requestUrl.indexOf("/", requestUrl.indexOf("//") + 2);
