@@ -14,7 +14,7 @@ import { captureLogs } from "shell/testing";
 import type { Telemetry } from "../lib/server/telemetry.ts";
 import { memoryApp, type TestOptions } from "./helpers/app.ts";
 import { freePort } from "./helpers/server.ts";
-import { requestBytes, send } from "./reliability/raw_http.ts";
+import { type RawRequest, requestBytes, send } from "./reliability/raw_http.ts";
 import type { AppFiles } from "./helpers/app.ts";
 import { fastHits } from "../lib/cache/fast_hit.ts";
 import { held } from "../lib/cache/entry.ts";
@@ -539,18 +539,23 @@ Deno.test("a path with dot segments never stores one route's page under another'
   const raw = (target: string, method = "GET") =>
     send(port, requestBytes(port, { target, method }));
   try {
-    const attacks = [
-      "/docs/%2e%2e/shop",
-      "/docs/../shop",
-      "/docs/.%2E/shop",
-      "/blog/..",
-      "/blog/%2e%2e",
+    const host = `127.0.0.1:${port}`;
+    // Each is Hono's route for one path and the URL parser's for another; a `Host` can add to the
+    // path (Deno writes it into `req.url` as sent), and the host guard reads only what comes before a `/`.
+    const attacks: RawRequest[] = [
+      { target: "/docs/%2e%2e/shop" },
+      { target: "/docs/../shop" },
+      { target: "/docs/.%2E/shop" },
+      { target: "/shop", host: `${host}/docs/..` },
+      { target: "/blog/.." },
+      { target: "/blog/%2e%2e" },
     ];
-    for (const target of attacks) {
+    for (const attack of attacks) {
+      const name = JSON.stringify(attack);
       for (let i = 0; i < 2; i++) {
-        const res = await raw(target);
-        assert.notEqual(res.headers.get("x-cache"), "HIT", target);
-        assert.doesNotMatch(res.body, /home render/, target);
+        const res = await send(port, requestBytes(port, attack));
+        assert.notEqual(res.headers.get("x-cache"), "HIT", name);
+        assert.doesNotMatch(res.body, /home render/, name);
       }
     }
     gate.maintenance = true;
