@@ -541,7 +541,7 @@ Deno.test("a path with dot segments never stores one route's page under another'
   try {
     const host = `127.0.0.1:${port}`;
     // Each is Hono's route for one path and the URL parser's for another; a `Host` can add to the
-    // path (Deno writes it into `req.url` as sent), and the host guard reads only what comes before a `/`.
+    // path (Deno writes it into `req.url` as sent; the host guard reads what comes before a `/`).
     const attacks: RawRequest[] = [
       { target: "/docs/%2e%2e/shop" },
       { target: "/docs/../shop" },
