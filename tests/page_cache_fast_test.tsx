@@ -540,8 +540,8 @@ Deno.test("a path with dot segments never stores one route's page under another'
     send(port, requestBytes(port, { target, method }));
   try {
     const host = `127.0.0.1:${port}`;
-    // Each is Hono's route for one path and the URL parser's for another; a `Host` can add to the
-    // path (Deno writes it into `req.url` as sent; the host guard reads what comes before a `/`).
+    // Each is Hono's route for one path and the URL parser's for another; a `Host` added to the
+    // path too (Deno writes it into `req.url` as sent), which the host guard now refuses as well.
     const attacks: RawRequest[] = [
       { target: "/docs/%2e%2e/shop" },
       { target: "/docs/../shop" },
