@@ -111,6 +111,11 @@ Deno.test("a hit ahead of the middleware answers as the whole app does, header b
     ["304", { "If-None-Match": "<etag>" }],
     ["304 for *, on HEAD", { "If-None-Match": "*" }],
     ["200 for another tag", { "If-None-Match": 'W/"other"' }],
+    // What a client controls that the whole app reads alike: no partial answers, odd q-values.
+    ["Range, the whole page", { Range: "bytes=0-10" }],
+    ["unparseable q-values", { "Accept-Encoding": "gzip;q=abc, br;q=1.0001" }],
+    ["every coding refused", { "Accept-Encoding": "gzip;q=0, br;q=0, identity;q=0" }],
+    ["a long If-None-Match", { "If-None-Match": 'W/"a", '.repeat(2000) + 'W/"b"' }],
   ];
   for (const [name, headers] of cases) {
     const method = name.includes("HEAD") ? "HEAD" : "GET";
