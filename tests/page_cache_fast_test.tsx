@@ -14,6 +14,7 @@ import { captureLogs } from "shell/testing";
 import type { Telemetry } from "../lib/server/telemetry.ts";
 import { memoryApp, type TestOptions } from "./helpers/app.ts";
 import { freePort } from "./helpers/server.ts";
+import { type RawRequest, requestBytes, send } from "./reliability/raw_http.ts";
 import type { AppFiles } from "./helpers/app.ts";
 import { fastHits } from "../lib/cache/fast_hit.ts";
 import { held } from "../lib/cache/entry.ts";
@@ -110,6 +111,11 @@ Deno.test("a hit ahead of the middleware answers as the whole app does, header b
     ["304", { "If-None-Match": "<etag>" }],
     ["304 for *, on HEAD", { "If-None-Match": "*" }],
     ["200 for another tag", { "If-None-Match": 'W/"other"' }],
+    // What a client controls that the whole app reads alike: no partial answers, odd q-values.
+    ["Range, the whole page", { Range: "bytes=0-10" }],
+    ["unparseable q-values", { "Accept-Encoding": "gzip;q=abc, br;q=1.0001" }],
+    ["every coding refused", { "Accept-Encoding": "gzip;q=0, br;q=0, identity;q=0" }],
+    ["a long If-None-Match", { "If-None-Match": 'W/"a", '.repeat(2000) + 'W/"b"' }],
   ];
   for (const [name, headers] of cases) {
     const method = name.includes("HEAD") ? "HEAD" : "GET";
@@ -500,3 +506,75 @@ async function revalidateTagOn(kv: Deno.Kv, tag: string) {
   const { bumpTag } = await import("../lib/cache/tags.ts");
   await bumpTag(kv, tag);
 }
+
+Deno.test("a path with dot segments never stores one route's page under another's (raw HTTP)", async () => {
+  // Deno.serve hands `..`, `%2e%2e` and `\` to the app as sent: Hono routes on the raw path, while
+  // the URL parser resolves it to another. The page of that other URL was stored under the policy
+  // of the route Hono matched (its maxAge, its tags) and learned as that route's — with no
+  // middleware — so answered ahead of the chain, skipping the other route's `_middleware.ts`.
+  const gate = { maintenance: false, renders: 0 };
+  await using kv = await Deno.openKv(":memory:");
+  const port = freePort();
+  const app = memoryApp({
+    routes: {
+      "docs/[...path].tsx": page({ maxAge: 3600 }),
+      "blog/[slug].tsx": page({ maxAge: 3600 }),
+      "index.tsx": {
+        cache: { maxAge: 3600, tags: ["home"] },
+        default: () => <p>home render {++gate.renders} {"h".repeat(2000)}</p>,
+      },
+      "shop/_middleware.ts": {
+        handler: async (c: Context, next: () => Promise<void>) => {
+          if (gate.maintenance) return c.redirect("/maintenance", 307);
+          await next();
+        },
+      },
+      "shop/index.tsx": page({ maxAge: 3600 }),
+      "api/publish.ts": {
+        handler: {
+          async POST(_req: Request, ctx: Parameters<typeof revalidateTag>[1]) {
+            await revalidateTag("home", ctx);
+            return new Response("ok");
+          },
+        },
+      },
+    },
+  }, { kv, origins: [`http://127.0.0.1:${port}`] });
+  const server = Deno.serve({ hostname: "127.0.0.1", port, onListen() {} }, app.fetch);
+  const raw = (target: string, method = "GET") =>
+    send(port, requestBytes(port, { target, method }));
+  try {
+    const host = `127.0.0.1:${port}`;
+    // Each is Hono's route for one path and the URL parser's for another; a `Host` added to the
+    // path too (Deno writes it into `req.url` as sent), which the host guard now refuses as well.
+    const attacks: RawRequest[] = [
+      { target: "/docs/%2e%2e/shop" },
+      { target: "/docs/../shop" },
+      { target: "/docs/.%2E/shop" },
+      { target: "/shop", host: `${host}/docs/..` },
+      { target: "/blog/.." },
+      { target: "/blog/%2e%2e" },
+    ];
+    for (const attack of attacks) {
+      const name = JSON.stringify(attack);
+      for (let i = 0; i < 2; i++) {
+        const res = await send(port, requestBytes(port, attack));
+        assert.notEqual(res.headers.get("x-cache"), "HIT", name);
+        assert.doesNotMatch(res.body, /home render/, name);
+      }
+    }
+    gate.maintenance = true;
+    const shop = await raw("/shop");
+    assert.equal(shop.status, 307, "the shop's middleware ran");
+    assert.equal(shop.headers.get("x-cache"), null);
+    // `/` now carries its own tags: revalidating them renders it again.
+    await raw("/");
+    assert.equal((await raw("/api/publish", "POST")).status, 200);
+    const home = await raw("/");
+    assert.equal(home.headers.get("x-cache"), "MISS", "dropped by its tag");
+    assert.match(home.body.replaceAll("<!-- -->", ""), new RegExp(`home render ${gate.renders}`));
+  } finally {
+    await app.close();
+    await server.shutdown();
+  }
+});

@@ -4,7 +4,10 @@
  * origin, the path, and the query with its parameters sorted and re-encoded — never the `Host` or
  * `X-Forwarded-*` a client sends, so no request can make a page be stored under another's key.
  * The headers a route declares in `vary` join the key with their values. Past a bound (a long URL,
- * a long header value) a request gets no key: it is rendered and never stored.
+ * a long header value) a request gets no key: it is rendered and never stored — and so does one
+ * whose path the URL parser would change (`/docs/%2e%2e/shop`, `\`): Deno hands the path to the
+ * app as sent and Hono routes on it, so the resolved URL is another route's, whose page would be
+ * stored under this route's policy and answered for it ahead of its middleware (fast_hit.ts).
  */
 
 /** The longest path and query a page is cached under, in characters. */
@@ -37,12 +40,13 @@ export function pageKey(
 
 /**
  * The URL a page's render sees: `origin`, then the path and the normalized query of `requestUrl`;
- * undefined past `MAX_URL`.
+ * undefined past `MAX_URL`, or when the path is not as sent.
  */
 export function canonicalUrl(origin: string, requestUrl: string): string | undefined {
   // Only the path and the query: the origin `req.url` carries comes from the client's `Host`.
   const { pathname, search } = new URL(requestUrl);
   if (pathname.length + search.length > MAX_URL) return undefined;
+  if (!routedAsParsed(requestUrl, pathname)) return undefined;
   let query = "";
   if (search.length > 1) {
     const params = new URLSearchParams(search);
@@ -50,6 +54,17 @@ export function canonicalUrl(origin: string, requestUrl: string): string | undef
     query = params.toString();
   }
   return origin + pathname + (query ? `?${query}` : "");
+}
+
+/**
+ * Whether `requestUrl`'s path as sent (what Hono routes on) is `pathname`, the parsed one: no dot
+ * segment resolved, no `\` turned into `/`, nothing percent-encoded on the way.
+ */
+function routedAsParsed(requestUrl: string, pathname: string): boolean {
+  const start = requestUrl.indexOf("/", requestUrl.indexOf("//") + 2);
+  if (start < 0 || !requestUrl.startsWith(pathname, start)) return false;
+  const next = requestUrl[start + pathname.length];
+  return next === undefined || next === "?" || next === "#";
 }
 
 /** The key of the page at `url` (`canonicalUrl`), with the values of `vary` in `headers`. */

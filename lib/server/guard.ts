@@ -5,15 +5,23 @@
  * routes, the failure screen itself) takes a valid URL for granted — and, when the app lists the
  * hosts it answers (`allowedHosts`), a request for any other: DNS rebinding (`Host: evil`) and
  * misrouted traffic never reach a route or an action. Host names are compared case-insensitively,
- * as DNS has them (`Host: APP.EXAMPLE` is `app.example`). Runs before Hono.
+ * as DNS has them (`Host: APP.EXAMPLE` is `app.example`). A `Host` that is more than a host and a
+ * port is turned away too: Deno writes it into `req.url` as sent, where `Host: app.example/admin`
+ * made `/x` the path `/admin/x` (past a proxy's rules by path, and the list of hosts), and a `#`
+ * or `?` hid from the URL parser the path Hono routes on. Runs before Hono.
  */
 
 type Fetch = (req: Request, info?: Deno.ServeHandlerInfo) => Response | Promise<Response>;
+
+/** What no host and port holds, and would change the URL's path, query or user. */
+const NOT_A_HOST = /[/?#\\@]/;
 
 export function guardRequests(fetch: Fetch, allowedHosts?: string[]): Fetch {
   const allowed = allowedHosts && new Set(allowedHosts.map((host) => host.toLowerCase()));
   return (req, info) => {
     if (!URL.canParse(req.url)) return badRequest("the request's URL cannot be parsed");
+    const host = req.headers.get("host");
+    if (host !== null && NOT_A_HOST.test(host)) return badRequest("the Host header is not a host");
     if (allowed && !allowed.has(hostOf(req.url))) return badRequest("unknown host");
     return fetch(req, info);
   };

@@ -1,0 +1,40 @@
+/**
+ * @module
+ * The host guard (lib/server/guard.ts) over raw HTTP: a `Host` header that is more than a host and
+ * a port — Deno writes it into `req.url` as sent — never chooses the path the app routes on.
+ */
+import assert from "node:assert/strict";
+import { memoryApp } from "./helpers/app.ts";
+import { freePort } from "./helpers/server.ts";
+import { requestBytes, send } from "./reliability/raw_http.ts";
+
+Deno.test("a Host with a path, a query or a fragment in it gets 400, with or without allowedHosts", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  const port = freePort();
+  const host = `127.0.0.1:${port}`;
+  const routes = {
+    "x.tsx": { default: () => <p>the page at /x</p> },
+    "admin/x.tsx": { default: () => <p>the page at /admin/x</p> },
+  };
+  for (const origins of [[`http://${host}`], undefined]) {
+    const app = memoryApp({ routes }, { kv, origins });
+    const server = Deno.serve({ hostname: "127.0.0.1", port, onListen() {} }, app.fetch);
+    try {
+      const ok = await send(port, requestBytes(port, { target: "/x" }));
+      assert.equal(ok.status, 200);
+      assert.match(ok.body, /the page at \/x/);
+      // `Host: h/admin` passed the list of hosts (read up to the `/`) and made `/x` `/admin/x`.
+      for (
+        const given of [`${host}/admin`, `${host}/admin/..`, `${host}#`, `${host}?a=`, `${host}\\a`]
+      ) {
+        const res = await send(port, requestBytes(port, { target: "/x", host: given }));
+        const name = `Host: ${given}, ${origins ? "hosts listed" : "no list"}`;
+        assert.equal(res.status, 400, name);
+        assert.doesNotMatch(res.body, /the page at/, name);
+      }
+    } finally {
+      await app.close();
+      await server.shutdown();
+    }
+  }
+});
