@@ -14,9 +14,6 @@
  * error (`httpError`): that goes to the app's error pages, which answer the stub with JSON and a
  * form with its page's `_error.tsx`. Nothing here is ever cached, and every answer names the build
  * that gave it (`App-Build`), so a page older than it learns so.
- * The reading of a call (`read_call.ts`: the decoder, the form body's reader) and `stale.ts` are
- * imported by the first call that needs them: a server that only serves pages never holds their
- * code (0.2 MB of heap as sources and source maps, which V8 keeps for good).
  */
 import { type Context, Hono, type MiddlewareHandler } from "hono";
 import { every } from "hono/combine";
@@ -32,8 +29,10 @@ import { encodeResult, REDIRECT_HEADER } from "../shared/action_wire.ts";
 import { BUILD_HEADER } from "../shared/versions.ts";
 import { formPage } from "./form_page.ts";
 import { flashFormState, formState, type Secret } from "./form_state.ts";
+import { readCall } from "./read_call.ts";
 import { isRedirect } from "./redirect.ts";
 import type { Registry } from "./registry.ts";
+import { staleCall } from "./stale.ts";
 
 export interface EndpointOptions {
   registry: Registry;
@@ -132,7 +131,7 @@ const onlyForms: MiddlewareHandler = async function onlyForms(c, next) {
 function knownAction(options: EndpointOptions): MiddlewareHandler {
   return async function knownAction(c, next) {
     const entry = options.registry.get(c.req.param("id")!);
-    if (!entry) return await (await import("./stale.ts")).staleCall(c, options);
+    if (!entry) return await staleCall(c, options);
     internalsOf(c).action = entry;
     // Anything else (a browser posting a form) gets the failure screen.
     if (c.req.header("accept") === "application/json") internalsOf(c).stubCall = true;
@@ -142,7 +141,7 @@ function knownAction(options: EndpointOptions): MiddlewareHandler {
 
 async function runAction(c: Context, call: Call, options: EndpointOptions): Promise<Response> {
   const entry = internalsOf(c).action!;
-  const invocation = await (await import("./read_call.ts")).readCall(c, options.maxBytes);
+  const invocation = await readCall(c, options.maxBytes);
   if (invocation instanceof Response) return invocation;
   const { args, form } = invocation;
   if (!form) return await callResponse(c, call, args, options.failures);
