@@ -9,6 +9,7 @@
  * their own each: process/sentry_process_test.ts.)
  */
 import assert from "node:assert/strict";
+import { AsyncLocalStorage } from "node:async_hooks";
 import { Suspense, use } from "react";
 import { encodeCall } from "../lib/shared/action_wire.ts";
 import { appFromEnv } from "../lib/cli/app.ts";
@@ -133,10 +134,18 @@ const MANIFEST = memoryManifest({ routes: ROUTES, actions: { [PROBE]: probe } })
 /** What every app here is given besides the test's settings: a KV store in memory. */
 const IN_MEMORY: Record<string, string> = { KV_PATH: ":memory:" };
 
-/** The app `main.ts` would make from `env`, with Sentry (re)started for it. */
+/**
+ * This module's async context when it loaded: no request's. Deno leaves a request's context current
+ * after its first `import()` of a module (see `lib/sentry/root_scopes.ts`), so a test after such a
+ * request starts in it, and `init` there would bind its new client to that request's scope.
+ */
+const atLoad = AsyncLocalStorage.snapshot();
+
+/** The app `main.ts` would make from `env`, with Sentry (re)started for it, as at startup. */
 async function appWith(env: Record<string, string>): Promise<App> {
   // A store in memory: never the project's `.data/`.
-  const { app } = await appFromEnv(MANIFEST, readSettings((name) => env[name] ?? IN_MEMORY[name]));
+  const settings = readSettings((name) => env[name] ?? IN_MEMORY[name]);
+  const { app } = await atLoad(() => appFromEnv(MANIFEST, settings));
   return app;
 }
 
@@ -147,7 +156,7 @@ function sentryEnv(dsn: string, more: Record<string, string> = {}): Record<strin
 /** `flush` of the SDK started last: every item captured so far has reached its receiver. */
 async function flushed(): Promise<void> {
   const { flush } = await import("@sentry/deno");
-  await flush(5_000);
+  await atLoad(() => flush(5_000));
 }
 
 function digestOnPage(html: string): string {

@@ -26,6 +26,8 @@ export const {
   defineIntegration,
   dsnFromString,
   getClient,
+  getDefaultCurrentScope,
+  getDefaultIsolationScope,
   getEnvelopeEndpointWithUrlEncodedAuth,
   instrumentFetchRequest,
   LRUMap,

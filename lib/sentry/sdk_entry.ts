@@ -13,6 +13,8 @@ export {
   defineIntegration,
   dsnFromString,
   getClient,
+  getDefaultCurrentScope,
+  getDefaultIsolationScope,
   getEnvelopeEndpointWithUrlEncodedAuth,
   instrumentFetchRequest,
   LRUMap,
