@@ -34,6 +34,7 @@ import { bodyRefusal, guardBodies } from "./bodies.ts";
 import { compression } from "./compression.ts";
 import { deadlineClock, withinDeadline } from "./deadline.ts";
 import { errorPages } from "./error_pages.tsx";
+import { inFreshContext } from "./fresh_context.ts";
 import { guardRequests } from "./guard.ts";
 import { keepWhileRunning, keptAssets } from "./kept_assets.ts";
 import { withHonestHead } from "./head.ts";
@@ -301,7 +302,9 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
   }
   app.onError((error, c) => answerError(c, error));
 
-  const fetch = guardRequests(withHonestHead(cache.ahead(app.fetch)), options.allowedHosts);
+  const fetch = inFreshContext(
+    guardRequests(withHonestHead(cache.ahead(app.fetch)), options.allowedHosts),
+  );
   app.fetch = fetch as typeof app.fetch;
   const retention = options.assetRetention;
   const ready = kv && !dev && retention && retention.days > 0 && manifest.assets.files?.length
