@@ -136,7 +136,7 @@ const IN_MEMORY: Record<string, string> = { KV_PATH: ":memory:" };
 
 /**
  * This module's async context when it loaded: no request's. Deno leaves a request's context current
- * after its first `import()` of a module (see `lib/sentry/root_scopes.ts`), so a test after such a
+ * after its first `import()` of a module (see `lib/server/fresh_context.ts`), so a test after such a
  * request starts in it, and `init` there would bind its new client to that request's scope.
  */
 const atLoad = AsyncLocalStorage.snapshot();

@@ -15,11 +15,11 @@ import {
   setHttpStatus,
   startSpanManual,
   winterCGRequestToRequestData,
+  withIsolationScope,
 } from "./sdk.ts";
 import type { Context, MiddlewareHandler } from "hono";
 import type {} from "../actions/endpoint.ts"; // `internalsOf(c).action`
 import { isNotFoundRoute } from "../errors/not_found.ts";
-import { withRequestScopes } from "./root_scopes.ts";
 import { untrustedBaggage } from "./sampling.ts";
 import { internalsOf } from "../server/internals.ts";
 
@@ -66,8 +66,7 @@ export const NOT_FOUND_ATTRIBUTE = "app.not_found";
 export function sentryTracing(): MiddlewareHandler {
   return function sentryTracing(c, next) {
     const req = c.req.raw;
-    // Not `withIsolationScope`: the current scopes may be another request's (`root_scopes.ts`).
-    return withRequestScopes((isolationScope) => {
+    return withIsolationScope((isolationScope) => {
       const trace = () =>
         startSpanManual({
           // Until the router has chosen a route (`nameAfterRoute`); not-found keeps the URL.

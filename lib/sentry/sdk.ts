@@ -26,8 +26,6 @@ export const {
   defineIntegration,
   dsnFromString,
   getClient,
-  getDefaultCurrentScope,
-  getDefaultIsolationScope,
   getEnvelopeEndpointWithUrlEncodedAuth,
   instrumentFetchRequest,
   LRUMap,

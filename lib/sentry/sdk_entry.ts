@@ -13,8 +13,6 @@ export {
   defineIntegration,
   dsnFromString,
   getClient,
-  getDefaultCurrentScope,
-  getDefaultIsolationScope,
   getEnvelopeEndpointWithUrlEncodedAuth,
   instrumentFetchRequest,
   LRUMap,
