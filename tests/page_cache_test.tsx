@@ -453,6 +453,11 @@ Deno.test("declared vary headers key the page; Vary says so", async () => {
   assert.equal(fr.res.headers.get("vary"), "Cookie, accept-language, Accept-Encoding");
   assert.equal((await t.load("/", { "Accept-Language": "x".repeat(300) })).state, "BYPASS");
   assert.equal(renders, 3);
+  // A header sent empty and one not sent are two pages: the render sees "" in one, null in the other.
+  assert.equal((await t.load("/")).state, "MISS");
+  assert.equal((await t.load("/", { "Accept-Language": "" })).state, "MISS");
+  assert.equal((await t.load("/")).state, "HIT");
+  assert.equal(renders, 5);
   assert.throws(() => resolvePolicy("a.tsx", { maxAge: 1, vary: ["Cookie"] }), /cookie/);
   assert.throws(() => resolvePolicy("a.tsx", { maxAge: 0 }), /routes\/a\.tsx.*maxAge/);
   assert.throws(() => resolvePolicy("a.tsx", { maxAge: 1, tags: ["a b"] }), /tag/);

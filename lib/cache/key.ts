@@ -78,7 +78,8 @@ export function keyWithVary(
   for (const name of vary) {
     const value = headers.get(name);
     if (value === null) {
-      key += "\n";
+      // Absent is not empty: a page may tell them apart. No header value holds a NUL.
+      key += "\n\0";
       continue;
     }
     if (value.length > MAX_VARY_VALUE) return undefined;
