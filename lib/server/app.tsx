@@ -30,10 +30,10 @@ import { pageCache } from "../cache/page_cache.ts";
 import { restoredPageCheck } from "../auth/restored.tsx";
 import { kvSecret } from "../kv/secret.ts";
 import { type PageTree, renderPage } from "../render/page.tsx";
-import { bodyRefusal, guardBodies } from "./bodies.ts";
-import { compression } from "./compression.ts";
-import { deadlineClock, withinDeadline } from "./deadline.ts";
+import { bodyRefusal, guardBody } from "./bodies.ts";
+import { deadlineClock } from "./deadline.ts";
 import { errorPages } from "./error_pages.tsx";
+import { requestFrame } from "./frame.ts";
 import { inFreshContext } from "./fresh_context.ts";
 import { guardRequests } from "./guard.ts";
 import { keepWhileRunning, keptAssets } from "./kept_assets.ts";
@@ -41,10 +41,8 @@ import { withHonestHead } from "./head.ts";
 import { internalsOf } from "./internals.ts";
 import { type Manifest, middlewaresOf } from "./manifest.ts";
 import { type AppOptions, resolveOptions } from "./options.ts";
-import { requestLog } from "./request_log.ts";
 import { registerRoutes } from "./routes.ts";
-import { appScope } from "./scope.ts";
-import { cspAround, nonceOf, securityHeaders } from "./security.ts";
+import { cspAround, nonceOf } from "./security.ts";
 import { speculationRules } from "./speculation.ts";
 import { staticFiles } from "./static.ts";
 import { tracedMiddleware } from "./telemetry.ts";
@@ -120,18 +118,8 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
   const closing = new AbortController();
   const span = telemetry?.span?.bind(telemetry);
 
-  const app = new Hono();
-  app.use(securityHeaders(telemetry?.connectSources));
-  if (options.logRequests) app.use(requestLog);
-  app.use(async function catchThrownValues(c, next) {
-    // Hono hands `onError` only what is an `Error`; `throw "oops"` lands here.
-    try {
-      await next();
-    } catch (error) {
-      c.res = await answerError(c, error);
-    }
-  });
-  app.use(staticFiles(
+  const { kv, trustProxy, origins, auth } = options;
+  const files = staticFiles(
     {
       dir: join(options.root, manifest.assetDir),
       prefix: "/_app",
@@ -140,31 +128,38 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
       hidden: options.serveSourceMaps ? undefined : /\.map$/,
     },
     { dir: join(options.root, "static"), prefix: "", immutable: false },
-  ));
-  const { kv, trustProxy, origins, auth } = options;
+  );
   // Earlier builds' assets, for tabs opened before a deploy: in KV, where this disk has none.
-  if (kv && !dev) app.use("/_app/*", keptAssets(kv, { sourceMaps: options.serveSourceMaps }));
-  app.get(...currentBuild(manifest.buildId));
-  // Below static files, which are served as they are (the build's assets precompressed).
-  if (options.compress) app.use(compression());
-  app.use(async function deadline(c, next) {
-    const deadline = clock.start();
-    if (!deadline) return next();
-    internalsOf(c).deadline = deadline;
-    // Until the response (a page: its shell) is ready; what streams after has its own.
-    await withinDeadline(next(), deadline);
-  });
-  app.use(guardBodies(options.bodyBudget));
+  const kept = kv && !dev ? keptAssets(kv, { sourceMaps: options.serveSourceMaps }) : undefined;
+  const [buildPath, build] = currentBuild(manifest.buildId);
+
+  const app = new Hono();
+  app.use(requestFrame({
+    csp: cspAround(telemetry?.connectSources),
+    logRequests: options.logRequests,
+    // Static files and the build's assets are served as they are (the assets precompressed).
+    ahead: (c) => {
+      const file = files(c);
+      if (file) return file;
+      const path = c.req.path;
+      if (kept && path.startsWith("/_app/")) return kept;
+      if (path === buildPath && (c.req.method === "GET" || c.req.method === "HEAD")) return build;
+    },
+    compress: options.compress,
+    clock,
+    guardBody: guardBody(options.bodyBudget),
+    scope: {
+      kv,
+      trustProxy,
+      closing: closing.signal,
+      streamLifetimeMs: options.eventStreamLifetimeMs,
+      origins,
+      auth,
+    },
+    answerError,
+  }));
   telemetry?.routes?.(app);
   if (telemetry?.middleware) app.use(telemetry.middleware);
-  app.use(appScope({
-    kv,
-    trustProxy,
-    closing: closing.signal,
-    streamLifetimeMs: options.eventStreamLifetimeMs,
-    origins,
-    auth,
-  }));
   mountActions(app, manifest.actions.entries, {
     // Kept in KV, the same across deploys: a cookie signed just before one verifies just after.
     secret: kv ? kvSecret(kv, "form_state") : () => Promise.resolve(manifest.actions.secret),

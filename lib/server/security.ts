@@ -78,27 +78,44 @@ export function requestIdOf(req: Request): string {
   return incoming && SANE_ID.test(incoming) ? incoming : crypto.randomUUID();
 }
 
-/** `connectSources`: origins beyond our own the browser may send to (telemetry). */
+/**
+ * The request's nonce and id, before anything answers it (`securityHeaders`, or the app's request
+ * frame, `frame.ts`); `csp` as `cspAround` made it, once per app.
+ */
+export function secureRequest(c: Context, csp: readonly [string, string]): void {
+  const internals = internalsOf(c);
+  internals.nonce = newNonce();
+  internals.requestId = requestIdOf(c.req.raw);
+  internals.csp = csp;
+}
+
+/** The security headers and the request id on the request's response, once it has one. */
+export function secureResponse(c: Context): void {
+  const internals = internalsOf(c);
+  const { headers } = c.res;
+  // Made with `securityHeaderList` and still carrying its CSP (a fresh nonce nobody else knows).
+  if (internals.secured && headers.get("Content-Security-Policy") === internals.secured) return;
+  // Not on a page's 304: the browser keeps the page it has, whose scripts carry that page's
+  // nonce. The nonce is read back: a page the cache rendered for this request carries the render's.
+  if (!(internals.keptPage && c.res.status === 304)) {
+    const [beforeNonce, afterNonce] = internals.csp!;
+    headers.set("Content-Security-Policy", beforeNonce + internals.nonce + afterNonce);
+  }
+  for (const [name, value] of FIXED_HEADERS) headers.set(name, value);
+  headers.set("X-Request-Id", internals.requestId!);
+}
+
+/**
+ * `secureRequest` and `secureResponse` as a middleware of their own, for an app made of Hono's
+ * parts (`createApp` calls both from its request frame); `connectSources`: origins beyond our own
+ * the browser may send to (telemetry).
+ */
 export function securityHeaders(connectSources: string[] = []): MiddlewareHandler {
   const csp = cspAround(connectSources);
-  const [beforeNonce, afterNonce] = csp;
   return async function securityHeaders(c, next) {
-    const id = requestIdOf(c.req.raw);
-    const internals = internalsOf(c);
-    internals.nonce = newNonce();
-    internals.requestId = id;
-    internals.csp = csp;
+    secureRequest(c, csp);
     await next();
-    const { headers } = c.res;
-    // Made with `securityHeaderList` and still carrying its CSP (a fresh nonce nobody else knows).
-    if (internals.secured && headers.get("Content-Security-Policy") === internals.secured) return;
-    // Not on a page's 304: the browser keeps the page it has, whose scripts carry that page's
-    // nonce. The nonce is read back: a page the cache rendered for this request carries the render's.
-    if (!(internals.keptPage && c.res.status === 304)) {
-      headers.set("Content-Security-Policy", beforeNonce + internals.nonce + afterNonce);
-    }
-    for (const [name, value] of FIXED_HEADERS) headers.set(name, value);
-    headers.set("X-Request-Id", id);
+    secureResponse(c);
   };
 }
 
