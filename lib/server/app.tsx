@@ -42,7 +42,7 @@ import { internalsOf } from "./internals.ts";
 import { type Manifest, middlewaresOf } from "./manifest.ts";
 import { type AppOptions, resolveOptions } from "./options.ts";
 import { registerRoutes } from "./routes.ts";
-import { cspAround, nonceOf } from "./security.ts";
+import { cspAround, nonceOf, securityHeaderList } from "./security.ts";
 import { speculationRules } from "./speculation.ts";
 import { staticFiles } from "./static.ts";
 import { tracedMiddleware } from "./telemetry.ts";
@@ -182,6 +182,9 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
     };
   };
   const pageBuild = buildMeta(manifest.buildId);
+  // What the frame would set on a page one by one, given to its Response at once instead.
+  const varyOnEncoding: [string, string][] = options.compress ? [["Vary", "Accept-Encoding"]] : [];
+  const pageHeaders = (c: Context) => [...varyOnEncoding, ...securityHeaderList(c)];
   const render = (
     c: Context,
     tree: PageTree,
@@ -211,6 +214,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
       pageProps,
       status: init?.status ?? 200,
       headers: init?.headers,
+      headerList: init?.headers ? undefined : pageHeaders(c),
       signal: c.req.raw.signal,
       deadline: internalsOf(c).deadline,
       clock,
