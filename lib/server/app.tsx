@@ -14,8 +14,10 @@ import { join } from "node:path";
 import { claimInMemory } from "../actions/form_state.ts";
 import { stubFailure } from "../actions/endpoint.ts";
 import {
+  type ActionOptions,
   formStateHead,
   formStateOf,
+  formStateRestore,
   keptInputOf,
   keptNotice,
   mountActions,
@@ -42,7 +44,7 @@ import { internalsOf } from "./internals.ts";
 import { type Manifest, middlewaresOf } from "./manifest.ts";
 import { type AppOptions, resolveOptions } from "./options.ts";
 import { registerRoutes } from "./routes.ts";
-import { cspAround, nonceOf, securityHeaderList } from "./security.ts";
+import { cspAround, nonceOf } from "./security.ts";
 import { speculationRules } from "./speculation.ts";
 import { staticFiles } from "./static.ts";
 import { tracedMiddleware } from "./telemetry.ts";
@@ -133,6 +135,20 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
   const kept = kv && !dev ? keptAssets(kv, { sourceMaps: options.serveSourceMaps }) : undefined;
   const [buildPath, build] = currentBuild(manifest.buildId);
 
+  const actionOptions: ActionOptions = {
+    // Kept in KV, the same across deploys: a cookie signed just before one verifies just after.
+    secret: kv ? kvSecret(kv, "form_state") : () => Promise.resolve(manifest.actions.secret),
+    buildId: manifest.buildId,
+    maxBytes: options.actionBodyLimit,
+    origins: options.origins,
+    failures: failed,
+    claim: kv ? claimInKv(kv) : claimInMemory(),
+    telemetry,
+  };
+  // What a form posted without JavaScript left for the page it lands on: the frame's last step,
+  // unless the telemetry's middleware, which must see it, comes between.
+  const restore = formStateRestore(actionOptions);
+
   const app = new Hono();
   app.use(requestFrame({
     csp: cspAround(telemetry?.connectSources),
@@ -157,19 +173,14 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
       auth,
     },
     answerError,
+    inner: telemetry?.middleware ? undefined : restore,
   }));
   telemetry?.routes?.(app);
-  if (telemetry?.middleware) app.use(telemetry.middleware);
-  mountActions(app, manifest.actions.entries, {
-    // Kept in KV, the same across deploys: a cookie signed just before one verifies just after.
-    secret: kv ? kvSecret(kv, "form_state") : () => Promise.resolve(manifest.actions.secret),
-    buildId: manifest.buildId,
-    maxBytes: options.actionBodyLimit,
-    origins: options.origins,
-    failures: failed,
-    claim: kv ? claimInKv(kv) : claimInMemory(),
-    telemetry,
-  });
+  if (telemetry?.middleware) {
+    app.use(telemetry.middleware);
+    app.use(restore); // inside the request's span
+  }
+  mountActions(app, manifest.actions.entries, actionOptions);
 
   const rules = speculationRules(manifest.routes);
   const renderContext = (c: Context) => {
@@ -182,9 +193,6 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
     };
   };
   const pageBuild = buildMeta(manifest.buildId);
-  // What the frame would set on a page one by one, given to its Response at once instead.
-  const varyOnEncoding: [string, string][] = options.compress ? [["Vary", "Accept-Encoding"]] : [];
-  const pageHeaders = (c: Context) => [...varyOnEncoding, ...securityHeaderList(c)];
   const render = (
     c: Context,
     tree: PageTree,
@@ -214,7 +222,6 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
       pageProps,
       status: init?.status ?? 200,
       headers: init?.headers,
-      headerList: init?.headers ? undefined : pageHeaders(c),
       signal: c.req.raw.signal,
       deadline: internalsOf(c).deadline,
       clock,

@@ -43,11 +43,13 @@ export interface FrameSetup {
   scope: AppScope;
   /** The answer to a thrown value, as the app's `onError` gives it. */
   answerError(c: Context, error: unknown): Promise<Response>;
+  /** The last step before Hono's next one, as a middleware (the form state's restore). */
+  inner?: MiddlewareHandler;
 }
 
 /** The step, as one Hono middleware mounted first (`createApp`). */
 export function requestFrame(setup: FrameSetup): MiddlewareHandler {
-  const { csp, logRequests, ahead, compress, clock, guardBody, scope, answerError } = setup;
+  const { csp, logRequests, ahead, compress, clock, guardBody, scope, answerError, inner } = setup;
 
   /** The app's own answer: within the deadline and the body budget, then compressed. */
   async function answer(c: Context, next: Next): Promise<void> {
@@ -59,7 +61,7 @@ export function requestFrame(setup: FrameSetup): MiddlewareHandler {
       else {
         try {
           // Until the response (a page: its shell) is ready; what streams after has its own.
-          await withinDeadline(next(), deadline);
+          await withinDeadline(inner ? inner(c, next) : next(), deadline);
         } finally {
           guard?.();
         }
