@@ -2,11 +2,12 @@
  * @module
  * The app's one step around every request, ahead of telemetry, server actions and routes: the
  * request's nonce, id and app scope; what answers ahead of the app (static files, earlier builds'
- * assets, the build's route); the deadline and the body budget around the app's own answer; the
- * answer compressed; any value thrown that Hono's `onError` does not take (`throw "oops"`) answered
- * like an error; the security headers; the request's log line. Each concern keeps its module
- * (`security.ts`, `static.ts`, `deadline.ts`, `bodies.ts`, `compression.ts`, `request_log.ts`) and
- * is a plain call here.
+ * assets, the build's route); the deadline and the body budget around the app's own answer (and,
+ * last, the form state's restore when no telemetry middleware must come first); the answer
+ * compressed; any value thrown that Hono's `onError` does not take (`throw "oops"`) answered like
+ * an error; the security headers; the request's log line. Each concern keeps its module
+ * (`security.ts`, `static.ts`, `deadline.ts`, `bodies.ts`, `compression.ts`, `request_log.ts`,
+ * `actions/form_state.ts`) and is a plain call here.
  *
  * One step rather than a middleware each: a hop through Hono's compose costs a dispatch, a closure
  * and two promises per request even where the middleware does nothing, and with 50 requests in
@@ -57,8 +58,10 @@ export function requestFrame(setup: FrameSetup): MiddlewareHandler {
       const deadline = clock.start();
       if (deadline) internalsOf(c).deadline = deadline;
       const guard = guardBody(c);
-      if (guard instanceof Response) c.res = guard;
-      else {
+      if (guard instanceof Response) {
+        deadline?.clear();
+        c.res = guard;
+      } else {
         try {
           // Until the response (a page: its shell) is ready; what streams after has its own.
           await withinDeadline(inner ? inner(c, next) : next(), deadline);
@@ -67,7 +70,8 @@ export function requestFrame(setup: FrameSetup): MiddlewareHandler {
         }
       }
     } catch (error) {
-      // The deadline passed, or the body guard failed: as Hono's `onError` would answer them.
+      // The deadline passed, or a value Hono's `onError` does not take was thrown below
+      // (`throw "oops"`): answered as `onError` answers errors, then compressed like any answer.
       c.res = await answerError(c, error);
     }
     if (compress) await compressResponse(c);
@@ -85,7 +89,7 @@ export function requestFrame(setup: FrameSetup): MiddlewareHandler {
         if (res && !c.finalized) c.res = res;
       }
     } catch (error) {
-      // Hono hands `onError` only what is an `Error`; `throw "oops"` lands here.
+      // What failed ahead of the app (a static file) or in compressing the answer.
       c.res = await answerError(c, error);
     }
     secureResponse(c);
