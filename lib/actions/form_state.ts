@@ -14,7 +14,7 @@
  * process, instance and deploy, so a cookie set by one verifies on any other.
  */
 import { parse, stringify } from "devalue";
-import type { Context, MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler, Next } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { Buffer } from "node:buffer";
 import { createHmac, timingSafeEqual } from "node:crypto";
@@ -167,20 +167,25 @@ function within(kept: KeptInput, budget: number): KeptInput {
  * cached.
  */
 export function restoreFormState(secret: Secret, claim: Claim): MiddlewareHandler {
-  return async function restoreFormState(c, next) {
+  // Not `async` on the path of the requests it leaves alone (nearly all): no promise of its own.
+  return function restoreFormState(c, next) {
     if (c.req.method !== "GET" || !c.req.header("cookie")?.includes(FORM_STATE_COOKIE)) {
       return next();
     }
-    const flash = verify(await secret(), getCookie(c, FORM_STATE_COOKIE));
-    if (!flash || flash.path !== new URL(c.req.url).pathname) return next();
-    if (flash.expires > Date.now() && await claim(flash.id, flash.expires)) {
-      if (flash.state) internalsOf(c).formState = flash.state;
-      if (flash.kept) internalsOf(c).keptInput = flash.kept;
-    }
-    await next();
-    deleteCookie(c, FORM_STATE_COOKIE, { path: "/" });
-    c.header("Cache-Control", "no-store");
+    return restore(c, next, secret, claim);
   };
+}
+
+async function restore(c: Context, next: Next, secret: Secret, claim: Claim): Promise<void> {
+  const flash = verify(await secret(), getCookie(c, FORM_STATE_COOKIE));
+  if (!flash || flash.path !== new URL(c.req.url).pathname) return next();
+  if (flash.expires > Date.now() && await claim(flash.id, flash.expires)) {
+    if (flash.state) internalsOf(c).formState = flash.state;
+    if (flash.kept) internalsOf(c).keptInput = flash.kept;
+  }
+  await next();
+  deleteCookie(c, FORM_STATE_COOKIE, { path: "/" });
+  c.header("Cache-Control", "no-store");
 }
 
 function verify(secret: string, value: string | undefined): Flash | undefined {

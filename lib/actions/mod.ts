@@ -1,6 +1,7 @@
 /**
  * @module
- * Server actions in an app: registers the build's actions, mounts their endpoint and, for pages
+ * Server actions in an app: registers the build's actions, mounts their endpoint, restores a form's
+ * state on the page it lands on (`formStateRestore`, run by the app's request frame) and, for pages
  * rendered after a form post, hands what the post carried to the renderer: the form state
  * (`formStateOf`, `formStateHead`), and what was sent to an action the build no longer has, with
  * the sentence saying why the page reloaded (`keptInputOf`, `keptNotice`). The endpoint is mounted
@@ -8,7 +9,7 @@
  * side is `build/actions.ts`; the browser side `client/actions.ts`.
  */
 import { stringify } from "devalue";
-import type { Context, Hono } from "hono";
+import type { Context, Hono, MiddlewareHandler } from "hono";
 import { createElement, type ReactNode } from "react";
 import type { Failures } from "../errors/failure.ts";
 import { internalsOf } from "../server/internals.ts";
@@ -38,10 +39,18 @@ export interface ActionOptions {
   telemetry?: Telemetry;
 }
 
+/** Registers the build's actions and mounts their endpoint. */
 export function mountActions(app: Hono, entries: ActionEntry[], options: ActionOptions): void {
   const registry = registerActions(entries);
-  app.use(restoreFormState(options.secret, options.claim));
   app.route(ACTION_PATH, actionEndpoint({ registry, ...options }));
+}
+
+/**
+ * The step every request takes before its route or action, for the app to run (`restoreFormState`):
+ * a GET carrying a form's state for its page gets it restored.
+ */
+export function formStateRestore(options: ActionOptions): MiddlewareHandler {
+  return restoreFormState(options.secret, options.claim);
 }
 
 /** The state of the form posted just before this request, for `renderToReadableStream`. */

@@ -1,9 +1,10 @@
 /**
  * @module
  * `createApp(manifest, options)`: one Hono app, built once from the manifest and typed options. A
- * request flows one way — the URL and host guard, security headers and the request id, static
- * files, the deadline and the body budget, telemetry, then the route (its folders' middleware, the
- * handler, the page) or the action — and ends on the page, an error page for an expected error
+ * request flows one way — the URL and host guard, the app's one step around it (`frame.ts`: security
+ * headers and the request id, static files, the deadline and the body budget, compression),
+ * telemetry, then the route (its folders' middleware, the handler, the page) or the action — and
+ * ends on the page, an error page for an expected error
  * (`httpError`, `notFound()`, an unknown URL: `error_pages.tsx`), or the failure screen.
  * Nothing here touches the process: signals and unhandled rejections belong to the entry points.
  */
@@ -14,8 +15,10 @@ import { join } from "node:path";
 import { claimInMemory } from "../actions/form_state.ts";
 import { stubFailure } from "../actions/endpoint.ts";
 import {
+  type ActionOptions,
   formStateHead,
   formStateOf,
+  formStateRestore,
   keptInputOf,
   keptNotice,
   mountActions,
@@ -30,10 +33,10 @@ import { pageCache } from "../cache/page_cache.ts";
 import { restoredPageCheck } from "../auth/restored.tsx";
 import { kvSecret } from "../kv/secret.ts";
 import { type PageTree, renderPage } from "../render/page.tsx";
-import { bodyRefusal, guardBodies } from "./bodies.ts";
-import { compression } from "./compression.ts";
-import { deadlineClock, withinDeadline } from "./deadline.ts";
+import { bodyRefusal, guardBody } from "./bodies.ts";
+import { deadlineClock } from "./deadline.ts";
 import { errorPages } from "./error_pages.tsx";
+import { requestFrame } from "./frame.ts";
 import { inFreshContext } from "./fresh_context.ts";
 import { guardRequests } from "./guard.ts";
 import { keepWhileRunning, keptAssets } from "./kept_assets.ts";
@@ -41,10 +44,8 @@ import { withHonestHead } from "./head.ts";
 import { internalsOf } from "./internals.ts";
 import { type Manifest, middlewaresOf } from "./manifest.ts";
 import { type AppOptions, resolveOptions } from "./options.ts";
-import { requestLog } from "./request_log.ts";
 import { registerRoutes } from "./routes.ts";
-import { appScope } from "./scope.ts";
-import { cspAround, nonceOf, securityHeaders } from "./security.ts";
+import { cspAround, nonceOf } from "./security.ts";
 import { speculationRules } from "./speculation.ts";
 import { staticFiles } from "./static.ts";
 import { tracedMiddleware } from "./telemetry.ts";
@@ -120,18 +121,8 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
   const closing = new AbortController();
   const span = telemetry?.span?.bind(telemetry);
 
-  const app = new Hono();
-  app.use(securityHeaders(telemetry?.connectSources));
-  if (options.logRequests) app.use(requestLog);
-  app.use(async function catchThrownValues(c, next) {
-    // Hono hands `onError` only what is an `Error`; `throw "oops"` lands here.
-    try {
-      await next();
-    } catch (error) {
-      c.res = await answerError(c, error);
-    }
-  });
-  app.use(staticFiles(
+  const { kv, trustProxy, origins, auth } = options;
+  const files = staticFiles(
     {
       dir: join(options.root, manifest.assetDir),
       prefix: "/_app",
@@ -140,32 +131,12 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
       hidden: options.serveSourceMaps ? undefined : /\.map$/,
     },
     { dir: join(options.root, "static"), prefix: "", immutable: false },
-  ));
-  const { kv, trustProxy, origins, auth } = options;
+  );
   // Earlier builds' assets, for tabs opened before a deploy: in KV, where this disk has none.
-  if (kv && !dev) app.use("/_app/*", keptAssets(kv, { sourceMaps: options.serveSourceMaps }));
-  app.get(...currentBuild(manifest.buildId));
-  // Below static files, which are served as they are (the build's assets precompressed).
-  if (options.compress) app.use(compression());
-  app.use(async function deadline(c, next) {
-    const deadline = clock.start();
-    if (!deadline) return next();
-    internalsOf(c).deadline = deadline;
-    // Until the response (a page: its shell) is ready; what streams after has its own.
-    await withinDeadline(next(), deadline);
-  });
-  app.use(guardBodies(options.bodyBudget));
-  telemetry?.routes?.(app);
-  if (telemetry?.middleware) app.use(telemetry.middleware);
-  app.use(appScope({
-    kv,
-    trustProxy,
-    closing: closing.signal,
-    streamLifetimeMs: options.eventStreamLifetimeMs,
-    origins,
-    auth,
-  }));
-  mountActions(app, manifest.actions.entries, {
+  const kept = kv && !dev ? keptAssets(kv, { sourceMaps: options.serveSourceMaps }) : undefined;
+  const [buildPath, build] = currentBuild(manifest.buildId);
+
+  const actionOptions: ActionOptions = {
     // Kept in KV, the same across deploys: a cookie signed just before one verifies just after.
     secret: kv ? kvSecret(kv, "form_state") : () => Promise.resolve(manifest.actions.secret),
     buildId: manifest.buildId,
@@ -174,7 +145,43 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
     failures: failed,
     claim: kv ? claimInKv(kv) : claimInMemory(),
     telemetry,
-  });
+  };
+  // What a form posted without JavaScript left for the page it lands on: the frame's last step,
+  // unless the telemetry's middleware, which must see it, comes between.
+  const restore = formStateRestore(actionOptions);
+
+  const app = new Hono();
+  app.use(requestFrame({
+    csp: cspAround(telemetry?.connectSources),
+    logRequests: options.logRequests,
+    // Static files and the build's assets are served as they are (the assets precompressed).
+    ahead: (c) => {
+      const file = files(c);
+      if (file) return file;
+      const path = c.req.path;
+      if (kept && path.startsWith("/_app/")) return kept;
+      if (path === buildPath && (c.req.method === "GET" || c.req.method === "HEAD")) return build;
+    },
+    compress: options.compress,
+    clock,
+    guardBody: guardBody(options.bodyBudget),
+    scope: {
+      kv,
+      trustProxy,
+      closing: closing.signal,
+      streamLifetimeMs: options.eventStreamLifetimeMs,
+      origins,
+      auth,
+    },
+    answerError,
+    inner: telemetry?.middleware ? undefined : restore,
+  }));
+  telemetry?.routes?.(app);
+  if (telemetry?.middleware) {
+    app.use(telemetry.middleware);
+    app.use(restore); // inside the request's span
+  }
+  mountActions(app, manifest.actions.entries, actionOptions);
 
   const rules = speculationRules(manifest.routes);
   const renderContext = (c: Context) => {

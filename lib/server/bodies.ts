@@ -18,7 +18,7 @@
  * cancels the read of the body, so Deno can discard the rest: a reader left holding a half-read
  * body (`hono/body-limit` does that) leaves a client that is still sending stuck.
  */
-import type { Context, MiddlewareHandler } from "hono";
+import type { Context } from "hono";
 import { log } from "./log.ts";
 import type { Middleware } from "./types.ts";
 import { internalsOf } from "./internals.ts";
@@ -58,11 +58,22 @@ export class BodyRefused extends Error {
   }
 }
 
-export function guardBodies(budget: number): MiddlewareHandler {
+/**
+ * What `guardBody` gives for a request: nothing for one without a body (nothing to do), the
+ * refusal to answer with, or the function to call once the request is answered.
+ */
+export type BodyGuard = (c: Context) => Response | (() => void) | undefined;
+
+/**
+ * The app's guard over request bodies against one `budget` of bytes (see the module's comment):
+ * the request's body swapped for a counted one, its deadline cutting it off. Called by the app's
+ * request frame (`frame.ts`) after the deadline is set.
+ */
+export function guardBody(budget: number): BodyGuard {
   let used = 0;
-  return async function guardBodies(c, next) {
+  return function guardBody(c) {
     const body = c.req.raw.body;
-    if (!body) return next();
+    if (!body) return undefined;
     const declared = Number(c.req.header("content-length"));
     if (declared > budget - used) return refuse(c, 503);
 
@@ -137,13 +148,9 @@ export function guardBodies(budget: number): MiddlewareHandler {
     internalsOf(c).bodyLimit = { declared, max: Infinity };
     internalsOf(c).bodyHold = { set: hold, budget };
     c.req.raw = new Request(c.req.raw, { body: guarded, duplex: "half" } as RequestInit);
-    try {
-      await next();
-    } finally {
-      // What a handler still reads after answering (a body piped into the response) is no
-      // longer counted: the budget guards what requests hold until they are answered.
-      uncount();
-    }
+    // What a handler still reads after answering (a body piped into the response) is no longer
+    // counted: the budget guards what requests hold until they are answered.
+    return uncount;
   };
 }
 

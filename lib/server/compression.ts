@@ -22,7 +22,7 @@
  * it, the assets precompressed at build time.
  */
 import { COMPRESSIBLE_CONTENT_TYPE_REGEX } from "hono/compress";
-import type { MiddlewareHandler } from "hono";
+import type { Context } from "hono";
 import { brotliCompressSync, constants, gzipSync } from "node:zlib";
 
 /** A content coding this module produces, by its `Accept-Encoding` name. */
@@ -228,28 +228,25 @@ function streamed(
 }
 
 /**
- * Compresses the responses below it per `Accept-Encoding` (see the module's comment). Mounted by
- * `createApp` unless `AppOptions.compress` is `false`.
+ * The request's response compressed per `Accept-Encoding` (see the module's comment), once it has
+ * one: called by the app's request frame (`frame.ts`) unless `AppOptions.compress` is `false`.
  */
-export function compression(): MiddlewareHandler {
-  return async function compression(c, next) {
-    await next();
-    const res = c.res;
-    if (!compressible(res)) return;
-    // HEAD too: its headers are GET's, bar the coding of a body it does not have.
-    varyOnEncoding(res.headers);
-    if (c.req.method === "HEAD") return;
-    const coding = negotiateEncoding(c.req.raw.headers.get("Accept-Encoding"));
-    // `res.body` only now: reading it turns a body of bytes into a stream, which Deno then
-    // serves chunk by chunk instead of in one write (a page cache hit lost a third of its req/s).
-    if (!coding || !res.body) return;
-    c.res = new Response(await compress(res.body, coding), res);
-    // After Hono's `c.res` setter, which copies the old response's headers onto the new one.
-    const { headers } = c.res;
-    headers.delete("Content-Length");
-    headers.set("Content-Encoding", coding);
-    // Another coding is another representation: a strong validator may name only one of them.
-    const etag = headers.get("ETag");
-    if (etag && !etag.startsWith("W/")) headers.set("ETag", `W/${etag}`);
-  };
+export async function compressResponse(c: Context): Promise<void> {
+  const res = c.res;
+  if (!compressible(res)) return;
+  // HEAD too: its headers are GET's, bar the coding of a body it does not have.
+  varyOnEncoding(res.headers);
+  if (c.req.method === "HEAD") return;
+  const coding = negotiateEncoding(c.req.raw.headers.get("Accept-Encoding"));
+  // `res.body` only now: reading it turns a body of bytes into a stream, which Deno then
+  // serves chunk by chunk instead of in one write (a page cache hit lost a third of its req/s).
+  if (!coding || !res.body) return;
+  c.res = new Response(await compress(res.body, coding), res);
+  // After Hono's `c.res` setter, which copies the old response's headers onto the new one.
+  const { headers } = c.res;
+  headers.delete("Content-Length");
+  headers.set("Content-Encoding", coding);
+  // Another coding is another representation: a strong validator may name only one of them.
+  const etag = headers.get("ETag");
+  if (etag && !etag.startsWith("W/")) headers.set("ETag", `W/${etag}`);
 }

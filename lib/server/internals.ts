@@ -3,7 +3,7 @@
  * The framework's own values for one request, kept off the product's state: Hono's `c.var` is the
  * app's (`State`, typed by `createDefine<State>()`), and what the framework needs along a request —
  * its deadline, its route, the action it calls, its session — lives in one private record per
- * request, held in a `WeakMap` keyed by the request's Hono `Context` (gone with it). Each module
+ * request, held by the request's Hono `Context` under a symbol of this module's (gone with it). Each module
  * that keeps a value there declares it by merging into `Internals`
  * (`declare module "../server/internals.ts" { interface Internals { deadline: Deadline } }`), and
  * is named in a type-only import below.
@@ -31,14 +31,15 @@ import type {} from "./security.ts";
 // deno-lint-ignore no-empty-interface -- filled by declaration merging, module by module
 export interface Internals {}
 
-const records = new WeakMap<Context, Partial<Internals>>();
+/** Where a context holds its record: a symbol no product code can name. */
+const RECORD = Symbol("the framework's record of the request");
 
-/** The request's private record (made at its first use). */
+type Holder = Context & { [RECORD]?: Partial<Internals> };
+
+/**
+ * The request's private record (made at its first use), on its context under a symbol: not in a
+ * `WeakMap`, whose young keys are ephemerons each scavenge of the garbage collector traces again.
+ */
 export function internalsOf(c: Context): Partial<Internals> {
-  let record = records.get(c);
-  if (!record) {
-    record = {};
-    records.set(c, record);
-  }
-  return record;
+  return (c as Holder)[RECORD] ??= {};
 }

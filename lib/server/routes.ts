@@ -49,14 +49,23 @@ export function registerRoutes(
 ): void {
   for (const route of routes) {
     const chain = tracedMiddleware(route.middlewares.flatMap(middlewaresOf), telemetry);
-    app.all(route.pattern, named(route), ...chain, around(route, dispatcher(route, render)));
+    const dispatch = around(route, dispatcher(route, render));
+    // With no middleware of the team's, naming the route is the dispatch's first step, not a hop.
+    if (chain.length) app.all(route.pattern, named(route), ...chain, dispatch);
+    else app.all(route.pattern, (c) => dispatch(nameRoute(c, route)));
   }
+}
+
+function nameRoute(c: Context, entry: ManifestRoute): Context {
+  const internals = internalsOf(c);
+  internals.route = entry.name;
+  internals.routeEntry = entry;
+  return c;
 }
 
 function named(entry: ManifestRoute): MiddlewareHandler {
   return function route(c, next) {
-    internalsOf(c).route = entry.name;
-    internalsOf(c).routeEntry = entry;
+    nameRoute(c, entry);
     return next();
   };
 }

@@ -54,6 +54,10 @@ export const CONTEXT = Symbol("the request's Hono context");
  */
 export type AnyContext = Context | { readonly params: unknown; readonly url: URL };
 
+/**
+ * The scope as a middleware of its own, for an app made of Hono's parts (`createApp` sets it in its
+ * request frame, `frame.ts`).
+ */
 export function appScope(scope: AppScope): MiddlewareHandler {
   return function appScope(c, next) {
     internalsOf(c).appScope = scope;

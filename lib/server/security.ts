@@ -78,27 +78,44 @@ export function requestIdOf(req: Request): string {
   return incoming && SANE_ID.test(incoming) ? incoming : crypto.randomUUID();
 }
 
-/** `connectSources`: origins beyond our own the browser may send to (telemetry). */
+/**
+ * The request's nonce and id, before anything answers it (`securityHeaders`, or the app's request
+ * frame, `frame.ts`); `csp` as `cspAround` made it, once per app.
+ */
+export function secureRequest(c: Context, csp: readonly [string, string]): void {
+  const internals = internalsOf(c);
+  internals.nonce = newNonce();
+  internals.requestId = requestIdOf(c.req.raw);
+  internals.csp = csp;
+}
+
+/** The security headers and the request id on the request's response, once it has one. */
+export function secureResponse(c: Context): void {
+  const internals = internalsOf(c);
+  const { headers } = c.res;
+  // Made with `securityHeaderList` and still carrying its CSP (a fresh nonce nobody else knows).
+  if (internals.secured && headers.get("Content-Security-Policy") === internals.secured) return;
+  // Not on a page's 304: the browser keeps the page it has, whose scripts carry that page's
+  // nonce. The nonce is read back: a page the cache rendered for this request carries the render's.
+  if (!(internals.keptPage && c.res.status === 304)) {
+    const [beforeNonce, afterNonce] = internals.csp!;
+    headers.set("Content-Security-Policy", beforeNonce + internals.nonce + afterNonce);
+  }
+  for (const [name, value] of FIXED_HEADERS) headers.set(name, value);
+  headers.set("X-Request-Id", internals.requestId!);
+}
+
+/**
+ * `secureRequest` and `secureResponse` as a middleware of their own, for an app made of Hono's
+ * parts (`createApp` calls both from its request frame); `connectSources`: origins beyond our own
+ * the browser may send to (telemetry).
+ */
 export function securityHeaders(connectSources: string[] = []): MiddlewareHandler {
   const csp = cspAround(connectSources);
-  const [beforeNonce, afterNonce] = csp;
   return async function securityHeaders(c, next) {
-    const id = requestIdOf(c.req.raw);
-    const internals = internalsOf(c);
-    internals.nonce = newNonce();
-    internals.requestId = id;
-    internals.csp = csp;
+    secureRequest(c, csp);
     await next();
-    const { headers } = c.res;
-    // Made with `securityHeaderList` and still carrying its CSP (a fresh nonce nobody else knows).
-    if (internals.secured && headers.get("Content-Security-Policy") === internals.secured) return;
-    // Not on a page's 304: the browser keeps the page it has, whose scripts carry that page's
-    // nonce. The nonce is read back: a page the cache rendered for this request carries the render's.
-    if (!(internals.keptPage && c.res.status === 304)) {
-      headers.set("Content-Security-Policy", beforeNonce + internals.nonce + afterNonce);
-    }
-    for (const [name, value] of FIXED_HEADERS) headers.set(name, value);
-    headers.set("X-Request-Id", id);
+    secureResponse(c);
   };
 }
 
@@ -121,15 +138,31 @@ export function securityHeaderList(c: Context): [string, string][] {
   ]];
 }
 
-/** Random bytes drawn for 256 nonces at a time: one call to the system's CSPRNG, not one each. */
-const random = new Uint8Array(16 * 256);
-let used = random.length;
+/**
+ * A nonce's 16 random bytes sit in a slot of 18 whose last two are zero: base64 writes a slot in
+ * 24 characters, the first 22 of which are the 16 bytes' own base64 (then `==`).
+ */
+const SLOT_BYTES = 18;
+const SLOT_CHARS = 24;
+/** Nonces drawn at a time: one call to the system's CSPRNG and one base64 encoding for 256. */
+const BATCH = 256;
+const random = new Uint8Array(SLOT_BYTES * BATCH);
+let batch = "";
+let used = BATCH;
 
-/** 128 random bits, base64: the CSP nonce. Each is drawn once and never used again. */
+/**
+ * 128 random bits, base64: the CSP nonce. Each is drawn once and never used again; cut from one
+ * base64 string per batch (encoding each apart cost more than the rest of this module's work).
+ */
 function newNonce(): string {
-  if (used === random.length) {
+  if (used === BATCH) {
     crypto.getRandomValues(random);
+    for (let slot = 0; slot < BATCH; slot++) {
+      random.fill(0, SLOT_BYTES * slot + 16, SLOT_BYTES * (slot + 1));
+    }
+    batch = random.toBase64();
     used = 0;
   }
-  return random.subarray(used, used += 16).toBase64();
+  const at = SLOT_CHARS * used++;
+  return batch.slice(at, at + 22) + "==";
 }

@@ -48,6 +48,7 @@ function filesBelow(dir: string): string[] {
 /** URL path (decoded, as `staticPath` gives it) → its handler; an earlier mount wins. */
 function listFiles(mounts: StaticMount[]) {
   const files = new Map<string, MiddlewareHandler>();
+  const revalidate = etag();
   for (const mount of mounts) {
     for (const file of filesBelow(mount.dir)) {
       const url = `${mount.prefix}/${file}`;
@@ -58,19 +59,23 @@ function listFiles(mounts: StaticMount[]) {
       // Weak: the compressed copies are the same content, and share it.
       const tag = `W/"${info.size.toString(36)}-${(info.mtime?.getTime() ?? 0).toString(36)}"`;
       const cacheControl = mount.immutable ? IMMUTABLE : REVALIDATE;
-      files.set(
-        url,
-        serveStatic({
-          root: "/",
-          path,
-          precompressed: mount.precompressed,
-          onFound: (_path, c) => {
-            c.header("ETag", tag);
-            c.header("Cache-Control", cacheControl);
-            if (mount.precompressed) c.header("Vary", "Accept-Encoding");
-          },
-        }),
-      );
+      const serve = serveStatic({
+        root: "/",
+        path,
+        precompressed: mount.precompressed,
+        onFound: (_path, c) => {
+          c.header("ETag", tag);
+          c.header("Cache-Control", cacheControl);
+          if (mount.precompressed) c.header("Vary", "Accept-Encoding");
+        },
+      });
+      files.set(url, async (c, next) => {
+        await revalidate(c, async () => {
+          const res = await serve(c, next);
+          if (res) c.res = res;
+        });
+        return c.res;
+      });
     }
   }
   return files;
@@ -91,19 +96,17 @@ function staticPath(c: Context): string | undefined {
   }
 }
 
-/** Serves the files below each mount's folder at its prefix, all from one lookup. */
-export function staticFiles(...mounts: StaticMount[]): MiddlewareHandler {
+/**
+ * The handler of the file a GET or HEAD request names below one of the mounts (at its prefix), or
+ * undefined: one lookup, made for every request by the app's request frame (`frame.ts`).
+ */
+export function staticFiles(
+  ...mounts: StaticMount[]
+): (c: Context) => MiddlewareHandler | undefined {
   const files = listFiles(mounts);
-  const revalidate = etag();
-  return async function staticFiles(c, next) {
-    if (c.req.method !== "GET" && c.req.method !== "HEAD") return next();
+  return (c) => {
+    if (c.req.method !== "GET" && c.req.method !== "HEAD") return undefined;
     const path = staticPath(c);
-    const serve = path === undefined ? undefined : files.get(path);
-    if (!serve) return next();
-    await revalidate(c, async () => {
-      const res = await serve(c, next);
-      if (res) c.res = res;
-    });
-    return c.res;
+    return path === undefined ? undefined : files.get(path);
   };
 }
