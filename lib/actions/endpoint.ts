@@ -8,7 +8,7 @@
  * module's folder (whatever that answers: 401, 403, a redirect), within the body limit (413), and
  * decodable within the caps of `limits.ts` (400, and a warning in the log: a client's mistake; the
  * fields are counted as the body arrives; `read_call.ts`); none of these reach an action.
- * What a call holds while its action runs — its body and its decoded arguments — counts against
+ * What a call holds while its action runs - its body and its decoded arguments - counts against
  * the app's body budget until it is answered: past it, 503 with `Retry-After`, and the action
  * does not run. An action that throws is a server failure, unless what it throws is an expected
  * error (`httpError`): that goes to the app's error pages, which answer the stub with JSON and a
@@ -119,7 +119,7 @@ const onlyPost: MiddlewareHandler = async function onlyPost(c, next) {
 
 /**
  * What forms and the stub send. `csrf` checks only bodies a cross-site page can send without
- * asking; others need a CORS preflight, which nothing here grants — and they are refused anyway.
+ * asking; others need a CORS preflight, which nothing here grants - and they are refused anyway.
  */
 const onlyForms: MiddlewareHandler = async function onlyForms(c, next) {
   if (!FORM_TYPE.test(c.req.header("content-type") ?? "")) {

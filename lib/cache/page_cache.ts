@@ -2,7 +2,7 @@
  * @module
  * The shared page cache around a route's dispatch. For a route that exports `cache`, a GET asks,
  * in turn: may this request use the cache at all (no session, no credentials, a URL within bounds),
- * is the page in this process's memory, is it in Deno KV (every worker and instance) — and are its
+ * is the page in this process's memory, is it in Deno KV (every worker and instance) - and are its
  * tags' versions still current. A fresh page is answered from there; a stale one too, while one
  * render in the background replaces it (one per process, and one of all processes by a KV lease).
  *
@@ -61,7 +61,7 @@ declare module "../server/internals.ts" {
  *   pageCache,
  * });
  * ```
- * @see docs/caching.md — Settings
+ * @see docs/caching.md - Settings
  */
 export interface PageCacheOptions {
   /** Pages this process keeps in memory in front of KV: 1000. */
@@ -308,7 +308,7 @@ export function pageCache(setup: PageCacheSetup): PageCache {
 
   /**
    * A stored page's response: the bytes held, compressed as the client accepts, with the render's
-   * nonce in the CSP (entry.ts says why that is safe), made whole in one go — a header set later
+   * nonce in the CSP (entry.ts says why that is safe), made whole in one go - a header set later
    * makes Deno build the response again.
    */
   function answer(c: Context, page: HeldPage, state: "HIT" | "STALE", policy: ResolvedPolicy) {
@@ -469,7 +469,7 @@ function nonceOfResponse(res: Response): string | undefined {
   return /'nonce-([^']+)'/.exec(res.headers.get("content-security-policy") ?? "")?.[1];
 }
 
-/** Passes a body through, and hands `done` a copy once it ended — unless it grew past `max`. */
+/** Passes a body through, and hands `done` a copy once it ended - unless it grew past `max`. */
 function copyUpTo(
   max: number,
   done: (bytes: Uint8Array) => Promise<void>,

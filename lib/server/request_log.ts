@@ -2,7 +2,7 @@
  * @module
  * One JSON line per request (method, path, status, duration, request id), off unless the app's
  * `logRequests` option (`LOG_REQUESTS=1`) says so: by default stdout carries only what needs
- * attention — failures — so a digest search is not buried in traffic. When off, no middleware is
+ * attention - failures - so a digest search is not buried in traffic. When off, no middleware is
  * installed at all.
  */
 import type { MiddlewareHandler } from "hono";

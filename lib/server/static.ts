@@ -45,7 +45,7 @@ function filesBelow(dir: string): string[] {
     .filter((path) => !path.split("/").some((name) => name.startsWith(".")));
 }
 
-/** URL path (decoded, as `staticPath` gives it) → its handler; an earlier mount wins. */
+/** URL path (decoded, as `staticPath` gives it) -> its handler; an earlier mount wins. */
 function listFiles(mounts: StaticMount[]) {
   const files = new Map<string, MiddlewareHandler>();
   for (const mount of mounts) {
