@@ -224,7 +224,7 @@ const PLAIN = [false, true].map((landmark) => {
     const content = (
       <>
         <title>{message}</title>
-        <h1>{status}{" \u2014 "}{message}</h1>
+        <h1>{status} &mdash; {message}</h1>
       </>
     );
     return landmark ? <main>{content}</main> : content;
