@@ -29,10 +29,8 @@ import { encodeResult, REDIRECT_HEADER } from "../shared/action_wire.ts";
 import { BUILD_HEADER } from "../shared/versions.ts";
 import { formPage } from "./form_page.ts";
 import { flashFormState, formState, type Secret } from "./form_state.ts";
-import { readCall } from "./read_call.ts";
 import { isRedirect } from "./redirect.ts";
 import type { Registry } from "./registry.ts";
-import { staleCall } from "./stale.ts";
 
 export interface EndpointOptions {
   registry: Registry;
@@ -60,6 +58,14 @@ declare module "../server/internals.ts" {
     stubCall: true;
   }
 }
+
+/**
+ * The call's reader (its decoder, the caps, the form parser) and the stale-call path, loaded at the
+ * first call that needs them: a module once loaded stays in the heap for as long as the process
+ * serves, and most requests are pages.
+ */
+const reader = () => import("./read_call.ts");
+const stale = () => import("./stale.ts");
 
 const FORM_TYPE = /^(multipart\/form-data|application\/x-www-form-urlencoded)\b/i;
 
@@ -131,7 +137,7 @@ const onlyForms: MiddlewareHandler = async function onlyForms(c, next) {
 function knownAction(options: EndpointOptions): MiddlewareHandler {
   return async function knownAction(c, next) {
     const entry = options.registry.get(c.req.param("id")!);
-    if (!entry) return await staleCall(c, options);
+    if (!entry) return await (await stale()).staleCall(c, options);
     internalsOf(c).action = entry;
     // Anything else (a browser posting a form) gets the failure screen.
     if (c.req.header("accept") === "application/json") internalsOf(c).stubCall = true;
@@ -141,7 +147,7 @@ function knownAction(options: EndpointOptions): MiddlewareHandler {
 
 async function runAction(c: Context, call: Call, options: EndpointOptions): Promise<Response> {
   const entry = internalsOf(c).action!;
-  const invocation = await readCall(c, options.maxBytes);
+  const invocation = await (await reader()).readCall(c, options.maxBytes);
   if (invocation instanceof Response) return invocation;
   const { args, form } = invocation;
   if (!form) return await callResponse(c, call, args, options.failures);

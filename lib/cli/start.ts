@@ -17,7 +17,7 @@ import type { Manifest } from "../server/manifest.ts";
 import { appFromEnv, serverFailed } from "./app.ts";
 import { PROJECT_ROOT } from "./root.ts";
 import { settingsOrExit } from "./settings.ts";
-import { isStaleApart } from "./stale.ts";
+import { isStaleApart } from "./stale_build.ts";
 import { exitPastGrace, FLUSH_MS, graceMs, untilParentGone } from "./stop.ts";
 
 const settings = settingsOrExit();

@@ -1,6 +1,6 @@
 /**
  * @module
- * The worker `stale.ts` starts: answers one `{ root, dev }` with `{ stale }` (or `{ error }`, its
+ * The worker `stale_build.ts` starts: answers one `{ root, dev }` with `{ stale }` (or `{ error }`, its
  * stack), then is terminated.
  */
 import { isStale } from "../build/fingerprint.ts";

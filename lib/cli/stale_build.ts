@@ -8,7 +8,9 @@
 
 /** `isStale(root, dev)` of `build/fingerprint.ts`, in a worker that is gone once it answers. */
 export function isStaleApart(root: string, dev: boolean): Promise<boolean> {
-  const worker = new Worker(new URL("./stale_worker.ts", import.meta.url), { type: "module" });
+  const worker = new Worker(new URL("./stale_build_worker.ts", import.meta.url), {
+    type: "module",
+  });
   return new Promise<boolean>((resolve, reject) => {
     worker.onmessage = ({ data }: MessageEvent<{ stale: boolean } | { error: string }>) =>
       "error" in data ? reject(new Error(data.error)) : resolve(data.stale);
