@@ -20,17 +20,23 @@ import { fastHits, type LearnedRoute } from "./fast_hit.ts";
 import { etagOf, matchesIfNoneMatch } from "./etag.ts";
 import { type PageKey, pageKey } from "./key.ts";
 import { memoryLayer } from "./memory.ts";
-import {
-  CLOSE_MS,
-  PAGE_CACHE_DEFAULTS,
-  type PageCache,
-  type PageCacheSetup,
-  privateByDefault,
-  privateFor,
-} from "./page_cache.ts";
+import type { PageCache, PageCacheOptions, PageCacheSetup } from "./page_cache.ts";
 import { PRIVATE, type ResolvedPolicy } from "./policy.ts";
+import { privateByDefault, privateFor } from "./private.ts";
 import { MAX_BODY, sharedLayer } from "./shared.ts";
 import { tagVersions } from "./tags.ts";
+
+const PAGE_CACHE_DEFAULTS: Required<PageCacheOptions> = {
+  memoryEntries: 1000,
+  memoryBytes: 32 * 1024 * 1024,
+  kvEntries: 10_000,
+  maxBodyBytes: 512 * 1024,
+  tagCheckMs: 25,
+  fastHits: true,
+};
+
+/** How long `close()` waits for background renders to let go once they were stopped. */
+const CLOSE_MS = 2000;
 
 /** Background renders one process runs at once; stale pages beyond wait for a later request. */
 const BACKGROUND_RENDERS = 8;

@@ -21,12 +21,10 @@
  * stays in the heap for as long as the process serves.
  */
 import type { Context } from "hono";
-// Its `Internals.session`: whether the request read its session.
-import type {} from "../auth/current.ts";
-import { internalsOf } from "../server/internals.ts";
 import { log } from "../server/log.ts";
 import type { ManifestRoute } from "../server/manifest.ts";
-import { PRIVATE, type ResolvedPolicy, resolvePolicy, SIGNED_IN } from "./policy.ts";
+import { type ResolvedPolicy, resolvePolicy } from "./policy.ts";
+import { privateByDefault } from "./private.ts";
 
 declare module "../server/internals.ts" {
   interface Internals {
@@ -73,15 +71,6 @@ export interface PageCacheOptions {
   fastHits?: boolean;
 }
 
-export const PAGE_CACHE_DEFAULTS: Required<PageCacheOptions> = {
-  memoryEntries: 1000,
-  memoryBytes: 32 * 1024 * 1024,
-  kvEntries: 10_000,
-  maxBodyBytes: 512 * 1024,
-  tagCheckMs: 25,
-  fastHits: true,
-};
-
 type Fetch = (req: Request) => Response | Promise<Response>;
 export type ServeFetch = (
   req: Request,
@@ -125,9 +114,6 @@ export interface PageCache {
    */
   close(): Promise<void>;
 }
-
-/** How long `close()` waits for background renders to let go once they were stopped. */
-export const CLOSE_MS = 2000;
 
 export function pageCache(setup: PageCacheSetup): PageCache {
   const policies = new Map<ManifestRoute, ResolvedPolicy>();
@@ -182,23 +168,4 @@ function loading(
     },
     close: async () => await (await cache).close(),
   };
-}
-
-/** A page (HTML) says how it may be cached; a handler's own `Cache-Control` stands. */
-export function privateByDefault(dispatch: Dispatch): Dispatch {
-  return async (c) => {
-    const res = await dispatch(c);
-    if (
-      !res.headers.has("Cache-Control") &&
-      res.headers.get("Content-Type")?.startsWith("text/html")
-    ) {
-      res.headers.set("Cache-Control", privateFor(c));
-    }
-    return res;
-  };
-}
-
-/** A page that read a session is kept nowhere, as the guards of `shell/auth` say too. */
-export function privateFor(c: Context): string {
-  return internalsOf(c).session ? SIGNED_IN : PRIVATE;
 }
