@@ -1,5 +1,5 @@
 /**
- * Users, sessions and roles: `import { … } from "shell/auth"`. Guard a folder with
+ * Users, sessions and roles: `import { ... } from "shell/auth"`. Guard a folder with
  * `requireUser()` or `requireRole("admin")` in its `_middleware.ts`; sign people up, in and out from
  * server actions with `signUp`, `signIn`, `signOut` and `signOutEverywhere`; ask who is asking with
  * `currentUser(ctx)` (one KV read, none without the session cookie), or read `state.user` where a

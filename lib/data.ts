@@ -1,6 +1,6 @@
 /**
- * The app's data in Deno KV: `import { … } from "shell/data"`. `kvOf()` reaches the app's store
- * from a request; `collection()` declares a product's entities — validated, indexed, listed with
+ * The app's data in Deno KV: `import { ... } from "shell/data"`. `kvOf()` reaches the app's store
+ * from a request; `collection()` declares a product's entities - validated, indexed, listed with
  * cursors, updated with optimistic concurrency and state machines, every change live on pages
  * through `changeStream()`; `kvLog()` is an append-only log that every worker and instance agrees
  * on, with `append`, `newest`, `after` and a live `feedOf()` for event streams; `rateLimit()` and

@@ -1,6 +1,6 @@
 /**
  * What routes, layouts, `_app`, `_middleware.ts` files, handlers and server actions import:
- * `import { … } from "shell"`. The types a route module is written against, `createDefine<State>()`
+ * `import { ... } from "shell"`. The types a route module is written against, `createDefine<State>()`
  * for the app's typed state and `defineRoute` for typed routes, `httpError()`, `notFound()` and
  * `redirect()` to end a request, `requestContext()` in server actions, `bodyLimit()` for a folder's
  * uploads, `clientAddress()`, `eventStream()`, `isSpeculative()` to tell a browser's prefetch from a

@@ -1,12 +1,12 @@
 /**
- * What islands import from the framework: `import { … } from "shell/runtime"`: `ActionError`
+ * What islands import from the framework: `import { ... } from "shell/runtime"`: `ActionError`
  * (how a refused or failed server action call rejects), `recover` and `actionStatus` (refusals as
  * `useActionState` state), `<Contained>` (a part of a page that fails on its own), and live data:
  * `useLiveCollection` (a collection's view kept live from its server-rendered snapshot) and
  * `useFeed` (any event stream, with backoff and pauses while hidden). Browser-safe by
  * construction: it reaches only `lib/shared/`, whose modules import nothing of the server's
  * (`tests/process/public_api_test.ts` checks its whole module graph). Islands never import
- * `lib/shared/…` or `lib/client/…` themselves.
+ * `lib/shared/...` or `lib/client/...` themselves.
  *
  * @example
  * ```tsx

@@ -1,5 +1,5 @@
 /**
- * For entry points, tests and plugins: `import { … } from "shell/server"`. `createApp(manifest,
+ * For entry points, tests and plugins: `import { ... } from "shell/server"`. `createApp(manifest,
  * options)` makes the app from what `deno task build` wrote; `AppOptions` are its settings,
  * `Telemetry` the seam a plugin (Sentry's) implements, and `Manifest` the build's shape.
  *

@@ -171,7 +171,7 @@ function revive(
     const args = unflatten(nodes as unknown[], revivers) as unknown[];
     return { args, bytes: VALUE_BYTES * values + CHAR_BYTES * text.length };
   } catch (error) {
-    // devalue's own checks (an invalid date, a view past its buffer's end, …)
+    // devalue's own checks (an invalid date, a view past its buffer's end, ...)
     throw error instanceof PayloadRejected ? error : malformed();
   }
 }
@@ -196,7 +196,7 @@ function revivedForm(entries: unknown): FormData {
 const VALUE_REFS = new Set([-1, -3, -4, -5, -6]);
 const HOLES = new Set([-2, -7]);
 
-// Tagged nodes `[tag, …]` devalue revives on its own that hold one string.
+// Tagged nodes `[tag, ...]` devalue revives on its own that hold one string.
 const STRING_TAGS = new Set([
   "Date",
   "URL",

@@ -8,7 +8,7 @@
  * module's folder (whatever that answers: 401, 403, a redirect), within the body limit (413), and
  * decodable within the caps of `limits.ts` (400, and a warning in the log: a client's mistake; the
  * fields are counted as the body arrives; `read_call.ts`); none of these reach an action.
- * What a call holds while its action runs — its body and its decoded arguments — counts against
+ * What a call holds while its action runs - its body and its decoded arguments - counts against
  * the app's body budget until it is answered: past it, 503 with `Retry-After`, and the action
  * does not run. An action that throws is a server failure, unless what it throws is an expected
  * error (`httpError`): that goes to the app's error pages, which answer the stub with JSON and a
@@ -29,10 +29,8 @@ import { encodeResult, REDIRECT_HEADER } from "../shared/action_wire.ts";
 import { BUILD_HEADER } from "../shared/versions.ts";
 import { formPage } from "./form_page.ts";
 import { flashFormState, formState, type Secret } from "./form_state.ts";
-import { readCall } from "./read_call.ts";
 import { isRedirect } from "./redirect.ts";
 import type { Registry } from "./registry.ts";
-import { staleCall } from "./stale.ts";
 
 export interface EndpointOptions {
   registry: Registry;
@@ -60,6 +58,14 @@ declare module "../server/internals.ts" {
     stubCall: true;
   }
 }
+
+/**
+ * The call's reader (its decoder, the caps, the form parser) and the stale-call path, loaded at the
+ * first call that needs them: a module once loaded stays in the heap for as long as the process
+ * serves, and most requests are pages.
+ */
+const reader = () => import("./read_call.ts");
+const stale = () => import("./stale.ts");
 
 const FORM_TYPE = /^(multipart\/form-data|application\/x-www-form-urlencoded)\b/i;
 
@@ -119,7 +125,7 @@ const onlyPost: MiddlewareHandler = async function onlyPost(c, next) {
 
 /**
  * What forms and the stub send. `csrf` checks only bodies a cross-site page can send without
- * asking; others need a CORS preflight, which nothing here grants — and they are refused anyway.
+ * asking; others need a CORS preflight, which nothing here grants - and they are refused anyway.
  */
 const onlyForms: MiddlewareHandler = async function onlyForms(c, next) {
   if (!FORM_TYPE.test(c.req.header("content-type") ?? "")) {
@@ -131,7 +137,7 @@ const onlyForms: MiddlewareHandler = async function onlyForms(c, next) {
 function knownAction(options: EndpointOptions): MiddlewareHandler {
   return async function knownAction(c, next) {
     const entry = options.registry.get(c.req.param("id")!);
-    if (!entry) return await staleCall(c, options);
+    if (!entry) return await (await stale()).staleCall(c, options);
     internalsOf(c).action = entry;
     // Anything else (a browser posting a form) gets the failure screen.
     if (c.req.header("accept") === "application/json") internalsOf(c).stubCall = true;
@@ -141,7 +147,7 @@ function knownAction(options: EndpointOptions): MiddlewareHandler {
 
 async function runAction(c: Context, call: Call, options: EndpointOptions): Promise<Response> {
   const entry = internalsOf(c).action!;
-  const invocation = await readCall(c, options.maxBytes);
+  const invocation = await (await reader()).readCall(c, options.maxBytes);
   if (invocation instanceof Response) return invocation;
   const { args, form } = invocation;
   if (!form) return await callResponse(c, call, args, options.failures);

@@ -1,9 +1,9 @@
 /**
  * @module
  * An action call's form body, read within the fields cap (`limits.ts`) as it arrives: the fields
- * are counted in the bytes themselves — `name=value` pairs between `&`s, or multipart delimiters —
+ * are counted in the bytes themselves - `name=value` pairs between `&`s, or multipart delimiters -
  * and a body with more is refused at the first byte past the cap, before anything is parsed.
- * `Request.formData()` parses a whole body first: a mebibyte of `a&a&…` was half a million fields,
+ * `Request.formData()` parses a whole body first: a mebibyte of `a&a&...` was half a million fields,
  * a third of a second of the server's one thread, before any count could refuse it. Within the
  * cap, the bytes read are handed to `formData()` as they are.
  */
@@ -64,7 +64,7 @@ function pairCounter(): (chunk: Uint8Array) => number {
 }
 
 /**
- * Multipart: the occurrences of `--boundary`, across chunk edges (Knuth–Morris–Pratt, so one
+ * Multipart: the occurrences of `--boundary`, across chunk edges (Knuth-Morris-Pratt, so one
  * pass whatever the bytes). Every part follows one; the last one closes the body. Occurrences
  * inside a part's content (a client can put them there) only count against that client.
  */

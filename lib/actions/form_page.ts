@@ -9,7 +9,7 @@ import type { Context } from "hono";
  * The page the form was on, for the 303 back to it: the `Referer` when it is one of our origins,
  * the home page otherwise. Only its path and query are kept, with one leading slash, so no
  * `Referer` (`http://host//evil.example/`, `http://host/\evil.example/`) can point off-site.
- * `secure`: the page is served over HTTPS — behind a proxy, by its public origin, not our URL.
+ * `secure`: the page is served over HTTPS - behind a proxy, by its public origin, not our URL.
  */
 export function formPage(c: Context, origins: string[] | undefined) {
   const referer = URL.parse(c.req.header("referer") ?? "");

@@ -34,7 +34,7 @@ export interface ActionLimits {
 
 export const ACTION_LIMITS: Readonly<ActionLimits> = Object.freeze({
   // The default body limit. It may be raised for uploads, which travel as parts of their own, but
-  // this text is parsed whole, in memory: up to some 22 bytes a character (`{},{},…`), 23 MB.
+  // this text is parsed whole, in memory: up to some 22 bytes a character (`{},{},...`), 23 MB.
   payloadLength: 1024 * 1024,
   // Real actions take a handful; `useActionState` adds the previous state. This bounds the spread
   // of the arguments into the call.

@@ -18,7 +18,7 @@ import { ACTION_LIMITS } from "./limits.ts";
 export async function readCall(c: Context, maxBytes: number): Promise<Invocation | Response> {
   const limited = limitBody(c, maxBytes);
   if (limited) return limited;
-  // What the call may hold once decoded — the most its body's size allows — is counted before
+  // What the call may hold once decoded - the most its body's size allows - is counted before
   // the body is read: a call the budget cannot take is refused (503) before any work on it. (A
   // body of unknown length is counted as it arrives, and its real figure once decoded.)
   const declared = Number(c.req.header("content-length"));

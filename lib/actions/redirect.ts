@@ -4,7 +4,7 @@
  * off, instead of back to the page the form was on), a handler or a middleware. It throws, so its
  * type is `never` and an action keeps the return type its form's `useActionState` expects; the
  * server answers the throw with the redirect. A URL with a control character (CR and LF would
- * split the `Location` header) is refused at the call, with a `TypeError` that says so — often it
+ * split the `Location` header) is refused at the call, with a `TypeError` that says so - often it
  * came from a client (`redirect(form.get("next"))`), and the code that passed it on must check it.
  */
 
@@ -31,7 +31,7 @@ export class Redirect extends Error {
  *   return redirect("/home", moved);
  * }
  * ```
- * @see docs/routing.md — A route module
+ * @see docs/routing.md - A route module
  */
 export type RedirectStatus = 301 | 302 | 303 | 307 | 308;
 
@@ -44,7 +44,7 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
  * JavaScript on or off, instead of going back to the page the form was on).
  *
  * @param url Where the browser goes: a path or an absolute URL; one with a control character (CR,
- * LF, tab, …) is refused with a `TypeError`.
+ * LF, tab, ...) is refused with a `TypeError`.
  * @param status The redirect's status, 303 by default.
  * @returns Never: it throws.
  *
@@ -66,7 +66,7 @@ export function redirect(url: string | URL, status: RedirectStatus = 303): never
   const location = String(url);
   if (CONTROL.test(location)) {
     throw new TypeError(
-      `redirect() refuses a URL with a control character (CR, LF, tab, …): ${
+      `redirect() refuses a URL with a control character (CR, LF, tab, \u2026): ${
         JSON.stringify(location.slice(0, 200))
       }`,
     );

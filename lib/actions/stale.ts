@@ -3,11 +3,11 @@
  * The answer to a call of an action this build does not have. Ids stay the same from build to
  * build (`build/actions.ts`), so such a call comes from a page loaded before a deploy that removed
  * or renamed the action (or from someone guessing). Never a bare 404 and never the failure screen:
- * the deploy is nobody's failure. Whatever the form sent comes back to its page — its fields in the
+ * the deploy is nobody's failure. Whatever the form sent comes back to its page - its fields in the
  * signed form-state cookie, which the next GET of that page puts back into its fields of the same
  * names, with one sentence saying why (`shared/kept_input.ts`):
  * - a call from an island's stub (`Accept: application/json`) gets 410 Gone with `App-Stale: 1`
- *   and `{"error":{"status":410,"message":…,"stale":true}}`: the browser reloads the page
+ *   and `{"error":{"status":410,"message":...,"stale":true}}`: the browser reloads the page
  *   (`client/stale.ts`);
  * - a form posted with JavaScript off gets a 303 back to its page, as after any form action.
  * The body is read within the limits of any call (`read_call.ts`); no middleware runs, since no

@@ -26,7 +26,7 @@ const EMAIL = /^[^\s@\p{Cc}]+@[^\s@\p{Cc}]+\.[^\s@\p{Cc}]+$/u;
  * console.log(normalizeEmail("  Ada@Example.COM ")); // "ada@example.com"
  * console.log(normalizeEmail("not an address")); // undefined
  * ```
- * @see docs/users.md — Emails and passwords
+ * @see docs/users.md - Emails and passwords
  */
 export function normalizeEmail(email: unknown): string | undefined {
   if (typeof email !== "string" || email.length > 4 * MAX_EMAIL) return undefined;
@@ -44,7 +44,7 @@ export function normalizeEmail(email: unknown): string | undefined {
  *
  * const shown: CredentialErrors = { email: "Enter an email address." };
  * ```
- * @see docs/users.md — Signing up and in
+ * @see docs/users.md - Signing up and in
  */
 export interface CredentialErrors {
   /** Beside the email field: missing, not an address, taken (sign-up). */

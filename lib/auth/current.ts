@@ -1,8 +1,8 @@
 /**
  * @module
  * Who is asking: the request's session, read lazily and once. A request without the session
- * cookie costs nothing; one with it costs one KV read, the first time anything asks — a guard, a
- * handler, an action — and every later ask in the same request gets the same answer from the
+ * cookie costs nothing; one with it costs one KV read, the first time anything asks - a guard, a
+ * handler, an action - and every later ask in the same request gets the same answer from the
  * request's private record. A page that never asks reads nothing. A cookie whose session is gone
  * (ended, expired) is cleared on the response. A browser's prefetch reads the session but never
  * moves its idle timer.
@@ -74,7 +74,7 @@ async function load(c: Context): Promise<Session | undefined> {
  *   await kvOf(c).set(["notes", user.id, crypto.randomUUID()], text);
  * }
  * ```
- * @see docs/users.md — Who is asking
+ * @see docs/users.md - Who is asking
  */
 export async function currentUser(from: AnyContext): Promise<User | undefined> {
   const session = await sessionOf(contextOf(from));

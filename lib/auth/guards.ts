@@ -3,8 +3,8 @@
  * Guards for a folder's `_middleware.ts`: Hono middleware that runs before the folder's pages, API
  * routes and server actions alike. `requireUser()` lets signed-in users through with `state.user`
  * set; an anonymous page view is sent to the login page with `next` (its path and query), a form
- * posted without JavaScript likewise with the page it was on, and anything else — an API route, an
- * island's action call, a request that wants JSON — gets 401 (`httpError`: JSON, or `_error.tsx`).
+ * posted without JavaScript likewise with the page it was on, and anything else - an API route, an
+ * island's action call, a request that wants JSON - gets 401 (`httpError`: JSON, or `_error.tsx`).
  * `requireRole(...roles)` also needs one of the roles: 403 through `_error.tsx` otherwise.
  * `withUser()` only sets `state.user` when someone is signed in. Responses to a signed-in user are
  * `Cache-Control: private, no-cache` unless the route said otherwise: no shared cache keeps them,
@@ -24,7 +24,7 @@ import { internalsOf } from "../server/internals.ts";
 
 /**
  * What the guards put on the request's state: declare it in your app's `State` to read
- * `state.user` typed (`interface State extends UserState { … }`).
+ * `state.user` typed (`interface State extends UserState { ... }`).
  *
  * @example
  * ```ts
@@ -37,7 +37,7 @@ import { internalsOf } from "../server/internals.ts";
  * }
  * export const define = createDefine<State>();
  * ```
- * @see docs/users.md — The user in state
+ * @see docs/users.md - The user in state
  */
 export interface UserState {
   /** The signed-in user: set by `requireUser()`, `requireRole()` and `withUser()`. */
@@ -48,7 +48,7 @@ export interface UserState {
  * Middleware that lets only signed-in users through, with `state.user` set. An anonymous page view
  * gets a 303 to the login page (`/login?next=<its path and query>`), a form posted without
  * JavaScript likewise with the page it came from; an API route, an island's action call or a
- * request that wants JSON gets 401 (`{"error":{"status":401,…}}`).
+ * request that wants JSON gets 401 (`{"error":{"status":401,...}}`).
  *
  * @returns The middleware, for a folder's `_middleware.ts`.
  *
@@ -59,7 +59,7 @@ export interface UserState {
  *
  * export const handler = requireUser();
  * ```
- * @see docs/users.md — Guarding a folder
+ * @see docs/users.md - Guarding a folder
  */
 export function requireUser(): Middleware {
   return async function requireUser(c, next) {
@@ -87,7 +87,7 @@ export function requireUser(): Middleware {
  *
  * export const handler = requireRole("admin");
  * ```
- * @see docs/users.md — Roles
+ * @see docs/users.md - Roles
  */
 export function requireRole(...roles: string[]): Middleware {
   if (roles.length === 0) throw new RangeError("requireRole() needs at least one role");
@@ -117,7 +117,7 @@ export function requireRole(...roles: string[]): Middleware {
  *
  * export const handler = withUser();
  * ```
- * @see docs/users.md — The user in state
+ * @see docs/users.md - The user in state
  */
 export function withUser(): Middleware {
   return async function withUser(c, next) {

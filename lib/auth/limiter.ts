@@ -1,6 +1,6 @@
 /**
  * @module
- * A bound on work that costs much memory at once — password hashing, 32 MiB a hash: at most
+ * A bound on work that costs much memory at once - password hashing, 32 MiB a hash: at most
  * `concurrent` run together, at most `queued` more wait their turn, and past that a call is refused
  * at once with 503 and `Retry-After` (Hono's `HTTPException`, which the app answers as it is: no
  * failure, no digest, no report). A waiting call given the time its request must be answered by

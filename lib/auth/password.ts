@@ -1,6 +1,6 @@
 /**
  * @module
- * Password hashes: scrypt from `node:crypto` — Deno's own native implementation, run off the main
+ * Password hashes: scrypt from `node:crypto` - Deno's own native implementation, run off the main
  * thread, so a hash blocks no request, and it loads on Deno Deploy, which refuses native npm addons
  * (`@node-rs/argon2`). The parameters are one of OWASP's equivalent scrypt settings: N=2^15, r=8,
  * p=3, 32 MiB a hash (N=2^17, p=1 would take 128 MiB, too much for a 512 MB Deploy isolate when a

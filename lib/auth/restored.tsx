@@ -4,8 +4,8 @@
  * pages that read a session are `private, no-cache`, which keeps them eligible for that cache, so
  * after "Log out" the Back button would show the signed-in page as it was, without asking. The
  * page carries its session's mark (cookie.ts) in a nonce'd inline script; restored (`pageshow`
- * with `persisted`), it compares the mark with the cookie's, and when they differ — signed out,
- * or another session since — hides itself and loads anew, which the server answers as it answers
+ * with `persisted`), it compares the mark with the cookie's, and when they differ - signed out,
+ * or another session since - hides itself and loads anew, which the server answers as it answers
  * anyone now. A page loaded fresh is not checked: nothing it shows is older than its request.
  */
 import type { Context } from "hono";

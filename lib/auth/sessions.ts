@@ -1,8 +1,8 @@
 /**
  * @module
  * Sessions in Deno KV, the same on every worker and instance. A session is stored at
- * `["auth", "sessions", hash]` — the SHA-256 of its token; the token itself is only ever in the
- * cookie — with who it is for (id, email, name, roles: so reading it is one KV read), when it began,
+ * `["auth", "sessions", hash]` - the SHA-256 of its token; the token itself is only ever in the
+ * cookie - with who it is for (id, email, name, roles: so reading it is one KV read), when it began,
  * when it was last seen and when it ends whatever happens. Each user's sessions are indexed at
  * `["auth", "user_sessions", userId, hash]`, and every commit that adds or deletes a session does the
  * same to its index entry, so "sign out everywhere" and a change of roles find them all.
@@ -84,7 +84,7 @@ export async function startSession(
 
 /**
  * The session whose token hashes to `hash`, if it is still on: one KV read, and at most every
- * `refreshAfterMs` a write that moves its idle timer on — unless `touch` is false (a browser's
+ * `refreshAfterMs` a write that moves its idle timer on - unless `touch` is false (a browser's
  * prefetch: the user may never come).
  */
 export async function readSession(

@@ -1,8 +1,8 @@
 /**
  * @module
  * How an app's users and sessions behave: `AppOptions.auth`, with its defaults, resolved once per
- * app (the first request that needs it) together with what follows from the app's origins — the
- * session cookie's name and flags — and the app's bound on password hashes running at once.
+ * app (the first request that needs it) together with what follows from the app's origins - the
+ * session cookie's name and flags - and the app's bound on password hashes running at once.
  */
 import type { Context } from "hono";
 import type { CallLimit } from "../kv/rate_limit.ts";
@@ -25,7 +25,7 @@ const DAY = 24 * HOUR;
  * const auth: AuthOptions = { idleTimeoutMs: 30 * 60_000, absoluteTimeoutMs: 8 * 3_600_000 };
  * const app = createApp(manifest, { root: Deno.cwd(), auth });
  * ```
- * @see docs/users.md — Settings and numbers
+ * @see docs/users.md - Settings and numbers
  */
 export interface AuthOptions {
   /** A session unused this long ends (ms): 24 hours. */

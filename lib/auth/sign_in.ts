@@ -1,13 +1,13 @@
 /**
  * @module
  * Signing up and in with an email and a password, for a server action to call with the form's
- * fields. The fields are checked first (nothing costs before that); then the limits — sign-in per
- * client and per account, sign-up per client, each exact across workers (`limitCalls`) — so a
+ * fields. The fields are checked first (nothing costs before that); then the limits - sign-in per
+ * client and per account, sign-up per client, each exact across workers (`limitCalls`) - so a
  * refused attempt costs no hash; then the password is hashed within the app's bound on hashes at
  * once. An unknown email and a wrong password get the same answer, word for word, after the same
  * work: an unknown email is checked against a hash that matches no password, with the same
- * parameters. Success starts a new session with a new token — whatever session the request had is
- * ended in the same commit (no fixation) — and sets the cookie.
+ * parameters. Success starts a new session with a new token - whatever session the request had is
+ * ended in the same commit (no fixation) - and sets the cookie.
  */
 import type { Context } from "hono";
 import { httpError } from "../errors/http_error.ts";
@@ -44,7 +44,7 @@ import {
  *   return result.ok ? `Welcome, ${result.user.name}` : result.errors.form ?? "Check the form";
  * }
  * ```
- * @see docs/users.md — Signing up and in
+ * @see docs/users.md - Signing up and in
  */
 export type AuthResult =
   | {
@@ -72,7 +72,7 @@ export type AuthResult =
  *   password: form.get("password"),
  * });
  * ```
- * @see docs/users.md — Signing up and in
+ * @see docs/users.md - Signing up and in
  */
 export interface CredentialFields {
   /** The `email` field: anything, checked and normalised here. */
@@ -90,7 +90,7 @@ export interface CredentialFields {
  *
  * console.log(WRONG_CREDENTIALS); // "Wrong email or password."
  * ```
- * @see docs/users.md — Signing up and in
+ * @see docs/users.md - Signing up and in
  */
 export const WRONG_CREDENTIALS = "Wrong email or password.";
 
@@ -101,8 +101,8 @@ const NO_ONES_HASH = `$scrypt$ln=${PARAMS.ln},r=${PARAMS.r},p=${PARAMS.p}$${"A".
 /**
  * Signs in with an email and a password: on success a new session (a new token; the request's old
  * session ends) and its cookie. An unknown email and a wrong password get the same answer
- * (`errors.form`), after the same work. Past the limits — per client and per account, across every
- * worker and instance — it throws `httpError(429)` with `Retry-After`; past the app's bound on
+ * (`errors.form`), after the same work. Past the limits - per client and per account, across every
+ * worker and instance - it throws `httpError(429)` with `Retry-After`; past the app's bound on
  * password hashes at once, or when the hash could not be done before the request's deadline, a
  * 503 with `Retry-After`.
  *
@@ -124,7 +124,7 @@ const NO_ONES_HASH = `$scrypt$ln=${PARAMS.ln},r=${PARAMS.r},p=${PARAMS.p}$${"A".
  *   redirect(safeNext(form.get("next")));
  * }
  * ```
- * @see docs/users.md — Signing up and in
+ * @see docs/users.md - Signing up and in
  */
 export async function signIn(from: AnyContext, fields: CredentialFields): Promise<AuthResult> {
   const c = contextOf(from);
@@ -171,7 +171,7 @@ export async function signIn(from: AnyContext, fields: CredentialFields): Promis
  *   redirect("/account");
  * }
  * ```
- * @see docs/users.md — Signing up and in
+ * @see docs/users.md - Signing up and in
  */
 export async function signUp(from: AnyContext, fields: CredentialFields): Promise<AuthResult> {
   const c = contextOf(from);

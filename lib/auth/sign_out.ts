@@ -1,7 +1,7 @@
 /**
  * @module
- * Signing out: the session is deleted from KV — so it is over on every worker and instance at the
- * same moment, whatever any browser still holds — and the cookie is cleared. "Everywhere" deletes
+ * Signing out: the session is deleted from KV - so it is over on every worker and instance at the
+ * same moment, whatever any browser still holds - and the cookie is cleared. "Everywhere" deletes
  * every session of the user, found through their index, each with its index entry.
  *
  * Signed-in pages are `private, no-cache`: the browser keeps them, in its HTTP cache and its
@@ -39,7 +39,7 @@ const CLEAR_CACHE = '"cache"';
  *   redirect("/");
  * }
  * ```
- * @see docs/users.md — Signing out
+ * @see docs/users.md - Signing out
  */
 export async function signOut(from: AnyContext): Promise<void> {
   const c = contextOf(from);
@@ -51,7 +51,7 @@ export async function signOut(from: AnyContext): Promise<void> {
 }
 
 /**
- * Ends every session of this request's user — every browser and device they signed in on — on
+ * Ends every session of this request's user - every browser and device they signed in on - on
  * every worker and instance at once, and clears this request's cookie.
  *
  * @param from `requestContext()` in a server action (or a handler's `ctx`, a middleware's `c`).
@@ -69,7 +69,7 @@ export async function signOut(from: AnyContext): Promise<void> {
  *   redirect("/login");
  * }
  * ```
- * @see docs/users.md — Signing out
+ * @see docs/users.md - Signing out
  */
 export async function signOutEverywhere(from: AnyContext): Promise<number> {
   const c = contextOf(from);

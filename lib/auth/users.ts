@@ -60,7 +60,7 @@ export const EMAILS = ["auth", "emails"] as const;
  *   if (error instanceof UserExistsError) console.log(error.message);
  * }
  * ```
- * @see docs/users.md — The first admin
+ * @see docs/users.md - The first admin
  */
 export class UserExistsError extends Error {
   /** `"UserExistsError"`. */
@@ -149,7 +149,7 @@ export function publicUser({ id, email, name, roles }: User): User {
  * });
  * console.log(admin.id, admin.roles);
  * ```
- * @see docs/users.md — The first admin
+ * @see docs/users.md - The first admin
  */
 export async function createUser(
   kv: Deno.Kv,
@@ -187,7 +187,7 @@ export async function createUser(
  * const grace = await setRoles(kv, "grace@example.com", ["admin"]);
  * console.log(grace.roles); // ["admin"]
  * ```
- * @see docs/users.md — Roles
+ * @see docs/users.md - Roles
  */
 export async function setRoles(
   kv: Deno.Kv,

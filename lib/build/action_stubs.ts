@@ -2,8 +2,8 @@
  * @module
  * The esbuild plugin that keeps server actions on the server: in the browser bundle, a
  * `"use server"` module is replaced, whatever imports it, by a stub whose exports call the
- * action over HTTP (`lib/client/actions.ts`). Nothing of the module itself — its code, its
- * imports, its strings — reaches a chunk.
+ * action over HTTP (`lib/client/actions.ts`). Nothing of the module itself - its code, its
+ * imports, its strings - reaches a chunk.
  */
 import type * as esbuild from "esbuild";
 import { createHash } from "node:crypto";

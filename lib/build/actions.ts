@@ -6,7 +6,7 @@
  * same in every build, whatever the module's code became, so a tab opened before a deploy still
  * calls it; and it says nothing about where the action lives. Never keyed with the source: an edit
  * would rename every action of the module. esbuild lists the exports and prints the module in one
- * normal form — declarations, then a single `export { … }` — which is what the async check reads.
+ * normal form - declarations, then a single `export { ... }` - which is what the async check reads.
  */
 import * as esbuild from "esbuild";
 import { createHmac } from "node:crypto";
@@ -73,7 +73,7 @@ export async function scanActions(root: string): Promise<ActionModule[]> {
         if (!asyncExports.has(name)) {
           throw new BuildProblem(
             `${file}: export "${name}" of a "use server" module must be an async function ` +
-              `declared in the module (\`export async function ${name}(…)\`)`,
+              `declared in the module (\`export async function ${name}(\u2026)\`)`,
           );
         }
         return { name, id: actionId(file, name, salt) };

@@ -31,7 +31,7 @@ export function isRouteFile(file: string): boolean {
   return ROUTE_FILE.test(file) && !file.split("/").some((part) => part.startsWith("_"));
 }
 
-/** `blog/[slug].tsx` → `/blog/:slug`; `docs/[...path].tsx` → `/docs/:path{.+}`. */
+/** `blog/[slug].tsx` -> `/blog/:slug`; `docs/[...path].tsx` -> `/docs/:path{.+}`. */
 export function patternFor(file: string): string {
   const segments = file.replace(ROUTE_FILE, "").split("/").filter((s) => !GROUP.test(s));
   if (segments.at(-1) === "index") segments.pop();
@@ -57,7 +57,7 @@ export function patternFor(file: string): string {
   return "/" + parts.join("/");
 }
 
-/** How a pattern reads in logs and traces: `/docs/:path{.+}` → `/docs/:path+`. */
+/** How a pattern reads in logs and traces: `/docs/:path{.+}` -> `/docs/:path+`. */
 export function routeName(pattern: string): string {
   return pattern.replace(/\{\.\+\}$/, "+");
 }

@@ -4,7 +4,7 @@
  * its source map get one UUID, taken from the chunk's content (an unchanged chunk keeps its ID as it
  * keeps its name). The chunk gets `//# debugId=<id>` at its end, which `sentry-cli sourcemaps
  * upload` reads, and a first line that registers the ID in `globalThis._sentryDebugIds` under a
- * stack captured in the chunk — the browser SDK finds the chunk's URL in that stack and puts the ID
+ * stack captured in the chunk - the browser SDK finds the chunk's URL in that stack and puts the ID
  * in `debug_meta.images` of each event; the map gets `debugId` (and the older `debug_id`) and one
  * more empty line at the start of its mappings. Sentry then resolves a frame by its chunk's ID,
  * whichever URL served it.

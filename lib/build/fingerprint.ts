@@ -3,7 +3,7 @@
  * A hash of everything a build is made from, so `deno task start` rebuilds exactly when one of
  * them changed, was added or removed: every local module the last build's graphs reached, in any
  * folder (recorded in `sources.json`, see `graph.ts`), plus a fresh listing of the folders the
- * build scans or serves — `routes/`, `islands/`, `lib/`, `static/` — so that a new or removed file
+ * build scans or serves - `routes/`, `islands/`, `lib/`, `static/` - so that a new or removed file
  * there is noticed too, `deno.json`, the lockfile and the action ids' salt (`salt.ts`). A module
  * newly imported from elsewhere is noticed through the file that now imports it. Kept apart from
  * the build so that checking costs no esbuild import.

@@ -30,7 +30,7 @@ interface ModuleInfo {
   specifier: string;
   /** In the order the module writes them (deno_graph keeps it). */
   dependencies?: { specifier: string; code?: Resolved; type?: Resolved }[];
-  /** Why it could not be loaded: `Module not found "file:///…"`, a syntax error. */
+  /** Why it could not be loaded: `Module not found "file:///..."`, a syntax error. */
   error?: string;
 }
 

@@ -1,7 +1,7 @@
 /**
  * @module
  * The esbuild plugin that resolves the project's own import-map aliases for the browser build as
- * Deno resolves them: `"shell/runtime"`, `"@/components/Card.tsx"` — every entry of `deno.json`'s
+ * Deno resolves them: `"shell/runtime"`, `"@/components/Card.tsx"` - every entry of `deno.json`'s
  * `imports` whose target is a path in the project. An exact key maps one specifier; a key ending
  * in `/` maps every specifier it begins, the longest such key winning (the import-map standard).
  * Entries that name packages (`npm:`) are left to esbuild, which finds the same packages in

@@ -1,7 +1,7 @@
 /**
  * @module
  * The build: scan `routes/` and `islands/`, read the server's module graph (`graph.ts`), bundle
- * the browser side — scripts, and the stylesheets the app imports (`styles/`) — (for production,
+ * the browser side - scripts, and the stylesheets the app imports (`styles/`) - (for production,
  * give the scripts Sentry debug IDs and compress both, and bundle the server's Sentry SDK:
  * `sentry_server_sdk.ts`), write the manifest, the local files both
  * sides' module graphs reached and the fingerprint of the sources it was made from. Production
@@ -40,8 +40,8 @@ const KEPT_BUILDS = 3;
 export const NO_ASSETS: Assets = { boot: { entry: "", imports: [] }, islands: {} };
 
 /**
- * Builds into `_build/` (or `_build/dev/`). A mistake in the project's files — esbuild's errors
- * among them, and imports of files that are not there — throws a `BuildProblem`.
+ * Builds into `_build/` (or `_build/dev/`). A mistake in the project's files - esbuild's errors
+ * among them, and imports of files that are not there - throws a `BuildProblem`.
  */
 export async function build(options: BuildOptions): Promise<void> {
   try {
@@ -107,8 +107,8 @@ async function buildNow({ root, dev }: BuildOptions): Promise<void> {
 }
 
 /**
- * The server's graph of a manifest (`source`), read from a copy of it beside the real one — same
- * imports, same folder — since the real one names the build by a hash of the graph.
+ * The server's graph of a manifest (`source`), read from a copy of it beside the real one - same
+ * imports, same folder - since the real one names the build by a hash of the graph.
  */
 export async function serverGraphOf(
   root: string,

@@ -2,8 +2,8 @@
  * @module
  * `BuildProblem`: a mistake in the project's files that stops the build (two routes on one URL, a
  * non-async export of a `"use server"` module, a misnamed island, an import that resolves to
- * nothing, a syntax error in an island). Its message names the file — and the line, where there is
- * one — and says what is wrong, a line per mistake; the entry points print each as one line,
+ * nothing, a syntax error in an island). Its message names the file - and the line, where there is
+ * one - and says what is wrong, a line per mistake; the entry points print each as one line,
  * without a stack, which would only point into the build (or into esbuild's internals).
  */
 import type * as esbuild from "esbuild";

@@ -2,7 +2,7 @@
  * @module
  * The API reference, made from the JSDoc of the public entry points with `deno doc`: the index
  * committed as `docs/reference.md` (each entry point's symbols, kind, first sentence and source
- * file), and the whole of it — signatures, members, examples — as HTML, generated on demand
+ * file), and the whole of it - signatures, members, examples - as HTML, generated on demand
  * (`deno task docs`) into `_build/reference/`, which is not committed: it is 170-odd files that
  * would change with every comment.
  */
@@ -58,7 +58,7 @@ export async function referenceIndex(root: string): Promise<string> {
     "",
     "What an app imports from the framework, by entry point. Each symbol's JSDoc says what it does",
     "and shows it in use (`@example`); your editor shows it on hover. `deno task docs` renders the",
-    `whole reference — signatures, members, examples — as HTML in \`${HTML_DIR}/index.html\`.`,
+    `whole reference \u2014 signatures, members, examples \u2014 as HTML in \`${HTML_DIR}/index.html\`.`,
     "[Architecture](architecture.md#the-public-api-its-entry-points) says which entry is for what.",
   ];
   for (const { alias, file } of ENTRY_POINTS) {

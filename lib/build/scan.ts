@@ -42,7 +42,7 @@ export interface Scan {
   /** A module's middleware chain (its path from the project root): its folders' below `routes/`,
    * the root's for anything else (an action module under `lib/`). */
   middlewaresFor(file: string): string[];
-  /** Island name → path relative to the project root. */
+  /** Island name -> path relative to the project root. */
   islands: Map<string, string>;
 }
 

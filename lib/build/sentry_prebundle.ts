@@ -4,7 +4,7 @@
  * and kept on disk until the locked packages, esbuild or `lib/sentry/` change (`vendor_cache.ts`).
  * Reading and linking those packages' few hundred modules was more than half of every production
  * build (about 300 of 550 ms); the island build now reads this one file in their place. What the
- * SDK shares with the other chunks stays an import here — React, the island runtime's modules —
+ * SDK shares with the other chunks stays an import here - React, the island runtime's modules -
  * for the island build to resolve as it does for every chunk, so that they share one copy. The
  * source map is inline, where esbuild finds it and carries it on: the chunk's map still points into
  * the Sentry packages' sources.

@@ -4,7 +4,7 @@
  * production): `sentry/sdk_entry.ts` bundled with `@sentry/deno` and `@sentry/core`, tree-shaken
  * and minified, the SDK's debug logging compiled out (`__SENTRY_DEBUG__`, as the SDK's own
  * bundles do). What a Sentry-on server holds is then about 180 KB of code rather than the sources
- * and bytecode of four hundred modules: 10–12 MB of memory less, measured. `@opentelemetry/api`
+ * and bytecode of four hundred modules: 10-12 MB of memory less, measured. `@opentelemetry/api`
  * stays an import, so that the SDK and Deno's tracing share its one global registration. Kept
  * between builds like the browser's prebundle (`vendor_cache.ts`): made again only when the locked
  * packages, esbuild or these two files change.

@@ -1,9 +1,9 @@
 /**
  * @module
- * Builds of the packages kept on disk between runs — dev's vendor modules (`dev/vendor.ts`), the
- * browser SDK's prebundle (`sentry_prebundle.ts`) — each under `<folder>/<name>-<key>/`, the key a
+ * Builds of the packages kept on disk between runs - dev's vendor modules (`dev/vendor.ts`), the
+ * browser SDK's prebundle (`sentry_prebundle.ts`) - each under `<folder>/<name>-<key>/`, the key a
  * hash of what it is made from (the locked package versions, esbuild's version, the given
- * sources). A run that finds its key reads the files — milliseconds — rather than build them,
+ * sources). A run that finds its key reads the files - milliseconds - rather than build them,
  * which costs a few hundred.
  */
 import * as esbuild from "esbuild";

@@ -2,7 +2,7 @@
  * @module
  * The headers a stored page answers with, made once per held page and policy rather than per
  * response: what every answer shares (the render's own headers, `Cache-Control`, `Vary`, `ETag`),
- * and — for hits answered ahead of the app's middleware (fast_hit.ts) — each whole header list
+ * and - for hits answered ahead of the app's middleware (fast_hit.ts) - each whole header list
  * that middleware would have given the same response (the security headers with the CSP naming
  * the render's nonce, the coding, `X-Cache`), less what differs per request (`Age`, the id).
  */

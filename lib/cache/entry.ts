@@ -6,7 +6,7 @@
  *
  * The body is kept, and served, as rendered: its scripts carry the CSP nonce of its render, and
  * every response of it names that nonce in its `Content-Security-Policy`. That is what lets a hit
- * be bytes held already — the same bytes for everyone, compressed once per coding when the page is
+ * be bytes held already - the same bytes for everyone, compressed once per coding when the page is
  * held (`held`), not per response: with a nonce of its own each response had to be copied, and
  * compressed whole again (docs/performance.md). What it gives up, and why that is safe enough:
  *
@@ -15,8 +15,8 @@
  *   could have known before it: nothing an attacker stores (a comment, a title) can carry it into
  *   the page, and the page cannot be made to say anything else while it is stored.
  * - Anyone can read the nonce, though, by asking for the page (it is public: no session ever
- *   reaches the shared cache). A DOM-based injection into that page — script of the page copying
- *   attacker-chosen markup into a script element it makes — could then name the nonce, which a
+ *   reaches the shared cache). A DOM-based injection into that page - script of the page copying
+ *   attacker-chosen markup into a script element it makes - could then name the nonce, which a
  *   per-response nonce would have kept secret. The nonce lives as long as the stored page (`maxAge`
  *   and `staleWhileRevalidate`); each render draws a new one; other pages, and every page that is
  *   not served from the cache, keep a nonce per response. docs/security.md says so to the team.

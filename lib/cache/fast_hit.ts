@@ -1,7 +1,7 @@
 /**
  * @module
  * Hits ahead of the chain: a fresh page held in this process's memory answered at the top of the
- * app's `fetch` (after the URL and host guard), before Hono and its middleware — which cost a hit
+ * app's `fetch` (after the URL and host guard), before Hono and its middleware - which cost a hit
  * about as much again as the answer itself (docs/performance.md). Anything else falls through to
  * the whole app, where the page cache answers as ever (page_cache.ts): a miss, a stale page, one
  * only in KV, a tag whose version is due for a check, a request with credentials, a body, or a

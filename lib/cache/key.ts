@@ -1,10 +1,10 @@
 /**
  * @module
  * A page's key in the shared cache, and the URL its cached render sees: the app's configured
- * origin, the path, and the query with its parameters sorted and re-encoded — never the `Host` or
+ * origin, the path, and the query with its parameters sorted and re-encoded - never the `Host` or
  * `X-Forwarded-*` a client sends, so no request can make a page be stored under another's key.
  * The headers a route declares in `vary` join the key with their values. Past a bound (a long URL,
- * a long header value) a request gets no key: it is rendered and never stored — and so does one
+ * a long header value) a request gets no key: it is rendered and never stored - and so does one
  * whose path the URL parser would change (`/docs/%2e%2e/shop`, `\`): Deno hands the path to the
  * app as sent and Hono routes on it, so the resolved URL is another route's, whose page would be
  * stored under this route's policy and answered for it ahead of its middleware (fast_hit.ts).

@@ -1,7 +1,7 @@
 /**
  * @module
- * A route's `cache` export: what it declares (`CachePolicy`), checked once when the app is made —
- * a policy that makes no sense stops `createApp` with the route's file named — and the
+ * A route's `cache` export: what it declares (`CachePolicy`), checked once when the app is made -
+ * a policy that makes no sense stops `createApp` with the route's file named - and the
  * `Cache-Control` each kind of page answers with.
  */
 
@@ -33,7 +33,7 @@ export interface CachePolicy {
    */
   staleWhileRevalidate?: number;
   /**
-   * Names `revalidateTag(tag)` drops the page by (at most 16, each 1–128 printable ASCII
+   * Names `revalidateTag(tag)` drops the page by (at most 16, each 1-128 printable ASCII
    * characters). A function of the request's route params and canonical URL gives each page tags
    * of its own (`({ params }) => [\`post:${params.slug}\`]`), so one entity's pages can be dropped
    * alone; a request for which it gives something else (a param too long, not ASCII) is rendered
@@ -98,8 +98,8 @@ export const PRIVATE = "private, no-cache";
 
 /**
  * What a page that read the request's session answers with (`shell/auth`'s guards say the same):
- * no shared cache keeps it, the browser asks again before using what it keeps, and — unlike
- * `no-store` — the page stays eligible for the back/forward cache. Signing out clears what the
+ * no shared cache keeps it, the browser asks again before using what it keeps, and - unlike
+ * `no-store` - the page stays eligible for the back/forward cache. Signing out clears what the
  * browser kept of the origin (`Clear-Site-Data: "cache"`, lib/auth/sign_out.ts), so going Back
  * after it shows no signed-in page.
  */
@@ -110,7 +110,7 @@ export function resolvePolicy(file: string, value: unknown): ResolvedPolicy {
   const fail = (why: string): never => {
     throw new TypeError(`routes/${file}: export const cache: ${why}`);
   };
-  if (typeof value !== "object" || value === null) fail("expected { maxAge, … }");
+  if (typeof value !== "object" || value === null) fail("expected { maxAge, \u2026 }");
   const policy = value as CachePolicy;
   const seconds = (name: string, n: unknown, min: number) => {
     if (!Number.isInteger(n) || (n as number) < min || (n as number) > YEAR) {
@@ -140,7 +140,7 @@ export function resolvePolicy(file: string, value: unknown): ResolvedPolicy {
     }
     for (const tag of list) {
       if (typeof tag !== "string" || !TAG.test(tag)) {
-        fail(`tag ${JSON.stringify(tag)}: 1–128 printable ASCII characters, no spaces`);
+        fail(`tag ${JSON.stringify(tag)}: 1\u2013128 printable ASCII characters, no spaces`);
       }
     }
     tags = () => list;

@@ -13,7 +13,7 @@ import { bumpTag } from "./tags.ts";
  * next request for each renders it again. It adds one to the tag's version in Deno KV; this process
  * sees it at once, the other workers of `deno serve --parallel` at their next request (a
  * `BroadcastChannel` tells them), every other process and instance within
- * `PAGE_CACHE_TAG_CHECK_MS` (25 ms) — each plus one KV read (docs/caching.md — How fast a
+ * `PAGE_CACHE_TAG_CHECK_MS` (25 ms) - each plus one KV read (docs/caching.md - How fast a
  * revalidation reaches every process). Call it after the write that changes what the pages show.
  *
  * @param tag The tag, as routes declare it.
@@ -37,7 +37,7 @@ import { bumpTag } from "./tags.ts";
 export async function revalidateTag(tag: string, from?: AnyContext): Promise<void> {
   if (!isTag(tag)) {
     throw new TypeError(
-      `revalidateTag: ${JSON.stringify(tag)} is not a tag (1–128 printable ASCII characters)`,
+      `revalidateTag: ${JSON.stringify(tag)} is not a tag (1\u2013128 printable ASCII characters)`,
     );
   }
   await bumpTag(kvOf(from ?? requestContext()), tag);

@@ -1,9 +1,9 @@
 /**
  * @module
  * The push beside the tag check: `revalidateTag` names the tag it moved on a `BroadcastChannel`,
- * and every other isolate the channel reaches — the other workers of `deno serve --parallel`
+ * and every other isolate the channel reaches - the other workers of `deno serve --parallel`
  * (threads of one process; measured, docs/caching.md) and, on Deno Deploy, other isolates of the
- * region — reads that tag again at its next request rather than up to `PAGE_CACHE_TAG_CHECK_MS`
+ * region - reads that tag again at its next request rather than up to `PAGE_CACHE_TAG_CHECK_MS`
  * later. A hint only: it carries no version (an isolate on another store would take it for its
  * own), so the worst it can do is cost one read, and losing it costs only the wait for the check,
  * which stays the guarantee for every process and instance the channel does not reach. Nothing

@@ -5,7 +5,7 @@
  * render began; a page whose versions are no longer current is dropped. Each process keeps the
  * versions of the tags its requests used (at most `MAX_TRACKED`, least recently used out first) and
  * reads a tag again, batched with the others a request needs, when a request needs it and its
- * version is older than `checkMs` — so a tag revalidated anywhere (another worker, another
+ * version is older than `checkMs` - so a tag revalidated anywhere (another worker, another
  * instance) is seen by every process within `checkMs` plus one KV read, a hot tag costs one read
  * per `checkMs` whatever the traffic, and an idle process reads nothing (no polling: on Deno
  * Deploy an isolate with no requests costs no KV reads). The process that revalidates sees it at

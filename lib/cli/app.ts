@@ -76,7 +76,7 @@ function surviveUnhandledRejections(telemetry?: Telemetry): void {
 
 /**
  * How `Deno.serve`'s `finished` rejects when its accept loop fails (Deno 2.9: any error of the
- * native loop but a shutdown): with `Deno.errors.Http`, thrown by Deno's own code — no frame of
+ * native loop but a shutdown): with `Deno.errors.Http`, thrown by Deno's own code - no frame of
  * ours. `Deno.errors.Http` thrown synchronously to a handler (a WebSocket upgrade, say) carries the
  * handler's frames.
  */

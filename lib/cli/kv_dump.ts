@@ -1,7 +1,7 @@
 /**
  * @module
- * `deno task kv:dump [part …]`: the app's KV entries, one JSON line each (`key`, `value`,
- * `versionstamp`), in key order — all of them, or those whose key starts with the parts given
+ * `deno task kv:dump [part ...]`: the app's KV entries, one JSON line each (`key`, `value`,
+ * `versionstamp`), in key order - all of them, or those whose key starts with the parts given
  * (`deno task kv:dump guestbook items`; a part that is a number is taken as one). For reading what
  * the app stored, or diffing two stores; the store is the one the settings name (`KV_PATH`, as for
  * the server). What JSON has no form for is written tagged: `{"$bigint": "12"}`,

@@ -1,8 +1,8 @@
 /**
  * @module
- * `deno task example:remove`: a clean start. Removes the example app — its routes, islands, static
+ * `deno task example:remove`: a clean start. Removes the example app - its routes, islands, static
  * files and tests, every path `tests/example/files.json` lists (the list lives with the example,
- * and a test there keeps it complete) — and leaves a minimal app: the document
+ * and a test there keeps it complete) - and leaves a minimal app: the document
  * (`routes/_app.tsx`), a home page and the not-found page. `deno.json` keeps no entry for a
  * stylesheet it removed (the build's, see `lib/build/styles/deno_json.ts`), so the tree is
  * consistent before the next build. Run it first, on a fresh clone: the three files it writes
@@ -133,5 +133,5 @@ async function dropStyleEntries(root: string): Promise<string[]> {
 
 if (import.meta.main) {
   for (const line of await removeExample(PROJECT_ROOT)) console.log(line);
-  console.log("The example is gone. Next: docs/start.md, from “Your first page”.");
+  console.log("The example is gone. Next: docs/start.md, from \u201cYour first page\u201d.");
 }

@@ -12,13 +12,12 @@
  * own code (`errors/frames.ts`).
  */
 import "./node_env.ts";
-import { isStale } from "../build/fingerprint.ts";
 import { appStack } from "../errors/frames.ts";
 import type { Manifest } from "../server/manifest.ts";
 import { appFromEnv, serverFailed } from "./app.ts";
-import { buildApartOrExit } from "./build_or_exit.ts";
 import { PROJECT_ROOT } from "./root.ts";
 import { settingsOrExit } from "./settings.ts";
+import { isStaleApart } from "./stale_build.ts";
 import { exitPastGrace, FLUSH_MS, graceMs, untilParentGone } from "./stop.ts";
 
 const settings = settingsOrExit();
@@ -31,8 +30,9 @@ let serving = false;
 // Before anything else: a launcher killed while this one builds or loads takes it along too.
 parentGone?.then(() => serving || Deno.exit(0));
 
-if (!devFrontToken && await isStale(PROJECT_ROOT, dev)) {
-  await buildApartOrExit(dev);
+// Checked in a worker, and built in a child process: neither's modules stay in the server's heap.
+if (!devFrontToken && await isStaleApart(PROJECT_ROOT, dev)) {
+  await (await import("./build_or_exit.ts")).buildApartOrExit(dev);
 }
 
 // What only `deno task dev` uses is imported only there: a module, once loaded, is held for as

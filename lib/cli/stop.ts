@@ -4,8 +4,8 @@
  * page's stream has as long again after its shell), event streams end when the app closes, and
  * past the grace whatever is still open is no request of ours: a client Deno keeps, one that
  * stopped in the middle of a body, which Deno would wait for as long as the client likes.
- *  - `deno task start` (`start.ts`) shuts its own server down on SIGTERM or SIGINT, and — run by
- *    the launcher (`launch.ts`) — when the launcher is gone (`untilParentGone`);
+ *  - `deno task start` (`start.ts`) shuts its own server down on SIGTERM or SIGINT, and - run by
+ *    the launcher (`launch.ts`) - when the launcher is gone (`untilParentGone`);
  *  - `deno serve` (with or without `--parallel`) and Deno Deploy stop the server themselves on
  *    SIGTERM: they stop accepting and wait for every connection, with no bound and for ever on an
  *    event stream. `endOnSignals` closes the app's streams then and bounds the wait.
@@ -38,7 +38,7 @@ export async function exitPastGrace(ms: number, why: string, telemetry?: Telemet
 /**
  * For `main.ts` under `deno serve` and on Deno Deploy: on SIGTERM or SIGINT, Deno's own stop runs
  * (no new connections; it waits for the open ones) and the app closes its event streams, so that
- * the wait ends once the requests in flight are answered and the process exits 0 by itself — with
+ * the wait ends once the requests in flight are answered and the process exits 0 by itself - with
  * what Sentry is still sending, each send bounded by its timeout. Past the grace it exits 0
  * anyway. Under `--parallel` each worker does this; any worker's exit ends the process.
  */
@@ -59,7 +59,7 @@ export function endOnSignals({ app, settings, telemetry }: Started): void {
 
 /**
  * Resolves when the process that started this one is gone: it holds our stdin open and never
- * writes, so its end — an exit, a crash, SIGKILL — is the end of stdin, which the kernel delivers
+ * writes, so its end - an exit, a crash, SIGKILL - is the end of stdin, which the kernel delivers
  * whatever killed it. (A parent-death signal is Linux-only and not offered by Deno; polling the
  * parent's pid races its reuse.)
  */

@@ -1,7 +1,7 @@
 /**
  * @module
- * Which telemetry the app gets: Sentry when it is configured — on the trace of Deno's OpenTelemetry
- * when that traces the process, with its own tracing otherwise — Deno's OpenTelemetry alone when
+ * Which telemetry the app gets: Sentry when it is configured - on the trace of Deno's OpenTelemetry
+ * when that traces the process, with its own tracing otherwise - Deno's OpenTelemetry alone when
  * only that is on, and nothing at all (no module of either loaded) when neither is.
  */
 import { denoTracing } from "../otel/detect.ts";

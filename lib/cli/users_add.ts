@@ -1,9 +1,9 @@
 /**
  * @module
- * `deno task users:add <email> [--role <role>]…`: makes a user in the app's KV store (the one the
- * settings name: `KV_PATH`, as for the server) — the way to the first admin. The password is read
+ * `deno task users:add <email> [--role <role>]...`: makes a user in the app's KV store (the one the
+ * settings name: `KV_PATH`, as for the server) - the way to the first admin. The password is read
  * from standard input: typed at a terminal without being shown (twice, to catch a typo), or piped
- * (`printf '%s\n' "$PASSWORD" | deno task users:add …`; its first line). Every failure says what
+ * (`printf '%s\n' "$PASSWORD" | deno task users:add ...`; its first line). Every failure says what
  * went wrong on stderr and exits non-zero: 2 for a usage mistake, 1 for the rest.
  */
 import { parseArgs } from "node:util";
@@ -12,7 +12,7 @@ import { createUser, UserExistsError } from "../auth/users.ts";
 import { settingsOrExit } from "./settings.ts";
 import { storeOrExit } from "./store.ts";
 
-const USAGE = "usage: deno task users:add <email> [--role <role>]…  (the password on stdin)";
+const USAGE = "usage: deno task users:add <email> [--role <role>]\u2026  (the password on stdin)";
 const ROLE = /^[\w-]{1,64}$/;
 
 function fail(message: string, code = 1): never {

@@ -3,8 +3,8 @@
  * The browser side of server actions: posts a call's arguments to the action and resolves with
  * what it returned. A refused call rejects with an `ActionError` carrying the status and the
  * message the server sent (an `httpError`'s); a failed one with only the failure's digest, which,
- * left uncaught, ends on the server-side failure screen. A call the server's build cannot answer —
- * the action is gone since the page was loaded (410, `App-Stale`) — reloads the page to the new
+ * left uncaught, ends on the server-side failure screen. A call the server's build cannot answer -
+ * the action is gone since the page was loaded (410, `App-Stale`) - reloads the page to the new
  * version, keeping what the user typed (`stale.ts`); every answer says which build gave it, which
  * the tab notes (`versions.ts`). The build bundles this module on its
  * own and the stubs (`actions.ts`) import it at the first call, so it loads, devalue's stringify

@@ -4,7 +4,7 @@
  * once its server HTML is complete it imports the island's chunk, decodes the props and hydrates
  * with `hydrateRoot`. Server-rendered children are kept as they are. An island that fails to load,
  * hydrate or render takes the page down to the failure screen, or only the `<Contained>` part
- * around it (`failure.ts`) — unless the page is older than the build serving now: then it reloads
+ * around it (`failure.ts`) - unless the page is older than the build serving now: then it reloads
  * to the new version, keeping what was typed (`stale.ts`), since a deploy is no failure. The page
  * puts back what a reload for that reason kept, and follows newer builds (`versions.ts`).
  */
@@ -59,8 +59,8 @@ class AppIsland extends HTMLElement {
 }
 
 /**
- * What breaks an island: on a page older than the build serving now — its chunk gone, its code at
- * odds with what the new server answers (an action's client gone, say) — a reload to the new
+ * What breaks an island: on a page older than the build serving now - its chunk gone, its code at
+ * odds with what the new server answers (an action's client gone, say) - a reload to the new
  * version; on the build serving now, a failure (`failIsland`).
  */
 function failOrReload(

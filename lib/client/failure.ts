@@ -15,7 +15,7 @@ import { reportError } from "./report.ts";
 const dev = process.env.NODE_ENV === "development";
 
 /**
- * A fatal error: the page gives way to the client-side screen — or the server-side one, with its
+ * A fatal error: the page gives way to the client-side screen - or the server-side one, with its
  * digest, when the error is a server failure met in the browser (a server action's).
  */
 export function failPage(kind: string): (error: unknown) => void {
@@ -67,7 +67,7 @@ export function reportPageError(kind: string): (error: unknown) => void {
 }
 
 /**
- * Reports what nothing else catches — errors in event handlers, timers and forgotten promises —
+ * Reports what nothing else catches - errors in event handlers, timers and forgotten promises -
  * without touching the page. The browser has already logged them to the console.
  */
 export function reportUncaughtErrors(): void {

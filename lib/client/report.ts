@@ -6,7 +6,7 @@
 
 export interface ErrorReport {
   error: unknown;
-  /** What happened: "island-load", "hydration", "render", "event-handler", … */
+  /** What happened: "island-load", "hydration", "render", "event-handler", ... */
   kind: string;
   /** Replaced the page with the client-side failure screen. */
   fatal: boolean;

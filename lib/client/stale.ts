@@ -4,8 +4,8 @@
  * typed. `reloadKeepingInput()` keeps the value of every named field of the page
  * (`shared/kept_input.ts`: never a password, a file, a hidden field or a name that looks like a
  * credential) in the tab's `sessionStorage` for a minute, and reloads; the new page's runtime
- * (`restoreKeptInput()`, from the boot runtime) puts them back into its fields of the same names —
- * the n-th field of a name gets its n-th value — and, when an action the user asked for did not
+ * (`restoreKeptInput()`, from the boot runtime) puts them back into its fields of the same names -
+ * the n-th field of a name gets its n-th value - and, when an action the user asked for did not
  * run, says why in one sentence, unless the server did already (it puts back what a form sent,
  * too: `actions/stale.ts`); when it broke on what the new server sent, another sentence, since
  * what the user did may have run. A page that reloaded so

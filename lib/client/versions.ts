@@ -54,7 +54,7 @@ export function isOutOfDate(): Promise<boolean> {
 }
 
 /**
- * This page's build is the one serving, as far as the tab knows — unless the browser brought the
+ * This page's build is the one serving, as far as the tab knows - unless the browser brought the
  * page back (back, forward) while another is known to serve: from its HTTP cache, in which case
  * it reloads now (returning true: nothing else should start), or from its back-forward cache,
  * whenever that happens.

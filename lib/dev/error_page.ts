@@ -1,6 +1,6 @@
 /**
  * @module
- * What the dev server answers in place of the app while the app cannot run — its build failed,
+ * What the dev server answers in place of the app while the app cannot run - its build failed,
  * its server could not start or stopped: what went wrong, with the dev client, so the page
  * reloads by itself once a save brings the app back.
  */

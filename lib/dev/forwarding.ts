@@ -4,7 +4,7 @@
  * server behind it (a child process on a loopback port), and arrives as the browser sent it.
  * Deno's `fetch` sets `Host` from the URL it fetches, and the child sees the front's address as
  * the client's: the front sends the request's own URL and client address along, and the child
- * puts them back — its host allow-list, its same-origin check for actions, redirects and the
+ * puts them back - its host allow-list, its same-origin check for actions, redirects and the
  * failure screen's host then see the browser's request. Only requests carrying the session's
  * token are taken: nobody else reaching the loopback port can claim a host or an address.
  */

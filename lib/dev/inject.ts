@@ -1,7 +1,7 @@
 /**
  * @module
  * Every page `deno task dev` serves carries its client (`client/dev/client.ts`): whatever answered
- * — a route, a middleware's 401, the not-found page, a failure screen — reloads after a save. The
+ * - a route, a middleware's 401, the not-found page, a failure screen - reloads after a save. The
  * tag goes right after `<head>` (an async module: it runs while the page still streams, and a
  * failure screen that replaces the document later does not stop it), or at the end of a document
  * without one. A plain-text answer to a navigation (`hono/basic-auth`'s 401) becomes the same text

@@ -2,7 +2,7 @@
  * @module
  * `deno task dev`'s loop. The dev server (`front.ts`) listens on the app's address at once; the
  * browser build (`build/dev/`) and the app's server follow. Then, for each settled change in the
- * project that is a source — under `routes/ islands/ lib/ static/`, `deno.json` or the lockfile,
+ * project that is a source - under `routes/ islands/ lib/ static/`, `deno.json` or the lockfile,
  * or a module the last build's graphs reached, in any folder (`components/`, `build/graph.ts`):
  *  - a source the browser build bundles and no page renders on the server but through an island
  *    (an island, a component only islands import): rebuilt, and the open pages swap the changed
@@ -11,7 +11,7 @@
  *  - any other source (a route, a layout, a component a route renders, server code, the config):
  *    rebuilt, the server restarts, and the pages reload once it listens;
  *  - a stylesheet the app imports (or one it `@import`s): rebuilt, the pages swap it for its new
- *    URL, and the server restarts at the next request — unless a page's list of stylesheets or a
+ *    URL, and the server restarts at the next request - unless a page's list of stylesheets or a
  *    CSS module's class names changed: then the server restarts and the pages reload;
  *  - a stylesheet in `static/`: the pages swap it; another file in `static/`: the server restarts
  *    (it lists the files as it starts) and the pages reload.
@@ -113,7 +113,7 @@ export async function startDev({ root, hostname, port }: DevOptions): Promise<De
   let ownConfig: string | undefined;
   /** Every URL each stylesheet the app imports had in the session: a page may link any. */
   const styleUrls = new Map<string, Set<string>>();
-  /** Each earlier URL of a stylesheet `next` rebuilt → its new one. */
+  /** Each earlier URL of a stylesheet `next` rebuilt -> its new one. */
   const movedStyles = (next: DevBuild): Record<string, string> => {
     const moved: Record<string, string> = {};
     for (const [sheet, url] of next.styles) {

@@ -5,7 +5,7 @@
  * (`@jridgewell/trace-mapping`, one decoded map per URL: every URL names one content), then keeps
  * the app's own frames (`errors/frames.ts`). The browser posts its stacks here
  * (`client/dev/errors.ts`). A stack is the client's text: frames are found in one pass over it
- * (`replaceFrames`), as no regular expression with an optional host before `/_app/` could — that
+ * (`replaceFrames`), as no regular expression with an optional host before `/_app/` could - that
  * one tried every starting position against the rest of the line, quadratic in a long one.
  */
 import { originalPositionFor, TraceMap } from "@jridgewell/trace-mapping";
@@ -52,7 +52,7 @@ const isHostEnd = (char: string) => /[\s)/]/.test(char);
 /**
  * Replaces each frame `[http(s)://host]/_app/path[?query]:line:column` of `text` with what
  * `replace` returns for it. Linear: each search resumes past the frame it found, or past where a
- * failed one's path and query ended — any `/_app/` inside them shares that end, so fails alike —
+ * failed one's path and query ended - any `/_app/` inside them shares that end, so fails alike -
  * and a host is read back only to the `/` before it, which no earlier search went past.
  */
 export function replaceFrames(

@@ -12,7 +12,7 @@ import { extname, join, relative, sep } from "node:path";
 export interface Stylesheets {
   /** The app's server is starting: it lists the files as they are now. */
   serverStarting(): void;
-  /** The stylesheets among `files` (`static/…`) that can be swapped, as URL paths. */
+  /** The stylesheets among `files` (`static/...`) that can be swapped, as URL paths. */
   swappable(files: string[]): string[];
   /** The pages swapped these (URL paths). */
   swapped(hrefs: string[]): void;
@@ -39,7 +39,7 @@ export function stylesheets(root: string): Stylesheets {
   };
 }
 
-/** The files below `root/folder`, as `folder/…` paths; none if it does not exist. */
+/** The files below `root/folder`, as `folder/...` paths; none if it does not exist. */
 function filesBelow(root: string, folder: string): string[] {
   try {
     return readdirSync(join(root, folder), { recursive: true, withFileTypes: true })

@@ -1,8 +1,8 @@
 /**
  * @module
  * What a rebuild of the browser side means for the open pages: the islands whose chunks changed,
- * each with its new URL and the changed sources it evaluates anew — for the dev client to swap in
- * place — or why the pages must reload instead (the boot runtime or the Sentry SDK changed).
+ * each with its new URL and the changed sources it evaluates anew - for the dev client to swap in
+ * place - or why the pages must reload instead (the boot runtime or the Sentry SDK changed).
  * Content-hashed names make this a comparison of output paths: an unchanged chunk keeps its name,
  * and the browser its instance.
  */

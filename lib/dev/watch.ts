@@ -6,7 +6,7 @@
  * and went within the burst (`sed -i`'s, an editor's) is not.
  *
  * The whole project is watched but what is never a source (`ignored`: the build's output,
- * `node_modules` — tens of thousands of folders — the KV store, git's): its top-level files, and
+ * `node_modules` - tens of thousands of folders - the KV store, git's): its top-level files, and
  * each top-level folder, recursively. A folder created later (`components/`) is watched from then
  * on, its files reported as new; one removed reports its files gone. What a change means is the
  * caller's to decide: the watcher knows nothing of module graphs.

@@ -107,7 +107,7 @@ export function logUnhandledRejection(reason: unknown, telemetry?: Telemetry): v
 // digest right after it must survive that. The whole message is in `error.message`.
 function headline({ name, message }: ErrorDescription): string {
   const line = `${name}: ${message}`.split("\n")[0];
-  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
+  return line.length > 200 ? `${line.slice(0, 199)}\u2026` : line;
 }
 
 // Deno maps stack frames back to the .ts/.tsx sources (file:line:column as written).

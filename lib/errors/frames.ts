@@ -1,7 +1,7 @@
 /**
  * @module
  * A stack as a developer reads it in dev (failure screens, the dev server's error page, browser
- * stacks mapped to their sources): project paths relative, and only the app's own frames — those
+ * stacks mapped to their sources): project paths relative, and only the app's own frames - those
  * of dependencies, of Deno's internals and of the framework (the folders of `lib/`; an app's own
  * modules there sit at the top of `lib/`) are left out, unless nothing else would be left. Deno
  * wraps a module's syntax error in a `TypeError`; the wrapper goes too. In dev a browser's stack is

@@ -54,7 +54,7 @@ const STATUS_TEXT: Record<number, string> = {
  * @see docs/failures.md
  */
 export interface HttpErrorInit {
-  /** Headers for the response: `Retry-After` with a 429, `WWW-Authenticate` with a 401, … */
+  /** Headers for the response: `Retry-After` with a 429, `WWW-Authenticate` with a 401, ... */
   headers?: HeadersInit;
   /** What led to it, for the developer (never shown, never sent). */
   cause?: unknown;
@@ -69,13 +69,13 @@ export interface HttpErrorInit {
  * import { HttpError, httpError } from "shell";
  *
  * const refusal = httpError(409, "That title is taken");
- * console.log(refusal instanceof HttpError, refusal.status, refusal.message); // true 409 …
+ * console.log(refusal instanceof HttpError, refusal.status, refusal.message); // true 409 ...
  * ```
  */
 export class HttpError extends Error {
   /** Marks an expected error, also across copies of this module (see `isHttpError`). */
   readonly [HTTP_ERROR] = true;
-  /** 400–499. */
+  /** 400-499. */
   readonly status: number;
   /** Sent with the response. */
   readonly headers?: HeadersInit;
@@ -84,7 +84,7 @@ export class HttpError extends Error {
   constructor(status: number, message?: string, init: HttpErrorInit = {}) {
     if (!Number.isInteger(status) || status < 400 || status > 499) {
       throw new TypeError(
-        `httpError(status) takes a 4xx status (400–499), not ${String(status)}: ` +
+        `httpError(status) takes a 4xx status (400\u2013499), not ${String(status)}: ` +
           `an unexpected failure is thrown as any other error and answers 500`,
       );
     }
@@ -100,14 +100,14 @@ export class HttpError extends Error {
 
 /**
  * An expected error to throw: the request is answered with `status` (4xx) and `message`, which
- * defaults to the status's standard text (`403` → "Forbidden"). Throw it from middleware, handlers,
+ * defaults to the status's standard text (`403` -> "Forbidden"). Throw it from middleware, handlers,
  * pages and layouts (before the shell, or inside a Suspense boundary after it) and server actions.
  * Pages get the nearest `_error.tsx` (`_404.tsx` for 404) with `{ status, message }`, requests that
- * want JSON `{"error":{"status":…,"message":…}}`, an island's action call an `ActionError`. It is
- * never a failure: no digest, no error line, no Sentry event. Anything other than 400–499 is a
+ * want JSON `{"error":{"status":...,"message":...}}`, an island's action call an `ActionError`. It is
+ * never a failure: no digest, no error line, no Sentry event. Anything other than 400-499 is a
  * `TypeError`. Keep a product's errors in one module: see docs/failures.md.
  *
- * @param status A 4xx status: 400–499.
+ * @param status A 4xx status: 400-499.
  * @param message Shown to the user; the status's standard text if left out.
  * @param init Response headers (`Retry-After`, `WWW-Authenticate`) and a `cause`.
  * @example A product's errors in one place
@@ -118,7 +118,7 @@ export class HttpError extends Error {
  * export const errors = {
  *   notMember: () => httpError(403, "Only members can see this board"),
  *   taskGone: (id: string) => httpError(404, `Task ${id} was deleted`),
- *   titleTaken: (title: string) => httpError(409, `A task named “${title}” exists already`),
+ *   titleTaken: (title: string) => httpError(409, `A task named "${title}" exists already`),
  * };
  *
  * // anywhere on the server: a handler, a page, a middleware, a server action
@@ -180,7 +180,7 @@ export function isNotFound(error: unknown): boolean {
   return isHttpError(error) && error.status === 404;
 }
 
-/** `403` → "Forbidden"; a 4xx without a registered name → "Client Error". */
+/** `403` -> "Forbidden"; a 4xx without a registered name -> "Client Error". */
 export function statusText(status: number): string {
   return STATUS_TEXT[status] ?? "Client Error";
 }

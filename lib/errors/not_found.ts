@@ -20,7 +20,7 @@ export function markNotFoundRoute(c: Context): void {
 }
 
 /**
- * True when the not-found page answers the request — also when `_404.tsx` itself failed. Sentry
+ * True when the not-found page answers the request - also when `_404.tsx` itself failed. Sentry
  * sends nothing for such a request: no error event, no transaction; its failure is still logged.
  */
 export function isNotFoundRoute(c: Context): boolean {

@@ -4,7 +4,7 @@
  * name, the chunk and the props, plus the preloads for its chunks and the links to its
  * stylesheets. The browser side is `client/boot.ts`. No JSX here: the app's JSX runtime turns island components into this one, and
  * a module of its own with JSX would import that runtime back (a cycle, which
- * `tests/process/imports_test.ts` finds — Deno reads no `@jsxImportSource` from a line comment).
+ * `tests/process/imports_test.ts` finds - Deno reads no `@jsxImportSource` from a line comment).
  */
 import { createElement, type ReactNode, use } from "react";
 import { preinitModule, preloadModule } from "react-dom";

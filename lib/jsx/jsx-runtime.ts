@@ -1,7 +1,7 @@
 /**
  * @module
  * The JSX runtime (`jsxImportSource` in deno.json). It is React's, except that an element whose
- * type is an island's default export becomes an `<Island>`: that is the whole island convention —
+ * type is an island's default export becomes an `<Island>`: that is the whole island convention -
  * no wrapper call, no registration in the route. A named, uncontrolled form field renders through
  * `KeptField`, which puts back what the user typed when the page reloaded because a deploy made it
  * out of date (and does nothing otherwise). The browser bundle uses React's runtime as is.

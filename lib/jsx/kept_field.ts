@@ -2,7 +2,7 @@
  * @module
  * Puts what the user typed back into the page's fields when the page reloaded because it was out
  * of date (`shared/kept_input.ts`): the JSX runtime renders every named, uncontrolled `<input>`,
- * `<textarea>` and `<select>` of the app through `KeptField`, which — only on such a render — gives
+ * `<textarea>` and `<select>` of the app through `KeptField`, which - only on such a render - gives
  * the field the value that was sent under its name (the n-th field of a name gets its n-th value).
  * No JSX here, as in `islands/island.ts`: the JSX runtime imports this module.
  */

@@ -1,6 +1,6 @@
 /**
  * @module
- * `kvOf(ctx)`: the KV store of the app answering a request — from a handler's `ctx`, a
+ * `kvOf(ctx)`: the KV store of the app answering a request - from a handler's `ctx`, a
  * middleware's `c`, or `requestContext()` in a server action. The entry points open the store
  * (`KV_PATH`) and pass it to `createApp` as `kv`; each app keeps its own, so two apps in one
  * process (tests) can use two stores.
@@ -29,7 +29,7 @@ import { type AnyContext, scopeOf } from "../server/scope.ts";
  *   },
  * });
  * ```
- * @see docs/data.md — Reading and writing from the app
+ * @see docs/data.md - Reading and writing from the app
  */
 export function kvOf(from: AnyContext): Deno.Kv {
   const { kv } = scopeOf(from);

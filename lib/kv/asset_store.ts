@@ -1,8 +1,8 @@
 /**
  * @module
  * The browser assets of earlier builds, kept in Deno KV, so that a tab opened before a deploy still
- * gets every chunk it asks for later — an island that loads late, the action client, the Sentry
- * SDK — where the new build's files no longer hold them: a Deno Deploy deployment holds only its
+ * gets every chunk it asks for later - an island that loads late, the action client, the Sentry
+ * SDK - where the new build's files no longer hold them: a Deno Deploy deployment holds only its
  * own, and a server's `_build/` keeps three builds. Every process of every build shares the store.
  *
  * - Content-addressed: an asset is keyed by its URL, whose hash names its content
@@ -13,7 +13,7 @@
  *   same time, leaves it the work (a read and a failed commit); later starts find it done (one
  *   read). A file already stored is not written again, unless half its life has gone.
  * - Bounded: every entry expires after the retention, counted from the last time a server of a
- *   build that uses it wrote it (started, or refreshed it while running) — it is no longer served
+ *   build that uses it wrote it (started, or refreshed it while running) - it is no longer served
  *   then, and KV deletes it within a minute or so (`expireIn`); and the store holds at most
  *   `maxBytes`: past it, the oldest builds go first, with their files that no newer build uses.
  *   Within a build, scripts and stylesheets before source maps.

@@ -3,7 +3,7 @@
  * Committing atomic operations that may lose a race: `commit` turns SQLite's "database is locked"
  * between handles into the `{ ok: false }` of a failed `check`, and `retrying` runs a
  * read-check-commit attempt again a bounded number of times, then gives up with a
- * {@link KvBusyError} — which ends that request on the failure screen, never the process; and
+ * {@link KvBusyError} - which ends that request on the failure screen, never the process; and
  * `inTurn` queues the writes of one isolate that would race for the same counter.
  */
 
@@ -48,7 +48,7 @@ export async function commit(
  *   if (error instanceof KvBusyError && error.locked) console.log("another process holds the file");
  * }
  * ```
- * @see docs/data.md — Limits and faults
+ * @see docs/data.md - Limits and faults
  */
 export class KvBusyError extends Error {
   /** `"KvBusyError"`. */
@@ -107,7 +107,7 @@ const turns = new WeakMap<Deno.Kv, Map<object, Promise<unknown>>>();
 /**
  * Runs `work` once the earlier work on `subject` (a log, a collection) in `kv` is done: writes
  * that would all race for one counter go one at a time within an isolate, so that only other
- * workers and instances race — a few retries, never fifty writes failing their `check` together.
+ * workers and instances race - a few retries, never fifty writes failing their `check` together.
  */
 export function inTurn<T>(kv: Deno.Kv, subject: object, work: () => Promise<T>): Promise<T> {
   let ofStore = turns.get(kv);

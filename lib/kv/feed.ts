@@ -3,8 +3,8 @@
  * A numbered sequence's new items as they are written, for live pages (an SSE endpoint): a
  * {@link KvLog}'s items (`feedOf`), or a collection's changes (`collection/changes.ts`).
  *
- * One KV watch per store and sequence in each process — each `deno serve --parallel` worker, each
- * Deno Deploy isolate — fanned out to every subscriber, and only while there is one. The watch is
+ * One KV watch per store and sequence in each process - each `deno serve --parallel` worker, each
+ * Deno Deploy isolate - fanned out to every subscriber, and only while there is one. The watch is
  * on the sequence's counter, not its items: when the counter moves, the new items are read once
  * (one range query) into a small ring of recent items, and subscribers take theirs from it; only
  * one that fell further behind reads KV itself. A subscriber passes the last number it has (the
@@ -28,7 +28,7 @@ import { after, type KvLog, type Logged } from "./log.ts";
  * const kv = await Deno.openKv(":memory:");
  * const feed = feedOf(kv, kvLog<{ id: number }>(["jobs"]), options);
  * ```
- * @see docs/data.md — Live updates
+ * @see docs/data.md - Live updates
  */
 export interface FeedOptions {
   /** Recent items kept in memory for subscribers slightly behind (default 50). */
@@ -46,7 +46,7 @@ export interface FeedOptions {
  *
  * const options: SubscribeOptions = { signal: AbortSignal.timeout(60_000), maxBacklog: 20 };
  * ```
- * @see docs/data.md — Live updates
+ * @see docs/data.md - Live updates
  */
 export interface SubscribeOptions {
   /** Ends the subscription (and, with the last one, the watch). */
@@ -78,7 +78,7 @@ export interface SubscribeOptions {
  *   console.log(job.id);
  * }
  * ```
- * @see docs/data.md — Live updates
+ * @see docs/data.md - Live updates
  */
 export interface Feed<T> {
   /**
@@ -122,7 +122,7 @@ const feeds = new WeakMap<Deno.Kv, Map<KvLog<Logged>, Feed<Logged>>>();
  *   },
  * });
  * ```
- * @see docs/data.md — Live updates
+ * @see docs/data.md - Live updates
  */
 export function feedOf<T extends Logged>(
   kv: Deno.Kv,
@@ -150,9 +150,9 @@ export function feedOf<T extends Logged>(
 export interface Sequence<T> {
   /** The key of the newest number: the one key a watch needs. */
   counter: Deno.KvKey;
-  /** Up to `limit` items numbered above `cursor` — the newest of them when there are more. */
+  /** Up to `limit` items numbered above `cursor` - the newest of them when there are more. */
   read(cursor: number, limit: number): Promise<T[]>;
-  /** An item's number: 1, 2, 3, … with no gaps. */
+  /** An item's number: 1, 2, 3, ... with no gaps. */
   seq(item: T): number;
 }
 
@@ -316,9 +316,9 @@ export function followSequence<T>(
  * import { FeedGapError } from "shell/data";
  *
  * const error = new FeedGapError(12, 480);
- * console.log(error.message); // the subscriber had 12, the sequence is at 480: …
+ * console.log(error.message); // the subscriber had 12, the sequence is at 480: ...
  * ```
- * @see docs/data.md — A live page
+ * @see docs/data.md - A live page
  */
 export class FeedGapError extends Error {
   /** `"FeedGapError"`. */
@@ -353,7 +353,7 @@ export class FeedGapError extends Error {
  * const req = new Request("http://localhost/events?since=12");
  * console.log(sinceOf(req, new URL(req.url))); // 12
  * ```
- * @see docs/data.md — Live updates
+ * @see docs/data.md - Live updates
  */
 export function sinceOf(req: Request, url: URL): number | undefined {
   for (const value of [req.headers.get("last-event-id"), url.searchParams.get("since")]) {

@@ -15,7 +15,7 @@ import { serialize } from "node:v8";
  *
  * console.log(`a value holds at most ${MAX_VALUE_BYTES / 1024} KiB`);
  * ```
- * @see docs/data.md — Limits and faults
+ * @see docs/data.md - Limits and faults
  */
 export const MAX_VALUE_BYTES = 65_536;
 /**
@@ -27,7 +27,7 @@ export const MAX_VALUE_BYTES = 65_536;
  *
  * const tooLong = (name: string) => new TextEncoder().encode(name).length > MAX_KEY_BYTES / 2;
  * ```
- * @see docs/data.md — Limits and faults
+ * @see docs/data.md - Limits and faults
  */
 export const MAX_KEY_BYTES = 2_048;
 
@@ -45,7 +45,7 @@ export const MAX_KEY_BYTES = 2_048;
  *   if (error instanceof KvLimitError) console.log(error.message);
  * }
  * ```
- * @see docs/data.md — Limits and faults
+ * @see docs/data.md - Limits and faults
  */
 export class KvLimitError extends RangeError {
   /** `"KvLimitError"`. */
@@ -88,7 +88,7 @@ export function keySize(key: Deno.KvKey): number {
  * const bio = "a few words";
  * assertFits(["profile", "ada"], { bio }); // throws KvLimitError when too large
  * ```
- * @see docs/data.md — Limits and faults
+ * @see docs/data.md - Limits and faults
  */
 export function assertFits(key: Deno.KvKey, ...value: [unknown?]): void {
   const keyBytes = keySize(key);

@@ -1,11 +1,11 @@
 /**
  * @module
- * An append-only log in Deno KV: items under `[...prefix, "items", id]` with ids 1, 2, 3, … in
+ * An append-only log in Deno KV: items under `[...prefix, "items", id]` with ids 1, 2, 3, ... in
  * commit order, never clock order. Each append reads the counter `[...prefix, "latest"]` and
  * commits the item and the bumped counter together, guarded by `check`s: of two appends that race
  * (two workers, two Deno Deploy isolates) only one can take an id, and the other retries with the
- * next. So ids have no gaps, "the items after id N" is a complete answer — what a live feed and a
- * reconnecting page rely on — and the newest items are one reverse range query. The counter is
+ * next. So ids have no gaps, "the items after id N" is a complete answer - what a live feed and a
+ * reconnecting page rely on - and the newest items are one reverse range query. The counter is
  * also the one key a watcher needs: it changes once per append.
  */
 import { type Commit, inTurn, retrying } from "./commit.ts";
@@ -25,7 +25,7 @@ import { assertFits } from "./limits.ts";
  * }
  * export const NOTES: KvLog<Note> = kvLog<Note>(["notes"]);
  * ```
- * @see docs/data.md — Ordered data: a log
+ * @see docs/data.md - Ordered data: a log
  */
 export interface KvLog<T extends Logged> {
   /** The items: `[...prefix, "items", id]`. */
@@ -48,15 +48,15 @@ export interface KvLog<T extends Logged> {
  *   message: string;
  * }
  * ```
- * @see docs/data.md — Ordered data: a log
+ * @see docs/data.md - Ordered data: a log
  */
 export interface Logged {
-  /** 1, 2, 3, … in commit order: no gaps, never a clock's order. */
+  /** 1, 2, 3, ... in commit order: no gaps, never a clock's order. */
   id: number;
 }
 
 /**
- * An append-only log under `prefix`: items under `[...prefix, "items", id]` with ids 1, 2, 3, …
+ * An append-only log under `prefix`: items under `[...prefix, "items", id]` with ids 1, 2, 3, ...
  * in commit order (two workers or Deploy isolates never take the same id, and ids have no gaps),
  * and the newest id under `[...prefix, "latest"]`. Makes no KV call: it only names the keys.
  *
@@ -78,7 +78,7 @@ export interface Logged {
  * export const latestNotes = (kv: Deno.Kv) => newest(kv, NOTES, 10);
  * export const saveNote = (kv: Deno.Kv, text: string) => append(kv, NOTES, (id) => ({ id, text }));
  * ```
- * @see docs/data.md — Ordered data: a log
+ * @see docs/data.md - Ordered data: a log
  */
 export function kvLog<T extends Logged>(prefix: Deno.KvKey): KvLog<T> {
   return { items: [...prefix, "items"], latest: [...prefix, "latest"] };
@@ -107,7 +107,7 @@ const itemKey = (log: KvLog<Logged>, id: number): Deno.KvKey => [...log.items, i
  * const note = await append(kv, NOTES, (id) => ({ id, text: "first" }));
  * console.log(note.id); // 1
  * ```
- * @see docs/data.md — Ordered data: a log
+ * @see docs/data.md - Ordered data: a log
  */
 export function append<T extends Logged>(
   kv: Deno.Kv,
@@ -157,7 +157,7 @@ function appendNow<T extends Logged>(
  * const kv = await Deno.openKv(":memory:");
  * const latest = await newest(kv, NOTES, 10);
  * ```
- * @see docs/data.md — Ordered data: a log
+ * @see docs/data.md - Ordered data: a log
  */
 export async function newest<T extends Logged>(
   kv: Deno.Kv,
@@ -172,7 +172,7 @@ export async function newest<T extends Logged>(
 }
 
 /**
- * Up to `limit` items after id `cursor` — the newest of them when there are more — oldest first:
+ * Up to `limit` items after id `cursor` - the newest of them when there are more - oldest first:
  * what a page that has items up to `cursor` missed.
  *
  * @param kv The store.
@@ -187,9 +187,9 @@ export async function newest<T extends Logged>(
  *
  * const NOTES = kvLog<{ id: number; text: string }>(["notes"]);
  * const kv = await Deno.openKv(":memory:");
- * const missed = await after(kv, NOTES, 41, 50); // ids 42, 43, …
+ * const missed = await after(kv, NOTES, 41, 50); // ids 42, 43, ...
  * ```
- * @see docs/data.md — Ordered data: a log
+ * @see docs/data.md - Ordered data: a log
  */
 export async function after<T extends Logged>(
   kv: Deno.Kv,

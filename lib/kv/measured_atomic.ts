@@ -1,7 +1,7 @@
 /**
  * @module
- * An atomic operation that measures itself against Deno KV's limits on one commit — checks,
- * mutations, the total payload and the total size of the keys written — as KV counts them, so a
+ * An atomic operation that measures itself against Deno KV's limits on one commit - checks,
+ * mutations, the total payload and the total size of the keys written - as KV counts them, so a
  * commit too large is refused with a {@link KvLimitError} naming the limit before KV sees it (KV
  * throws a bare `TypeError` after the reads that led to it). A collection's write puts the item,
  * its index entries and its change events in one commit: their sum is what must fit.

@@ -1,6 +1,6 @@
 /**
  * @module
- * Rate limits on Deno KV: at most `limit` calls per key in any `windowMs` — a sliding log, exact
+ * Rate limits on Deno KV: at most `limit` calls per key in any `windowMs` - a sliding log, exact
  * across `deno serve --parallel` workers, processes on one file and Deno Deploy isolates.
  *
  * The key's value is the times of the calls still inside the window (at most `limit` numbers). A
@@ -32,7 +32,7 @@ import { assertFits } from "./limits.ts";
  *
  * const fivePerMinute: CallLimit = { limit: 5, windowMs: 60_000 };
  * ```
- * @see docs/data.md — Rate limits
+ * @see docs/data.md - Rate limits
  */
 export interface CallLimit {
   /** How many calls a key may make in any window. */
@@ -53,7 +53,7 @@ export interface CallLimit {
  *   return result.ok ? undefined : String(result.retryAfterSeconds);
  * }
  * ```
- * @see docs/data.md — Rate limits
+ * @see docs/data.md - Rate limits
  */
 export type LimitResult =
   | { ok: true; remaining: number }
@@ -78,7 +78,7 @@ export type LimitResult =
  * const result = await limitCalls(kv, ["export", "user-1"], { limit: 3, windowMs: 3_600_000 });
  * if (!result.ok) console.log(`try again in ${result.retryAfterSeconds} s`);
  * ```
- * @see docs/data.md — Rate limits
+ * @see docs/data.md - Rate limits
  */
 export async function limitCalls(
   kv: Deno.Kv,
@@ -86,7 +86,9 @@ export async function limitCalls(
   { limit, windowMs }: CallLimit,
   now: () => number = Date.now,
 ): Promise<LimitResult> {
-  if (!(limit >= 1) || !(windowMs >= 1)) throw new RangeError("limit and windowMs must be ≥ 1");
+  if (!(limit >= 1) || !(windowMs >= 1)) {
+    throw new RangeError("limit and windowMs must be \u2265 1");
+  }
   const kvKey = ["rate_limit", ...key];
   assertFits(kvKey);
   return await retrying(`rate limit ${JSON.stringify(key)}`, async (commit) => {
@@ -124,7 +126,7 @@ export async function limitCalls(
  *
  * const signing: RateLimitOptions = { name: "guestbook-sign", limit: 5, windowMs: 60_000 };
  * ```
- * @see docs/data.md — Rate limits
+ * @see docs/data.md - Rate limits
  */
 export interface RateLimitOptions extends CallLimit {
   /** What is limited, e.g. `"guestbook-sign"`: each name counts on its own. */
@@ -148,7 +150,7 @@ export interface RateLimitOptions extends CallLimit {
  *
  * export const handler = rateLimit({ name: "guestbook-sign", limit: 5, windowMs: 60_000 });
  * ```
- * @see docs/data.md — Rate limits
+ * @see docs/data.md - Rate limits
  */
 export function rateLimit({ name, ...limit }: RateLimitOptions): Middleware {
   return async function rateLimit(c, next) {

@@ -1,7 +1,7 @@
 /**
  * @module
  * A secret kept in the app's KV store: made once, at random, by whichever process asks first, and
- * the same ever after for every worker, instance and deploy sharing the store — which a key made by
+ * the same ever after for every worker, instance and deploy sharing the store - which a key made by
  * each build or process is not. It signs what one deploy hands the next: the form-state cookie set
  * just before a deploy is read just after it, by the new one. Nothing to set up; to change it,
  * delete the key (`["_app", "secret", name]`): cookies signed with the old one then no longer apply.

@@ -1,7 +1,7 @@
 /**
  * @module
  * Opening the app's Deno KV store: a SQLite file (its folder created), `":memory:"` for tests, or
- * — with no path — Deno Deploy's managed KV. A store that cannot be used fails here, at start-up,
+ * - with no path - Deno Deploy's managed KV. A store that cannot be used fails here, at start-up,
  * with a {@link StoreOpenError} naming the path and the cause, rather than on the first request.
  * Handles opening a new file at once (`deno serve --parallel` workers on a fresh `.data/`) can be
  * told "database is locked" while another sets it up: those are tried again, within the deadline.
@@ -78,7 +78,7 @@ const BUSY = /database is locked|database is busy/;
 /** Attempts at opening a file SQLite calls busy; the deadline bounds them too. */
 const OPEN_ATTEMPTS = 8;
 
-/** 10, 20, 40 … ms, at most 320, jittered so that racing handles spread out. */
+/** 10, 20, 40 ... ms, at most 320, jittered so that racing handles spread out. */
 function backoff(attempt: number): number {
   return Math.min(10 * 2 ** attempt, 320) * (0.5 + Math.random());
 }
@@ -120,7 +120,7 @@ async function diagnose(path: string, error: unknown): Promise<string> {
   const stat = await Deno.stat(path).catch(() => undefined);
   if (stat?.isDirectory) return "it is a directory";
   if (/readonly|read-only|unable to open/.test(message)) {
-    // The OS says why (permission, read-only file system, …) where SQLite does not.
+    // The OS says why (permission, read-only file system, ...) where SQLite does not.
     try {
       (await Deno.open(path, { read: true, write: true, create: true })).close();
     } catch (osError) {
@@ -152,7 +152,7 @@ function deadline<T>(promise: Promise<T>, ms: number, onTimeout: () => void): Pr
 const WATCH_MS = 1_000;
 
 /**
- * Calls `gone` once if the store's file at `path` disappears or is replaced while it is open —
+ * Calls `gone` once if the store's file at `path` disappears or is replaced while it is open -
  * deleted by hand, or by a deploy that cleans `.data/`. SQLite keeps writing to the file it opened,
  * which nothing can open again: at the next start every write since would be lost, silently. The
  * caller makes it loud. A stat a second, on a timer that keeps no process alive.

@@ -4,7 +4,7 @@
  * (`cli/launch.ts`): Deno reads every `OTEL_*` variable once, as the process starts, so they must be
  * set before the server's process exists. Traces go to Sentry's OTLP endpoint for the DSN,
  * `{scheme}://{host}/api/{project}/integration/otlp/v1/traces` with `x-sentry-auth: sentry
- * sentry_key={public key}`, and so do console logs (`…/v1/logs`), each line with the ids of the span
+ * sentry_key={public key}`, and so do console logs (`.../v1/logs`), each line with the ids of the span
  * it was written in. Whatever `OTEL_*` the operator set stays as it is: an endpoint of theirs (a local
  * collector, say) takes the signal's destination and headers with it.
  */
@@ -76,7 +76,7 @@ export function sentryOtlpBase(dsn: string): { base: string; publicKey: string }
 }
 
 /**
- * `key=value,…` with each value percent-encoded, as the OTel spec has `OTEL_EXPORTER_OTLP_*_HEADERS`
+ * `key=value,...` with each value percent-encoded, as the OTel spec has `OTEL_EXPORTER_OTLP_*_HEADERS`
  * (Deno decodes them): the space and `=` in Sentry's header value would otherwise be ambiguous.
  */
 function otlpHeaders(headers: Record<string, string>): string {

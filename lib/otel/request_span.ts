@@ -1,7 +1,7 @@
 /**
  * @module
  * The server span of a request, as Deno's OpenTelemetry makes it (`OTEL_DENO=true`, Deno Deploy):
- * Deno starts it before the app runs — continuing a `traceparent` — and ends it as soon as the app
+ * Deno starts it before the app runs - continuing a `traceparent` - and ends it as soon as the app
  * returns the Response, before a streamed body has gone out. This middleware names it after what
  * answered (`GET /blog/:slug`, with `http.route`), marks the not-found page (`app.not_found`) so it
  * can be filtered, and keeps it on the request for what happens outside the request's async
@@ -79,7 +79,7 @@ export const requestSpan: MiddlewareHandler = async function requestSpan(c, next
 
 /**
  * A request answered ahead of the middleware (a page cache hit, `Telemetry.hit`): its span named
- * as `requestSpan` names a page's — `GET /route` with `http.route` — when it is sampled, and left
+ * as `requestSpan` names a page's - `GET /route` with `http.route` - when it is sampled, and left
  * as it is otherwise. A `sentry-trace` without `traceparent` goes through the whole app, where
  * `requestSpan` continues the caller's trace (false).
  */

@@ -62,7 +62,7 @@ function DefaultApp({ Component }: { Component: ComponentType }) {
   );
 }
 
-/** App → outermost layout → … → page, each receiving the next as `Component`. */
+/** App -> outermost layout -> ... -> page, each receiving the next as `Component`. */
 function compose(
   tree: PageTree,
   props: PageProps<unknown>,

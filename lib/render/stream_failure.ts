@@ -1,7 +1,7 @@
 /**
  * @module
  * Suspense boundaries that fail while a page streams. React hands every error to `onError`, a
- * shell failure included — and that one rejects the render, so the caller answers it with a 500
+ * shell failure included - and that one rejects the render, so the caller answers it with a 500
  * and it must not be counted twice. So nothing is acted on before the shell is ready. Then a
  * boundary that already failed makes the render throw after all: nothing is sent yet, so the
  * status can still say 500 (or 404, for `notFound()`). Once the shell is out, each failure is
@@ -28,7 +28,7 @@ export interface BoundaryWatch {
   onError(error: unknown): string | undefined;
   /**
    * Call once the shell is ready, `complete` when React has nothing left to render; the stream
-   * goes through what it returns — nothing when no boundary failed and none can fail any more.
+   * goes through what it returns - nothing when no boundary failed and none can fail any more.
    * Throws what a boundary threw before this point, for the caller to answer instead.
    */
   shellReady(

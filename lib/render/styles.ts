@@ -1,8 +1,8 @@
 /**
  * @module
  * Links stylesheets in `<head>`: React's `preinit` of each, in one precedence, so React writes them
- * into `<head>` in the order asked, each once however often it is asked for, and — for a part that
- * streams in after the shell — has the browser load it before that part shows. The page's own come
+ * into `<head>` in the order asked, each once however often it is asked for, and - for a part that
+ * streams in after the shell - has the browser load it before that part shows. The page's own come
  * first (the build's list: `_app`'s, its layouts', its own), then each island's as it renders.
  */
 import { preinit } from "react-dom";

@@ -1,8 +1,8 @@
 /**
  * @module
  * Sentry's trace headers for an OpenTelemetry span: `sentry-trace` and the dynamic sampling
- * context (DSC) that `baggage` carries as `sentry-*` entries. Plain string work on a span's ids —
- * no SDK — for the page's meta tags, outgoing fetches and the envelopes of error events alike.
+ * context (DSC) that `baggage` carries as `sentry-*` entries. Plain string work on a span's ids -
+ * no SDK - for the page's meta tags, outgoing fetches and the envelopes of error events alike.
  */
 
 /** What an OTel span context is, as far as this needs it (`span.spanContext()`). */
@@ -97,7 +97,7 @@ export function traceDsc(
   return incoming?.trace_id === ids.traceId ? incoming : newDsc(ids, source);
 }
 
-/** `sentry-trace_id=…,sentry-public_key=…`: `baggage`, and `<meta name="baggage">`. */
+/** `sentry-trace_id=...,sentry-public_key=...`: `baggage`, and `<meta name="baggage">`. */
 export function dscToBaggage(dsc: Dsc): string {
   return Object.entries(dsc)
     .filter(([, value]) => value !== "")
@@ -106,7 +106,7 @@ export function dscToBaggage(dsc: Dsc): string {
 }
 
 /**
- * `dscToBaggage(traceDsc(…))`, for every page: a trace that came without a DSC (most do) gets the
+ * `dscToBaggage(traceDsc(...))`, for every page: a trace that came without a DSC (most do) gets the
  * entries of this service encoded once, after its own. Not sampled, it has no `sample_rand`: the
  * flag already decides for every SDK downstream (the browser's pageload follows `sampled=false`),
  * and no sampling is left for the number to make.

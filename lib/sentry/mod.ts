@@ -1,7 +1,7 @@
 /**
  * @module
  * The Sentry plugin's entry: `loadSentry(config)` imports the SDK and starts it, only when Sentry
- * is configured — with Sentry off the app neither loads nor pays for it. What it returns is the
+ * is configured - with Sentry off the app neither loads nor pays for it. What it returns is the
  * app's `Telemetry` (`server/telemetry.ts`): with Deno's OpenTelemetry tracing the process, Sentry
  * reports errors on Deno's trace (`on_otel.ts`); otherwise the SDK traces requests itself.
  */

@@ -1,7 +1,7 @@
 /**
  * @module
  * `@sentry/deno` for errors only, on the trace of Deno's OpenTelemetry: the SDK makes no span and
- * sends no transaction — Deno's spans go to Sentry over OTLP (see `otel/env.ts`) — and each error
+ * sends no transaction - Deno's spans go to Sentry over OTLP (see `otel/env.ts`) - and each error
  * event carries the ids of its request's span, its envelope the trace's DSC. How it starts:
  * - no `tracesSampleRate`: the SDK starts no span at all;
  * - `skipOpenTelemetrySetup`: otherwise `init()` replaces Deno's tracer provider with its own, and

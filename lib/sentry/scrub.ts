@@ -2,7 +2,7 @@
  * @module
  * Keeps credentials out of Sentry, on the server and in the browser alike: every event and
  * transaction passes through `scrubIntegration` before it is sent. Credential headers
- * (`Authorization`, `Cookie`, …), the value of every cookie (whatever its name: `sid`,
+ * (`Authorization`, `Cookie`, ...), the value of every cookie (whatever its name: `sid`,
  * `PHPSESSID` or a product's own hold sessions without saying so; names are kept), and any header,
  * query parameter, body field, span attribute, breadcrumb datum, `extra` or `contexts` entry whose
  * name looks secret become `[Filtered]`; so do secret-looking parameters in every URL an event
@@ -67,7 +67,7 @@ export function scrubber(extraNames: readonly string[] = []): (event: Event) => 
       names.some((secret) => lower.includes(secret));
   };
 
-  /** `a=1&token=2` → `a=1&token=[Filtered]`; a leading `?` stays. */
+  /** `a=1&token=2` -> `a=1&token=[Filtered]`; a leading `?` stays. */
   const query = (pairs: string): string =>
     pairs.split("&").map((pair) => {
       const eq = pair.indexOf("=");

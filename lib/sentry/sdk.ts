@@ -4,7 +4,7 @@
  * `sdk_entry.ts` (`_build/server-sdk.js`, made by `build/sentry_server_sdk.ts`), where V8 keeps
  * 180 KB of minified code, not the sources and bytecode of the packages' four hundred modules (a
  * Sentry-on server idles 10 MB smaller with it, and its heap holds 6 MB less). In
- * development, and wherever there is no bundle (a tree not built), the packages themselves — the
+ * development, and wherever there is no bundle (a tree not built), the packages themselves - the
  * same code, so the two cannot differ but in size. NODE_ENV decides as it does for React
  * (`cli/node_env.ts`): a production build is rebuilt whenever the lockfile changes, a dev server's
  * is not, so only a production process can rely on the bundle being of the locked SDK.

@@ -2,7 +2,7 @@
  * @module
  * The tunnel (`SENTRY_TUNNEL=1`): a same-origin route the browser SDK posts its envelopes to, so
  * ad-blockers that drop requests to Sentry's host don't drop them. It forwards only envelopes whose
- * header names our DSN — it is no open proxy — and only up to a body limit. A slow or hung Sentry
+ * header names our DSN - it is no open proxy - and only up to a body limit. A slow or hung Sentry
  * holds little, for a short while: an envelope stays counted against the app's body budget until
  * its forward ends (`server/bodies.ts`), at most `MAX_FORWARDS` forwards are in flight (503 with
  * `Retry-After` past them, so Sentry's troubles never take the whole budget from the app's own

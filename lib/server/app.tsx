@@ -1,9 +1,9 @@
 /**
  * @module
  * `createApp(manifest, options)`: one Hono app, built once from the manifest and typed options. A
- * request flows one way — the URL and host guard, the app's one step around it (`frame.ts`: security
+ * request flows one way - the URL and host guard, the app's one step around it (`frame.ts`: security
  * headers and the request id, static files, the deadline and the body budget, compression),
- * telemetry, then the route (its folders' middleware, the handler, the page) or the action — and
+ * telemetry, then the route (its folders' middleware, the handler, the page) or the action - and
  * ends on the page, an error page for an expected error
  * (`httpError`, `notFound()`, an unknown URL: `error_pages.tsx`), or the failure screen.
  * Nothing here touches the process: signals and unhandled rejections belong to the entry points.
@@ -66,7 +66,7 @@ import { buildMeta, currentBuild } from "./versions.ts";
  * console.log(res.status);
  * await app.close();
  * ```
- * @see docs/testing.md — Your routes, in-process
+ * @see docs/testing.md - Your routes, in-process
  */
 export interface App {
   /** For `Deno.serve`, `deno serve` and Deno Deploy; `info` reaches handlers as Hono's `c.env`. */
@@ -80,8 +80,8 @@ export interface App {
    */
   close(): Promise<void>;
   /**
-   * Resolves once the app's start-up work is done — this build's assets kept in KV, with
-   * `assetRetention` — so that a server starts serving only then. Never rejects.
+   * Resolves once the app's start-up work is done - this build's assets kept in KV, with
+   * `assetRetention` - so that a server starts serving only then. Never rejects.
    */
   ready: Promise<void>;
 }
@@ -110,7 +110,7 @@ export interface App {
  * });
  * Deno.serve({ hostname: "127.0.0.1", port: 8080 }, app.fetch);
  * ```
- * @see docs/testing.md — Your routes, in-process
+ * @see docs/testing.md - Your routes, in-process
  */
 export function createApp(manifest: Manifest, appOptions: AppOptions): App {
   const options = resolveOptions(appOptions);
@@ -295,7 +295,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
 
   /** Every way a request can end other than with its response. */
   async function answerError(c: Context, error: unknown): Promise<Response> {
-    if (error instanceof HTTPException) return error.getResponse(); // hono/basic-auth's 401, …
+    if (error instanceof HTTPException) return error.getResponse(); // hono/basic-auth's 401, ...
     if (isRedirect(error)) return c.redirect(error.location, error.status);
     const refused = bodyRefusal(c);
     if (refused) return refused;

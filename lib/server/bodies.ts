@@ -1,7 +1,7 @@
 /**
  * @module
  * Request bodies on a budget. A body's bytes count against one budget shared by every request of
- * the app from the moment they are read until the request is answered — also once the whole body
+ * the app from the moment they are read until the request is answered - also once the whole body
  * is in, since whatever read it still holds it (an envelope the Sentry tunnel is still
  * forwarding, a form an action is still working on); what a body became can be counted beside it
  * (`holdBytes`: a server action's decoded arguments). A body that would go past the budget is
@@ -167,8 +167,8 @@ export function limitBody(c: Context, max: number): Response | undefined {
 }
 
 /**
- * Counts `bytes` for this request against the budget beside its body, until it is answered — what
- * the body became (a server action's decoded arguments) — in place of what an earlier call
+ * Counts `bytes` for this request against the budget beside its body, until it is answered - what
+ * the body became (a server action's decoded arguments) - in place of what an earlier call
  * counted. A 503 with `Retry-After` when the budget cannot hold more (the earlier figure stays
  * counted); undefined when it can, or when the request has no body, which nothing counts.
  */
@@ -204,7 +204,7 @@ export function reserveBytes(c: Context, most: number): Response | undefined {
  *
  * export const handler = bodyLimit(64 * 1024);
  * ```
- * @see docs/security.md — Request bodies
+ * @see docs/security.md - Request bodies
  */
 export function bodyLimit(max: number): Middleware {
   return async function bodyLimit(c, next) {

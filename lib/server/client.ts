@@ -30,7 +30,7 @@ const MAX_ADDRESS = 64;
  *   await next();
  * };
  * ```
- * @see docs/data.md — Rate limits
+ * @see docs/data.md - Rate limits
  */
 export function clientAddress(c: Context): string | undefined {
   if (scopeOf(c).trustProxy) {

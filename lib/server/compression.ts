@@ -1,12 +1,12 @@
 /**
  * @module
  * Responses the app makes (pages, error pages, JSON, any compressible text) compressed as the
- * client's `Accept-Encoding` asks — brotli or gzip, q-values honoured — and still streamed.
+ * client's `Accept-Encoding` asks - brotli or gzip, q-values honoured - and still streamed.
  *
  * Two ways, chosen per response by what its body does. What a body has ready within one task (a
  * page with nothing left to suspend, JSON) is compressed in one call (`node:zlib`'s sync gzip at 6,
  * brotli at quality 5 with the size as a hint): a compressor set up per response and fed chunk by
- * chunk cost 5–8× the CPU (measured: `/list` with brotli fell to 0.12× of its uncompressed req/s
+ * chunk cost 5-8× the CPU (measured: `/list` with brotli fell to 0.12× of its uncompressed req/s
  * through `CompressionStream`). A body that is still coming after that task (Suspense boundaries
  * pending, a handler's own stream) goes through Deno's `CompressionStream`, which flushes after
  * every chunk it is given: the shell leaves compressed before the boundaries resolve, and each
@@ -69,7 +69,7 @@ export const COMPRESSIBLE_MIN_BYTES = 1024;
 /**
  * Longer `Accept-Encoding` values are not read: a browser's is some 30 bytes (`gzip, deflate, br,
  * zstd`), and no client needs kilobytes to say which codings it takes. Such a request gets the
- * body as it is — always acceptable — and no parsing work in proportion to what it sent.
+ * body as it is - always acceptable - and no parsing work in proportion to what it sent.
  */
 const MAX_ACCEPT_ENCODING = 256;
 
@@ -84,7 +84,7 @@ const NOT_COMPRESSED = new Set([101, 103, 204, 205, 206, 304]);
 
 /**
  * The coding to answer with for an `Accept-Encoding` value: brotli or gzip, whichever the client
- * prefers by q-value (gzip on a tie: half brotli's CPU), or `undefined` for the body as it is — no header, none of
+ * prefers by q-value (gzip on a tie: half brotli's CPU), or `undefined` for the body as it is - no header, none of
  * them acceptable (`q=0`, an unparseable q-value counts as 0), `identity` preferred over both, or
  * a value too long to be a client's.
  *

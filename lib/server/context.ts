@@ -1,8 +1,8 @@
 /**
  * @module
  * `requestContext()`: inside a server action (and the middleware in front of it), the request
- * being answered — an action gets only its arguments. It is Hono's `Context`: `c.req.header(…)`,
- * the cookies through `hono/cookie` (`getCookie(c, …)`, and `setCookie(c, …)` for the response),
+ * being answered - an action gets only its arguments. It is Hono's `Context`: `c.req.header(...)`,
+ * the cookies through `hono/cookie` (`getCookie(c, ...)`, and `setCookie(c, ...)` for the response),
  * what middleware set (`c.get("user")`). Hono's context storage keeps it across `await`s; handlers
  * and pages have theirs already (`ctx`, props), and do not pay for the storage.
  */
@@ -11,7 +11,7 @@ import type { Context } from "./types.ts";
 
 /**
  * The request a server action answers (and the middleware in front of it sees): Hono's `Context`,
- * kept across `await`s. Read headers (`c.req.header(…)`), cookies (`getCookie(c, …)` from
+ * kept across `await`s. Read headers (`c.req.header(...)`), cookies (`getCookie(c, ...)` from
  * `hono/cookie`, and `setCookie` for the response) and what middleware set (`c.get("user")`).
  *
  * @returns The request's context.
@@ -29,7 +29,7 @@ import type { Context } from "./types.ts";
  *   return `Hello, ${getCookie(c, "name") ?? String(c.get("user") ?? "stranger")}`;
  * }
  * ```
- * @see docs/actions.md — The request: `requestContext()`
+ * @see docs/actions.md - The request: `requestContext()`
  */
 export function requestContext(): Context {
   const c = tryGetContext();

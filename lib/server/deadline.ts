@@ -1,8 +1,8 @@
 /**
  * @module
  * Every request has a deadline (`requestTimeoutMs`, 10 s by default; `0` turns it off):
- * a handler still waiting, or a page still rendering — a stuck upstream behind a `fetch` with no
- * timeout, say — when it passes ends on the failure screen with a digest, before the shell as a
+ * a handler still waiting, or a page still rendering - a stuck upstream behind a `fetch` with no
+ * timeout, say - when it passes ends on the failure screen with a digest, before the shell as a
  * 500 and after it through the streamed failure script, instead of holding the user and the
  * connection forever.
  *

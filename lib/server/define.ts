@@ -2,7 +2,7 @@
  * @module
  * Typed routes and typed state. `createDefine<State>()`, written once in the app, gives
  * `define.middleware`, `define.handlers`, `define.page`, `define.layout`, `define.errorPage` and
- * `define.context()` (for server actions), each typed with the app's `State` — the one declaration
+ * `define.context()` (for server actions), each typed with the app's `State` - the one declaration
  * of what middleware puts on a request (`state.user`, say). `define.route("blog/[slug].tsx")` (and
  * `defineRoute` for an app without a `State`) also types a route module from its file's name: the
  * params from the name, the page's data from what its handlers render. So `params.nope`, a page
@@ -87,14 +87,14 @@ export type TypedPage<Data, File extends string, S = State> =
  * const handler = blog.handlers<string>({ GET: (_req, ctx) => ctx.render(ctx.params.slug) });
  * const Page = blog.page<typeof handler>(({ data }) => <h1>{data}</h1>);
  * ```
- * @see docs/routing.md — Typed routes
+ * @see docs/routing.md - Typed routes
  */
 export interface RouteDefinition<File extends string, S = State> {
   /** The route's handlers, rendering `Data` (none by default). */
   handlers<Data = undefined>(
     handlers: Handlers<Data, RouteParams<File>, S> | Handler<Data, RouteParams<File>, S>,
   ): TypedHandlers<Data, File, S>;
-  /** The route's page: `page<typeof handler>(…)` receives what the handlers render. */
+  /** The route's page: `page<typeof handler>(...)` receives what the handlers render. */
   page<H = undefined>(
     page: FunctionComponent<PageProps<DataOf<H>, RouteParams<File>, S>>,
   ): TypedPage<DataOf<H>, File, S>;
@@ -125,7 +125,7 @@ export interface RouteDefinition<File extends string, S = State> {
  *   <p>{data.count}</p>
  * ));
  * ```
- * @see docs/routing.md — Typed routes
+ * @see docs/routing.md - Typed routes
  */
 export function defineRoute<const File extends string>(_file: File): RouteDefinition<File> {
   return DEFINITION as RouteDefinition<File>;
@@ -150,7 +150,7 @@ const DEFINITION: RouteDefinition<string> = {
  * }
  * export const define: Define<State> = createDefine<State>();
  * ```
- * @see docs/routing.md — Typed state
+ * @see docs/routing.md - Typed state
  */
 export interface Define<S extends object> {
   /** A `_middleware.ts` handler whose `c.var`, `c.get` and `c.set` know the state. */
@@ -159,7 +159,7 @@ export interface Define<S extends object> {
   handlers<Data = undefined>(
     handlers: Handlers<Data, AnyParams, S> | Handler<Data, AnyParams, S>,
   ): TypedHandlers<Data, string, S>;
-  /** A page (any params): `page<typeof handler>(…)` receives what the handlers render. */
+  /** A page (any params): `page<typeof handler>(...)` receives what the handlers render. */
   page<H = undefined>(
     page: FunctionComponent<PageProps<DataOf<H>, AnyParams, S>>,
   ): TypedPage<DataOf<H>, string, S>;
@@ -182,7 +182,7 @@ export interface Define<S extends object> {
 
 /**
  * Types an app's modules with its `State`, declared once: what its middleware sets on a request
- * (`c.set("user", …)`) and its handlers (`ctx.state`), pages and layouts (`state`) and server
+ * (`c.set("user", ...)`) and its handlers (`ctx.state`), pages and layouts (`state`) and server
  * actions (`define.context().var`) read. Write it once in a module of the app and import `define`
  * everywhere. The framework keeps nothing of its own on the state.
  *
@@ -203,7 +203,7 @@ export interface Define<S extends object> {
  * // routes/account/index.tsx
  * export default define.page(({ state }) => <p>{state.user?.email}</p>);
  * ```
- * @see docs/routing.md — Typed state
+ * @see docs/routing.md - Typed state
  */
 export function createDefine<S extends object>(): Define<S> {
   return {

@@ -1,9 +1,9 @@
 /**
  * @module
  * How a request ends on an expected error (`httpError`, `notFound()`, an unknown URL): with its
- * status and message, and nothing else — no digest, no log line, no report. What wants JSON (an
+ * status and message, and nothing else - no digest, no log line, no report. What wants JSON (an
  * API route, an island's action call, an `Accept` that prefers it) gets
- * `{"error":{"status":…,"message":…}}`; a page gets the nearest `_error.tsx` inside the layouts of
+ * `{"error":{"status":...,"message":...}}`; a page gets the nearest `_error.tsx` inside the layouts of
  * its folder and above (`_404.tsx`, inside the root's, for 404), or a plain page of the app's; a
  * form posted to an action without JavaScript gets the error page of the page it was posted from.
  * Once a page's shell went out its status cannot change: the error page's component then takes the
@@ -210,7 +210,7 @@ function shownInPlace(digest: string, html: string, nonce: string): string {
     `<noscript>${html}</noscript>`;
 }
 
-// `<!--$!--><template data-dgst=…></template>fallback<!--/$-->`: boundaries nest, so count them.
+// `<!--$!--><template data-dgst=...></template>fallback<!--/$-->`: boundaries nest, so count them.
 const SWAP = `(function(d,g,s){var t=d.querySelector('template[data-dgst="'+g+'"]'),` +
   `h=d.getElementById(s);if(!t||!h)return;h.remove();` +
   `for(var n=t.nextSibling,k=0,x;n;n=x){x=n.nextSibling;if(n.nodeType===8){` +
@@ -224,7 +224,7 @@ const PLAIN = [false, true].map((landmark) => {
     const content = (
       <>
         <title>{message}</title>
-        <h1>{status} — {message}</h1>
+        <h1>{status} &mdash; {message}</h1>
       </>
     );
     return landmark ? <main>{content}</main> : content;

@@ -7,8 +7,8 @@
  * is pull-based: the next event is taken from `events` only once the client has read the last, so
  * a slow client holds one event, not a queue. It lives a bounded time (`lifetimeMs`, the app's
  * `eventStreamLifetimeMs` by default), then sends an event `renew` and ends: the browser opens it
- * again through the route's guards — a stream opened before a sign-out does not outlive the
- * session by more than that — and resumes by `Last-Event-ID` (`useFeed` at once, seamlessly).
+ * again through the route's guards - a stream opened before a sign-out does not outlive the
+ * session by more than that - and resumes by `Last-Event-ID` (`useFeed` at once, seamlessly).
  */
 import { describe, digestOf } from "../errors/digest.ts";
 import { RENEW_EVENT } from "../shared/stream_renew.ts";
@@ -24,12 +24,12 @@ import { type AnyContext, scopeOf } from "./scope.ts";
  *
  * const event: ServerEvent = { id: 7, event: "entry", data: JSON.stringify({ id: 7 }) };
  * ```
- * @see docs/data.md — Live updates
+ * @see docs/data.md - Live updates
  */
 export interface ServerEvent {
   /** Sent back by a reconnecting `EventSource` as `Last-Event-ID`. */
   id?: string | number;
-  /** The event's type (`addEventListener(event, …)`); `message` when unset. */
+  /** The event's type (`addEventListener(event, ...)`); `message` when unset. */
   event?: string;
   /** The payload: `data:` lines, one per line of it. */
   data: string;
@@ -44,7 +44,7 @@ export interface ServerEvent {
  *
  * const options: EventStreamOptions = { heartbeatMs: 15_000, retryMs: 3_000 };
  * ```
- * @see docs/data.md — Live updates
+ * @see docs/data.md - Live updates
  */
 export interface EventStreamOptions {
   /** How often an idle stream carries a comment (default 25 000 ms: under common proxy timeouts). */
@@ -92,7 +92,7 @@ const RENEW = encoder.encode(`event: ${RENEW_EVENT}\ndata:\n\n`);
  *   },
  * });
  * ```
- * @see docs/data.md — Live updates
+ * @see docs/data.md - Live updates
  */
 export function eventStream(
   req: Request,

@@ -29,8 +29,8 @@ export interface FrameSetup {
   /** One JSON line per request (`AppOptions.logRequests`). */
   logRequests: boolean;
   /**
-   * What answers the request ahead of the app (a static file, say) — served as it is: not
-   * compressed, no deadline — or undefined for the app to answer it. A lookup: called for every
+   * What answers the request ahead of the app (a static file, say) - served as it is: not
+   * compressed, no deadline - or undefined for the app to answer it. A lookup: called for every
    * request.
    */
   ahead(c: Context): MiddlewareHandler | undefined;

@@ -1,8 +1,8 @@
 /**
  * @module
- * Turns away, with 400, a request whose URL cannot be parsed — a `Host` header such as `<script>`,
+ * Turns away, with 400, a request whose URL cannot be parsed - a `Host` header such as `<script>`,
  * `a b` or a port past 65535 makes `req.url` unparseable, and everything after this (request id,
- * routes, the failure screen itself) takes a valid URL for granted — and, when the app lists the
+ * routes, the failure screen itself) takes a valid URL for granted - and, when the app lists the
  * hosts it answers (`allowedHosts`), a request for any other: DNS rebinding (`Host: evil`) and
  * misrouted traffic never reach a route or an action. Host names are compared case-insensitively,
  * as DNS has them (`Host: APP.EXAMPLE` is `app.example`). A `Host` that is more than a host and a

@@ -1,8 +1,8 @@
 /**
  * @module
  * The framework's own values for one request, kept off the product's state: Hono's `c.var` is the
- * app's (`State`, typed by `createDefine<State>()`), and what the framework needs along a request —
- * its deadline, its route, the action it calls, its session — lives in one private record per
+ * app's (`State`, typed by `createDefine<State>()`), and what the framework needs along a request -
+ * its deadline, its route, the action it calls, its session - lives in one private record per
  * request, held by the request's Hono `Context` under a symbol of this module's (gone with it). Each module
  * that keeps a value there declares it by merging into `Internals`
  * (`declare module "../server/internals.ts" { interface Internals { deadline: Deadline } }`), and
@@ -11,7 +11,7 @@
 import type { Context } from "hono";
 // Every module that declares fields of `Internals`, for their types alone (nothing of them loads):
 // TypeScript merges a declaration only when its module is in the program, so without these a
-// module reading a field — or a product's test that imports only `shell` — would not see it.
+// module reading a field - or a product's test that imports only `shell` - would not see it.
 // tests/process/imports_test.ts checks that the list is whole.
 import type {} from "../actions/endpoint.ts";
 import type {} from "../actions/form_state.ts";

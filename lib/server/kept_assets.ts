@@ -10,7 +10,6 @@
  */
 import type { MiddlewareHandler } from "hono";
 import { getMimeType } from "hono/utils/mime";
-import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { gzip } from "node:zlib";
@@ -51,9 +50,9 @@ export function keepBuildAssets(options: KeepOptions): Promise<KeepResult> {
     async gzipped() {
       const path = join(dir, url.slice(PREFIX.length));
       // The build's own copy when it made one (scripts and stylesheets); maps are packed here.
-      const copy = await readFile(`${path}.gz`).catch(() => undefined);
+      const copy = await Deno.readFile(`${path}.gz`).catch(() => undefined);
       if (copy) return copy;
-      const file = await readFile(path).catch(() => undefined);
+      const file = await Deno.readFile(path).catch(() => undefined);
       // Gone from the disk (a test that loses a chunk): nothing to keep.
       return file && await gzipped(file, { level: 9 });
     },

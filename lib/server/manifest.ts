@@ -17,7 +17,7 @@ import type { Handler, Handlers, Middleware } from "./types.ts";
  *
  * const about: RouteModule = { default: () => <h1>About</h1> };
  * ```
- * @see docs/routing.md — A route module
+ * @see docs/routing.md - A route module
  */
 export interface RouteModule {
   /** The page. */
@@ -42,7 +42,7 @@ export interface RouteModule {
  *
  * const noop: MiddlewareModule = { handler: async (_c, next) => await next() };
  * ```
- * @see docs/routing.md — Middleware
+ * @see docs/routing.md - Middleware
  */
 export interface MiddlewareModule {
   /** The folder's middleware. */
@@ -58,7 +58,7 @@ export interface MiddlewareModule {
  *
  * const notFound: ComponentModule = { default: () => <h1>Page not found</h1> };
  * ```
- * @see docs/routing.md — Files and URLs
+ * @see docs/routing.md - Files and URLs
  */
 export interface ComponentModule {
   /** The component. */
@@ -82,7 +82,7 @@ export interface ComponentModule {
  *   middlewares: [],
  * };
  * ```
- * @see docs/routing.md — Files and URLs
+ * @see docs/routing.md - Files and URLs
  */
 export interface ManifestRoute {
   /** The module's path below `routes/`. */
@@ -114,7 +114,7 @@ export interface ManifestRoute {
  *   layouts: [],
  * };
  * ```
- * @see docs/routing.md — Error pages
+ * @see docs/routing.md - Error pages
  */
 export interface ErrorPageEntry {
   /** Its path below `routes/`. */
@@ -183,7 +183,7 @@ export interface Assets {
  * console.log(manifest.routes.map((route) => route.pattern));
  * const app = createApp(manifest, { root: Deno.cwd() });
  * ```
- * @see docs/routing.md — Files and URLs
+ * @see docs/routing.md - Files and URLs
  */
 export interface Manifest {
   /** Names the build: the same sources give the same id (Sentry's default release). */

@@ -39,7 +39,7 @@ export interface AppOptions {
   requestTimeoutMs?: number;
   /**
    * How long an event stream (`eventStream`, `changeStream`) stays open, in ms, before the server
-   * ends it and the browser opens it again — through the route's guards, so a stream opened before
+   * ends it and the browser opens it again - through the route's guards, so a stream opened before
    * a sign-out ends within this. Each stream ends between 80 % and 100 % of it, at random, so
    * streams opened together do not all come back together. `0`: streams stay open.
    */

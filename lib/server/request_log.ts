@@ -2,7 +2,7 @@
  * @module
  * One JSON line per request (method, path, status, duration, request id), off unless the app's
  * `logRequests` option (`LOG_REQUESTS=1`) says so: by default stdout carries only what needs
- * attention — failures — so a digest search is not buried in traffic. Written by the app's request
+ * attention - failures - so a digest search is not buried in traffic. Written by the app's request
  * frame (`frame.ts`), and by the page cache's hits ahead of it (lib/cache/fast_hit.ts).
  */
 import { log } from "./log.ts";

@@ -3,7 +3,7 @@
  * What a request's code needs from the app answering it, beyond the request itself: the app's KV
  * store, whether the proxy's forwarded address is trusted, the signal that the app is closing, its
  * public origins and its users' settings. The app keeps it in every request's private record
- * (`internals.ts`) — one object per app, so nothing is made per request, and two apps in one process
+ * (`internals.ts`) - one object per app, so nothing is made per request, and two apps in one process
  * keep their own. Read it through `kvOf`, `clientAddress` and `eventStream` rather than directly.
  * A handler's `ctx` leads back to its request's Hono context (`contextOf`), so each of these takes
  * whichever the code has in hand.
@@ -50,7 +50,7 @@ export const CONTEXT = Symbol("the request's Hono context");
  *   await kvOf(from).atomic().sum(["visits"], 1n).commit();
  * }
  * ```
- * @see docs/data.md — Reading and writing from the app
+ * @see docs/data.md - Reading and writing from the app
  */
 export type AnyContext = Context | { readonly params: unknown; readonly url: URL };
 

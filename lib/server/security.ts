@@ -2,7 +2,7 @@
  * @module
  * What every response carries: the security headers, with a CSP whose `script-src` admits our own
  * origin and the request's fresh nonce (every inline script we emit carries it; read it with
- * `nonceOf`), and `X-Request-Id` — the client's or proxy's own when it sends a sane one, else a
+ * `nonceOf`), and `X-Request-Id` - the client's or proxy's own when it sends a sane one, else a
  * new UUID (kept in the request's private record, `internals.ts`, for logs and reports).
  *
  * Not `hono/secure-headers` and `hono/request-id`, whose behaviour this keeps: per request they

@@ -3,9 +3,9 @@
  * Speculation rules: every page carries a `<script type="speculationrules">` (with the request's
  * CSP nonce) that has the browser prefetch a same-origin link's page when the pointer rests on it
  * or touches it (`"eagerness": "moderate"`), so the click finds the document already loaded.
- * Links whose pages are worth rendering ahead — marked `data-prerender`, or leading to a route
- * that exports `prerender = true` — are prerendered instead. Never speculated: links marked
- * `data-no-prefetch` (on the link or an ancestor), the framework's own paths (`/_…`: actions,
+ * Links whose pages are worth rendering ahead - marked `data-prerender`, or leading to a route
+ * that exports `prerender = true` - are prerendered instead. Never speculated: links marked
+ * `data-no-prefetch` (on the link or an ancestor), the framework's own paths (`/_...`: actions,
  * assets, the Sentry tunnel), and sign-out links by their usual names. Forms are never
  * speculated, so neither are server actions. The rules are made once, when the app is.
  *
@@ -73,7 +73,7 @@ export function speculationRules(
  *   await next();
  * };
  * ```
- * @see docs/navigation.md — What the server sees
+ * @see docs/navigation.md - What the server sees
  */
 export function isSpeculative(req: Request): boolean {
   const purpose = req.headers.get("Sec-Purpose") ?? req.headers.get("Purpose");

@@ -1,6 +1,6 @@
 /**
  * @module
- * Static files: `static/` and the build's hashed assets under `/_app/`, served with Hono's Deno
+ * Static files: `static/` and the build's hashed assets under `/_app/`, served with Hono's
  * `serveStatic`, the assets compressed as the browser accepts (the build made the copies). The file
  * list and ETags are read once at start-up, so a request for a page costs a map lookup, and only a
  * path that names a listed file ever reaches the file system: `..`, encoded or not, cannot escape.
@@ -9,9 +9,11 @@
  */
 import type { Context, MiddlewareHandler } from "hono";
 import { etag } from "hono/etag";
-import { serveStatic } from "hono/deno";
-import { readdirSync, statSync } from "node:fs";
-import { join, sep } from "node:path";
+// Hono's runtime-neutral `serveStatic`, given the one Deno call it needs: `hono/deno`'s wrapper
+// would do the same, but that entry also loads Hono's SSG and WebSocket helpers, held in the
+// server's heap for good (docs/performance.md, "Memory under load").
+import { serveStatic } from "hono/serve-static";
+import { join } from "node:path";
 
 const IMMUTABLE = "public, max-age=31536000, immutable";
 const REVALIDATE = "public, max-age=0, must-revalidate";
@@ -30,22 +32,36 @@ export interface StaticMount {
 
 const COMPRESSED_COPY = /\.(br|gz)$/;
 
-/** Paths below `dir`, `/`-separated, leaving out every name that starts with a dot. */
-function filesBelow(dir: string): string[] {
+/**
+ * Paths below `dir`, `/`-separated, leaving out every name that starts with a dot (and what is
+ * below it). Deno's own calls: `node:fs` would load Node's whole file-system layer for two calls.
+ */
+function filesBelow(dir: string, below = ""): string[] {
   let entries;
   try {
-    entries = readdirSync(dir, { recursive: true, withFileTypes: true });
+    entries = [...Deno.readDirSync(join(dir, below))];
   } catch (error) {
-    if ((error as { code?: string }).code === "ENOENT") return [];
+    if (error instanceof Deno.errors.NotFound && !below) return [];
     throw error;
   }
-  return entries
-    .filter((entry) => entry.isFile())
-    .map((entry) => join(entry.parentPath, entry.name).slice(dir.length + 1).split(sep).join("/"))
-    .filter((path) => !path.split("/").some((name) => name.startsWith(".")));
+  return entries.filter((entry) => !entry.name.startsWith(".")).flatMap((entry) => {
+    const path = below ? `${below}/${entry.name}` : entry.name;
+    if (entry.isDirectory) return filesBelow(dir, path);
+    return entry.isFile ? [path] : [];
+  });
 }
 
-/** URL path (decoded, as `staticPath` gives it) → its handler; an earlier mount wins. */
+/** A file's body, or null when it is gone (a compressed copy the build did not make, say). */
+async function content(path: string): Promise<ReadableStream<Uint8Array> | null> {
+  try {
+    return (await Deno.open(path)).readable;
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) console.warn(`${error}`);
+    return null;
+  }
+}
+
+/** URL path (decoded, as `staticPath` gives it) -> its handler; an earlier mount wins. */
 function listFiles(mounts: StaticMount[]) {
   const files = new Map<string, MiddlewareHandler>();
   const revalidate = etag();
@@ -55,13 +71,15 @@ function listFiles(mounts: StaticMount[]) {
       if (files.has(url) || (mount.precompressed && COMPRESSED_COPY.test(file))) continue;
       if (mount.hidden?.test(file)) continue;
       const path = join(mount.dir, file);
-      const info = statSync(path);
+      const info = Deno.statSync(path);
       // Weak: the compressed copies are the same content, and share it.
       const tag = `W/"${info.size.toString(36)}-${(info.mtime?.getTime() ?? 0).toString(36)}"`;
       const cacheControl = mount.immutable ? IMMUTABLE : REVALIDATE;
       const serve = serveStatic({
         root: "/",
         path,
+        join,
+        getContent: content,
         precompressed: mount.precompressed,
         onFound: (_path, c) => {
           c.header("ETag", tag);

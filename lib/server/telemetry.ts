@@ -17,7 +17,7 @@ import type { Context, HonoApp, Middleware } from "./types.ts";
  *
  * const none: FailureLinks = { trace_id: null, span_id: null, sentry_event_id: null };
  * ```
- * @see docs/failures.md — Digests and the log line
+ * @see docs/failures.md - Digests and the log line
  */
 export interface FailureLinks {
   /** The request's trace (32 hex digits). */
@@ -75,7 +75,7 @@ export interface Telemetry {
   span?<T>(name: string, work: () => T): T;
   /**
    * Runs `work` in the trace context of the request `c`, so that what it logs is linked to the
-   * request's span — also after the response went out (a failure in a streamed boundary).
+   * request's span - also after the response went out (a failure in a streamed boundary).
    */
   within?<T>(c: Context, work: () => T): T;
   /**

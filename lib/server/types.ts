@@ -1,14 +1,14 @@
 /**
  * @module
  * The public types a route, layout, middleware or `_app` module is written against, and the route
- * parameters a file's name gives (`blog/[slug].tsx` → `{ slug: string }`), worked out by the type
+ * parameters a file's name gives (`blog/[slug].tsx` -> `{ slug: string }`), worked out by the type
  * checker from the name alone.
  */
 import type { Context as HonoContext, Hono, MiddlewareHandler } from "hono";
 import type { ComponentType } from "react";
 
 /**
- * What middleware set for this request (`c.set("theme", …)`), as handlers and pages read it,
+ * What middleware set for this request (`c.set("theme", ...)`), as handlers and pages read it,
  * untyped. An app declares its own `State` once and types every middleware, handler, page, layout
  * and action with it through `createDefine<State>()`; the framework keeps nothing of its own there.
  *
@@ -20,7 +20,7 @@ import type { ComponentType } from "react";
  *   return <p>Theme: {String(state.theme ?? "light")}</p>;
  * }
  * ```
- * @see docs/routing.md — Typed state
+ * @see docs/routing.md - Typed state
  */
 export type State = Record<string, unknown>;
 
@@ -38,14 +38,14 @@ export type State = Record<string, unknown>;
  *   return c.req.header("accept-language")?.split(",")[0] ?? "en";
  * }
  * ```
- * @see docs/routing.md — Middleware
+ * @see docs/routing.md - Middleware
  */
 export type Context = HonoContext;
 
 /**
  * Hono's request context with the app's state typed: `c.var`, `c.get` and `c.set` know `State`'s
  * keys and their types. What `define.middleware` hands a middleware and `define.context()` an
- * action; Hono's helpers (`getCookie(c, …)`) take it as they take any context.
+ * action; Hono's helpers (`getCookie(c, ...)`) take it as they take any context.
  *
  * @example
  * ```ts
@@ -59,7 +59,7 @@ export type Context = HonoContext;
  *   return c.var.theme ?? "light";
  * }
  * ```
- * @see docs/routing.md — Typed state
+ * @see docs/routing.md - Typed state
  */
 export interface StateContext<S extends object> extends Context {
   /** What middleware set for this request: the app's state (and what Hono's own declare). */
@@ -71,7 +71,7 @@ export interface StateContext<S extends object> extends Context {
 }
 
 /**
- * `T` without its index signatures: the keys Hono's own middleware declare (`jwtPayload`, …).
+ * `T` without its index signatures: the keys Hono's own middleware declare (`jwtPayload`, ...).
  *
  * @internal
  */
@@ -94,7 +94,7 @@ type Declared<T> = {
  *   c.header("Server-Timing", `app;dur=${(performance.now() - started).toFixed(1)}`);
  * };
  * ```
- * @see docs/routing.md — Middleware
+ * @see docs/routing.md - Middleware
  */
 export type Middleware = MiddlewareHandler;
 
@@ -115,7 +115,7 @@ export type Middleware = MiddlewareHandler;
  *   await next();
  * };
  * ```
- * @see docs/routing.md — Typed state
+ * @see docs/routing.md - Typed state
  */
 export type StateMiddleware<S extends object> = (
   c: StateContext<S>,
@@ -150,7 +150,7 @@ export type HonoApp = Hono;
  *   GET: (_req, ctx) => ctx.render({ id: ctx.params.id }, gone),
  * };
  * ```
- * @see docs/routing.md — A route module
+ * @see docs/routing.md - A route module
  */
 export interface RenderInit {
   /** The response's status; settled before any HTML is sent. */
@@ -160,8 +160,8 @@ export interface RenderInit {
 }
 
 /**
- * The parameters of a route file, from its name alone: `blog/[slug].tsx` → `{ slug: string }`,
- * `docs/[...path].tsx` → `{ path: string }` (slashes kept).
+ * The parameters of a route file, from its name alone: `blog/[slug].tsx` -> `{ slug: string }`,
+ * `docs/[...path].tsx` -> `{ path: string }` (slashes kept).
  *
  * @example
  * ```ts
@@ -169,7 +169,7 @@ export interface RenderInit {
  *
  * const params: RouteParams<"shop/[shop]/[item].tsx"> = { shop: "north", item: "42" };
  * ```
- * @see docs/routing.md — Typed routes
+ * @see docs/routing.md - Typed routes
  */
 export type RouteParams<File extends string> = {
   [Name in ParamName<Segment<WithoutExtension<File>>>]: string;
@@ -205,7 +205,7 @@ type ParamName<S> = S extends `[...${infer Name}]` ? Name : S extends `[${infer 
  *
  * const params: AnyParams = { slug: "hello-world" };
  * ```
- * @see docs/routing.md — A route module
+ * @see docs/routing.md - A route module
  */
 export type AnyParams = Record<string, string>;
 
@@ -221,7 +221,7 @@ export type AnyParams = Record<string, string>;
  *   return ctx.render("hello");
  * }
  * ```
- * @see docs/routing.md — Typed routes
+ * @see docs/routing.md - Typed routes
  */
 export type PageResponse<Data> = Response & {
   /** Never set: it carries the page's data type, for the type checker only. */
@@ -248,14 +248,14 @@ export type RenderArgs<Data> = undefined extends Data ? [data?: Data, init?: Ren
  *   return ctx.render({ slug: ctx.params.slug });
  * }
  * ```
- * @see docs/routing.md — A route module
+ * @see docs/routing.md - A route module
  */
 export interface RouteContext<Data = unknown, Params = AnyParams, S = State> {
-  /** Route parameters: `[slug]` → `params.slug`, `[...path]` → `params.path` (slashes kept). */
+  /** Route parameters: `[slug]` -> `params.slug`, `[...path]` -> `params.path` (slashes kept). */
   params: Params;
   /** The request's URL, parsed. */
   url: URL;
-  /** What middleware set (`c.set(…)`) for this request: the app's `State`. */
+  /** What middleware set (`c.set(...)`) for this request: the app's `State`. */
   state: S;
   /** Streams the page with `data`; the status is 200 unless `init` says otherwise. */
   render(...args: RenderArgs<Data>): Promise<PageResponse<Data>>;
@@ -272,7 +272,7 @@ export interface RouteContext<Data = unknown, Params = AnyParams, S = State> {
  *
  * export const handler: Handler = () => Response.json({ now: new Date().toISOString() });
  * ```
- * @see docs/routing.md — A route module
+ * @see docs/routing.md - A route module
  */
 export type Handler<Data = unknown, Params = AnyParams, S = State> = (
   req: Request,
@@ -288,7 +288,7 @@ export type Handler<Data = unknown, Params = AnyParams, S = State> = (
  *
  * const readOnly: Method[] = ["GET", "HEAD", "OPTIONS"];
  * ```
- * @see docs/routing.md — A route module
+ * @see docs/routing.md - A route module
  */
 export type Method = "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS";
 
@@ -320,7 +320,7 @@ export const METHODS: readonly Method[] = [
  *   },
  * };
  * ```
- * @see docs/routing.md — A route module
+ * @see docs/routing.md - A route module
  */
 export type Handlers<Data = unknown, Params = AnyParams, S = State> = Partial<
   Record<Method, Handler<Data, Params, S>>
@@ -338,7 +338,7 @@ export type Handlers<Data = unknown, Params = AnyParams, S = State> = Partial<
  *   return <h1 id={params.slug}>{data.title}</h1>;
  * }
  * ```
- * @see docs/routing.md — A route module
+ * @see docs/routing.md - A route module
  */
 export interface PageProps<Data = unknown, Params = AnyParams, S = State> {
   /** What the handler passed to `ctx.render()`. */
@@ -396,7 +396,7 @@ export interface ErrorPageProps<Params = AnyParams, S = State>
  *   );
  * }
  * ```
- * @see docs/routing.md — A route module
+ * @see docs/routing.md - A route module
  */
 export interface LayoutProps<Data = unknown, Params = AnyParams, S = State>
   extends PageProps<Data, Params, S> {
@@ -425,6 +425,6 @@ export interface LayoutProps<Data = unknown, Params = AnyParams, S = State>
  *   );
  * }
  * ```
- * @see docs/routing.md — Files and URLs
+ * @see docs/routing.md - Files and URLs
  */
 export type AppProps<Data = unknown, S = State> = LayoutProps<Data, AnyParams, S>;

@@ -2,7 +2,7 @@
  * @module
  * What a page and the server say about the build they are (`shared/versions.ts`): every page
  * carries its build in `<meta name="app-build">`, and `GET /_build` answers with the build that
- * serves now — what a tab opened before a deploy asks to tell an island that is out of date from
+ * serves now - what a tab opened before a deploy asks to tell an island that is out of date from
  * one that is broken (`client/versions.ts`). Both are made once; a request costs nothing more.
  */
 import type { Handler } from "hono";

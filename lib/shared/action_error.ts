@@ -1,7 +1,7 @@
 /**
  * @module
  * `ActionError`: how a server action call that did not succeed rejects in the browser. Its
- * `status` is the HTTP status; for an expected error (`httpError(403, "Only members…")` thrown by
+ * `status` is the HTTP status; for an expected error (`httpError(403, "Only members...")` thrown by
  * the action or the middleware in front of it) its `message` is the thrown one, as the product
  * wrote it; for a failure it carries the `digest` of the server's log line instead. The action
  * client and the islands are separate bundles, each with its own copy of this class: `instanceof`

@@ -1,6 +1,6 @@
 /**
  * @module
- * `<Contained fallback={…}>`: a part of a page (an island, a section with islands) that fails on
+ * `<Contained fallback={...}>`: a part of a page (an island, a section with islands) that fails on
  * its own. Without it, an island that breaks while loading or rendering takes the whole page down
  * to the client-side failure screen; inside it, only the part gives way to its fallback, and the
  * error is still logged to the console and reported. On the page (server-rendered around islands)
@@ -37,8 +37,8 @@ export interface ContainedProps {
 
 /**
  * Gives a part of a page its own fallback: an island (or several) that fails after the page was
- * sent — its script does not load, hydrating or rendering it throws, an action's error nobody
- * caught — replaces only this part with `fallback`, not the whole page with the failure screen.
+ * sent - its script does not load, hydrating or rendering it throws, an action's error nobody
+ * caught - replaces only this part with `fallback`, not the whole page with the failure screen.
  * The error still goes to `console.error` and to Sentry. Use it around islands on a page, or
  * inside an island around a part of its own tree. Failures on the server are not contained: they
  * answer with the failure screen as ever.

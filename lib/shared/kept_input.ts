@@ -9,7 +9,7 @@
  */
 import { FRAMEWORK_FIELD } from "./framework_fields.ts";
 
-/** Field name → value pairs, in the order the form had them. */
+/** Field name -> value pairs, in the order the form had them. */
 export type KeptInput = [name: string, value: string][];
 
 /**

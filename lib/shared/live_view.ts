@@ -2,8 +2,8 @@
  * @module
  * A collection's items as a live page holds them: the shapes the server sends (`Entity`,
  * `Change`, `Snapshot`) and applying a change to what a page has. Versionstamps decide: a change
- * older than what the page already has is ignored, so a change seen twice — in the snapshot and
- * again as an event, or applied from an action's answer before its event arrives — changes
+ * older than what the page already has is ignored, so a change seen twice - in the snapshot and
+ * again as an event, or applied from an action's answer before its event arrives - changes
  * nothing. Pure and browser-safe: the server's collections (`lib/kv/collection/`) and the islands'
  * hook (`use_live_collection.ts`) share it.
  */
@@ -23,7 +23,7 @@
  *   versionstamp: "000000000000000a0000",
  * };
  * ```
- * @see docs/data.md — Collections
+ * @see docs/data.md - Collections
  */
 export interface Entity<T> {
   /** Made by the collection: sortable by creation (a ULID), never reused. */
@@ -37,7 +37,7 @@ export interface Entity<T> {
 /**
  * One change to a view of a collection (all of it, or the items with one index value), as its
  * change feed sends it: `create` (the item appeared in the view), `update`, or `delete` (it left
- * the view: deleted, or its index value changed). `seq` numbers the view's changes 1, 2, 3, …
+ * the view: deleted, or its index value changed). `seq` numbers the view's changes 1, 2, 3, ...
  * with no gaps: the SSE event id, sent back as `Last-Event-ID`.
  *
  * @example
@@ -48,10 +48,10 @@ export interface Entity<T> {
  *   return change.op === "delete" ? `${change.id} left` : `${change.value?.title} (${change.op})`;
  * }
  * ```
- * @see docs/data.md — A live page
+ * @see docs/data.md - A live page
  */
 export interface Change<T> {
-  /** The view's change number: 1, 2, 3, … with no gaps. */
+  /** The view's change number: 1, 2, 3, ... with no gaps. */
   readonly seq: number;
   /** What happened to the item, as the view sees it. */
   readonly op: "create" | "update" | "delete";
@@ -73,7 +73,7 @@ export interface Change<T> {
  *
  * const empty: Snapshot<{ title: string }> = { seq: 0, versionstamp: "", items: [] };
  * ```
- * @see docs/data.md — A live page
+ * @see docs/data.md - A live page
  */
 export interface Snapshot<T> {
   /** The view's last change number when the snapshot was read. */

@@ -1,7 +1,7 @@
 /**
  * @module
  * For islands: `recover(action, onRefusal)` is a server action for `useActionState` whose
- * refusals become state instead of errors — a 429 becomes "please wait" in the form, where the
+ * refusals become state instead of errors - a 429 becomes "please wait" in the form, where the
  * bare action would reject and end on the failure screen. `onRefusal` gets the error and the
  * call's arguments (the previous state first); what it returns is the new state, and when it
  * returns `undefined` the error is thrown as before. On the server it is still the action as React
@@ -19,7 +19,7 @@
  *
  * type Counter = StateAction<{ count: number }, [FormData]>;
  * ```
- * @see docs/actions.md — Refusals as state: `recover()`
+ * @see docs/actions.md - Refusals as state: `recover()`
  */
 export type StateAction<S, A extends unknown[]> = (previous: S, ...args: A) => Promise<S>;
 type AnyAction = (...args: unknown[]) => Promise<unknown>;
@@ -44,7 +44,7 @@ type AnyAction = (...args: unknown[]) => Promise<unknown>;
  *   }
  * }
  * ```
- * @see docs/actions.md — Refusals as state: `recover()`
+ * @see docs/actions.md - Refusals as state: `recover()`
  */
 export function actionStatus(error: unknown): number | undefined {
   const { name, status } = (error ?? {}) as { name?: unknown; status?: unknown };
@@ -84,7 +84,7 @@ export function actionStatus(error: unknown): number | undefined {
  *   );
  * }
  * ```
- * @see docs/actions.md — Refusals as state: `recover()`
+ * @see docs/actions.md - Refusals as state: `recover()`
  */
 export function recover<S, A extends unknown[]>(
   action: StateAction<S, A>,
@@ -110,7 +110,7 @@ function recovering(
     }
   };
   // React renders a form's `action` from these, matches a posted form's state with them, and binds
-  // the previous state: on the server, a registered action has them (`actions/registry.ts`) — from
+  // the previous state: on the server, a registered action has them (`actions/registry.ts`) - from
   // when the app registers it, after this module ran, so they are read when React asks.
   const form = action as AnyAction & Record<string, unknown>;
   return Object.defineProperties(call, {

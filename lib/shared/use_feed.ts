@@ -5,8 +5,8 @@
  * hydration with `?since=` the last event id the page has; when the stream drops, the browser's
  * own reconnection gets one quick try (it sends `Last-Event-ID`, and the server sends what was
  * missed); after that, or when the server refused the stream (a 503, a deploy), the hook opens it
- * again itself, backing off — growing, capped, jittered, so that a thousand pages do not come back
- * in the same second — with `?since=` the last id it got. A hidden page holds no stream: it closes
+ * again itself, backing off - growing, capped, jittered, so that a thousand pages do not come back
+ * in the same second - with `?since=` the last id it got. A hidden page holds no stream: it closes
  * on `visibilitychange` (hidden) and `pagehide`, and opens again, from where it was, when the page
  * is shown (`visibilitychange`, `pageshow`): a page in the back/forward cache holds no connection,
  * and there is no `unload` listener to keep it out of that cache. A stream whose lifetime is over
@@ -26,13 +26,13 @@ import { RENEW_EVENT } from "./stream_renew.ts";
  * import type { FeedStatus } from "shell/runtime";
  *
  * const label: Record<FeedStatus, string> = {
- *   connecting: "Connecting…",
+ *   connecting: "Connecting...",
  *   live: "Live",
- *   retrying: "Reconnecting…",
+ *   retrying: "Reconnecting...",
  *   paused: "Paused",
  * };
  * ```
- * @see docs/data.md — A live page
+ * @see docs/data.md - A live page
  */
 export type FeedStatus = "connecting" | "live" | "retrying" | "paused";
 
@@ -50,7 +50,7 @@ export type FeedStatus = "connecting" | "live" | "retrying" | "paused";
  *   retry: { firstMs: 500, maxMs: 60_000 },
  * };
  * ```
- * @see docs/data.md — A live page
+ * @see docs/data.md - A live page
  */
 export interface UseFeedOptions {
   /** The last event id the page has (its newest item's, its snapshot's number): `?since=`. */
@@ -92,7 +92,7 @@ export interface UseFeedOptions {
  *   );
  * }
  * ```
- * @see docs/data.md — A live page
+ * @see docs/data.md - A live page
  */
 export function useFeed(url: string | null, { since, on, retry = {} }: UseFeedOptions): FeedStatus {
   const [status, setStatus] = useState<FeedStatus>("connecting");

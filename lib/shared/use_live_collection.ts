@@ -29,7 +29,7 @@ import { type FeedStatus, useFeed } from "./use_feed.ts";
  *
  * const count = (live: LiveCollection<{ title: string }>) => live.items.length;
  * ```
- * @see docs/data.md — A live page
+ * @see docs/data.md - A live page
  */
 export interface LiveCollection<T> {
   /** The view's items, in id (creation) order, or newest first with `order: "newest"`. */
@@ -37,8 +37,8 @@ export interface LiveCollection<T> {
   /** Where the change stream is. */
   status: FeedStatus;
   /**
-   * Applies a change now — what an action returned (the item it created or updated, with its
-   * versionstamp; or `{ op: "delete", id, versionstamp }`) — before its event arrives.
+   * Applies a change now - what an action returned (the item it created or updated, with its
+   * versionstamp; or `{ op: "delete", id, versionstamp }`) - before its event arrives.
    */
   apply(change: Omit<Change<T>, "seq">): void;
 }
@@ -52,7 +52,7 @@ export interface LiveCollection<T> {
  *
  * const newestFirst: LiveCollectionOptions = { order: "newest" };
  * ```
- * @see docs/data.md — A live page
+ * @see docs/data.md - A live page
  */
 export interface LiveCollectionOptions {
   /** `"oldest"` first (id order, the default) or `"newest"` first. */
@@ -62,7 +62,7 @@ export interface LiveCollectionOptions {
 /**
  * A view of a collection, live: starts from `snapshot` (rendered by the server, passed as an
  * island prop) and applies the changes the view's `changeStream` at `url` sends, from the
- * snapshot's number on — across reconnects and hidden tabs, with no change missed or applied
+ * snapshot's number on - across reconnects and hidden tabs, with no change missed or applied
  * twice.
  *
  * @param url The view's `changeStream` endpoint (`/board/events`).
@@ -86,7 +86,7 @@ export interface LiveCollectionOptions {
  *   );
  * }
  * ```
- * @see docs/data.md — A live page
+ * @see docs/data.md - A live page
  */
 export function useLiveCollection<T>(
   url: string,

@@ -5,7 +5,7 @@
  * build no longer has is told so plainly (`actions/stale.ts`). Browser-safe.
  */
 
-/** `<meta name="app-build" content="…">`: the build that rendered the page, on every page. */
+/** `<meta name="app-build" content="...">`: the build that rendered the page, on every page. */
 export const BUILD_META = "app-build";
 /** The build that answered: on every action response and on `BUILD_PATH`'s. */
 export const BUILD_HEADER = "App-Build";

@@ -1,6 +1,6 @@
 /**
  * @module
- * Waiting on what a helper collects as it arrives — spans, Sentry items, a server's log lines,
+ * Waiting on what a helper collects as it arrives - spans, Sentry items, a server's log lines,
  * server-sent events: the helper calls `arrived()` after each arrival, and `until(find, ms, why)`
  * resolves with the first value `find` returns, checked at once and after every arrival, or rejects
  * after `ms` with the message `why()` gives then (what was seen instead).

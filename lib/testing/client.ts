@@ -82,7 +82,7 @@ export interface SubmitOptions {
   button?: string;
   /** Follow the answer's redirect (a server action's 303 back to the page); off by default. */
   follow?: boolean;
-  /** Extra request headers (`X-Forwarded-For`, `Authorization`, …). */
+  /** Extra request headers (`X-Forwarded-For`, `Authorization`, ...). */
   headers?: Record<string, string>;
 }
 
@@ -261,11 +261,11 @@ export class TestClient {
 
   /**
    * Calls a server action as an island does (`fetch` with the arguments encoded as the stub
-   * encodes them) and resolves with what it returned, types intact — or rejects with the
-   * `ActionError` an island would get (its `status`: 429, 401, 500, …; its `digest` for a
+   * encodes them) and resolves with what it returned, types intact - or rejects with the
+   * `ActionError` an island would get (its `status`: 429, 401, 500, ...; its `digest` for a
    * failure), or with the error `redirect()` throws (its `location`) when the action redirected,
    * where an island's page would go. `action` is the function an island
-   * imports, as the app in this process registered it, or an action's URL (`/_action/…`).
+   * imports, as the app in this process registered it, or an action's URL (`/_action/...`).
    *
    * @example
    * ```ts

@@ -2,9 +2,9 @@
  * @module
  * A page's form as a browser without JavaScript submits it: the page's HTML parsed by happy-dom (a
  * browser's DOM, with scripts and subresources off), the form found by a selector or by the
- * action it posts to, and its entry list built by the DOM's own `FormData(form, submitter)` — the
- * hidden fields React and the framework render (`$ACTION_REF_…`, `$ACTION_KEY`, bound state)
- * included, unchecked boxes and other buttons left out — then the test's own values set on top.
+ * action it posts to, and its entry list built by the DOM's own `FormData(form, submitter)` - the
+ * hidden fields React and the framework render (`$ACTION_REF_...`, `$ACTION_KEY`, bound state)
+ * included, unchecked boxes and other buttons left out - then the test's own values set on top.
  * Test-only: nothing here runs in an app.
  */
 import {
@@ -37,7 +37,7 @@ export interface FilledForm {
  * const fields: Record<string, FieldValue> = {
  *   title: "Hello",
  *   tags: ["a", "b"],
- *   photo: new File(["…"], "photo.png", { type: "image/png" }),
+ *   photo: new File(["..."], "photo.png", { type: "image/png" }),
  * };
  * ```
  */

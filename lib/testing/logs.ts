@@ -7,7 +7,7 @@
  */
 
 /**
- * One JSON line: `level`, `msg`, and whatever else was logged (`digest`, `request_id`, …).
+ * One JSON line: `level`, `msg`, and whatever else was logged (`digest`, `request_id`, ...).
  *
  * @example
  * ```ts

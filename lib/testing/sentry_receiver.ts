@@ -2,7 +2,7 @@
  * @module
  * A stand-in for Sentry's ingest on 127.0.0.1: accepts the envelopes the real SDKs post
  * (`/api/{project}/envelope/`, gzip or deflate or plain), parses them with `@sentry/core`'s own
- * `parseEnvelope`, and lets tests wait for items (`event`, `transaction`, …). It records every
+ * `parseEnvelope`, and lets tests wait for items (`event`, `transaction`, ...). It records every
  * request's headers, envelope or not, and can answer slowly, never, or with an error status (and
  * rate-limit headers), to show that a struggling Sentry never hurts the app. Test-only.
  */
@@ -10,7 +10,7 @@ import { Arrivals } from "./arrivals.ts";
 import { parseEnvelope } from "@sentry/core";
 
 /**
- * One item of an envelope the receiver got: an error event, a transaction, a report, …
+ * One item of an envelope the receiver got: an error event, a transaction, a report, ...
  *
  * @example
  * ```ts
@@ -19,12 +19,12 @@ import { parseEnvelope } from "@sentry/core";
  * ```
  */
 export interface ReceivedItem {
-  /** The item type: "event", "transaction", "client_report", … */
+  /** The item type: "event", "transaction", "client_report", ... */
   type: string;
-  /** The item itself (an event's `tags`, `exception`, `contexts.trace`, …). */
+  /** The item itself (an event's `tags`, `exception`, `contexts.trace`, ...). */
   // deno-lint-ignore no-explicit-any -- envelopes carry whatever the SDK put in them
   payload: any;
-  /** The envelope's header (`dsn`, `event_id`, `trace`, `sdk`, …). */
+  /** The envelope's header (`dsn`, `event_id`, `trace`, `sdk`, ...). */
   envelope: Record<string, unknown>;
   /** The path it was posted to. */
   path: string;
@@ -45,7 +45,7 @@ export interface ReceivedRequest {
   method: string;
   /** `/api/{project}/envelope/` for an envelope. */
   path: string;
-  /** As sent (`Content-Encoding`, `Origin`, …). */
+  /** As sent (`Content-Encoding`, `Origin`, ...). */
   headers: Headers;
 }
 
@@ -129,7 +129,7 @@ export const isTransaction = (item: ReceivedItem): boolean => item.type === "tra
  * import { isErrorEvent, startSentryReceiver } from "shell/testing";
  *
  * await using receiver = startSentryReceiver();
- * // … start the app with SENTRY_DSN=receiver.dsn, ask for a page that fails …
+ * // ... start the app with SENTRY_DSN=receiver.dsn, ask for a page that fails ...
  * const event = await receiver.waitFor(isErrorEvent);
  * assert.ok(event.payload.tags.digest);
  * ```

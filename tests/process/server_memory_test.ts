@@ -4,11 +4,15 @@
  * fresh clone or after an edit) keeps none of the build's code — no Lightning CSS, no Tailwind
  * native module mapped into it — since it built in a process of its own: V8 never unloads a
  * module, so a build run in the server's process stayed in its memory for as long as it served
- * (50 MB more resident; `docs/performance.md`, "Memory").
+ * (50 MB more resident; `docs/performance.md`, "Memory"). Nor, having served pages only, the
+ * modules only other work needs: the staleness check (run in a worker), an action call's reader,
+ * the page cache at work (no route here caches), `hono/deno`'s SSG and WebSocket helpers,
+ * `node:fs`; every module loaded stays in the heap, which V8 grows to a multiple of what it holds.
  */
 import assert from "node:assert/strict";
+import { builtFixture } from "../helpers/built_copy.ts";
 import { copyProject } from "../helpers/project_copy.ts";
-import { startServer } from "../helpers/server.ts";
+import { freePort, startServer } from "../helpers/server.ts";
 
 /** The shared objects mapped into a process (`/proc/<pid>/maps`), by file name. */
 async function mappedFiles(pid: number): Promise<Set<string>> {
@@ -30,4 +34,53 @@ Deno.test("a server that builds as it starts holds none of the build's native mo
   // …and the build's processes are gone too (esbuild's service).
   const children = await Deno.readTextFile(`/proc/${server.pid}/task/${server.pid}/children`);
   assert.equal(children.trim(), "");
+});
+
+/** The URLs of the scripts V8 has loaded, over the inspector protocol. */
+async function loadedScripts(inspectPort: number): Promise<string[]> {
+  const [target] = await (await fetch(`http://127.0.0.1:${inspectPort}/json/list`)).json();
+  const socket = new WebSocket(target.webSocketDebuggerUrl);
+  const urls: string[] = [];
+  try {
+    await new Promise((open, fail) => [socket.onopen, socket.onerror] = [open, fail]);
+    await new Promise<void>((done) => {
+      socket.onmessage = ({ data }) => {
+        const message = JSON.parse(data);
+        if (message.method === "Debugger.scriptParsed") urls.push(message.params.url);
+        if (message.id === 1) done(); // after every scriptParsed of what is loaded
+      };
+      socket.send(JSON.stringify({ id: 1, method: "Debugger.enable" }));
+    });
+  } finally {
+    socket.close();
+  }
+  return urls;
+}
+
+/** What a server that serves pages never needs, each with where it went. */
+const NOT_LOADED: [RegExp, string][] = [
+  [/\/lib\/build\//, "the staleness check runs in a worker (cli/stale_build.ts)"],
+  [/\/lib\/actions\/(read_call|decode|form_body|stale)\.ts$/, "imported at the first action call"],
+  [/\/lib\/cache\/active\.ts$/, "imported only when a route exports `cache`"],
+  [/\/hono\/dist\/helper\/(ssg|websocket)\//, "hono/deno's serveStatic brings them: not used"],
+  [/^(node:fs|ext:deno_node\/fs\.ts)$/, "Deno's own file calls (server/static.ts)"],
+];
+
+Deno.test("a server that served pages holds none of the modules only other work needs", async () => {
+  const inspectPort = freePort();
+  // Built already, as after `deno task build`: the server only checks that its build is current.
+  await using server = await startServer({}, {
+    root: await builtFixture(),
+    args: () => ["run", "-A", `--inspect=127.0.0.1:${inspectPort}`, "lib/cli/start.ts"],
+  });
+  for (const path of ["/", "/list", "/no-such-page"]) {
+    await (await server.fetch(path)).body?.cancel();
+  }
+
+  const scripts = await loadedScripts(inspectPort);
+  assert.ok(scripts.some((url) => url.endsWith("/lib/server/app.tsx")), "the app is loaded");
+  const held = NOT_LOADED.flatMap(([pattern, why]) =>
+    scripts.filter((url) => pattern.test(url)).map((url) => `${url}: ${why}`)
+  );
+  assert.deepEqual(held, [], "each module loaded stays in the heap for as long as the server runs");
 });

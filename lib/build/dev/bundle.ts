@@ -38,7 +38,7 @@ export interface DevBundle {
 }
 
 export interface DevBundler {
-  /** Every output of the session so far, by URL path (`/_app/…`). */
+  /** Every output of the session so far, by URL path (`/_app/...`). */
   files: Map<string, Uint8Array>;
   /** An output by URL path, once built: the Sentry SDK's is built after the first bundle. */
   file(path: string): Promise<Uint8Array | undefined>;

@@ -1,6 +1,6 @@
 /**
  * @module
- * Dev only: the build `deno task dev` repeats on every save — scan, read the server's module graph,
+ * Dev only: the build `deno task dev` repeats on every save - scan, read the server's module graph,
  * bundle the browser side in memory (`bundle.ts`, and the stylesheets, `../styles/`), write the
  * manifest the server imports. The manifest goes where a development build's does (`_build/dev/`),
  * written whole or not at all since a server may be starting and reading it; the fingerprint goes,
@@ -21,11 +21,11 @@ import { tailwind } from "../styles/tailwind.ts";
 import { type DevBundle, devBundler } from "./bundle.ts";
 
 export interface DevBuild extends DevBundle {
-  /** Island name → its file. */
+  /** Island name -> its file. */
   islands: Map<string, string>;
   /** The server's module graph the build followed. */
   graph: ServerGraph;
-  /** Each stylesheet the app imports (path from the root) → its URL. */
+  /** Each stylesheet the app imports (path from the root) -> its URL. */
   styles: Map<string, string>;
   /** What the server renders from the stylesheets, but their URLs (`Styles.shape`). */
   styleShape: string;
@@ -34,7 +34,7 @@ export interface DevBuild extends DevBundle {
 }
 
 export interface DevBuilder {
-  /** Every browser output of the session so far, by URL path (`/_app/…`). */
+  /** Every browser output of the session so far, by URL path (`/_app/...`). */
   files: Map<string, Uint8Array>;
   /** A browser output by URL path, waiting for one still being built. */
   file(path: string): Promise<Uint8Array | undefined>;

@@ -12,7 +12,7 @@
  *
  * esbuild's `rebuild()` calls every `onLoad` again, changed file or not: results are kept by the
  * source's hash, so a save costs one Babel run, and on disk (`cacheFile`), so that the next
- * session's first build needs no Babel at all unless a file changed meanwhile — Babel, slow to
+ * session's first build needs no Babel at all unless a file changed meanwhile - Babel, slow to
  * load, is loaded (and run once) when the first start is done (`prepare`), for the first save.
  *
  * A save that brings a file back to a source the session built before (an undo) would bring its
@@ -31,7 +31,7 @@ import { basename, join, relative, sep } from "node:path";
 interface Cache {
   /** The transform's own source and the locked package versions: another key, another cache. */
   key: string;
-  /** Path from the root → its source's hash and what the transform made of it. */
+  /** Path from the root -> its source's hash and what the transform made of it. */
   files: Record<string, { hash: string; code: string; map: string }>;
 }
 
@@ -133,7 +133,7 @@ async function transform(
 
 /**
  * esbuild's messages pointed back at the sources as written: about a file Babel transformed, they
- * quote the transformed line (`var _s = $RefreshSig$();import …`) at its columns. Babel keeps the
+ * quote the transformed line (`var _s = $RefreshSig$();import ...`) at its columns. Babel keeps the
  * lines (`retainLines`), so the message's line of the source is the same, and the quoted part is
  * found in it again.
  */

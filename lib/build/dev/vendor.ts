@@ -1,7 +1,7 @@
 /**
  * @module
  * Dev only: the dependencies the island build would otherwise link and print again on every
- * save, built once per session under `/_app/dev/` — React, React DOM and the refresh runtime with
+ * save, built once per session under `/_app/dev/` - React, React DOM and the refresh runtime with
  * the dev client (`buildVendor`), and the Sentry SDK (`buildSentryVendor`, ten times their size,
  * built when a page first asks for it). `vendorModules` points the island build's imports there:
  *  - each `react*` import becomes a small module re-exporting from the vendor module: ESM shims

@@ -55,7 +55,7 @@ export interface StyleBundleOptions {
 }
 
 export interface StyleBundle {
-  /** Each stylesheet's URL (`/_app/css/…`). */
+  /** Each stylesheet's URL (`/_app/css/...`). */
   urls: Map<string, string>;
   /** Every file written, relative to `outDir`. */
   files: string[];
@@ -158,7 +158,7 @@ function lightningTargets(target: string[]): Record<string, number> {
   return targets;
 }
 
-/** `routes/(info)/about.css` → `css/routes/_info_/about`: a URL path with nothing to escape. */
+/** `routes/(info)/about.css` -> `css/routes/_info_/about`: a URL path with nothing to escape. */
 function outName(sheet: string): string {
   return `css/${sheet.replace(/\.css$/i, "").replace(/[^\w./-]/g, "_")}`;
 }

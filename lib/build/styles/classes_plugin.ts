@@ -2,7 +2,7 @@
  * @module
  * The esbuild plugin that gives the browser build what an island's stylesheet imports mean there:
  * a CSS module's class map (the names the server rendered, from `modules.ts`), and nothing for a
- * global stylesheet — the page links the stylesheets themselves (`bundle.ts`), so no script ever
+ * global stylesheet - the page links the stylesheets themselves (`bundle.ts`), so no script ever
  * injects CSS. Specifiers resolve as Deno resolves them: relative to the module, or through the
  * project's aliases (`@/components/card.module.css`), the build's own entries for stylesheets
  * (`deno_json.ts`) read back as the stylesheet they stand for.

@@ -1,14 +1,14 @@
 /**
  * @module
- * What lets Deno load a module that imports a stylesheet — `deno run`, `deno serve`, `deno test`,
+ * What lets Deno load a module that imports a stylesheet - `deno run`, `deno serve`, `deno test`,
  * `deno check` and Deno Deploy alike, with no loader hook and no flag. Deno cannot import CSS; the
  * build gives each imported stylesheet a module in `_build/css/` (a CSS module's exports its class
  * map, typed, so `deno check` knows `styles.card`; a global stylesheet's exports nothing) and maps
  * the stylesheet to it in `deno.json`'s `imports`, an entry per stylesheet:
- * `"./routes/app.css": "./_build/css/routes/app.css.ts"` (and `"@/…"` for an import written
+ * `"./routes/app.css": "./_build/css/routes/app.css.ts"` (and `"@/..."` for an import written
  * through that alias). The build owns exactly the entries that point into `_build/css/`: it adds
  * those a new import needs, drops those no module needs any more, and leaves the rest of the file
- * — other entries, comments, layout — as it is. Both modes write the same modules (the class
+ * - other entries, comments, layout - as it is. Both modes write the same modules (the class
  * names do not depend on the mode), and a file is written only when it changes.
  */
 import { applyEdits, modify, parse } from "jsonc-parser";
@@ -20,7 +20,7 @@ import { MODULES_DIR } from "./plan.ts";
 
 /**
  * Writes each stylesheet's module (`classes`: a CSS module's class map; none for a global one),
- * removes the others, and brings `deno.json`'s entries in line with `keys` (import-map key →
+ * removes the others, and brings `deno.json`'s entries in line with `keys` (import-map key ->
  * stylesheet). Returns `deno.json`'s new text if it changed: a Deno process started before reads
  * the old map.
  */

@@ -3,8 +3,8 @@
  * The stylesheets of a build: from the server's module graph, which stylesheets each page, layout,
  * `_app` and island imports (`plan.ts`); CSS modules scoped (`modules.ts`), Tailwind compiled
  * (`tailwind.ts`), each bundled to a hashed stylesheet (`bundle.ts`); the modules Deno loads in
- * their place and `deno.json`'s entries for them (`deno_json.ts`); and the manifest's lists — each
- * page's stylesheets (`_app`'s, its layouts' outermost first, its own) and each island's — so the
+ * their place and `deno.json`'s entries for them (`deno_json.ts`); and the manifest's lists - each
+ * page's stylesheets (`_app`'s, its layouts' outermost first, its own) and each island's - so the
  * server does no work per request to know what a page links.
  */
 import type { ManifestStyles } from "../../server/manifest.ts";

@@ -1,7 +1,7 @@
 /**
  * @module
  * CSS modules (`x.module.css`), scoped with Lightning CSS: each class, `@keyframes` and grid name
- * becomes `name_hash`, the hash taken from the file's path from the project root — the same name
+ * becomes `name_hash`, the hash taken from the file's path from the project root - the same name
  * in development and production, on every machine, whatever else the app holds, so the server's
  * class map (`deno_json.ts`), the islands' and the stylesheet always agree, and two files' `.card`
  * never meet. `composes: a from "./other.module.css"` names the other file's class and makes the
@@ -18,7 +18,7 @@ export interface CssModule {
   /** The scoped CSS, and its source map (JSON). */
   code: string;
   map: string;
-  /** Each name as written → the class names it stands for (`"big_x card_x"` with `composes`). */
+  /** Each name as written -> the class names it stands for (`"big_x card_x"` with `composes`). */
   classes: Record<string, string>;
   /** The CSS modules it composes from, by path from the root. */
   dependencies: string[];

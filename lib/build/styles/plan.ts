@@ -3,7 +3,7 @@
  * Which stylesheets the app imports, read from the server's module graph (`../graph.ts`): every
  * `import "./x.css"` and `import styles from "./x.module.css"` in a module that a route, a layout,
  * `_app`, `_404` or an island reaches, in any folder. For each of those modules, the stylesheets it
- * brings, in the order the browser must apply them — the order the imports are evaluated: depth
+ * brings, in the order the browser must apply them - the order the imports are evaluated: depth
  * first, each module's imports as written. A page's own list stops at islands (an island's are
  * linked where it renders); an island's goes through the islands it renders itself. Also the
  * import-map key each import needs (`deno.json`, see `deno_json.ts`) and the modules Tailwind
@@ -20,13 +20,13 @@ export const MODULES_DIR = "_build/css";
 export interface StylePlan {
   /** Every stylesheet a module imports, by path from the root, sorted. */
   sheets: string[];
-  /** Each import-map key the imports need (`./routes/x.css`, `@/x.css`) → its stylesheet. */
+  /** Each import-map key the imports need (`./routes/x.css`, `@/x.css`) -> its stylesheet. */
   keys: Map<string, string>;
-  /** Each route, layout, `_app`, `_404` and island file → its stylesheets, in cascade order. */
+  /** Each route, layout, `_app`, `_404` and island file -> its stylesheets, in cascade order. */
   owners: Map<string, string[]>;
   /** The modules Tailwind scans for class names: what the app reaches, the framework left out. */
   scanned: string[];
-  /** `routes/x.tsx:1:8: …`, one per import that cannot be built. */
+  /** `routes/x.tsx:1:8: ...`, one per import that cannot be built. */
   problems: string[];
 }
 

@@ -2,8 +2,8 @@
  * @module
  * Tailwind CSS v4, in the build's own process (`@tailwindcss/node`'s compiler and
  * `@tailwindcss/oxide`'s scanner, no second process): a stylesheet that imports `tailwindcss` is
- * compiled with the class names found in every module the app's pages reach — the build's module
- * graph, not a guess from the folders (`plan.ts`) — plus the files its own `@source` rules name.
+ * compiled with the class names found in every module the app's pages reach - the build's module
+ * graph, not a guess from the folders (`plan.ts`) - plus the files its own `@source` rules name.
  * The result is plain CSS with a source map, which the stylesheet build then bundles and minifies
  * like any other (`bundle.ts`).
  */
@@ -13,7 +13,7 @@ import { readFileSync } from "node:fs";
 import { dirname, extname, join, relative, sep } from "node:path";
 import { BuildProblem } from "../problem.ts";
 
-/** Its first rules import Tailwind: `@import "tailwindcss";`, or its parts (`tailwindcss/…`). */
+/** Its first rules import Tailwind: `@import "tailwindcss";`, or its parts (`tailwindcss/...`). */
 const TAILWIND =
   /^(?:\s|\/\*[^]*?\*\/|@layer[^;{]*;|@charset[^;]*;|@import[^;]*;)*?@import\s+(?:url\(\s*)?["']tailwindcss(?:\/[^"']*)?["']/;
 

@@ -37,7 +37,7 @@ export interface IslandUpdate {
 export interface CssSwap {
   /** Paths of the changed stylesheets of `static/` (`/styles.css`): fetched afresh. */
   hrefs: string[];
-  /** Each earlier URL of a rebuilt stylesheet the app imports → its new one. */
+  /** Each earlier URL of a rebuilt stylesheet the app imports -> its new one. */
   moved: Record<string, string>;
   /** The version of the code the swap brings the page to, when it is a new one. */
   version?: number;

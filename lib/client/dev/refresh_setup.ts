@@ -9,8 +9,8 @@
  *   __REFRESH__.evaluated("<file>", <the module's own namespace>[, <revision>])
  *
  * `evaluated` runs at the end of each evaluation of an instrumented file and records whether the
- * file can be swapped in place — every export a component (a "boundary"), and the same hooks in
- * the same order as its previous evaluation — for the dev client to decide between a hot update
+ * file can be swapped in place - every export a component (a "boundary"), and the same hooks in
+ * the same order as its previous evaluation - for the dev client to decide between a hot update
  * and a reload. The revision, unused here, only makes a returning source's chunk new (see
  * `build/dev/refresh.ts`).
  */

@@ -75,7 +75,7 @@ export function changeFeed(
 
 /**
  * Takes one of `max` places for a client following `d`'s changes in this process (over all its
- * views), at once — before the stream starts, so a burst of requests cannot all pass — and returns
+ * views), at once - before the stream starts, so a burst of requests cannot all pass - and returns
  * the function that gives it back; `undefined` when all are taken.
  */
 export function takePlace(kv: Deno.Kv, d: Declared, max: number): (() => void) | undefined {

@@ -39,7 +39,7 @@ import { createItem, deleteItem, type Patch, updateItem, type WriteOptions } fro
  *   unique: true,
  * };
  * ```
- * @see docs/data.md — Collections
+ * @see docs/data.md - Collections
  */
 export interface IndexSpec<T> {
   /** A field of the item, or a function of it: the value the item has in this index. */
@@ -61,7 +61,7 @@ export interface IndexSpec<T> {
  *   state: { todo: ["doing"], doing: ["todo", "done"], done: ["doing"] },
  * };
  * ```
- * @see docs/data.md — States and transitions
+ * @see docs/data.md - States and transitions
  */
 export type Transitions<T> = {
   [F in keyof T]?: T[F] extends PropertyKey ? { [From in T[F]]?: readonly T[F][] } : never;
@@ -77,7 +77,7 @@ export type Transitions<T> = {
  * // Pages away for up to a day catch up change by change; later ones get a fresh snapshot.
  * const live: LiveOptions = { retainMs: 24 * 3_600_000, maxBacklog: 500 };
  * ```
- * @see docs/data.md — A live page
+ * @see docs/data.md - A live page
  */
 export interface LiveOptions {
   /** How long change events are kept for pages that reconnect (default 1 hour). */
@@ -110,7 +110,7 @@ export interface LiveOptions {
  * const notes = collection("notes", options);
  * console.log(notes.name);
  * ```
- * @see docs/data.md — Collections
+ * @see docs/data.md - Collections
  */
 export interface CollectionOptions<
   // deno-lint-ignore no-explicit-any -- any input
@@ -128,7 +128,7 @@ export interface CollectionOptions<
 }
 
 /**
- * A listing: the whole collection in id (creation) order, or by an index — the items of one
+ * A listing: the whole collection in id (creation) order, or by an index - the items of one
  * `value` in id order, or (no `value`) all of them in index value order. `cursor` continues after
  * the page that returned it.
  *
@@ -138,7 +138,7 @@ export interface CollectionOptions<
  *
  * const firstPage: ListOptions<"byBoard"> = { index: "byBoard", value: "team", limit: 20 };
  * ```
- * @see docs/data.md — Querying
+ * @see docs/data.md - Querying
  */
 export interface ListOptions<I extends string> {
   /** The index to list by; none: the whole collection by id. */
@@ -155,7 +155,7 @@ export interface ListOptions<I extends string> {
 
 /**
  * A view a live page follows: the whole collection, or the items of one value of a non-unique
- * index — with how many items its snapshot holds.
+ * index - with how many items its snapshot holds.
  *
  * @example
  * ```ts
@@ -163,7 +163,7 @@ export interface ListOptions<I extends string> {
  *
  * const board: ViewOptions<"byBoard"> = { index: "byBoard", value: "team", limit: 200 };
  * ```
- * @see docs/data.md — A live page
+ * @see docs/data.md - A live page
  */
 export interface ViewOptions<I extends string> {
   /** A non-unique index; none: the whole collection. */
@@ -189,7 +189,7 @@ export interface ViewOptions<I extends string> {
  * const tag = await tags.create(kv, { name: "urgent" });
  * await tags.update(kv, tag.id, { name: "soon" }, { versionstamp: tag.versionstamp });
  * ```
- * @see docs/data.md — Collections
+ * @see docs/data.md - Collections
  */
 export interface Collection<T, In = T, I extends string = string, U extends string = never> {
   /** Its name: the first part of all its keys. */
@@ -206,7 +206,7 @@ export interface Collection<T, In = T, I extends string = string, U extends stri
   /** A page of items: all by id, or by an index (see {@link ListOptions}). */
   list(kv: Deno.Kv, options?: ListOptions<I | U>): Promise<Page<T>>;
   /**
-   * Changes fields of the item: `patch` (or what a function of the item returns — run again on
+   * Changes fields of the item: `patch` (or what a function of the item returns - run again on
    * the item as it then is when another write wins the race) over the item, parsed with the
    * schema, checked against the state machines; with `versionstamp`, only if the item is still
    * that version (`ConflictError`, 409). A missing item is a 404. An update that changes nothing
@@ -239,7 +239,7 @@ export interface Collection<T, In = T, I extends string = string, U extends stri
  * nothing else in the store uses.
  * @param options The schema, indexes, state machines and live options.
  * @returns The collection.
- * @throws {TypeError} When the declaration is malformed (an empty name, an index without a key, …).
+ * @throws {TypeError} When the declaration is malformed (an empty name, an index without a key, ...).
  *
  * @example
  * ```ts
@@ -260,7 +260,7 @@ export interface Collection<T, In = T, I extends string = string, U extends stri
  *   transitions: { state: { todo: ["doing"], doing: ["todo", "done"], done: ["doing"] } },
  * });
  * ```
- * @see docs/data.md — Collections
+ * @see docs/data.md - Collections
  */
 export function collection<
   // deno-lint-ignore no-explicit-any -- any input
@@ -326,7 +326,7 @@ export function collection<
  * type Names = UniqueIndexes<{ bySlug: { key: "slug"; unique: true }; byTag: { key: "tag" } }>;
  * const name: Names = "bySlug";
  * ```
- * @see docs/data.md — Querying
+ * @see docs/data.md - Querying
  */
 export type UniqueIndexes<I> =
   & { [K in keyof I]: I[K] extends { unique: true } ? K : never }[keyof I]
@@ -342,7 +342,7 @@ export type UniqueIndexes<I> =
  * type Names = ListedIndexes<{ bySlug: { key: "slug"; unique: true }; byTag: { key: "tag" } }>;
  * const name: Names = "byTag";
  * ```
- * @see docs/data.md — Querying
+ * @see docs/data.md - Querying
  */
 export type ListedIndexes<I> = Exclude<keyof I & string, UniqueIndexes<I>>;
 

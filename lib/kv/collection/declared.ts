@@ -44,7 +44,7 @@ export interface Declared {
   readonly name: string;
   readonly schema: CollectionSchema;
   readonly indexes: ReadonlyMap<string, ResolvedIndex>;
-  /** field → from → the values it may go to (as strings: states are object keys). */
+  /** field -> from -> the values it may go to (as strings: states are object keys). */
   readonly transitions: ReadonlyMap<string, ReadonlyMap<string, ReadonlySet<string>>>;
   /** How long change events are kept for pages reconnecting, in ms. */
   readonly retainMs: number;

@@ -18,7 +18,7 @@ import { HttpError } from "../../errors/http_error.ts";
  *
  * const issue: ValidationIssue = { message: "Give the task a title.", path: ["title"] };
  * ```
- * @see docs/data.md — Field errors
+ * @see docs/data.md - Field errors
  */
 export interface ValidationIssue {
   /** For the user. */
@@ -56,7 +56,7 @@ export interface ValidationIssue {
  *   }
  * }
  * ```
- * @see docs/data.md — Field errors
+ * @see docs/data.md - Field errors
  */
 export class ValidationError extends HttpError {
   /** The schema's issues, as it reported them (none for a value too large). */
@@ -112,7 +112,7 @@ export class ValidationError extends HttpError {
  *   return error.reason === "taken" ? "That name is taken." : "Someone changed it meanwhile.";
  * }
  * ```
- * @see docs/data.md — Conflicts
+ * @see docs/data.md - Conflicts
  */
 export class ConflictError extends HttpError {
   /**
@@ -148,7 +148,7 @@ export class ConflictError extends HttpError {
  * const error = new TransitionError("tasks", "state", "todo", "done");
  * console.log(error.status, error.message); // 409 Cannot go from todo to done.
  * ```
- * @see docs/data.md — States and transitions
+ * @see docs/data.md - States and transitions
  */
 export class TransitionError extends HttpError {
   /**

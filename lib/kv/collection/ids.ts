@@ -1,6 +1,6 @@
 /**
  * @module
- * A collection's item ids: ULIDs (`npm:ulid`, the reference implementation) — 26 characters, made
+ * A collection's item ids: ULIDs (`npm:ulid`, the reference implementation) - 26 characters, made
  * without asking KV (so creating items never races for a counter), sortable by creation: a listing
  * in id order is in creation order. Within an isolate they are strictly increasing (the monotonic
  * factory); across instances they follow the clocks, so two items made in the same millisecond on

@@ -1,7 +1,7 @@
 /**
  * @module
- * Reading a collection: one item by id or by a unique index value, a page of items — all of them
- * in id (creation) order, or by an index, in index value then id order — and a snapshot for a live
+ * Reading a collection: one item by id or by a unique index value, a page of items - all of them
+ * in id (creation) order, or by an index, in index value then id order - and a snapshot for a live
  * page. Pages end with an opaque cursor: KV's own (which only ever positions within the listing's
  * key prefix) behind a tag naming the listing, so a cursor from another listing, or one a client
  * made up, is refused with 400 rather than read.
@@ -29,7 +29,7 @@ export interface ListQuery extends View {
  *
  * const titles = (page: Page<{ title: string }>) => page.items.map((item) => item.value.title);
  * ```
- * @see docs/data.md — Querying
+ * @see docs/data.md - Querying
  */
 export interface Page<T> {
   /** The items, in the listing's order. */

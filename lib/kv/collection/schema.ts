@@ -1,7 +1,7 @@
 /**
  * @module
- * What a collection's schema is to it: a Standard Schema (standardschema.dev) — the interface
- * valibot's schemas implement, as do zod's and ArkType's — whose output is an object. A write runs
+ * What a collection's schema is to it: a Standard Schema (standardschema.dev) - the interface
+ * valibot's schemas implement, as do zod's and ArkType's - whose output is an object. A write runs
  * the schema's `validate` and gets the output, or its issues, which become a `ValidationError`.
  * Going through the standard rather than valibot's own API keeps a product free to bring another
  * library, and the public types free of valibot's.
@@ -20,7 +20,7 @@ import { ValidationError, type ValidationIssue } from "./errors.ts";
  * const Note = v.object({ text: v.string() });
  * const schema: CollectionSchema<{ text: string }, { text: string }> = Note;
  * ```
- * @see docs/data.md — Collections
+ * @see docs/data.md - Collections
  */
 export interface CollectionSchema<In = unknown, Out extends object = object> {
   /** The Standard Schema interface. */
@@ -50,7 +50,7 @@ export interface CollectionSchema<In = unknown, Out extends object = object> {
  *   issues: [{ message: "Too short.", path: ["text"] }],
  * };
  * ```
- * @see docs/data.md — Field errors
+ * @see docs/data.md - Field errors
  */
 export type SchemaResult<Out> =
   | { readonly value: Out; readonly issues?: undefined }
@@ -67,7 +67,7 @@ export type SchemaResult<Out> =
  * const Note = v.object({ text: v.pipe(v.string(), v.trim()) });
  * type Note = OutputOf<typeof Note>; // { text: string }
  * ```
- * @see docs/data.md — Collections
+ * @see docs/data.md - Collections
  */
 // deno-lint-ignore no-explicit-any -- any input: only the output is asked for
 export type OutputOf<S extends CollectionSchema<any>> = NonNullable<
@@ -85,7 +85,7 @@ export type OutputOf<S extends CollectionSchema<any>> = NonNullable<
  * const Note = v.object({ pinned: v.optional(v.boolean(), false) });
  * type NewNote = InputOf<typeof Note>; // { pinned?: boolean }
  * ```
- * @see docs/data.md — Collections
+ * @see docs/data.md - Collections
  */
 // deno-lint-ignore no-explicit-any -- any output: only the input is asked for
 export type InputOf<S extends CollectionSchema<any>> = NonNullable<

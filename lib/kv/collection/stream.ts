@@ -1,12 +1,12 @@
 /**
  * @module
  * `changeStream(req, ctx, collection, view)`: the server-sent events of a collection view's
- * changes, for a live page's `useLiveCollection` — one line in a route. Each change is an event
+ * changes, for a live page's `useLiveCollection` - one line in a route. Each change is an event
  * `change` whose id is its number in the view (sent back as `Last-Event-ID` by a reconnecting
  * browser, or `?since=` by the hook), so a page that reconnects gets what it missed, exactly once;
- * one too far behind for the changes kept (or with no number) gets an event `snapshot` first — the
- * view's items and the number they are at — never a silent gap. Payloads are `devalue` (Date, Map,
- * BigInt, … intact). What a client controls is bounded: the number it sends (`sinceOf`), the value
+ * one too far behind for the changes kept (or with no number) gets an event `snapshot` first - the
+ * view's items and the number they are at - never a silent gap. Payloads are `devalue` (Date, Map,
+ * BigInt, ... intact). What a client controls is bounded: the number it sends (`sinceOf`), the value
  * it asks for (400 unless it can be one), and the streams a process holds per collection (503 with
  * `Retry-After` beyond `maxClients`).
  */
@@ -43,7 +43,7 @@ function serialized(change: object): string {
  *   maxClients: 2_000,
  * };
  * ```
- * @see docs/data.md — A live page
+ * @see docs/data.md - A live page
  */
 export interface ChangeStreamOptions<I extends string> extends ViewOptions<I> {
   /**
@@ -63,8 +63,8 @@ export interface ChangeStreamOptions<I extends string> extends ViewOptions<I> {
 }
 
 /**
- * A `text/event-stream` response of the changes to a view of `collection` — all of it, or one
- * value of a non-unique index — for `useLiveCollection` in an island: `change` events numbered
+ * A `text/event-stream` response of the changes to a view of `collection` - all of it, or one
+ * value of a non-unique index - for `useLiveCollection` in an island: `change` events numbered
  * with no gaps (the event id), resumed after a reconnect from `Last-Event-ID` (or `?since=`), and
  * a `snapshot` event instead when the client is too far behind, or sent no number. Give it the
  * same `limit` as the page's `snapshot()`.
@@ -94,7 +94,7 @@ export interface ChangeStreamOptions<I extends string> extends ViewOptions<I> {
  *     changeStream(req, ctx, notes, { index: "byTopic", value: ctx.url.searchParams.get("topic") ?? "" }),
  * };
  * ```
- * @see docs/data.md — A live page
+ * @see docs/data.md - A live page
  */
 export function changeStream<I extends string>(
   req: Request,

@@ -1,6 +1,6 @@
 /**
  * @module
- * A collection's writes — create, update, delete — each one atomic commit that holds the item, its
+ * A collection's writes - create, update, delete - each one atomic commit that holds the item, its
  * index entries and its change events, guarded by `check`s on everything it read: the item's
  * versionstamp, the unique values it takes, the change logs' counters. So the indexes always agree
  * with the items (there is no moment, and no failure, between two writes), and every change is
@@ -33,7 +33,7 @@ import { isId, newId } from "./ids.ts";
  * const rename: Patch<Counter> = { label: "Visits" };
  * const increment: Patch<Counter> = (counter) => ({ count: counter.count + 1 });
  * ```
- * @see docs/data.md — Conflicts
+ * @see docs/data.md - Conflicts
  */
 export type Patch<T> = Partial<T> | ((current: T) => Partial<T> | Promise<Partial<T>>);
 
@@ -46,7 +46,7 @@ export type Patch<T> = Partial<T> | ((current: T) => Partial<T> | Promise<Partia
  *
  * const onlyIfUnchanged: WriteOptions = { versionstamp: "00000000000000120000" };
  * ```
- * @see docs/data.md — Conflicts
+ * @see docs/data.md - Conflicts
  */
 export interface WriteOptions {
   /** The item's versionstamp when it was read: another one now is a `ConflictError` (409). */
@@ -157,7 +157,7 @@ interface Logged {
 
 /**
  * Commits `current` becoming `next` (`null`: deleted): the item, its index entries, and its change
- * in the log of every view it is in, was in, or enters — checked against what the write read.
+ * in the log of every view it is in, was in, or enters - checked against what the write read.
  */
 async function commitChange(
   kv: Deno.Kv,

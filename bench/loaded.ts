@@ -1,0 +1,122 @@
+/**
+ * @module
+ * What a server holds once it has served: the framework (`deno task start`'s server, `cli/start.ts`)
+ * beside the limit (`bench/bare.ts`), each run with `--inspect` on loopback, loaded on `/list`
+ * (wrk, 3 s), then asked over the inspector protocol for the scripts V8 has loaded (their count,
+ * their source and source-map URL characters, the modules the limit has not) and the JavaScript
+ * heap used after two full collections. V8 sizes its old generation at a multiple of what survives
+ * a collection, so what stays loaded is what the peak under load (`bench/memory.ts`) multiplies.
+ * Not part of `deno task bench`: a tool for finding what to cut, run on a copy of the test app:
+ * `flock /tmp/bench.lock deno run -A bench/loaded.ts [--list]` (`--list`: every extra module).
+ */
+import { join } from "node:path";
+import { copyProject, PROJECT_ROOT } from "../tests/helpers/project_copy.ts";
+import { type Running, start, startV8Flags } from "./process.ts";
+import { wrk } from "./wrk.ts";
+
+interface Script {
+  url: string;
+  length: number;
+  sourceMapURL?: string;
+}
+
+interface Held {
+  scripts: Script[];
+  heapMb: number;
+}
+
+function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr as Deno.NetAddr;
+  listener.close();
+  return port;
+}
+
+/** One inspector session: commands by id, events to a listener. */
+async function inspector(port: number) {
+  const targets = await (await fetch(`http://127.0.0.1:${port}/json/list`)).json();
+  const socket = new WebSocket(targets[0].webSocketDebuggerUrl);
+  await new Promise((open) => socket.onopen = open);
+  const pending = new Map<number, (result: unknown) => void>();
+  const scripts: Script[] = [];
+  let next = 0;
+  socket.onmessage = (event) => {
+    const message = JSON.parse(event.data);
+    if (message.id !== undefined) pending.get(message.id)?.(message.result);
+    else if (message.method === "Debugger.scriptParsed") scripts.push(message.params);
+  };
+  const send = <T>(method: string, params = {}) =>
+    new Promise<T>((done) => {
+      const id = ++next;
+      pending.set(id, done as (result: unknown) => void);
+      socket.send(JSON.stringify({ id, method, params }));
+    });
+  return { send, scripts, close: () => socket.close() };
+}
+
+async function held(server: Running, inspectPort: number): Promise<Held> {
+  await wrk(server.origin + "/list", { seconds: 3, connections: 10 });
+  const session = await inspector(inspectPort);
+  try {
+    await session.send("Debugger.enable");
+    await session.send("Debugger.disable");
+    for (let i = 0; i < 2; i++) await session.send("HeapProfiler.collectGarbage");
+    const { usedSize } = await session.send<{ usedSize: number }>("Runtime.getHeapUsage");
+    return { scripts: session.scripts, heapMb: usedSize / 2 ** 20 };
+  } finally {
+    session.close();
+  }
+}
+
+const kb = (chars: number) => `${(chars / 1024).toFixed(0)} K`;
+const sizes = (scripts: Script[]) => ({
+  source: scripts.reduce((sum, s) => sum + s.length, 0),
+  maps: scripts.reduce((sum, s) => sum + (s.sourceMapURL?.length ?? 0), 0),
+});
+/** A script's name without the copy's temp folder or the npm cache's, so both sides compare. */
+const name = (url: string) =>
+  url.replace(/^file:\/\/\/tmp\/[^/]+\//, "").replace(
+    /^file:\/\/.*\/node_modules\/.deno\//,
+    "npm:",
+  );
+
+await using project = await copyProject();
+const copied = new Deno.Command("cp", { args: ["-R", join(PROJECT_ROOT, "bench"), project.root] });
+if (!(await copied.output()).success) throw new Error("could not copy bench/");
+const root = project.root;
+const built = new Deno.Command(Deno.execPath(), { args: ["task", "build"], cwd: root });
+if (!(await built.output()).success) throw new Error("deno task build failed in the copy");
+
+const v8Flags = await startV8Flags(root);
+const results: Record<string, Held> = {};
+for (const [side, file] of [["limit", "bench/bare.ts"], ["framework", "lib/cli/start.ts"]]) {
+  const inspectPort = freePort();
+  await using server = await start(
+    root,
+    ["run", "-A", `--inspect=127.0.0.1:${inspectPort}`, file],
+    { DENO_V8_FLAGS: v8Flags },
+    "/list",
+  );
+  results[side] = await held(server, inspectPort);
+}
+
+for (const [side, { scripts, heapMb }] of Object.entries(results)) {
+  const { source, maps } = sizes(scripts);
+  console.log(
+    `${side}: heap after load ${heapMb.toFixed(2)} MB, ${scripts.length} scripts, ` +
+      `source ${kb(source)} chars, source-map URLs ${kb(maps)} chars`,
+  );
+}
+const limitNames = new Set(results.limit.scripts.map((s) => name(s.url)));
+const extra = results.framework.scripts.filter((s) => !limitNames.has(name(s.url)));
+const { source, maps } = sizes(extra);
+console.log(`framework only: ${extra.length} scripts, ${kb(source)} + ${kb(maps)} chars`);
+if (Deno.args.includes("--list")) {
+  for (const s of extra.toSorted((a, b) => b.length - a.length)) {
+    console.log(
+      `  ${kb(s.length).padStart(6)} ${kb(s.sourceMapURL?.length ?? 0).padStart(6)}  ${
+        name(s.url)
+      }`,
+    );
+  }
+}

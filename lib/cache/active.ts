@@ -1,0 +1,386 @@
+/**
+ * @module
+ * The shared page cache at work (`page_cache.ts` says what it does, and loads this only for an app
+ * with a route that exports `cache`): the layers in this process's memory and in Deno KV, tag
+ * versions, renders in the background under a lease, the answers for hits, and fresh hits
+ * answered ahead of the chain (fast_hit.ts).
+ */
+import type { Context } from "hono";
+import { getCookie } from "hono/cookie";
+import { FORM_STATE_COOKIE } from "../actions/form_state.ts";
+import { authSettings } from "../auth/settings.ts";
+import { internalsOf } from "../server/internals.ts";
+import { log } from "../server/log.ts";
+import { SECURITY_HEADER_NAMES, securityHeaderList } from "../server/security.ts";
+import { type ManifestRoute, middlewaresOf } from "../server/manifest.ts";
+import { negotiateEncoding } from "../server/compression.ts";
+import { answerHeaders, sharedHeaders } from "./answer.ts";
+import { held, type HeldPage, storedBody, type StoredPage } from "./entry.ts";
+import { fastHits, type LearnedRoute } from "./fast_hit.ts";
+import { etagOf, matchesIfNoneMatch } from "./etag.ts";
+import { type PageKey, pageKey } from "./key.ts";
+import { memoryLayer } from "./memory.ts";
+import type { PageCache, PageCacheOptions, PageCacheSetup } from "./page_cache.ts";
+import { PRIVATE, type ResolvedPolicy } from "./policy.ts";
+import { privateByDefault, privateFor } from "./private.ts";
+import { MAX_BODY, sharedLayer } from "./shared.ts";
+import { tagVersions } from "./tags.ts";
+
+const PAGE_CACHE_DEFAULTS: Required<PageCacheOptions> = {
+  memoryEntries: 1000,
+  memoryBytes: 32 * 1024 * 1024,
+  kvEntries: 10_000,
+  maxBodyBytes: 512 * 1024,
+  tagCheckMs: 25,
+  fastHits: true,
+};
+
+/** How long `close()` waits for background renders to let go once they were stopped. */
+const CLOSE_MS = 2000;
+
+/** Background renders one process runs at once; stale pages beyond wait for a later request. */
+const BACKGROUND_RENDERS = 8;
+/** After another process took a page's lease, this one tries again no sooner than this. */
+const LEASE_RETRY_MS = 250;
+
+/** The requests the cache itself made, to the route that answers them. */
+const ownRenders = new WeakMap<Request, { context?: Context }>();
+
+/** The cache of `setup`'s routes that declare one (`policies`); `origin` makes their keys. */
+export function activePageCache(
+  setup: PageCacheSetup,
+  policies: ReadonlyMap<ManifestRoute, ResolvedPolicy>,
+  origin: string,
+): PageCache {
+  const given = Object.entries(setup.options ?? {}).filter(([, value]) => value !== undefined);
+  const options = { ...PAGE_CACHE_DEFAULTS, ...Object.fromEntries(given) };
+  const maxBody = Math.min(options.maxBodyBytes, MAX_BODY);
+  const memory = memoryLayer(options.memoryEntries, options.memoryBytes);
+  const shared = sharedLayer(setup.kv!, setup.buildId, options.kvEntries);
+  const tags = tagVersions(setup.kv!, options.tagCheckMs);
+  const background = new Map<string, Promise<void>>();
+  const closing = new AbortController();
+  const retryAt = new Map<string, number>();
+  const fast = options.fastHits && setup.ahead
+    ? fastHits({
+      origin: origin!,
+      memory,
+      tags,
+      compress: setup.compress,
+      closing: closing.signal,
+      csp: setup.ahead.csp,
+      logRequests: setup.ahead.logRequests,
+      maxUrls: Math.max(options.memoryEntries, 1),
+      hit: setup.ahead.hit,
+      skip: (req) => ownRenders.has(req),
+    })
+    : undefined;
+
+  const isLive = (page: StoredPage, now: number) =>
+    now - page.storedAt < (page.maxAge + page.staleWhileRevalidate) * 1000 &&
+    tags.current(page.tags);
+
+  async function lookup(key: string): Promise<HeldPage | undefined> {
+    const now = Date.now();
+    const inMemory = memory.get(key);
+    if (inMemory && isLive(inMemory, now)) return inMemory;
+    if (inMemory) memory.delete(key);
+    const stored = await shared.read(key).catch(reportKv("read"));
+    if (!stored || !isLive(stored, now)) return undefined;
+    const page = held(stored, setup.compress);
+    memory.set(page);
+    return page;
+  }
+
+  async function store(
+    key: PageKey,
+    policy: ResolvedPolicy,
+    res: Response,
+    rendered: Uint8Array,
+    versions: Record<string, number>,
+    storedAt: number,
+  ): Promise<void> {
+    const body = storedBody(rendered);
+    const page: StoredPage = {
+      key: key.key,
+      body,
+      nonce: nonceOfResponse(res) ?? "",
+      etag: await etagOf(body),
+      headers: headersToKeep(res.headers),
+      storedAt,
+      maxAge: policy.maxAge,
+      staleWhileRevalidate: policy.staleWhileRevalidate,
+      tags: versions,
+    };
+    memory.set(held(page, setup.compress));
+    await shared.write(page).catch(reportKv("write"));
+  }
+
+  /** One render of `key` for the cache: its response, or undefined when the app gave none. */
+  async function render(key: PageKey, signal: AbortSignal) {
+    const request = new Request(key.url, { headers: key.headers, signal });
+    const own: { context?: Context } = {};
+    ownRenders.set(request, own);
+    const res = await setup.fetch()(request);
+    return { res, failed: () => !own.context || internalsOf(own.context).renderFailed === true };
+  }
+
+  /** Renders a stale page again, once per process, and only where this process holds the lease. */
+  function revalidate(key: PageKey, policy: ResolvedPolicy, pageTags: readonly string[]): void {
+    const id = key.key;
+    if (background.has(id) || background.size >= BACKGROUND_RENDERS) return;
+    if (closing.signal.aborted) return;
+    if ((retryAt.get(id) ?? 0) > Date.now()) return;
+    retryAt.delete(id);
+    if (retryAt.size > 1000) retryAt.clear(); // bounded whatever pages clients ask for
+    const job = (async () => {
+      const latest = await shared.read(id);
+      const now = Date.now();
+      if (latest && now - latest.storedAt < latest.maxAge * 1000 && tags.current(latest.tags)) {
+        memory.set(held(latest, setup.compress)); // another process rendered it already
+        return;
+      }
+      if (!(await shared.lease(id, setup.renderLimitMs))) {
+        retryAt.set(id, now + LEASE_RETRY_MS);
+        return;
+      }
+      try {
+        const versions = tags.snapshot(pageTags);
+        const began = Date.now();
+        const signal = AbortSignal.any([
+          AbortSignal.timeout(setup.renderLimitMs),
+          closing.signal,
+        ]);
+        const { res, failed } = await render(key, signal);
+        if (!storable(res, policy)) return void await res.body?.cancel();
+        const bytes = await readUpTo(res.body!, maxBody);
+        if (bytes && !failed() && !signal.aborted) {
+          await store(key, policy, res, bytes, versions, began);
+        }
+      } finally {
+        await shared.release(id);
+      }
+    })().catch(reportKv("revalidate")).finally(() => background.delete(id));
+    background.set(id, job);
+  }
+
+  /** A miss: the cache's own render, streamed to the requester and stored once it ended well. */
+  async function miss(
+    c: Context,
+    key: PageKey,
+    policy: ResolvedPolicy,
+    pageTags: readonly string[],
+  ): Promise<Response> {
+    const versions = tags.snapshot(pageTags);
+    const began = Date.now();
+    const { res, failed } = await render(key, c.req.raw.signal);
+    // The body carries the render's nonce: the requester's CSP names it (security.ts reads it).
+    const nonce = nonceOfResponse(res);
+    if (nonce) internalsOf(c).nonce = nonce;
+    const headers = new Headers(res.headers);
+    headers.set("X-Cache", "MISS");
+    if (!storable(res, policy)) {
+      if (!headers.has("Cache-Control")) headers.set("Cache-Control", PRIVATE);
+      return new Response(res.body, { status: res.status, headers });
+    }
+    sharedHeaders(headers, policy);
+    const body = res.body!.pipeThrough(copyUpTo(maxBody, async (bytes) => {
+      if (!failed()) await store(key, policy, res, bytes, versions, began);
+    }));
+    return new Response(body, { status: 200, headers });
+  }
+
+  /**
+   * A stored page's response: the bytes held, compressed as the client accepts, with the render's
+   * nonce in the CSP (entry.ts says why that is safe), made whole in one go - a header set later
+   * makes Deno build the response again.
+   */
+  function answer(c: Context, page: HeldPage, state: "HIT" | "STALE", policy: ResolvedPolicy) {
+    const common = answerHeaders(page, policy);
+    const age = String(Math.max(0, Math.floor((Date.now() - page.storedAt) / 1000)));
+    const { headers: request } = c.req.raw;
+    const cache: [string, string] = ["X-Cache", state];
+    const ifNoneMatch = request.get("if-none-match");
+    if (ifNoneMatch !== null && matchesIfNoneMatch(ifNoneMatch, page.etag)) {
+      const headers = new Headers(common);
+      headers.delete("Content-Type");
+      headers.set("Age", age);
+      headers.set(...cache);
+      internalsOf(c).keptPage = true;
+      return new Response(null, { status: 304, headers });
+    }
+    if (c.req.method === "HEAD") {
+      return new Response(null, { headers: [...common, cache, ["Age", age]] });
+    }
+    internalsOf(c).nonce = page.nonce;
+    const coding = page.encoded && negotiateEncoding(request.get("accept-encoding"));
+    const headers: [string, string][] = [...common, cache, ["Age", age]];
+    if (coding) headers.push(["Content-Encoding", coding]);
+    headers.push(...securityHeaderList(c));
+    return new Response(coding ? page.encoded![coding] : page.body, { headers });
+  }
+
+  return {
+    async close() {
+      closing.abort();
+      tags.close();
+      if (background.size === 0) return;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const bound = new Promise((resolve) => timer = setTimeout(resolve, CLOSE_MS));
+      await Promise.race([Promise.allSettled(background.values()), bound]);
+      clearTimeout(timer);
+    },
+    ahead(fetch) {
+      if (!fast) return fetch;
+      return (req, info) => fast.answer(req) ?? fetch(req, info);
+    },
+    around(route, dispatch) {
+      const policy = policies.get(route);
+      if (!policy) return privateByDefault(dispatch);
+      // A guard of the team's runs on every hit: only routes without one are answered ahead.
+      const learned: LearnedRoute | undefined =
+        fast && route.middlewares.flatMap(middlewaresOf).length === 0
+          ? { policy, route: route.name }
+          : undefined;
+      return async (c) => {
+        const own = ownRenders.get(c.req.raw);
+        if (own) {
+          own.context = c;
+          return await dispatch(c);
+        }
+        const key = usesCache(c)
+          ? pageKey(origin!, c.req.url, c.req.raw.headers, policy.vary)
+          : undefined;
+        const pageTags = key && policy.tags(() => ({
+          params: c.req.param() as Record<string, string>,
+          url: new URL(key.url),
+        }));
+        if (!key || !pageTags) return bypass(c, await dispatch(c));
+        if (learned) fast!.learn(key.url, learned);
+        // The tag versions the lookup compares with: none read per request, one per tag per check.
+        if (pageTags.length > 0) await tags.fresh(pageTags)?.catch(reportKv("tag read"));
+        const page = await lookup(key.key);
+        if (page) {
+          if (Date.now() - page.storedAt < page.maxAge * 1000) {
+            return answer(c, page, "HIT", policy);
+          }
+          revalidate(key, policy, pageTags);
+          return answer(c, page, "STALE", policy);
+        }
+        if (c.req.method === "HEAD") {
+          const res = await dispatch(c);
+          if (res.status === 200) sharedHeaders(res.headers, policy);
+          res.headers.set("X-Cache", "MISS");
+          return res;
+        }
+        return await miss(c, key, policy, pageTags);
+      };
+    },
+  };
+}
+
+/** GET or HEAD, without credentials: no session or form-state cookie, no `Authorization`. */
+function usesCache(c: Context): boolean {
+  const method = c.req.method;
+  if (method !== "GET" && method !== "HEAD") return false;
+  const { headers } = c.req.raw;
+  if (headers.has("authorization")) return false;
+  if (!headers.has("cookie")) return true;
+  return getCookie(c, authSettings(c).cookie) === undefined &&
+    getCookie(c, FORM_STATE_COOKIE) === undefined;
+}
+
+function bypass(c: Context, res: Response): Response {
+  if (!res.headers.has("Cache-Control")) res.headers.set("Cache-Control", privateFor(c));
+  res.headers.set("X-Cache", "BYPASS");
+  return res;
+}
+/** Vary names the cache itself accounts for: compression's and the bypass on cookies. */
+const HANDLED_VARY = new Set(["accept-encoding", "cookie"]);
+
+function storable(res: Response, policy: ResolvedPolicy): boolean {
+  if (res.status !== 200 || !res.body || res.headers.has("set-cookie")) return false;
+  const vary = res.headers.get("vary");
+  if (!vary) return true;
+  return vary.split(",").every((name) => {
+    const lower = name.trim().toLowerCase();
+    return HANDLED_VARY.has(lower) || policy.vary.includes(lower);
+  });
+}
+
+/** Headers a stored page answers with again: not those made per response or per request. */
+const NOT_KEPT = new Set([
+  "age",
+  "content-encoding",
+  "content-length",
+  "date",
+  "etag",
+  "server-timing",
+  "set-cookie",
+  "transfer-encoding",
+  "vary",
+  "x-cache",
+]);
+
+function headersToKeep(headers: Headers): [string, string][] {
+  // The render's security headers too: each answer gets them anew (`securityHeaderList`), and
+  // kept they went out twice (`Cross-Origin-Opener-Policy: same-origin, same-origin`).
+  return [...headers].filter(([name]) => !NOT_KEPT.has(name) && !SECURITY_HEADER_NAMES.has(name));
+}
+
+/** The CSP nonce a response of ours names (security.ts writes it). */
+function nonceOfResponse(res: Response): string | undefined {
+  return /'nonce-([^']+)'/.exec(res.headers.get("content-security-policy") ?? "")?.[1];
+}
+
+/** Passes a body through, and hands `done` a copy once it ended - unless it grew past `max`. */
+function copyUpTo(
+  max: number,
+  done: (bytes: Uint8Array) => Promise<void>,
+): TransformStream<Uint8Array, Uint8Array> {
+  let chunks: Uint8Array[] | undefined = [];
+  let size = 0;
+  return new TransformStream({
+    transform(chunk, controller) {
+      if (chunks) {
+        size += chunk.byteLength;
+        if (size > max) chunks = undefined;
+        else chunks.push(chunk.slice());
+      }
+      controller.enqueue(chunk);
+    },
+    async flush() {
+      if (chunks) await done(concat(chunks, size)).catch(reportKv("store"));
+    },
+  });
+}
+
+/** The whole body, or undefined once it grew past `max`. */
+async function readUpTo(body: ReadableStream<Uint8Array>, max: number) {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.byteLength;
+    if (size > max) return undefined; // leaving the loop cancels the stream
+    chunks.push(chunk);
+  }
+  return concat(chunks, size);
+}
+
+function concat(chunks: Uint8Array[], size: number): Uint8Array {
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return out;
+}
+
+/** KV trouble costs the cache, never the response: one warning line. */
+function reportKv(what: string) {
+  return (error: unknown): undefined => {
+    log("warn", `page cache: ${what} failed`, { error: String(error) });
+    return undefined;
+  };
+}
