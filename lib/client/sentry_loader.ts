@@ -7,7 +7,7 @@
  * read as the runtime starts, since a client-side failure screen may replace the document before
  * then, and the trace's meta tags are put back if so: the SDK continues the server's trace from them.
  */
-import { SENTRY_META, type SentryPageSettings } from "../sentry/page_settings.ts";
+import { decodeSettings, SENTRY_META } from "../sentry/page_settings.ts";
 
 const TRACE_META = ["sentry-trace", "baggage"];
 
@@ -15,7 +15,7 @@ const TRACE_META = ["sentry-trace", "baggage"];
 export function startSentryWhenIdle(islandsLoaded: () => Promise<unknown>): void {
   const meta = document.querySelector<HTMLMetaElement>(`meta[name="${SENTRY_META}"]`);
   if (!meta) return; // Sentry is off
-  const { sdk, config }: SentryPageSettings = JSON.parse(meta.content);
+  const { sdk, config } = decodeSettings(meta.content);
   const trace = TRACE_META.map((name) => document.querySelector(`meta[name="${name}"]`));
   const start = () =>
     islandsLoaded().then(() =>

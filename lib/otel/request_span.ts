@@ -58,24 +58,30 @@ const SENTRY_TRACE = /^\s*([0-9a-f]{32})-([0-9a-f]{16})(?:-([01]))?\s*$/;
 /** Where a request's context keeps its `baggage` header, for the Sentry DSC it may hold. */
 export const INCOMING_BAGGAGE = Symbol.for("app.incoming_baggage");
 
-export const requestSpan: MiddlewareHandler = async function requestSpan(c, next) {
+/** Not async: a request that is not sampled goes on with no promise or frame of its own. */
+export const requestSpan: MiddlewareHandler = function requestSpan(c, next) {
   const denoSpan = trace.getActiveSpan();
-  if (!denoSpan) return await next(); // Deno traces every request; nothing to name otherwise
+  if (!denoSpan) return next(); // Deno traces every request; nothing to name otherwise
   const headers = c.req.raw.headers;
   if (headers.has("sentry-trace") && !headers.has("traceparent")) {
     const continued = continueSentryTrace(c, headers.get("sentry-trace")!, denoSpan);
-    if (continued) return await runUnder(c, next, continued);
+    if (continued) return runUnder(c, next, continued);
   }
   internalsOf(c).otelSpan = denoSpan;
   // Not sampled: its ids still link the failures and logs of the request; naming it is wasted.
   if (!sampled(denoSpan)) return next();
+  return named(c, next, denoSpan);
+};
+
+/** A sampled request's span, named after what answered once that is known. */
+async function named(c: Context, next: Next, span: Span): Promise<void> {
   try {
     await next();
   } finally {
-    nameAfterRoute(c, denoSpan);
-    respond(c, denoSpan);
+    nameAfterRoute(c, span);
+    respond(c, span);
   }
-};
+}
 
 /**
  * A request answered ahead of the middleware (a page cache hit, `Telemetry.hit`): its span named

@@ -9,7 +9,7 @@
 import { type ReactNode, use } from "react";
 import { RenderContext } from "../render/context.ts";
 import type { SentryConfig } from "./config.ts";
-import { SENTRY_META, type SentryPageSettings } from "./page_settings.ts";
+import { encodeSettings, SENTRY_META, type SentryPageSettings } from "./page_settings.ts";
 
 /** The request's trace, as the page's meta tags carry it. */
 export interface PageTrace {
@@ -28,14 +28,14 @@ export function sentryHead(config: SentryConfig): (trace: PageTrace | undefined)
     spotlight: config.spotlight,
     scrubFields: config.scrubFields,
   };
-  // Every page names the same SDK chunk (the build's): its settings are written out once.
-  let settings: { sdk: string; content: string } | undefined;
+  // Every page names the same SDK chunk (the build's): its tag is made once.
+  let settings: { sdk: string; tag: ReactNode } | undefined;
   const settingsFor = (sdk: string) => {
     if (settings?.sdk !== sdk) {
-      const content: SentryPageSettings = { sdk, config: browser };
-      settings = { sdk, content: JSON.stringify(content) };
+      const content = encodeSettings({ sdk, config: browser });
+      settings = { sdk, tag: <meta name={SENTRY_META} content={content} /> };
     }
-    return settings.content;
+    return settings.tag;
   };
   return (trace) => (
     <>
@@ -46,7 +46,7 @@ export function sentryHead(config: SentryConfig): (trace: PageTrace | undefined)
   );
 }
 
-function SdkSettings({ settingsFor }: { settingsFor: (sdk: string) => string }) {
+function SdkSettings({ settingsFor }: { settingsFor: (sdk: string) => ReactNode }) {
   const sdk = use(RenderContext)?.assets.sentry?.entry;
-  return sdk ? <meta name={SENTRY_META} content={settingsFor(sdk)} /> : null;
+  return sdk ? settingsFor(sdk) : null;
 }

@@ -1,0 +1,68 @@
+/**
+ * @module
+ * The `<meta name="app-sentry">` a page carries for the browser SDK: its settings reach the browser
+ * intact, whatever the operator's values hold, and React writes them into the page as they are —
+ * nothing for it to escape on every render (the garbage that made; docs/performance.md).
+ */
+import assert from "node:assert/strict";
+import { renderToString } from "react-dom/server";
+import { RenderContext } from "../lib/render/context.ts";
+import type { SentryConfig } from "../lib/sentry/config.ts";
+import { sentryHead } from "../lib/sentry/page.tsx";
+import { decodeSettings, encodeSettings, SENTRY_META } from "../lib/sentry/page_settings.ts";
+
+const SDK = "/_app/sentry-ABC123.js";
+
+const config: SentryConfig = {
+  dsn: "https://key@o1.ingest.example.io/42",
+  // Every character HTML escapes, and some that percent-encoding keeps.
+  environment: `it's "staging" <b>&amp;</b> !*()~`,
+  release: "2026.11.27+ünïcode",
+  tracesSampleRate: 0.1,
+  tracesParentLimit: 10,
+  tunnel: "/_sentry",
+  scrubFields: ["x-api-key", "o'brien"],
+  otlp: true,
+};
+
+function renderHead(): string {
+  const head = sentryHead(config)({ sentryTrace: `${"a".repeat(32)}-${"b".repeat(16)}-0` });
+  const assets = {
+    boot: { entry: "/_app/boot.js", imports: [] },
+    islands: {},
+    sentry: { entry: SDK, imports: [] },
+  };
+  return renderToString(<RenderContext value={{ nonce: "n", assets }}>{head}</RenderContext>);
+}
+
+Deno.test("sentry page settings: nothing in them for HTML to escape, and they decode intact", () => {
+  const settings = {
+    sdk: SDK,
+    config: {
+      dsn: config.dsn,
+      environment: config.environment,
+      release: config.release,
+      tracesSampleRate: 0.1,
+      tunnel: "/_sentry",
+      scrubFields: config.scrubFields,
+    },
+  };
+  const content = encodeSettings(settings);
+  assert.doesNotMatch(content, /["&'<>]/);
+  assert.deepEqual(decodeSettings(content), settings);
+});
+
+Deno.test("sentry page settings: the page's tag holds them as they were encoded, unescaped", () => {
+  const html = renderHead();
+  const tag = html.match(new RegExp(`<meta name="${SENTRY_META}" content="([^"]*)"/>`));
+  assert.ok(tag, html);
+  assert.doesNotMatch(tag[1], /&/, "React escaped nothing");
+  const { sdk, config: browser } = decodeSettings(tag[1]);
+  assert.equal(sdk, SDK);
+  assert.equal(browser.dsn, config.dsn);
+  assert.equal(browser.environment, config.environment);
+  assert.equal(browser.release, config.release);
+  assert.deepEqual(browser.scrubFields, config.scrubFields);
+  // Rendered twice, the same tag: made once, for every page.
+  assert.equal(renderHead(), html);
+});
