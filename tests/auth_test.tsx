@@ -606,6 +606,28 @@ Deno.test("the limiter expects a run as slow as the slowest recent one, not thei
   assert.deepEqual(bound.load, { running: 0, waiting: 0 });
 });
 
+Deno.test("a run still going just before its `by` is a 503 in time, and keeps its place until it ends", async () => {
+  const bound = limiter(1, 5);
+  let finish!: (value: string) => void;
+  const started = performance.now();
+  // Started at once (a free place), then slower than any estimate: a CPU-starved hash.
+  const call = bound.run(() => new Promise<string>((resolve) => finish = resolve), {
+    by: started + 300,
+  });
+  const refused = await call.then(() => undefined, (error) => error);
+  const answeredAt = performance.now() - started;
+  assert.equal(refused?.getResponse().status, 503);
+  assert.ok(answeredAt < 300, `answered before its \`by\`: ${answeredAt} ms`);
+  assert.deepEqual(bound.load, { running: 1, waiting: 0 });
+  finish("late");
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  assert.deepEqual(bound.load, { running: 0, waiting: 0 });
+  assert.equal(
+    await bound.run(() => Promise.resolve("next"), { by: performance.now() + 300 }),
+    "next",
+  );
+});
+
 Deno.test("the limiter runs at most `concurrent` at once and queues at most `queued`", async () => {
   const bound = limiter(2, 3);
   let running = 0;

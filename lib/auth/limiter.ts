@@ -5,9 +5,11 @@
  * at once with 503 and `Retry-After` (Hono's `HTTPException`, which the app answers as it is: no
  * failure, no digest, no report). A waiting call given the time its request must be answered by
  * (`by`, the request's deadline) gives up the same way, still in time for that answer, once the
- * wait would leave less than the work may take (the slowest recent run, see `estimate`): a sign-in stuck in the
- * queue is a 503 to retry, never a deadline passed (a 500 with a digest). So a burst of sign-ins
- * can take neither the process's memory nor, waiting, the requests' deadlines.
+ * wait would leave less than the work may take (the slowest recent run, see `estimate`), and a
+ * run still going just before `by` is answered the same way (it goes on, holding its place): a
+ * sign-in stuck in the queue, or starved of CPU, is a 503 to retry, never a deadline passed (a 500
+ * with a digest). So a burst of sign-ins can take neither the process's memory nor, waiting, the
+ * requests' deadlines.
  */
 import { HTTPException } from "hono/http-exception";
 
@@ -97,18 +99,36 @@ export function limiter(concurrent: number, queued: number): Limiter {
         running++;
       }
       const started = performance.now();
-      try {
-        return await work();
-      } finally {
+      const done = work().finally(() => {
         const took = performance.now() - started;
         estimateMs = Math.max(took, estimateMs + SMOOTHING * (took - estimateMs));
         next();
-      }
+      });
+      return await (by === undefined ? done : doneBy(done, by - AFTER_MS));
     },
     get load() {
       return { running, waiting: waiting.size };
     },
   };
+}
+
+/**
+ * What `work` gives, or a 503 at `at` when it still runs then: a machine slower than every
+ * estimate (a run started on time, then starved of CPU) still answers before the request's
+ * deadline. The run goes on, holding its place, so the bound on memory holds; its outcome is
+ * nobody's.
+ */
+function doneBy<T>(work: Promise<T>, at: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const late = setTimeout(() => reject(busy()), Math.max(0, at - performance.now()));
+    work.then((value) => {
+      clearTimeout(late);
+      resolve(value);
+    }, (error) => {
+      clearTimeout(late);
+      reject(error);
+    });
+  });
 }
 
 function busy(): HTTPException {
