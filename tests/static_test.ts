@@ -3,11 +3,17 @@
  * Static files and built assets, in-process on the framework's test app from its real build: ETags and
  * 304s, immutable caching for hashed `/_app/` files, their compressed copies (decompressed here, so
  * what goes out is checked byte for byte), the preloads an island page needs, and no script at
- * all on a page without one.
+ * all on a page without one. And, on a folder of the test's own, a listed file that is gone or
+ * became a folder after start-up: a 404, never a 200 whose body breaks off.
  */
+import { Hono } from "hono";
 import assert from "node:assert/strict";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import type { App } from "../lib/server.ts";
+import { staticFiles } from "../lib/server/static.ts";
 import { fixtureApp } from "./helpers/app.ts";
 
 const IMMUTABLE = "public, max-age=31536000, immutable";
@@ -144,5 +150,33 @@ Deno.test("a page without islands ships no script of ours", async () => {
     assert.ok(!html.includes("modulepreload"), `${path} preloads no module`);
     // Its stylesheets are built assets too; no script is.
     assert.ok(!/\/_app\/[^"]*\.js\b/.test(html), `${path} names no built script`);
+  }
+});
+
+Deno.test("a listed file gone or turned into a folder after start-up answers 404", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "static-"));
+  try {
+    for (const name of ["gone.txt", "folder.txt", "kept.txt"]) {
+      await writeFile(join(dir, name), "text\n");
+    }
+    const files = staticFiles({ dir, prefix: "", immutable: false });
+    const app = new Hono();
+    app.use((c, next) => files(c)?.(c, next) ?? next());
+    app.get("*", (c) => c.text("not found", 404));
+
+    await rm(join(dir, "gone.txt"));
+    await rm(join(dir, "folder.txt"));
+    await mkdir(join(dir, "folder.txt"));
+
+    const kept = await app.request("/kept.txt");
+    assert.equal(kept.status, 200);
+    assert.equal(await kept.text(), "text\n");
+    for (const path of ["/gone.txt", "/folder.txt"]) {
+      const res = await app.request(path);
+      assert.equal(res.status, 404, path);
+      assert.equal(await res.text(), "not found", path);
+    }
+  } finally {
+    await rm(dir, { recursive: true });
   }
 });

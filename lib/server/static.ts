@@ -51,14 +51,21 @@ function filesBelow(dir: string, below = ""): string[] {
   });
 }
 
-/** A file's body, or null when it is gone (a compressed copy the build did not make, say). */
+/**
+ * A file's body, or null when it is gone (a compressed copy the build did not make, say) or is no
+ * longer a file: a directory opens too, and fails only when read, after a 200 went out. One
+ * `fstat` of the open file, where `hono/deno` made a `stat` of the path.
+ */
 async function content(path: string): Promise<ReadableStream<Uint8Array> | null> {
+  let file: Deno.FsFile | undefined;
   try {
-    return (await Deno.open(path)).readable;
+    file = await Deno.open(path);
+    if ((await file.stat()).isFile) return file.readable;
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) console.warn(`${error}`);
-    return null;
   }
+  file?.close();
+  return null;
 }
 
 /** URL path (decoded, as `staticPath` gives it) -> its handler; an earlier mount wins. */
