@@ -8,7 +8,6 @@
  * A handler's `ctx` leads back to its request's Hono context (`contextOf`), so each of these takes
  * whichever the code has in hand.
  */
-import type { MiddlewareHandler } from "hono";
 import type { AuthOptions } from "../auth/settings.ts";
 import { internalsOf } from "./internals.ts";
 import type { Context } from "./types.ts";
@@ -53,17 +52,6 @@ export const CONTEXT = Symbol("the request's Hono context");
  * @see docs/data.md - Reading and writing from the app
  */
 export type AnyContext = Context | { readonly params: unknown; readonly url: URL };
-
-/**
- * The scope as a middleware of its own, for an app made of Hono's parts (`createApp` sets it in its
- * request frame, `frame.ts`).
- */
-export function appScope(scope: AppScope): MiddlewareHandler {
-  return function appScope(c, next) {
-    internalsOf(c).appScope = scope;
-    return next();
-  };
-}
 
 /** The Hono context of the request `from` belongs to. */
 export function contextOf(from: AnyContext): Context {

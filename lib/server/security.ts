@@ -13,7 +13,7 @@
  * constructor from `securityHeaderList` instead: setting headers on a finished response makes Deno
  * throw away the native response it prepared and build it again.
  */
-import type { Context, MiddlewareHandler } from "hono";
+import type { Context } from "hono";
 import { internalsOf } from "./internals.ts";
 
 declare module "./internals.ts" {
@@ -79,8 +79,8 @@ export function requestIdOf(req: Request): string {
 }
 
 /**
- * The request's nonce and id, before anything answers it (`securityHeaders`, or the app's request
- * frame, `frame.ts`); `csp` as `cspAround` made it, once per app.
+ * The request's nonce and id, before anything answers it (the app's request frame, `frame.ts`);
+ * `csp` as `cspAround` made it, once per app.
  */
 export function secureRequest(c: Context, csp: readonly [string, string]): void {
   const internals = internalsOf(c);
@@ -103,20 +103,6 @@ export function secureResponse(c: Context): void {
   }
   for (const [name, value] of FIXED_HEADERS) headers.set(name, value);
   headers.set("X-Request-Id", internals.requestId!);
-}
-
-/**
- * `secureRequest` and `secureResponse` as a middleware of their own, for an app made of Hono's
- * parts (`createApp` calls both from its request frame); `connectSources`: origins beyond our own
- * the browser may send to (telemetry).
- */
-export function securityHeaders(connectSources: string[] = []): MiddlewareHandler {
-  const csp = cspAround(connectSources);
-  return async function securityHeaders(c, next) {
-    secureRequest(c, csp);
-    await next();
-    secureResponse(c);
-  };
 }
 
 export function nonceOf(c: Context): string {

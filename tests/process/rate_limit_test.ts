@@ -9,8 +9,8 @@
 import { Hono } from "hono";
 import assert from "node:assert/strict";
 import { limitCalls, rateLimit } from "../../lib/kv/rate_limit.ts";
-import { appScope } from "../../lib/server/scope.ts";
-import { securityHeaders } from "../../lib/server/security.ts";
+import { internalsOf } from "../../lib/server/internals.ts";
+import { cspAround, secureRequest, secureResponse } from "../../lib/server/security.ts";
 import { openStore } from "../../lib/kv/store.ts";
 import { tempStorePath } from "../helpers/kv.ts";
 
@@ -116,11 +116,17 @@ Deno.test("a limit's key expires with its window", async () => {
   assert.ok(expiresAt >= before + 60_000 && expiresAt <= Date.now() + 60_000, String(expiresAt));
 });
 
-/** A tiny app behind the middleware, as `createApp` wires it (scope, then security headers). */
+/** A tiny app behind the middleware, as `createApp`'s request frame wires it (frame.ts). */
 function limitedApp(kv: Deno.Kv, trustProxy: boolean) {
   const app = new Hono();
-  app.use(securityHeaders());
-  app.use(appScope({ kv, trustProxy, closing: new AbortController().signal }));
+  const csp = cspAround([]);
+  const scope = { kv, trustProxy, closing: new AbortController().signal };
+  app.use(async (c, next) => {
+    secureRequest(c, csp);
+    internalsOf(c).appScope = scope;
+    await next();
+    secureResponse(c);
+  });
   app.use(rateLimit({ name: "test", limit: 2, windowMs: 60_000 }));
   app.post("/", (c) => c.text("done"));
   return (address: string | undefined, headers: Record<string, string> = {}) => {
