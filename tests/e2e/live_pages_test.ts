@@ -1,8 +1,10 @@
 /**
  * @module
  * Live pages in Chromium under `deno serve --parallel` (2 workers, one KV file), on the framework's
- * test app: two wall pages whose event streams are on different workers each show, within a second
- * and without a reload, a post made in the other and one made from outside; after the server goes
+ * test app: two wall pages whose event streams are on different workers each show, without a reload,
+ * a post made in the other and one made from outside (nothing polls: only KV's watch can bring it;
+ * the bound is loose, since a loaded machine's Chromium alone can take a second - how fast an update
+ * reaches open pages is `bench/collections.ts`'s figure); after the server goes
  * away and comes back, they show what was posted meanwhile (`EventSource` reconnects with
  * `Last-Event-ID`). Over a folder's rate limit, a form posted without JavaScript lands on a short
  * page with a way back.
@@ -30,6 +32,9 @@ Deno.test("live pages in Chromium", async (t) => {
     () => overTheLimit(browser),
   );
 });
+
+/** How long a post may take to show on an open page: loose, not a latency figure (see above). */
+const LIVE_MS = 5_000;
 
 interface LivePage {
   page: Page;
@@ -84,13 +89,11 @@ async function liveAcrossWorkers(browser: Browser) {
     const url = server.origin + "/wall";
     const [a, b] = await onBothWorkers(browser, url);
 
-    // Posted in page A: page B shows it within a second, and neither reloaded.
+    // Posted in page A: page B shows it, and neither reloaded.
     await a.page.getByLabel("Name").fill("Ada");
     await a.page.getByLabel("Message").fill("Posted on one worker.");
-    const postedAt = performance.now();
     await a.page.getByRole("button", { name: "Post" }).click();
-    await shows(b.page, "Posted on one worker.", 1000);
-    assert.ok(performance.now() - postedAt < 1000);
+    await shows(b.page, "Posted on one worker.", LIVE_MS);
 
     // Posted from outside (a form without JavaScript): both show it.
     const posted = await postWithoutScript(server.origin, {
@@ -98,7 +101,7 @@ async function liveAcrossWorkers(browser: Browser) {
       message: "Posted from elsewhere.",
     });
     await posted.body?.cancel();
-    await Promise.all([a, b].map((p) => shows(p.page, "Posted from elsewhere.", 1000)));
+    await Promise.all([a, b].map((p) => shows(p.page, "Posted from elsewhere.", LIVE_MS)));
     for (const p of [a, b]) {
       assert.ok(await p.stillHere(), "the page was reloaded");
       assert.deepEqual(p.errors, []);
