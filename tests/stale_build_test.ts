@@ -3,12 +3,14 @@
  * The start's staleness check asked of a worker (`lib/cli/stale_build.ts`), over the real worker:
  * what the check throws reaches the start as it was thrown - its message, name, system `code` and
  * the stack of where it failed - not as an `Error` wrapping the worker's stack in its message
- * ("Error: Error: EISDIR ..." pointing at the code that received the answer).
+ * ("Error: Error: EISDIR ..." pointing at the code that received the answer); and a check that
+ * cannot even load (its worker's `onerror`) fails the start with that error instead of hanging it.
  */
 import assert from "node:assert/strict";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { copyFile, mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { buildDir } from "../lib/build/fingerprint.ts";
 import { isStaleApart } from "../lib/cli/stale_build.ts";
 
@@ -37,5 +39,27 @@ Deno.test("what the check throws reaches the start as it was thrown", async () =
     });
   } finally {
     await rm(root, { recursive: true });
+  }
+});
+
+Deno.test("a check that cannot even load fails the start with its error, not a hang", async () => {
+  // The two modules of the check beside a fingerprint module that throws as it loads.
+  const copy = await mkdtemp(join(tmpdir(), "stale-build-lib-"));
+  try {
+    await mkdir(join(copy, "cli"));
+    await mkdir(join(copy, "build"));
+    for (const file of ["stale_build.ts", "stale_build_worker.ts"]) {
+      await copyFile(new URL(`../lib/cli/${file}`, import.meta.url), join(copy, "cli", file));
+    }
+    await Deno.writeTextFile(
+      join(copy, "build", "fingerprint.ts"),
+      `throw new Error("the fingerprint failed to load");\nexport const isStale = (_root: string, _dev: boolean) => Promise.resolve(false);\n`,
+    );
+    const { isStaleApart: apart } = await import(
+      pathToFileURL(join(copy, "cli", "stale_build.ts")).href
+    ) as typeof import("../lib/cli/stale_build.ts");
+    await assert.rejects(apart(copy, false), /the fingerprint failed to load/);
+  } finally {
+    await rm(copy, { recursive: true });
   }
 });
