@@ -29,6 +29,7 @@ const front = devFront({
   asset: () => Promise.resolve(undefined),
   mapStack: (stack) => `mapped:${stack}`,
   stale: () => false,
+  styleSwaps: () => 0,
 });
 
 const postStack = (body: string, headers: Record<string, string>) =>

@@ -28,6 +28,8 @@ export interface FrontOptions {
   mapStack(stack: string): string;
   /** Whether the app's server's validators for a path (a changed stylesheet) are out of date. */
   stale(path: string): boolean;
+  /** `Hello.styles` as it is now: a page made now has every swap made so far. */
+  styleSwaps(): number;
 }
 
 type Fetch = (req: Request, info: Deno.ServeHandlerInfo) => Response | Promise<Response>;
@@ -63,7 +65,9 @@ export function devFront(options: FrontOptions): Fetch {
     const req = options.stale(c.req.path) ? unconditional(c.req.raw) : c.req.raw;
     for (;;) {
       const backend = await backends.current();
-      const tag = devClientTag(`${CLIENT_PATH}?session=${session}&version=${backend.version}`);
+      const tag = devClientTag(
+        `${CLIENT_PATH}?session=${session}&version=${backend.version}&styles=${options.styleSwaps()}`,
+      );
       if (!("origin" in backend)) return errorPage(backend.title, backend.details, tag);
       try {
         return withDevClient(req, await forward(req, c.env, backend.origin, token), tag);

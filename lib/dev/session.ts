@@ -59,12 +59,14 @@ export async function startDev({ root, hostname, port }: DevOptions): Promise<De
   let serverStale = false;
   /** The app cannot run: the pages show the error page. */
   let failing = false;
+  /** Swaps of `static/` stylesheets so far (`Hello.styles`). */
+  let styleSwaps = 0;
   const styles = stylesheets(root);
 
   const events = devEvents(() => {
     // A page is open: get ready for its first save, now that it has loaded.
     builder.prepare();
-    return { session, version, error: buildError };
+    return { session, version, styles: styleSwaps, error: buildError };
   });
   const backends = backendsOf(root, token, (code, stderr) => {
     console.error(`dev: the server exited with code ${code}; save a change to restart it`);
@@ -85,6 +87,7 @@ export async function startDev({ root, hostname, port }: DevOptions): Promise<De
       asset: builder.file,
       mapStack: stackMapper(root, ASSET_DIR, builder.files),
       stale: styles.stale,
+      styleSwaps: () => styleSwaps,
     }),
   );
 
@@ -169,7 +172,8 @@ export async function startDev({ root, hostname, port }: DevOptions): Promise<De
     );
     const swap = (moved: Record<string, string> = {}, at?: number) => {
       styles.swapped(hrefs);
-      events.send("css", { hrefs, moved, version: at });
+      if (hrefs.length > 0) styleSwaps++;
+      events.send("css", { hrefs, moved, version: at, styles: styleSwaps });
     };
     if (built.length === 0 && assets.length === 0) return swap();
     const previous = last;

@@ -91,7 +91,7 @@ Deno.test("deno task dev: saves show in the open pages, errors at their source",
       const html = await (await server.fetch(path, { headers: { Accept: "text/html" } })).text();
       assert.match(
         html,
-        /^<!DOCTYPE html><html lang="en"><head><script type="module" async src="\/_app\/dev\/client\.js\?session=[\w-]+&amp;version=\d+"><\/script>/,
+        /^<!DOCTYPE html><html lang="en"><head><script type="module" async src="\/_app\/dev\/client\.js\?session=[\w-]+&amp;version=\d+&amp;styles=\d+"><\/script>/,
       );
     }
     // What a script fetches is left as the app answered it.
@@ -195,6 +195,45 @@ Deno.test("deno task dev: saves show in the open pages, errors at their source",
       await page.reload();
       assert.equal(await color(), "rgb(1, 2, 3)");
       await page.close();
+    },
+  );
+
+  await t.step(
+    "a stylesheet edit made before a page's event stream opened still reaches it",
+    async () => {
+      // The late page's stream is held until a page already listening took the swap.
+      const late = await tabs.newPage();
+      let open!: () => void;
+      const held = new Promise<void>((resolve) => open = resolve);
+      await late.route("**/_dev/events", async (route) => {
+        await held;
+        await route.continue();
+      });
+      await late.goto(server.origin + "/sheet");
+      await mark(late);
+      const listening = await tabs.newPage();
+      const streamOpen = listening.waitForResponse((res) => res.url().includes("/_dev/events"));
+      await listening.goto(server.origin + "/sheet");
+      await streamOpen;
+      const colorOf = (page: Page) =>
+        page.evaluate(() => getComputedStyle(document.querySelector("h1")!).color);
+      const shows = (page: Page) =>
+        page.waitForFunction(
+          () => getComputedStyle(document.querySelector("h1")!).color === "rgb(4, 5, 6)",
+          undefined,
+          { polling: "raf", timeout: SHOWN_MS },
+        );
+      assert.notEqual(await colorOf(late), "rgb(4, 5, 6)");
+      await copy.write(
+        "static/sheet.css",
+        await read(copy, "static/sheet.css") + "h1 { color: rgb(4, 5, 6); }\n",
+      );
+      await shows(listening);
+      assert.notEqual(await colorOf(late), "rgb(4, 5, 6)", "the late page heard nothing yet");
+      open();
+      await shows(late);
+      assert.ok(await marked(late), "the page did not reload");
+      await Promise.all([late.close(), listening.close()]);
     },
   );
 

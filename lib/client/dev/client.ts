@@ -26,6 +26,7 @@ import { EVENTS_PATH } from "./protocol.ts";
 const params = new URL(import.meta.url).searchParams;
 const session = params.get("session");
 let version = Number(params.get("version"));
+let styles = Number(params.get("styles"));
 /** Updates apply one at a time, in order. */
 let queue = Promise.resolve();
 
@@ -45,6 +46,8 @@ function connect(): EventSource {
     const hello: Hello = JSON.parse(event.data);
     if (hello.session !== session) return reload("the dev server restarted");
     if (hello.version > version) return reload("the code changed while the page loaded");
+    // A stylesheet changed while the page loaded: which one is not known, so every one is fetched.
+    if (hello.styles > styles) swapStylesheets("all", {}, hello.styles);
     if (hello.error) showOverlay(hello.error);
     else hideOverlay();
   });
@@ -56,7 +59,7 @@ function connect(): EventSource {
   source.addEventListener("css", (event) => {
     const swap: CssSwap = JSON.parse(event.data);
     if (swap.version !== undefined) version = Math.max(version, swap.version);
-    swapStylesheets(swap);
+    swapStylesheets(swap.hrefs, swap.moved, swap.styles);
   });
   source.addEventListener("update", (event) => {
     const update: Update = JSON.parse(event.data);
@@ -108,13 +111,15 @@ function elementsOf(island: string) {
   return document.querySelectorAll(`app-island[name="${CSS.escape(island)}"]`);
 }
 
-function swapStylesheets({ hrefs, moved }: CssSwap) {
+/** Swaps the stylesheets at `hrefs` (paths, or all of this origin's) and those `moved`. */
+function swapStylesheets(hrefs: string[] | "all", moved: Record<string, string>, swaps: number) {
+  styles = Math.max(styles, swaps);
   for (const link of document.querySelectorAll<HTMLLinkElement>("link[rel=stylesheet]")) {
     const url = new URL(link.href);
     if (url.origin !== location.origin) continue;
     const to = moved[url.pathname];
     if (to !== undefined) replace(link, new URL(to, url).href);
-    else if (hrefs.includes(url.pathname)) {
+    else if (hrefs === "all" || hrefs.includes(url.pathname)) {
       url.searchParams.set("v", String(Date.now()));
       replace(link, url.href);
     }

@@ -9,7 +9,7 @@
  */
 
 export const EVENTS_PATH = "/_dev/events";
-/** The dev client; its query carries the session and the page's version. */
+/** The dev client; its query carries the session, the page's version and its `styles`. */
 export const CLIENT_PATH = "/_app/dev/client.js";
 /** `POST` a browser stack, get it back at its sources. */
 export const STACK_PATH = "/_dev/stack";
@@ -17,6 +17,11 @@ export const STACK_PATH = "/_dev/stack";
 export interface Hello {
   session: string;
   version: number;
+  /**
+   * How many swaps of `static/` stylesheets this session made: a page made before the last of
+   * them, whose stream opened after it, fetches its stylesheets afresh.
+   */
+  styles: number;
   /** The browser build's error, while it fails. */
   error?: string;
 }
@@ -41,6 +46,8 @@ export interface CssSwap {
   moved: Record<string, string>;
   /** The version of the code the swap brings the page to, when it is a new one. */
   version?: number;
+  /** `Hello.styles` after this swap. */
+  styles: number;
 }
 
 export interface Reload {
