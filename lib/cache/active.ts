@@ -4,6 +4,19 @@
  * with a route that exports `cache`): the layers in this process's memory and in Deno KV, tag
  * versions, renders in the background under a lease, the answers for hits, and fresh hits
  * answered ahead of the chain (fast_hit.ts).
+ *
+ * A miss renders once for all the requests that want the page meanwhile: in this process the
+ * first renders and the others wait for what it stores; across processes the first to take the
+ * page's lease renders and the others look in KV for its page (waiting.ts). A wait is bounded by
+ * the render limit and by half of what its request's deadline leaves; past it, or when that
+ * render stored nothing (it failed, or its page may not be stored), a request renders the page
+ * itself. A waiter is answered from the stored page, as a hit (with its render's nonce), never
+ * from a stream it joins: a render that fails after its shell is never shown to it.
+ *
+ * The page a miss rendered is held in memory before its requester's last byte; its write to KV,
+ * retried while another handle holds the file, goes on after the response, and the lease is let
+ * go once it is done (so a waiter elsewhere finds either the lease or the page); `close()` waits
+ * for those writes.
  */
 import type { Context } from "hono";
 import { getCookie } from "hono/cookie";
@@ -25,6 +38,7 @@ import { PRIVATE, type ResolvedPolicy } from "./policy.ts";
 import { privateByDefault, privateFor } from "./private.ts";
 import { MAX_BODY, sharedLayer } from "./shared.ts";
 import { tagVersions } from "./tags.ts";
+import { pollFor, within } from "./waiting.ts";
 
 const PAGE_CACHE_DEFAULTS: Required<PageCacheOptions> = {
   memoryEntries: 1000,
@@ -35,8 +49,10 @@ const PAGE_CACHE_DEFAULTS: Required<PageCacheOptions> = {
   fastHits: true,
 };
 
-/** How long `close()` waits for background renders to let go once they were stopped. */
+/** How long `close()` waits for background renders and writes to let go of KV. */
 const CLOSE_MS = 2000;
+/** A lease outlives its render by the write's retries (shared.ts), in case its holder dies. */
+const LEASE_WRITE_MS = 5000;
 
 /** Background renders one process runs at once; stale pages beyond wait for a later request. */
 const BACKGROUND_RENDERS = 8;
@@ -59,6 +75,11 @@ export function activePageCache(
   const shared = sharedLayer(setup.kv!, setup.buildId, options.kvEntries);
   const tags = tagVersions(setup.kv!, options.tagCheckMs);
   const background = new Map<string, Promise<void>>();
+  /** The misses rendering in this process, by key: what each stored (undefined: nothing). */
+  const firstRenders = new Map<string, Promise<HeldPage | undefined>>();
+  /** Pages on their way to KV after their responses ended, for `close()`. */
+  const writes = new Set<Promise<void>>();
+  const leaseMs = setup.renderLimitMs + LEASE_WRITE_MS;
   const closing = new AbortController();
   const retryAt = new Map<string, number>();
   const fast = options.fastHits && setup.ahead
@@ -92,16 +113,17 @@ export function activePageCache(
     return page;
   }
 
-  async function store(
+  /** The page `rendered` makes, held in this process's memory. */
+  async function keep(
     key: PageKey,
     policy: ResolvedPolicy,
     res: Response,
     rendered: Uint8Array,
     versions: Record<string, number>,
     storedAt: number,
-  ): Promise<void> {
+  ): Promise<HeldPage> {
     const body = storedBody(rendered);
-    const page: StoredPage = {
+    const page = held({
       key: key.key,
       body,
       nonce: nonceOfResponse(res) ?? "",
@@ -111,9 +133,20 @@ export function activePageCache(
       maxAge: policy.maxAge,
       staleWhileRevalidate: policy.staleWhileRevalidate,
       tags: versions,
-    };
-    memory.set(held(page, setup.compress));
-    await shared.write(page).catch(reportKv("write"));
+    }, setup.compress);
+    memory.set(page);
+    return page;
+  }
+
+  /** Writes `page` to KV after its response, then lets go of its lease if this process held it. */
+  function persist(page: StoredPage | undefined, key: string, leased: boolean): void {
+    if (!page && !leased) return;
+    const write = (async () => {
+      if (page) await shared.write(page).catch(reportKv("write"));
+      if (leased) await shared.release(key).catch(reportKv("lease release"));
+    })();
+    writes.add(write);
+    write.finally(() => writes.delete(write));
   }
 
   /** One render of `key` for the cache: its response, or undefined when the app gave none. */
@@ -140,7 +173,7 @@ export function activePageCache(
         memory.set(held(latest, setup.compress)); // another process rendered it already
         return;
       }
-      if (!(await shared.lease(id, setup.renderLimitMs))) {
+      if ((await shared.lease(id, leaseMs)) !== "taken") {
         retryAt.set(id, now + LEASE_RETRY_MS);
         return;
       }
@@ -155,7 +188,7 @@ export function activePageCache(
         if (!storable(res, policy)) return void await res.body?.cancel();
         const bytes = await readUpTo(res.body!, maxBody);
         if (bytes && !failed() && !signal.aborted) {
-          await store(key, policy, res, bytes, versions, began);
+          await shared.write(await keep(key, policy, res, bytes, versions, began));
         }
       } finally {
         await shared.release(id);
@@ -164,12 +197,80 @@ export function activePageCache(
     background.set(id, job);
   }
 
-  /** A miss: the cache's own render, streamed to the requester and stored once it ended well. */
+  /**
+   * How long a request waits for another's render of its page: the render limit, and half of
+   * what its deadline leaves it, so that it can still render the page itself.
+   */
+  function waitUntil(c: Context): number {
+    const now = performance.now();
+    const deadline = internalsOf(c).deadline;
+    const left = deadline ? (deadline.expiresAt - now) / 2 : Infinity;
+    return now + Math.min(setup.renderLimitMs, left);
+  }
+
+  /**
+   * A miss: the page rendered once for every request that wants it meanwhile (the module's
+   * comment says how), else rendered for this request.
+   */
   async function miss(
     c: Context,
     key: PageKey,
     policy: ResolvedPolicy,
     pageTags: readonly string[],
+  ): Promise<Response> {
+    const { signal } = c.req.raw;
+    const until = waitUntil(c);
+    const rendering = firstRenders.get(key.key);
+    if (rendering) {
+      const page = await within(rendering, until, signal);
+      if (page) return answer(c, page, "HIT", policy);
+      return await rendered(c, key, policy, pageTags, (page) => persist(page, key.key, false));
+    }
+    let settle!: (page?: HeldPage) => void;
+    firstRenders.set(key.key, new Promise((resolve) => settle = resolve));
+    let ended = false;
+    let leased = false;
+    /** The first render's end: its waiters answered, its page written (`write`), its lease let go. */
+    const end = (page?: HeldPage, write = true) => {
+      if (ended) return;
+      ended = true;
+      firstRenders.delete(key.key);
+      settle(page);
+      persist(write ? page : undefined, key.key, leased);
+    };
+    try {
+      const lease = await shared.lease(key.key, leaseMs).catch(reportKv("lease")) ?? "locked";
+      leased = lease === "taken";
+      // Taken: another process may have stored it since the lookup. Held: another renders it.
+      const found = lease === "locked" ? undefined : leased
+        ? await shared.read(key.key).catch(reportKv("read"))
+        : await pollFor(async () => {
+          const { page, leased } = await shared.peek(key.key);
+          return { page: page && isLive(page, Date.now()) ? page : undefined, leased };
+        }, until, signal).catch(reportKv("read"));
+      if (found && isLive(found, Date.now())) {
+        const page = held(found, setup.compress);
+        memory.set(page);
+        end(page, false);
+        return answer(c, page, "HIT", policy);
+      }
+      return await rendered(c, key, policy, pageTags, end);
+    } catch (error) {
+      end();
+      throw error;
+    }
+  }
+
+  /**
+   * The cache's own render, streamed to the requester and kept once it ended well; `end` gets the
+   * page kept, or nothing (not storable, failed, too large, abandoned), as soon as that is known.
+   */
+  async function rendered(
+    c: Context,
+    key: PageKey,
+    policy: ResolvedPolicy,
+    pageTags: readonly string[],
+    end: (page?: HeldPage) => void,
   ): Promise<Response> {
     const versions = tags.snapshot(pageTags);
     const began = Date.now();
@@ -180,13 +281,17 @@ export function activePageCache(
     const headers = new Headers(res.headers);
     headers.set("X-Cache", "MISS");
     if (!storable(res, policy)) {
+      end();
       if (!headers.has("Cache-Control")) headers.set("Cache-Control", PRIVATE);
       return new Response(res.body, { status: res.status, headers });
     }
     sharedHeaders(headers, policy);
-    const body = res.body!.pipeThrough(copyUpTo(maxBody, async (bytes) => {
-      if (!failed()) await store(key, policy, res, bytes, versions, began);
-    }));
+    const body = copyUpTo(res.body!, maxBody, async (bytes) => {
+      const page = bytes && !failed()
+        ? await keep(key, policy, res, bytes, versions, began).catch(reportKv("store"))
+        : undefined;
+      end(page);
+    });
     return new Response(body, { status: 200, headers });
   }
 
@@ -224,10 +329,10 @@ export function activePageCache(
     async close() {
       closing.abort();
       tags.close();
-      if (background.size === 0) return;
+      if (background.size === 0 && writes.size === 0) return;
       let timer: ReturnType<typeof setTimeout> | undefined;
       const bound = new Promise((resolve) => timer = setTimeout(resolve, CLOSE_MS));
-      await Promise.race([Promise.allSettled(background.values()), bound]);
+      await Promise.race([Promise.allSettled([...background.values(), ...writes]), bound]);
       clearTimeout(timer);
     },
     ahead(fetch) {
@@ -333,15 +438,38 @@ function nonceOfResponse(res: Response): string | undefined {
   return /'nonce-([^']+)'/.exec(res.headers.get("content-security-policy") ?? "")?.[1];
 }
 
-/** Passes a body through, and hands `done` a copy once it ended - unless it grew past `max`. */
+/**
+ * `body` passed through, copied on the way: `ended` gets the copy once it ended - before its last
+ * byte goes out - or undefined once it grew past `max`, failed, or its reader left.
+ */
 function copyUpTo(
+  body: ReadableStream<Uint8Array>,
   max: number,
-  done: (bytes: Uint8Array) => Promise<void>,
-): TransformStream<Uint8Array, Uint8Array> {
+  ended: (bytes: Uint8Array | undefined) => Promise<void>,
+): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
   let chunks: Uint8Array[] | undefined = [];
   let size = 0;
-  return new TransformStream({
-    transform(chunk, controller) {
+  let over = false;
+  const end = async (bytes?: Uint8Array) => {
+    if (over) return;
+    over = true;
+    await ended(bytes).catch(reportKv("store"));
+  };
+  return new ReadableStream({
+    async pull(controller) {
+      let read;
+      try {
+        read = await reader.read();
+      } catch (error) {
+        await end();
+        return controller.error(error);
+      }
+      if (read.done) {
+        await end(chunks && concat(chunks, size));
+        return controller.close();
+      }
+      const chunk = read.value;
       if (chunks) {
         size += chunk.byteLength;
         if (size > max) chunks = undefined;
@@ -349,8 +477,9 @@ function copyUpTo(
       }
       controller.enqueue(chunk);
     },
-    async flush() {
-      if (chunks) await done(concat(chunks, size)).catch(reportKv("store"));
+    async cancel(reason) {
+      await reader.cancel(reason);
+      await end();
     },
   });
 }
