@@ -106,8 +106,7 @@ function noncesOf({ res, html }: Answer) {
   return { csp, body: new Set([...html.matchAll(/nonce="([^"]+)"/g)].map((m) => m[1])) };
 }
 
-const failed = ({ status, html }: Answer) =>
-  status !== 200 || /server-side exception/.test(html);
+const failed = ({ status, html }: Answer) => status !== 200 || /server-side exception/.test(html);
 
 Deno.test("concurrent first requests render the page once; the others are answered from what it stored", async () => {
   const { count, module, release } = heldFirst();

@@ -36,7 +36,7 @@ import { memoryLayer } from "./memory.ts";
 import type { PageCache, PageCacheOptions, PageCacheSetup } from "./page_cache.ts";
 import { PRIVATE, type ResolvedPolicy } from "./policy.ts";
 import { privateByDefault, privateFor } from "./private.ts";
-import { MAX_BODY, sharedLayer } from "./shared.ts";
+import { type Lease, MAX_BODY, sharedLayer } from "./shared.ts";
 import { tagVersions } from "./tags.ts";
 import { pollFor, within } from "./waiting.ts";
 
@@ -209,6 +209,23 @@ export function activePageCache(
   }
 
   /**
+   * A miss's page made by another process: stored since the lookup (this one took the lease), or
+   * by the render that holds the lease, looked for until `until`.
+   */
+  async function byOthers(key: string, lease: Lease, until: number, signal: AbortSignal) {
+    if (lease === "taken") return await shared.read(key);
+    if (lease === "locked") return undefined;
+    return await pollFor(
+      async () => {
+        const { page, leased } = await shared.peek(key);
+        return { page: page && isLive(page, Date.now()) ? page : undefined, leased };
+      },
+      until,
+      signal,
+    );
+  }
+
+  /**
    * A miss: the page rendered once for every request that wants it meanwhile (the module's
    * comment says how), else rendered for this request.
    */
@@ -234,20 +251,18 @@ export function activePageCache(
     const end = (page?: HeldPage, write = true) => {
       if (ended) return;
       ended = true;
+      clearTimeout(limit);
       firstRenders.delete(key.key);
       settle(page);
       persist(write ? page : undefined, key.key, leased);
     };
+    // A body nobody reads or cancels (a middleware put another response in its place) ends it too.
+    const limit = setTimeout(end, setup.renderLimitMs);
+    Deno.unrefTimer(limit);
     try {
       const lease = await shared.lease(key.key, leaseMs).catch(reportKv("lease")) ?? "locked";
       leased = lease === "taken";
-      // Taken: another process may have stored it since the lookup. Held: another renders it.
-      const found = lease === "locked" ? undefined : leased
-        ? await shared.read(key.key).catch(reportKv("read"))
-        : await pollFor(async () => {
-          const { page, leased } = await shared.peek(key.key);
-          return { page: page && isLive(page, Date.now()) ? page : undefined, leased };
-        }, until, signal).catch(reportKv("read"));
+      const found = await byOthers(key.key, lease, until, signal).catch(reportKv("read"));
       if (found && isLive(found, Date.now())) {
         const page = held(found, setup.compress);
         memory.set(page);

@@ -191,9 +191,8 @@ Deno.test("deno serve --parallel: concurrent first requests across both workers 
   };
   // Both workers up first (on a loaded machine the second may still be starting): 30 s at most.
   const up = new Set<string>();
-  for (let end = performance.now() + 30_000; up.size < 2 && performance.now() < end;) {
-    up.add((await renders(-1)).worker!);
-  }
+  const end = performance.now() + 30_000;
+  while (up.size < 2 && performance.now() < end) up.add((await renders(-1)).worker!);
   assert.equal(up.size, 2, "both workers answer");
   // Each burst on a page of its own, until one reached both workers (the kernel spreads new
   // connections between them): every burst renders its page once.
@@ -232,57 +231,63 @@ function storedPage(key: string): StoredPage {
 }
 
 Deno.test("another process holds KV's write lock: a page written meanwhile is stored once it lets go", async (t) => {
-  await t.step("the shared layer: the write waits for the lock, another handle reads the page", async () => {
-    const path = await tempStorePath();
-    const writer = await Deno.openKv(path);
-    const reader = await Deno.openKv(path);
-    try {
-      const page = storedPage(ORIGIN + "/");
-      const lock = await holdWriteLock(path);
-      let written: Promise<boolean>;
+  await t.step(
+    "the shared layer: the write waits for the lock, another handle reads the page",
+    async () => {
+      const path = await tempStorePath();
+      const writer = await Deno.openKv(path);
+      const reader = await Deno.openKv(path);
       try {
-        written = sharedLayer(writer, "build", 16).write(page);
-        // Held a moment while the write meets it (it used to give up at its first try).
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        const page = storedPage(ORIGIN + "/");
+        const lock = await holdWriteLock(path);
+        let written: Promise<boolean>;
+        try {
+          written = sharedLayer(writer, "build", 16).write(page);
+          // Held a moment while the write meets it (it used to give up at its first try).
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        } finally {
+          await lock.release();
+        }
+        assert.equal(await written, true);
+        assert.deepEqual(await sharedLayer(reader, "build", 16).read(page.key), page);
       } finally {
-        await lock.release();
+        writer.close();
+        reader.close();
       }
-      assert.equal(await written, true);
-      assert.deepEqual(await sharedLayer(reader, "build", 16).read(page.key), page);
-    } finally {
-      writer.close();
-      reader.close();
-    }
-  });
+    },
+  );
 
-  await t.step("an app: a miss answered while the lock is held; close() waits for its write", async () => {
-    const path = await tempStorePath();
-    const kv = await Deno.openKv(path);
-    const app = memoryApp({
-      routes: { "index.tsx": { cache: { maxAge: 60 }, default: () => "cached while locked" } },
-    }, { kv, origins: [ORIGIN], allowedHosts: ["app.example"] });
-    try {
-      const lock = await holdWriteLock(path);
+  await t.step(
+    "an app: a miss answered while the lock is held; close() waits for its write",
+    async () => {
+      const path = await tempStorePath();
+      const kv = await Deno.openKv(path);
+      const app = memoryApp({
+        routes: { "index.tsx": { cache: { maxAge: 60 }, default: () => "cached while locked" } },
+      }, { kv, origins: [ORIGIN], allowedHosts: ["app.example"] });
       try {
-        const res = await app.request(ORIGIN + "/");
-        assert.equal(res.headers.get("x-cache"), "MISS");
-        assert.match(await res.text(), /cached while locked/);
+        const lock = await holdWriteLock(path);
+        try {
+          const res = await app.request(ORIGIN + "/");
+          assert.equal(res.headers.get("x-cache"), "MISS");
+          assert.match(await res.text(), /cached while locked/);
+        } finally {
+          await lock.release();
+        }
       } finally {
-        await lock.release();
+        await app.close();
+        kv.close();
       }
-    } finally {
-      await app.close();
-      kv.close();
-    }
-    const other = await Deno.openKv(path);
-    try {
-      const stored = [];
-      for await (const { key } of other.list({ prefix: ["page_cache"] })) {
-        if (key[2] === "page") stored.push(key);
+      const other = await Deno.openKv(path);
+      try {
+        const stored = [];
+        for await (const { key } of other.list({ prefix: ["page_cache"] })) {
+          if (key[2] === "page") stored.push(key);
+        }
+        assert.equal(stored.length, 1, "the page is in KV for every other process");
+      } finally {
+        other.close();
       }
-      assert.equal(stored.length, 1, "the page is in KV for every other process");
-    } finally {
-      other.close();
-    }
-  });
+    },
+  );
 });
