@@ -7,7 +7,7 @@
  */
 
 /** The first gap between two looks at KV, and the longest: a few looks a second at most. */
-const FIRST_GAP_MS = 10;
+const FIRST_GAP_MS = 5;
 const MAX_GAP_MS = 500;
 
 /**
@@ -39,7 +39,7 @@ export type Peek<T> = () => Promise<{ page?: T; leased: boolean }>;
 /**
  * Looks (`peek`) until the page is there, its lease is gone without it (that render stored
  * nothing: a failure, a page that may not be stored), `until` passed or `signal` aborted; the gaps
- * grow from 10 ms to 500 ms. The page, or undefined for the caller to render it.
+ * grow from 5 ms to 500 ms. The page, or undefined for the caller to render it.
  */
 export async function pollFor<T>(
   peek: Peek<T>,
