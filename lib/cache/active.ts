@@ -38,6 +38,7 @@ import { PRIVATE, type ResolvedPolicy } from "./policy.ts";
 import { privateByDefault, privateFor } from "./private.ts";
 import { type Lease, MAX_BODY, sharedLayer } from "./shared.ts";
 import { tagVersions } from "./tags.ts";
+import { announceStored, onStored } from "./stored_push.ts";
 import { pollFor, within } from "./waiting.ts";
 
 const PAGE_CACHE_DEFAULTS: Required<PageCacheOptions> = {
@@ -143,7 +144,9 @@ export function activePageCache(
     if (!page && !leased) return;
     const write = (async () => {
       if (page) await shared.write(page).catch(reportKv("write"));
-      if (leased) await shared.release(key).catch(reportKv("lease release"));
+      if (!leased) return;
+      await shared.release(key).catch(reportKv("lease release"));
+      announceStored(key); // the other workers waiting for it look now (stored_push.ts)
     })();
     writes.add(write);
     write.finally(() => writes.delete(write));
@@ -210,19 +213,20 @@ export function activePageCache(
 
   /**
    * A miss's page made by another process: stored since the lookup (this one took the lease), or
-   * by the render that holds the lease, looked for until `until`.
+   * by the render that holds the lease, looked for until `until`. With the file locked, whether
+   * another holds the lease is read (reads go on under a writer's lock).
    */
   async function byOthers(key: string, lease: Lease, until: number, signal: AbortSignal) {
     if (lease === "taken") return await shared.read(key);
-    if (lease === "locked") return undefined;
-    return await pollFor(
-      async () => {
-        const { page, leased } = await shared.peek(key);
-        return { page: page && isLive(page, Date.now()) ? page : undefined, leased };
-      },
-      until,
-      signal,
-    );
+    const look = async () => {
+      const { page, leased } = await shared.peek(key);
+      return { page: page && isLive(page, Date.now()) ? page : undefined, leased };
+    };
+    if (lease === "locked") {
+      const now = await look();
+      if (now.page || !now.leased) return now.page;
+    }
+    return await pollFor(look, until, signal, (wake) => onStored(key, wake));
   }
 
   /**

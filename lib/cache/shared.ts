@@ -31,8 +31,11 @@ const GRACE_MS = 60_000;
  * (commit.ts), longer than the writes that take the lock (a commit each) hold it.
  */
 const WRITE_ATTEMPTS = 30;
-/** Attempts at a lease while the file is locked: a few ms of backing off, then none is taken. */
-const LEASE_ATTEMPTS = 6;
+/**
+ * Attempts at a lease while the file is locked: half a second of backing off or so, then none is
+ * taken (the page is rendered without one, unless another process holds it).
+ */
+const LEASE_ATTEMPTS = 20;
 
 type Record = Omit<StoredPage, "body"> & { generation: string; pieces: number; size: number };
 

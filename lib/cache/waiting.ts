@@ -9,6 +9,7 @@
 /** The first gap between two looks at KV, and the longest: a few looks a second at most. */
 const FIRST_GAP_MS = 5;
 const MAX_GAP_MS = 500;
+const GROWTH = 1.25;
 
 /**
  * What `rendering` gives, or undefined once `until` (on `performance.now()`'s clock) passed or
@@ -39,23 +40,43 @@ export type Peek<T> = () => Promise<{ page?: T; leased: boolean }>;
 /**
  * Looks (`peek`) until the page is there, its lease is gone without it (that render stored
  * nothing: a failure, a page that may not be stored), `until` passed or `signal` aborted; the gaps
- * grow from 5 ms to 500 ms. The page, or undefined for the caller to render it.
+ * grow from 5 ms to 500 ms, and `wakeOn` (stored_push.ts) ends one early. The page, or undefined
+ * for the caller to render it.
  */
 export async function pollFor<T>(
   peek: Peek<T>,
   until: number,
   signal: AbortSignal,
+  wakeOn?: (wake: () => void) => () => void,
 ): Promise<T | undefined> {
-  for (let gap = FIRST_GAP_MS;; gap = Math.min(gap * 1.5, MAX_GAP_MS)) {
-    const wait = Math.min(gap, until - performance.now());
-    if (wait <= 0 || signal.aborted) return undefined;
-    await pause(wait, signal);
-    const { page, leased } = await peek();
-    if (page || !leased) return page;
+  let woken = false;
+  let resume: (() => void) | undefined;
+  const stop = wakeOn?.(() => {
+    woken = true;
+    resume?.();
+  });
+  try {
+    for (let gap = FIRST_GAP_MS;; gap = Math.min(gap * GROWTH, MAX_GAP_MS)) {
+      const wait = Math.min(gap, until - performance.now());
+      if (wait <= 0 || signal.aborted) return undefined;
+      // Woken while the last look was under way: that look may have read before the write.
+      if (!woken) await pause(wait, signal, (done) => resume = done);
+      resume = undefined;
+      woken = false;
+      const { page, leased } = await peek();
+      if (page || !leased) return page;
+    }
+  } finally {
+    stop?.();
   }
 }
 
-function pause(ms: number, signal: AbortSignal): Promise<void> {
+/** Resolves after `ms`, when `signal` aborts, or when the function handed to `resumer` is called. */
+function pause(
+  ms: number,
+  signal: AbortSignal,
+  resumer: (done: () => void) => void,
+): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
       clearTimeout(timer);
@@ -64,5 +85,6 @@ function pause(ms: number, signal: AbortSignal): Promise<void> {
     };
     const timer = setTimeout(done, ms);
     signal.addEventListener("abort", done);
+    resumer(done);
   });
 }
