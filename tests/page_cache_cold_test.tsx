@@ -4,14 +4,15 @@
  * in one process the first request renders and the others are answered from what it stored; two
  * apps on one KV store (as two processes are) render it once between them, by the page's lease. A
  * first render that fails, that may not be stored, or that hangs never takes its waiters with it:
- * they render the page themselves. Across `deno serve --parallel` workers:
- * tests/process/page_cache_test.ts.
+ * they render the page themselves. The push that wakes waiters in other isolates
+ * (lib/cache/stored_push.ts). Across `deno serve --parallel` workers: tests/process/page_cache_test.ts.
  */
 import assert from "node:assert/strict";
 import { Suspense, use } from "react";
 import type { App } from "../lib/server.ts";
 import type { AppFiles, TestOptions } from "./helpers/app.ts";
 import { memoryApp } from "./helpers/app.ts";
+import { onStored } from "../lib/cache/stored_push.ts";
 
 const ORIGIN = "https://app.example";
 
@@ -215,4 +216,37 @@ Deno.test("two apps on one KV store: a first render that stores nothing lets go 
     assert.match(answer.html, /render 2/, "rendered once in the other app, for all four");
   }
   assert.equal(count.renders, 2);
+});
+
+Deno.test("another isolate's word that it let go of a page's lease wakes the waiters of that page only", async () => {
+  const push = import.meta.resolve("../lib/cache/stored_push.ts");
+  // Another isolate of this process, as a `deno serve --parallel` worker is.
+  const worker = new Worker(
+    `data:text/javascript,${
+      encodeURIComponent(`import { announceStored } from "${push}";
+      self.onmessage = (event) => announceStored(event.data);
+      self.postMessage("ready");`)
+    }`,
+    { type: "module" },
+  );
+  const woken: string[] = [];
+  const stops = ["https://app.example/a", "https://app.example/b"].map((key) =>
+    onStored(key, () => woken.push(key))
+  );
+  try {
+    await new Promise((resolve) => worker.addEventListener("message", resolve, { once: true }));
+    worker.postMessage("https://app.example/b");
+    await until(() => woken.length > 0, "the word crossed isolates");
+    await pause(50); // nothing else comes
+    assert.deepEqual(woken, ["https://app.example/b"]);
+    stops[1]();
+    worker.postMessage("https://app.example/b");
+    worker.postMessage("https://app.example/a");
+    await until(() => woken.length > 1, "the word for /a");
+    await pause(50);
+    assert.deepEqual(woken, ["https://app.example/b", "https://app.example/a"], "/b stopped");
+  } finally {
+    stops.forEach((stop) => stop());
+    worker.terminate();
+  }
 });

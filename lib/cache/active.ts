@@ -143,10 +143,13 @@ export function activePageCache(
   function persist(page: StoredPage | undefined, key: string, leased: boolean): void {
     if (!page && !leased) return;
     const write = (async () => {
-      if (page) await shared.write(page).catch(reportKv("write"));
+      const written = page ? await shared.write(page).catch(reportKv("write")) : false;
       if (!leased) return;
+      // The other workers waiting for it look now (stored_push.ts): for the page once it is
+      // there, or for the lease gone.
+      if (written) announceStored(key);
       await shared.release(key).catch(reportKv("lease release"));
-      announceStored(key); // the other workers waiting for it look now (stored_push.ts)
+      if (!written) announceStored(key);
     })();
     writes.add(write);
     write.finally(() => writes.delete(write));
