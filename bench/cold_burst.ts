@@ -97,14 +97,14 @@ async function burst(server: Running, n: number): Promise<Burst> {
   return { renders, allMs, p50Ms: median(times), maxMs: Math.max(...times), cpuMs: cpu };
 }
 
-const serveArgs = (port: number) => [
-  "serve",
-  "-A",
-  "--parallel",
-  "--host",
-  "127.0.0.1",
-  `--port=${port}`,
-  "main.ts",
+/** Each server measured: its name, `deno`'s arguments, and `DENO_JOBS`. */
+const SETUPS: [string, string[] | ((port: number) => string[]), string][] = [
+  ["deno task start", ["task", "start"], "1"],
+  [
+    "deno serve --parallel, 2 workers",
+    (port) => ["serve", "-A", "--parallel", "--host", "127.0.0.1", `--port=${port}`, "main.ts"],
+    "2",
+  ],
 ];
 
 async function main() {
@@ -116,17 +116,13 @@ async function main() {
   if (ref) trees.unshift([`lib/ of ${ref}`, await builtTree(ref)]);
   const rows: Row[] = [];
   try {
-    for (const [setup, args, jobs] of [["deno task start", ["task", "start"], "1"], [
-      "deno serve --parallel, 2 workers",
-      serveArgs,
-      "2",
-    ]] as const) {
+    for (const [setup, args, jobs] of SETUPS) {
       const servers: [string, Running][] = [];
       for (const [name, { root }] of trees) {
         const store = await Deno.makeTempDir({ prefix: "bench-cold-" });
         servers.push([
           name,
-          await start(root, typeof args === "function" ? args : [...args], (port) => ({
+          await start(root, args, (port) => ({
             APP_ORIGIN: `http://127.0.0.1:${port}`,
             KV_PATH: join(store, "kv.sqlite3"),
             DENO_JOBS: jobs,
