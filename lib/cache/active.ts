@@ -36,7 +36,7 @@ import { memoryLayer } from "./memory.ts";
 import type { PageCache, PageCacheOptions, PageCacheSetup } from "./page_cache.ts";
 import { PRIVATE, type ResolvedPolicy } from "./policy.ts";
 import { privateByDefault, privateFor } from "./private.ts";
-import { type Lease, MAX_BODY, sharedLayer } from "./shared.ts";
+import { type Lease, MAX_BODY, sharedLayer, type StoredInfo } from "./shared.ts";
 import { tagVersions } from "./tags.ts";
 import { announceStored, onStored } from "./stored_push.ts";
 import { pollFor, within } from "./waiting.ts";
@@ -98,7 +98,7 @@ export function activePageCache(
     })
     : undefined;
 
-  const isLive = (page: StoredPage, now: number) =>
+  const isLive = (page: StoredInfo, now: number) =>
     now - page.storedAt < (page.maxAge + page.staleWhileRevalidate) * 1000 &&
     tags.current(page.tags);
 
@@ -143,13 +143,11 @@ export function activePageCache(
   function persist(page: StoredPage | undefined, key: string, leased: boolean): void {
     if (!page && !leased) return;
     const write = (async () => {
-      const written = page ? await shared.write(page).catch(reportKv("write")) : false;
+      // The lease is let go with the page, in one commit; alone when there is none.
+      const written = page ? await shared.write(page, leased).catch(reportKv("write")) : false;
       if (!leased) return;
-      // The other workers waiting for it look now (stored_push.ts): for the page once it is
-      // there, or for the lease gone.
-      if (written) announceStored(key);
-      await shared.release(key).catch(reportKv("lease release"));
-      if (!written) announceStored(key);
+      if (!written) await shared.release(key).catch(reportKv("lease release"));
+      announceStored(key); // the other workers waiting for it look now (stored_push.ts)
     })();
     writes.add(write);
     write.finally(() => writes.delete(write));
@@ -221,10 +219,7 @@ export function activePageCache(
    */
   async function byOthers(key: string, lease: Lease, until: number, signal: AbortSignal) {
     if (lease === "taken") return await shared.read(key);
-    const look = async () => {
-      const { page, leased } = await shared.peek(key);
-      return { page: page && isLive(page, Date.now()) ? page : undefined, leased };
-    };
+    const look = () => shared.peek(key, (page) => isLive(page, Date.now()));
     if (lease === "locked") {
       const now = await look();
       if (now.page || !now.leased) return now.page;

@@ -37,20 +37,29 @@ const WRITE_ATTEMPTS = 30;
  */
 const LEASE_ATTEMPTS = 20;
 
-type Record = Omit<StoredPage, "body"> & { generation: string; pieces: number; size: number };
+/** What a stored page's record says of it, its body aside. */
+export type StoredInfo = Omit<StoredPage, "body">;
+type Record = StoredInfo & { generation: string; pieces: number; size: number };
 
 /** A lease's outcome: this process's, another's, or unknown (the file stayed locked). */
 export type Lease = "taken" | "held" | "locked";
 
 export interface SharedLayer {
   read(key: string): Promise<StoredPage | undefined>;
-  /** The page if stored, and whether a process holds its lease (is rendering it). */
-  peek(key: string): Promise<{ page?: StoredPage; leased: boolean }>;
   /**
-   * Stores `page`; false when another write to its slot came first. A locked file is tried again,
+   * The page if stored and `wanted` (its record says so before its body is read), and whether a
+   * process holds its lease (is rendering it).
+   */
+  peek(
+    key: string,
+    wanted: (page: StoredInfo) => boolean,
+  ): Promise<{ page?: StoredPage; leased: boolean }>;
+  /**
+   * Stores `page`, letting go of its lease in the same commit with `release`; false when another
+   * write to its slot came first (the lease is then still held). A locked file is tried again,
    * boundedly; then it throws `KvBusyError`.
    */
-  write(page: StoredPage): Promise<boolean>;
+  write(page: StoredPage, release?: boolean): Promise<boolean>;
   /** Whether this process may render `key` (for `ms` at most); release with `release`. */
   lease(key: string, ms: number): Promise<Lease>;
   release(key: string): Promise<void>;
@@ -94,21 +103,23 @@ export function sharedLayer(kv: Deno.Kv, buildId: string, slots: number): Shared
       return await pageOf(slot, key, (await kv.get<Record>(recordKey(slot))).value);
     },
 
-    async peek(key) {
+    async peek(key, wanted) {
       const slot = slotOf(key);
       const [record, lease] = await kv.getMany<[Record, true]>([
         recordKey(slot),
         await leaseKey(key),
       ]);
-      return { page: await pageOf(slot, key, record.value), leased: lease.value !== null };
+      const found = record.value && wanted(record.value) ? record.value : null;
+      return { page: await pageOf(slot, key, found), leased: lease.value !== null };
     },
 
-    async write(page) {
+    async write(page, release = false) {
       if (page.body.byteLength > MAX_BODY) return false;
       const slot = slotOf(page.key);
       const pieces = Math.ceil(page.body.byteLength / PIECE);
       const expireIn = (page.maxAge + page.staleWhileRevalidate) * 1000 + GRACE_MS;
       const { body, ...rest } = page;
+      const lease = release ? await leaseKey(page.key) : undefined;
       return await retrying("a page cache write", async (commit) => {
         const before = await kv.get<Record>(recordKey(slot));
         const generation = crypto.randomUUID();
@@ -123,6 +134,7 @@ export function sharedLayer(kv: Deno.Kv, buildId: string, slots: number): Shared
         for (let i = 0; old && i < old.pieces; i++) {
           op = op.delete(pieceKey(slot, old.generation, i));
         }
+        if (lease) op = op.delete(lease);
         const result = await commit(op);
         return result.ok ? true : "locked" in result ? undefined : false;
       }, WRITE_ATTEMPTS);
