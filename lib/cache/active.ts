@@ -196,6 +196,7 @@ export function activePageCache(
         }
       } finally {
         await shared.release(id);
+        announceStored(id); // a miss in another worker may be waiting for this render
       }
     })().catch(reportKv("revalidate")).finally(() => background.delete(id));
     background.set(id, job);
