@@ -101,6 +101,13 @@ function heldFirst(first: "page" | "suspense" | "status" = "page") {
   return { count, module, release };
 }
 
+/** Page leases held in `kv` (lib/cache/shared.ts). */
+async function leases(kv: Deno.Kv): Promise<number> {
+  let n = 0;
+  for await (const { key } of kv.list({ prefix: ["page_cache"] })) if (key[2] === "lease") n++;
+  return n;
+}
+
 /** The CSP nonce a response names, and the nonces its body's scripts carry. */
 function noncesOf({ res, html }: Answer) {
   const csp = /'nonce-([^']+)'/.exec(res.headers.get("content-security-policy")!)![1];
@@ -156,6 +163,54 @@ for (
     assert.equal((await loadFrom(app)).state, "HIT", "one of theirs was stored");
   });
 }
+
+Deno.test("a first render whose requester leaves mid-stream: its waiters render the page themselves", async () => {
+  let renders = 0;
+  let finish!: () => void;
+  const late = new Promise<string>((resolve) => finish = () => resolve("the rest"));
+  const Rest = ({ text }: { text: Promise<string> }) => <p>{use(text)}</p>;
+  await using t = await cachedApps({
+    "index.tsx": {
+      cache: { maxAge: 60 },
+      default: () => {
+        const n = ++renders;
+        return (
+          <>
+            <p>render {n}</p>
+            <Suspense fallback={<p>wait</p>}>
+              <Rest text={n === 1 ? late : Promise.resolve("the rest")} />
+            </Suspense>
+          </>
+        );
+      },
+    },
+  });
+  const [app] = t.apps;
+  try {
+    const first = await app.request(ORIGIN + "/"); // its shell: the rest is still to come
+    assert.equal(first.headers.get("x-cache"), "MISS");
+    const waiting = Array.from({ length: 4 }, () => loadFrom(app));
+    await pause(50);
+    assert.equal(renders, 1, "the others wait for the first");
+    assert.equal(await leases(t.kv), 1, "the first holds the page's lease");
+    await first.body!.cancel(); // the requester leaves
+    // The lease goes with it (else it stays for the render limit, and so would the waiters).
+    let left = 1;
+    for (let i = 0; i < 500 && left > 0; i++) {
+      left = await leases(t.kv);
+      if (left > 0) await pause(10);
+    }
+    assert.equal(left, 0, "the lease let go");
+    const answers = await Promise.all(waiting);
+    for (const answer of answers) {
+      assert.equal(answer.status, 200);
+      assert.match(answer.html, /render [2-5].*the rest/s);
+    }
+    assert.equal(renders, 5);
+  } finally {
+    finish();
+  }
+});
 
 Deno.test("a first render that hangs: its waiters stop waiting within their bound and render it themselves", async () => {
   const { count, module, release } = heldFirst();

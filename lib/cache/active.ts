@@ -40,6 +40,7 @@ import { type Lease, MAX_BODY, sharedLayer, type StoredInfo } from "./shared.ts"
 import { tagVersions } from "./tags.ts";
 import { announceStored, onStored } from "./stored_push.ts";
 import { pollFor, within } from "./waiting.ts";
+import { copyUpTo, readUpTo } from "./body_copy.ts";
 
 const PAGE_CACHE_DEFAULTS: Required<PageCacheOptions> = {
   memoryEntries: 1000,
@@ -454,74 +455,6 @@ function headersToKeep(headers: Headers): [string, string][] {
 /** The CSP nonce a response of ours names (security.ts writes it). */
 function nonceOfResponse(res: Response): string | undefined {
   return /'nonce-([^']+)'/.exec(res.headers.get("content-security-policy") ?? "")?.[1];
-}
-
-/**
- * `body` passed through, copied on the way: `ended` gets the copy once it ended - before its last
- * byte goes out - or undefined once it grew past `max`, failed, or its reader left.
- */
-function copyUpTo(
-  body: ReadableStream<Uint8Array>,
-  max: number,
-  ended: (bytes: Uint8Array | undefined) => Promise<void>,
-): ReadableStream<Uint8Array> {
-  const reader = body.getReader();
-  let chunks: Uint8Array[] | undefined = [];
-  let size = 0;
-  let over = false;
-  const end = async (bytes?: Uint8Array) => {
-    if (over) return;
-    over = true;
-    await ended(bytes).catch(reportKv("store"));
-  };
-  return new ReadableStream({
-    async pull(controller) {
-      let read;
-      try {
-        read = await reader.read();
-      } catch (error) {
-        await end();
-        return controller.error(error);
-      }
-      if (read.done) {
-        await end(chunks && concat(chunks, size));
-        return controller.close();
-      }
-      const chunk = read.value;
-      if (chunks) {
-        size += chunk.byteLength;
-        if (size > max) chunks = undefined;
-        else chunks.push(chunk.slice());
-      }
-      controller.enqueue(chunk);
-    },
-    async cancel(reason) {
-      await reader.cancel(reason);
-      await end();
-    },
-  });
-}
-
-/** The whole body, or undefined once it grew past `max`. */
-async function readUpTo(body: ReadableStream<Uint8Array>, max: number) {
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += chunk.byteLength;
-    if (size > max) return undefined; // leaving the loop cancels the stream
-    chunks.push(chunk);
-  }
-  return concat(chunks, size);
-}
-
-function concat(chunks: Uint8Array[], size: number): Uint8Array {
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return out;
 }
 
 /** KV trouble costs the cache, never the response: one warning line. */
