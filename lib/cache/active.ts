@@ -4,6 +4,19 @@
  * with a route that exports `cache`): the layers in this process's memory and in Deno KV, tag
  * versions, renders in the background under a lease, the answers for hits, and fresh hits
  * answered ahead of the chain (fast_hit.ts).
+ *
+ * A miss renders once for all the requests that want the page meanwhile: in this process the
+ * first renders and the others wait for what it stores; across processes the first to take the
+ * page's lease renders and the others look in KV for its page (waiting.ts). A wait is bounded by
+ * the render limit and by half of what its request's deadline leaves; past it, or when that
+ * render stored nothing (it failed, or its page may not be stored), a request renders the page
+ * itself. A waiter is answered from the stored page, as a hit (with its render's nonce), never
+ * from a stream it joins: a render that fails after its shell is never shown to it.
+ *
+ * The page a miss rendered is held in memory before its requester's last byte; its write to KV,
+ * retried while another handle holds the file, goes on after the response, and the lease is let
+ * go once it is done (so a waiter elsewhere finds either the lease or the page); `close()` waits
+ * for those writes.
  */
 import type { Context } from "hono";
 import { getCookie } from "hono/cookie";
@@ -23,8 +36,11 @@ import { memoryLayer } from "./memory.ts";
 import type { PageCache, PageCacheOptions, PageCacheSetup } from "./page_cache.ts";
 import { PRIVATE, type ResolvedPolicy } from "./policy.ts";
 import { privateByDefault, privateFor } from "./private.ts";
-import { MAX_BODY, sharedLayer } from "./shared.ts";
+import { type Lease, MAX_BODY, sharedLayer, type StoredInfo } from "./shared.ts";
 import { tagVersions } from "./tags.ts";
+import { announceStored, onStored } from "./stored_push.ts";
+import { pollFor, within } from "./waiting.ts";
+import { copyUpTo, readUpTo } from "./body_copy.ts";
 
 const PAGE_CACHE_DEFAULTS: Required<PageCacheOptions> = {
   memoryEntries: 1000,
@@ -35,8 +51,10 @@ const PAGE_CACHE_DEFAULTS: Required<PageCacheOptions> = {
   fastHits: true,
 };
 
-/** How long `close()` waits for background renders to let go once they were stopped. */
+/** How long `close()` waits for background renders and writes to let go of KV. */
 const CLOSE_MS = 2000;
+/** A lease outlives its render by the write's retries (shared.ts), in case its holder dies. */
+const LEASE_WRITE_MS = 5000;
 
 /** Background renders one process runs at once; stale pages beyond wait for a later request. */
 const BACKGROUND_RENDERS = 8;
@@ -59,6 +77,11 @@ export function activePageCache(
   const shared = sharedLayer(setup.kv!, setup.buildId, options.kvEntries);
   const tags = tagVersions(setup.kv!, options.tagCheckMs);
   const background = new Map<string, Promise<void>>();
+  /** The misses rendering in this process, by key: what each stored (undefined: nothing). */
+  const firstRenders = new Map<string, Promise<HeldPage | undefined>>();
+  /** Pages on their way to KV after their responses ended, for `close()`. */
+  const writes = new Set<Promise<void>>();
+  const leaseMs = setup.renderLimitMs + LEASE_WRITE_MS;
   const closing = new AbortController();
   const retryAt = new Map<string, number>();
   const fast = options.fastHits && setup.ahead
@@ -76,7 +99,7 @@ export function activePageCache(
     })
     : undefined;
 
-  const isLive = (page: StoredPage, now: number) =>
+  const isLive = (page: StoredInfo, now: number) =>
     now - page.storedAt < (page.maxAge + page.staleWhileRevalidate) * 1000 &&
     tags.current(page.tags);
 
@@ -92,16 +115,17 @@ export function activePageCache(
     return page;
   }
 
-  async function store(
+  /** The page `rendered` makes, held in this process's memory. */
+  async function keep(
     key: PageKey,
     policy: ResolvedPolicy,
     res: Response,
     rendered: Uint8Array,
     versions: Record<string, number>,
     storedAt: number,
-  ): Promise<void> {
+  ): Promise<HeldPage> {
     const body = storedBody(rendered);
-    const page: StoredPage = {
+    const page = held({
       key: key.key,
       body,
       nonce: nonceOfResponse(res) ?? "",
@@ -111,9 +135,23 @@ export function activePageCache(
       maxAge: policy.maxAge,
       staleWhileRevalidate: policy.staleWhileRevalidate,
       tags: versions,
-    };
-    memory.set(held(page, setup.compress));
-    await shared.write(page).catch(reportKv("write"));
+    }, setup.compress);
+    memory.set(page);
+    return page;
+  }
+
+  /** Writes `page` to KV after its response, then lets go of its lease if this process held it. */
+  function persist(page: StoredPage | undefined, key: string, leased: boolean): void {
+    if (!page && !leased) return;
+    const write = (async () => {
+      // The lease is let go with the page, in one commit; alone when there is none.
+      const written = page ? await shared.write(page, leased).catch(reportKv("write")) : false;
+      if (!leased) return;
+      if (!written) await shared.release(key).catch(reportKv("lease release"));
+      announceStored(key); // the other workers waiting for it look now (stored_push.ts)
+    })();
+    writes.add(write);
+    write.finally(() => writes.delete(write));
   }
 
   /** One render of `key` for the cache: its response, or undefined when the app gave none. */
@@ -140,7 +178,7 @@ export function activePageCache(
         memory.set(held(latest, setup.compress)); // another process rendered it already
         return;
       }
-      if (!(await shared.lease(id, setup.renderLimitMs))) {
+      if ((await shared.lease(id, leaseMs)) !== "taken") {
         retryAt.set(id, now + LEASE_RETRY_MS);
         return;
       }
@@ -155,21 +193,103 @@ export function activePageCache(
         if (!storable(res, policy)) return void await res.body?.cancel();
         const bytes = await readUpTo(res.body!, maxBody);
         if (bytes && !failed() && !signal.aborted) {
-          await store(key, policy, res, bytes, versions, began);
+          await shared.write(await keep(key, policy, res, bytes, versions, began));
         }
       } finally {
         await shared.release(id);
+        announceStored(id); // a miss in another worker may be waiting for this render
       }
     })().catch(reportKv("revalidate")).finally(() => background.delete(id));
     background.set(id, job);
   }
 
-  /** A miss: the cache's own render, streamed to the requester and stored once it ended well. */
+  /**
+   * How long a request waits for another's render of its page: the render limit, and half of
+   * what its deadline leaves it, so that it can still render the page itself.
+   */
+  function waitUntil(c: Context): number {
+    const now = performance.now();
+    const deadline = internalsOf(c).deadline;
+    const left = deadline ? (deadline.expiresAt - now) / 2 : Infinity;
+    return now + Math.min(setup.renderLimitMs, left);
+  }
+
+  /**
+   * A miss's page made by another process: stored since the lookup (this one took the lease), or
+   * by the render that holds the lease, looked for until `until`. With the file locked, whether
+   * another holds the lease is read (reads go on under a writer's lock).
+   */
+  async function byOthers(key: string, lease: Lease, until: number, signal: AbortSignal) {
+    if (lease === "taken") return await shared.read(key);
+    const look = () => shared.peek(key, (page) => isLive(page, Date.now()));
+    if (lease === "locked") {
+      const now = await look();
+      if (now.page || !now.leased) return now.page;
+    }
+    return await pollFor(look, until, signal, (wake) => onStored(key, wake));
+  }
+
+  /**
+   * A miss: the page rendered once for every request that wants it meanwhile (the module's
+   * comment says how), else rendered for this request.
+   */
   async function miss(
     c: Context,
     key: PageKey,
     policy: ResolvedPolicy,
     pageTags: readonly string[],
+  ): Promise<Response> {
+    const { signal } = c.req.raw;
+    const until = waitUntil(c);
+    const rendering = firstRenders.get(key.key);
+    if (rendering) {
+      const page = await within(rendering, until, signal);
+      if (page) return answer(c, page, "HIT", policy);
+      return await rendered(c, key, policy, pageTags, (page) => persist(page, key.key, false));
+    }
+    let settle!: (page?: HeldPage) => void;
+    firstRenders.set(key.key, new Promise((resolve) => settle = resolve));
+    let ended = false;
+    let leased = false;
+    /** The first render's end: its waiters answered, its page written (`write`), its lease let go. */
+    const end = (page?: HeldPage, write = true) => {
+      if (ended) return;
+      ended = true;
+      clearTimeout(limit);
+      firstRenders.delete(key.key);
+      settle(page);
+      persist(write ? page : undefined, key.key, leased);
+    };
+    // A body nobody reads or cancels (a middleware put another response in its place) ends it too.
+    const limit = setTimeout(end, setup.renderLimitMs);
+    Deno.unrefTimer(limit);
+    try {
+      const lease = await shared.lease(key.key, leaseMs).catch(reportKv("lease")) ?? "locked";
+      leased = lease === "taken";
+      const found = await byOthers(key.key, lease, until, signal).catch(reportKv("read"));
+      if (found && isLive(found, Date.now())) {
+        const page = held(found, setup.compress);
+        memory.set(page);
+        end(page, false);
+        return answer(c, page, "HIT", policy);
+      }
+      return await rendered(c, key, policy, pageTags, end);
+    } catch (error) {
+      end();
+      throw error;
+    }
+  }
+
+  /**
+   * The cache's own render, streamed to the requester and kept once it ended well; `end` gets the
+   * page kept, or nothing (not storable, failed, too large, abandoned), as soon as that is known.
+   */
+  async function rendered(
+    c: Context,
+    key: PageKey,
+    policy: ResolvedPolicy,
+    pageTags: readonly string[],
+    end: (page?: HeldPage) => void,
   ): Promise<Response> {
     const versions = tags.snapshot(pageTags);
     const began = Date.now();
@@ -180,13 +300,17 @@ export function activePageCache(
     const headers = new Headers(res.headers);
     headers.set("X-Cache", "MISS");
     if (!storable(res, policy)) {
+      end();
       if (!headers.has("Cache-Control")) headers.set("Cache-Control", PRIVATE);
       return new Response(res.body, { status: res.status, headers });
     }
     sharedHeaders(headers, policy);
-    const body = res.body!.pipeThrough(copyUpTo(maxBody, async (bytes) => {
-      if (!failed()) await store(key, policy, res, bytes, versions, began);
-    }));
+    const body = copyUpTo(res.body!, maxBody, async (bytes) => {
+      const page = bytes && !failed()
+        ? await keep(key, policy, res, bytes, versions, began).catch(reportKv("store"))
+        : undefined;
+      end(page);
+    });
     return new Response(body, { status: 200, headers });
   }
 
@@ -224,10 +348,10 @@ export function activePageCache(
     async close() {
       closing.abort();
       tags.close();
-      if (background.size === 0) return;
+      if (background.size === 0 && writes.size === 0) return;
       let timer: ReturnType<typeof setTimeout> | undefined;
       const bound = new Promise((resolve) => timer = setTimeout(resolve, CLOSE_MS));
-      await Promise.race([Promise.allSettled(background.values()), bound]);
+      await Promise.race([Promise.allSettled([...background.values(), ...writes]), bound]);
       clearTimeout(timer);
     },
     ahead(fetch) {
@@ -331,50 +455,6 @@ function headersToKeep(headers: Headers): [string, string][] {
 /** The CSP nonce a response of ours names (security.ts writes it). */
 function nonceOfResponse(res: Response): string | undefined {
   return /'nonce-([^']+)'/.exec(res.headers.get("content-security-policy") ?? "")?.[1];
-}
-
-/** Passes a body through, and hands `done` a copy once it ended - unless it grew past `max`. */
-function copyUpTo(
-  max: number,
-  done: (bytes: Uint8Array) => Promise<void>,
-): TransformStream<Uint8Array, Uint8Array> {
-  let chunks: Uint8Array[] | undefined = [];
-  let size = 0;
-  return new TransformStream({
-    transform(chunk, controller) {
-      if (chunks) {
-        size += chunk.byteLength;
-        if (size > max) chunks = undefined;
-        else chunks.push(chunk.slice());
-      }
-      controller.enqueue(chunk);
-    },
-    async flush() {
-      if (chunks) await done(concat(chunks, size)).catch(reportKv("store"));
-    },
-  });
-}
-
-/** The whole body, or undefined once it grew past `max`. */
-async function readUpTo(body: ReadableStream<Uint8Array>, max: number) {
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += chunk.byteLength;
-    if (size > max) return undefined; // leaving the loop cancels the stream
-    chunks.push(chunk);
-  }
-  return concat(chunks, size);
-}
-
-function concat(chunks: Uint8Array[], size: number): Uint8Array {
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return out;
 }
 
 /** KV trouble costs the cache, never the response: one warning line. */

@@ -5,6 +5,9 @@
  * is the page in this process's memory, is it in Deno KV (every worker and instance) - and are its
  * tags' versions still current. A fresh page is answered from there; a stale one too, while one
  * render in the background replaces it (one per process, and one of all processes by a KV lease).
+ * A miss is rendered once for every request that wants the page meanwhile, in this process and
+ * across processes (the same lease); the others wait, boundedly, and are answered from what it
+ * stored.
  *
  * Every render the cache stores is a request of its own made here, for the page's canonical URL
  * (the configured origin, the path, the normalized query) carrying only the headers the route
@@ -109,8 +112,9 @@ export interface PageCache {
   /** `fetch` (the app's), with fresh hits in memory answered before it (fast_hit.ts). */
   ahead(fetch: ServeFetch): ServeFetch;
   /**
-   * Stops the renders in the background (none is stored) and resolves once each has let go of
-   * KV (its lease), at most `CLOSE_MS` later: the store can then be closed under none of them.
+   * Stops the renders in the background (none is stored) and resolves once each, and each write of
+   * a page rendered for a request, has let go of KV (its lease), at most `CLOSE_MS` later: the
+   * store can then be closed under none of them.
    */
   close(): Promise<void>;
 }

@@ -9,10 +9,15 @@
  * takes it as not stored. Everything expires with the page (`expireIn`), so a build's pages go
  * once a new build serves (the build id is part of every key).
  *
- * A lease (one key per slot, taken with an atomic check) makes one process of all render a stale
- * page again; the others go on serving the stale one meanwhile.
+ * A write that finds SQLite's file locked by another handle (a worker writing its build's assets
+ * at start, a backup tool) tries again, a bounded number of times: one `{ ok: false }` used to
+ * drop the page silently, and every other worker rendered it again.
+ *
+ * A lease (one key per page, taken with an atomic check) makes one process of all render a page:
+ * the first render of a page none holds (the others wait for it, `peek`), and a stale page again
+ * (the others go on serving the stale one meanwhile). Its holder lets go once the page is written.
  */
-import { commit } from "../kv/commit.ts";
+import { KvBusyError, retrying } from "../kv/commit.ts";
 import type { StoredPage } from "./entry.ts";
 
 /** Under KV's limit of 64 KiB a value. */
@@ -21,15 +26,42 @@ const PIECE = 60 * 1024;
 export const MAX_BODY = 10 * PIECE;
 /** Kept past a page's last use, so a slow reader still finds its pieces. */
 const GRACE_MS = 60_000;
+/**
+ * Attempts at a write while another handle holds the file: about a second of backing off
+ * (commit.ts), longer than the writes that take the lock (a commit each) hold it.
+ */
+const WRITE_ATTEMPTS = 30;
+/**
+ * Attempts at a lease while the file is locked: half a second of backing off or so, then none is
+ * taken (the page is rendered without one, unless another process holds it).
+ */
+const LEASE_ATTEMPTS = 20;
 
-type Record = Omit<StoredPage, "body"> & { generation: string; pieces: number; size: number };
+/** What a stored page's record says of it, its body aside. */
+export type StoredInfo = Omit<StoredPage, "body">;
+type Record = StoredInfo & { generation: string; pieces: number; size: number };
+
+/** A lease's outcome: this process's, another's, or unknown (the file stayed locked). */
+export type Lease = "taken" | "held" | "locked";
 
 export interface SharedLayer {
   read(key: string): Promise<StoredPage | undefined>;
-  /** Stores `page`; false when another write to its slot came first. */
-  write(page: StoredPage): Promise<boolean>;
-  /** Whether this process may render `key` again (for `ms` at most); release with `release`. */
-  lease(key: string, ms: number): Promise<boolean>;
+  /**
+   * The page if stored and `wanted` (its record says so before its body is read), and whether a
+   * process holds its lease (is rendering it).
+   */
+  peek(
+    key: string,
+    wanted: (page: StoredInfo) => boolean,
+  ): Promise<{ page?: StoredPage; leased: boolean }>;
+  /**
+   * Stores `page`, letting go of its lease in the same commit with `release`; false when another
+   * write to its slot came first (the lease is then still held). A locked file is tried again,
+   * boundedly; then it throws `KvBusyError`.
+   */
+  write(page: StoredPage, release?: boolean): Promise<boolean>;
+  /** Whether this process may render `key` (for `ms` at most); release with `release`. */
+  lease(key: string, ms: number): Promise<Lease>;
   release(key: string): Promise<void>;
 }
 
@@ -44,57 +76,91 @@ export function sharedLayer(kv: Deno.Kv, buildId: string, slots: number): Shared
     generation,
     i,
   ];
-  const leaseKey = (key: string) => [...root, "lease", slotOf(key)];
+  // A digest of the whole key, not its slot: two pages sharing a place never wait for each other.
+  const leaseKey = async (key: string) => [...root, "lease", await digest(key)];
+
+  async function pageOf(slot: number, key: string, record: Record | null) {
+    if (!record || record.key !== key) return undefined;
+    const keys = Array.from(
+      { length: record.pieces },
+      (_, i) => pieceKey(slot, record.generation, i),
+    );
+    const pieces = await kv.getMany<Uint8Array[]>(keys);
+    if (pieces.some((piece) => !(piece.value instanceof Uint8Array))) return undefined;
+    const body = new Uint8Array(record.size);
+    let at = 0;
+    for (const piece of pieces) {
+      body.set(piece.value as Uint8Array, at);
+      at += (piece.value as Uint8Array).byteLength;
+    }
+    const { generation: _g, pieces: _p, size: _s, ...page } = record;
+    return { ...page, body };
+  }
 
   return {
     async read(key) {
       const slot = slotOf(key);
-      const { value: record } = await kv.get<Record>(recordKey(slot));
-      if (!record || record.key !== key) return undefined;
-      const keys = Array.from(
-        { length: record.pieces },
-        (_, i) => pieceKey(slot, record.generation, i),
-      );
-      const pieces = await kv.getMany<Uint8Array[]>(keys);
-      if (pieces.some((piece) => !(piece.value instanceof Uint8Array))) return undefined;
-      const body = new Uint8Array(record.size);
-      let at = 0;
-      for (const piece of pieces) {
-        body.set(piece.value as Uint8Array, at);
-        at += (piece.value as Uint8Array).byteLength;
-      }
-      const { generation: _g, pieces: _p, size: _s, ...page } = record;
-      return { ...page, body };
+      return await pageOf(slot, key, (await kv.get<Record>(recordKey(slot))).value);
     },
 
-    async write(page) {
+    async peek(key, wanted) {
+      const slot = slotOf(key);
+      const [record, lease] = await kv.getMany<[Record, true]>([
+        recordKey(slot),
+        await leaseKey(key),
+      ]);
+      const found = record.value && wanted(record.value) ? record.value : null;
+      return { page: await pageOf(slot, key, found), leased: lease.value !== null };
+    },
+
+    async write(page, release = false) {
       if (page.body.byteLength > MAX_BODY) return false;
       const slot = slotOf(page.key);
-      const before = await kv.get<Record>(recordKey(slot));
-      const generation = crypto.randomUUID();
       const pieces = Math.ceil(page.body.byteLength / PIECE);
       const expireIn = (page.maxAge + page.staleWhileRevalidate) * 1000 + GRACE_MS;
       const { body, ...rest } = page;
-      const record: Record = { ...rest, generation, pieces, size: body.byteLength };
-      let op = kv.atomic().check(before).set(recordKey(slot), record, { expireIn });
-      for (let i = 0; i < pieces; i++) {
-        op = op.set(pieceKey(slot, generation, i), body.subarray(i * PIECE, (i + 1) * PIECE), {
-          expireIn,
-        });
-      }
-      const old = before.value;
-      for (let i = 0; old && i < old.pieces; i++) op = op.delete(pieceKey(slot, old.generation, i));
-      return (await commit(op)).ok;
+      const lease = release ? await leaseKey(page.key) : undefined;
+      return await retrying("a page cache write", async (commit) => {
+        const before = await kv.get<Record>(recordKey(slot));
+        const generation = crypto.randomUUID();
+        const record: Record = { ...rest, generation, pieces, size: body.byteLength };
+        let op = kv.atomic().check(before).set(recordKey(slot), record, { expireIn });
+        for (let i = 0; i < pieces; i++) {
+          op = op.set(pieceKey(slot, generation, i), body.subarray(i * PIECE, (i + 1) * PIECE), {
+            expireIn,
+          });
+        }
+        const old = before.value;
+        for (let i = 0; old && i < old.pieces; i++) {
+          op = op.delete(pieceKey(slot, old.generation, i));
+        }
+        if (lease) op = op.delete(lease);
+        const result = await commit(op);
+        return result.ok ? true : "locked" in result ? undefined : false;
+      }, WRITE_ATTEMPTS);
     },
 
     async lease(key, ms) {
-      const op = kv.atomic().check({ key: leaseKey(key), versionstamp: null })
-        .set(leaseKey(key), true, { expireIn: ms });
-      return (await commit(op)).ok;
+      const at = await leaseKey(key);
+      try {
+        const taken = await retrying("a page cache lease", async (commit) => {
+          const result = await commit(
+            kv.atomic().check({ key: at, versionstamp: null }).set(at, true, { expireIn: ms }),
+          );
+          return result.ok ? true : "locked" in result ? undefined : false;
+        }, LEASE_ATTEMPTS);
+        return taken ? "taken" : "held";
+      } catch (error) {
+        if (error instanceof KvBusyError) return "locked";
+        throw error;
+      }
     },
 
     async release(key) {
-      await kv.delete(leaseKey(key));
+      await retrying("a page cache lease's release", async (commit) => {
+        const result = await commit(kv.atomic().delete(await leaseKey(key)));
+        return result.ok ? true : undefined;
+      }, WRITE_ATTEMPTS);
     },
   };
 }
@@ -107,4 +173,11 @@ function fnv1a(text: string): number {
     hash = Math.imul(hash, 0x01000193);
   }
   return hash >>> 0;
+}
+
+/** SHA-256 of `text`, as a KV key part: a page's key may be longer than a KV key may be. */
+async function digest(text: string): Promise<Uint8Array> {
+  return new Uint8Array(
+    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)),
+  );
 }

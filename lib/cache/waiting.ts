@@ -1,0 +1,90 @@
+/**
+ * @module
+ * Waiting, boundedly, for another request's render of a page no one holds yet, so that a burst of
+ * first requests renders it once: a render in this process is a promise of what it stored; one in
+ * another process (a worker, an instance) is a lease in KV, polled for the page it stores. Every
+ * wait ends by a time and when its request is abandoned: the caller then renders the page itself.
+ */
+
+/** The first gap between two looks at KV, and the longest: a few looks a second at most. */
+const FIRST_GAP_MS = 5;
+const MAX_GAP_MS = 500;
+const GROWTH = 1.25;
+
+/**
+ * What `rendering` gives, or undefined once `until` (on `performance.now()`'s clock) passed or
+ * `signal` aborted - or when it rejects.
+ */
+export function within<T>(
+  rendering: Promise<T | undefined>,
+  until: number,
+  signal: AbortSignal,
+): Promise<T | undefined> {
+  if (signal.aborted) return Promise.resolve(undefined);
+  return new Promise((resolve) => {
+    const done = (value?: T) => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", gone);
+      resolve(value);
+    };
+    const gone = () => done();
+    const timer = setTimeout(gone, Math.max(0, until - performance.now()));
+    signal.addEventListener("abort", gone);
+    rendering.then(done, gone);
+  });
+}
+
+/** A look at KV: the page if it is there and live, and whether its lease is still held. */
+export type Peek<T> = () => Promise<{ page?: T; leased: boolean }>;
+
+/**
+ * Looks (`peek`) until the page is there, its lease is gone without it (that render stored
+ * nothing: a failure, a page that may not be stored), `until` passed or `signal` aborted; the gaps
+ * grow from 5 ms to 500 ms, and `wakeOn` (stored_push.ts) ends one early. The page, or undefined
+ * for the caller to render it.
+ */
+export async function pollFor<T>(
+  peek: Peek<T>,
+  until: number,
+  signal: AbortSignal,
+  wakeOn?: (wake: () => void) => () => void,
+): Promise<T | undefined> {
+  let woken = false;
+  let resume: (() => void) | undefined;
+  const stop = wakeOn?.(() => {
+    woken = true;
+    resume?.();
+  });
+  try {
+    for (let gap = FIRST_GAP_MS;; gap = Math.min(gap * GROWTH, MAX_GAP_MS)) {
+      const wait = Math.min(gap, until - performance.now());
+      if (wait <= 0 || signal.aborted) return undefined;
+      // Woken while the last look was under way: that look may have read before the write.
+      if (!woken) await pause(wait, signal, (done) => resume = done);
+      resume = undefined;
+      woken = false;
+      const { page, leased } = await peek();
+      if (page || !leased) return page;
+    }
+  } finally {
+    stop?.();
+  }
+}
+
+/** Resolves after `ms`, when `signal` aborts, or when the function handed to `resumer` is called. */
+function pause(
+  ms: number,
+  signal: AbortSignal,
+  resumer: (done: () => void) => void,
+): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", done);
+    resumer(done);
+  });
+}

@@ -1,0 +1,307 @@
+/**
+ * @module
+ * A page no one holds yet, asked for by many at once (lib/cache/active.ts, `miss`; waiting.ts):
+ * in one process the first request renders and the others are answered from what it stored; two
+ * apps on one KV store (as two processes are) render it once between them, by the page's lease. A
+ * first render that fails, that may not be stored, or that hangs never takes its waiters with it:
+ * they render the page themselves. The push that wakes waiters in other isolates
+ * (lib/cache/stored_push.ts). Across `deno serve --parallel` workers: tests/process/page_cache_test.ts.
+ */
+import assert from "node:assert/strict";
+import { Suspense, use } from "react";
+import type { App } from "../lib/server.ts";
+import type { AppFiles, TestOptions } from "./helpers/app.ts";
+import { memoryApp } from "./helpers/app.ts";
+import { onStored } from "../lib/cache/stored_push.ts";
+
+const ORIGIN = "https://app.example";
+
+function Widget({ n }: { n: number }) {
+  return <b>widget {n}</b>;
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Waits, boundedly, until `done()`. */
+async function until(done: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 500 && !done(); i++) await pause(10);
+  assert.ok(done(), what);
+}
+
+interface Answer {
+  status: number;
+  state: string | null;
+  html: string;
+  res: Response;
+}
+
+async function loadFrom(app: App, path = "/"): Promise<Answer> {
+  const res = await app.request(ORIGIN + path);
+  const html = (await res.text()).replaceAll("<!-- -->", "");
+  return { status: res.status, state: res.headers.get("x-cache"), html, res };
+}
+
+/** Apps of `routes` on one KV store of their own, as `apps` processes on one file would be. */
+async function cachedApps(routes: AppFiles["routes"], apps = 1, options: TestOptions = {}) {
+  const kv = await Deno.openKv(":memory:");
+  const made = Array.from({ length: apps }, () =>
+    memoryApp({ routes, islands: { Widget } }, {
+      kv,
+      origins: [ORIGIN],
+      allowedHosts: ["app.example"],
+      ...options,
+    }));
+  return {
+    apps: made,
+    kv,
+    async [Symbol.asyncDispose]() {
+      for (const app of made) await app.close();
+      kv.close();
+    },
+  };
+}
+
+/**
+ * A cached page whose renders are counted; the first waits for `release()`, and then renders as
+ * `first` says (a page, a Suspense boundary that fails, a 503).
+ */
+function heldFirst(first: "page" | "suspense" | "status" = "page") {
+  const count = { renders: 0 };
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => release = resolve);
+  const Boom = ({ failing }: { failing: Promise<never> }) => use(failing);
+  const module = {
+    cache: { maxAge: 60 },
+    handler: {
+      async GET(
+        _req: Request,
+        ctx: { render(data: number, init?: ResponseInit): Promise<Response> },
+      ) {
+        const n = ++count.renders;
+        if (n > 1) return ctx.render(n);
+        await gate;
+        if (first === "status") return ctx.render(n, { status: 503 });
+        return ctx.render(first === "suspense" ? -1 : n);
+      },
+    },
+    default: ({ data }: { data: number }) =>
+      data === -1
+        ? (
+          <Suspense fallback={<p>wait</p>}>
+            <Boom failing={Promise.reject(new Error("boom"))} />
+          </Suspense>
+        )
+        : (
+          <>
+            <p>render {data}</p>
+            <Widget n={data} />
+          </>
+        ),
+  };
+  return { count, module, release };
+}
+
+/** Page leases held in `kv` (lib/cache/shared.ts). */
+async function leases(kv: Deno.Kv): Promise<number> {
+  let n = 0;
+  for await (const { key } of kv.list({ prefix: ["page_cache"] })) if (key[2] === "lease") n++;
+  return n;
+}
+
+/** The CSP nonce a response names, and the nonces its body's scripts carry. */
+function noncesOf({ res, html }: Answer) {
+  const csp = /'nonce-([^']+)'/.exec(res.headers.get("content-security-policy")!)![1];
+  return { csp, body: new Set([...html.matchAll(/nonce="([^"]+)"/g)].map((m) => m[1])) };
+}
+
+const failed = ({ status, html }: Answer) => status !== 200 || /server-side exception/.test(html);
+
+Deno.test("concurrent first requests render the page once; the others are answered from what it stored", async () => {
+  const { count, module, release } = heldFirst();
+  await using t = await cachedApps({ "index.tsx": module });
+  const [app] = t.apps;
+  const loads = Array.from({ length: 20 }, () => loadFrom(app));
+  await until(() => count.renders === 1, "the first render began");
+  await pause(50); // the others reach their wait (nothing to assert: they would render)
+  release();
+  const answers = await Promise.all(loads);
+  assert.equal(count.renders, 1, "twenty requests, one render");
+  assert.deepEqual(answers.map(({ state }) => state).sort(), [...Array(19).fill("HIT"), "MISS"]);
+  const miss = answers.find(({ state }) => state === "MISS")!;
+  for (const answer of answers) {
+    assert.equal(answer.status, 200);
+    assert.equal(answer.html, miss.html, "the page as rendered");
+    // Each answer names the stored page's nonce, which its scripts carry (lib/cache/entry.ts).
+    const { csp, body } = noncesOf(answer);
+    assert.deepEqual(body, new Set([csp]));
+  }
+  assert.equal((await loadFrom(app)).state, "HIT");
+  assert.equal(count.renders, 1);
+});
+
+for (
+  const [first, what] of [
+    ["suspense", "fails inside a Suspense boundary after its shell"],
+    ["status", "answers 503 (not storable)"],
+  ] as const
+) {
+  Deno.test(`a first render that ${what} is never served to its waiters: they render it themselves`, async () => {
+    const { count, module, release } = heldFirst(first);
+    await using t = await cachedApps({ "index.tsx": module });
+    const [app] = t.apps;
+    const loads = Array.from({ length: 8 }, () => loadFrom(app));
+    await until(() => count.renders === 1, "the first render began");
+    await pause(50);
+    release();
+    const answers = await Promise.all(loads);
+    assert.equal(answers.filter(failed).length, 1, "only the first request sees its failure");
+    for (const answer of answers.filter((answer) => !failed(answer))) {
+      assert.equal(answer.state, "MISS");
+      assert.match(answer.html, /render [2-8]/);
+    }
+    assert.equal(count.renders, 8);
+    assert.equal((await loadFrom(app)).state, "HIT", "one of theirs was stored");
+  });
+}
+
+Deno.test("a first render whose requester leaves mid-stream: its waiters render the page themselves", async () => {
+  let renders = 0;
+  let finish!: () => void;
+  const late = new Promise<string>((resolve) => finish = () => resolve("the rest"));
+  const Rest = ({ text }: { text: Promise<string> }) => <p>{use(text)}</p>;
+  await using t = await cachedApps({
+    "index.tsx": {
+      cache: { maxAge: 60 },
+      default: () => {
+        const n = ++renders;
+        return (
+          <>
+            <p>render {n}</p>
+            <Suspense fallback={<p>wait</p>}>
+              <Rest text={n === 1 ? late : Promise.resolve("the rest")} />
+            </Suspense>
+          </>
+        );
+      },
+    },
+  });
+  const [app] = t.apps;
+  try {
+    const first = await app.request(ORIGIN + "/"); // its shell: the rest is still to come
+    assert.equal(first.headers.get("x-cache"), "MISS");
+    const waiting = Array.from({ length: 4 }, () => loadFrom(app));
+    await pause(50);
+    assert.equal(renders, 1, "the others wait for the first");
+    assert.equal(await leases(t.kv), 1, "the first holds the page's lease");
+    await first.body!.cancel(); // the requester leaves
+    // The lease goes with it (else it stays for the render limit, and so would the waiters).
+    let left = 1;
+    for (let i = 0; i < 500 && left > 0; i++) {
+      left = await leases(t.kv);
+      if (left > 0) await pause(10);
+    }
+    assert.equal(left, 0, "the lease let go");
+    const answers = await Promise.all(waiting);
+    for (const answer of answers) {
+      assert.equal(answer.status, 200);
+      assert.match(answer.html, /render [2-5].*the rest/s);
+    }
+    assert.equal(renders, 5);
+  } finally {
+    finish();
+  }
+});
+
+Deno.test("a first render that hangs: its waiters stop waiting within their bound and render it themselves", async () => {
+  const { count, module, release } = heldFirst();
+  // The waiters wait half of what their deadline leaves them: about a second here.
+  await using t = await cachedApps({ "index.tsx": module }, 1, { requestTimeoutMs: 2000 });
+  const [app] = t.apps;
+  try {
+    const first = loadFrom(app);
+    await until(() => count.renders === 1, "the first render began");
+    const waiters = await Promise.all(Array.from({ length: 5 }, () => loadFrom(app)));
+    // Answered while the first render is still held: none of them waited for it to end.
+    assert.equal(count.renders, 6);
+    for (const answer of waiters) {
+      assert.equal(answer.status, 200);
+      assert.equal(answer.state, "MISS");
+      assert.match(answer.html, /render [2-6]/);
+    }
+    // The deadline's timer keeps no process alive (lib/server/deadline.ts): this one does.
+    const alive = setInterval(() => {}, 100);
+    try {
+      assert.equal((await first).status, 500, "the first ends at its own deadline");
+    } finally {
+      clearInterval(alive);
+    }
+  } finally {
+    release();
+  }
+});
+
+Deno.test("two apps on one KV store (two processes): a first render in one, the other waits for its page in KV", async () => {
+  const { count, module, release } = heldFirst();
+  await using t = await cachedApps({ "index.tsx": module }, 2);
+  const [one, other] = t.apps;
+  const first = loadFrom(one);
+  await until(() => count.renders === 1, "the first render began, under the page's lease");
+  const waiting = Array.from({ length: 6 }, () => loadFrom(other));
+  await pause(50);
+  release();
+  const answers = [await first, ...await Promise.all(waiting)];
+  assert.equal(count.renders, 1, "one render between the two");
+  assert.deepEqual(answers.map(({ state }) => state), ["MISS", ...Array(6).fill("HIT")]);
+  for (const answer of answers) assert.equal(answer.html, answers[0].html);
+});
+
+Deno.test("two apps on one KV store: a first render that stores nothing lets go of its lease, and the other renders", async () => {
+  const { count, module, release } = heldFirst("status");
+  await using t = await cachedApps({ "index.tsx": module }, 2);
+  const [one, other] = t.apps;
+  const first = loadFrom(one);
+  await until(() => count.renders === 1, "the first render began, under the page's lease");
+  const waiting = Array.from({ length: 4 }, () => loadFrom(other));
+  await pause(50);
+  release();
+  assert.equal((await first).status, 503);
+  const answers = await Promise.all(waiting);
+  for (const answer of answers) {
+    assert.equal(answer.status, 200);
+    assert.match(answer.html, /render 2/, "rendered once in the other app, for all four");
+  }
+  assert.equal(count.renders, 2);
+});
+
+Deno.test("another isolate's word that it let go of a page's lease wakes the waiters of that page only", async () => {
+  const push = import.meta.resolve("../lib/cache/stored_push.ts");
+  // Another isolate of this process, as a `deno serve --parallel` worker is.
+  const worker = new Worker(
+    `data:text/javascript,${
+      encodeURIComponent(`import { announceStored } from "${push}";
+      self.onmessage = (event) => announceStored(event.data);
+      self.postMessage("ready");`)
+    }`,
+    { type: "module" },
+  );
+  const woken: string[] = [];
+  const stops = ["https://app.example/a", "https://app.example/b"].map((key) =>
+    onStored(key, () => woken.push(key))
+  );
+  try {
+    await new Promise((resolve) => worker.addEventListener("message", resolve, { once: true }));
+    worker.postMessage("https://app.example/b");
+    await until(() => woken.length > 0, "the word crossed isolates");
+    await pause(50); // nothing else comes
+    assert.deepEqual(woken, ["https://app.example/b"]);
+    stops[1]();
+    worker.postMessage("https://app.example/b");
+    worker.postMessage("https://app.example/a");
+    await until(() => woken.length > 1, "the word for /a");
+    await pause(50);
+    assert.deepEqual(woken, ["https://app.example/b", "https://app.example/a"], "/b stopped");
+  } finally {
+    stops.forEach((stop) => stop());
+    worker.terminate();
+  }
+});
