@@ -12,6 +12,7 @@ import { Suspense, use } from "react";
 import type { App } from "../lib/server.ts";
 import type { AppFiles, TestOptions } from "./helpers/app.ts";
 import { memoryApp } from "./helpers/app.ts";
+import { LEASELESS_AFTER } from "../lib/cache/active.ts";
 import { onStored } from "../lib/cache/stored_push.ts";
 
 const ORIGIN = "https://app.example";
@@ -303,5 +304,61 @@ Deno.test("another isolate's word that it let go of a page's lease wakes the wai
   } finally {
     stops.forEach((stop) => stop());
     worker.terminate();
+  }
+});
+
+Deno.test("a flood of unknown URLs on a cached route stops costing KV commits for leases; a stored page brings them back", async () => {
+  const kv = await Deno.openKv(":memory:");
+  let writes = 0;
+  // Every KV write of the app counted: atomic commits and deletes.
+  const counted = new Proxy(kv, {
+    get(target, name) {
+      if (name === "atomic" || name === "delete") writes++;
+      const value = Reflect.get(target, name, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  /** Once the writes after the responses are done. */
+  const settled = async () => {
+    for (let last = -1, i = 0; last !== writes && i < 100; i++) {
+      last = writes;
+      await pause(50);
+    }
+    return writes;
+  };
+  const app = memoryApp({
+    routes: {
+      "posts/[id].tsx": {
+        cache: { maxAge: 60 },
+        handler: {
+          GET(
+            _req: Request,
+            ctx: { params: { id: string }; render(data: string): Promise<Response> },
+          ) {
+            if (!ctx.params.id.startsWith("known")) {
+              return new Response("no such post", { status: 404 });
+            }
+            return ctx.render(ctx.params.id);
+          },
+        },
+        default: ({ data }: { data: string }) => <p>post {data}</p>,
+      },
+    },
+  }, { kv: counted, origins: [ORIGIN], allowedHosts: ["app.example"] });
+  try {
+    for (let i = 0; i < 40; i++) {
+      assert.equal((await loadFrom(app, `/posts/unknown-${i}`)).status, 404);
+    }
+    const flood = await settled();
+    assert.ok(flood <= 2 * LEASELESS_AFTER, `${flood} KV writes for 40 unknown URLs`);
+    // Stored without a lease; the next miss takes one again: its commit, then the page's.
+    assert.equal((await loadFrom(app, "/posts/known-1")).status, 200);
+    const stored = await settled();
+    assert.equal(stored - flood, 1, "the page's write alone");
+    assert.equal((await loadFrom(app, "/posts/known-2")).status, 200);
+    assert.equal(await settled() - stored, 2, "a lease again");
+  } finally {
+    await app.close();
+    kv.close();
   }
 });

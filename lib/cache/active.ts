@@ -11,7 +11,9 @@
  * the render limit and by half of what its request's deadline leaves; past it, or when that
  * render stored nothing (it failed, or its page may not be stored), a request renders the page
  * itself. A waiter is answered from the stored page, as a hit (with its render's nonce), never
- * from a stream it joins: a render that fails after its shell is never shown to it.
+ * from a stream it joins: a render that fails after its shell is never shown to it. A route whose
+ * misses keep storing nothing (unknown URLs, each a 404) stops taking leases (`LEASELESS_AFTER`):
+ * a lease costs two KV commits, which a flood of such URLs would otherwise buy at will.
  *
  * The page a miss rendered is held in memory before its requester's last byte; its write to KV,
  * retried while another handle holds the file, goes on after the response, and the lease is let
@@ -56,6 +58,12 @@ const CLOSE_MS = 2000;
 /** A lease outlives its render by the write's retries (shared.ts), in case its holder dies. */
 const LEASE_WRITE_MS = 5000;
 
+/**
+ * Misses in a row of one route that stored nothing, past which its misses take no lease: a flood
+ * of unknown URLs (each a 404) must not cost two KV commits a request. A miss that stores resets it.
+ */
+export const LEASELESS_AFTER = 8;
+
 /** Background renders one process runs at once; stale pages beyond wait for a later request. */
 const BACKGROUND_RENDERS = 8;
 /** After another process took a page's lease, this one tries again no sooner than this. */
@@ -79,6 +87,8 @@ export function activePageCache(
   const background = new Map<string, Promise<void>>();
   /** The misses rendering in this process, by key: what each stored (undefined: nothing). */
   const firstRenders = new Map<string, Promise<HeldPage | undefined>>();
+  /** Per route (its policy), its misses in a row that stored nothing (`LEASELESS_AFTER`). */
+  const storedNothing = new Map<ResolvedPolicy, number>();
   /** Pages on their way to KV after their responses ended, for `close()`. */
   const writes = new Set<Promise<void>>();
   const leaseMs = setup.renderLimitMs + LEASE_WRITE_MS;
@@ -257,6 +267,8 @@ export function activePageCache(
       ended = true;
       clearTimeout(limit);
       firstRenders.delete(key.key);
+      if (page) storedNothing.delete(policy);
+      else storedNothing.set(policy, (storedNothing.get(policy) ?? 0) + 1);
       settle(page);
       persist(write ? page : undefined, key.key, leased);
     };
@@ -264,6 +276,10 @@ export function activePageCache(
     const limit = setTimeout(end, setup.renderLimitMs);
     Deno.unrefTimer(limit);
     try {
+      // Coalescing across processes is for pages that get stored; this process's still holds.
+      if ((storedNothing.get(policy) ?? 0) >= LEASELESS_AFTER) {
+        return await rendered(c, key, policy, pageTags, end);
+      }
       const lease = await shared.lease(key.key, leaseMs).catch(reportKv("lease")) ?? "locked";
       leased = lease === "taken";
       const found = await byOthers(key.key, lease, until, signal).catch(reportKv("read"));
