@@ -28,25 +28,31 @@ const marked = (attribute: string) => `[${attribute}], [${attribute}] *`;
 /**
  * The rules' JSON for an app whose routes are `routes` (by their names, `/blog/:slug`, which read
  * as URL patterns): made once per app. Patterns are relative to the page, so they only ever match
- * our own origin.
+ * our own origin. Written tersely (one `href_matches` with a list of patterns, one `not` around all
+ * that is never speculated, no `or` of one): every page carries it (700 characters for the example,
+ * where the rules one by one took 762).
  */
 export function speculationRules(
   routes: readonly { name: string; module: RouteModule }[],
 ): string {
-  const never = [
-    { href_matches: { pathname: "/_*" } },
-    { href_matches: { pathname: SIGN_OUT } },
-    { selector_matches: marked(NO_PREFETCH) },
-  ].map((rule) => ({ not: rule }));
+  const never = {
+    not: {
+      or: [
+        { href_matches: [{ pathname: "/_*" }, { pathname: SIGN_OUT }] },
+        { selector_matches: marked(NO_PREFETCH) },
+      ],
+    },
+  };
   const ours = { href_matches: { pathname: "/*" } };
   const prerendered = routes
     .filter((route) => route.module.prerender && route.module.default)
-    .map((route) => ({ href_matches: { pathname: route.name } }));
-  const ahead = { or: [{ selector_matches: marked(PRERENDER) }, ...prerendered] };
+    .map((route) => ({ pathname: route.name }));
+  const byLink = { selector_matches: marked(PRERENDER) };
+  const ahead = prerendered.length ? { or: [byLink, { href_matches: prerendered }] } : byLink;
   const rules = {
-    prerender: [{ where: { and: [ours, ahead, ...never] }, eagerness: "moderate" }],
+    prerender: [{ where: { and: [ours, ahead, never] }, eagerness: "moderate" }],
     // Not the links prerendered: a prefetch first would be what the server sees of them.
-    prefetch: [{ where: { and: [ours, { not: ahead }, ...never] }, eagerness: "moderate" }],
+    prefetch: [{ where: { and: [ours, { not: ahead }, never] }, eagerness: "moderate" }],
   };
   // Inside a <script>: no `<` may start a tag (`</script>`) or a comment.
   return JSON.stringify(rules).replaceAll("<", "\\u003c");
