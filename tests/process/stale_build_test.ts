@@ -1,18 +1,18 @@
 /**
  * @module
- * The start's staleness check asked of a worker (`lib/cli/stale_build.ts`), over the real worker:
+ * The start's staleness check asked of a child process (`lib/cli/stale_build.ts`), a real one:
  * what the check throws reaches the start as it was thrown - its message, name, system `code` and
- * the stack of where it failed - not as an `Error` wrapping the worker's stack in its message
+ * the stack of where it failed - not as an `Error` wrapping the child's stack in its message
  * ("Error: Error: EISDIR ..." pointing at the code that received the answer).
  */
 import assert from "node:assert/strict";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildDir } from "../lib/build/fingerprint.ts";
-import { isStaleApart } from "../lib/cli/stale_build.ts";
+import { buildDir } from "../../lib/build/fingerprint.ts";
+import { isStaleApart } from "../../lib/cli/stale_build.ts";
 
-Deno.test("a tree never built is stale, answered by the worker", async () => {
+Deno.test("a tree never built is stale, answered by the child process", async () => {
   const root = await mkdtemp(join(tmpdir(), "stale-build-"));
   try {
     await Deno.writeTextFile(join(root, "deno.json"), "{}\n");
@@ -31,7 +31,7 @@ Deno.test("what the check throws reaches the start as it was thrown", async () =
       assert.match(error.message, /^EISDIR: /);
       assert.equal(error.code, "EISDIR");
       assert.equal(error.name, "Error");
-      assert.doesNotMatch(error.stack ?? "", /stale_build\.ts/, "the worker's stack, not ours");
+      assert.doesNotMatch(error.stack ?? "", /stale_build\.ts/, "the child's stack, not ours");
       assert.match(error.stack ?? "", /^Error: EISDIR: /);
       return true;
     });
