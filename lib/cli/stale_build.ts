@@ -24,6 +24,9 @@ export interface CheckError {
 /** What the child (`stale_build_check.ts`) answers. */
 export type StaleAnswer = { stale: boolean } | { error: CheckError };
 
+/** How the line of stdout that holds the answer begins. */
+export const ANSWER = "stale-build-answer ";
+
 const CHECK = new URL("./stale_build_check.ts", import.meta.url);
 
 /** `isStale(root, dev)` of `build/fingerprint.ts`, in a process that is gone once it answers. */
@@ -32,13 +35,15 @@ export async function isStaleApart(root: string, dev: boolean): Promise<boolean>
     args: ["run", "--allow-read", "--allow-env", CHECK.pathname, root, dev ? "dev" : "prod"],
     stdin: "null",
   }).output();
-  const text = new TextDecoder().decode(stdout).trim();
-  if (code !== 0 || !text) {
+  // Its answer is the line that says so: what else may reach stdout (V8's own traces, when
+  // DENO_V8_FLAGS asks for them) is not.
+  const line = new TextDecoder().decode(stdout).split("\n").find((l) => l.startsWith(ANSWER));
+  if (code !== 0 || !line) {
     throw new Error(
       `the build's staleness check exited with code ${code}: ${new TextDecoder().decode(stderr)}`,
     );
   }
-  const answer: StaleAnswer = JSON.parse(text);
+  const answer: StaleAnswer = JSON.parse(line.slice(ANSWER.length));
   if ("error" in answer) throw thrownAgain(answer.error);
   return answer.stale;
 }

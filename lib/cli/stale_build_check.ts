@@ -1,11 +1,11 @@
 /**
  * @module
  * The process `stale_build.ts` starts: `deno run stale_build_check.ts <root> <prod|dev>` writes
- * one line of JSON to stdout, `{ stale }`, or `{ error }` (the thrown error's name, message, stack
+ * one line to stdout, `ANSWER` and then the JSON of `{ stale }`, or `{ error }` (the thrown error's name, message, stack
  * and system code, for `stale_build.ts` to throw again as it was), and exits 0.
  */
 import { isStale } from "../build/fingerprint.ts";
-import type { StaleAnswer } from "./stale_build.ts";
+import { ANSWER, type StaleAnswer } from "./stale_build.ts";
 
 const [root, mode] = Deno.args;
 let answer: StaleAnswer;
@@ -17,4 +17,4 @@ try {
     : { name: "Error", message: String(error), stack: undefined, code: undefined };
   answer = { error: { name, message, stack, code: typeof code === "string" ? code : undefined } };
 }
-console.log(JSON.stringify(answer));
+console.log(ANSWER + JSON.stringify(answer));
