@@ -7,11 +7,15 @@
  * from one run to the next on a shared machine; measured in turn beside the same limit, the two
  * trees see the same drift. Prints each run and the medians:
  * `flock /tmp/bench.lock deno run -A bench/memory_trees.ts <tree A> <tree B> [runs (3)]`.
+ * `BENCH_SENTRY=1`: both with Sentry on as production runs it (`PRODUCTION_SENTRY`, traces at
+ * 0.1, sent to a stand-in on loopback); the process measured is then the launcher's child.
  */
 import { join } from "node:path";
 import { PROJECT_ROOT } from "../tests/helpers/project_copy.ts";
 import { memorySideBySide, memorySummary } from "./memory.ts";
 import { type Running, start, startV8Flags } from "./process.ts";
+import { startReceiver } from "./receiver.ts";
+import { PRODUCTION_SENTRY, startVariant } from "./telemetry.ts";
 import { wrk } from "./wrk.ts";
 
 const [treeA, treeB, runs = "3"] = Deno.args;
@@ -47,9 +51,14 @@ const limit = stack.use(
     DENO_V8_FLAGS: await startV8Flags(a.root),
   }, "/list"),
 );
+const receiver = Deno.env.get("BENCH_SENTRY") === "1" ? stack.use(startReceiver()) : undefined;
+const serve = (root: string) =>
+  receiver
+    ? startVariant(root, PRODUCTION_SENTRY(receiver.dsn), receiver)
+    : start(root, ["task", "start"], {}, "/list");
 const servers: Record<string, Running> = {
-  A: stack.use(await start(a.root, ["task", "start"], {}, "/list")),
-  B: stack.use(await start(b.root, ["task", "start"], {}, "/list")),
+  A: stack.use(await serve(a.root)),
+  B: stack.use(await serve(b.root)),
 };
 const results: Record<string, { ratio: number; rps: number }[]> = { A: [], B: [] };
 for (let run = 0; run < Number(runs); run++) {

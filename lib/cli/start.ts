@@ -30,7 +30,7 @@ let serving = false;
 // Before anything else: a launcher killed while this one builds or loads takes it along too.
 parentGone?.then(() => serving || Deno.exit(0));
 
-// Checked in a worker, and built in a child process: neither's modules stay in the server's heap.
+// Checked and built in child processes: nothing of either stays with the server.
 if (!devFrontToken && await isStaleApart(PROJECT_ROOT, dev)) {
   await (await import("./build_or_exit.ts")).buildApartOrExit(dev);
 }

@@ -5,7 +5,7 @@
  * native module mapped into it — since it built in a process of its own: V8 never unloads a
  * module, so a build run in the server's process stayed in its memory for as long as it served
  * (50 MB more resident; `docs/performance.md`, "Memory"). Nor, having served pages only, the
- * modules only other work needs: the staleness check (run in a worker), an action call's reader,
+ * modules only other work needs: the staleness check (run in a child process), an action call's reader,
  * the page cache at work (no route here caches), `hono/deno`'s SSG and WebSocket helpers,
  * `node:fs`; every module loaded stays in the heap, which V8 grows to a multiple of what it holds.
  */
@@ -59,7 +59,7 @@ async function loadedScripts(inspectPort: number): Promise<string[]> {
 
 /** What a server that serves pages never needs, each with where it went. */
 const NOT_LOADED: [RegExp, string][] = [
-  [/\/lib\/build\//, "the staleness check runs in a worker (cli/stale_build.ts)"],
+  [/\/lib\/build\//, "the staleness check runs in a child process (cli/stale_build.ts)"],
   [/\/lib\/actions\/(read_call|decode|form_body|stale)\.ts$/, "imported at the first action call"],
   [/\/lib\/cache\/active\.ts$/, "imported only when a route exports `cache`"],
   [/\/hono\/dist\/helper\/(ssg|websocket)\//, "hono/deno's serveStatic brings them: not used"],

@@ -1,20 +1,20 @@
 /**
  * @module
- * The start's staleness check asked of a worker (`lib/cli/stale_build.ts`), over the real worker:
+ * The start's staleness check asked of a child process (`lib/cli/stale_build.ts`), a real one:
  * what the check throws reaches the start as it was thrown - its message, name, system `code` and
- * the stack of where it failed - not as an `Error` wrapping the worker's stack in its message
+ * the stack of where it failed - not as an `Error` wrapping the child's stack in its message
  * ("Error: Error: EISDIR ..." pointing at the code that received the answer); and a check that
- * cannot even load (its worker's `onerror`) fails the start with that error instead of hanging it.
+ * cannot even load fails the start with that error, not a hang.
  */
 import assert from "node:assert/strict";
 import { copyFile, mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { buildDir } from "../lib/build/fingerprint.ts";
-import { isStaleApart } from "../lib/cli/stale_build.ts";
+import { buildDir } from "../../lib/build/fingerprint.ts";
+import { isStaleApart } from "../../lib/cli/stale_build.ts";
 
-Deno.test("a tree never built is stale, answered by the worker", async () => {
+Deno.test("a tree never built is stale, answered by the child process", async () => {
   const root = await mkdtemp(join(tmpdir(), "stale-build-"));
   try {
     await Deno.writeTextFile(join(root, "deno.json"), "{}\n");
@@ -33,7 +33,7 @@ Deno.test("what the check throws reaches the start as it was thrown", async () =
       assert.match(error.message, /^EISDIR: /);
       assert.equal(error.code, "EISDIR");
       assert.equal(error.name, "Error");
-      assert.doesNotMatch(error.stack ?? "", /stale_build\.ts/, "the worker's stack, not ours");
+      assert.doesNotMatch(error.stack ?? "", /stale_build\.ts/, "the child's stack, not ours");
       assert.match(error.stack ?? "", /^Error: EISDIR: /);
       return true;
     });
@@ -43,13 +43,14 @@ Deno.test("what the check throws reaches the start as it was thrown", async () =
 });
 
 Deno.test("a check that cannot even load fails the start with its error, not a hang", async () => {
-  // The two modules of the check beside a fingerprint module that throws as it loads.
-  const copy = await mkdtemp(join(tmpdir(), "stale-build-lib-"));
+  // The two modules of the check beside a fingerprint module that throws as it loads, in a folder
+  // whose name has a space (the child is given a path, not a percent-encoded URL).
+  const copy = await mkdtemp(join(tmpdir(), "stale build lib-"));
   try {
     await mkdir(join(copy, "cli"));
     await mkdir(join(copy, "build"));
-    for (const file of ["stale_build.ts", "stale_build_worker.ts"]) {
-      await copyFile(new URL(`../lib/cli/${file}`, import.meta.url), join(copy, "cli", file));
+    for (const file of ["stale_build.ts", "stale_build_check.ts"]) {
+      await copyFile(new URL(`../../lib/cli/${file}`, import.meta.url), join(copy, "cli", file));
     }
     await Deno.writeTextFile(
       join(copy, "build", "fingerprint.ts"),
@@ -57,7 +58,7 @@ Deno.test("a check that cannot even load fails the start with its error, not a h
     );
     const { isStaleApart: apart } = await import(
       pathToFileURL(join(copy, "cli", "stale_build.ts")).href
-    ) as typeof import("../lib/cli/stale_build.ts");
+    ) as typeof import("../../lib/cli/stale_build.ts");
     await assert.rejects(apart(copy, false), /the fingerprint failed to load/);
   } finally {
     await rm(copy, { recursive: true });
