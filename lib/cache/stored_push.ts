@@ -5,34 +5,25 @@
  * to KV, or nothing to write - and a request waiting for it in another isolate the channel reaches
  * (the other workers of `deno serve --parallel`; on Deno Deploy, other isolates of the region)
  * looks in KV at once instead of at its next look. A hint only, as tag_push.ts is: a stray message
- * costs one read, a lost one the wait for the next look. The channel is `unref`'d.
+ * costs one read, a lost one the wait for the next look.
  */
-import { BroadcastChannel } from "node:worker_threads";
+import { hintChannel } from "./hint_channel.ts";
 
-const NAME = "shell:page-cache-stored";
-/** Longer than any page's key (key.ts): such a message is not ours, and such a key is not sent. */
-const MAX_KEY = 16 * 1024;
+/** Its bound: longer than any page's key (key.ts); a longer message is not ours, nor sent. */
+const channel = hintChannel("shell:page-cache-stored", 16 * 1024);
 
 /** The requests of this isolate waiting for a page, by its key. */
 const waiting = new Map<string, Set<() => void>>();
-let channel: BroadcastChannel | undefined;
-
-/** The isolate's one channel, made on first use and kept for its life (it holds nothing alive). */
-function opened(): BroadcastChannel {
-  if (channel) return channel;
-  channel = new BroadcastChannel(NAME);
-  channel.unref();
-  channel.onmessage = (event: unknown) => {
-    const key = (event as MessageEvent).data;
-    if (typeof key !== "string" || key.length > MAX_KEY) return;
-    for (const wake of waiting.get(key) ?? []) wake();
-  };
-  return channel;
-}
+let listening = false;
 
 /** Calls `wake` when another isolate says it let go of `key`'s lease; the returned function stops it. */
 export function onStored(key: string, wake: () => void): () => void {
-  opened();
+  if (!listening) {
+    listening = true;
+    channel.listen((key) => {
+      for (const wake of waiting.get(key) ?? []) wake();
+    });
+  }
   let wakes = waiting.get(key);
   if (!wakes) waiting.set(key, wakes = new Set());
   wakes.add(wake);
@@ -44,5 +35,5 @@ export function onStored(key: string, wake: () => void): () => void {
 
 /** Tells the other isolates on the channel that this one let go of `key`'s lease. */
 export function announceStored(key: string): void {
-  if (key.length <= MAX_KEY) opened().postMessage(key);
+  channel.send(key);
 }

@@ -7,41 +7,19 @@
  * later. A hint only: it carries no version (an isolate on another store would take it for its
  * own), so the worst it can do is cost one read, and losing it costs only the wait for the check,
  * which stays the guarantee for every process and instance the channel does not reach. Nothing
- * here reads KV: an idle isolate stays idle. The channel is `unref`'d (`node:worker_threads`' own
- * has `unref`; the global one would keep a script alive).
+ * here reads KV: an idle isolate stays idle.
  */
-import { BroadcastChannel } from "node:worker_threads";
+import { hintChannel } from "./hint_channel.ts";
 
-const NAME = "shell:page-cache-tags";
-/** Longer than any tag (policy.ts): anything else on the channel is not ours. */
-const MAX_TAG = 128;
-
-type Listener = (tag: string) => void;
-
-const listeners = new Set<Listener>();
-let channel: BroadcastChannel | undefined;
-
-/** The isolate's one channel, made on first use and kept for its life (it holds nothing alive). */
-function opened(): BroadcastChannel {
-  if (channel) return channel;
-  channel = new BroadcastChannel(NAME);
-  channel.unref();
-  channel.onmessage = (event: unknown) => {
-    const tag = (event as MessageEvent).data;
-    if (typeof tag !== "string" || tag.length > MAX_TAG) return;
-    for (const listener of listeners) listener(tag);
-  };
-  return channel;
-}
+/** Its bound: a tag is at most 128 characters (policy.ts); anything longer is not ours. */
+const channel = hintChannel("shell:page-cache-tags", 128);
 
 /** Calls `listener` with each tag another isolate moved; the returned function stops it. */
-export function onTagMoved(listener: Listener): () => void {
-  opened();
-  listeners.add(listener);
-  return () => void listeners.delete(listener);
+export function onTagMoved(listener: (tag: string) => void): () => void {
+  return channel.listen(listener);
 }
 
 /** Tells every other isolate on the channel that `tag` moved (this one knows already). */
 export function announceTagMoved(tag: string): void {
-  opened().postMessage(tag);
+  channel.send(tag);
 }
