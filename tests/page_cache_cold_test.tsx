@@ -12,7 +12,7 @@ import { Suspense, use } from "react";
 import type { App } from "../lib/server.ts";
 import type { AppFiles, TestOptions } from "./helpers/app.ts";
 import { memoryApp } from "./helpers/app.ts";
-import { LEASELESS_AFTER } from "../lib/cache/active.ts";
+import { LEASELESS_AFTER, MAX_WRITES } from "../lib/cache/active.ts";
 import { onStored } from "../lib/cache/stored_push.ts";
 
 const ORIGIN = "https://app.example";
@@ -358,6 +358,70 @@ Deno.test("a flood of unknown URLs on a cached route stops costing KV commits fo
     assert.equal((await loadFrom(app, "/posts/known-2")).status, 200);
     assert.equal(await settled() - stored, 2, "a lease again");
   } finally {
+    await app.close();
+    kv.close();
+  }
+});
+
+Deno.test("with KV's writes hung, pages waiting to be written are bounded: the rest stay in memory only", async () => {
+  const kv = await Deno.openKv(":memory:");
+  let hung = 0;
+  let resume!: () => void;
+  const gate = new Promise<void>((resolve) => resume = resolve);
+  // Every commit that writes a page's pieces waits for `resume()`; leases and the rest go through.
+  const hanging = new Proxy(kv, {
+    get(target, name) {
+      if (name === "atomic") {
+        return () => {
+          const op = target.atomic();
+          let writesPage = false;
+          const wrapped: Deno.AtomicOperation = new Proxy(op, {
+            get(o, n) {
+              const value = Reflect.get(o, n, o);
+              if (typeof value !== "function") return value;
+              if (n === "commit") {
+                return async () => {
+                  if (writesPage) {
+                    hung++;
+                    await gate;
+                  }
+                  return await o.commit();
+                };
+              }
+              return (...args: unknown[]) => {
+                if (n === "set" && String(args[0]).includes("piece")) writesPage = true;
+                value.apply(o, args);
+                return wrapped;
+              };
+            },
+          });
+          return wrapped;
+        };
+      }
+      const value = Reflect.get(target, name, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  const app = memoryApp({
+    routes: {
+      "posts/[id].tsx": {
+        cache: { maxAge: 60 },
+        default: ({ params }: { params: { id: string } }) => <p>post {params.id}</p>,
+      },
+    },
+  }, { kv: hanging, origins: [ORIGIN], allowedHosts: ["app.example"] });
+  try {
+    for (let i = 0; i < MAX_WRITES + 40; i++) {
+      const { status, state } = await loadFrom(app, `/posts/${i}`);
+      assert.deepEqual([status, state], [200, "MISS"]);
+    }
+    await until(() => hung >= MAX_WRITES, `${MAX_WRITES} writes waiting on KV`);
+    await pause(100);
+    assert.equal(hung, MAX_WRITES, "no more than the bound waits on KV");
+    // What was not written is still served from this process's memory.
+    assert.equal((await loadFrom(app, `/posts/${MAX_WRITES + 39}`)).state, "HIT");
+  } finally {
+    resume();
     await app.close();
     kv.close();
   }

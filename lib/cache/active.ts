@@ -64,6 +64,12 @@ const LEASE_WRITE_MS = 5000;
  */
 export const LEASELESS_AFTER = 8;
 
+/**
+ * Pages on their way to KV at once, each held until KV answers: past it (KV slow or hung) a page
+ * stays in this process's memory only, and a lease taken for it expires by itself.
+ */
+export const MAX_WRITES = 64;
+
 /** Background renders one process runs at once; stale pages beyond wait for a later request. */
 const BACKGROUND_RENDERS = 8;
 /** After another process took a page's lease, this one tries again no sooner than this. */
@@ -89,8 +95,10 @@ export function activePageCache(
   const firstRenders = new Map<string, Promise<HeldPage | undefined>>();
   /** Per route (its policy), its misses in a row that stored nothing (`LEASELESS_AFTER`). */
   const storedNothing = new Map<ResolvedPolicy, number>();
-  /** Pages on their way to KV after their responses ended, for `close()`. */
+  /** Pages on their way to KV after their responses ended, for `close()` (`MAX_WRITES`). */
   const writes = new Set<Promise<void>>();
+  /** Whether writes were refused since the last one let in: one warning line for the spell. */
+  let behind = false;
   const leaseMs = setup.renderLimitMs + LEASE_WRITE_MS;
   const closing = new AbortController();
   const retryAt = new Map<string, number>();
@@ -153,6 +161,14 @@ export function activePageCache(
   /** Writes `page` to KV after its response, then lets go of its lease if this process held it. */
   function persist(page: StoredPage | undefined, key: string, leased: boolean): void {
     if (!page && !leased) return;
+    if (writes.size >= MAX_WRITES) {
+      if (!behind) {
+        log("warn", `page cache: ${MAX_WRITES} writes to KV pending; pages kept in memory only`);
+      }
+      behind = true;
+      return;
+    }
+    behind = false;
     const write = (async () => {
       // The lease is let go with the page, in one commit; alone when there is none.
       const written = page ? await shared.write(page, leased).catch(reportKv("write")) : false;
