@@ -10,7 +10,7 @@
  */
 import assert from "node:assert/strict";
 import { ActionError } from "shell/runtime";
-import { captureLogs, TestClient } from "shell/testing";
+import { captureLogs, startSentryReceiver, TestClient } from "shell/testing";
 import { httpError, redirect, requestContext } from "../lib/mod.ts";
 import type { Middleware, RouteContext } from "../lib/mod.ts";
 import { memoryApp } from "./helpers/app.ts";
@@ -122,6 +122,11 @@ const app = memoryApp({
         GET: () => new Response(null, { status: 303, headers: { Location: "/landing" } }),
       },
     },
+    "moved.ts": {
+      handler: {
+        GET: () => new Response(null, { status: 303, headers: { Location: "/form" } }),
+      },
+    },
     "landing.ts": {
       handler: {
         GET: (req: Request) => new Response(`landed, cookie: ${req.headers.get("cookie")}`),
@@ -215,8 +220,22 @@ Deno.test("a form goes with the entries a browser would send", async (t) => {
   });
 
   await t.step("a missing form or button is an error that says so", async () => {
-    await assert.rejects(client.submit("/form", { form: "#nope" }), /no form #nope on/);
+    await assert.rejects(
+      client.submit("/form", { form: "#nope" }),
+      /no form #nope on http:\/\/localhost\/form; its forms: #full$/,
+    );
     await assert.rejects(client.submit("/form", { button: "#nope" }), /no #nope in the form/);
+  });
+
+  await t.step("a page reached through a redirect is the one the form is on", async () => {
+    // As a browser: the Referer is the page landed on (a guarded page's `/login?next=…`), and an
+    // error names it, not the URL asked for.
+    const res = await client.submit("/moved", { fields: { name: "Ada" } });
+    assert.equal((await res.json()).referer, "http://localhost/form");
+    await assert.rejects(
+      client.submit("/moved", { form: "#nope" }),
+      /no form #nope on http:\/\/localhost\/form;/,
+    );
   });
 });
 
@@ -295,6 +314,26 @@ Deno.test("a request's log lines are its own", async () => {
   assert.ok(secondPage.includes(line.digest), "the page shows its own line's digest");
   assert.ok(!firstPage.includes(line.digest));
   assert.notDeepEqual(logs.of(first), logs.of(second));
+});
+
+Deno.test("the Sentry receiver answers the OTLP exports of `deno task start`, apart from envelopes", async () => {
+  await using receiver = startSentryReceiver();
+  const base = `http://127.0.0.1:${receiver.port}/api/1/integration/otlp/v1`;
+  for (const signal of ["traces", "logs"]) {
+    const res = await fetch(`${base}/${signal}`, {
+      method: "POST",
+      headers: { "Content-Type": "application/x-protobuf" },
+      body: new Uint8Array([0x0a, 0x02, 0x08, 0x01]),
+    });
+    await res.body?.cancel();
+    assert.equal(res.status, 200);
+  }
+  assert.deepEqual(receiver.requests.map((r) => r.path), [
+    "/api/1/integration/otlp/v1/traces",
+    "/api/1/integration/otlp/v1/logs",
+  ]);
+  assert.equal(receiver.envelopes(), 0);
+  assert.deepEqual(receiver.items, []);
 });
 
 function formOf(fields: Record<string, string>): FormData {

@@ -178,13 +178,23 @@ export class TestClient {
    * ```
    */
   async request(path: string | URL, init: ClientRequestInit = {}): Promise<Response> {
+    return (await this.#follow(path, init)).response;
+  }
+
+  /** `request`, and the URL its answer came from: where the redirects followed led. */
+  async #follow(
+    path: string | URL,
+    init: ClientRequestInit,
+  ): Promise<{ response: Response; url: URL }> {
     const { follow = false, ...rest } = init;
     let url = new URL(path, this.origin);
     let request = rest;
     for (let hops = 0;; hops++) {
       const response = await this.#exchange(url, request);
       const location = response.headers.get("location");
-      if (!follow || !location || response.status < 300 || response.status > 399) return response;
+      if (!follow || !location || response.status < 300 || response.status > 399) {
+        return { response, url };
+      }
       if (hops === MAX_REDIRECTS) throw new Error(`more than ${MAX_REDIRECTS} redirects`);
       await response.body?.cancel();
       url = new URL(location, url);
@@ -227,12 +237,16 @@ export class TestClient {
    */
   async submit(page: string | URL, options: SubmitOptions = {}): Promise<Response> {
     const { form, fields = {}, button, follow = false, headers = {} } = options;
-    const pageUrl = new URL(page, this.origin);
-    const loaded = await this.request(pageUrl, { follow: true, headers: { Accept: HTML } });
+    // The page the form is on is where the redirects led (`/login?next=…` for a guarded page):
+    // its URL resolves the form's action, is the `Referer`, and names the page in errors.
+    const { response: loaded, url: pageUrl } = await this.#follow(page, {
+      follow: true,
+      headers: { Accept: HTML },
+    });
     if (!loaded.ok) throw new Error(`GET ${pageUrl.pathname} answered ${loaded.status}`);
     const filled = await fillForm(
       await loaded.text(),
-      loaded.url || pageUrl.href,
+      pageUrl.href,
       formChoice(form),
       fields,
       button,

@@ -119,7 +119,11 @@ function findForm(
   else throw new Error(`${pageUrl} has ${forms.length} forms: say which one`);
   if (!found || found.tagName !== "FORM") {
     const which = typeof choice === "string" ? choice : `posting to ${choice?.action}`;
-    throw new Error(`no form ${which} on ${pageUrl}`);
+    const there = forms.map((form) => {
+      const id = attribute(form, "id");
+      return id ? `#${id}` : `action=${attribute(form, "action") ?? ""}`;
+    });
+    throw new Error(`no form ${which} on ${pageUrl}; its forms: ${there.join(", ") || "none"}`);
   }
   return found as HTMLFormElement;
 }
