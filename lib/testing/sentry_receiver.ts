@@ -3,8 +3,10 @@
  * A stand-in for Sentry's ingest on 127.0.0.1: accepts the envelopes the real SDKs post
  * (`/api/{project}/envelope/`, gzip or deflate or plain), parses them with `@sentry/core`'s own
  * `parseEnvelope`, and lets tests wait for items (`event`, `transaction`, ...). It records every
- * request's headers, envelope or not, and can answer slowly, never, or with an error status (and
- * rate-limit headers), to show that a struggling Sentry never hurts the app. Test-only.
+ * request's headers, envelope or not (the OTLP exports `deno task start` sends to a DSN's
+ * `/integration/otlp/` endpoints are recorded and answered, never parsed), and can answer slowly,
+ * never, or with an error status (and rate-limit headers), to show that a struggling Sentry never
+ * hurts the app. Test-only.
  */
 import { Arrivals } from "./arrivals.ts";
 import { parseEnvelope } from "@sentry/core";
@@ -43,7 +45,7 @@ export interface ReceivedItem {
 export interface ReceivedRequest {
   /** `POST` for an envelope. */
   method: string;
-  /** `/api/{project}/envelope/` for an envelope. */
+  /** `/api/{project}/envelope/` for an envelope; `/api/{project}/integration/otlp/v1/traces` for OTLP. */
   path: string;
   /** As sent (`Content-Encoding`, `Origin`, ...). */
   headers: Headers;
@@ -149,7 +151,9 @@ export function startSentryReceiver(options: ReceiverOptions = {}): SentryReceiv
   }, async (req) => {
     const url = new URL(req.url);
     requests.push({ method: req.method, path: url.pathname, headers: req.headers });
-    if (req.method === "POST") {
+    // `deno task start` with a DSN exports Deno's OpenTelemetry to the DSN's OTLP endpoints: those
+    // posts are no envelopes (protobuf), so they are recorded as requests and answered, not parsed.
+    if (req.method === "POST" && !url.pathname.includes("/integration/otlp/")) {
       const body = await decompressed(req);
       envelopes++;
       bodies.push(new TextDecoder().decode(body));
