@@ -54,6 +54,7 @@ export { createDefine, type Define, defineRoute, type RouteDefinition } from "./
 export { requestContext } from "./server/context.ts";
 export { bodyLimit } from "./server/bodies.ts";
 export {
+  type ClientErrorStatus,
   HttpError,
   httpError,
   type HttpErrorInit,

@@ -43,6 +43,25 @@ const STATUS_TEXT: Record<number, string> = {
 };
 
 /**
+ * A 4xx status, 400-499: what {@link httpError} takes. A 5xx is no expected refusal but a failure,
+ * so `httpError(503)` does not type-check (and throws a `TypeError` if forced).
+ *
+ * @example
+ * ```ts
+ * import { type ClientErrorStatus, httpError } from "shell";
+ *
+ * const refuse = (status: ClientErrorStatus) => httpError(status);
+ * refuse(409);
+ * ```
+ */
+export type ClientErrorStatus =
+  // "400" | … | "499", each made a number (written out in one type: `deno doc --lint` wants no
+  // private helper types behind a public one).
+  `4${0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9}${0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9}` extends
+    infer S ? S extends `${infer N extends number}` ? N : never
+    : never;
+
+/**
  * What else an expected error carries to its response.
  *
  * @example
@@ -125,7 +144,11 @@ export class HttpError extends Error {
  * // if (!member) throw errors.notMember();
  * ```
  */
-export function httpError(status: number, message?: string, init?: HttpErrorInit): HttpError {
+export function httpError(
+  status: ClientErrorStatus,
+  message?: string,
+  init?: HttpErrorInit,
+): HttpError {
   return new HttpError(status, message, init);
 }
 
