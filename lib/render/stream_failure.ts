@@ -44,15 +44,11 @@ export function watchBoundaries(
   clock: DeadlineClock,
 ): BoundaryWatch {
   // The request's abort (and the deadline's) is forwarded to our controller: cheaper per request
-  // than `AbortSignal.any`, whose weak references also keep the garbage collector busy. Only for
-  // as long as React renders: Deno aborts every request's signal once its response is sent, and
-  // forwarding that to a render long done was an event and an abort more on every request.
+  // than `AbortSignal.any`, whose weak references also keep the garbage collector busy.
   const render = new AbortController();
   const abort = (reason: unknown) => render.abort(reason);
-  const forward = () => abort(request.reason);
   if (request.aborted) abort(request.reason);
-  else request.addEventListener("abort", forward, { once: true });
-  const rendered = () => request.removeEventListener("abort", forward);
+  else request.addEventListener("abort", () => abort(request.reason), { once: true });
   deadline?.onExpire(abort);
   const early: unknown[] = [];
   const tails: (string | Promise<string>)[] = [];
@@ -85,17 +81,13 @@ export function watchBoundaries(
         throw early[0];
       }
       shellReady = true;
-      if (complete) {
-        rendered();
-        return undefined;
-      }
+      if (complete) return undefined;
       // What still streams gets a deadline of its own.
       const streaming = clock.start();
-      allReady.finally(() => {
-        rendered();
-        streaming?.clear();
-      });
-      streaming?.onExpire(abort);
+      if (streaming) {
+        streaming.onExpire(abort);
+        allReady.finally(() => streaming.clear());
+      }
       return new TransformStream({
         async flush(controller) {
           if (tails.length === 0) return;
