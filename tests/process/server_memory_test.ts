@@ -8,9 +8,13 @@
  * modules only other work needs: the staleness check (run in a child process), an action call's reader,
  * the page cache at work (no route here caches), `hono/deno`'s SSG and WebSocket helpers,
  * `node:fs`; every module loaded stays in the heap, which V8 grows to a multiple of what it holds.
+ * With Sentry on as production runs it (on Deno's OpenTelemetry), the SDK's errors-only bundle: not
+ * the one with the SDK's own tracing and the code of all its integrations, nor the packages.
  */
 import assert from "node:assert/strict";
+import { startSentryReceiver } from "shell/testing";
 import { builtFixture } from "../helpers/built_copy.ts";
+import { startOtlpReceiver, tracedEnv } from "../helpers/otlp_receiver.ts";
 import { copyProject } from "../helpers/project_copy.ts";
 import { freePort, startServer } from "../helpers/server.ts";
 
@@ -83,4 +87,24 @@ Deno.test("a server that served pages holds none of the modules only other work 
     scripts.filter((url) => pattern.test(url)).map((url) => `${url}: ${why}`)
   );
   assert.deepEqual(held, [], "each module loaded stays in the heap for as long as the server runs");
+});
+
+Deno.test("a Sentry-on server on Deno's OpenTelemetry holds only the SDK's errors-only bundle", async () => {
+  await using receiver = startSentryReceiver();
+  await using otlp = startOtlpReceiver();
+  const inspectPort = freePort();
+  // The server's process as the launcher starts it: Deno's OpenTelemetry on, Sentry for errors.
+  await using server = await startServer(tracedEnv(otlp, receiver.dsn), {
+    root: await builtFixture(),
+    args: () => ["run", "-A", `--inspect=127.0.0.1:${inspectPort}`, "lib/cli/start.ts"],
+  });
+  for (const path of ["/", "/list"]) await (await server.fetch(path)).body?.cancel();
+
+  const scripts = await loadedScripts(inspectPort);
+  const sdk = scripts.filter((url) => /\/_build\/server-sdk\/|\/@sentry\//.test(url));
+  assert.deepEqual(sdk.map((url) => url.replace(/^.*\/_build\//, "_build/")), [
+    "_build/server-sdk/sdk.js",
+  ]);
+  assert.ok(scripts.some((url) => url.endsWith("/lib/sentry/on_otel.ts")), "Sentry is on");
+  assert.ok(!scripts.some((url) => url.endsWith("/lib/sentry/sdk_tracing.ts")));
 });
