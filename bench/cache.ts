@@ -23,7 +23,7 @@
 import { join } from "node:path";
 import { CACHED_FILES } from "../tests/process/page_cache_test.ts";
 import { copyProject } from "../tests/helpers/project_copy.ts";
-import { pin, type Running, start, startEnv } from "./process.ts";
+import { pin, type Running, start, startV8Flags } from "./process.ts";
 import { startReceiver } from "./receiver.ts";
 import { PRODUCTION_SENTRY } from "./telemetry.ts";
 import { type Pinned, pinnedConnection } from "./pinned.ts";
@@ -215,7 +215,7 @@ export async function measureCache(options: CacheOptions) {
   const codings: { plain: WrkResult; compressed: WrkResult }[] = [];
   if (!options.invalidationOnly) {
     await using limit = await start(root, ["run", "-A", "bench/bare.ts"], {
-      ...await startEnv(root),
+      DENO_V8_FLAGS: await startV8Flags(root),
     }, "/list");
     const load = { seconds, connections };
     /** `2 * rounds` pairs of `cached` against the limit, after one that warms both up. */

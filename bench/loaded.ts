@@ -14,7 +14,7 @@
 import { join } from "node:path";
 import { copyProject, PROJECT_ROOT } from "../tests/helpers/project_copy.ts";
 import { sentryOtlpEnv } from "../lib/otel/env.ts";
-import { type Running, start, startEnv } from "./process.ts";
+import { type Running, start, startV8Flags } from "./process.ts";
 import { startReceiver } from "./receiver.ts";
 import { wrk } from "./wrk.ts";
 
@@ -91,7 +91,7 @@ const root = project.root;
 const built = new Deno.Command(Deno.execPath(), { args: ["task", "build"], cwd: root });
 if (!(await built.output()).success) throw new Error("deno task build failed in the copy");
 
-const runtime = await startEnv(root);
+const v8Flags = await startV8Flags(root);
 await using receiver = startReceiver();
 const sentryOn = {
   SENTRY_DSN: receiver.dsn,
@@ -114,7 +114,7 @@ for (const [side, file, env] of sides) {
   await using server = await start(
     root,
     ["run", "-A", `--inspect=127.0.0.1:${inspectPort}`, file],
-    { ...runtime, ...env },
+    { DENO_V8_FLAGS: v8Flags, ...env },
     "/list",
   );
   results[side] = await held(server, inspectPort);

@@ -1,7 +1,7 @@
 /**
  * @module
  * Where the peak under load is, beside the limit's: the framework's server (`lib/cli/start.ts`, as
- * `deno task start` runs it) and the limit (`bench/bare.ts`, the same runtime settings, `startEnv`), loaded at
+ * `deno task start` runs it) and the limit (`bench/bare.ts`, the same `DENO_V8_FLAGS`), loaded at
  * once on `/list` as `bench/memory.ts` loads them (5 s warm-up, then 5 rounds over 30 s, each with
  * its `wrk` on a CPU of its own, trading CPUs every round). Seen from outside, `/proc/PID/smaps` at
  * each one's highest RSS, summed by kind of mapping: V8's heap pages (its 256 KB anonymous
@@ -15,12 +15,12 @@
  */
 import { fileURLToPath } from "node:url";
 import { sentryOtlpEnv } from "../lib/otel/env.ts";
-import { pin, rssMb, start, startEnv } from "./process.ts";
+import { pin, rssMb, start, startV8Flags } from "./process.ts";
 import { startReceiver } from "./receiver.ts";
 import { wrk } from "./wrk.ts";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
-const runtime = await startEnv(root);
+const flags = await startV8Flags(root);
 const probeOut = await Deno.makeTempDir({ prefix: "memory-spaces-" });
 // Removed last, once the servers (declared after it) are stopped: their probes write until then.
 await using _probeOut = { [Symbol.asyncDispose]: () => Deno.remove(probeOut, { recursive: true }) };
@@ -39,7 +39,7 @@ const sentry: Record<string, string> = withSentry
 
 const probed = (name: string, file: string, env: Record<string, string>) =>
   start(root, ["run", "-A", "--preload", "bench/heap_probe.ts", file], {
-    ...runtime,
+    DENO_V8_FLAGS: flags,
     PROBE_OUT: `${probeOut}/${name}.json`,
     ...env,
   }, "/list");

@@ -13,7 +13,7 @@
 import { join } from "node:path";
 import { copyProject, PROJECT_ROOT } from "../tests/helpers/project_copy.ts";
 import { memorySideBySide, memorySummary } from "./memory.ts";
-import { rssMb, type Running, start, startEnv } from "./process.ts";
+import { rssMb, type Running, start, startV8Flags } from "./process.ts";
 import { wrk } from "./wrk.ts";
 
 const setting = (name: string, fallback: number) => Number(Deno.env.get(name) ?? fallback);
@@ -34,7 +34,7 @@ const servers: Record<string, Running> = {};
 servers["built as it started"] = built.use(await start(root, ["task", "start"], {}, "/list"));
 const limit = built.use(
   await start(root, ["run", "-A", "bench/bare.ts"], {
-    ...await startEnv(root),
+    DENO_V8_FLAGS: await startV8Flags(root),
   }, "/list"),
 );
 servers["after deno task build"] = built.use(await start(root, ["task", "start"], {}, "/list"));

@@ -2,7 +2,7 @@
  * @module
  * Two versions of the framework compared on memory: the test app on each of two trees (this
  * project, a worktree of another commit), built, each run by `deno task start` beside one limit
- * (`bench/bare.ts`, the runtime settings of tree A's start task, `startEnv`) as `bench/memory.ts` measures it (5 s warm-up, then 5
+ * (`bench/bare.ts`, the same `DENO_V8_FLAGS`) as `bench/memory.ts` measures it (5 s warm-up, then 5
  * rounds over 30 s), the two in turn, the order swapped each time. A ratio of peaks moves by 0.1x
  * from one run to the next on a shared machine; measured in turn beside the same limit, the two
  * trees see the same drift. Prints each run and the medians:
@@ -13,7 +13,7 @@
 import { join } from "node:path";
 import { PROJECT_ROOT } from "../tests/helpers/project_copy.ts";
 import { memorySideBySide, memorySummary } from "./memory.ts";
-import { type Running, start, startEnv } from "./process.ts";
+import { type Running, start, startV8Flags } from "./process.ts";
 import { startReceiver } from "./receiver.ts";
 import { PRODUCTION_SENTRY, startVariant } from "./telemetry.ts";
 import { wrk } from "./wrk.ts";
@@ -47,7 +47,9 @@ await using stack = new AsyncDisposableStack();
 const a = stack.use(await builtTestApp(treeA));
 const b = stack.use(await builtTestApp(treeB));
 const limit = stack.use(
-  await start(a.root, ["run", "-A", "bench/bare.ts"], await startEnv(a.root), "/list"),
+  await start(a.root, ["run", "-A", "bench/bare.ts"], {
+    DENO_V8_FLAGS: await startV8Flags(a.root),
+  }, "/list"),
 );
 const receiver = Deno.env.get("BENCH_SENTRY") === "1" ? stack.use(startReceiver()) : undefined;
 const serve = (root: string) =>

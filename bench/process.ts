@@ -97,25 +97,13 @@ export async function start(
   return { origin, pid, stop, [Symbol.asyncDispose]: stop };
 }
 
-/** What `deno task start` sets for the runtime (deno.json), the limit to run with it too. */
-const RUNTIME = ["DENO_V8_FLAGS", "MALLOC_ARENA_MAX"];
-
-/**
- * The runtime's settings that `deno task start` puts in its process's environment (deno.json): V8's
- * flags and glibc's arena count. The limit runs with them too, so that both servers have the same
- * heap and allocator settings; a server started as `lib/cli/start.ts` likewise.
- */
-export async function startEnv(root: string): Promise<Record<string, string>> {
+/** The `DENO_V8_FLAGS` that `deno task start` sets (deno.json), for the limit to run with too. */
+export async function startV8Flags(root: string): Promise<string> {
   const { tasks } = JSON.parse(await Deno.readTextFile(`${root}/deno.json`));
   const command: string = tasks.start.command ?? tasks.start;
-  const env = Object.fromEntries(
-    RUNTIME.flatMap((name) => {
-      const value = new RegExp(`\\b${name}=(\\S+)`).exec(command)?.[1];
-      return value === undefined ? [] : [[name, value]];
-    }),
-  );
-  if (!env.DENO_V8_FLAGS) throw new Error("deno.json: the start task sets no DENO_V8_FLAGS");
-  return env;
+  const flags = /DENO_V8_FLAGS=(\S+)/.exec(command)?.[1];
+  if (!flags) throw new Error("deno.json: the start task sets no DENO_V8_FLAGS");
+  return flags;
 }
 
 /** Milliseconds from spawning `deno ...args` to its first 200 on `path`. */

@@ -25,7 +25,7 @@ import { join } from "node:path";
 import { copyProject, PROJECT_ROOT } from "../tests/helpers/project_copy.ts";
 import { type PageBytes, pageBytes } from "./bytes.ts";
 import { examplePages, SSR_PAGES } from "./pages.ts";
-import { coldStart, pin, type Running, start, startEnv } from "./process.ts";
+import { coldStart, pin, type Running, start, startV8Flags } from "./process.ts";
 import { type MemoryRound, memorySideBySide, memorySummary } from "./memory.ts";
 import { measureCollections } from "./collections.ts";
 import { measureKv } from "./kv.ts";
@@ -72,7 +72,7 @@ const TARGET = {
   islandGzipKb: 75,
   coldStartMs: 150,
   buildMs: 500,
-  /** Peak RSS under load against the limit's, measured beside it with the same runtime settings. */
+  /** Peak RSS under load against the limit's, measured beside it with the same V8 flags. */
   rssRatio: 1.1,
   /** Two `deno serve --parallel` workers against one, on this 2-core machine (wrk takes a share). */
   parallelScaling: 1.3,
@@ -117,8 +117,8 @@ for (let i = 0; i <= RUNS; i++) {
 await using receiver = startReceiver();
 await using running = new AsyncDisposableStack();
 const servers: Record<string, Running> = {
-  // With the runtime settings `deno task start` gives the framework: the same heap and allocator.
-  limit: running.use(await start(root, BARE, await startEnv(root), "/list")),
+  // With the V8 flags `deno task start` gives the framework: the same heap settings for both.
+  limit: running.use(await start(root, BARE, { DENO_V8_FLAGS: await startV8Flags(root) }, "/list")),
   off: running.use(await start(root, START)),
 };
 let sentryNote = hasSentry ? "" : "lib/sentry is not in the tree yet";

@@ -14,7 +14,7 @@
 import { fileURLToPath } from "node:url";
 import { memorySideBySide, memorySummary } from "./memory.ts";
 import { sentryOtlpEnv } from "../lib/otel/env.ts";
-import { pin, type Running, start, startEnv } from "./process.ts";
+import { pin, type Running, start, startV8Flags } from "./process.ts";
 import { startReceiver } from "./receiver.ts";
 import { pair, PRODUCTION_SENTRY, startVariant } from "./telemetry.ts";
 
@@ -62,7 +62,7 @@ if (SKIP !== "cpu" && SKIP !== "deno") {
     { dsn: receiver.dsn, sampleRate: 0.1, environment: "production" },
     () => undefined,
   );
-  const flags = await startEnv(root);
+  const flags = { DENO_V8_FLAGS: await startV8Flags(root) };
   const bare = ["run", "-A", "bench/bare.ts"];
   await using limit = await start(root, bare, flags, "/list");
   await using traced = await start(root, bare, { ...flags, ...otel }, "/list");
@@ -70,11 +70,11 @@ if (SKIP !== "cpu" && SKIP !== "deno") {
 }
 
 if (SKIP !== "memory") {
-  const runtime = await startEnv(root);
+  const flags = await startV8Flags(root);
   await using limit = await start(
     root,
     ["run", "-A", "bench/bare.ts"],
-    runtime,
+    { DENO_V8_FLAGS: flags },
     "/list",
   );
   for (const [mode, server] of [["off", off], ["on", on]] as const) {
