@@ -8,10 +8,14 @@
  * a collection, so what stays loaded is what the peak under load (`bench/memory.ts`) multiplies.
  * Not part of `deno task bench`: a tool for finding what to cut, run on a copy of the test app:
  * `flock /tmp/bench.lock deno run -A bench/loaded.ts [--list]` (`--list`: every extra module).
+ * `BENCH_SENTRY=1` adds a third side: the framework with Sentry on as production runs it (traces at
+ * 0.1, with the settings for Deno's OpenTelemetry that the launcher adds), sent to a stand-in.
  */
 import { join } from "node:path";
 import { copyProject, PROJECT_ROOT } from "../tests/helpers/project_copy.ts";
+import { sentryOtlpEnv } from "../lib/otel/env.ts";
 import { type Running, start, startV8Flags } from "./process.ts";
+import { startReceiver } from "./receiver.ts";
 import { wrk } from "./wrk.ts";
 
 interface Script {
@@ -88,13 +92,29 @@ const built = new Deno.Command(Deno.execPath(), { args: ["task", "build"], cwd: 
 if (!(await built.output()).success) throw new Error("deno task build failed in the copy");
 
 const v8Flags = await startV8Flags(root);
+await using receiver = startReceiver();
+const sentryOn = {
+  SENTRY_DSN: receiver.dsn,
+  SENTRY_TRACES_SAMPLE_RATE: "0.1",
+  ...sentryOtlpEnv(
+    { dsn: receiver.dsn, sampleRate: 0.1, environment: "production" },
+    () => undefined,
+  ),
+};
+const sides: [string, string, Record<string, string>][] = [
+  ["limit", "bench/bare.ts", {}],
+  ["framework", "lib/cli/start.ts", {}],
+  ...Deno.env.get("BENCH_SENTRY") === "1"
+    ? [["framework, Sentry on", "lib/cli/start.ts", sentryOn] as [string, string, typeof sentryOn]]
+    : [],
+];
 const results: Record<string, Held> = {};
-for (const [side, file] of [["limit", "bench/bare.ts"], ["framework", "lib/cli/start.ts"]]) {
+for (const [side, file, env] of sides) {
   const inspectPort = freePort();
   await using server = await start(
     root,
     ["run", "-A", `--inspect=127.0.0.1:${inspectPort}`, file],
-    { DENO_V8_FLAGS: v8Flags },
+    { DENO_V8_FLAGS: v8Flags, ...env },
     "/list",
   );
   results[side] = await held(server, inspectPort);
@@ -107,11 +127,13 @@ for (const [side, { scripts, heapMb }] of Object.entries(results)) {
       `source ${kb(source)} chars, source-map URLs ${kb(maps)} chars`,
   );
 }
-const limitNames = new Set(results.limit.scripts.map((s) => name(s.url)));
-const extra = results.framework.scripts.filter((s) => !limitNames.has(name(s.url)));
-const { source, maps } = sizes(extra);
-console.log(`framework only: ${extra.length} scripts, ${kb(source)} + ${kb(maps)} chars`);
-if (Deno.args.includes("--list")) {
+/** The scripts of `side` that `base` has not loaded, a line, and each with `--list`. */
+function extraOf(side: string, base: string): void {
+  const baseNames = new Set(results[base].scripts.map((s) => name(s.url)));
+  const extra = results[side].scripts.filter((s) => !baseNames.has(name(s.url)));
+  const { source, maps } = sizes(extra);
+  console.log(`${side}, not ${base}: ${extra.length} scripts, ${kb(source)} + ${kb(maps)} chars`);
+  if (!Deno.args.includes("--list")) return;
   for (const s of extra.toSorted((a, b) => b.length - a.length)) {
     console.log(
       `  ${kb(s.length).padStart(6)} ${kb(s.sourceMapURL?.length ?? 0).padStart(6)}  ${
@@ -120,3 +142,5 @@ if (Deno.args.includes("--list")) {
     );
   }
 }
+extraOf("framework", "limit");
+if (results["framework, Sentry on"]) extraOf("framework, Sentry on", "framework");

@@ -4,16 +4,14 @@
  * when that traces the process, with its own tracing otherwise - Deno's OpenTelemetry alone when
  * only that is on, and nothing at all (no module of either loaded) when neither is.
  */
-import { denoTracing } from "../otel/detect.ts";
+import { denoTracing, headSampleRate } from "../otel/detect.ts";
 import type { SentryConfig } from "../sentry/config.ts";
 import { loadSentry } from "../sentry/mod.ts";
 import type { Telemetry } from "../server/telemetry.ts";
 
 export async function loadTelemetry(sentry?: SentryConfig): Promise<Telemetry | undefined> {
-  // `otel/env.ts` is the launcher's (its source and source map, 29 KB of heap, held for good): read only when
-  // Deno traces this process.
   const otel = denoTracing()
-    ? { sampleRate: (await import("../otel/env.ts")).headSampleRate((name) => Deno.env.get(name)) }
+    ? { sampleRate: headSampleRate((name) => Deno.env.get(name)) }
     : undefined;
   if (sentry) return await loadSentry(sentry, otel);
   if (otel) return (await import("../otel/telemetry.ts")).otelTelemetry();

@@ -93,16 +93,3 @@ function resourceAttributes({ environment, release }: OtlpSource): string {
   if (release) attributes["service.version"] = release;
   return otlpHeaders(attributes);
 }
-
-/**
- * The ratio of new traces Deno's sampler keeps, as `OTEL_TRACES_SAMPLER` and its argument say: for
- * the `sample_rate` and `sample_rand` of the trace's Sentry DSC. Undefined when it is no ratio.
- */
-export function headSampleRate(env: Env): number | undefined {
-  const sampler = env("OTEL_TRACES_SAMPLER") ?? "always_on"; // Deno's default
-  if (sampler.endsWith("always_on")) return 1;
-  if (sampler.endsWith("always_off")) return 0;
-  if (!sampler.endsWith("traceidratio")) return undefined;
-  const ratio = Number(env("OTEL_TRACES_SAMPLER_ARG") ?? 1);
-  return ratio >= 0 && ratio <= 1 ? ratio : undefined;
-}

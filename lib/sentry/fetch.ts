@@ -6,14 +6,12 @@
  * `privateHosts` (Sentry's ingest, Spotlight) never get a span or a header.
  */
 import type { Span } from "@sentry/core";
+import { defineIntegration, LRUMap, shouldPropagateTraceForUrl } from "./sdk.ts";
 import {
   addFetchInstrumentationHandler,
-  defineIntegration,
   getClient,
   instrumentFetchRequest,
-  LRUMap,
-  shouldPropagateTraceForUrl,
-} from "./sdk.ts";
+} from "./sdk_tracing.ts";
 
 export const outgoingFetchIntegration = defineIntegration((privateHosts: string[]) => {
   const isPrivate = (url: string) => {

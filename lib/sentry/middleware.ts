@@ -14,9 +14,9 @@ import {
   SEMANTIC_ATTRIBUTE_SENTRY_SOURCE,
   setHttpStatus,
   startSpanManual,
-  winterCGRequestToRequestData,
   withIsolationScope,
-} from "./sdk.ts";
+} from "./sdk_tracing.ts";
+import { winterCGRequestToRequestData } from "./sdk.ts";
 import type { Context, MiddlewareHandler } from "hono";
 import type {} from "../actions/endpoint.ts"; // `internalsOf(c).action`
 import { isNotFoundRoute } from "../errors/not_found.ts";

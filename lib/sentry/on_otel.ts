@@ -4,25 +4,38 @@
  * sends no transaction - Deno's spans go to Sentry over OTLP (see `otel/env.ts`) - and each error
  * event carries the ids of its request's span, its envelope the trace's DSC. How it starts:
  * - no `tracesSampleRate`: the SDK starts no span at all;
- * - `skipOpenTelemetrySetup`: otherwise `init()` replaces Deno's tracer provider with its own, and
- *   every span the app starts (render, actions) is lost;
- * - with only the default integrations that shape error events (`KEPT`): not `DenoServe` (a
- *   scope, a span and a copied body for every request), `Breadcrumbs` (with no scope per request,
- *   one request's crumbs would land on another's event), `DenoHttp` (Sentry headers for
- *   `node:http` calls on the SDK's own trace, not Deno's, and an AsyncLocalStorage for scopes we
- *   never keep across awaits) or the database and framework integrations, which would make spans;
+ * - its client started as `@sentry/deno`'s `init` starts it, less the tracer provider `init` would
+ *   put in place of Deno's (every span the app starts, render and actions, would be lost) and
+ *   less its list of default integrations, whose code `init` loads whether they run or not;
+ * - with only the default integrations that shape error events (`errorIntegrations`): not
+ *   `DenoServe` (a scope, a span and a copied body for every request), `Breadcrumbs` (with no
+ *   scope per request, one request's crumbs would land on another's event), `DenoHttp` (Sentry
+ *   headers for `node:http` calls on the SDK's own trace, not Deno's, and an AsyncLocalStorage for
+ *   scopes we never keep across awaits) or the database and framework integrations, which would
+ *   make spans;
  * - its posts to the ingest make no span and carry no header (see `otel_fetch.ts`).
  */
 import { trace } from "@opentelemetry/api";
 import type { Event } from "@sentry/core";
 import {
   captureException,
+  contextLinesIntegration,
+  createStackParser,
+  dedupeIntegration,
   defineIntegration,
+  DenoClient,
+  denoContextIntegration,
   dsnFromString,
   flush,
-  getDefaultIntegrations,
+  functionToStringIntegration,
+  getIntegrationsToSetup,
   globalHandlersIntegration,
-  init,
+  inboundFiltersIntegration,
+  initAndBind,
+  linkedErrorsIntegration,
+  nodeStackLineParser,
+  normalizePathsIntegration,
+  requestDataIntegration,
   winterCGRequestToRequestData,
   withScope,
 } from "./sdk.ts";
@@ -40,16 +53,17 @@ import { timedTransport } from "./transport.ts";
 import { sentryTunnel } from "./tunnel.ts";
 import { internalsOf } from "../server/internals.ts";
 
-const KEPT = new Set([
-  "InboundFilters",
-  "RequestData",
-  "FunctionToString",
-  "LinkedErrors",
-  "Dedupe",
-  "DenoContext",
-  "ContextLines",
-  "NormalizePaths",
-]);
+/** `@sentry/deno`'s default integrations that shape error events, in its order. */
+const errorIntegrations = () => [
+  inboundFiltersIntegration(),
+  requestDataIntegration(),
+  functionToStringIntegration(),
+  linkedErrorsIntegration(),
+  dedupeIntegration(),
+  denoContextIntegration(),
+  contextLinesIntegration(),
+  normalizePathsIntegration(),
+];
 
 /** `sampleRate`: the ratio of new traces Deno samples, for new DSCs. */
 export function startSentryOnOtel(config: SentryConfig, sampleRate?: number): Reporter {
@@ -59,20 +73,23 @@ export function startSentryOnOtel(config: SentryConfig, sampleRate?: number): Re
     release: config.release,
     sampleRate,
   };
-  init({
+  // `@sentry/deno`'s `init` (its `sdk.js`) without its tracer provider and its default list.
+  initAndBind(DenoClient, {
     dsn: config.dsn,
     environment: config.environment,
     release: config.release,
-    skipOpenTelemetrySetup: true,
-    defaultIntegrations: getDefaultIntegrations({}).filter((i) => KEPT.has(i.name)),
-    integrations: [
-      // Its unhandled-rejection handler ends the process; the entry points keep the server alive
-      // and report those through `captureFailure`.
-      globalHandlersIntegration({ error: true, unhandledrejection: false }),
-      otelTraceIntegration(source),
-      scrubIntegration(config.scrubFields),
-      ...config.spotlight ? [spotlightIntegration(config.spotlight)] : [],
-    ],
+    stackParser: createStackParser(nodeStackLineParser()),
+    integrations: getIntegrationsToSetup({
+      defaultIntegrations: errorIntegrations(),
+      integrations: [
+        // Its unhandled-rejection handler ends the process; the entry points keep the server alive
+        // and report those through `captureFailure`.
+        globalHandlersIntegration({ error: true, unhandledrejection: false }),
+        otelTraceIntegration(source),
+        scrubIntegration(config.scrubFields),
+        ...config.spotlight ? [spotlightIntegration(config.spotlight)] : [],
+      ],
+    }),
     transport: timedTransport,
   });
   propagateOnFetch({

@@ -1,34 +1,40 @@
 /**
  * @module
- * Every function and constant of the Sentry SDK (`@sentry/deno`, `@sentry/core`) that the server's
- * Sentry modules use, from the packages themselves: the entry the production build bundles into one
- * minified, tree-shaken module (`build/sentry_server_sdk.ts`), and what `sdk.ts` loads where there
- * is no such bundle. Types are imported from the packages directly: they cost nothing at run time.
+ * The functions and constants of the Sentry SDK (`@sentry/deno`, `@sentry/core`) that every server
+ * path uses: an error event's client, its integrations and transport. On Deno's OpenTelemetry, as
+ * production runs, this is all the server loads (`on_otel.ts` starts the client itself rather than
+ * through `init`, whose default integrations would bring the code of every one of them). The SDK's
+ * own tracing adds `sdk_tracing_entry.ts`. Each is bundled by the production build
+ * (`build/sentry_server_sdk.ts`); this is what `sdk.ts` loads where there is no such bundle. Types
+ * are imported from the packages directly: they cost nothing at run time.
  */
 export {
-  addFetchInstrumentationHandler,
   captureException,
-  continueTrace,
+  createStackParser,
   createTransport,
+  dedupeIntegration,
   defineIntegration,
   dsnFromString,
-  getClient,
+  flush,
+  functionToStringIntegration,
   getEnvelopeEndpointWithUrlEncodedAuth,
-  instrumentFetchRequest,
+  getIntegrationsToSetup,
+  inboundFiltersIntegration,
+  initAndBind,
+  linkedErrorsIntegration,
   LRUMap,
-  SEMANTIC_ATTRIBUTE_SENTRY_OP,
-  SEMANTIC_ATTRIBUTE_SENTRY_ORIGIN,
-  SEMANTIC_ATTRIBUTE_SENTRY_SOURCE,
+  nodeStackLineParser,
+  requestDataIntegration,
   serializeEnvelope,
-  setHttpStatus,
   shouldPropagateTraceForUrl,
-  spanToBaggageHeader,
-  spanToTraceHeader,
-  startSpanManual,
   suppressTracing,
   winterCGRequestToRequestData,
-  withActiveSpan,
-  withIsolationScope,
   withScope,
 } from "@sentry/core";
-export { flush, getDefaultIntegrations, globalHandlersIntegration, init } from "@sentry/deno";
+export {
+  contextLinesIntegration,
+  DenoClient,
+  denoContextIntegration,
+  globalHandlersIntegration,
+  normalizePathsIntegration,
+} from "@sentry/deno";

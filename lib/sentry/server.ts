@@ -6,17 +6,15 @@
  * dropped before they are sent.
  */
 import type { Event, Span } from "@sentry/core";
+import { captureException, flush, globalHandlersIntegration } from "./sdk.ts";
 import {
-  captureException,
-  flush,
   getDefaultIntegrations,
-  globalHandlersIntegration,
   init,
   spanToBaggageHeader,
   spanToTraceHeader,
   withActiveSpan,
   withIsolationScope,
-} from "./sdk.ts";
+} from "./sdk_tracing.ts";
 import type { Context } from "hono";
 import { isNotFoundRoute } from "../errors/not_found.ts";
 import type { FailureLinks, Telemetry } from "../server/telemetry.ts";

@@ -5,7 +5,8 @@
  * the server's code; with nothing to add it runs the server in its own process.
  */
 import assert from "node:assert/strict";
-import { headSampleRate, type OtlpSource, sentryOtlpEnv } from "../../lib/otel/env.ts";
+import { type OtlpSource, sentryOtlpEnv } from "../../lib/otel/env.ts";
+import { headSampleRate } from "../../lib/otel/detect.ts";
 import { builtCopy } from "../helpers/built_copy.ts";
 import { startOtlpReceiver } from "../helpers/otlp_receiver.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";

@@ -8,9 +8,13 @@
  * modules only other work needs: the staleness check (run in a child process), an action call's reader,
  * the page cache at work (no route here caches), `hono/deno`'s SSG and WebSocket helpers,
  * `node:fs`; every module loaded stays in the heap, which V8 grows to a multiple of what it holds.
+ * With Sentry on as production runs it (on Deno's OpenTelemetry), the SDK's errors-only bundle: not
+ * the one with the SDK's own tracing and the code of all its integrations, nor the packages.
  */
 import assert from "node:assert/strict";
+import { startSentryReceiver } from "shell/testing";
 import { builtFixture } from "../helpers/built_copy.ts";
+import { startOtlpReceiver, tracedEnv } from "../helpers/otlp_receiver.ts";
 import { copyProject } from "../helpers/project_copy.ts";
 import { freePort, startServer } from "../helpers/server.ts";
 
@@ -63,8 +67,14 @@ const NOT_LOADED: [RegExp, string][] = [
   [/\/lib\/actions\/(read_call|decode|form_body|stale)\.ts$/, "imported at the first action call"],
   [/\/lib\/cache\/active\.ts$/, "imported only when a route exports `cache`"],
   [/\/hono\/dist\/helper\/(ssg|websocket)\//, "hono/deno's serveStatic brings them: not used"],
-  [/^(node:fs|ext:deno_node\/fs\.ts)$/, "Deno's own file calls (server/static.ts)"],
+  [/^(node:fs|ext:deno_node\/fs\.ts)$/, "Deno's own file calls (server/static.ts, sentry/sdk.ts)"],
 ];
+
+/** `NOT_LOADED`'s modules found in `scripts`, each with where it went. */
+const heldOf = (scripts: string[], notLoaded: [RegExp, string][]) =>
+  notLoaded.flatMap(([pattern, why]) =>
+    scripts.filter((url) => pattern.test(url)).map((url) => `${url}: ${why}`)
+  );
 
 Deno.test("a server that served pages holds none of the modules only other work needs", async () => {
   const inspectPort = freePort();
@@ -79,8 +89,33 @@ Deno.test("a server that served pages holds none of the modules only other work 
 
   const scripts = await loadedScripts(inspectPort);
   assert.ok(scripts.some((url) => url.endsWith("/lib/server/app.tsx")), "the app is loaded");
-  const held = NOT_LOADED.flatMap(([pattern, why]) =>
-    scripts.filter((url) => pattern.test(url)).map((url) => `${url}: ${why}`)
-  );
+  const held = heldOf(scripts, NOT_LOADED);
   assert.deepEqual(held, [], "each module loaded stays in the heap for as long as the server runs");
+});
+
+Deno.test("a Sentry-on server on Deno's OpenTelemetry holds only the SDK's errors-only bundle", async () => {
+  await using receiver = startSentryReceiver();
+  await using otlp = startOtlpReceiver();
+  const inspectPort = freePort();
+  // The server's process as the launcher starts it: Deno's OpenTelemetry on, Sentry for errors.
+  await using server = await startServer(tracedEnv(otlp, receiver.dsn), {
+    root: await builtFixture(),
+    args: () => ["run", "-A", `--inspect=127.0.0.1:${inspectPort}`, "lib/cli/start.ts"],
+  });
+  for (const path of ["/", "/list"]) await (await server.fetch(path)).body?.cancel();
+
+  const scripts = await loadedScripts(inspectPort);
+  const sdk = scripts.filter((url) => /\/_build\/server-sdk\/|\/@sentry\//.test(url));
+  assert.deepEqual(sdk.map((url) => url.replace(/^.*\/_build\//, "_build/")), [
+    "_build/server-sdk/sdk.js",
+  ]);
+  assert.ok(scripts.some((url) => url.endsWith("/lib/sentry/on_otel.ts")), "Sentry is on");
+  assert.deepEqual(
+    heldOf(scripts, [
+      ...NOT_LOADED,
+      [/\/lib\/sentry\/sdk_tracing\.ts$/, "only where the SDK traces requests itself"],
+      [/\/lib\/otel\/env\.ts$/, "the launcher's; the sampler's ratio is read in otel/detect.ts"],
+    ]),
+    [],
+  );
 });
