@@ -55,7 +55,7 @@ const STATUS_TEXT: Record<number, string> = {
  * ```
  */
 export type ClientErrorStatus =
-  // "400" | … | "499", each made a number (written out in one type: `deno doc --lint` wants no
+  // "400" | ... | "499", each made a number (written out in one type: `deno doc --lint` wants no
   // private helper types behind a public one).
   `4${0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9}${0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9}` extends
     infer S ? S extends `${infer N extends number}` ? N : never

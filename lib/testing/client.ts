@@ -237,7 +237,7 @@ export class TestClient {
    */
   async submit(page: string | URL, options: SubmitOptions = {}): Promise<Response> {
     const { form, fields = {}, button, follow = false, headers = {} } = options;
-    // The page the form is on is where the redirects led (`/login?next=…` for a guarded page):
+    // The page the form is on is where the redirects led (`/login?next=...` for a guarded page):
     // its URL resolves the form's action, is the `Referer`, and names the page in errors.
     const { response: loaded, url: pageUrl } = await this.#follow(page, {
       follow: true,
