@@ -62,6 +62,23 @@ export function contextOf(from: AnyContext): Context {
   );
 }
 
+/**
+ * Each app's scope by the object `createApp` returned, for what works on an app in this process
+ * outside any request: the test kit's `signInAs`. An object reference: no request can name it.
+ */
+const byApp = new WeakMap<object, AppScope>();
+
+/** `app`, its scope kept for `scopeOfApp`. */
+export function withScope<T extends object>(app: T, scope: AppScope): T {
+  byApp.set(app, scope);
+  return app;
+}
+
+/** The scope of an app made by `createApp` in this process, if `app` is one. */
+export function scopeOfApp(app: object): AppScope | undefined {
+  return byApp.get(app);
+}
+
 export function scopeOf(from: AnyContext): AppScope {
   const scope = internalsOf(contextOf(from)).appScope;
   if (!scope) throw new Error("No app scope: this request is not being answered by createApp()");
