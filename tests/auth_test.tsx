@@ -403,8 +403,12 @@ Deno.test("signInAs: a new token every time, the client's old session ended as a
   assert.equal((await third.request("/account")).status, 200);
 });
 
-Deno.test("signInAs hashes no password: one user made, many sign-ins, no hash", async () => {
-  using t = await setup();
+Deno.test("signInAs hashes no password and counts against no sign-in limit", async () => {
+  // Room for every session; a limit of 2 sign-ins an account, which 20 through the form would pass.
+  using t = await setup({
+    sessionsPerUser: 50,
+    signInPerAccount: { limit: 2, windowMs: 60_000 },
+  });
   // The seam counts every scrypt of this process: a user made, and a form's sign-in, are one each.
   let before = hashesBegun();
   const user = await createUser(t.kv, { email: "load@example.com", password: PASSWORD });
@@ -417,6 +421,7 @@ Deno.test("signInAs hashes no password: one user made, many sign-ins, no hash", 
   const clients = Array.from({ length: 20 }, () => t.browser());
   await Promise.all(clients.map((client) => client.signInAs(user)));
   assert.equal(hashesBegun() - before, 0, "20 sign-ins, no hash");
+  // And none was refused (429): a sign-in limit guards passwords, and these guess none.
   const statuses = await Promise.all(
     clients.map(async (client) => (await client.request("/account/data")).status),
   );

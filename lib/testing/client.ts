@@ -177,9 +177,9 @@ export class TestClient {
    * app's own session code - the same KV records, expiry and roles (as stored), the same cookies,
    * name and flags, as a sign-in through the login form makes, and the client's old session ends
    * as it would there - so every guard, `currentUser`, sign-out and "sign out everywhere" behave as
-   * after that sign-in. It hashes no password (a form sign-in hashes one on purpose: ~0.3 s of CPU),
-   * so each test can sign in as whom it needs, and a busy machine never turns it away (503). Test
-   * the login form itself with `submit`.
+   * after that sign-in. It hashes no password (a form sign-in hashes one on purpose: ~0.3 s of CPU)
+   * and counts against no sign-in limit, so each test can sign in as whom it needs, and a busy
+   * machine never turns it away (503). Test the login form itself with `submit`.
    *
    * Safe: it is a call in this process on the object `createApp` returned - nothing routes to it,
    * no request can reach it - and it lives in the test kit, which an app's modules never import.
