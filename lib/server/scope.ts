@@ -4,7 +4,9 @@
  * store, whether the proxy's forwarded address is trusted, the signal that the app is closing, its
  * public origins and its users' settings. The app keeps it in every request's private record
  * (`internals.ts`) - one object per app, so nothing is made per request, and two apps in one process
- * keep their own. Read it through `kvOf`, `clientAddress` and `eventStream` rather than directly.
+ * keep their own - and, for in-process tools outside any request (the test kit's `signInAs`), by
+ * the object `createApp` returned. Read it through `kvOf`, `clientAddress` and `eventStream` rather
+ * than directly.
  * A handler's `ctx` leads back to its request's Hono context (`contextOf`), so each of these takes
  * whichever the code has in hand.
  */
