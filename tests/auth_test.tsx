@@ -14,6 +14,7 @@ import assert from "node:assert/strict";
 import type { AuthOptions } from "../lib/auth.ts";
 import { createUser, setRoles } from "../lib/auth.ts";
 import { limiter } from "../lib/auth/limiter.ts";
+import { hashesBegun } from "../lib/auth/password.ts";
 import { tokenHash } from "../lib/auth/token.ts";
 import { TestClient } from "../lib/testing.ts";
 import { memoryApp } from "./helpers/app.ts";
@@ -290,6 +291,175 @@ Deno.test("signing out ends the session; signing out everywhere ends all of the 
   for await (const entry of t.store.list({ prefix: ["auth", "user_sessions"] })) left.push(entry);
   for await (const entry of t.store.list({ prefix: ["auth", "sessions"] })) left.push(entry);
   assert.deepEqual(left, [], "sessions and their index entries went together");
+});
+
+/** Every entry under `prefix`, as `key → value` JSON lines. */
+async function entries(kv: Deno.Kv, prefix: Deno.KvKey): Promise<Deno.KvEntry<unknown>[]> {
+  const found = [];
+  for await (const entry of kv.list({ prefix })) found.push(entry);
+  return found;
+}
+
+Deno.test("signInAs: a real session without a password, as the form's, behind every guard", async () => {
+  using t = await setup();
+  const member = await createUser(t.kv, { email: "member@example.com", password: PASSWORD });
+  await createUser(t.kv, { email: "root@example.com", password: PASSWORD, roles: ["admin"] });
+
+  const client = t.browser();
+  assert.deepEqual(await client.signInAs(member), member);
+  // requireUser(): the page (currentUser asked again in its handler), the API route, the action.
+  const page = await client.request("/account");
+  assert.equal(page.status, 200);
+  assert.equal(page.headers.get("x-again"), "member@example.com");
+  assert.match(
+    await page.text(),
+    /Signed in as <b>member@example.com<\/b>\. <!-- -->Hello, member/,
+  );
+  assert.deepEqual(await (await client.request("/account/data")).json(), {
+    email: "member@example.com",
+  });
+  assert.deepEqual(await client.call<[], ActionAnswer>(`/_action/${actionIds.whoAmI}`), {
+    email: "member@example.com",
+  });
+  // requireRole("admin"): refused without the role, through _error.tsx.
+  const refused = await client.request("/admin");
+  assert.equal(refused.status, 403);
+  assert.match(await refused.text(), /Your account does not have access/);
+
+  // By email too (normalised), with the roles as stored.
+  const admin = t.browser();
+  assert.deepEqual((await admin.signInAs(" ROOT@example.com")).roles, ["admin"]);
+  const adminPage = await admin.request("/admin");
+  assert.equal(adminPage.status, 200);
+  assert.match(await adminPage.text(), /Admin <!-- -->root@example.com/);
+
+  // What the store holds is what a sign-in through the form leaves: the same record, the same
+  // expiry, an index entry; the cookie holds only the token, and the mark beside it.
+  const viaForm = t.browser();
+  assert.equal((await t.signIn(viaForm, "member@example.com")).status, 200);
+  const recordOf = async (browser: TestClient) => {
+    const token = (await tokenIn(browser))!;
+    assert.match(token, /^[A-Za-z0-9_-]{43}$/);
+    return (await t.store.get<Record<string, unknown>>(["auth", "sessions", tokenHash(token)]))
+      .value!;
+  };
+  const [mine, theirs] = [await recordOf(client), await recordOf(viaForm)];
+  const shape = (record: Record<string, unknown>) => ({
+    ...record,
+    createdAt: typeof record.createdAt,
+    seenAt: typeof record.seenAt,
+    lasts: Number(record.expiresAt) - Number(record.createdAt),
+    expiresAt: undefined,
+  });
+  assert.deepEqual(shape(mine), shape(theirs));
+  assert.equal(shape(mine).lasts, 7 * 24 * 3_600_000);
+  assert.equal((await entries(t.store, ["auth", "user_sessions", member.id])).length, 2);
+  assert.equal(await client.cookie("session-mark"), Number(mine.createdAt).toString(36));
+});
+
+Deno.test("signInAs: signing out through the real action, and out everywhere, ends its session", async () => {
+  using t = await setup();
+  const many = await createUser(t.kv, { email: "many@example.com", password: PASSWORD });
+  const [laptop, phone, tablet] = [t.browser(), t.browser(), t.browser()];
+  await laptop.signInAs(many);
+  await phone.signInAs(many);
+  assert.equal((await t.signIn(tablet, "many@example.com")).status, 200);
+  const phoneToken = (await tokenIn(phone))!;
+
+  const out = await callAction(phone, actionIds.logOut, []);
+  assert.equal(out.status, 200);
+  assert.equal(await tokenIn(phone), undefined, "the cookie is cleared");
+  assert.equal((await phone.request("/account")).status, 303, "signed out");
+  const replayed = await t.browser().request("/account", {
+    headers: { Cookie: `session=${phoneToken}` },
+  });
+  assert.equal(replayed.status, 303, "the session is over in the store, not only in the jar");
+  assert.equal((await laptop.request("/account")).status, 200, "the others go on");
+
+  const everywhere = await callAction(tablet, actionIds.logOutEverywhere, []);
+  assert.deepEqual(everywhere.answer, { ended: 2 });
+  assert.equal((await laptop.request("/account")).status, 303);
+  assert.deepEqual(await entries(t.store, ["auth", "sessions"]), []);
+  assert.deepEqual(await entries(t.store, ["auth", "user_sessions"]), []);
+});
+
+Deno.test("signInAs: a new token every time, the client's old session ended as at a sign-in", async () => {
+  using t = await setup({ sessionsPerUser: 2 });
+  const ada = await createUser(t.kv, { email: "ada@example.com", password: PASSWORD });
+  const client = t.browser();
+  await client.signInAs(ada);
+  const first = (await tokenIn(client))!;
+  await client.signInAs(ada);
+  const second = (await tokenIn(client))!;
+  assert.notEqual(second, first);
+  const old = await t.browser().request("/account", { headers: { Cookie: `session=${first}` } });
+  assert.equal(old.status, 303, "the old token signs nobody in");
+  assert.equal((await client.request("/account")).status, 200);
+  // The per-user bound holds too: a third client's session ends the oldest.
+  const [other, third] = [t.browser(), t.browser()];
+  await other.signInAs(ada);
+  await third.signInAs(ada);
+  assert.equal((await client.request("/account")).status, 303);
+  assert.equal((await third.request("/account")).status, 200);
+});
+
+Deno.test("signInAs hashes no password and counts against no sign-in limit", async () => {
+  // Room for every session; a limit of 2 sign-ins an account, which 20 through the form would pass.
+  using t = await setup({
+    sessionsPerUser: 50,
+    signInPerAccount: { limit: 2, windowMs: 60_000 },
+  });
+  // The seam counts every scrypt of this process: a user made, and a form's sign-in, are one each.
+  let before = hashesBegun();
+  const user = await createUser(t.kv, { email: "load@example.com", password: PASSWORD });
+  assert.equal(hashesBegun() - before, 1, "createUser hashes once");
+  before = hashesBegun();
+  assert.equal((await t.signIn(t.browser(), "load@example.com")).status, 200);
+  assert.equal(hashesBegun() - before, 1, "a sign-in through the form hashes once");
+
+  before = hashesBegun();
+  const clients = Array.from({ length: 20 }, () => t.browser());
+  await Promise.all(clients.map((client) => client.signInAs(user)));
+  assert.equal(hashesBegun() - before, 0, "20 sign-ins, no hash");
+  // And none was refused (429): a sign-in limit guards passwords, and these guess none.
+  const statuses = await Promise.all(
+    clients.map(async (client) => (await client.request("/account/data")).status),
+  );
+  assert.deepEqual(new Set(statuses), new Set([200]));
+});
+
+Deno.test("signInAs over https: the __Host- cookie, for the app's public origin", async () => {
+  using t = await setup({}, ["https://app.example"]);
+  const grace = await createUser(t.kv, { email: "grace@example.com", password: PASSWORD });
+  const client = t.browser();
+  await client.signInAs(grace);
+  assert.ok(await client.cookie("__Host-session", "https://app.example/"));
+  assert.equal(await client.cookie("session", "https://app.example/"), undefined);
+  const page = await client.request("https://app.example/account");
+  assert.equal(page.status, 200);
+  assert.match(await page.text(), /Signed in as <b>grace@example.com<\/b>/);
+});
+
+Deno.test("signInAs says why it cannot: no KV store, no such user, not an app of this process", async () => {
+  const noStore = memoryApp(authFiles(), { kv: undefined });
+  await assert.rejects(
+    new TestClient(noStore).signInAs("ada@example.com"),
+    /made without a KV store, so it has no users or sessions/,
+  );
+  using t = await setup();
+  await assert.rejects(t.browser().signInAs("nobody@example.com"), {
+    name: "RangeError",
+    message: /No user has the email nobody@example.com/,
+  });
+  await assert.rejects(new TestClient("http://127.0.0.1:9").signInAs("ada@example.com"), {
+    name: "TypeError",
+    message: /in this process \(new TestClient\(app\)\), not to http:\/\/127\.0\.0\.1:9/,
+  });
+  const app = memoryApp(authFiles(), { kv: t.kv });
+  await assert.rejects(new TestClient({ request: app.request }).signInAs("ada@example.com"), {
+    name: "TypeError",
+    message: /an app made by createApp in this process/,
+  });
 });
 
 Deno.test("a user keeps at most sessionsPerUser sessions: the oldest ends", async () => {

@@ -11,7 +11,7 @@
  * it is shown again (restored.tsx): signed out, or someone else signed in, it loads anew.
  */
 import type { Context } from "hono";
-import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import { deleteCookie, generateCookie, getCookie } from "hono/cookie";
 import type { AuthSettings } from "./settings.ts";
 import { isToken } from "./token.ts";
 
@@ -28,10 +28,19 @@ export function setSessionCookie(
   token: string,
   mark: string,
 ): void {
+  for (const cookie of sessionCookies(settings, token, mark)) {
+    c.header("Set-Cookie", cookie, { append: true });
+  }
+}
+
+/** The `Set-Cookie` values of a new session: its token, and its mark. */
+export function sessionCookies(settings: AuthSettings, token: string, mark: string): string[] {
   const maxAge = Math.floor(settings.absoluteTimeoutMs / 1000);
   const flags = { path: "/", sameSite: "Lax", secure: settings.secure, maxAge } as const;
-  setCookie(c, settings.cookie, token, { ...flags, httpOnly: true });
-  setCookie(c, markCookie(settings), mark, flags);
+  return [
+    generateCookie(settings.cookie, token, { ...flags, httpOnly: true }),
+    generateCookie(markCookie(settings), mark, flags),
+  ];
 }
 
 export function clearSessionCookie(c: Context, settings: AuthSettings): void {

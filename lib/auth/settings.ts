@@ -6,7 +6,7 @@
  */
 import type { Context } from "hono";
 import type { CallLimit } from "../kv/rate_limit.ts";
-import { scopeOf } from "../server/scope.ts";
+import { type AppScope, scopeOf } from "../server/scope.ts";
 import { type Limiter, limiter } from "./limiter.ts";
 
 const MINUTE = 60_000;
@@ -78,15 +78,22 @@ export const DEFAULTS = {
   now: Date.now,
 } as const;
 
-/** One per app (its scope), made at its first request that needs it. */
+/** One per app (its scope), made at the first ask. */
 const resolved = new WeakMap<object, AuthSettings>();
 
 /** The settings of the app answering `c`. */
 export function authSettings(c: Context): AuthSettings {
-  const scope = scopeOf(c);
+  return settingsOf(scopeOf(c), new URL(c.req.url).protocol);
+}
+
+/**
+ * The settings of the app whose scope this is, resolved at the first ask - a request's, reached
+ * with `ownProtocol`, or the test kit's `signInAs` - and the same after.
+ */
+export function settingsOf(scope: AppScope, ownProtocol: string): AuthSettings {
   let settings = resolved.get(scope);
   if (!settings) {
-    settings = resolveAuth(scope.auth ?? {}, scope.origins, new URL(c.req.url).protocol);
+    settings = resolveAuth(scope.auth ?? {}, scope.origins, ownProtocol);
     resolved.set(scope, settings);
   }
   return settings;

@@ -45,6 +45,7 @@ import { internalsOf } from "./internals.ts";
 import { type Manifest, middlewaresOf } from "./manifest.ts";
 import { type AppOptions, resolveOptions } from "./options.ts";
 import { registerRoutes } from "./routes.ts";
+import { type AppScope, withScope } from "./scope.ts";
 import { cspAround, nonceOf } from "./security.ts";
 import { speculationRules } from "./speculation.ts";
 import { staticFiles } from "./static.ts";
@@ -150,6 +151,14 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
   // unless the telemetry's middleware, which must see it, comes between.
   const restore = formStateRestore(actionOptions);
 
+  const scope: AppScope = {
+    kv,
+    trustProxy,
+    closing: closing.signal,
+    streamLifetimeMs: options.eventStreamLifetimeMs,
+    origins,
+    auth,
+  };
   const app = new Hono();
   app.use(requestFrame({
     csp: cspAround(telemetry?.connectSources),
@@ -165,14 +174,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
     compress: options.compress,
     clock,
     guardBody: guardBody(options.bodyBudget),
-    scope: {
-      kv,
-      trustProxy,
-      closing: closing.signal,
-      streamLifetimeMs: options.eventStreamLifetimeMs,
-      origins,
-      auth,
-    },
+    scope,
     answerError,
     inner: telemetry?.middleware ? undefined : restore,
   }));
@@ -323,7 +325,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
       sourceMaps: options.serveSourceMaps,
     }, closing.signal)
     : Promise.resolve();
-  return {
+  return withScope({
     fetch,
     request: app.request,
     close: () => {
@@ -331,7 +333,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
       return cache.close();
     },
     ready,
-  };
+  }, scope);
 }
 
 /** `data`, params, URL and middleware state (Hono's `c.var` is a fresh copy at each read). */

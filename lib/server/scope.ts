@@ -4,7 +4,9 @@
  * store, whether the proxy's forwarded address is trusted, the signal that the app is closing, its
  * public origins and its users' settings. The app keeps it in every request's private record
  * (`internals.ts`) - one object per app, so nothing is made per request, and two apps in one process
- * keep their own. Read it through `kvOf`, `clientAddress` and `eventStream` rather than directly.
+ * keep their own - and, for in-process tools outside any request (the test kit's `signInAs`), by
+ * the object `createApp` returned. Read it through `kvOf`, `clientAddress` and `eventStream` rather
+ * than directly.
  * A handler's `ctx` leads back to its request's Hono context (`contextOf`), so each of these takes
  * whichever the code has in hand.
  */
@@ -60,6 +62,23 @@ export function contextOf(from: AnyContext): Context {
   throw new TypeError(
     "Not a request's context: pass a handler's ctx, a middleware's c or requestContext()",
   );
+}
+
+/**
+ * Each app's scope by the object `createApp` returned, for what works on an app in this process
+ * outside any request: the test kit's `signInAs`. An object reference: no request can name it.
+ */
+const byApp = new WeakMap<object, AppScope>();
+
+/** `app`, its scope kept for `scopeOfApp`. */
+export function withScope<T extends object>(app: T, scope: AppScope): T {
+  byApp.set(app, scope);
+  return app;
+}
+
+/** The scope of an app made by `createApp` in this process, if `app` is one. */
+export function scopeOfApp(app: object): AppScope | undefined {
+  return byApp.get(app);
 }
 
 export function scopeOf(from: AnyContext): AppScope {

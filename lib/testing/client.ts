@@ -4,9 +4,12 @@
  * (no socket), or over HTTP to a server's origin. It keeps cookies in a jar (tough-cookie, RFC
  * 6265: paths, expiry, `Max-Age=0`), follows redirects when asked, submits a page's forms as a
  * browser without JavaScript would (`form.ts`) and calls server actions as an island's stub does,
- * decoding the answer with the browser's own code (`lib/client/action_client.ts`). Test-only.
+ * decoding the answer with the browser's own code (`lib/client/action_client.ts`); and signs in
+ * as a user without a password, through the auth module's own session code (`signInAs`). Test-only.
  */
 import { CookieJar } from "tough-cookie";
+import { signInInProcess } from "../auth/sign_in_as.ts";
+import type { User } from "../auth/users.ts";
 import { resultOf } from "../client/action_client.ts";
 import { Redirect } from "../actions/redirect.ts";
 import { encodeCall, REDIRECT_HEADER } from "../shared/action_wire.ts";
@@ -138,6 +141,8 @@ export class TestClient {
   readonly origin: string;
   readonly #cookies = new CookieJar();
   readonly #send: (request: Request) => Promise<Response>;
+  /** The app in this process, when the target is one: what `signInAs` signs in to. */
+  readonly #app?: InProcess;
 
   /** A client for `target`: an app made with `createApp`, or a server's origin. */
   constructor(target: Target, { httpClient }: TestClientOptions = {}) {
@@ -146,6 +151,7 @@ export class TestClient {
       this.#send = (request) => fetch(request, { redirect: "manual", client: httpClient });
     } else {
       this.origin = "http://localhost";
+      this.#app = target;
       this.#send = async (request) => await target.request(request);
     }
   }
@@ -164,6 +170,58 @@ export class TestClient {
   async cookie(name: string, path = "/"): Promise<string | undefined> {
     const cookies = await this.#cookies.getCookies(new URL(path, this.origin).href);
     return cookies.find((cookie) => cookie.key === name)?.value;
+  }
+
+  /**
+   * Signs the client in as a user of the app, without a password: a real session, begun by the
+   * app's own session code - the same KV records, expiry and roles (as stored), the same cookies,
+   * name and flags, as a sign-in through the login form makes, and the client's old session ends
+   * as it would there - so every guard, `currentUser`, sign-out and "sign out everywhere" behave as
+   * after that sign-in. It hashes no password (a form sign-in hashes one on purpose: ~0.3 s of CPU)
+   * and counts against no sign-in limit, so each test can sign in as whom it needs, and a busy
+   * machine never turns it away (503). Test the login form itself with `submit`.
+   *
+   * Safe: it is a call in this process on the object `createApp` returned - nothing routes to it,
+   * no request can reach it - and it lives in the test kit, which an app's modules never import.
+   *
+   * @param user The user (`createUser`'s answer) or their email; they must exist in the app's
+   *   store.
+   * @returns The signed-in user, as the app's `currentUser` will see them.
+   * @throws {TypeError} For a client of a server's origin (over HTTP), or of anything but an app
+   *   made by `createApp` in this process.
+   * @throws {Error} When the app was made without a KV store: it has no users or sessions.
+   * @throws {RangeError} When no user has that email.
+   *
+   * @example
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { createUser } from "shell/auth";
+   * import { createApp, type Manifest } from "shell/server";
+   * import { TestClient } from "shell/testing";
+   * declare const manifest: Manifest; // import manifest from "@/_build/manifest.gen.ts";
+   *
+   * const kv = await Deno.openKv(":memory:");
+   * const app = createApp(manifest, { root: ".", kv });
+   * const ada = await createUser(kv, { email: "ada@example.com", password: "unused here" });
+   *
+   * const client = new TestClient(app);
+   * await client.signInAs(ada);
+   * assert.equal((await client.get("/account")).status, 200);
+   * ```
+   */
+  async signInAs(user: { readonly email: string } | string): Promise<User> {
+    if (!this.#app) {
+      throw new TypeError(
+        `signInAs signs in to an app in this process (new TestClient(app)), not to ${this.origin}:` +
+          " over HTTP, sign in through the login form (submit)",
+      );
+    }
+    const signedIn = await signInInProcess(this.#app, user, {
+      origin: this.origin,
+      cookie: (name, url) => this.cookie(name, url),
+    });
+    for (const cookie of signedIn.cookies) await this.#cookies.setCookie(cookie, signedIn.url);
+    return signedIn.user;
   }
 
   /**

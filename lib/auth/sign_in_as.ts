@@ -1,0 +1,79 @@
+/**
+ * @module
+ * A sign-in without a password, for the test kit's `TestClient.signInAs` alone: the user as stored
+ * (their roles too), a session begun by `startSession` with the app's own settings - the same KV
+ * records, expiry and per-user bound as a sign-in through the form, the client's old session ended
+ * in the same commit - and the cookies `signIn` sets, handed back instead of put on a response. It
+ * costs no password hash: a product's tests sign in as often as they like, in milliseconds.
+ *
+ * Safe to ship: nothing routes to it - it takes the very object `createApp` returned, which no
+ * request can name or reach - and no entry point an app imports exports it; only `shell/testing`
+ * calls it, and an app's modules do not import the test kit.
+ */
+import { scopeOfApp } from "../server/scope.ts";
+import { markOf, sessionCookies } from "./cookie.ts";
+import { normalizeEmail } from "./credentials.ts";
+import { readSession, startSession } from "./sessions.ts";
+import { settingsOf } from "./settings.ts";
+import { isToken, tokenHash } from "./token.ts";
+import { findUser, publicUser, type User } from "./users.ts";
+
+/** The client signing in: where it is, and the cookies it holds. */
+export interface SigningClient {
+  /** Its origin (`http://localhost` in-process). */
+  readonly origin: string;
+  /** The value of the cookie `name` it would send to `url`. */
+  cookie(name: string, url: string): Promise<string | undefined>;
+}
+
+/** A sign-in's outcome: who, and the `Set-Cookie` values for the client's jar, set from `url`. */
+export interface InProcessSignIn {
+  user: User;
+  cookies: string[];
+  /** Where the cookies come from: the app's public origin when it has one, else the client's. */
+  url: string;
+}
+
+/**
+ * Signs `client` in to `app` (what `createApp` returned, in this process) as the stored user
+ * with `who`'s email. Throws for anything but such an app, for an app without a KV store (no
+ * users, no sessions) and for an email with no account.
+ */
+export async function signInInProcess(
+  app: object,
+  who: { readonly email: string } | string,
+  client: SigningClient,
+): Promise<InProcessSignIn> {
+  const scope = scopeOfApp(app);
+  if (!scope) {
+    throw new TypeError(
+      "signInAs signs in to an app made by createApp in this process: new TestClient(app)",
+    );
+  }
+  const { kv } = scope;
+  if (!kv) {
+    throw new Error(
+      "This app was made without a KV store, so it has no users or sessions to sign in to: " +
+        "pass `kv` to createApp",
+    );
+  }
+  const given = typeof who === "string" ? who : who.email;
+  const email = normalizeEmail(given);
+  const stored = email === undefined ? undefined : await findUser(kv, email);
+  if (!stored) {
+    throw new RangeError(
+      `No user has the email ${given} in this app's store: make them first (createUser)`,
+    );
+  }
+  const settings = settingsOf(scope, new URL(client.origin).protocol);
+  const url = scope.origins?.[0] ?? client.origin;
+  // As at a sign-in through the form, the session the client had ends (a new token, always).
+  const held = await client.cookie(settings.cookie, url);
+  const previous = isToken(held)
+    ? await readSession(kv, tokenHash(held), settings, false)
+    : undefined;
+  const user = publicUser(stored);
+  const { token, session } = await startSession(kv, user, settings, previous);
+  const cookies = sessionCookies(settings, token, markOf(session.record.createdAt));
+  return { user, cookies, url };
+}
