@@ -83,17 +83,18 @@ const resolved = new WeakMap<object, AuthSettings>();
 
 /** The settings of the app answering `c`. */
 export function authSettings(c: Context): AuthSettings {
-  return settingsOf(scopeOf(c), new URL(c.req.url).protocol);
+  // The URL is parsed only at the first ask, not on every request that reads a session.
+  return settingsOf(scopeOf(c), () => new URL(c.req.url).protocol);
 }
 
 /**
  * The settings of the app whose scope this is, resolved at the first ask - a request's, reached
  * with `ownProtocol`, or the test kit's `signInAs` - and the same after.
  */
-export function settingsOf(scope: AppScope, ownProtocol: string): AuthSettings {
+export function settingsOf(scope: AppScope, ownProtocol: () => string): AuthSettings {
   let settings = resolved.get(scope);
   if (!settings) {
-    settings = resolveAuth(scope.auth ?? {}, scope.origins, ownProtocol);
+    settings = resolveAuth(scope.auth ?? {}, scope.origins, ownProtocol());
     resolved.set(scope, settings);
   }
   return settings;

@@ -65,7 +65,7 @@ export async function signInInProcess(
       `No user has the email ${given} in this app's store: make them first (createUser)`,
     );
   }
-  const settings = settingsOf(scope, new URL(client.origin).protocol);
+  const settings = settingsOf(scope, () => new URL(client.origin).protocol);
   const url = scope.origins?.[0] ?? client.origin;
   // As at a sign-in through the form, the session the client had ends (a new token, always).
   const held = await client.cookie(settings.cookie, url);
