@@ -14,6 +14,7 @@ import type { AppFiles, TestOptions } from "./helpers/app.ts";
 import { memoryApp } from "./helpers/app.ts";
 import { LEASELESS_AFTER, MAX_WRITES } from "../lib/cache/active.ts";
 import { onStored } from "../lib/cache/stored_push.ts";
+import { serialize } from "node:v8";
 
 const ORIGIN = "https://app.example";
 
@@ -424,5 +425,59 @@ Deno.test("with KV's writes hung, pages waiting to be written are bounded: the r
     resume();
     await app.close();
     kv.close();
+  }
+});
+
+/** Bytes the page cache's entries take in `kv`, as KV serializes them (V8's format). */
+async function storedBytes(kv: Deno.Kv): Promise<number> {
+  let bytes = 0;
+  for await (const { value } of kv.list({ prefix: ["page_cache"] })) {
+    bytes += serialize(value).byteLength;
+  }
+  return bytes;
+}
+
+/** Text `length` characters long that compresses little: a page no coding shrinks much. */
+function incompressible(length: number): string {
+  const letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  let state = 0x9e3779b9; // xorshift32: the same text each run
+  let text = "";
+  for (let i = 0; i < length; i++) {
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    text += letters[(state >>> 0) % letters.length];
+  }
+  return text;
+}
+
+Deno.test("a stored page takes its own bytes in KV, not its compressed copies: one of 300 KB is shared too", async (t) => {
+  for (const [what, size] of [["a small page", 2_000], ["a 300 KB page", 300_000]] as const) {
+    await t.step(what, async () => {
+      const text = incompressible(size);
+      const count = { renders: 0 };
+      const module = {
+        cache: { maxAge: 60 },
+        default: () => <pre data-render={++count.renders}>{text}</pre>,
+      };
+      await using apps = await cachedApps({ "index.tsx": module }, 2);
+      const [one, other] = apps.apps;
+      const first = await loadFrom(one);
+      assert.equal(first.state, "MISS");
+      // The write goes on after the response: wait for the page (or its failure) in KV.
+      await until(() => count.renders === 1, "rendered");
+      let bytes = 0;
+      for (let i = 0; i < 200 && (bytes = await storedBytes(apps.kv)) < size; i++) await pause(10);
+      const body = new TextEncoder().encode(first.html).byteLength;
+      // The body, its record and its key: no copy of it in each coding (they are made when held).
+      assert.ok(
+        bytes >= size && bytes < body + 4096,
+        `${bytes} bytes in KV for a ${body}-byte page`,
+      );
+      const second = await loadFrom(other);
+      assert.equal(second.state, "HIT", "the other process finds the page in KV");
+      assert.equal(second.html, first.html);
+      assert.equal(count.renders, 1);
+    });
   }
 });

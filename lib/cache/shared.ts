@@ -118,7 +118,12 @@ export function sharedLayer(kv: Deno.Kv, buildId: string, slots: number): Shared
       const slot = slotOf(page.key);
       const pieces = Math.ceil(page.body.byteLength / PIECE);
       const expireIn = (page.maxAge + page.staleWhileRevalidate) * 1000 + GRACE_MS;
-      const { body, ...rest } = page;
+      // Named one by one: a page held in memory (entry.ts `HeldPage`) carries its body compressed
+      // in each coding, which spread into the record went to KV whole, backing buffers and all
+      // (a 2 KB page took 7 KB; past 64 KiB of them every write failed: "Value too large").
+      const { body, key, nonce, etag, headers, storedAt, maxAge, staleWhileRevalidate, tags } =
+        page;
+      const rest = { key, nonce, etag, headers, storedAt, maxAge, staleWhileRevalidate, tags };
       const lease = release ? await leaseKey(page.key) : undefined;
       return await retrying("a page cache write", async (commit) => {
         const before = await kv.get<Record>(recordKey(slot));
