@@ -59,6 +59,12 @@ const AT_ONCE: Record<ContentCoding, (bytes: Uint8Array) => Uint8Array> = {
  * so that no single response holds the event loop for long.
  */
 const AT_ONCE_MAX_BYTES = 256 * 1024;
+/**
+ * Nor more chunks than this: chunks ready within one task are read without a pause, so a body of
+ * endless empty (or one-byte) chunks would hold the event loop for as long as it went on. A page
+ * of React's comes in a few hundred at most.
+ */
+const AT_ONCE_MAX_CHUNKS = 4096;
 
 /**
  * A body of known length below this goes as it is: compressed, a few hundred bytes would shrink
@@ -183,7 +189,11 @@ async function compress(
     for (;;) {
       const next = reader.read();
       const result = await Promise.race([next, later]);
-      if (result === LATER || (!result.done && size + result.value.length > AT_ONCE_MAX_BYTES)) {
+      if (
+        result === LATER ||
+        (!result.done &&
+          (size + result.value.length > AT_ONCE_MAX_BYTES || parts.length >= AT_ONCE_MAX_CHUNKS))
+      ) {
         return streamed(reader, parts, result === LATER ? next : Promise.resolve(result), coding);
       }
       if (result.done) break;
