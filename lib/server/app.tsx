@@ -156,6 +156,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
     trustProxy,
     closing: closing.signal,
     streamLifetimeMs: options.eventStreamLifetimeMs,
+    eventStreams: { open: 0, max: options.maxEventStreams },
     origins,
     auth,
   };

@@ -9,6 +9,9 @@
  * `eventStreamLifetimeMs` by default), then sends an event `renew` and ends: the browser opens it
  * again through the route's guards - a stream opened before a sign-out does not outlive the
  * session by more than that - and resumes by `Last-Event-ID` (`useFeed` at once, seamlessly).
+ * An app keeps at most `AppOptions.maxEventStreams` open: a stream is the one request a proxy
+ * keeps open for as long as its client likes, so without a bound one client's thousands of them
+ * took the process's file descriptors (and 35 KB each) until it could accept no other.
  */
 import { describe, digestOf } from "../errors/digest.ts";
 import { RENEW_EVENT } from "../shared/stream_renew.ts";
@@ -101,10 +104,13 @@ export function eventStream(
   { heartbeatMs = 25_000, retryMs = 1_000, lifetimeMs }: EventStreamOptions = {},
 ): Response {
   const scope = scopeOf(from);
+  const streams = scope.eventStreams;
+  if (streams.open >= streams.max) return tooManyStreams();
   const lifetime = lifetimeMs ?? scope.streamLifetimeMs ?? 0;
   const ended = new AbortController();
   const signal = AbortSignal.any([ended.signal, req.signal, scope.closing]);
   const iterator = events(signal)[Symbol.asyncIterator]();
+  streams.open++; // until `stop`
   const body = new ReadableStream<Uint8Array>({
     start(stream) {
       // The first bytes go out at once: the browser's `open` event, and headers past any proxy.
@@ -121,6 +127,7 @@ export function eventStream(
         }, lifetime * (0.8 + Math.random() * 0.2))
         : undefined;
       const stop = () => {
+        streams.open--; // once: `signal` aborts once
         clearInterval(heartbeat);
         clearTimeout(renew);
         // The source ends too, even one held at a `yield` by a client that stopped reading.
@@ -155,6 +162,18 @@ export function eventStream(
       "Cache-Control": "no-store",
       // nginx buffers responses unless told not to, which would hold events back.
       "X-Accel-Buffering": "no",
+    },
+  });
+}
+
+/** 503 past `maxEventStreams`: the browser's `EventSource` and the live hooks try again later. */
+export function tooManyStreams(): Response {
+  return new Response("Too many live pages on this server: try again in a moment.\n", {
+    status: 503,
+    headers: {
+      "Retry-After": "5",
+      "Cache-Control": "no-store",
+      "Content-Type": "text/plain; charset=utf-8",
     },
   });
 }

@@ -44,6 +44,13 @@ export interface AppOptions {
    * streams opened together do not all come back together. `0`: streams stay open.
    */
   eventStreamLifetimeMs?: number;
+  /**
+   * Event streams (`eventStream`, `changeStream`) this app keeps open at once; past it a stream is
+   * refused with 503 and `Retry-After` (the live hooks back off and try again). Each holds a
+   * connection - a file descriptor - and some 35 KB for as long as its client stays: keep it
+   * below the process's `LimitNOFILE`, which a proxy's streams would otherwise use up.
+   */
+  maxEventStreams?: number;
   /** Largest server-action request body, in bytes. */
   actionBodyLimit?: number;
   /**
@@ -125,6 +132,7 @@ export const DEFAULT_OPTIONS = {
   dev: false,
   requestTimeoutMs: 10_000,
   eventStreamLifetimeMs: 300_000,
+  maxEventStreams: 10_000,
   actionBodyLimit: 1024 * 1024,
   bodyBudget: 64 * 1024 * 1024,
   logRequests: false,

@@ -23,6 +23,8 @@ export interface AppScope {
   readonly closing: AbortSignal;
   /** `AppOptions.eventStreamLifetimeMs`: how long an event stream stays open (0, unset: no end). */
   readonly streamLifetimeMs?: number;
+  /** The app's event streams open now, and `AppOptions.maxEventStreams`. */
+  readonly eventStreams: { open: number; readonly max: number };
   /** `AppOptions.origins`: the app's public origins, when configured. */
   readonly origins?: string[];
   /** `AppOptions.auth`: how users and sessions behave (`lib/auth/settings.ts`). */

@@ -222,7 +222,12 @@ Deno.test("feed: a store closed under it fails its subscribers instead of leavin
 
 function scope(): AppScope & { close(): void } {
   const closing = new AbortController();
-  return { trustProxy: false, closing: closing.signal, close: () => closing.abort() };
+  return {
+    trustProxy: false,
+    closing: closing.signal,
+    eventStreams: { open: 0, max: 100 },
+    close: () => closing.abort(),
+  };
 }
 
 /** `eventStream` for a request, as a handler calls it. */

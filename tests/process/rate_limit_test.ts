@@ -120,7 +120,12 @@ Deno.test("a limit's key expires with its window", async () => {
 function limitedApp(kv: Deno.Kv, trustProxy: boolean) {
   const app = new Hono();
   const csp = cspAround([]);
-  const scope = { kv, trustProxy, closing: new AbortController().signal };
+  const scope = {
+    kv,
+    trustProxy,
+    closing: new AbortController().signal,
+    eventStreams: { open: 0, max: 1 },
+  };
   app.use(async (c, next) => {
     secureRequest(c, csp);
     internalsOf(c).appScope = scope;

@@ -11,7 +11,7 @@
  * `Retry-After` beyond `maxClients`).
  */
 import { stringify } from "devalue";
-import { eventStream, type ServerEvent } from "../../server/event_stream.ts";
+import { eventStream, type ServerEvent, tooManyStreams } from "../../server/event_stream.ts";
 import type { AnyContext } from "../../server/scope.ts";
 import { kvOf } from "../access.ts";
 import { FeedGapError, sinceOf } from "../feed.ts";
@@ -107,16 +107,7 @@ export function changeStream<I extends string>(
   const kv = kvOf(from);
   const feed = collection.changes(kv, view);
   const release = takePlace(kv, declaredOf(collection), maxClients);
-  if (!release) {
-    return new Response("Too many live pages on this server: try again in a moment.\n", {
-      status: 503,
-      headers: {
-        "Retry-After": "5",
-        "Cache-Control": "no-store",
-        "Content-Type": "text/plain; charset=utf-8",
-      },
-    });
-  }
+  if (!release) return tooManyStreams();
   const since = sinceOf(req, new URL(req.url));
   const snapshot = async (): Promise<ServerEvent & { id: number }> => {
     const taken = await collection.snapshot(kv, { ...view, limit });
@@ -141,10 +132,12 @@ export function changeStream<I extends string>(
       }
     }
   }
-  return eventStream(req, from, (signal) => {
+  const res = eventStream(req, from, (signal) => {
     // The place is given back however the stream ends, also before it ever started.
     if (signal.aborted) release();
     else signal.addEventListener("abort", release, { once: true });
     return changes(signal);
   }, { heartbeatMs, retryMs, lifetimeMs });
+  if (res.status === 503) release(); // the app's bound on streams refused it: no stream began
+  return res;
 }
