@@ -437,6 +437,27 @@ Deno.test("many distinct queries cannot grow the cache past its bounds", async (
   assert.equal(memory.get("huge"), undefined);
 });
 
+Deno.test("a held page's size counts all it keeps: its compressed copies own their memory", () => {
+  // node:zlib hands back a view of its 16 KiB output chunk: a held page of a few KB kept two of
+  // them whole, 32 KiB the memory layer's bound never counted (1,000 small pages: 32 MB past it).
+  for (const length of [2_000, 50_000, 300_000]) {
+    const page = held({
+      key: "/",
+      body: new TextEncoder().encode("<p>a page that compresses well</p>".repeat(length / 34)),
+      nonce: "",
+      etag: "",
+      headers: [],
+      storedAt: 0,
+      maxAge: 1,
+      staleWhileRevalidate: 0,
+      tags: {},
+    }, true);
+    const kept = page.body.buffer.byteLength + page.encoded!.br.buffer.byteLength +
+      page.encoded!.gzip.buffer.byteLength;
+    assert.ok(kept <= page.size, `${length}: keeps ${kept} bytes, counted ${page.size}`);
+  }
+});
+
 Deno.test("declared vary headers key the page; Vary says so", async () => {
   const module = {
     cache: { maxAge: 60, vary: ["Accept-Language"] },

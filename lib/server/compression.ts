@@ -39,7 +39,10 @@ export function compressAtOnce(
   bytes: Uint8Array,
   coding: ContentCoding,
 ): Uint8Array<ArrayBuffer> {
-  return AT_ONCE[coding](bytes) as Uint8Array<ArrayBuffer>; // node:zlib's Buffers own their memory
+  const out = AT_ONCE[coding](bytes) as Uint8Array<ArrayBuffer>;
+  // A small result is a view of node:zlib's 16 KiB output chunk: kept (a held page), the whole
+  // chunk would stay, uncounted. Copied, it holds only its bytes (a Buffer's `slice` is a view).
+  return out.byteLength === out.buffer.byteLength ? out : new Uint8Array(out);
 }
 
 const AT_ONCE: Record<ContentCoding, (bytes: Uint8Array) => Uint8Array> = {
