@@ -6,7 +6,7 @@
  * that a HEAD response carries no body on the wire.
  */
 import assert from "node:assert/strict";
-import { fixtureApp, serveApp } from "./helpers/app.ts";
+import { fixtureApp, memoryApp, serveApp } from "./helpers/app.ts";
 
 const NOT_FOUND_PAGE = "<h1>Page not found</h1>";
 
@@ -134,4 +134,45 @@ Deno.test("HEAD reaches the server and gets no body on the wire", async () => {
   const [head, body] = raw.split("\r\n\r\n");
   assert.match(head, /^HTTP\/1\.1 200 OK/);
   assert.equal(body, "");
+});
+
+Deno.test("a body announced larger than the whole body budget: 413, not a 503 to retry for ever", async () => {
+  const app = memoryApp({
+    routes: {
+      "api/upload.ts": {
+        handler: { POST: async (req: Request) => new Response(await req.text()) },
+      },
+    },
+  }, { bodyBudget: 4096 });
+  const post = (length: number) =>
+    app.request("http://localhost/api/upload", {
+      method: "POST",
+      headers: { "Content-Length": String(length), "Content-Type": "text/plain" },
+      body: new ReadableStream({ pull: (c) => c.close() }),
+    });
+  for (const length of [4097, 2 ** 32, 2 ** 53]) {
+    const res = await post(length);
+    await res.body?.cancel();
+    assert.equal(res.status, 413, `Content-Length: ${length}`);
+    assert.equal(res.headers.get("retry-after"), null, "no retry can succeed");
+  }
+  // Chunked, no length announced: cut with 413 once it passes the budget.
+  let sent = 0;
+  const chunked = await app.request("http://localhost/api/upload", {
+    method: "POST",
+    headers: { "Content-Type": "text/plain" },
+    body: new ReadableStream({
+      pull(c) {
+        if ((sent += 1024) > 64 * 1024) c.close();
+        else c.enqueue(new Uint8Array(1024).fill(97));
+      },
+    }),
+  });
+  await chunked.body?.cancel();
+  assert.equal(chunked.status, 413);
+  // Within it, a body still arrives whole.
+  const small = await post(0);
+  assert.equal(small.status, 200);
+  await small.body?.cancel();
+  await app.close();
 });

@@ -5,7 +5,7 @@
  * is in, since whatever read it still holds it (an envelope the Sentry tunnel is still
  * forwarding, a form an action is still working on); what a body became can be counted beside it
  * (`holdBytes`: a server action's decoded arguments). A body that would go past the budget is
- * refused with 503 and `Retry-After`, before it is buffered. A body still arriving when the
+ * refused with 503 and `Retry-After`, before it is buffered; one larger than all of it, with 413. A body still arriving when the
  * request's deadline passes is cut off with 408 and `Connection: close`. A route can set a limit
  * of its own (`limitBody`): past it, 413. So slow, stalled, oversized or waiting uploads hold
  * neither memory nor a handler for long. (The socket is Deno's: it stays open until the client has
@@ -75,6 +75,8 @@ export function guardBody(budget: number): BodyGuard {
     const body = c.req.raw.body;
     if (!body) return undefined;
     const declared = Number(c.req.header("content-length"));
+    // Larger than the whole budget, it could never be taken: a 503 would have it retried for ever.
+    if (declared > budget) return refuse(c, 413);
     if (declared > budget - used) return refuse(c, 503);
 
     /** Bytes of the body read so far, for the limit; `held` also counts what `holdBytes` added. */
@@ -126,7 +128,8 @@ export function guardBody(budget: number): BodyGuard {
             controller.close();
             return;
           }
-          const limit = internalsOf(c).bodyLimit?.max ?? Infinity;
+          // Past the whole budget too: no retry could ever fit it.
+          const limit = Math.min(internalsOf(c).bodyLimit?.max ?? Infinity, budget);
           if (received + value.byteLength > limit) return cut!(413);
           if (!count(value.byteLength)) return cut!(503);
           received += value.byteLength;
