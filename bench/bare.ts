@@ -6,7 +6,7 @@
  * `<meta name="app-build">`, the speculation rules' nonce'd script - with React's
  * `renderToReadableStream`, and nothing else: no Hono, no middleware, no security headers, no
  * request id, no log line, no deadline, no failure handling. Its HTML is the framework's byte for
- * byte but for the nonce (tests/bench_limit_test.ts). `deno run -A bench/bare.ts` serves on
+ * byte but for the nonce (tests/process/bench_limit_test.ts). `deno run -A bench/bare.ts` serves on
  * HOSTNAME:PORT the pages in `SSR_PAGES`.
  *
  * What the document adds is made here from the build's manifest, once, as the framework makes it

@@ -10,7 +10,7 @@ import { Hono } from "hono";
 import assert from "node:assert/strict";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import type { App } from "../lib/server.ts";
 import { staticFiles } from "../lib/server/static.ts";
@@ -176,6 +176,24 @@ Deno.test("a listed file gone or turned into a folder after start-up answers 404
       assert.equal(res.status, 404, path);
       assert.equal(await res.text(), "not found", path);
     }
+  } finally {
+    await rm(dir, { recursive: true });
+  }
+});
+
+Deno.test('a folder named relative to the working directory serves its files (root: ".")', async () => {
+  // `createApp(manifest, { root: "." })`, as the docs' tests write it: every script and stylesheet
+  // answered 404 while the page itself rendered.
+  const dir = await mkdtemp(join(Deno.cwd(), ".static-relative-"));
+  try {
+    await writeFile(join(dir, "app.js"), "export {};\n");
+    const files = staticFiles({ dir: relative(Deno.cwd(), dir), prefix: "/_app", immutable: true });
+    const app = new Hono();
+    app.use((c, next) => files(c)?.(c, next) ?? next());
+    app.get("*", (c) => c.text("not found", 404));
+    const res = await app.request("/_app/app.js");
+    assert.equal(res.status, 200);
+    assert.equal(await res.text(), "export {};\n");
   } finally {
     await rm(dir, { recursive: true });
   }

@@ -107,7 +107,9 @@ export async function removeExample(root: string): Promise<string[]> {
     done.push(`wrote ${path}`);
   }
   const dropped = await dropStyleEntries(root);
-  if (dropped.length) done.push(`deno.json: no entry for ${dropped.join(", ")}`);
+  if (dropped.length) {
+    done.push(`deno.json: dropped the entries of stylesheets it removed: ${dropped.join(", ")}`);
+  }
   return done;
 }
 

@@ -13,7 +13,7 @@ import { etag } from "hono/etag";
 // would do the same, but that entry also loads Hono's SSG and WebSocket helpers, held in the
 // server's heap for good (docs/performance.md, "Memory under load").
 import { serveStatic } from "hono/serve-static";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 
 const IMMUTABLE = "public, max-age=31536000, immutable";
 const REVALIDATE = "public, max-age=0, must-revalidate";
@@ -77,7 +77,7 @@ function listFiles(mounts: StaticMount[]) {
       const url = `${mount.prefix}/${file}`;
       if (files.has(url) || (mount.precompressed && COMPRESSED_COPY.test(file))) continue;
       if (mount.hidden?.test(file)) continue;
-      const path = join(mount.dir, file);
+      const path = resolve(mount.dir, file); // absolute: serveStatic reads it below root "/"
       const info = Deno.statSync(path);
       // Weak: the compressed copies are the same content, and share it.
       const tag = `W/"${info.size.toString(36)}-${(info.mtime?.getTime() ?? 0).toString(36)}"`;

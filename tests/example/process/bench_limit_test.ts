@@ -1,7 +1,7 @@
 /**
  * @module
  * The bench's limit renders the example's pages as `deno task start` serves them
- * (tests/bench_limit_test.ts for the test app): `bench/bare.ts` and the framework, in the project's
+ * (tests/process/bench_limit_test.ts for the test app): `bench/bare.ts` and the framework, in the project's
  * own built tree, send the same HTML for every SSR page the bench loads, but for the nonce. Goes
  * with the example (its stylesheets: `_app`'s, the counter island's CSS module).
  */

@@ -7,10 +7,10 @@
  * island's, the build's `<meta>` and the speculation rules are all in what is compared.
  */
 import assert from "node:assert/strict";
-import { builtCopy } from "./helpers/built_copy.ts";
-import { pagesOfBoth } from "./helpers/limit.ts";
+import { builtCopy } from "../helpers/built_copy.ts";
+import { pagesOfBoth } from "../helpers/limit.ts";
 
-const bench = (file: string) => Deno.readTextFile(new URL(`../bench/${file}`, import.meta.url));
+const bench = (file: string) => Deno.readTextFile(new URL(`../../bench/${file}`, import.meta.url));
 
 const FILES: Record<string, string> = {
   "bench/bare.ts": await bench("bare.ts"),

@@ -1,0 +1,42 @@
+/**
+ * @module
+ * `deno task example:remove` (`lib/cli/remove_example.ts`) on a tree of the test's own: what it
+ * says it did to `deno.json` is what it did.
+ */
+import assert from "node:assert/strict";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { MODULES_DIR } from "../lib/build/styles/plan.ts";
+import { EXAMPLE_LIST, removeExample } from "../lib/cli/remove_example.ts";
+
+Deno.test("example:remove says it dropped deno.json's entries of the stylesheets it removed", async () => {
+  const root = await mkdtemp(join(tmpdir(), "remove-example-"));
+  try {
+    await mkdir(join(root, "islands"));
+    await mkdir(join(root, "tests/example"), { recursive: true });
+    await writeFile(join(root, "islands/Card.module.css"), ".card {}\n");
+    await writeFile(
+      join(root, EXAMPLE_LIST),
+      JSON.stringify({ files: ["islands/Card.module.css"] }),
+    );
+    const entry = "./islands/Card.module.css";
+    await writeFile(
+      join(root, "deno.json"),
+      JSON.stringify({
+        imports: { [entry]: `./${MODULES_DIR}/islands/Card.module.css.ts`, react: "npm:react" },
+      }),
+    );
+
+    const said = await removeExample(root);
+
+    const imports = JSON.parse(await readFile(join(root, "deno.json"), "utf8")).imports;
+    assert.deepEqual(Object.keys(imports), ["react"]);
+    assert.ok(
+      said.includes(`deno.json: dropped the entries of stylesheets it removed: ${entry}`),
+      said.join("\n"),
+    );
+  } finally {
+    await rm(root, { recursive: true });
+  }
+});
