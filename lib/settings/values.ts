@@ -1,0 +1,93 @@
+/**
+ * @module
+ * Schemas for settings read from environment variables: text in, a typed value out, each failure
+ * saying what was expected. The framework declares its own settings with them
+ * (`lib/cli/settings.ts`), and a product its own (`routes/_settings.ts`, see `declare.ts`).
+ */
+import * as v from "valibot";
+
+/**
+ * A whole number from `min` to `max` written in decimal digits (`"5000"`), never `"5e3"`, `"-1"`
+ * or `"1MB"`. `what` says what it counts, in the message a wrong value gets.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { defineSettings, wholeNumber } from "shell";
+ *
+ * export default defineSettings({
+ *   // Unset: 20.
+ *   PAGE_SIZE: v.optional(wholeNumber(1, 100, "a number of rows"), "20"),
+ * });
+ * ```
+ * @see docs/settings.md - Your product's settings
+ */
+export const wholeNumber = (
+  min: number,
+  max: number,
+  what: string,
+): v.GenericSchema<string, number> =>
+  v.pipe(
+    v.string(),
+    v.regex(/^\d+$/, `expected ${what}`),
+    v.transform(Number),
+    v.number(),
+    v.minValue(min, `expected ${what}, at least ${min}`),
+    v.maxValue(max, `expected ${what}, at most ${max}`),
+  );
+
+/**
+ * A switch: `1`, `true`, `yes`, `on` are on, `0`, `false`, `no`, `off` are off (any case).
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { defineSettings, flag } from "shell";
+ *
+ * export default defineSettings({ NEW_CHECKOUT: v.optional(flag, "0") });
+ * ```
+ * @see docs/settings.md - Your product's settings
+ */
+export const flag: v.GenericSchema<string, boolean> = v.pipe(
+  v.string(),
+  v.toLowerCase(),
+  v.picklist(["1", "0", "true", "false", "yes", "no", "on", "off"], "expected 1 or 0"),
+  v.transform((value) => ["1", "true", "yes", "on"].includes(value)),
+);
+
+/**
+ * A comma-separated list, each entry trimmed and checked by `item`; at least one.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { defineSettings, list } from "shell";
+ *
+ * export default defineSettings({
+ *   SUPPORT_EMAILS: list(v.pipe(v.string(), v.email("expected email addresses"))),
+ * });
+ * ```
+ * @see docs/settings.md - Your product's settings
+ */
+export const list = <T>(item: v.GenericSchema<string, T>): v.GenericSchema<string, T[]> =>
+  v.pipe(
+    v.string(),
+    v.transform((value) => value.split(",").map((part) => part.trim()).filter(Boolean)),
+    v.array(item),
+    v.minLength(1, "expected at least one, comma-separated"),
+  );
+
+/** An origin such as `https://example.com`: scheme, host and port only. */
+export const origin: v.GenericSchema<string, string> = v.pipe(
+  v.string(),
+  v.check(
+    (value) => URL.parse(value)?.origin === value && /^https?:/.test(value),
+    "expected origins such as https://example.com (scheme, host and port only)",
+  ),
+);
+
+/** A `Host` header's value: a host name or address, with a port or not. */
+export const host: v.GenericSchema<string, string> = v.pipe(
+  v.string(),
+  v.check((value) => URL.parse(`http://${value}/`)?.host === value.toLowerCase(), "expected hosts"),
+);
