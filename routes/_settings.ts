@@ -6,9 +6,20 @@
  * says how to add yours; `secret()` keeps a key's value out of every message.
  */
 import * as v from "valibot";
-import { defineSettings, wholeNumber } from "shell";
+import { defineSettings } from "shell";
+
+const ENTRIES = "expected a number of entries, 1 to 100";
 
 export default defineSettings({
-  /** How many of the newest guestbook entries its page shows: 5 unless set (1-100). */
-  GUESTBOOK_SHOWN: v.optional(wholeNumber(1, 100, "a number of entries (1-100)"), "5"),
+  /** How many of the newest guestbook entries its page shows: 5 unless set. */
+  GUESTBOOK_SHOWN: v.optional(
+    v.pipe(
+      v.string(),
+      v.digits(ENTRIES),
+      v.toNumber(),
+      v.minValue(1, ENTRIES),
+      v.maxValue(100, ENTRIES),
+    ),
+    "5",
+  ),
 });

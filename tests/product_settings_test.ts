@@ -9,8 +9,9 @@
 import assert from "node:assert/strict";
 import * as v from "valibot";
 import { readSettings, SettingsError } from "../lib/cli/settings.ts";
-import { defineSettings, requestContext, secret, wholeNumber } from "../lib/mod.ts";
-import { type AnyContext, type Context, flag, list } from "../lib/mod.ts";
+import { defineSettings, requestContext, secret } from "../lib/mod.ts";
+import type { AnyContext, Context } from "../lib/mod.ts";
+import { flag, list, wholeNumber } from "../lib/settings/values.ts";
 import { captureLogs, TestClient } from "../lib/testing.ts";
 import { memoryApp } from "./helpers/app.ts";
 

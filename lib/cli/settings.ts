@@ -9,7 +9,7 @@
  */
 import * as v from "valibot";
 import type { SettingsDeclaration } from "../settings/declare.ts";
-import { type Env, readVariables, type SettingSchema, SettingsError } from "../settings/read.ts";
+import { type Env, readVariables, SettingsError } from "../settings/read.ts";
 import { flag, host, list, origin, wholeNumber } from "../settings/values.ts";
 import type { AppOptions } from "../server/options.ts";
 import { readSentryConfig, type SentryConfig } from "../sentry/config.ts";
@@ -35,7 +35,7 @@ const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 const GIB = 1024 ** 3;
 
 /** Every one of the framework's settings may be unset: its default is the app's. */
-const unsetAllowed = <S extends Record<string, SettingSchema>>(schemas: S) =>
+const unsetAllowed = <S extends Record<string, v.GenericSchema<string, unknown>>>(schemas: S) =>
   Object.fromEntries(
     Object.entries(schemas).map(([name, schema]) => [name, v.optional(schema)]),
   ) as {

@@ -5,13 +5,24 @@
  * framework's at start-up (`lib/cli/settings.ts`), held by each app (`AppOptions.settings`), and
  * read - typed - by whatever code answers a request: `settings(ctx).NAME`.
  */
-import * as v from "valibot";
 import { type AnyContext, scopeOf } from "../server/scope.ts";
 import { readVariables, type SettingSchema, SettingsError } from "./read.ts";
 
-/** The settings' values, typed by their schemas. */
+/**
+ * The settings' values, typed by their schemas' outputs.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import type { SettingValues } from "shell";
+ *
+ * const schemas = { PAGE_SIZE: v.optional(v.pipe(v.string(), v.transform(Number)), "20") };
+ * const values: SettingValues<typeof schemas> = { PAGE_SIZE: 20 };
+ * ```
+ * @see docs/settings.md - Your product's settings
+ */
 export type SettingValues<S extends Readonly<Record<string, SettingSchema>>> = {
-  readonly [K in keyof S]: v.InferOutput<S[K]>;
+  readonly [K in keyof S]: NonNullable<S[K]["~standard"]["types"]>["output"];
 };
 
 /**
@@ -20,12 +31,12 @@ export type SettingValues<S extends Readonly<Record<string, SettingSchema>>> = {
  *
  * @example
  * ```ts
- * import type { AnyContext, SettingsDeclaration } from "shell";
- * import { flag } from "shell";
+ * import * as v from "valibot";
+ * import { type AnyContext, defineSettings, type SettingsDeclaration } from "shell";
  *
- * export function isOn(settings: SettingsDeclaration<{ BETA: typeof flag }>, ctx: AnyContext) {
- *   return settings(ctx).BETA;
- * }
+ * const schemas = { GREETING: v.optional(v.string(), "Hello") };
+ * const settings: SettingsDeclaration<typeof schemas> = defineSettings(schemas);
+ * export const greeting = (ctx: AnyContext): string => settings(ctx).GREETING;
  * ```
  * @see docs/settings.md - Your product's settings
  */
@@ -42,20 +53,20 @@ const NAME = /^[A-Z][A-Z0-9_]*$/;
 
 /**
  * Declares the product's settings, each an environment variable read by its schema (text in, a
- * typed value out; `v.optional(schema, "default")` for one that may be unset; `secret()` for one
- * never to be shown). Export it as the default of `routes/_settings.ts`: every entry point reads
- * and checks it at start-up together with the framework's, and a value that makes no sense stops
- * the start. A route, handler, action or middleware reads the values with its context.
+ * typed value out - valibot's, or any synchronous Standard Schema; `v.optional(schema, "default")`
+ * for one that may be unset; `secret()` for one never to be shown). Export it as the default of
+ * `routes/_settings.ts`: every entry point reads and checks it at start-up together with the
+ * framework's, and a value that makes no sense stops the start. A route, handler, action or
+ * middleware reads the values with its context.
  *
  * @example
  * ```ts
  * // routes/_settings.ts
  * import * as v from "valibot";
- * import { defineSettings, flag, secret, wholeNumber } from "shell";
+ * import { defineSettings, secret } from "shell";
  *
  * export default defineSettings({
- *   PAGE_SIZE: v.optional(wholeNumber(1, 100, "a number of rows"), "20"),
- *   NEW_CHECKOUT: v.optional(flag, "0"),
+ *   PAGE_SIZE: v.optional(v.pipe(v.string(), v.digits("expected rows"), v.toNumber()), "20"),
  *   PAYMENTS_URL: v.pipe(v.string(), v.url("expected a URL")),
  *   PAYMENTS_API_KEY: secret(v.pipe(v.string(), v.minLength(20, "expected a key"))),
  * });

@@ -5,18 +5,37 @@
  * message names them all. An empty variable counts as unset. A secret's value never appears in a
  * problem: it names the variable only.
  */
-import * as v from "valibot";
-
 /** Reads one environment variable: `Deno.env.get`, or a test's record. */
 export type Env = (name: string) => string | undefined;
 
 /**
- * What one setting's variable becomes: a schema taking its text, or `undefined` when it is unset
- * or empty. A schema that does not take `undefined` (no `v.optional`) makes the setting required.
+ * What one setting's variable becomes: a schema taking its text, or `undefined` when it is unset or
+ * empty, to a value. Any synchronous Standard Schema (standardschema.dev): a valibot schema, as
+ * the framework's own settings are, or zod's, or ArkType's. One that does not take `undefined`
+ * (valibot: no `v.optional`) makes the setting required.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import type { SettingSchema } from "shell";
+ *
+ * const pageSize: SettingSchema<number> = v.optional(v.pipe(v.string(), v.transform(Number)), "20");
+ * ```
+ * @see docs/settings.md - Your product's settings
  */
-export type SettingSchema =
-  | v.GenericSchema<string, unknown>
-  | v.GenericSchema<string | undefined, unknown>;
+export interface SettingSchema<Out = unknown> {
+  /** The Standard Schema interface. */
+  readonly "~standard": {
+    /** The standard's version. */
+    readonly version: 1;
+    /** The library's name (`"valibot"`). */
+    readonly vendor: string;
+    /** Checks a value: its output, or its issues (synchronously, for settings). */
+    readonly validate: (value: unknown) => unknown;
+    /** The input and output types, for inference only: text in. */
+    readonly types?: { readonly input: string | undefined; readonly output: Out } | undefined;
+  };
+}
 
 /**
  * Settings that make no sense, each named with what it should be: thrown before anything
@@ -34,6 +53,7 @@ export type SettingSchema =
 export class SettingsError extends Error {
   /** Each problem, one line each. */
   readonly problems: string[];
+  /** An error naming each of `problems`, one line per variable that makes no sense. */
   constructor(problems: string[]) {
     super(`Invalid settings:\n${problems.map((problem) => `  ${problem}`).join("\n")}`);
     this.name = "SettingsError";
@@ -53,7 +73,7 @@ const secrets = new WeakSet<object>();
  * import { defineSettings, secret } from "shell";
  *
  * export default defineSettings({
- *   PAYMENTS_API_KEY: secret(v.pipe(v.string(), v.regex(/^sk_[A-Za-z0-9]{24,}$/, "expected sk_..."))),
+ *   PAYMENTS_API_KEY: secret(v.pipe(v.string(), v.regex(/^sk_\w{24,}$/, "expected sk_..."))),
  * });
  * ```
  * @see docs/settings.md - Secrets
@@ -83,24 +103,35 @@ export function readVariables(
   const values: Record<string, unknown> = {};
   for (const [name, schema] of Object.entries(schemas)) {
     const text = env(name) || undefined;
-    const result = v.safeParse(schema, text);
-    if (result.success) values[name] = result.output;
-    else problems.push(problemOf(name, text, schema, result.issues[0]));
+    const result = schema["~standard"].validate(text) as StandardResult | Promise<unknown>;
+    if (result instanceof Promise) {
+      problems.push(`${name}: its schema is asynchronous; a setting's must check at once`);
+    } else if (result.issues?.length) {
+      problems.push(problemOf(name, text, schema, result.issues[0]));
+    } else values[name] = result.value;
   }
   return values;
 }
 
-function problemOf(
-  name: string,
-  text: string | undefined,
-  schema: SettingSchema,
-  issue: v.BaseIssue<unknown>,
-): string {
+/** A Standard Schema's result; valibot's issues say what they expected and received, too. */
+interface StandardResult {
+  value?: unknown;
+  issues?: readonly Issue[];
+}
+
+interface Issue {
+  message: string;
+  expected?: string | null;
+  received?: string;
+  input?: unknown;
+}
+
+function problemOf(name: string, text: string | undefined, schema: object, issue: Issue): string {
   if (text === undefined) return `${name}: required, and not set`;
   if (!isSecret(schema)) return `${name}=${text}: ${issue.message}`;
   // valibot's own messages quote what they received: the value, or a part of it after a
   // transform (`v.trim()`, `v.startsWith()`). Such a message gives way to what was expected.
-  const seen = [text, issue.received, typeof issue.input === "string" ? issue.input : ""]
+  const seen = [text, issue.received ?? "", typeof issue.input === "string" ? issue.input : ""]
     .filter((part) => part.length > 0 && part !== '""');
   const leaks = seen.some((part) => issue.message.includes(part));
   const message = !leaks

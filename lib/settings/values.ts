@@ -1,27 +1,11 @@
 /**
  * @module
- * Schemas for settings read from environment variables: text in, a typed value out, each failure
- * saying what was expected. The framework declares its own settings with them
- * (`lib/cli/settings.ts`), and a product its own (`routes/_settings.ts`, see `declare.ts`).
+ * valibot schemas for the framework's settings (`lib/cli/settings.ts`): text from an environment
+ * variable in, a typed value out, each failure saying what was expected.
  */
 import * as v from "valibot";
 
-/**
- * A whole number from `min` to `max` written in decimal digits (`"5000"`), never `"5e3"`, `"-1"`
- * or `"1MB"`. `what` says what it counts, in the message a wrong value gets.
- *
- * @example
- * ```ts
- * import * as v from "valibot";
- * import { defineSettings, wholeNumber } from "shell";
- *
- * export default defineSettings({
- *   // Unset: 20.
- *   PAGE_SIZE: v.optional(wholeNumber(1, 100, "a number of rows"), "20"),
- * });
- * ```
- * @see docs/settings.md - Your product's settings
- */
+/** A whole number from `min` to `max` in decimal digits (never `5e3`, `-1`, `1MB`); `what` it counts. */
 export const wholeNumber = (
   min: number,
   max: number,
@@ -36,18 +20,7 @@ export const wholeNumber = (
     v.maxValue(max, `expected ${what}, at most ${max}`),
   );
 
-/**
- * A switch: `1`, `true`, `yes`, `on` are on, `0`, `false`, `no`, `off` are off (any case).
- *
- * @example
- * ```ts
- * import * as v from "valibot";
- * import { defineSettings, flag } from "shell";
- *
- * export default defineSettings({ NEW_CHECKOUT: v.optional(flag, "0") });
- * ```
- * @see docs/settings.md - Your product's settings
- */
+/** A switch: `1`, `true`, `yes`, `on` or `0`, `false`, `no`, `off` (any case). */
 export const flag: v.GenericSchema<string, boolean> = v.pipe(
   v.string(),
   v.toLowerCase(),
@@ -55,20 +28,7 @@ export const flag: v.GenericSchema<string, boolean> = v.pipe(
   v.transform((value) => ["1", "true", "yes", "on"].includes(value)),
 );
 
-/**
- * A comma-separated list, each entry trimmed and checked by `item`; at least one.
- *
- * @example
- * ```ts
- * import * as v from "valibot";
- * import { defineSettings, list } from "shell";
- *
- * export default defineSettings({
- *   SUPPORT_EMAILS: list(v.pipe(v.string(), v.email("expected email addresses"))),
- * });
- * ```
- * @see docs/settings.md - Your product's settings
- */
+/** A comma-separated list, each entry trimmed and checked by `item`; at least one. */
 export const list = <T>(item: v.GenericSchema<string, T>): v.GenericSchema<string, T[]> =>
   v.pipe(
     v.string(),

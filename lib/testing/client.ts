@@ -122,6 +122,41 @@ export interface CallOptions {
 const MAX_REDIRECTS = 20;
 
 /**
+ * A cookie of the client's jar, with its flags: what `TestClient.cookies()` gives, shaped for a
+ * browser's `addCookies` (Playwright's) with the origin it is for.
+ *
+ * @example
+ * ```ts
+ * import type { ClientCookie } from "shell/testing";
+ *
+ * const session: ClientCookie = {
+ *   name: "session",
+ *   value: "abc",
+ *   path: "/",
+ *   httpOnly: true,
+ *   secure: false,
+ *   sameSite: "Lax",
+ * };
+ * ```
+ */
+export interface ClientCookie {
+  /** Its name. */
+  name: string;
+  /** Its value. */
+  value: string;
+  /** The path it is sent to and below. */
+  path: string;
+  /** Out of reach of the page's scripts. */
+  httpOnly: boolean;
+  /** Sent over https only. */
+  secure: boolean;
+  /** As the cookie said it, when it did. */
+  sameSite?: "Strict" | "Lax" | "None";
+  /** When it expires, in seconds since the epoch; a session cookie has none. */
+  expires?: number;
+}
+
+/**
  * A client whose requests carry the cookies earlier answers set, as a browser's would.
  *
  * @example In-process: a form posted without JavaScript lands back on its page with its errors
@@ -136,29 +171,6 @@ const MAX_REDIRECTS = 20;
  * assert.match(await page.text(), /1 to 200 characters\./);
  * ```
  */
-/**
- * A cookie of the client's jar, with its flags: what `TestClient.cookies()` gives, shaped for a
- * browser's `addCookies` (Playwright's) with the origin it is for.
- *
- * @example
- * ```ts
- * import type { ClientCookie } from "shell/testing";
- *
- * const session: ClientCookie = { name: "session", value: "abc", path: "/", httpOnly: true, secure: false, sameSite: "Lax" };
- * ```
- */
-export interface ClientCookie {
-  name: string;
-  value: string;
-  path: string;
-  httpOnly: boolean;
-  secure: boolean;
-  /** As the cookie said it, when it did. */
-  sameSite?: "Strict" | "Lax" | "None";
-  /** When it expires, in seconds since the epoch; a session cookie has none. */
-  expires?: number;
-}
-
 export class TestClient {
   /** The origin requests are made from: `http://localhost` for an app in this process. */
   readonly origin: string;

@@ -14,11 +14,11 @@ const SECRET = "sk_live_hunter2hunter2hunter2";
 
 const FILES = {
   "routes/_settings.ts": `import * as v from "valibot";
-import { defineSettings, flag, secret, wholeNumber } from "shell";
+import { defineSettings, secret } from "shell";
 
 export default defineSettings({
-  PAGE_SIZE: v.optional(wholeNumber(1, 100, "a number of rows"), "20"),
-  BETA: v.optional(flag, "0"),
+  PAGE_SIZE: v.optional(v.pipe(v.string(), v.digits("expected a number of rows"), v.toNumber()), "20"),
+  BETA: v.optional(v.pipe(v.picklist(["on", "off"], "expected on or off"), v.transform((on) => on === "on")), "off"),
   PAYMENTS_URL: v.pipe(v.string(), v.url("expected a URL")),
   PAYMENTS_KEY: secret(v.pipe(v.string(), v.regex(/^sk_test_/, "expected a test key, sk_test_..."))),
 });
