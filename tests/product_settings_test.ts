@@ -236,3 +236,35 @@ Deno.test("an app made without these settings says so where they are read", asyn
   assert.match(String(logs.of(response)[0].msg), /not made with these settings/);
   await app.close();
 });
+
+Deno.test("any synchronous Standard Schema declares a setting; an asynchronous one is named", () => {
+  const upper = {
+    "~standard": {
+      version: 1 as const,
+      vendor: "hand-made",
+      validate: (value: unknown) =>
+        typeof value === "string" && /^[A-Z]+$/.test(value)
+          ? { value: value.toLowerCase() }
+          : { issues: [{ message: "expected capitals" }] },
+      types: undefined as { input: string; output: string } | undefined,
+    },
+  };
+  const later = v.pipeAsync(v.string(), v.checkAsync(async () => await Promise.resolve(true)));
+  const values = readSettings(
+    (name) => name === "MODE" ? "FAST" : undefined,
+    defineSettings({ MODE: upper }),
+  );
+  const declared = defineSettings({ MODE: upper, LATER: v.optionalAsync(later) });
+  assert.equal(values.app.settings?.MODE, "fast");
+  assert.throws(
+    () =>
+      readSettings(
+        (name) => ({ MODE: "slow", LATER: "x" } as Record<string, string>)[name],
+        declared,
+      ),
+    {
+      message: "Invalid settings:\n  MODE=slow: expected capitals\n" +
+        "  LATER: its schema is asynchronous; a setting's must check at once",
+    },
+  );
+});

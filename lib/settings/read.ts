@@ -105,6 +105,7 @@ export function readVariables(
     const text = env(name) || undefined;
     const result = schema["~standard"].validate(text) as StandardResult | Promise<unknown>;
     if (result instanceof Promise) {
+      result.catch(() => {}); // its outcome is no one's: the setting is refused either way
       problems.push(`${name}: its schema is asynchronous; a setting's must check at once`);
     } else if (result.issues?.length) {
       problems.push(problemOf(name, text, schema, result.issues[0]));
