@@ -22,7 +22,8 @@ import { isStaleApart } from "./stale_build.ts";
 import { exitPastGrace, FLUSH_MS, graceMs, untilParentGone } from "./stop.ts";
 
 // The product's settings with the framework's, before building: one message names every problem.
-const settings = settingsOrExit(await declaredSettings());
+// A declaration that cannot load says why in a few lines of its own code, as an app that cannot.
+const settings = settingsOrExit(await declaredSettings().catch(cannotLoad));
 const { dev, hostname, port } = settings;
 // Between the dev server and this process only: not a setting of the app.
 const devFrontToken = dev ? Deno.env.get("DEV_FRONT_TOKEN") : undefined;
