@@ -1,7 +1,7 @@
 import { useActionState, useState } from "react";
 import { actionStatus, recover, useFeed } from "shell/runtime";
 import { sign } from "@/routes/_guestbook/actions.ts";
-import { type Entry, type GuestbookState, SHOWN } from "@/routes/_guestbook/types.ts";
+import type { Entry, GuestbookState } from "@/routes/_guestbook/types.ts";
 
 /** Over the signing limit (429), the form says so and keeps what was typed. */
 const signOrWait = recover(sign, (error, _previous: GuestbookState, form: FormData) => {
@@ -17,15 +17,16 @@ const signOrWait = recover(sign, (error, _previous: GuestbookState, form: FormDa
  * date by the server's event stream. With JavaScript, signing updates the list in place and
  * entries signed elsewhere appear as they come; without it, the browser posts the form and comes
  * back to the page, errors and all, and a reload shows new entries. A signed-in user (`signingAs`)
- * signs with their own name: the form asks only for the message.
+ * signs with their own name: the form asks only for the message. It lists the newest `shown`
+ * entries (the `GUESTBOOK_SHOWN` setting).
  */
 export default function Guestbook(
-  { entries, signingAs }: { entries: Entry[]; signingAs?: string },
+  { entries, shown: count, signingAs }: { entries: Entry[]; shown: number; signingAs?: string },
 ) {
   const [state, signAction, pending] = useActionState(signOrWait, {});
-  const live = useLiveEntries(entries[0]?.id ?? 0);
+  const live = useLiveEntries(entries[0]?.id ?? 0, count);
   const { errors = {}, values } = state;
-  const shown = newestFirst([...live, ...(state.signed ? [state.signed] : []), ...entries]);
+  const shown = newestFirst([...live, ...(state.signed ? [state.signed] : []), ...entries], count);
   return (
     <>
       <form action={signAction} className="card guestbook">
@@ -77,7 +78,7 @@ export default function Guestbook(
  * `useFeed` keeps the stream: after a drop it resumes from the last entry it got, backing off when
  * the server refuses, and a hidden page holds no stream (shown again, it asks for what it missed).
  */
-function useLiveEntries(since: number): Entry[] {
+function useLiveEntries(since: number, count: number): Entry[] {
   const [live, setLive] = useState<Entry[]>([]);
   useFeed("/guestbook/events", {
     since,
@@ -85,15 +86,15 @@ function useLiveEntries(since: number): Entry[] {
       entry(event) {
         const entry: Entry = JSON.parse(event.data);
         entry.at = new Date(entry.at);
-        setLive((shown) => newestFirst([entry, ...shown]));
+        setLive((shown) => newestFirst([entry, ...shown], count));
       },
     },
   });
   return live;
 }
 
-/** The newest `SHOWN` of `entries`, each once (by id), newest first. */
-function newestFirst(entries: Entry[]): Entry[] {
+/** The newest `count` of `entries`, each once (by id), newest first. */
+function newestFirst(entries: Entry[], count: number): Entry[] {
   const byId = new Map(entries.map((entry) => [entry.id, entry]));
-  return [...byId.values()].sort((a, b) => b.id - a.id).slice(0, SHOWN);
+  return [...byId.values()].sort((a, b) => b.id - a.id).slice(0, count);
 }

@@ -4,7 +4,8 @@
  * for the app's typed state and `defineRoute` for typed routes, `httpError()`, `notFound()` and
  * `redirect()` to end a request, `requestContext()` in server actions, `bodyLimit()` for a folder's
  * uploads, `clientAddress()`, `eventStream()`, `isSpeculative()` to tell a browser's prefetch from a
- * visit, the `CachePolicy` a route exports as `cache` and `revalidateTag()` that drops its stored pages.
+ * visit, the `CachePolicy` a route exports as `cache` and `revalidateTag()` that drops its stored pages,
+ * and `defineSettings()` (with `secret()`) for the product's own settings in `routes/_settings.ts`.
  *
  * The other entry points: `shell/runtime` for islands (browser-safe), `shell/data` for Deno KV,
  * `shell/auth` for users, sessions and roles, `shell/server` for entry points and plugins
@@ -67,3 +68,9 @@ export { isSpeculative } from "./server/speculation.ts";
 export { redirect, type RedirectStatus } from "./actions/redirect.ts";
 export type { CachePolicy, TagSource } from "./cache/policy.ts";
 export { revalidateTag } from "./cache/revalidate.ts";
+export {
+  defineSettings,
+  type SettingsDeclaration,
+  type SettingValues,
+} from "./settings/declare.ts";
+export { secret, type SettingSchema } from "./settings/read.ts";

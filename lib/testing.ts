@@ -28,6 +28,7 @@
  */
 export {
   type CallOptions,
+  type ClientCookie,
   type ClientRequestInit,
   type FieldValue,
   type InProcess,

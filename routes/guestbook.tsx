@@ -4,13 +4,15 @@ import { kvOf } from "shell/data";
 import { latestEntries } from "./_guestbook/entries.ts";
 import type { Entry } from "./_guestbook/types.ts";
 import { define } from "./_define.ts";
+import settings from "./_settings.ts";
 
 const route = define.route("guestbook.tsx");
 
-export const handler = route.handlers<{ entries: Entry[]; signingAs?: string }>({
+export const handler = route.handlers<{ entries: Entry[]; shown: number; signingAs?: string }>({
   async GET(_req, ctx) {
-    const [entries, user] = await Promise.all([latestEntries(kvOf(ctx)), currentUser(ctx)]);
-    return ctx.render({ entries, signingAs: user?.name });
+    const shown = settings(ctx).GUESTBOOK_SHOWN; // a number: checked when the app started
+    const [entries, user] = await Promise.all([latestEntries(kvOf(ctx), shown), currentUser(ctx)]);
+    return ctx.render({ entries, shown, signingAs: user?.name });
   },
 });
 
@@ -23,6 +25,6 @@ export default route.page<typeof handler>(({ data }) => (
       Deno KV: they survive restarts, and a page left open shows new ones as they are signed. Try it
       with JavaScript turned off: the browser posts the form and comes back here, errors included.
     </p>
-    <Guestbook entries={data.entries} signingAs={data.signingAs} />
+    <Guestbook entries={data.entries} shown={data.shown} signingAs={data.signingAs} />
   </>
 ));

@@ -782,3 +782,38 @@ Deno.test("app.close() waits for the background renders: no KV failure after the
   const warnings = lines.filter((line) => /"level":"(warn|error)"/.test(line));
   assert.deepEqual(warnings, [], "no 'revalidate failed: Bad resource ID'");
 });
+
+Deno.test("Vary names its headers in one order on a MISS, a HIT and a HEAD", async () => {
+  const declared = {
+    cache: { maxAge: 60, vary: ["Accept-Language"] },
+    default: () => <p>hello</p>,
+  };
+  await using t = await cachedApp({
+    "index.tsx": { cache: { maxAge: 60 }, default: () => <p>plain</p> },
+    "declared.tsx": declared,
+  });
+  for (const encoding of ["gzip, br", "gzip", "identity", undefined]) {
+    const headers: Record<string, string> = encoding ? { "Accept-Encoding": encoding } : {};
+    for (
+      const [path, vary] of [
+        ["/", "Cookie, Accept-Encoding"],
+        ["/declared", "Cookie, accept-language, Accept-Encoding"],
+      ]
+    ) {
+      const url = `${path}?e=${encoding}`; // a page of its own for each encoding: a MISS first
+      const seen: string[] = [];
+      for (const method of ["GET", "GET", "HEAD"]) {
+        const res = await t.get(url, { ...headers, "Accept-Language": "fr" }, method);
+        await res.arrayBuffer(); // read whole: a miss is stored once its body is
+        seen.push(`${res.headers.get("x-cache")} ${res.headers.get("vary")}`);
+      }
+      const [first, second, head] = seen;
+      assert.match(first, /^MISS /, `${url} ${encoding}`);
+      assert.match(second, /^HIT /, `${url} ${encoding}: ${seen}`);
+      for (const answer of seen) {
+        assert.equal(answer.slice(answer.indexOf(" ") + 1), vary, `${url} ${encoding}: ${seen}`);
+      }
+      assert.match(head, /^HIT /, `${url} ${encoding}`);
+    }
+  }
+});

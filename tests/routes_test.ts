@@ -221,3 +221,31 @@ Deno.test("the scan and the manifest give each route its nearest _error.tsx", as
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("routes/_settings.ts is the manifest's settings, at the root only", async () => {
+  assert.equal(specialFile("_settings.ts"), "_settings");
+  assert.equal(isRouteFile("_settings.ts"), false);
+  const root = await Deno.makeTempDir();
+  try {
+    await Deno.mkdir(join(root, "routes/admin"), { recursive: true });
+    await Deno.writeTextFile(join(root, "routes/_settings.ts"), "export default {};\n");
+    await Deno.writeTextFile(join(root, "routes/index.tsx"), "export default () => null;\n");
+    const found = await scan(root);
+    assert.equal(found.settings, "_settings.ts");
+    const source = manifestSource({
+      scan: found,
+      assets: { boot: { entry: "/_app/boot.js", imports: [] }, islands: {} },
+      assetDir: "_build/static",
+      actions: [],
+      buildId: "test",
+      outDir: "_build",
+    });
+    const name = source.match(/import \* as (\$\d+) from "\.\.\/routes\/_settings\.ts"/)?.[1];
+    assert.ok(name && source.includes(`  settings: ${name}.default,`), source);
+
+    await Deno.writeTextFile(join(root, "routes/admin/_settings.ts"), "export default {};\n");
+    await assert.rejects(scan(root), /routes\/admin\/_settings.ts: _settings belongs at the root/);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});

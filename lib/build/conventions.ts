@@ -11,9 +11,9 @@ const PARAM = /^\[([A-Za-z_$][\w$]*)\]$/;
 const CATCH_ALL = /^\[\.\.\.([A-Za-z_$][\w$]*)\]$/;
 const STATIC = /^[\w\-.~@!$&'()+,;=]+$/;
 
-export type SpecialFile = "_app" | "_layout" | "_middleware" | "_404" | "_error";
+export type SpecialFile = "_app" | "_layout" | "_middleware" | "_404" | "_error" | "_settings";
 
-const SPECIAL = new Set<string>(["_app", "_layout", "_middleware", "_404", "_error"]);
+const SPECIAL = new Set<string>(["_app", "_layout", "_middleware", "_404", "_error", "_settings"]);
 
 export interface RouteFile {
   /** Path relative to `routes/`, with `/` separators. */

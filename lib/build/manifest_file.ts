@@ -1,7 +1,7 @@
 /**
  * @module
  * Writes the manifest (`_build/manifest.gen.ts`): static imports of every route, layout,
- * middleware, error page, island and action module, so the server needs no file-system access to find them
+ * middleware, error page, island and action module and of the product's settings, so the server needs no file-system access to find them
  * (Deno Deploy). Each route module is checked against its own file there (`RouteFileCheck`): a
  * module typed with `defineRoute` for another file fails `deno check`.
  */
@@ -70,6 +70,7 @@ export function manifestSource(
   );
   const app = scan.app ? route(scan.app) : "undefined";
   const notFound = scan.notFound ? route(scan.notFound) : "undefined";
+  const settings = scan.settings ? `${route(scan.settings)}.default` : "undefined";
   const rootLayouts = list(scan.rootLayouts);
   const rootMiddlewares = list(scan.rootMiddlewares);
 
@@ -90,6 +91,7 @@ ${routes.join("\n")}
   ],
   app: ${app},
   notFound: ${notFound},
+  settings: ${settings},
   rootLayouts: ${rootLayouts},
   rootMiddlewares: ${rootMiddlewares},
   errorPage: ${errorPage(scan.errorPage)},

@@ -35,6 +35,8 @@ export interface Scan {
   routes: ScannedRoute[];
   app?: string;
   notFound?: string;
+  /** `_settings.ts`: the product's settings. */
+  settings?: string;
   rootLayouts: string[];
   rootMiddlewares: string[];
   /** The root's `_error.tsx`, for not-found and what no route answers. */
@@ -55,6 +57,7 @@ export async function scan(root: string): Promise<Scan> {
   const errors = new Map<string, string>();
   let app: string | undefined;
   let notFound: string | undefined;
+  let settings: string | undefined;
   const routeFiles: RouteFile[] = [];
 
   for (const file of files) {
@@ -63,12 +66,13 @@ export async function scan(root: string): Promise<Scan> {
     if (special === "_layout") layouts.set(folder, file);
     else if (special === "_middleware") middlewares.set(folder, file);
     else if (special === "_error") errors.set(folder, file);
-    else if (special === "_app" || special === "_404") {
+    else if (special === "_app" || special === "_404" || special === "_settings") {
       if (folder !== "") {
         throw new BuildProblem(`routes/${file}: ${special} belongs at the root of routes/`);
       }
       if (special === "_app") app = file;
-      else notFound = file;
+      else if (special === "_404") notFound = file;
+      else settings = file;
     } else if (isRouteFile(file)) routeFiles.push({ file, pattern: patternFor(file) });
   }
 
@@ -105,6 +109,7 @@ export async function scan(root: string): Promise<Scan> {
     routes,
     app,
     notFound,
+    settings,
     rootLayouts: chain(layouts, atRoot),
     rootMiddlewares: chain(middlewares, atRoot),
     errorPage: errorPageOf(atRoot),

@@ -28,11 +28,20 @@ export interface HitHeaders {
   tags: readonly string[];
 }
 
-/** `Cache-Control` (unless the handler set one) and `Vary` of a response the cache may answer. */
+/**
+ * `Cache-Control` (unless the handler set one) and `Vary` of a response the cache may answer.
+ * `Vary` in one order whatever came before - `Cookie`, the declared headers, then what the
+ * response named already (a miss's compressed render: `Accept-Encoding`) - so that a miss and the
+ * hits after it say the same.
+ */
 export function sharedHeaders(headers: Headers, policy: ResolvedPolicy): void {
   if (!headers.has("Cache-Control")) headers.set("Cache-Control", policy.cacheControl);
   // Signed-in requests get another page from the same URL; so do the declared headers.
-  for (const name of ["Cookie", ...policy.vary]) headers.append("Vary", name);
+  const ours = ["Cookie", ...policy.vary];
+  const named = new Set(ours.map((name) => name.toLowerCase()));
+  const before = (headers.get("Vary") ?? "").split(",").map((name) => name.trim());
+  const rest = before.filter((name) => name && !named.has(name.toLowerCase()));
+  headers.set("Vary", [...ours, ...rest].join(", "));
 }
 
 /**

@@ -2,7 +2,8 @@
  * @module
  * The app as the environment describes it, for every entry point: `main.ts` (Deno Deploy,
  * `deno serve`) and `lib/cli/start.ts` (`deno task start`, and the server `deno task dev` runs).
- * Settings that make no sense, and a KV store that cannot be used, stop the start here, with a
+ * Settings that make no sense (the framework's and the product's, `routes/_settings.ts`, which the
+ * manifest imports), and a KV store that cannot be used, stop the start here, with a
  * message naming each and exit code 1; a store whose file is deleted under the running server ends
  * it the same way (`serverFailed`), rather than lose every write since without a word.
  * Telemetry is loaded only when configured. The process's one listener for unhandled rejections is
@@ -29,7 +30,7 @@ export interface Started {
 
 export async function appFromEnv(
   manifest: Manifest,
-  settings: Settings = settingsOrExit(),
+  settings: Settings = settingsOrExit(manifest.settings),
 ): Promise<Started> {
   const telemetry = await loadTelemetry(
     settings.sentry && withRelease(settings.sentry, manifest.buildId),

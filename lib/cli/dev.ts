@@ -7,9 +7,9 @@
 import * as esbuild from "esbuild";
 import { startDev } from "../dev/session.ts";
 import { PROJECT_ROOT as root } from "./root.ts";
-import { settingsOrExit } from "./settings.ts";
+import { frameworkSettingsOrExit } from "./declared.ts";
 
-const { hostname, port } = settingsOrExit();
+const { hostname, port } = await frameworkSettingsOrExit();
 const dev = await startDev({ root, hostname, port }).catch((error) => {
   // Said plainly, and a non-zero exit (a port in use, say); the app's servers go with this one.
   console.error(error instanceof Error ? error.message : error);

@@ -10,11 +10,11 @@
  * server runs right here, in this process.
  */
 import "./node_env.ts";
-import { settingsOrExit } from "./settings.ts";
+import { frameworkSettingsOrExit } from "./declared.ts";
 
 const SERVER = new URL("./start.ts", import.meta.url);
 
-const { sentry } = settingsOrExit();
+const { sentry } = await frameworkSettingsOrExit();
 const env = (name: string) => Deno.env.get(name);
 const added = sentry?.dsn && sentry.otlp && sentry.tracesSampleRate > 0
   ? (await import("../otel/env.ts")).sentryOtlpEnv({

@@ -3,12 +3,18 @@
  * The environment, read and checked once at start-up. Every variable the app takes is validated
  * here (with valibot), each problem named with the variable and what it should be, so a setting
  * that makes no sense (`REQUEST_TIMEOUT_MS=soon`) stops the start instead of silently meaning
- * something else. The entry points (`main.ts`, `lib/cli/`) are the only readers of the environment;
- * the app gets what this returns as options.
+ * something else. The product's own settings (`routes/_settings.ts`) are read by the same rules,
+ * with the framework's, into the same message. The entry points (`main.ts`, `lib/cli/`) are the
+ * only readers of the environment; the app gets what this returns as options.
  */
 import * as v from "valibot";
+import type { SettingsDeclaration } from "../settings/declare.ts";
+import { type Env, readVariables, SettingsError } from "../settings/read.ts";
+import { flag, host, list, origin, wholeNumber } from "../settings/values.ts";
 import type { AppOptions } from "../server/options.ts";
 import { readSentryConfig, type SentryConfig } from "../sentry/config.ts";
+
+export { SettingsError };
 
 export interface Settings {
   port: number;
@@ -24,58 +30,19 @@ export interface Settings {
   sentry?: SentryConfig;
 }
 
-export class SettingsError extends Error {
-  constructor(readonly problems: string[]) {
-    super(`Invalid settings:\n${problems.map((problem) => `  ${problem}`).join("\n")}`);
-    this.name = "SettingsError";
-  }
-}
-
-type Env = (name: string) => string | undefined;
-
 // setTimeout's largest delay: a longer one fires at once.
 const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 const GIB = 1024 ** 3;
 
-const wholeNumber = (min: number, max: number, what: string) =>
-  v.pipe(
-    v.string(),
-    v.regex(/^\d+$/, `expected ${what}`),
-    v.transform(Number),
-    v.number(),
-    v.minValue(min, `expected ${what}, at least ${min}`),
-    v.maxValue(max, `expected ${what}, at most ${max}`),
-  );
+/** Every one of the framework's settings may be unset: its default is the app's. */
+const unsetAllowed = <S extends Record<string, v.GenericSchema<string, unknown>>>(schemas: S) =>
+  Object.fromEntries(
+    Object.entries(schemas).map(([name, schema]) => [name, v.optional(schema)]),
+  ) as {
+    [K in keyof S]: v.OptionalSchema<S[K], undefined>;
+  };
 
-const flag = v.pipe(
-  v.string(),
-  v.toLowerCase(),
-  v.picklist(["1", "0", "true", "false", "yes", "no", "on", "off"], "expected 1 or 0"),
-  v.transform((value) => ["1", "true", "yes", "on"].includes(value)),
-);
-
-const list = <T>(item: v.GenericSchema<string, T>) =>
-  v.pipe(
-    v.string(),
-    v.transform((value) => value.split(",").map((part) => part.trim()).filter(Boolean)),
-    v.array(item),
-    v.minLength(1, "expected at least one, comma-separated"),
-  );
-
-const origin = v.pipe(
-  v.string(),
-  v.check(
-    (value) => URL.parse(value)?.origin === value && /^https?:/.test(value),
-    "expected origins such as https://example.com (scheme, host and port only)",
-  ),
-);
-
-const host = v.pipe(
-  v.string(),
-  v.check((value) => URL.parse(`http://${value}/`)?.host === value.toLowerCase(), "expected hosts"),
-);
-
-const SCHEMAS = {
+const SCHEMAS = unsetAllowed({
   PORT: wholeNumber(0, 65535, "a port number"),
   HOSTNAME: v.pipe(v.string(), v.nonEmpty("expected an address to listen on")),
   REQUEST_TIMEOUT_MS: wholeNumber(0, MAX_TIMEOUT_MS, "milliseconds (0 turns the deadline off)"),
@@ -98,7 +65,7 @@ const SCHEMAS = {
   PAGE_CACHE_TAG_CHECK_MS: wholeNumber(0, 60_000, "milliseconds"),
   ASSET_RETENTION_DAYS: wholeNumber(0, 365, "days (0 keeps no earlier build's assets)"),
   ASSET_RETENTION_BYTES: wholeNumber(1024 * 1024, 64 * GIB, "a size in bytes"),
-};
+});
 
 /** How long and how much of earlier builds' assets KV keeps by default: a week, 64 MiB. */
 export const ASSET_RETENTION = { days: 7, maxBytes: 64 * 1024 * 1024 };
@@ -108,17 +75,16 @@ export const DEFAULT_KV_PATH = ".data/kv.sqlite3";
 
 type Parsed = { [K in keyof typeof SCHEMAS]?: v.InferOutput<typeof SCHEMAS[K]> };
 
-/** Reads every setting from `env`; throws `SettingsError` naming each one that makes no sense. */
-export function readSettings(env: Env): Settings {
+/** Every variable the framework reads itself: a product's settings cannot take these names. */
+const FRAMEWORK_NAMES = new Set([...Object.keys(SCHEMAS), "NODE_ENV", "DENO_DEPLOYMENT_ID"]);
+
+/**
+ * Reads every setting from `env` - the framework's, and the product's when it declares some
+ * (`routes/_settings.ts`) - and throws one `SettingsError` naming each that makes no sense.
+ */
+export function readSettings(env: Env, declared?: SettingsDeclaration): Settings {
   const problems: string[] = [];
-  const parsed: Parsed = {};
-  for (const [name, schema] of Object.entries(SCHEMAS)) {
-    const value = env(name);
-    if (value === undefined || value === "") continue;
-    const result = v.safeParse(schema, value);
-    if (result.success) (parsed as Record<string, unknown>)[name] = result.output;
-    else problems.push(`${name}=${value}: ${result.issues[0].message}`);
-  }
+  const parsed: Parsed = readVariables(SCHEMAS, env, problems);
   const dev = env("NODE_ENV") === "development";
   const sentry = readSentryConfig(env, dev);
   problems.push(...sentry.problems);
@@ -128,6 +94,7 @@ export function readSettings(env: Env): Settings {
   ) {
     problems.push("REQUEST_BODY_BUDGET: must be at least ACTION_BODY_LIMIT");
   }
+  const product = declared && productValues(declared, env, problems);
   if (problems.length > 0) throw new SettingsError(problems);
 
   return {
@@ -153,10 +120,26 @@ export function readSettings(env: Env): Settings {
         days: parsed.ASSET_RETENTION_DAYS ?? ASSET_RETENTION.days,
         maxBytes: parsed.ASSET_RETENTION_BYTES ?? ASSET_RETENTION.maxBytes,
       },
+      ...(product && { settings: product }),
     },
     sentry: sentry.config,
     kvPath: parsed.KV_PATH ?? (env("DENO_DEPLOYMENT_ID") ? undefined : DEFAULT_KV_PATH),
   };
+}
+
+/** The product's settings from `env`, each problem added to `problems`. */
+function productValues(
+  declared: SettingsDeclaration,
+  env: Env,
+  problems: string[],
+): Record<string, unknown> {
+  const names = Object.keys(declared.schemas);
+  for (const name of names.filter((name) => FRAMEWORK_NAMES.has(name) || /^SENTRY_/.test(name))) {
+    problems.push(
+      `${name}: the framework's own setting; routes/_settings.ts must name it otherwise`,
+    );
+  }
+  return readVariables(declared.schemas, env, problems);
 }
 
 /** `pageCache` when a `PAGE_CACHE*` variable is set: `false` for `PAGE_CACHE=0`. */
@@ -172,10 +155,13 @@ function pageCacheOf(parsed: Parsed): Pick<AppOptions, "pageCache"> {
   return Object.values(bounds).some((value) => value !== undefined) ? { pageCache: bounds } : {};
 }
 
-/** The environment's settings, or the process ends with a message naming what is wrong. */
-export function settingsOrExit(): Settings {
+/**
+ * The environment's settings, the product's (`declared`) among them, or the process ends with one
+ * message naming everything that is wrong.
+ */
+export function settingsOrExit(declared?: SettingsDeclaration): Settings {
   try {
-    return readSettings((name) => Deno.env.get(name));
+    return readSettings((name) => Deno.env.get(name), declared);
   } catch (error) {
     if (!(error instanceof SettingsError)) throw error;
     console.error(error.message);

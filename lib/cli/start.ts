@@ -16,11 +16,14 @@ import { appStack } from "../errors/frames.ts";
 import type { Manifest } from "../server/manifest.ts";
 import { appFromEnv, serverFailed } from "./app.ts";
 import { PROJECT_ROOT } from "./root.ts";
+import { declaredSettings } from "./declared.ts";
 import { settingsOrExit } from "./settings.ts";
 import { isStaleApart } from "./stale_build.ts";
 import { exitPastGrace, FLUSH_MS, graceMs, untilParentGone } from "./stop.ts";
 
-const settings = settingsOrExit();
+// The product's settings with the framework's, before building: one message names every problem.
+// A declaration that cannot load says why in a few lines of its own code, as an app that cannot.
+const settings = settingsOrExit(await declaredSettings().catch(cannotLoad));
 const { dev, hostname, port } = settings;
 // Between the dev server and this process only: not a setting of the app.
 const devFrontToken = dev ? Deno.env.get("DEV_FRONT_TOKEN") : undefined;

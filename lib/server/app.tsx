@@ -46,6 +46,7 @@ import { type Manifest, middlewaresOf } from "./manifest.ts";
 import { type AppOptions, resolveOptions } from "./options.ts";
 import { registerRoutes } from "./routes.ts";
 import { type AppScope, withScope } from "./scope.ts";
+import { productSettings } from "../settings/declare.ts";
 import { cspAround, nonceOf } from "./security.ts";
 import { speculationRules } from "./speculation.ts";
 import { staticFiles } from "./static.ts";
@@ -115,6 +116,8 @@ export interface App {
  */
 export function createApp(manifest: Manifest, appOptions: AppOptions): App {
   const options = resolveOptions(appOptions);
+  // First: a test that forgot a required setting learns it before anything else is made.
+  const settings = productSettings(manifest.settings, options.settings);
   const { dev, telemetry } = options;
   for (const island of manifest.islands) registerIsland(island.name, island.module.default);
   const failed = failures({ dev, root: options.root, telemetry });
@@ -159,6 +162,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
     eventStreams: { open: 0, max: options.maxEventStreams },
     origins,
     auth,
+    settings,
   };
   const app = new Hono();
   app.use(requestFrame({

@@ -6,6 +6,7 @@
  */
 import type { ComponentType } from "react";
 import type { CachePolicy } from "../cache/policy.ts";
+import type { SettingsDeclaration } from "../settings/declare.ts";
 import type { Handler, Handlers, Middleware } from "./types.ts";
 
 /**
@@ -210,6 +211,8 @@ export interface Manifest {
   actions: ManifestActions;
   /** The stylesheets the app's modules import; none when absent. */
   styles?: ManifestStyles;
+  /** `routes/_settings.ts`: the product's settings (docs/settings.md). */
+  settings?: SettingsDeclaration;
 }
 
 /**

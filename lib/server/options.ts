@@ -109,13 +109,26 @@ export interface AppOptions {
    * `origins`: a page's key is made from the configured origin, never from a request's `Host`.
    */
   pageCache?: PageCacheOptions | false;
+  /**
+   * The values of the product's settings (`routes/_settings.ts`), by variable: the entry points
+   * read them from the environment; a test gives those it needs, and each one not given is as if
+   * its variable were unset (its default; a required one is an error). `settings(ctx)` reads them.
+   */
+  settings?: Readonly<Record<string, unknown>>;
 }
 
 export type ResolvedOptions =
   & Required<
     Omit<
       AppOptions,
-      "telemetry" | "origins" | "allowedHosts" | "kv" | "assetRetention" | "auth" | "pageCache"
+      | "telemetry"
+      | "origins"
+      | "allowedHosts"
+      | "kv"
+      | "assetRetention"
+      | "auth"
+      | "pageCache"
+      | "settings"
     >
   >
   & {
@@ -126,6 +139,7 @@ export type ResolvedOptions =
     auth?: AuthOptions;
     origins?: string[];
     allowedHosts?: string[];
+    settings?: AppOptions["settings"];
   };
 
 export const DEFAULT_OPTIONS = {

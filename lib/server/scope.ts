@@ -2,7 +2,7 @@
  * @module
  * What a request's code needs from the app answering it, beyond the request itself: the app's KV
  * store, whether the proxy's forwarded address is trusted, the signal that the app is closing, its
- * public origins and its users' settings. The app keeps it in every request's private record
+ * public origins, its users' settings and the product's own. The app keeps it in every request's private record
  * (`internals.ts`) - one object per app, so nothing is made per request, and two apps in one process
  * keep their own - and, for in-process tools outside any request (the test kit's `signInAs`), by
  * the object `createApp` returned. Read it through `kvOf`, `clientAddress` and `eventStream` rather
@@ -11,6 +11,7 @@
  * whichever the code has in hand.
  */
 import type { AuthOptions } from "../auth/settings.ts";
+import type { ProductSettings } from "../settings/declare.ts";
 import { internalsOf } from "./internals.ts";
 import type { Context } from "./types.ts";
 
@@ -29,6 +30,8 @@ export interface AppScope {
   readonly origins?: string[];
   /** `AppOptions.auth`: how users and sessions behave (`lib/auth/settings.ts`). */
   readonly auth?: AuthOptions;
+  /** The product's settings (`routes/_settings.ts`), read with `settings(ctx)`. */
+  readonly settings?: ProductSettings;
 }
 
 declare module "./internals.ts" {

@@ -122,6 +122,41 @@ export interface CallOptions {
 const MAX_REDIRECTS = 20;
 
 /**
+ * A cookie of the client's jar, with its flags: what `TestClient.cookies()` gives, shaped for a
+ * browser's `addCookies` (Playwright's) with the origin it is for.
+ *
+ * @example
+ * ```ts
+ * import type { ClientCookie } from "shell/testing";
+ *
+ * const session: ClientCookie = {
+ *   name: "session",
+ *   value: "abc",
+ *   path: "/",
+ *   httpOnly: true,
+ *   secure: false,
+ *   sameSite: "Lax",
+ * };
+ * ```
+ */
+export interface ClientCookie {
+  /** Its name. */
+  name: string;
+  /** Its value. */
+  value: string;
+  /** The path it is sent to and below. */
+  path: string;
+  /** Out of reach of the page's scripts. */
+  httpOnly: boolean;
+  /** Sent over https only. */
+  secure: boolean;
+  /** As the cookie said it, when it did. */
+  sameSite?: "Strict" | "Lax" | "None";
+  /** When it expires, in seconds since the epoch; a session cookie has none. */
+  expires?: number;
+}
+
+/**
  * A client whose requests carry the cookies earlier answers set, as a browser's would.
  *
  * @example In-process: a form posted without JavaScript lands back on its page with its errors
@@ -170,6 +205,37 @@ export class TestClient {
   async cookie(name: string, path = "/"): Promise<string | undefined> {
     const cookies = await this.#cookies.getCookies(new URL(path, this.origin).href);
     return cookies.find((cookie) => cookie.key === name)?.value;
+  }
+
+  /**
+   * Every cookie the client would send to `path`, flags and all: to hand a session begun with
+   * `signInAs` to a browser, say (`context.addCookies(cookies.map((c) => ({ ...c, url })))`).
+   *
+   * @example
+   * ```ts
+   * import { TestClient } from "shell/testing";
+   * declare const client: TestClient;
+   *
+   * await client.signInAs("ada@example.com");
+   * const names = (await client.cookies()).map((cookie) => cookie.name); // ["session", ...]
+   * ```
+   */
+  async cookies(path = "/"): Promise<ClientCookie[]> {
+    const cookies = await this.#cookies.getCookies(new URL(path, this.origin).href);
+    const sameSites = { strict: "Strict", lax: "Lax", none: "None" } as const;
+    return cookies.map((cookie) => {
+      const expires = cookie.expiryTime();
+      const sameSite = sameSites[cookie.sameSite as keyof typeof sameSites];
+      return {
+        name: cookie.key,
+        value: cookie.value,
+        path: cookie.path ?? "/",
+        httpOnly: cookie.httpOnly,
+        secure: cookie.secure,
+        ...(sameSite && { sameSite }),
+        ...(Number.isFinite(expires) && { expires: Math.floor(expires! / 1000) }),
+      };
+    });
   }
 
   /**

@@ -6,13 +6,13 @@
  * feed watches one key.
  */
 import { append, type Feed, feedOf, kvLog, newest } from "shell/data";
-import { type Entry, SHOWN } from "./types.ts";
+import type { Entry } from "./types.ts";
 
 export const GUESTBOOK = kvLog<Entry>(["guestbook"]);
 
-/** The newest entries, newest first. */
-export function latestEntries(kv: Deno.Kv): Promise<Entry[]> {
-  return newest(kv, GUESTBOOK, SHOWN);
+/** The newest `count` entries, newest first. */
+export function latestEntries(kv: Deno.Kv, count: number): Promise<Entry[]> {
+  return newest(kv, GUESTBOOK, count);
 }
 
 /** Stores a signing (already validated) as the next entry. */

@@ -1,6 +1,6 @@
 /**
  * @module
- * The guestbook's shapes, shared by the server and the island: types and constants only, so the
+ * The guestbook's shapes, shared by the server and the island: types only, so the
  * island's bundle takes nothing from the server's modules.
  */
 
@@ -12,9 +12,6 @@ export interface Entry {
   /** When it was signed: shown, never used for ordering (clocks differ between instances). */
   at: Date;
 }
-
-/** How many of the newest entries the page shows. */
-export const SHOWN = 5;
 
 /**
  * What the guestbook form shows after a signing: the entry it added, or what was wrong. The list

@@ -3,17 +3,20 @@
  * The example app's pages and actions, in-process, tested as a product's author would with the
  * test kit (`shell/testing`): the app from its build, asked with `app.request()`; each example
  * page renders; the guestbook's form posted without JavaScript comes back with its errors, then
- * signs; `/admin`, its page and its action, only for a user with the role `admin`
+ * signs, and its page shows as many entries as its setting says; `/admin`, its page and its action, only for a user with the role `admin`
  * (`requireRole("admin")`: anonymous to `/login`, 403 without the role); `/board`, its pages, its
  * event stream and its actions, only for a signed-in user (`requireUser()`); over a real
- * connection too. Goes with the example.
+ * connection too. Users are signed in by the test kit (`signInAs`): the forms themselves are
+ * e2e/users_test.ts's. Goes with the example.
  */
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import manifest from "@/_build/manifest.gen.ts";
+import { addEntry } from "@/routes/_guestbook/entries.ts";
 import { whoAmI } from "@/routes/admin/_actions.ts";
 import { addTask, confirmDelete, moveTask, removeTask } from "@/routes/board/_tasks/actions.ts";
 import { tasks } from "@/routes/board/_tasks/tasks.ts";
+import { createUser } from "shell/auth";
 import { createApp } from "shell/server";
 import { TestClient } from "shell/testing";
 import { addAdmin, ADMIN } from "./users.ts";
@@ -64,6 +67,19 @@ Deno.test("the guestbook's form, without JavaScript: its errors, then the signin
   assert.match(await signed.text(), /<q>Signed in a test\.<\/q>/);
 });
 
+Deno.test("the guestbook shows as many entries as GUESTBOOK_SHOWN says: 5 unless set", async () => {
+  using store = await Deno.openKv(":memory:");
+  for (let i = 1; i <= 7; i++) await addEntry(store, { name: "Ada", message: `Entry ${i}.` });
+  const shown = async (settings?: { GUESTBOOK_SHOWN: number }) => {
+    const app = createApp(manifest, { root, kv: store, settings });
+    const page = await (await app.request("/guestbook")).text();
+    await app.close();
+    return [...page.matchAll(/<q>Entry (\d)\.<\/q>/g)].map((match) => match[1]);
+  };
+  assert.deepEqual(await shown(), ["7", "6", "5", "4", "3"]);
+  assert.deepEqual(await shown({ GUESTBOOK_SHOWN: 2 }), ["7", "6"]);
+});
+
 Deno.test("/admin and its action: only for the role admin", async () => {
   const anonymous = new TestClient(app);
   const page = await anonymous.request("/admin");
@@ -75,12 +91,11 @@ Deno.test("/admin and its action: only for the role admin", async () => {
   assert.equal(refused.status, 401);
   assert.equal(refused.message, "Sign in to continue.");
 
-  // Signed up through the form, without JavaScript: a user without the role.
+  // A user without the role, signed in by the test kit (the forms themselves: e2e/users_test.ts).
+  await createUser(kv, { email: "member@example.com", password: "unused by these tests" });
   const member = new TestClient(app);
-  const account = await member.submit("/signup", {
-    fields: { email: "member@example.com", password: "a long enough passphrase" },
-    follow: true,
-  });
+  await member.signInAs("member@example.com");
+  const account = await member.get("/account");
   assert.match(await account.text(), /Signed in as <strong>member@example.com<\/strong>/);
   const forbidden = await member.get("/admin");
   assert.equal(forbidden.status, 403);
@@ -90,10 +105,11 @@ Deno.test("/admin and its action: only for the role admin", async () => {
   );
   assert.equal((await member.call(whoAmI).catch((error) => error)).status, 403);
 
-  // The admin, logged in through the form: on to /admin, where the action knows them.
+  // The admin: /admin, where the action knows them.
   await addAdmin(kv);
   const admin = new TestClient(app);
-  const landed = await admin.submit("/login?next=%2Fadmin", { fields: ADMIN, follow: true });
+  await admin.signInAs(ADMIN.email);
+  const landed = await admin.get("/admin");
   assert.equal(landed.status, 200);
   assert.match(await landed.text(), /<h1>Admin<\/h1>/);
   assert.equal(await admin.call(whoAmI), ADMIN.email);
@@ -127,12 +143,10 @@ Deno.test("/board: its pages, stream and actions only for a signed-in user", asy
     assert.equal(refused.message, "Sign in to continue.");
   }
 
-  // Signed up through the form, without JavaScript: any user may use the board.
+  // Any user may use the board.
+  await createUser(kv, { email: "board@example.com", password: "unused by these tests" });
   const member = new TestClient(app);
-  await member.submit("/signup", {
-    fields: { email: "board@example.com", password: "a long enough passphrase" },
-    follow: true,
-  });
+  await member.signInAs("board@example.com");
   const board = await member.get("/board");
   assert.equal(board.status, 200);
   assert.equal(board.headers.get("cache-control"), "private, no-cache");

@@ -30,6 +30,7 @@ import type {
   MiddlewareModule,
   RouteModule,
 } from "../../lib/server/manifest.ts";
+import type { SettingsDeclaration } from "../../lib/settings/declare.ts";
 import { builtFixture } from "./built_copy.ts";
 import { FIXTURE_ROOT } from "./project_copy.ts";
 
@@ -73,6 +74,8 @@ export interface AppFiles {
    * routes, `_app`, `_404`, and each folder's `_layout`, `_middleware` and `_error`.
    */
   routes: Record<string, RouteModule | ComponentModule | MiddlewareModule>;
+  /** `routes/_settings.ts`'s default export: the app's own settings (`defineSettings`). */
+  settings?: SettingsDeclaration;
   /** Island components by name; each gets a chunk URL (`/_app/Name.js`) no file stands behind. */
   islands?: Record<string, ComponentType<any>>;
   /**
@@ -87,7 +90,9 @@ export interface AppFiles {
  * (`lib/build/conventions.ts`): each route's pattern, the most specific first, the layouts and
  * middleware of its folders, outermost first, and its nearest `_error`.
  */
-export function memoryManifest({ routes, islands = {}, actions = {} }: AppFiles): Manifest {
+export function memoryManifest(
+  { routes, islands = {}, actions = {}, settings }: AppFiles,
+): Manifest {
   const layouts = new Map<string, ComponentModule>();
   const middlewares = new Map<string, MiddlewareModule>();
   const errors = new Map<string, ComponentModule>();
@@ -143,6 +148,7 @@ export function memoryManifest({ routes, islands = {}, actions = {} }: AppFiles)
     })),
     app,
     notFound,
+    settings,
     rootLayouts: chain(layouts, "_404.tsx"),
     rootMiddlewares: chain(middlewares, "_404.tsx"),
     errorPage: errorPageOf("_404.tsx"),

@@ -22,7 +22,7 @@ import { axeViolations, describeViolations } from "../../helpers/axe.ts";
 import { hydrated, launchBrowser, watchRequests } from "../../helpers/browser.ts";
 import { PROJECT_ROOT } from "../../helpers/project_copy.ts";
 import { addAdmin, ADMIN } from "../users.ts";
-import { logIn } from "./log_in.ts";
+import { signInBrowser } from "./log_in.ts";
 
 /** The rules about the frame `_app.tsx` and `_layout.tsx` give a page, not about the page. */
 const FRAME_RULES = [
@@ -90,9 +90,7 @@ Deno.test("the example's pages pass axe", async (t) => {
       }),
   );
 
-  const signedIn = await context.newPage();
-  await logIn(signedIn, server.origin, ADMIN);
-  await signedIn.close();
+  await signInBrowser(context, app, server.origin, ADMIN.email);
   for (const path of GUARDED_PATHS) await t.step(`${path}, signed in`, () => check(path));
 
   await t.step(

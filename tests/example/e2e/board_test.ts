@@ -16,12 +16,12 @@ import manifest from "@/_build/manifest.gen.ts";
 import { addTask, moveTask, removeTask } from "@/routes/board/_tasks/actions.ts";
 import { tasks } from "@/routes/board/_tasks/tasks.ts";
 import { createUser } from "shell/auth";
-import { createApp } from "shell/server";
+import { type App, createApp } from "shell/server";
 import { TestClient } from "shell/testing";
 import { serveApp } from "../../helpers/app.ts";
 import { hydrated, launchBrowser, pageErrors } from "../../helpers/browser.ts";
 import { PROJECT_ROOT } from "../../helpers/project_copy.ts";
-import { logIn } from "./log_in.ts";
+import { signInBrowser } from "./log_in.ts";
 
 type Person = { email: string; password: string };
 const ADA: Person = { email: "ada@example.com", password: "correct horse battery" };
@@ -45,13 +45,14 @@ async function columnOf(page: Page, title: string): Promise<string> {
   );
 }
 
-/** A new browser context of `person`'s, logged in and on the board, its stream live. */
-async function openBoard(browser: Browser, origin: string, person: Person) {
+/** A new browser context of `person`'s, signed in to `app` (at `origin`) and on the board, its stream live. */
+async function openBoard(browser: Browser, app: App, origin: string, person: Person) {
   const context = await browser.newContext();
+  await signInBrowser(context, app, origin, person.email);
   const page = await context.newPage();
   const errors = pageErrors(page);
   const streaming = page.waitForResponse((res) => res.url().includes("/board/events"));
-  await logIn(page, origin, person, { next: "/board" });
+  await page.goto(origin + "/board");
   await hydrated(page);
   await streaming;
   await page.getByText("Live", { exact: true }).waitFor();
@@ -121,8 +122,8 @@ Deno.test("the task board in Chromium", async (t) => {
   await t.step(
     "two users' contexts: what one adds, moves and deletes, the other shows live",
     async () => {
-      const a = await openBoard(browser, server.origin, ADA);
-      const b = await openBoard(browser, server.origin, GRACE);
+      const a = await openBoard(browser, app, server.origin, ADA);
+      const b = await openBoard(browser, app, server.origin, GRACE);
 
       await a.page.getByLabel("Title").fill("Write the release notes");
       await a.page.getByRole("button", { name: "Add" }).click();
@@ -168,7 +169,7 @@ Deno.test("the task board in Chromium", async (t) => {
   );
 
   await t.step("the add form's field errors, with JavaScript", async () => {
-    const { page, errors } = await openBoard(browser, server.origin, ADA);
+    const { page, errors } = await openBoard(browser, app, server.origin, ADA);
     await page.getByRole("button", { name: "Add" }).click();
     await page.getByText("Give the task a title.").waitFor();
     assert.equal(await page.getByLabel("Title").getAttribute("aria-invalid"), "true");
@@ -186,7 +187,7 @@ Deno.test("the task board in Chromium", async (t) => {
   });
 
   await t.step("signed out in another tab: the open board's actions say so", async () => {
-    const { page, errors } = await openBoard(browser, server.origin, ADA);
+    const { page, errors } = await openBoard(browser, app, server.origin, ADA);
     await page.getByLabel("Title").fill("Before signing out");
     await page.getByRole("button", { name: "Add" }).click();
     await card(page, "Before signing out").waitFor();
@@ -219,8 +220,9 @@ Deno.test("the task board in Chromium", async (t) => {
     "JavaScript off: add (with its errors), move, and delete after a confirmation page",
     async () => {
       const context = await browser.newContext({ javaScriptEnabled: false });
+      await signInBrowser(context, app, server.origin, GRACE.email);
       const page = await context.newPage();
-      await logIn(page, server.origin, GRACE, { next: "/board", script: false });
+      await page.goto(server.origin + "/board");
 
       await page.getByRole("button", { name: "Add" }).click();
       await page.waitForURL(server.origin + "/board");
@@ -260,14 +262,15 @@ Deno.test("the task board in Chromium", async (t) => {
         eventStreamLifetimeMs: 1000,
       });
       await using short = serveApp(shortLived);
-      const ada = await openBoard(browser, short.origin, ADA);
-      const grace = await openBoard(browser, short.origin, GRACE);
+      const ada = await openBoard(browser, shortLived, short.origin, ADA);
+      const grace = await openBoard(browser, shortLived, short.origin, GRACE);
       await tasks.create(kv, { title: "Seen while signed in", state: "todo" });
       await card(ada.page, "Seen while signed in").waitFor();
 
       const phone = await browser.newContext();
+      await signInBrowser(phone, shortLived, short.origin, ADA.email);
       const other = await phone.newPage();
-      await logIn(other, short.origin, ADA);
+      await other.goto(short.origin + "/account");
       await Promise.all([
         other.waitForURL((url) => url.pathname === "/login"),
         other.getByRole("button", { name: "Log out everywhere" }).click(),

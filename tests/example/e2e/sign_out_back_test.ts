@@ -14,7 +14,7 @@ import { serveApp } from "../../helpers/app.ts";
 import { launchBrowser, pageErrors } from "../../helpers/browser.ts";
 import { PROJECT_ROOT } from "../../helpers/project_copy.ts";
 import { addAdmin, ADMIN } from "../users.ts";
-import { logIn } from "./log_in.ts";
+import { signInBrowser } from "./log_in.ts";
 
 const CASES = [
   { backForwardCache: true, script: true },
@@ -30,14 +30,15 @@ for (const { backForwardCache, script } of CASES) {
     async (t) => {
       using kv = await Deno.openKv(":memory:");
       await addAdmin(kv);
-      await using server = serveApp(createApp(manifest, { root: PROJECT_ROOT, kv }));
+      const app = createApp(manifest, { root: PROJECT_ROOT, kv });
+      await using server = serveApp(app);
       await using browser = await launchBrowser({ backForwardCache });
       for (const button of ["Log out", "Log out everywhere"]) {
         await t.step(button, async () => {
           const context = await browser.newContext({ javaScriptEnabled: script });
+          await signInBrowser(context, app, server.origin, ADMIN.email);
           const page = await context.newPage();
           const errors = pageErrors(page);
-          await logIn(page, server.origin, ADMIN, { script });
           await page.goto(server.origin + "/");
           const account = await page.goto(server.origin + "/account");
           assert.equal(account?.headers()["cache-control"], "private, no-cache");

@@ -1,0 +1,131 @@
+/**
+ * @module
+ * A product's own settings: declared once in `routes/_settings.ts` with `defineSettings` (a schema
+ * per environment variable, as the framework declares its own), read and validated with the
+ * framework's at start-up (`lib/cli/settings.ts`), held by each app (`AppOptions.settings`), and
+ * read - typed - by whatever code answers a request: `settings(ctx).NAME`.
+ */
+import { type AnyContext, scopeOf } from "../server/scope.ts";
+import { readVariables, type SettingSchema, SettingsError } from "./read.ts";
+
+/**
+ * The settings' values, typed by their schemas' outputs.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import type { SettingValues } from "shell";
+ *
+ * const schemas = { PAGE_SIZE: v.optional(v.pipe(v.string(), v.transform(Number)), "20") };
+ * const values: SettingValues<typeof schemas> = { PAGE_SIZE: 20 };
+ * ```
+ * @see docs/settings.md - Your product's settings
+ */
+export type SettingValues<S extends Readonly<Record<string, SettingSchema>>> = {
+  readonly [K in keyof S]: NonNullable<S[K]["~standard"]["types"]>["output"];
+};
+
+/**
+ * A product's settings, as `defineSettings` declares them: call it with a request's context for
+ * the values of the app answering it.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { type AnyContext, defineSettings, type SettingsDeclaration } from "shell";
+ *
+ * const schemas = { GREETING: v.optional(v.string(), "Hello") };
+ * const settings: SettingsDeclaration<typeof schemas> = defineSettings(schemas);
+ * export const greeting = (ctx: AnyContext): string => settings(ctx).GREETING;
+ * ```
+ * @see docs/settings.md - Your product's settings
+ */
+export interface SettingsDeclaration<
+  S extends Readonly<Record<string, SettingSchema>> = Readonly<Record<string, SettingSchema>>,
+> {
+  /** The values of the app answering the request `from` belongs to. */
+  (from: AnyContext): SettingValues<S>;
+  /** Each setting's schema, by its environment variable's name. */
+  readonly schemas: S;
+}
+
+const NAME = /^[A-Z][A-Z0-9_]*$/;
+
+/**
+ * Declares the product's settings, each an environment variable read by its schema (text in, a
+ * typed value out - valibot's, or any synchronous Standard Schema; `v.optional(schema, "default")`
+ * for one that may be unset; `secret()` for one never to be shown). Export it as the default of
+ * `routes/_settings.ts`: every entry point reads and checks it at start-up together with the
+ * framework's, and a value that makes no sense stops the start. A route, handler, action or
+ * middleware reads the values with its context.
+ *
+ * @example
+ * ```ts
+ * // routes/_settings.ts
+ * import * as v from "valibot";
+ * import { defineSettings, secret } from "shell";
+ *
+ * export default defineSettings({
+ *   PAGE_SIZE: v.optional(v.pipe(v.string(), v.digits("expected rows"), v.toNumber()), "20"),
+ *   PAYMENTS_URL: v.pipe(v.string(), v.url("expected a URL")),
+ *   PAYMENTS_API_KEY: secret(v.pipe(v.string(), v.minLength(20, "expected a key"))),
+ * });
+ *
+ * // in a handler, an action or a middleware:
+ * // const { PAGE_SIZE, PAYMENTS_API_KEY } = settings(ctx);
+ * ```
+ * @see docs/settings.md - Your product's settings
+ */
+export function defineSettings<const S extends Readonly<Record<string, SettingSchema>>>(
+  schemas: S,
+): SettingsDeclaration<S> {
+  for (const name of Object.keys(schemas)) {
+    if (!NAME.test(name)) {
+      throw new TypeError(
+        `routes/_settings.ts: ${name} is not an environment variable's name (A-Z, 0-9, _)`,
+      );
+    }
+  }
+  const declaration = (from: AnyContext): SettingValues<S> => {
+    const own = scopeOf(from).settings;
+    if (own?.declaration !== declaration) {
+      throw new Error(
+        "This app was not made with these settings: its manifest's routes/_settings.ts is another",
+      );
+    }
+    return own.values as SettingValues<S>;
+  };
+  return Object.assign(declaration, { schemas });
+}
+
+/** An app's settings: the declaration and its values. */
+export interface ProductSettings {
+  readonly declaration: SettingsDeclaration;
+  readonly values: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * The app's settings: `given` (the entry point's, from the environment, or a test's own), each
+ * setting not given as if its variable were unset. Throws `SettingsError` for a required setting
+ * not given, and a `TypeError` for a value given that is not declared.
+ */
+export function productSettings(
+  declaration: SettingsDeclaration | undefined,
+  given: Readonly<Record<string, unknown>> = {},
+): ProductSettings | undefined {
+  const schemas: Readonly<Record<string, SettingSchema>> = declaration?.schemas ?? {};
+  const unknown = Object.keys(given).filter((name) => !Object.hasOwn(schemas, name));
+  if (unknown.length > 0) {
+    throw new TypeError(
+      `AppOptions.settings: ${unknown.join(", ")} not declared in routes/_settings.ts`,
+    );
+  }
+  if (!declaration) return undefined;
+  const problems: string[] = [];
+  const missing = Object.fromEntries(
+    Object.entries(schemas).filter(([name]) => !Object.hasOwn(given, name)),
+  );
+  const values = { ...readVariables(missing, () => undefined, problems), ...given };
+  if (problems.length > 0) throw new SettingsError(problems);
+  return { declaration, values: Object.freeze(values) };
+}
