@@ -109,8 +109,9 @@ export async function renderPage(tree: PageTree, options: RenderOptions): Promis
   });
   // `allReady` rejects when the render is aborted; that outcome is handled through `onError`.
   const allReady = stream.allReady.catch(() => {});
-  const tail = watch?.shellReady(await isComplete(stream), allReady);
-  const body = tail ? stream.pipeThrough(tail) : stream;
+  const complete = await isComplete(stream);
+  const tail = watch?.shellReady(complete, allReady);
+  const body = tail ? stream.pipeThrough(tail) : complete ? await drained(stream) : stream;
   // Headers set on the response it made, not handed to its constructor, which converts and
   // copies them again (twice the CPU, measured: docs/performance.md).
   const res = new Response(body, { status: options.status });
@@ -120,6 +121,30 @@ export async function renderPage(tree: PageTree, options: RenderOptions): Promis
   }
   headers.set("Content-Type", "text/html; charset=utf-8");
   return res;
+}
+
+/**
+ * A finished render's HTML, read now. React holds what it rendered (many small strings) until its
+ * stream is read; under load a response waits behind others before Deno reads it, long enough for
+ * those strings to outlive two young-generation collections and be moved to the old generation,
+ * which then grows and is collected far more often (`docs/performance.md`, "where the memory under
+ * load goes"). Read at once, they die young, and the response is one buffer Deno writes in one go.
+ */
+async function drained(stream: ReadableStream<Uint8Array>): Promise<Uint8Array<ArrayBuffer>> {
+  const reader = stream.getReader();
+  const chunks: Uint8Array[] = [];
+  let length = 0;
+  for (let read = await reader.read(); !read.done; read = await reader.read()) {
+    chunks.push(read.value);
+    length += read.value.byteLength;
+  }
+  const html = new Uint8Array(length);
+  let at = 0;
+  for (const chunk of chunks) {
+    html.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return html;
 }
 
 const PENDING = Symbol("pending");
