@@ -111,10 +111,16 @@ export async function renderPage(tree: PageTree, options: RenderOptions): Promis
   const allReady = stream.allReady.catch(() => {});
   const complete = await isComplete(stream);
   const tail = watch?.shellReady(complete, allReady);
-  const body = tail ? stream.pipeThrough(tail) : complete ? await drained(stream) : stream;
+  const html = !tail && complete ? await drained(stream) : undefined;
   // Headers set on the response it made, not handed to its constructor, which converts and
   // copies them again (twice the CPU, measured: docs/performance.md).
-  const res = new Response(body, { status: options.status });
+  const res = new Response(tail ? stream.pipeThrough(tail) : html ?? stream, {
+    status: options.status,
+  });
+  // The response holds a copy of the bytes (the Fetch standard's "a copy of the byte sequence"):
+  // ours are freed now rather than at the collection that finds them dead, which under load came
+  // late enough to raise the C heap's high-water mark (docs/performance.md).
+  html?.buffer.transfer(0);
   const { headers } = res;
   if (options.headers) {
     for (const [name, value] of new Headers(options.headers)) headers.append(name, value);
