@@ -109,48 +109,17 @@ export async function renderPage(tree: PageTree, options: RenderOptions): Promis
   });
   // `allReady` rejects when the render is aborted; that outcome is handled through `onError`.
   const allReady = stream.allReady.catch(() => {});
-  const complete = await isComplete(stream);
-  const tail = watch?.shellReady(complete, allReady);
-  const html = !tail && complete ? await drained(stream) : undefined;
+  const tail = watch?.shellReady(await isComplete(stream), allReady);
+  const body = tail ? stream.pipeThrough(tail) : stream;
   // Headers set on the response it made, not handed to its constructor, which converts and
   // copies them again (twice the CPU, measured: docs/performance.md).
-  const res = new Response(tail ? stream.pipeThrough(tail) : html ?? stream, {
-    status: options.status,
-  });
-  // The response holds a copy of the bytes (the Fetch standard's "a copy of the byte sequence"):
-  // ours are freed now rather than at the collection that finds them dead, which under load came
-  // late enough to raise the C heap's high-water mark (docs/performance.md).
-  html?.buffer.transfer(0);
+  const res = new Response(body, { status: options.status });
   const { headers } = res;
   if (options.headers) {
     for (const [name, value] of new Headers(options.headers)) headers.append(name, value);
   }
   headers.set("Content-Type", "text/html; charset=utf-8");
   return res;
-}
-
-/**
- * A finished render's HTML, read now. React holds what it rendered (many small strings) until its
- * stream is read; under load a response waits behind others before Deno reads it, long enough for
- * those strings to outlive two young-generation collections and be moved to the old generation,
- * which then grows and is collected far more often (`docs/performance.md`, "where the memory under
- * load goes"). Read at once, they die young, and the response is one buffer Deno writes in one go.
- */
-async function drained(stream: ReadableStream<Uint8Array>): Promise<Uint8Array<ArrayBuffer>> {
-  const reader = stream.getReader();
-  const chunks: Uint8Array[] = [];
-  let length = 0;
-  for (let read = await reader.read(); !read.done; read = await reader.read()) {
-    chunks.push(read.value);
-    length += read.value.byteLength;
-  }
-  const html = new Uint8Array(length);
-  let at = 0;
-  for (const chunk of chunks) {
-    html.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return html;
 }
 
 const PENDING = Symbol("pending");
