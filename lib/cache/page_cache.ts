@@ -58,7 +58,7 @@ declare module "../server/internals.ts" {
 export interface PageCacheOptions {
   /** Pages this process keeps in memory in front of KV: 1000. */
   memoryEntries?: number;
-  /** Bytes those pages may take: 32 MiB. */
+  /** Bytes those pages may take, and misses' pages read ahead of slow requesters: 32 MiB. */
   memoryBytes?: number;
   /** Places for pages in KV, across every worker and instance: 10,000. */
   kvEntries?: number;
