@@ -7,7 +7,7 @@
  * as the render made it, however slowly (or never) that requester reads. The bytes read ahead are
  * bounded per page (`max`, the largest page stored: a larger one goes at its client's pace), for
  * the process (`ReadAhead`: past it, copies go at their clients' pace) and in time (`holdMs`: a
- * requester that has not taken them by then is cut off, and they are let go).
+ * requester that takes none of them for that long is cut off, and they are let go).
  */
 
 /** The bytes all copies hold ahead of their clients, and how many they may. */
@@ -43,6 +43,9 @@ export function copyUpTo(
   /** `body` ended (and `ended` was told), or the reader left: nothing more is read. */
   let finished = false;
   let failure: { error: unknown } | undefined;
+  /** When the reader last took a chunk: one that takes none for `holdMs` while some wait is cut. */
+  let tookAt = performance.now();
+  let limit: ReturnType<typeof setTimeout> | undefined;
   /** The reader waiting for a chunk; the pump waiting for the reader to take one. */
   let wake: (() => void) | undefined;
   let taken: (() => void) | undefined;
@@ -51,6 +54,7 @@ export function copyUpTo(
     const chunk = queue.shift()!;
     queued -= chunk.byteLength;
     ahead.held -= chunk.byteLength;
+    tookAt = performance.now();
     taken?.();
     return chunk;
   };
@@ -101,10 +105,17 @@ export function copyUpTo(
     wake?.();
   })();
 
-  const limit = setTimeout(() => {
-    if (queued > 0) drop(new Error(`the client took more than ${holdMs} ms to read the page`));
-  }, holdMs);
-  Deno.unrefTimer(limit);
+  const check = () => {
+    const idle = performance.now() - tookAt;
+    if (queued > 0 && idle >= holdMs) {
+      return void drop(new Error(`the client took nothing of the page for ${holdMs} ms`));
+    }
+    if (finished && queued === 0) return; // nothing more is held
+    const next = setTimeout(check, Math.max(holdMs - idle, 1));
+    Deno.unrefTimer(next);
+    limit = next;
+  };
+  check();
 
   return new ReadableStream({
     async pull(controller) {
