@@ -15,6 +15,7 @@ import { memoryApp } from "./helpers/app.ts";
 import { LEASELESS_AFTER, MAX_WRITES } from "../lib/cache/active.ts";
 import { onStored } from "../lib/cache/stored_push.ts";
 import { serialize } from "node:v8";
+import { copyUpTo, type ReadAhead } from "../lib/cache/body_copy.ts";
 
 const ORIGIN = "https://app.example";
 
@@ -212,6 +213,119 @@ Deno.test("a first render whose requester leaves mid-stream: its waiters render 
   } finally {
     finish();
   }
+});
+
+Deno.test("a first requester that never reads its page: the waiters are answered from its render, rendered once", async () => {
+  let renders = 0;
+  // 400 KB: far past what the stream's queues hold ahead of a reader that does not read.
+  const rows = Array.from({ length: 4000 }, (_, i) => `row ${i} ${"x".repeat(90)}`);
+  await using t = await cachedApps(
+    {
+      "index.tsx": {
+        cache: { maxAge: 60 },
+        default: () => {
+          renders++;
+          return <ul>{rows.map((row) => <li key={row}>{row}</li>)}</ul>;
+        },
+      },
+    },
+    1,
+    { requestTimeoutMs: 4000 },
+  );
+  const [app] = t.apps;
+  const first = await app.request(ORIGIN + "/"); // its body is never read
+  try {
+    assert.equal(first.headers.get("x-cache"), "MISS");
+    const waiters = await Promise.all(Array.from({ length: 3 }, () => loadFrom(app)));
+    // Before, each waited half its deadline (2 s) for a copy its requester held up, then rendered.
+    assert.equal(renders, 1, "four requests, one render");
+    for (const answer of waiters) {
+      assert.equal(answer.state, "HIT");
+      assert.equal(answer.html.match(/<li>/g)?.length, rows.length);
+    }
+  } finally {
+    await first.body!.cancel();
+  }
+});
+
+/** A body of `chunks` chunks of 1000 bytes, made as they are read; `reads` counts them. */
+function counted(chunks: number) {
+  const source = { reads: 0 };
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (source.reads === chunks) return controller.close();
+      controller.enqueue(new Uint8Array(1000).fill(++source.reads));
+    },
+  }, { highWaterMark: 0 });
+  return { source, body };
+}
+
+/** A copy of `counted(chunks)`, and what its `ended` got (null: not yet). */
+function copyOf(chunks: number, max: number, ahead: ReadAhead, holdMs = 60_000) {
+  const { source, body } = counted(chunks);
+  const got: { bytes: Uint8Array | undefined | null } = { bytes: null };
+  const copy = copyUpTo(body, max, ahead, holdMs, (bytes) => {
+    got.bytes = bytes;
+    return Promise.resolve();
+  });
+  return { source, copy, ended: () => got.bytes };
+}
+
+Deno.test("a miss's copy is read ahead of its reader, whole and at once", async () => {
+  const ahead = { held: 0, limit: 1 << 20 };
+  const { source, ended, copy } = copyOf(10, 100_000, ahead);
+  await until(() => ended() !== null, "the copy ended with nobody reading");
+  assert.equal(ended()?.byteLength, 10_000);
+  assert.equal(source.reads, 10);
+  assert.equal(ahead.held, 10_000, "held for its reader");
+  assert.equal((await new Response(copy).bytes()).byteLength, 10_000);
+  assert.equal(ahead.held, 0, "let go as the reader took it");
+});
+
+Deno.test("reading ahead is bounded: by the process's bound and by the page's, past which it goes at its reader's pace", async () => {
+  const ahead = { held: 0, limit: 2500 };
+  const one = copyOf(10, 100_000, ahead);
+  await pause(50);
+  assert.ok(one.source.reads <= 4, `${one.source.reads} chunks read past a bound of 2.5`);
+  assert.equal(one.ended(), null);
+  const other = copyOf(10, 100_000, ahead); // the bound is spent: one chunk ahead, as before
+  await pause(50);
+  assert.ok(other.source.reads <= 1, `${other.source.reads} chunks read with the bound spent`);
+  const [a, b] = await Promise.all(
+    [one.copy, other.copy].map((copy) => new Response(copy).bytes()),
+  );
+  assert.equal(a.byteLength + b.byteLength, 20_000, "every byte reaches its reader");
+  assert.equal(one.ended()?.byteLength, 10_000);
+  assert.equal(other.ended()?.byteLength, 10_000);
+  assert.equal(ahead.held, 0);
+
+  // A page past the largest stored: its waiters are told at once, and it goes at its reader's pace.
+  const large = copyOf(10, 3000, { held: 0, limit: 1 << 20 });
+  await until(() => large.ended() !== null, "told as soon as it grew past the bound");
+  assert.equal(large.ended(), undefined);
+  await pause(50);
+  assert.ok(large.source.reads <= 5, `${large.source.reads} chunks read of a page never stored`);
+  await large.copy.cancel();
+});
+
+Deno.test("a reader that never takes what was read ahead is cut off after the hold bound, and the bytes let go", async () => {
+  const ahead = { held: 0, limit: 1 << 20 };
+  const { ended, copy } = copyOf(10, 100_000, ahead, 100);
+  await until(() => ended() !== null, "the page was stored all the same");
+  assert.equal(ended()?.byteLength, 10_000);
+  await until(() => ahead.held === 0, "the bytes held for it let go");
+  await assert.rejects(() => new Response(copy).bytes(), /took nothing of the page for 100 ms/);
+
+  // One that keeps taking, however slowly, is not cut off: longer than the bound in all.
+  const slow = copyOf(15, 100_000, ahead, 200);
+  const reader = slow.copy.getReader();
+  let size = 0;
+  for (let read = await reader.read(); !read.done; read = await reader.read()) {
+    size += read.value.byteLength;
+    await pause(20);
+  }
+  assert.equal(size, 15_000);
+  assert.equal(ahead.held, 0);
 });
 
 Deno.test("a first render that hangs: its waiters stop waiting within their bound and render it themselves", async () => {

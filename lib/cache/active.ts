@@ -15,10 +15,12 @@
  * misses keep storing nothing (unknown URLs, each a 404) stops taking leases (`LEASELESS_AFTER`):
  * a lease costs two KV commits, which a flood of such URLs would otherwise buy at will.
  *
- * The page a miss rendered is held in memory before its requester's last byte; its write to KV,
- * retried while another handle holds the file, goes on after the response, and the lease is let
- * go once it is done (so a waiter elsewhere finds either the lease or the page); `close()` waits
- * for those writes.
+ * A miss's render is read ahead of its requester (body_copy.ts, bounded per page, per process and
+ * in time), so its waiters have the page as soon as React made it, however slowly that requester
+ * reads. The page a miss rendered is held in memory before its requester's last byte; its write to
+ * KV, retried while another handle holds the file, goes on after the response, and the lease is
+ * let go once it is done (so a waiter elsewhere finds either the lease or the page); `close()`
+ * waits for those writes.
  */
 import type { Context } from "hono";
 import { getCookie } from "hono/cookie";
@@ -42,7 +44,7 @@ import { type Lease, MAX_BODY, sharedLayer, type StoredInfo } from "./shared.ts"
 import { tagVersions } from "./tags.ts";
 import { announceStored, onStored } from "./stored_push.ts";
 import { pollFor, within } from "./waiting.ts";
-import { copyUpTo, readUpTo } from "./body_copy.ts";
+import { copyUpTo, type ReadAhead, readUpTo } from "./body_copy.ts";
 
 const PAGE_CACHE_DEFAULTS: Required<PageCacheOptions> = {
   memoryEntries: 1000,
@@ -100,6 +102,8 @@ export function activePageCache(
   /** Whether writes were refused since the last one let in: one warning line for the spell. */
   let behind = false;
   const leaseMs = setup.renderLimitMs + LEASE_WRITE_MS;
+  /** Misses' pages read ahead of slow requesters (body_copy.ts), as many bytes as memory holds. */
+  const readAhead: ReadAhead = { held: 0, limit: options.memoryBytes };
   const closing = new AbortController();
   const retryAt = new Map<string, number>();
   const fast = options.fastHits && setup.ahead
@@ -337,7 +341,7 @@ export function activePageCache(
       return new Response(res.body, { status: res.status, headers });
     }
     sharedHeaders(headers, policy);
-    const body = copyUpTo(res.body!, maxBody, async (bytes) => {
+    const body = copyUpTo(res.body!, maxBody, readAhead, setup.renderLimitMs, async (bytes) => {
       const page = bytes && !failed()
         ? await keep(key, policy, res, bytes, versions, began).catch(reportKv("store"))
         : undefined;

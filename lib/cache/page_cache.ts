@@ -58,7 +58,7 @@ declare module "../server/internals.ts" {
 export interface PageCacheOptions {
   /** Pages this process keeps in memory in front of KV: 1000. */
   memoryEntries?: number;
-  /** Bytes those pages may take: 32 MiB. */
+  /** Bytes those pages may take, and misses' pages read ahead of slow requesters: 32 MiB. */
   memoryBytes?: number;
   /** Places for pages in KV, across every worker and instance: 10,000. */
   kvEntries?: number;
@@ -135,9 +135,7 @@ export function pageCache(setup: PageCacheSetup): PageCache {
     ? "the app's origin is not configured (APP_ORIGIN): a page's key never comes from Host"
     : undefined;
   if (policies.size === 0 || setup.dev || off) {
-    if (policies.size > 0 && off) {
-      log("info", `The page cache is off: ${off}. Routes declaring \`cache\` render every time.`);
-    }
+    if (policies.size > 0 && off) sayOff(off);
     return {
       around: (_route, dispatch) => privateByDefault(dispatch),
       ahead: (fetch) => fetch,
@@ -148,6 +146,19 @@ export function pageCache(setup: PageCacheSetup): PageCache {
     activePageCache(setup, policies, origin!)
   );
   return loading(loaded, policies);
+}
+
+/** Why the cache is off, said already in this process. */
+const saidOff = new Set<string>();
+
+/**
+ * Says why the page cache is off, once per process for each reason: a production start (one app)
+ * says it at start-up, and the apps a product's tests make, many a process, do not repeat it.
+ */
+function sayOff(why: string): void {
+  if (saidOff.has(why)) return;
+  saidOff.add(why);
+  log("info", `The page cache is off: ${why}. Routes declaring \`cache\` render every time.`);
 }
 
 /**
