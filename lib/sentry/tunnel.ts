@@ -10,7 +10,7 @@
  * with 502.
  */
 import { dsnFromString, getEnvelopeEndpointWithUrlEncodedAuth } from "./sdk.ts";
-import type { Handler } from "hono";
+import type { Context, Handler } from "hono";
 import { bodyRefusal, limitBody } from "../server/bodies.ts";
 import type {} from "../server/deadline.ts"; // `internalsOf(c).deadline`
 import { internalsOf } from "../server/internals.ts";
@@ -35,23 +35,23 @@ export function sentryTunnel(dsn: string): Handler {
   let forwarding = 0;
 
   return async (c) => {
-    if (forwarding >= MAX_FORWARDS) {
-      // Read by nobody: Deno discards it. A slot frees within the upstream timeout.
-      return c.body(null, 503, { "Retry-After": String(UPSTREAM_TIMEOUT_MS / 1000) });
-    }
+    if (forwarding >= MAX_FORWARDS) return busy(c);
     const refused = limitBody(c, MAX_ENVELOPE);
     if (refused) return refused;
+    // Read before it takes a slot: an upload still arriving is held by the body budget and the
+    // deadline, like any; counted here, sixteen stalled ones shut the tunnel for every browser.
+    let body: Uint8Array<ArrayBuffer>;
+    try {
+      body = new Uint8Array(await c.req.arrayBuffer());
+    } catch (error) {
+      const answer = bodyRefusal(c);
+      if (answer) return answer;
+      throw error;
+    }
+    if (!isOurs(envelopeDsn(body))) return c.text("Unknown DSN", 403);
+    if (forwarding >= MAX_FORWARDS) return busy(c);
     forwarding++;
     try {
-      let body: Uint8Array<ArrayBuffer>;
-      try {
-        body = new Uint8Array(await c.req.arrayBuffer());
-      } catch (error) {
-        const answer = bodyRefusal(c);
-        if (answer) return answer;
-        throw error;
-      }
-      if (!isOurs(envelopeDsn(body))) return c.text("Unknown DSN", 403);
       const deadline = internalsOf(c).deadline;
       const left = deadline ? (deadline.expiresAt - performance.now()) * DEADLINE_SHARE : Infinity;
       try {
@@ -75,6 +75,11 @@ export function sentryTunnel(dsn: string): Handler {
       forwarding--;
     }
   };
+}
+
+/** Past `MAX_FORWARDS`: a slot frees within the upstream timeout. */
+function busy(c: Context): Response {
+  return c.body(null, 503, { "Retry-After": String(UPSTREAM_TIMEOUT_MS / 1000) });
 }
 
 /** The `dsn` of the envelope's header: its first line, JSON. */

@@ -15,7 +15,7 @@
  */
 import { describe, digestOf } from "../errors/digest.ts";
 import { RENEW_EVENT } from "../shared/stream_renew.ts";
-import { log } from "./log.ts";
+import { log, loggedPath } from "./log.ts";
 import { type AnyContext, scopeOf } from "./scope.ts";
 
 /**
@@ -179,10 +179,10 @@ export function tooManyStreams(): Response {
 }
 
 function logFailure(req: Request, error: unknown): void {
-  const { pathname } = new URL(req.url);
-  log("error", `event stream ${pathname} failed`, {
+  const path = loggedPath(new URL(req.url).pathname);
+  log("error", `event stream ${path} failed`, {
     digest: digestOf(error),
-    path: pathname,
+    path,
     error: describe(error),
   });
 }

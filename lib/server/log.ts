@@ -1,11 +1,26 @@
 /**
  * @module
  * Structured logs: one JSON object per line on stdout, so Deno Deploy's log search finds a failure
- * by its digest. Nothing here is ever multi-line.
+ * by its digest. Nothing here is ever multi-line, and what a client chooses is logged clipped
+ * (`loggedPath`): log services trim long entries, and every field after it would go.
  */
 
 export type Level = "debug" | "info" | "warn" | "error";
 
 export function log(level: Level, msg: string, fields: Record<string, unknown> = {}): void {
   console.log(JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields }));
+}
+
+/**
+ * The most of a request's path a line carries: longer than any path of ours, far shorter than the
+ * 2 KB a log service (Deno Deploy Classic) keeps of a line, where a client's path of tens of
+ * kilobytes pushed the status, the request id and the error out of it.
+ */
+const MAX_LOGGED_PATH = 1024;
+
+/** `path` for a log line: its first `MAX_LOGGED_PATH` characters, and how long it was if longer. */
+export function loggedPath(path: string): string {
+  return path.length <= MAX_LOGGED_PATH
+    ? path
+    : `${path.slice(0, MAX_LOGGED_PATH)}\u2026 (${path.length} characters)`;
 }
