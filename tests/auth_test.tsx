@@ -8,7 +8,8 @@
  * and writes counted), idle and absolute expiry on a clock of the test's, the limits (429 with
  * `Retry-After`, no hash spent), the same answer for an unknown email and a wrong password, and
  * the bound on hashes at once (503 with `Retry-After`, also for a hash that would wait past the
- * request's deadline: never a 500).
+ * request's deadline: never a 500). Tests whose subject is not signing in (the guards, sessions,
+ * sign-out, expiry) sign in with the kit's `signInAs`: no password hash, no sign-in limit.
  */
 import assert from "node:assert/strict";
 import type { AuthOptions } from "../lib/auth.ts";
@@ -24,9 +25,12 @@ import {
   authFiles,
   callAction,
   credentials,
+  STORED_PASSWORD,
+  storedUser,
 } from "./helpers/auth.tsx";
 
-const PASSWORD = "correct horse battery";
+/** The password of the users the tests store (`storedUser`), and of the ones they sign up. */
+const PASSWORD = STORED_PASSWORD;
 /** Limits no test reaches but the one that tests them. */
 const ROOMY = {
   signInPerClient: { limit: 1000, windowMs: 60_000 },
@@ -194,7 +198,7 @@ Deno.test("requireUser: pages, API routes and actions alike", async (t) => {
 
   await t.step("signed in: the page, the API route and the action, with state.user", async () => {
     const client = app.browser();
-    await app.signUp(client, "lin@example.com");
+    await client.signInAs(await storedUser(app.kv, "lin@example.com"));
     const page = await client.request("/account");
     assert.equal(page.status, 200);
     // Revalidated by the browser, kept by no shared cache, eligible for the back/forward cache.
@@ -225,7 +229,7 @@ Deno.test("requireUser: pages, API routes and actions alike", async (t) => {
 Deno.test("requireRole: 403 through _error.tsx without the role, the page with it", async () => {
   using t = await setup();
   const client = t.browser();
-  await t.signUp(client, "member@example.com");
+  await client.signInAs(await storedUser(t.kv, "member@example.com"));
   const refused = await client.request("/admin");
   assert.equal(refused.status, 403);
   assert.match(await refused.text(), /<h1>403<!-- -->: <!-- -->Your account does not have access/);
@@ -236,9 +240,8 @@ Deno.test("requireRole: 403 through _error.tsx without the role, the page with i
   assert.equal(anonymous.status, 303);
   assert.equal(anonymous.headers.get("location"), "/login?next=%2Fadmin");
 
-  await createUser(t.kv, { email: "root@example.com", password: PASSWORD, roles: ["admin"] });
   const admin = t.browser();
-  assert.equal((await t.signIn(admin, "root@example.com")).status, 200);
+  await admin.signInAs(await storedUser(t.kv, "root@example.com", { roles: ["admin"] }));
   const page = await admin.request("/admin");
   assert.equal(page.status, 200);
   assert.match(await page.text(), /Admin <!-- -->root@example.com/);
@@ -247,7 +250,7 @@ Deno.test("requireRole: 403 through _error.tsx without the role, the page with i
 Deno.test("signing in issues a new token and ends the request's old session", async () => {
   using t = await setup();
   const client = t.browser();
-  await t.signUp(client, "fix@example.com");
+  await client.signInAs(await storedUser(t.kv, "fix@example.com"));
   const first = (await tokenIn(client))!;
   // An attacker's planted cookie, or the victim's own: either way a new token replaces it.
   assert.equal((await t.signIn(client, "fix@example.com")).status, 200);
@@ -266,9 +269,8 @@ Deno.test("signing in issues a new token and ends the request's old session", as
 Deno.test("signing out ends the session; signing out everywhere ends all of the user's", async () => {
   using t = await setup();
   const [laptop, phone, tablet] = [t.browser(), t.browser(), t.browser()];
-  await t.signUp(laptop, "many@example.com");
-  assert.equal((await t.signIn(phone, "many@example.com")).status, 200);
-  assert.equal((await t.signIn(tablet, "many@example.com")).status, 200);
+  const many = await storedUser(t.kv, "many@example.com");
+  for (const client of [laptop, phone, tablet]) await client.signInAs(many);
   const phoneToken = (await tokenIn(phone))!;
 
   const out = await callAction(phone, actionIds.logOut, []);
@@ -302,8 +304,8 @@ async function entries(kv: Deno.Kv, prefix: Deno.KvKey): Promise<Deno.KvEntry<un
 
 Deno.test("signInAs: a real session without a password, as the form's, behind every guard", async () => {
   using t = await setup();
-  const member = await createUser(t.kv, { email: "member@example.com", password: PASSWORD });
-  await createUser(t.kv, { email: "root@example.com", password: PASSWORD, roles: ["admin"] });
+  const member = await storedUser(t.kv, "member@example.com");
+  await storedUser(t.kv, "root@example.com", { roles: ["admin"] });
 
   const client = t.browser();
   assert.deepEqual(await client.signInAs(member), member);
@@ -359,7 +361,7 @@ Deno.test("signInAs: a real session without a password, as the form's, behind ev
 
 Deno.test("signInAs: signing out through the real action, and out everywhere, ends its session", async () => {
   using t = await setup();
-  const many = await createUser(t.kv, { email: "many@example.com", password: PASSWORD });
+  const many = await storedUser(t.kv, "many@example.com");
   const [laptop, phone, tablet] = [t.browser(), t.browser(), t.browser()];
   await laptop.signInAs(many);
   await phone.signInAs(many);
@@ -385,7 +387,7 @@ Deno.test("signInAs: signing out through the real action, and out everywhere, en
 
 Deno.test("signInAs: a new token every time, the client's old session ended as at a sign-in", async () => {
   using t = await setup({ sessionsPerUser: 2 });
-  const ada = await createUser(t.kv, { email: "ada@example.com", password: PASSWORD });
+  const ada = await storedUser(t.kv, "ada@example.com");
   const client = t.browser();
   await client.signInAs(ada);
   const first = (await tokenIn(client))!;
@@ -430,7 +432,7 @@ Deno.test("signInAs hashes no password and counts against no sign-in limit", asy
 
 Deno.test("signInAs over https: the __Host- cookie, for the app's public origin", async () => {
   using t = await setup({}, ["https://app.example"]);
-  const grace = await createUser(t.kv, { email: "grace@example.com", password: PASSWORD });
+  const grace = await storedUser(t.kv, "grace@example.com");
   const client = t.browser();
   await client.signInAs(grace);
   assert.ok(await client.cookie("__Host-session", "https://app.example/"));
@@ -465,10 +467,8 @@ Deno.test("signInAs says why it cannot: no KV store, no such user, not an app of
 Deno.test("a user keeps at most sessionsPerUser sessions: the oldest ends", async () => {
   using t = await setup({ sessionsPerUser: 2 });
   const browsers = [t.browser(), t.browser(), t.browser()];
-  await t.signUp(browsers[0], "few@example.com");
-  for (const client of browsers.slice(1)) {
-    assert.equal((await t.signIn(client, "few@example.com")).status, 200);
-  }
+  const few = await storedUser(t.kv, "few@example.com");
+  for (const client of browsers) await client.signInAs(few);
   const statuses = [];
   for (const client of browsers) statuses.push((await client.request("/account")).status);
   assert.deepEqual(statuses, [303, 200, 200]);
@@ -477,13 +477,13 @@ Deno.test("a user keeps at most sessionsPerUser sessions: the oldest ends", asyn
 Deno.test("a change of roles ends the user's sessions; the next sign-in has the new roles", async () => {
   using t = await setup();
   const client = t.browser();
-  await t.signUp(client, "promoted@example.com");
+  await client.signInAs(await storedUser(t.kv, "promoted@example.com"));
   assert.equal((await client.request("/admin")).status, 403);
   const user = await setRoles(t.kv, "Promoted@example.com", ["admin"]);
   assert.deepEqual(user.roles, ["admin"]);
   assert.equal((await client.request("/account")).status, 303, "signed out by the change");
   const before = await tokenIn(client);
-  assert.equal((await t.signIn(client, "promoted@example.com")).status, 200);
+  assert.deepEqual((await client.signInAs("promoted@example.com")).roles, ["admin"]);
   assert.notEqual(await tokenIn(client), before);
   assert.equal((await client.request("/admin")).status, 200);
 });
@@ -491,7 +491,7 @@ Deno.test("a change of roles ends the user's sessions; the next sign-in has the 
 Deno.test("reading the session: no KV read without the cookie or where nothing asks, one at most", async () => {
   using t = await setup();
   const client = t.browser();
-  await t.signUp(client, "reads@example.com");
+  await client.signInAs(await storedUser(t.kv, "reads@example.com"));
   const reads = async (client: TestClient, path: string, headers: HeadersInit = {}) => {
     const before = t.counted.reads;
     const res = await client.request(path, { headers });
@@ -519,7 +519,7 @@ Deno.test("idle and absolute expiry, and the idle timer written back at most eve
     refreshAfterMs: 5 * minute,
   });
   const client = t.browser();
-  await t.signUp(client, "clock@example.com");
+  await client.signInAs(await storedUser(t.kv, "clock@example.com"));
   const view = async () => {
     const writes = t.counted.writes;
     const res = await client.request("/account");
@@ -541,7 +541,7 @@ Deno.test("idle and absolute expiry, and the idle timer written back at most eve
   assert.equal((await view()).status, 303, "past the absolute end");
 
   const idle = t.browser();
-  await t.signUp(idle, "idle@example.com");
+  await idle.signInAs(await storedUser(t.kv, "idle@example.com"));
   now += 31 * minute;
   assert.equal((await idle.request("/account")).status, 303, "unused past the idle timeout");
 });
@@ -555,7 +555,7 @@ Deno.test("a browser's prefetch (Sec-Purpose) reads the session but never moves 
     refreshAfterMs: 5 * minute,
   });
   const client = t.browser();
-  await t.signUp(client, "hover@example.com");
+  await client.signInAs(await storedUser(t.kv, "hover@example.com"));
   const view = async (headers: HeadersInit = {}) => {
     const writes = t.counted.writes;
     const res = await client.request("/account", { headers });
@@ -581,7 +581,7 @@ Deno.test("sign-in is limited per account and per client: 429 with Retry-After, 
     signInPerAccount: { limit: 2, windowMs: 60_000 },
     signInPerClient: { limit: 5, windowMs: 60_000 },
   });
-  await createUser(t.kv, { email: "target@example.com", password: PASSWORD });
+  await storedUser(t.kv, "target@example.com");
   const browser = t.browser();
   const attempt = (email: string) => t.signIn(browser, email, "guess guess");
   for (let i = 0; i < 2; i++) assert.equal((await attempt("target@example.com")).status, 200);
@@ -622,7 +622,7 @@ Deno.test("sign-in is limited per account and per client: 429 with Retry-After, 
 
 Deno.test("an unknown email and a wrong password: the same answer, after the same work", async () => {
   using t = await setup();
-  await createUser(t.kv, { email: "known@example.com", password: PASSWORD });
+  await storedUser(t.kv, "known@example.com");
   const times = { known: [] as number[], unknown: [] as number[] };
   const answers = new Set<string>();
   // Side by side, alternating, so that the machine's load weighs on both alike.
@@ -675,7 +675,7 @@ Deno.test("field errors come back for the form, field by field; emails are norma
 
 Deno.test("the bound on hashes at once: past the queue, 503 with Retry-After", async () => {
   using t = await setup({ hashesAtOnce: 1, hashesWaiting: 1 });
-  await createUser(t.kv, { email: "busy@example.com", password: PASSWORD });
+  await storedUser(t.kv, "busy@example.com");
   const calls = await Promise.all(
     Array.from({ length: 6 }, () => t.signIn(t.browser(), "busy@example.com")),
   );
@@ -697,7 +697,7 @@ Deno.test("a hash that would wait past the request's deadline: 503 with Retry-Af
       requestTimeoutMs: 4_000,
       auth: { ...ROOMY, hashesAtOnce: 1, hashesWaiting: 32 },
     });
-    await createUser(store, { email: "queued@example.com", password: PASSWORD });
+    await storedUser(store, "queued@example.com");
     const island = () =>
       callAction(new TestClient(app), actionIds.logIn, [
         credentials("queued@example.com", PASSWORD),

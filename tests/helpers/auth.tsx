@@ -4,7 +4,8 @@
  * a page and an API route guarded by `requireUser()`, an admin page behind `requireRole("admin")`,
  * an open page that never asks who is signed in, an `_error.tsx`, and server actions that sign up,
  * in and out. Beside it, a call to an action that keeps its whole answer, through the test kit's
- * `TestClient` (its cookie jar).
+ * `TestClient` (its cookie jar). And `storedUser`: a user in the store for tests whose subject is
+ * not the password, to sign in with the kit's `signInAs`.
  */
 import { parse } from "devalue";
 import { createDefine, type ErrorPageProps, requestContext } from "../../lib/mod.ts";
@@ -18,6 +19,9 @@ import {
   signUp,
   type UserState,
 } from "../../lib/auth.ts";
+import { normalizeEmail } from "../../lib/auth/credentials.ts";
+import { hashPassword } from "../../lib/auth/password.ts";
+import { insertUser, publicUser, type User } from "../../lib/auth/users.ts";
 import { encodeCall } from "../../lib/shared/action_wire.ts";
 import type { TestClient } from "../../lib/testing.ts";
 import { actionIdOf, type AppFiles } from "./app.ts";
@@ -147,4 +151,26 @@ export function credentials(email: string, password: string): FormData {
   form.set("email", email);
   form.set("password", password);
   return form;
+}
+
+/** The password of every `storedUser`. */
+export const STORED_PASSWORD = "correct horse battery";
+
+/** `STORED_PASSWORD`'s hash: made once a process, on the first `storedUser`. */
+let storedHash: Promise<string> | undefined;
+
+/**
+ * A user in `kv`, as `createUser` stores them (the email normalised, the roles kept), with the
+ * password `STORED_PASSWORD`, whose hash all share: a test whose subject is not the password signs
+ * them in with `signInAs` and spends no scrypt of its own (`createUser` hashes once a user).
+ */
+export async function storedUser(
+  kv: Deno.Kv,
+  email: string,
+  { roles }: { roles?: readonly string[] } = {},
+): Promise<User> {
+  const normal = normalizeEmail(email);
+  if (normal === undefined) throw new RangeError(`Not an email address: ${email}`);
+  storedHash ??= hashPassword(STORED_PASSWORD);
+  return publicUser(await insertUser(kv, { email: normal, roles, passwordHash: await storedHash }));
 }
