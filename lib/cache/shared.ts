@@ -20,6 +20,8 @@
 import { KvBusyError, retrying } from "../kv/commit.ts";
 import type { StoredPage } from "./entry.ts";
 
+/** How long a lease may go unrenewed before its waiters take its holder for dead. */
+export const LEASE_LAPSE_MS = 1000;
 /** Under KV's limit of 64 KiB a value. */
 const PIECE = 60 * 1024;
 /** With its record, a page's pieces and the pieces it replaces fit one commit (800 KiB) and one `getMany` (10 keys). */
