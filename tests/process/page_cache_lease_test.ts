@@ -75,39 +75,45 @@ Deno.test("two processes on one KV file: a page's lease outlives a dead holder o
       return { status: res.status, state: res.headers.get("x-cache"), html };
     };
 
-    await t.step("a live holder rendering past the lease's lapse: its waiter gets its page", async () => {
-      await kv.set(["hold", "live"], true);
-      const first = load(one, "live");
-      await began("live");
-      const waiter = load(other, "live");
-      // Longer than a lease left unrenewed lasts, and the waiter's looks in between.
-      await pause(LEASE_LAPSE_MS * 3);
-      await kv.set(["hold", "live"], false);
-      const [a, b] = await Promise.all([first, waiter]);
-      assert.equal(a.status, 200);
-      assert.equal(a.state, "MISS");
-      assert.equal(b.status, 200);
-      assert.equal(b.state, "HIT", "answered from the holder's page");
-      assert.equal(b.html, a.html);
-      assert.equal(await renders("live"), 1, "rendered once between the two");
-    });
+    await t.step(
+      "a live holder rendering past the lease's lapse: its waiter gets its page",
+      async () => {
+        await kv.set(["hold", "live"], true);
+        const first = load(one, "live");
+        await began("live");
+        const waiter = load(other, "live");
+        // Longer than a lease left unrenewed lasts, and the waiter's looks in between.
+        await pause(LEASE_LAPSE_MS * 3);
+        await kv.set(["hold", "live"], false);
+        const [a, b] = await Promise.all([first, waiter]);
+        assert.equal(a.status, 200);
+        assert.equal(a.state, "MISS");
+        assert.equal(b.status, 200);
+        assert.equal(b.state, "HIT", "answered from the holder's page");
+        assert.equal(b.html, a.html);
+        assert.equal(await renders("live"), 1, "rendered once between the two");
+      },
+    );
 
-    await t.step("a holder killed mid-render: the other process answers within the lease's lapse, not half its deadline", async () => {
-      await kv.set(["hold", "dead"], true);
-      const first = load(one, "dead").catch((error) => error);
-      await began("dead");
-      one.kill();
-      await first; // the connection is gone with the process
-      await kv.set(["hold", "dead"], false);
-      const start = performance.now();
-      const answer = await load(other, "dead");
-      const took = performance.now() - start;
-      assert.equal(answer.status, 200);
-      assert.match(answer.html, /held dead</);
-      assert.equal(await renders("dead"), 2, "rendered again by the process alive");
-      // Generous against the old wait (half the deadline): the new bound is LEASE_LAPSE_MS and a look.
-      assert.ok(took < OLD_WAIT_MS / 2, `answered after ${Math.round(took)} ms`);
-    });
+    await t.step(
+      "a holder killed mid-render: the other process answers within the lease's lapse, not half its deadline",
+      async () => {
+        await kv.set(["hold", "dead"], true);
+        const first = load(one, "dead").catch((error) => error);
+        await began("dead");
+        one.kill();
+        await first; // the connection is gone with the process
+        await kv.set(["hold", "dead"], false);
+        const start = performance.now();
+        const answer = await load(other, "dead");
+        const took = performance.now() - start;
+        assert.equal(answer.status, 200);
+        assert.match(answer.html, /held dead</);
+        assert.equal(await renders("dead"), 2, "rendered again by the process alive");
+        // Generous against the old wait (half the deadline): the new bound is LEASE_LAPSE_MS and a look.
+        assert.ok(took < OLD_WAIT_MS / 2, `answered after ${Math.round(took)} ms`);
+      },
+    );
   } finally {
     kv.close();
   }
