@@ -397,11 +397,13 @@ export function activePageCache(
     async close() {
       closing.abort();
       tags.close();
-      if (background.size === 0 && writes.size === 0) return;
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const bound = new Promise((resolve) => timer = setTimeout(resolve, CLOSE_MS));
-      await Promise.race([Promise.allSettled([...background.values(), ...writes]), bound]);
-      clearTimeout(timer);
+      if (background.size > 0 || writes.size > 0) {
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const bound = new Promise((resolve) => timer = setTimeout(resolve, CLOSE_MS));
+        await Promise.race([Promise.allSettled([...background.values(), ...writes]), bound]);
+        clearTimeout(timer);
+      }
+      shared.close(); // a render still under way past the bound: its lease lapses for the others
     },
     ahead(fetch) {
       if (!fast) return fetch;

@@ -81,6 +81,8 @@ export interface SharedLayer {
   release(key: string): Promise<void>;
   /** Renews `key`'s lease no more: it lapses by itself (its page is not on its way to KV). */
   lapse(key: string): void;
+  /** Renews no lease any more: this process is going away, its renders' leases lapse. */
+  close(): void;
 }
 
 export function sharedLayer(kv: Deno.Kv, buildId: string, slots: number): SharedLayer {
@@ -196,6 +198,10 @@ export function sharedLayer(kv: Deno.Kv, buildId: string, slots: number): Shared
     lapse(key) {
       renewals.stop(key);
     },
+
+    close() {
+      renewals.close();
+    },
   };
 }
 
@@ -233,6 +239,10 @@ function leaseRenewals(kv: Deno.Kv) {
     stop(key: string) {
       clearTimeout(held.get(key));
       held.delete(key);
+    },
+    close() {
+      held.forEach((timer) => clearTimeout(timer));
+      held.clear();
     },
   };
 }
