@@ -219,12 +219,9 @@ function leaseRenewals(kv: Deno.Kv) {
       if (held.get(key) !== timer) return;
       if (Date.now() >= end) return void held.delete(key);
       // Only this holder's lease: one taken over meanwhile (this process was taken for dead) stays.
-      const result = await kv.atomic().check({ key: at, versionstamp: stamp }).set(
-        at,
-        true,
-        LEASE_SET,
-      )
-        .commit().catch(() => undefined); // a renewal missed (KV busy, closed): the next may land
+      const op = kv.atomic().check({ key: at, versionstamp: stamp }).set(at, true, LEASE_SET);
+      // A renewal missed (the file busy, KV closed) is no loss yet: the next may land.
+      const result = await op.commit().catch(() => undefined);
       if (held.get(key) !== timer) return;
       if (result && !result.ok) return void held.delete(key);
       renew(key, at, result?.versionstamp ?? stamp, end);
