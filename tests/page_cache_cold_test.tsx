@@ -4,7 +4,8 @@
  * in one process the first request renders and the others are answered from what it stored; two
  * apps on one KV store (as two processes are) render it once between them, by the page's lease. A
  * first render that fails, that may not be stored, or that hangs never takes its waiters with it:
- * they render the page themselves. The push that wakes waiters in other isolates
+ * they render the page themselves. A lease is renewed while its render lasts, and one its holder
+ * stopped renewing (it died) is taken over. The push that wakes waiters in other isolates
  * (lib/cache/stored_push.ts). Across `deno serve --parallel` workers: tests/process/page_cache_test.ts.
  */
 import assert from "node:assert/strict";
@@ -13,6 +14,7 @@ import type { App } from "../lib/server.ts";
 import type { AppFiles, TestOptions } from "./helpers/app.ts";
 import { memoryApp } from "./helpers/app.ts";
 import { LEASELESS_AFTER, MAX_WRITES } from "../lib/cache/active.ts";
+import { LEASE_LAPSE_MS, LEASE_RENEW_MS, sharedLayer } from "../lib/cache/shared.ts";
 import { onStored } from "../lib/cache/stored_push.ts";
 import { serialize } from "node:v8";
 import { copyUpTo, type ReadAhead } from "../lib/cache/body_copy.ts";
@@ -387,6 +389,70 @@ Deno.test("two apps on one KV store: a first render that stores nothing lets go 
     assert.match(answer.html, /render 2/, "rendered once in the other app, for all four");
   }
   assert.equal(count.renders, 2);
+});
+
+Deno.test("two apps on one KV store: a first render longer than a lease's lapse renews it, and the other's waiter still gets its page", async () => {
+  const { count, module, release } = heldFirst();
+  const kv = await Deno.openKv(":memory:");
+  let writes = 0;
+  // The holder's KV writes counted: its lease, the lease's renewals, its page.
+  const counted = new Proxy(kv, {
+    get(target, name) {
+      if (name === "atomic") writes++;
+      const value = Reflect.get(target, name, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  const options = { origins: [ORIGIN], allowedHosts: ["app.example"] };
+  const one = memoryApp({ routes: { "index.tsx": module }, islands: { Widget } }, {
+    kv: counted,
+    ...options,
+  });
+  const other = memoryApp({ routes: { "index.tsx": module }, islands: { Widget } }, {
+    kv,
+    ...options,
+  });
+  try {
+    const first = loadFrom(one);
+    await until(() => count.renders === 1, "the first render began, under the page's lease");
+    const waiter = loadFrom(other);
+    await pause(2 * LEASE_LAPSE_MS);
+    const renewed = writes - 1;
+    release();
+    const answers = [await first, await waiter];
+    assert.deepEqual(answers.map(({ state }) => state), ["MISS", "HIT"]);
+    assert.equal(answers[1].html, answers[0].html);
+    assert.equal(count.renders, 1, "rendered once: the waiter never took the holder for dead");
+    assert.ok(renewed >= 2, `renewed ${renewed} times while it rendered`);
+    for (let i = 0; i < 100 && await leases(kv) > 0; i++) await pause(20);
+    assert.equal(await leases(kv), 0, "let go with the page");
+    const after = writes;
+    await pause(3 * LEASE_RENEW_MS);
+    assert.equal(writes, after, "no renewal once let go");
+  } finally {
+    await one.close();
+    await other.close();
+    kv.close();
+  }
+});
+
+Deno.test("a page's lease its holder stopped renewing (it died): a miss takes it over, renders, and lets it go with the page", async () => {
+  const { count, module, release } = heldFirst();
+  release();
+  await using t = await cachedApps({ "index.tsx": module }, 1);
+  const [app] = t.apps;
+  // A process that took the page's lease and died: it is never renewed nor let go.
+  const dead = sharedLayer(t.kv, "in-memory", 16);
+  assert.equal(await dead.lease(ORIGIN + "/", 60_000), "taken");
+  dead.lapse(ORIGIN + "/");
+  const answer = await loadFrom(app);
+  assert.equal(answer.status, 200);
+  assert.equal(answer.state, "MISS");
+  assert.equal(count.renders, 1);
+  // Taken over, so let go with the page: before, it stayed for the dead holder's whole term.
+  for (let i = 0; i < 100 && await leases(t.kv) > 0; i++) await pause(20);
+  assert.equal(await leases(t.kv), 0);
+  assert.equal((await loadFrom(app)).state, "HIT");
 });
 
 Deno.test("another isolate's word that it let go of a page's lease wakes the waiters of that page only", async () => {

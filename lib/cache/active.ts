@@ -8,9 +8,10 @@
  * A miss renders once for all the requests that want the page meanwhile: in this process the
  * first renders and the others wait for what it stores; across processes the first to take the
  * page's lease renders and the others look in KV for its page (waiting.ts). A wait is bounded by
- * the render limit and by half of what its request's deadline leaves; past it, or when that
- * render stored nothing (it failed, or its page may not be stored), a request renders the page
- * itself. A waiter is answered from the stored page, as a hit (with its render's nonce), never
+ * the render limit and by half of what its request's deadline leaves; past it, when that render
+ * stored nothing (it failed, or its page may not be stored), or when its lease went unrenewed
+ * (`LEASE_LAPSE_MS`: its process died; the waiter takes the lease over), a request renders the
+ * page itself. A waiter is answered from the stored page, as a hit (with its render's nonce), never
  * from a stream it joins: a render that fails after its shell is never shown to it. A route whose
  * misses keep storing nothing (unknown URLs, each a 404) stops taking leases (`LEASELESS_AFTER`):
  * a lease costs two KV commits, which a flood of such URLs would otherwise buy at will.
@@ -57,7 +58,7 @@ const PAGE_CACHE_DEFAULTS: Required<PageCacheOptions> = {
 
 /** How long `close()` waits for background renders and writes to let go of KV. */
 const CLOSE_MS = 2000;
-/** A lease outlives its render by the write's retries (shared.ts), in case its holder dies. */
+/** A lease is renewed past its render for the write's retries (shared.ts), at most. */
 const LEASE_WRITE_MS = 5000;
 
 /**
@@ -166,6 +167,7 @@ export function activePageCache(
   function persist(page: StoredPage | undefined, key: string, leased: boolean): void {
     if (!page && !leased) return;
     if (writes.size >= MAX_WRITES) {
+      if (leased) shared.lapse(key);
       if (!behind) {
         log("warn", `page cache: ${MAX_WRITES} writes to KV pending; pages kept in memory only`);
       }
@@ -246,15 +248,21 @@ export function activePageCache(
 
   /**
    * A miss's page made by another process: stored since the lookup (this one took the lease), or
-   * by the render that holds the lease, looked for until `until`. With the file locked, whether
-   * another holds the lease is read (reads go on under a writer's lock).
+   * by the render that holds the lease, looked for until `until`; or the versionstamp of that
+   * lease, seen lapsed (`lapsed`: its holder died). With the file locked, whether another holds
+   * the lease is read (reads go on under a writer's lock).
    */
-  async function byOthers(key: string, lease: Lease, until: number, signal: AbortSignal) {
-    if (lease === "taken") return await shared.read(key);
+  async function byOthers(
+    key: string,
+    lease: Lease,
+    until: number,
+    signal: AbortSignal,
+  ): Promise<{ page?: StoredPage; lapsed?: string }> {
+    if (lease === "taken") return { page: await shared.read(key) };
     const look = () => shared.peek(key, (page) => isLive(page, Date.now()));
     if (lease === "locked") {
       const now = await look();
-      if (now.page || !now.leased) return now.page;
+      if (now.page || !now.lease) return now;
     }
     return await pollFor(look, until, signal, (wake) => onStored(key, wake));
   }
@@ -302,7 +310,12 @@ export function activePageCache(
       }
       const lease = await shared.lease(key.key, leaseMs).catch(reportKv("lease")) ?? "locked";
       leased = lease === "taken";
-      const found = await byOthers(key.key, lease, until, signal).catch(reportKv("read"));
+      const { page: found, lapsed } = await byOthers(key.key, lease, until, signal)
+        .catch(reportKv("read")) ?? {};
+      if (lapsed) {
+        // Its holder died: this request renders it, under the lease if no other took it first.
+        leased = await shared.lease(key.key, leaseMs, lapsed).catch(reportKv("lease")) === "taken";
+      }
       if (found && isLive(found, Date.now())) {
         const page = held(found, setup.compress);
         memory.set(page);
@@ -384,11 +397,13 @@ export function activePageCache(
     async close() {
       closing.abort();
       tags.close();
-      if (background.size === 0 && writes.size === 0) return;
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const bound = new Promise((resolve) => timer = setTimeout(resolve, CLOSE_MS));
-      await Promise.race([Promise.allSettled([...background.values(), ...writes]), bound]);
-      clearTimeout(timer);
+      if (background.size > 0 || writes.size > 0) {
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const bound = new Promise((resolve) => timer = setTimeout(resolve, CLOSE_MS));
+        await Promise.race([Promise.allSettled([...background.values(), ...writes]), bound]);
+        clearTimeout(timer);
+      }
+      shared.close(); // a render still under way past the bound: its lease lapses for the others
     },
     ahead(fetch) {
       if (!fast) return fetch;

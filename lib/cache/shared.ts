@@ -16,10 +16,22 @@
  * A lease (one key per page, taken with an atomic check) makes one process of all render a page:
  * the first render of a page none holds (the others wait for it, `peek`), and a stale page again
  * (the others go on serving the stale one meanwhile). Its holder lets go once the page is written.
+ * A holder that dies (SIGKILL, an isolate recycled, an OOM) cannot let go: so a lease is short, and
+ * renewed every `LEASE_RENEW_MS` while its holder still renders or writes - each renewal a new
+ * versionstamp. A waiter that sees one versionstamp for `LEASE_LAPSE_MS` of its own clock (no clocks
+ * compared across machines) takes the holder for dead and the lease over (waiting.ts). A render
+ * whose page is written within the first `LEASE_RENEW_MS` renews nothing: no KV write more.
  */
 import { KvBusyError, retrying } from "../kv/commit.ts";
 import type { StoredPage } from "./entry.ts";
 
+/** A held lease is renewed this long after it was last written, while its holder still works. */
+export const LEASE_RENEW_MS = 500;
+/**
+ * A lease unrenewed this long is its holder's death to a waiter: three renewals' time, so a
+ * renewal slowed by a busy file (a second of retries, commit.ts) is not taken for one.
+ */
+export const LEASE_LAPSE_MS = 3 * LEASE_RENEW_MS;
 /** Under KV's limit of 64 KiB a value. */
 const PIECE = 60 * 1024;
 /** With its record, a page's pieces and the pieces it replaces fit one commit (800 KiB) and one `getMany` (10 keys). */
@@ -47,26 +59,35 @@ export type Lease = "taken" | "held" | "locked";
 export interface SharedLayer {
   read(key: string): Promise<StoredPage | undefined>;
   /**
-   * The page if stored and `wanted` (its record says so before its body is read), and whether a
-   * process holds its lease (is rendering it).
+   * The page if stored and `wanted` (its record says so before its body is read), and the
+   * versionstamp of its lease if a process holds it (is rendering it; renewed, it changes).
    */
   peek(
     key: string,
     wanted: (page: StoredInfo) => boolean,
-  ): Promise<{ page?: StoredPage; leased: boolean }>;
+  ): Promise<{ page?: StoredPage; lease?: string }>;
   /**
    * Stores `page`, letting go of its lease in the same commit with `release`; false when another
    * write to its slot came first (the lease is then still held). A locked file is tried again,
    * boundedly; then it throws `KvBusyError`.
    */
   write(page: StoredPage, release?: boolean): Promise<boolean>;
-  /** Whether this process may render `key` (for `ms` at most); release with `release`. */
-  lease(key: string, ms: number): Promise<Lease>;
+  /**
+   * Whether this process may render `key`: taken, it is renewed for `ms` at most, until `release`,
+   * a `write` that lets go of it, or `lapse`. `over`: the versionstamp of a lease seen lapsed, to
+   * take over (none holds it otherwise).
+   */
+  lease(key: string, ms: number, over?: string): Promise<Lease>;
   release(key: string): Promise<void>;
+  /** Renews `key`'s lease no more: it lapses by itself (its page is not on its way to KV). */
+  lapse(key: string): void;
+  /** Renews no lease any more: this process is going away, its renders' leases lapse. */
+  close(): void;
 }
 
 export function sharedLayer(kv: Deno.Kv, buildId: string, slots: number): SharedLayer {
   const root = ["page_cache", buildId];
+  const renewals = leaseRenewals(kv);
   const slotOf = (key: string) => fnv1a(key) % slots;
   const recordKey = (slot: number) => [...root, "page", slot];
   const pieceKey = (slot: number, generation: string, i: number) => [
@@ -110,7 +131,7 @@ export function sharedLayer(kv: Deno.Kv, buildId: string, slots: number): Shared
         await leaseKey(key),
       ]);
       const found = record.value && wanted(record.value) ? record.value : null;
-      return { page: await pageOf(slot, key, found), leased: lease.value !== null };
+      return { page: await pageOf(slot, key, found), lease: lease.versionstamp ?? undefined };
     },
 
     async write(page, release = false) {
@@ -142,19 +163,24 @@ export function sharedLayer(kv: Deno.Kv, buildId: string, slots: number): Shared
         if (lease) op = op.delete(lease);
         const result = await commit(op);
         return result.ok ? true : "locked" in result ? undefined : false;
-      }, WRITE_ATTEMPTS);
+      }, WRITE_ATTEMPTS).then((written) => {
+        if (written && release) renewals.stop(page.key);
+        return written;
+      });
     },
 
-    async lease(key, ms) {
+    async lease(key, ms, over) {
       const at = await leaseKey(key);
       try {
-        const taken = await retrying("a page cache lease", async (commit) => {
+        const stamp = await retrying("a page cache lease", async (commit) => {
           const result = await commit(
-            kv.atomic().check({ key: at, versionstamp: null }).set(at, true, { expireIn: ms }),
+            kv.atomic().check({ key: at, versionstamp: over ?? null }).set(at, true, LEASE_SET),
           );
-          return result.ok ? true : "locked" in result ? undefined : false;
+          return result.ok ? result.versionstamp : "locked" in result ? undefined : false;
         }, LEASE_ATTEMPTS);
-        return taken ? "taken" : "held";
+        if (!stamp) return "held";
+        renewals.start(key, at, stamp, ms);
+        return "taken";
       } catch (error) {
         if (error instanceof KvBusyError) return "locked";
         throw error;
@@ -162,10 +188,58 @@ export function sharedLayer(kv: Deno.Kv, buildId: string, slots: number): Shared
     },
 
     async release(key) {
+      renewals.stop(key);
       await retrying("a page cache lease's release", async (commit) => {
         const result = await commit(kv.atomic().delete(await leaseKey(key)));
         return result.ok ? true : undefined;
       }, WRITE_ATTEMPTS);
+    },
+
+    lapse(key) {
+      renewals.stop(key);
+    },
+
+    close() {
+      renewals.close();
+    },
+  };
+}
+
+/** A lease as written: the key goes a while after its last renewal (waiters do not rely on it). */
+const LEASE_SET = { expireIn: 2 * LEASE_LAPSE_MS };
+
+/**
+ * The leases this process holds, each renewed `LEASE_RENEW_MS` after its last write, for `ms` at
+ * most after it was taken: a holder stuck for good lets its lease lapse like a dead one.
+ */
+function leaseRenewals(kv: Deno.Kv) {
+  const held = new Map<string, ReturnType<typeof setTimeout>>();
+  const renew = (key: string, at: Deno.KvKey, stamp: string, end: number) => {
+    const timer = setTimeout(async () => {
+      if (held.get(key) !== timer) return;
+      if (Date.now() >= end) return void held.delete(key);
+      // Only this holder's lease: one taken over meanwhile (this process was taken for dead) stays.
+      const op = kv.atomic().check({ key: at, versionstamp: stamp }).set(at, true, LEASE_SET);
+      // A renewal missed (the file busy, KV closed) is no loss yet: the next may land.
+      const result = await op.commit().catch(() => undefined);
+      if (held.get(key) !== timer) return;
+      if (result && !result.ok) return void held.delete(key);
+      renew(key, at, result?.versionstamp ?? stamp, end);
+    }, LEASE_RENEW_MS);
+    Deno.unrefTimer(timer);
+    held.set(key, timer);
+  };
+  return {
+    start(key: string, at: Deno.KvKey, stamp: string, ms: number) {
+      renew(key, at, stamp, Date.now() + ms);
+    },
+    stop(key: string) {
+      clearTimeout(held.get(key));
+      held.delete(key);
+    },
+    close() {
+      held.forEach((timer) => clearTimeout(timer));
+      held.clear();
     },
   };
 }

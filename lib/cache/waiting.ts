@@ -4,7 +4,10 @@
  * first requests renders it once: a render in this process is a promise of what it stored; one in
  * another process (a worker, an instance) is a lease in KV, polled for the page it stores. Every
  * wait ends by a time and when its request is abandoned: the caller then renders the page itself.
+ * A lease its holder stops renewing (it died) ends the wait sooner: `LEASE_LAPSE_MS` after the
+ * waiter first saw that lease (shared.ts says why on the waiter's own clock).
  */
+import { LEASE_LAPSE_MS } from "./shared.ts";
 
 /** The first gap between two looks at KV, and the longest: a few looks a second at most. */
 const FIRST_GAP_MS = 5;
@@ -34,37 +37,44 @@ export function within<T>(
   });
 }
 
-/** A look at KV: the page if it is there and live, and whether its lease is still held. */
-export type Peek<T> = () => Promise<{ page?: T; leased: boolean }>;
+/** A look at KV: the page if it is there and live, and its lease's versionstamp if one is held. */
+export type Peek<T> = () => Promise<{ page?: T; lease?: string }>;
 
 /**
  * Looks (`peek`) until the page is there, its lease is gone without it (that render stored
- * nothing: a failure, a page that may not be stored), `until` passed or `signal` aborted; the gaps
- * grow from 5 ms to 500 ms, and `wakeOn` (stored_push.ts) ends one early. The page, or undefined
- * for the caller to render it.
+ * nothing: a failure, a page that may not be stored) or lapsed (`lapsed`: its versionstamp, for
+ * the caller to take it over), `until` passed or `signal` aborted; the gaps grow from 5 ms to
+ * 500 ms, a look falls due when the lease seen would lapse, and `wakeOn` (stored_push.ts) ends one
+ * early. Without the page, the caller renders it.
  */
 export async function pollFor<T>(
   peek: Peek<T>,
   until: number,
   signal: AbortSignal,
   wakeOn?: (wake: () => void) => () => void,
-): Promise<T | undefined> {
+): Promise<{ page?: T; lapsed?: string }> {
   let woken = false;
   let resume: (() => void) | undefined;
   const stop = wakeOn?.(() => {
     woken = true;
     resume?.();
   });
+  /** The lease last seen, and when it would lapse unless renewed. */
+  let seen: { lease: string; lapsesAt: number } | undefined;
   try {
     for (let gap = FIRST_GAP_MS;; gap = Math.min(gap * GROWTH, MAX_GAP_MS)) {
-      const wait = Math.min(gap, until - performance.now());
-      if (wait <= 0 || signal.aborted) return undefined;
+      const now = performance.now();
+      const wait = Math.min(gap, until - now, (seen?.lapsesAt ?? Infinity) - now);
+      if (until <= now || signal.aborted) return {};
       // Woken while the last look was under way: that look may have read before the write.
-      if (!woken) await pause(wait, signal, (done) => resume = done);
+      if (!woken && wait > 0) await pause(wait, signal, (done) => resume = done);
       resume = undefined;
       woken = false;
-      const { page, leased } = await peek();
-      if (page || !leased) return page;
+      const { page, lease } = await peek();
+      if (page || !lease) return { page };
+      if (lease !== seen?.lease) {
+        seen = { lease, lapsesAt: performance.now() + LEASE_LAPSE_MS };
+      } else if (performance.now() >= seen.lapsesAt) return { lapsed: lease };
     }
   } finally {
     stop?.();

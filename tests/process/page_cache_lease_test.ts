@@ -1,0 +1,120 @@
+/**
+ * @module
+ * A page's lease across two real processes on one KV file (lib/cache/shared.ts, waiting.ts): a
+ * holder that dies mid-render (SIGKILL, as an isolate recycled or an OOM does) holds the other
+ * process's requests for that page only as long as its lease goes unrenewed, not half their
+ * deadline; a live holder that renders for longer than that keeps its lease (it renews it), and
+ * its waiter in the other process is still answered from its page, rendered once. The render is
+ * held by the test through a key in KV.
+ */
+import assert from "node:assert/strict";
+import { LEASE_LAPSE_MS } from "../../lib/cache/shared.ts";
+import { builtCopy } from "../helpers/built_copy.ts";
+import { tempStorePath } from "../helpers/kv.ts";
+import { freePort, startServer, type TestServer } from "../helpers/server.ts";
+
+const FILES = {
+  "routes/_middleware.ts": `const worker = crypto.randomUUID();
+    export const handler = async (c, next) => {
+      await next();
+      c.header("X-Worker", worker);
+    };`,
+  // Held while ["hold", n] is true in KV (30 s at most), its renders counted per \`n\`.
+  "routes/held.tsx": `import { kvOf } from "shell/data";
+    export const cache = { maxAge: 600 };
+    export const handler = {
+      async GET(req, ctx) {
+        const n = new URL(req.url).searchParams.get("n") ?? "";
+        const kv = kvOf(ctx);
+        await kv.atomic().sum(["renders", n], 1n).commit();
+        for (let i = 0; i < 1500 && (await kv.get(["hold", n])).value === true; i++) {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        return ctx.render(n);
+      },
+    };
+    export default function Held({ data }) {
+      return <p id="held">held {data}</p>;
+    }`,
+};
+
+/** The default deadline (`REQUEST_TIMEOUT_MS`): a waiter used to wait half of it for a dead holder. */
+const OLD_WAIT_MS = 10_000 / 2;
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+Deno.test("two processes on one KV file: a page's lease outlives a dead holder only briefly, and a live one's waiters still wait", async (t) => {
+  const root = await builtCopy("page-cache-lease", FILES);
+  const kvPath = await tempStorePath();
+  const ports = [freePort(), freePort()];
+  // One public origin for both, as two instances of one app have: their pages' keys are the same.
+  const serve = (port: number) =>
+    startServer({
+      KV_PATH: kvPath,
+      APP_ORIGIN: "https://app.example",
+      ALLOWED_HOSTS: ["app.example", ...ports.map((port) => `127.0.0.1:${port}`)].join(","),
+    }, {
+      root,
+      port,
+      args: (port) => ["serve", "-A", "--host", "127.0.0.1", `--port=${port}`, "main.ts"],
+    });
+  await using one = await serve(ports[0]);
+  await using other = await serve(ports[1]);
+  const kv = await Deno.openKv(kvPath);
+  using client = Deno.createHttpClient({ poolMaxIdlePerHost: 0 });
+  try {
+    const renders = async (n: string) => Number((await kv.get<bigint>(["renders", n])).value ?? 0n);
+    /** Waits (10 s at most) until the render of `n` began in `one`, under the page's lease. */
+    const began = async (n: string) => {
+      for (let i = 0; i < 500 && await renders(n) === 0; i++) await pause(20);
+      assert.equal(await renders(n), 1, "the first render began");
+    };
+    const load = async (server: TestServer, n: string) => {
+      const res = await fetch(`${server.origin}/held?n=${n}`, { client });
+      const html = (await res.text()).replaceAll("<!-- -->", "");
+      return { status: res.status, state: res.headers.get("x-cache"), html };
+    };
+
+    await t.step(
+      "a live holder rendering past the lease's lapse: its waiter gets its page",
+      async () => {
+        await kv.set(["hold", "live"], true);
+        const first = load(one, "live");
+        await began("live");
+        const waiter = load(other, "live");
+        // Longer than a lease left unrenewed lasts, and the waiter's looks in between.
+        await pause(LEASE_LAPSE_MS * 3);
+        await kv.set(["hold", "live"], false);
+        const [a, b] = await Promise.all([first, waiter]);
+        assert.equal(a.status, 200);
+        assert.equal(a.state, "MISS");
+        assert.equal(b.status, 200);
+        assert.equal(b.state, "HIT", "answered from the holder's page");
+        assert.equal(b.html, a.html);
+        assert.equal(await renders("live"), 1, "rendered once between the two");
+      },
+    );
+
+    await t.step(
+      "a holder killed mid-render: the other process answers within the lease's lapse, not half its deadline",
+      async () => {
+        await kv.set(["hold", "dead"], true);
+        const first = load(one, "dead").catch((error) => error);
+        await began("dead");
+        one.kill();
+        await first; // the connection is gone with the process
+        await kv.set(["hold", "dead"], false);
+        const start = performance.now();
+        const answer = await load(other, "dead");
+        const took = performance.now() - start;
+        assert.equal(answer.status, 200);
+        assert.match(answer.html, /held dead</);
+        assert.equal(await renders("dead"), 2, "rendered again by the process alive");
+        // Generous against the old wait (half the deadline): the new bound is LEASE_LAPSE_MS and a look.
+        assert.ok(took < OLD_WAIT_MS / 2, `answered after ${Math.round(took)} ms`);
+      },
+    );
+  } finally {
+    kv.close();
+  }
+});
