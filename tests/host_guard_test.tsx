@@ -38,3 +38,24 @@ Deno.test("a Host with a path, a query or a fragment in it gets 400, with or wit
     }
   }
 });
+
+Deno.test("allowedHosts adds to the origins' hosts: the public host, and the page cache's own renders, still answered", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  const app = memoryApp({
+    routes: { "x.tsx": { cache: { maxAge: 60 }, default: () => <p>the page at /x</p> } },
+  }, { kv, origins: ["https://app.example"], allowedHosts: ["127.0.0.1:8000"] });
+  try {
+    for (const host of ["app.example", "127.0.0.1:8000"]) {
+      const res = await app.request(`http://${host}/x`);
+      assert.equal(res.status, 200, host);
+      assert.match(await res.text(), /the page at \/x/);
+    }
+    // The cache renders the page on the origin's URL: refused by the guard, it was a 400.
+    const again = await app.request("http://127.0.0.1:8000/x");
+    assert.equal(again.headers.get("x-cache"), "HIT");
+    await again.body?.cancel();
+    assert.equal((await app.request("http://evil.example/x")).status, 400);
+  } finally {
+    await app.close();
+  }
+});

@@ -66,7 +66,10 @@ export interface AppOptions {
    * 400. Unset: the request's own origin is the app's.
    */
   origins?: string[];
-  /** Hosts (`Host` header) the app answers; others get 400. Defaults to the origins' hosts. */
+  /**
+   * Hosts (`Host` header) the app answers besides the origins' own (a health check's direct
+   * address, say); others get 400. Unset: the origins' hosts; with no origins either, any host.
+   */
   allowedHosts?: string[];
   /**
    * The client's address comes from the proxy's `X-Forwarded-For` (its last entry) rather than
@@ -157,8 +160,11 @@ export const DEFAULT_OPTIONS = {
 
 export function resolveOptions(options: AppOptions): ResolvedOptions {
   const resolved = { ...DEFAULT_OPTIONS, ...withoutUndefined(options) };
-  if (resolved.origins && !resolved.allowedHosts) {
-    resolved.allowedHosts = resolved.origins.map((origin) => new URL(origin).host);
+  if (resolved.origins) {
+    // Added to, never in place of, the origins' hosts: the public host is always answered, and
+    // the page cache's own renders, made on the origin's URL, pass the guard.
+    const hosts = resolved.origins.map((origin) => new URL(origin).host);
+    resolved.allowedHosts = [...new Set([...hosts, ...resolved.allowedHosts ?? []])];
   }
   return resolved;
 }

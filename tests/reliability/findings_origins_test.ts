@@ -2,7 +2,7 @@
  * Issue 11, finding 13: hosts and origins. Behind a reverse proxy the public origin differs from
  * what the server sees; `APP_ORIGIN` names it. Then server actions accept exactly that `Origin`,
  * and a request for any other `Host` gets 400 — pages and actions — so DNS rebinding (`Host:
- * evil`, `Origin: http://evil`) reaches nothing. `ALLOWED_HOSTS` overrides the host list (a
+ * evil`, `Origin: http://evil`) reaches nothing. `ALLOWED_HOSTS` adds to the host list (a
  * health check on the direct address, say) without widening the origins. With neither set, the
  * request's own origin is the app's: fine for one host, open to DNS rebinding — which is why
  * docs/deploying.md asks production to set `APP_ORIGIN`.
