@@ -140,7 +140,12 @@ function continueSentryTrace(c: Context, header: string, denoSpan: Span): Span |
   return span;
 }
 
-function nameAfterRoute(c: Context, span: Span): void {
+/**
+ * Names the request's span after what answered. Also called when a failure is captured: a request
+ * past its deadline is answered while the route's own work still waits, so `named`'s `finally`
+ * comes after Deno ended the span, if ever.
+ */
+export function nameAfterRoute(c: Context, span: Span): void {
   const action = internalsOf(c).action;
   const route = action ? ACTION_ROUTE : internalsOf(c).route;
   if (route) nameSpan(span, c.req.method, route);
