@@ -368,6 +368,20 @@ Deno.test("telemetry: a request past its deadline: its span named by its route, 
   assert.equal(span.attributes["http.route"], "/stuck/:id");
   assert.equal(span.attributes["app.digest"], line.digest);
   assert.equal(span.traceId, line.trace_id);
+
+  // A caller's sentry-trace without traceparent: the app's own server span, in the caller's trace,
+  // ends with the answer too (it ended only when the route's work did: here, never).
+  const continued = await server.fetch("/stuck/8", {
+    headers: { "sentry-trace": `${CALLER_TRACE}-${CALLER_SPAN}-1` },
+  });
+  assert.equal(continued.status, 500);
+  await continued.body?.cancel();
+  const caller = await server.waitForLog((l) => l.path === "/stuck/8");
+  const own = await rx.span((s) => s.kind === SERVER && s.traceId === CALLER_TRACE);
+  assert.equal(own.name, "GET /stuck/:id");
+  assert.equal(own.parentSpanId, CALLER_SPAN);
+  assert.equal(own.attributes["app.digest"], caller.digest);
+  assert.equal(caller.trace_id, CALLER_TRACE);
 });
 
 Deno.test("telemetry: a request that is not sampled: no span of the app's, failures still linked", async () => {
