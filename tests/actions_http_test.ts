@@ -102,6 +102,9 @@ Deno.test("server actions", async (t) => {
     assert.equal(line.level, "error");
     assert.equal(line.status, 500);
     assert.equal(line.error.message, SECRET);
+    // Which action failed, by its export's name (the path holds only its opaque id).
+    assert.equal(line.route, null);
+    assert.equal(line.action, "fail");
   });
 
   await t.step("refused requests never reach an action and are never 500", async () => {

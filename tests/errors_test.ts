@@ -72,3 +72,39 @@ Deno.test("describe names anything thrown", () => {
   assert.equal(describe(cyclic).message, "[object Object]");
   assert.equal(describe(Symbol("s")).message, "Symbol(s)");
 });
+
+Deno.test("a digest does not depend on the way a request reached the code, nor on the folder", () => {
+  const root = new URL("../", import.meta.url).href;
+  const thrown = (lines: string[]) => {
+    const error = new Error("the page broke");
+    error.stack = ["Error: the page broke", ...lines.map((line) => `    at ${line}`)].join("\n");
+    return error;
+  };
+  const app = [`GET (${root}routes/ops/boom.tsx:3:11)`, `Page (${root}routes/ops/boom.tsx:9:2)`];
+  // `deno task start`, Deno's OpenTelemetry on: Hono's dispatch and the framework's steps.
+  const start = thrown([
+    ...app,
+    `${root}lib/server/routes.ts:93:31`,
+    `dispatch (${root}node_modules/.deno/hono@4.13.19/node_modules/hono/dist/compose.js:35:17)`,
+    `restoreFormState (${root}lib/actions/form_state.ts:173:14)`,
+  ]);
+  // `deno serve`, the Sentry SDK's own tracing: a middleware frame more, Deno's own frames.
+  const serve = thrown([
+    ...app,
+    `${root}lib/server/routes.ts:93:31`,
+    `${root}lib/sentry/middleware.ts:88:19`,
+    `async Promise.all (index 0)`,
+    `ext:deno_http/00_serve.ts:410:24`,
+  ]);
+  assert.equal(digestOf(serve), digestOf(start));
+  assert.notEqual(digestOf(thrown(app.slice(1))), digestOf(start), "another place, another bug");
+  // Only the path under the project counts: a clone or a blue/green folder elsewhere (whose
+  // frames name its own root) gets the digest of the same frames with no root at all.
+  const relative = thrown(app.map((line) => line.replaceAll(root, "")));
+  assert.equal(digestOf(relative), digestOf(start));
+  // Thrown inside the framework (no frame of the app's): its first frame places it.
+  const inLib = (line: number) =>
+    thrown([`expire (${root}lib/server/deadline.ts:${line}:19)`, `ext:core/02_timers.js:307:17`]);
+  assert.equal(digestOf(inLib(97)), digestOf(inLib(97)));
+  assert.notEqual(digestOf(inLib(97)), digestOf(inLib(98)));
+});

@@ -90,6 +90,8 @@ const ROUTES = {
       );
     },
   },
+  // Waits on an upstream that never answers: the request's deadline ends it.
+  "stuck.ts": { handler: { GET: () => new Promise<Response>(() => {}) } },
   "throw-value.ts": {
     handler: {
       GET() {
@@ -495,6 +497,25 @@ Deno.test({
       await page.body?.cancel();
       assert.doesNotMatch(page.headers.get("content-security-policy")!, /127\.0\.0\.1/);
     });
+  },
+});
+
+Deno.test({
+  name: "sentry (server): a request past its deadline: its transaction is sent, with its event",
+  ...SDK,
+  async fn() {
+    using logs = captureLogs();
+    await using receiver = startSentryReceiver();
+    const app = await appWith(sentryEnv(receiver.dsn, { REQUEST_TIMEOUT_MS: "200" }));
+    const res = await app.request("/stuck");
+    assert.equal(res.status, 500);
+    const digest = digestOnPage(await res.text());
+    const event = await receiver.waitFor(eventWithDigest(digest));
+    // The handler still waits (for ever): the transaction ends with the answer all the same.
+    const transaction = await receiver.waitFor(named("GET /stuck"));
+    assert.equal(transaction.payload.contexts.trace.status, "internal_error");
+    assert.equal(traceOfItem(transaction), traceOfItem(event));
+    assert.equal(logs.lines.find((l) => l.digest === digest)?.error.name, "DeadlineExceeded");
   },
 });
 

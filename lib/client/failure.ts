@@ -18,10 +18,10 @@ const dev = process.env.NODE_ENV === "development";
  * A fatal error: the page gives way to the client-side screen - or the server-side one, with its
  * digest, when the error is a server failure met in the browser (a server action's).
  */
-export function failPage(kind: string): (error: unknown) => void {
+export function failPage(kind: string, island?: string): (error: unknown) => void {
   return (error) => {
     console.error(error);
-    reportError({ error, kind, fatal: true });
+    reportError({ error, kind, fatal: true, ...island && { island } });
     const root = document.documentElement;
     // A failure screen already shows; a server one carries the digest, which must stay in view.
     if (root.hasAttribute(FAILURE_ATTRIBUTE)) return;
@@ -41,13 +41,15 @@ const FAILED_PART = "data-failed";
  */
 export function failIsland(island: Element, kind: string): (error: unknown) => void {
   return (error) => {
+    // Which island broke: the stack names only its hashed chunk, and only once the maps are in.
+    const name = island.getAttribute("name") ?? undefined;
     const part = island.closest(`${CONTAINED_ELEMENT}:not([${FAILED_PART}])`);
     const fallback = part?.querySelector<HTMLTemplateElement>(
       `:scope > template[${FALLBACK_ATTRIBUTE}]`,
     );
-    if (!part || !fallback) return failPage(kind)(error);
+    if (!part || !fallback) return failPage(kind, name)(error);
     console.error(error);
-    reportError({ error, kind, fatal: false, contained: true });
+    reportError({ error, kind, fatal: false, contained: true, island: name });
     part.setAttribute(FAILED_PART, "");
     part.replaceChildren(fallback.content.cloneNode(true));
   };

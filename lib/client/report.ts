@@ -12,6 +12,8 @@ export interface ErrorReport {
   fatal: boolean;
   /** Replaced only a `<Contained>` part of the page with its fallback. */
   contained?: boolean;
+  /** The island that broke (its name, `Counter` for `islands/Counter.tsx`), when one did. */
+  island?: string;
 }
 
 type Reporter = (report: ErrorReport) => void;

@@ -1,8 +1,9 @@
 /**
  * @module
  * Digests: a short name for a server failure that a user can read aloud and ops can search the
- * logs for. The same error (message and stack) always gets the same digest, so repeats of one bug
- * share it and `request_id` tells the occurrences apart.
+ * logs for. The same error (message and where it was thrown) always gets the same digest, so
+ * repeats of one bug share it and `request_id` tells the occurrences apart - under every entry
+ * point, with telemetry on or off, from whichever folder the app runs.
  */
 import { createHash } from "node:crypto";
 
@@ -12,10 +13,36 @@ const ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 
 export function digestOf(error: unknown): string {
   const { message, stack } = describe(error);
-  const bytes = createHash("sha256").update(`${message}\n${stack}`).digest();
+  const bytes = createHash("sha256").update(`${message}\n${placeOf(stack)}`).digest();
   let digest = "";
   for (let i = 0; i < 10; i++) digest += (i === 5 ? "-" : "") + ALPHABET[bytes[i] & 31];
   return digest;
+}
+
+/** The project's root as stack frames name it (`file:///srv/app/`): this file is `lib/errors/`. */
+const ROOT = new URL("../../", import.meta.url).href;
+const FRAME = /^\s+at /;
+/**
+ * Frames of the framework, the packages and Deno: the way a request reached the app's code, which
+ * differs by entry point and by what telemetry runs (the Sentry SDK's middleware is a frame of its
+ * own), while the bug stays the same.
+ */
+const PLUMBING = /^(?:lib\/|node_modules\/|ext:|node:)/;
+/** A frame's place: its path, line and column, with or without a function name before it. */
+const PLACE = /(?:^|\()([^()]+:\d+:\d+)\)?$/;
+
+/**
+ * Where the error was thrown: the stack's frames in the app's own code, paths relative to the
+ * project; the first frame when none is the app's (a failure in the framework or a package).
+ */
+function placeOf(stack: string): string {
+  const frames = stack.split("\n").filter((line) => FRAME.test(line))
+    .map((line) => line.replace(FRAME, "").replaceAll(ROOT, ""));
+  const own = frames.filter((frame) => {
+    const place = frame.match(PLACE)?.[1];
+    return place !== undefined && !PLUMBING.test(place);
+  });
+  return (own.length > 0 ? own : frames.slice(0, 1)).join("\n");
 }
 
 export interface ErrorDescription {

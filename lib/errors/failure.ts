@@ -45,11 +45,14 @@ export function failures({ dev, root, telemetry }: FailureOptions): Failures {
     const described = describe(error);
     const report = () => {
       const links = telemetry?.captureFailure(error, digest, c) ?? NO_LINKS;
+      const action = internalsOf(c).action;
       log("error", headline(described), {
         digest,
         method: c.req.method,
         path: loggedPath(c.req.path),
         route: internalsOf(c).route ?? null,
+        // An action's path is its opaque id: its export's name says which one failed.
+        ...action && { action: action.name },
         status,
         request_id: internalsOf(c).requestId ?? null,
         ...links,

@@ -106,15 +106,23 @@ export function sampled(span: Span | undefined): span is Span {
 /** The request's work under the span continuing the caller's trace, which ends when Deno's does. */
 async function runUnder(c: Context, next: Next, span: Span): Promise<void> {
   internalsOf(c).otelSpan = span;
-  try {
-    await context.with(trace.setSpan(context.active(), span), next);
-  } finally {
+  let ended = false;
+  const end = (status: number) => {
+    if (ended) return;
+    ended = true;
     nameAfterRoute(c, span);
-    const status = c.res.status;
     span.setAttribute("http.response.status_code", status);
     if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
     span.end();
     respond(c, span);
+  };
+  // Past its deadline the request is answered (500) further out while `next()` still waits,
+  // perhaps for ever: the span ends with that answer, once its failure is recorded on it.
+  internalsOf(c).deadline?.onExpire(() => setTimeout(() => end(500)));
+  try {
+    await context.with(trace.setSpan(context.active(), span), next);
+  } finally {
+    end(c.res.status);
   }
 }
 
@@ -140,7 +148,12 @@ function continueSentryTrace(c: Context, header: string, denoSpan: Span): Span |
   return span;
 }
 
-function nameAfterRoute(c: Context, span: Span): void {
+/**
+ * Names the request's span after what answered. Also called when a failure is captured: a request
+ * past its deadline is answered while the route's own work still waits, so `named`'s `finally`
+ * comes after Deno ended the span, if ever.
+ */
+export function nameAfterRoute(c: Context, span: Span): void {
   const action = internalsOf(c).action;
   const route = action ? ACTION_ROUTE : internalsOf(c).route;
   if (route) nameSpan(span, c.req.method, route);

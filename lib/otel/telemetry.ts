@@ -15,6 +15,7 @@ import { isNotFoundRoute } from "../errors/not_found.ts";
 import type { Telemetry } from "../server/telemetry.ts";
 import {
   DIGEST_ATTRIBUTE,
+  nameAfterRoute,
   requestContext,
   requestHit,
   requestSpan,
@@ -96,9 +97,13 @@ function within<T>(c: Context, work: () => T): T {
   return ctx ? context.with(ctx, work) : work();
 }
 
-/** The digest on the request's span, or on a child of it once the span has ended. */
+/**
+ * The digest on the request's span, or on a child of it once the span has ended. A span still
+ * open is named after its route now: the failure's answer may go out before the route's work ends.
+ */
 function markFailed(c: Context, span: Span, digest: string): void {
   if (!sampled(span)) return;
-  if (responded(c)) streamedFact(c, span, { [DIGEST_ATTRIBUTE]: digest }, true);
-  else span.setAttribute(DIGEST_ATTRIBUTE, digest);
+  if (responded(c)) return streamedFact(c, span, { [DIGEST_ATTRIBUTE]: digest }, true);
+  nameAfterRoute(c, span);
+  span.setAttribute(DIGEST_ATTRIBUTE, digest);
 }

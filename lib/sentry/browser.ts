@@ -51,13 +51,13 @@ export function start(config: BrowserSentryConfig): void {
 /** Kinds of report where something (an error boundary, React itself) dealt with the error. */
 const HANDLED = new Set(["caught", "recoverable"]);
 
-function report({ error, kind, fatal, contained = false }: ErrorReport): void {
+function report({ error, kind, fatal, contained = false, island }: ErrorReport): void {
   captureException(error, {
     // A `<Contained>` part that gave way to its fallback handled it.
     mechanism: { handled: contained || HANDLED.has(kind), type: `auto.browser.${kind}` },
     captureContext: {
       level: fatal ? "fatal" : "error",
-      tags: contained ? { kind, contained } : { kind },
+      tags: { kind, ...contained && { contained }, ...island && { island } },
     },
   });
 }

@@ -84,6 +84,13 @@ export function sentryTracing(): MiddlewareHandler {
           if (span.isRecording()) attachRequest(isolationScope, req);
           const requestTrace: RequestTrace = { span, isolationScope };
           internalsOf(c).sentryTrace = requestTrace;
+          // Past its deadline the request is answered (500) further out while `next()` still
+          // waits, perhaps for ever: its transaction ends now, or it would never be sent.
+          internalsOf(c).deadline?.onExpire(() => {
+            nameAfterRoute(c, requestTrace);
+            setHttpStatus(span, 500);
+            span.end();
+          });
           try {
             await next(); // Hono's onError turns a thrown Error into c.res
           } catch (thrown) {

@@ -39,8 +39,12 @@ export function startSentry(config: SentryConfig): Telemetry {
     tracePropagationTargets: config.tracePropagationTargets,
     // Our middleware makes the request transactions (`sentryTracing`); the SDK's own `Deno.serve`
     // patch would make a second, URL-named one. `DenoHttp` stays: it installs the
-    // AsyncLocalStorage context that keeps concurrent requests' scopes apart.
-    defaultIntegrations: getDefaultIntegrations({}).filter((i) => i.name !== "DenoServe"),
+    // AsyncLocalStorage context that keeps concurrent requests' scopes apart. Not `Breadcrumbs`:
+    // a console line written outside a request's scope (at start-up, or a deadline's failure line,
+    // written from the shared deadline timer) landed on every later event of every request, with
+    // that request's path and error; our JSON lines are the log, and the spans show the fetches.
+    defaultIntegrations: getDefaultIntegrations({})
+      .filter((i) => i.name !== "DenoServe" && i.name !== "Breadcrumbs"),
     integrations: [
       // Its unhandled-rejection handler ends the process; the entry points keep the server alive
       // and report those through `captureFailure`.

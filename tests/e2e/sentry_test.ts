@@ -42,12 +42,14 @@ const BREAKS = [
   {
     what: "an island whose chunk is gone",
     path: "/island/lost",
+    island: "Lost",
     kind: "island-load",
     message: /^Failed to fetch dynamically imported module: .*\/_app\/Lost-/,
   },
   {
     what: "an island whose hydration throws (its props do not decode)",
     path: "/island/click",
+    island: "Clicker",
     kind: "hydration",
     message: /"\[garbled" is not valid JSON/,
     before: garbleIslandProps,
@@ -55,6 +57,7 @@ const BREAKS = [
   {
     what: "an island that throws while rendering",
     path: "/island/render",
+    island: "BrowserOnlyBug",
     kind: "render",
     message: /^island render failure$/,
   },
@@ -258,7 +261,7 @@ Deno.test("sentry (browser)", async (t) => {
         })
       );
 
-      for (const [i, { what, path, kind, message, recovers }] of BREAKS.entries()) {
+      for (const [i, { what, path, kind, message, recovers, island }] of BREAKS.entries()) {
         await t.step(`${what}: sent as "${kind}"`, async () => {
           const { event, served, copies, failureScreens } = await broken[i]();
           if (recovers) assert.equal(failureScreens, 0, "the page stays");
@@ -269,6 +272,8 @@ Deno.test("sentry (browser)", async (t) => {
             handled: !!recovers,
           });
           assert.equal(event.payload.tags.kind, kind);
+          // Which island broke (none for a mismatch React recovers from: it names no island).
+          assert.equal(event.payload.tags.island, island);
           assert.equal(event.payload.level, recovers ? "error" : "fatal");
           assert.equal(copies, 1, "reported once");
           sent.push({ path, event, served });

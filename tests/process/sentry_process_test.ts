@@ -26,6 +26,8 @@ export default function Page({ url }: PageProps) {
   const failing = new Promise<string>((_, reject) => setTimeout(() => reject(new Error("late boom")), ms));
   return <Suspense fallback={<p>loading</p>}><Late failing={failing} /></Suspense>;
 }\n`,
+    "routes/stuck.tsx": `export const handler = { GET: () => new Promise<Response>(() => {}) };
+export default function Stuck() { return <p>never</p>; }\n`,
   });
 }
 
@@ -41,6 +43,25 @@ function digestOnPage(html: string): string {
 
 Deno.test("sentry (server) in a process of its own", async (t) => {
   const ROOT = { root: await sentryProject() };
+  await t.step("one request's log lines never ride on another request's event", async () => {
+    await using receiver = startSentryReceiver();
+    await using server = await startServer(
+      sentryEnv(receiver.dsn, { REQUEST_TIMEOUT_MS: "300" }),
+      ROOT,
+    );
+    // Its failure line is written from the deadline's timer, outside the request's scope.
+    const stuck = digestOnPage(await (await server.fetch("/stuck")).text());
+    await receiver.waitFor((item) => isErrorEvent(item) && item.payload.tags.digest === stuck);
+    const digest = digestOnPage(await (await server.fetch("/boom")).text());
+    const event = await receiver.waitFor((item) =>
+      isErrorEvent(item) && item.payload.tags.digest === digest
+    );
+    const sent = event.payload.breadcrumbs;
+    const crumbs: { category?: string }[] = Array.isArray(sent) ? sent : sent?.values ?? [];
+    // Not the start-up's lines, not the other request's failure line.
+    assert.deepEqual(crumbs.filter((crumb) => crumb.category === "console"), []);
+  });
+
   await t.step(
     "SIGTERM flushes an event captured while shutting down, waiting for a slow Sentry",
     async () => {

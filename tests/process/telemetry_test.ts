@@ -45,6 +45,11 @@ export default function Page() {
   const post = new Promise<string>((_, reject) => setTimeout(() => reject(notFound()), 50));
   return <Suspense fallback={<p>loading</p>}><Gone post={post} /></Suspense>;
 }\n`,
+    // Waits on an upstream that never answers: the request's deadline ends it.
+    "routes/stuck/[id].tsx": `export const handler = {
+  GET: () => new Promise<Response>(() => {}),
+};
+export default function Stuck() { return <p>never</p>; }\n`,
     "routes/upstreams.ts": `export const handler = {
   async GET() {
     for (const url of Deno.env.get("UPSTREAM_URLS")!.split(",")) await (await fetch(url)).body?.cancel();
@@ -346,6 +351,37 @@ Deno.test("telemetry: Deno's OpenTelemetry alone, Sentry off", async () => {
     span.spanId,
     null,
   ]);
+});
+
+Deno.test("telemetry: a request past its deadline: its span named by its route, with the digest", async () => {
+  const root = await telemetryProject();
+  await using rx = startOtlpReceiver();
+  await using server = await startServer({ ...otlpEnv(rx), REQUEST_TIMEOUT_MS: "300" }, { root });
+  const res = await server.fetch("/stuck/7");
+  assert.equal(res.status, 500);
+  await res.body?.cancel();
+  const line = await server.waitForLog((l) => l.path === "/stuck/7");
+  assert.equal((line.error as { name: string }).name, "DeadlineExceeded");
+  // The route's work is still waiting (for ever) when the answer goes out and Deno ends the span.
+  const span = await rx.span((s) => s.kind === SERVER && s.attributes["url.path"] === "/stuck/7");
+  assert.equal(span.name, "GET /stuck/:id");
+  assert.equal(span.attributes["http.route"], "/stuck/:id");
+  assert.equal(span.attributes["app.digest"], line.digest);
+  assert.equal(span.traceId, line.trace_id);
+
+  // A caller's sentry-trace without traceparent: the app's own server span, in the caller's trace,
+  // ends with the answer too (it ended only when the route's work did: here, never).
+  const continued = await server.fetch("/stuck/8", {
+    headers: { "sentry-trace": `${CALLER_TRACE}-${CALLER_SPAN}-1` },
+  });
+  assert.equal(continued.status, 500);
+  await continued.body?.cancel();
+  const caller = await server.waitForLog((l) => l.path === "/stuck/8");
+  const own = await rx.span((s) => s.kind === SERVER && s.traceId === CALLER_TRACE);
+  assert.equal(own.name, "GET /stuck/:id");
+  assert.equal(own.parentSpanId, CALLER_SPAN);
+  assert.equal(own.attributes["app.digest"], caller.digest);
+  assert.equal(caller.trace_id, CALLER_TRACE);
 });
 
 Deno.test("telemetry: a request that is not sampled: no span of the app's, failures still linked", async () => {
