@@ -474,6 +474,17 @@ Deno.test("a user keeps at most sessionsPerUser sessions: the oldest ends", asyn
   assert.deepEqual(statuses, [303, 200, 200]);
 });
 
+Deno.test("sessions started in one millisecond: the oldest still ends first (by commit order)", async () => {
+  const now = Date.now();
+  using t = await setup({ sessionsPerUser: 2, now: () => now });
+  const browsers = Array.from({ length: 6 }, () => t.browser());
+  const tied = await storedUser(t.kv, "tied@example.com");
+  for (const client of browsers) await client.signInAs(tied);
+  const statuses = [];
+  for (const client of browsers) statuses.push((await client.request("/account")).status);
+  assert.deepEqual(statuses, [303, 303, 303, 303, 200, 200]);
+});
+
 Deno.test("a change of roles ends the user's sessions; the next sign-in has the new roles", async () => {
   using t = await setup();
   const client = t.browser();

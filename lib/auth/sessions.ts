@@ -69,7 +69,11 @@ export async function startSession(
   };
   const others = (await sessionsOf(kv, user.id))
     .filter((other) => other.hash !== replacing?.hash)
-    .sort((a, b) => b.createdAt - a.createdAt)
+    // Newest first; two started in one millisecond by their commits' order (versionstamps grow).
+    .sort((a, b) =>
+      b.createdAt - a.createdAt ||
+      (a.versionstamp < b.versionstamp ? 1 : a.versionstamp > b.versionstamp ? -1 : 0)
+    )
     .slice(settings.sessionsPerUser - 1);
   await retrying("start a session", async (commit) => {
     let op = kv.atomic()
@@ -134,17 +138,21 @@ export async function endAllSessions(kv: Deno.Kv, userId: string): Promise<numbe
   return ended;
 }
 
+/** An index entry of a user's session: its commit's versionstamp orders two of one millisecond. */
+interface SessionEntry {
+  hash: string;
+  createdAt: number;
+  versionstamp: string;
+}
+
 /** The index entries of a user's sessions (at most one batch: a user keeps few). */
-export async function sessionsOf(
-  kv: Deno.Kv,
-  userId: string,
-): Promise<{ hash: string; createdAt: number }[]> {
-  const found: { hash: string; createdAt: number }[] = [];
+export async function sessionsOf(kv: Deno.Kv, userId: string): Promise<SessionEntry[]> {
+  const found: SessionEntry[] = [];
   const entries = kv.list<{ createdAt: number }>({ prefix: [...BY_USER, userId] }, {
     limit: BATCH / 2,
   });
-  for await (const { key, value } of entries) {
-    found.push({ hash: String(key.at(-1)), createdAt: value.createdAt });
+  for await (const { key, value, versionstamp } of entries) {
+    found.push({ hash: String(key.at(-1)), createdAt: value.createdAt, versionstamp });
   }
   return found;
 }
