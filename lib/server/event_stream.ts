@@ -12,11 +12,29 @@
  * An app keeps at most `AppOptions.maxEventStreams` open: a stream is the one request a proxy
  * keeps open for as long as its client likes, so without a bound one client's thousands of them
  * took the process's file descriptors (and 35 KB each) until it could accept no other.
+ *
+ * A place is held only by a stream being sent. One made for a request that then answers otherwise
+ * (a handler that returns an error, a redirect, JSON, or throws; a deadline that passed; a HEAD
+ * request, whose body Hono drops) is ended when the request's answer is known (`settleStreams`,
+ * called by `frame.ts`): its place is given back and its source stopped. Without it such places
+ * stayed counted until the process ended - after a normal answer the request's signal never
+ * aborts (`no-legacy-abort`) - and enough of them turned every stream away for good.
  */
+import type { Context } from "hono";
 import { describe, digestOf } from "../errors/digest.ts";
 import { RENEW_EVENT } from "../shared/stream_renew.ts";
+import { internalsOf } from "./internals.ts";
 import { log, loggedPath } from "./log.ts";
-import { type AnyContext, scopeOf } from "./scope.ts";
+import { type AnyContext, contextOf, scopeOf } from "./scope.ts";
+
+declare module "./internals.ts" {
+  interface Internals {
+    /** The bodies of the event streams made for the request, until its answer is known. */
+    eventStreams: ReadableStream<Uint8Array>[];
+    /** Set once the request's answer is known: a stream made after it is never sent. */
+    answered: boolean;
+  }
+}
 
 /**
  * One server-sent event, as `eventStream`'s source yields it.
@@ -103,7 +121,8 @@ export function eventStream(
   events: (signal: AbortSignal) => AsyncIterable<ServerEvent>,
   { heartbeatMs = 25_000, retryMs = 1_000, lifetimeMs }: EventStreamOptions = {},
 ): Response {
-  const scope = scopeOf(from);
+  const c = contextOf(from);
+  const scope = scopeOf(c);
   const streams = scope.eventStreams;
   if (streams.open >= streams.max) return tooManyStreams();
   const lifetime = lifetimeMs ?? scope.streamLifetimeMs ?? 0;
@@ -156,7 +175,7 @@ export function eventStream(
       ended.abort();
     },
   });
-  return new Response(body, {
+  const res = new Response(body, {
     headers: {
       "Content-Type": "text/event-stream; charset=utf-8",
       "Cache-Control": "no-store",
@@ -164,6 +183,32 @@ export function eventStream(
       "X-Accel-Buffering": "no",
     },
   });
+  const internals = internalsOf(c);
+  // Answered already (its deadline passed while the handler ran): this stream is never sent.
+  if (internals.answered) body.cancel().catch(() => {});
+  else (internals.eventStreams ??= []).push(body);
+  return res;
+}
+
+/**
+ * Once the request's answer `c.res` is final (the frame's last step): each event stream made for
+ * it that is not being sent ends, giving its place back and stopping its source. Sent is the
+ * answer's body, or a stream something reads already (a middleware that wraps the body, as the
+ * Sentry middleware does, reads it through its own); never on HEAD, whose body Hono drops. A
+ * request that made no stream pays one property write.
+ */
+export function settleStreams(c: Context): void {
+  const internals = internalsOf(c);
+  internals.answered = true;
+  const made = internals.eventStreams;
+  if (!made) return;
+  internals.eventStreams = undefined;
+  const head = c.req.method === "HEAD";
+  // A middleware's answer to HEAD, a wrapper of the stream say, is dropped unread too.
+  if (head) c.res.body?.cancel().catch(() => {});
+  for (const body of made) {
+    if (head || (body !== c.res.body && !body.locked)) body.cancel().catch(() => {});
+  }
 }
 
 /** 503 past `maxEventStreams`: the browser's `EventSource` and the live hooks try again later. */

@@ -5,9 +5,10 @@
  * assets, the build's route); the deadline and the body budget around the app's own answer (and,
  * last, the form state's restore when no telemetry middleware must come first); the answer
  * compressed; any value thrown that Hono's `onError` does not take (`throw "oops"`) answered like
- * an error; the security headers; the request's log line. Each concern keeps its module
- * (`security.ts`, `static.ts`, `deadline.ts`, `bodies.ts`, `compression.ts`, `request_log.ts`,
- * `actions/form_state.ts`) and is a plain call here.
+ * an error; the security headers; the event streams made for the request and not sent ended; the
+ * request's log line. Each concern keeps its module (`security.ts`, `static.ts`, `deadline.ts`,
+ * `bodies.ts`, `compression.ts`, `event_stream.ts`, `request_log.ts`, `actions/form_state.ts`) and
+ * is a plain call here.
  *
  * One step rather than a middleware each: a hop through Hono's compose costs a dispatch, a closure
  * and two promises per request even where the middleware does nothing, and with 50 requests in
@@ -18,6 +19,7 @@ import type { Context, MiddlewareHandler, Next } from "hono";
 import type { BodyGuard } from "./bodies.ts";
 import { compressResponse } from "./compression.ts";
 import { type DeadlineClock, withinDeadline } from "./deadline.ts";
+import { settleStreams } from "./event_stream.ts";
 import { internalsOf } from "./internals.ts";
 import { logRequest } from "./request_log.ts";
 import type { AppScope } from "./scope.ts";
@@ -93,6 +95,8 @@ export function requestFrame(setup: FrameSetup): MiddlewareHandler {
       c.res = await answerError(c, error);
     }
     secureResponse(c);
+    // The answer is final: an event stream made for the request and not in it ends now.
+    settleStreams(c);
     if (logRequests) {
       logRequest(c.req.method, c.req.path, c.res.status, start, internalsOf(c).requestId);
     }

@@ -23,6 +23,7 @@ import type {} from "../sentry/middleware.ts";
 import type {} from "./bodies.ts";
 import type {} from "./deadline.ts";
 import type {} from "./error_pages.tsx";
+import type {} from "./event_stream.ts";
 import type {} from "./routes.ts";
 import type {} from "./scope.ts";
 import type {} from "./security.ts";
