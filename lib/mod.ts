@@ -5,7 +5,8 @@
  * `redirect()` to end a request, `requestContext()` in server actions, `bodyLimit()` for a folder's
  * uploads, `clientAddress()`, `eventStream()`, `isSpeculative()` to tell a browser's prefetch from a
  * visit, the `CachePolicy` a route exports as `cache` and `revalidateTag()` that drops its stored pages,
- * and `defineSettings()` (with `secret()`) for the product's own settings in `routes/_settings.ts`.
+ * and `defineSettings()` (with `secret()`) for the product's own settings in `routes/_settings.ts`,
+ * read by a page's server components with `useSettings()`.
  *
  * The other entry points: `shell/runtime` for islands (browser-safe), `shell/data` for Deno KV,
  * `shell/auth` for users, sessions and roles, `shell/server` for entry points and plugins
@@ -74,3 +75,4 @@ export {
   type SettingValues,
 } from "./settings/declare.ts";
 export { secret, type SettingSchema } from "./settings/read.ts";
+export { useSettings } from "./settings/use.ts";

@@ -5,6 +5,7 @@
 import { createContext } from "react";
 import type { KeptFields } from "../jsx/kept_field.ts";
 import type { Assets } from "../server/manifest.ts";
+import type { ProductSettings } from "../settings/declare.ts";
 
 export interface RenderContextValue {
   nonce: string;
@@ -13,6 +14,8 @@ export interface RenderContextValue {
   islandStyles?: Record<string, string[]>;
   /** What the user sent before the page reloaded out of date, for its fields (`jsx/kept_field.ts`). */
   kept?: KeptFields;
+  /** The app's own settings (`useSettings`), the same object for every request: no cost per page. */
+  settings?: ProductSettings;
 }
 
 export const RenderContext = createContext<RenderContextValue | null>(null);

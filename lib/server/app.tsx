@@ -198,6 +198,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
       assets: manifest.assets,
       islandStyles: manifest.styles?.islands,
       kept: kept && keptFields(kept),
+      settings,
     };
   };
   const pageBuild = buildMeta(manifest.buildId);

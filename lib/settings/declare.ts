@@ -3,10 +3,11 @@
  * A product's own settings: declared once in `routes/_settings.ts` with `defineSettings` (a schema
  * per environment variable, as the framework declares its own), read and validated with the
  * framework's at start-up (`lib/cli/settings.ts`), held by each app (`AppOptions.settings`), and
- * read - typed - by whatever code answers a request: `settings(ctx).NAME`.
+ * read - typed - by whatever code answers a request: `settings(ctx).NAME`, and by a page's server
+ * components with `useSettings(settings)` (`use.ts`).
  */
 import { type AnyContext, scopeOf } from "../server/scope.ts";
-import { readVariables, type SettingSchema, SettingsError } from "./read.ts";
+import { isSecret, readVariables, type SettingSchema, SettingsError } from "./read.ts";
 
 /**
  * The settings' values, typed by their schemas' outputs.
@@ -102,6 +103,8 @@ export function defineSettings<const S extends Readonly<Record<string, SettingSc
 export interface ProductSettings {
   readonly declaration: SettingsDeclaration;
   readonly values: Readonly<Record<string, unknown>>;
+  /** The secrets' values that are text, by setting: what no island's props may carry. */
+  readonly secrets: ReadonlyMap<string, string>;
 }
 
 /**
@@ -127,5 +130,22 @@ export function productSettings(
   );
   const values = { ...readVariables(missing, () => undefined, problems), ...given };
   if (problems.length > 0) throw new SettingsError(problems);
-  return { declaration, values: Object.freeze(values) };
+  const secrets = new Map<string, string>();
+  for (const [name, schema] of Object.entries(schemas)) {
+    const value = values[name];
+    if (isSecret(schema) && typeof value === "string" && value !== "") secrets.set(name, value);
+  }
+  return { declaration, values: Object.freeze(values), secrets };
+}
+
+/**
+ * The check island props pass when the app has secrets: the name of the secret setting whose
+ * value `value` is or holds, if any. A secret of fewer than 8 characters is looked for as a whole
+ * value only: as part of a text it would be found in ordinary words.
+ */
+export function secretIn(secrets: ReadonlyMap<string, string>, value: unknown): string | undefined {
+  if (typeof value !== "string") return undefined;
+  for (const [name, secret] of secrets) {
+    if (value === secret || (secret.length >= 8 && value.includes(secret))) return name;
+  }
 }

@@ -84,7 +84,7 @@ export function secret<T extends SettingSchema>(schema: T): T {
 }
 
 /** Whether `schema` is a secret, or wraps one (`v.optional(secret(...))`). */
-function isSecret(schema: object): boolean {
+export function isSecret(schema: object): boolean {
   if (secrets.has(schema)) return true;
   const wrapped = (schema as { wrapped?: unknown }).wrapped;
   return typeof wrapped === "object" && wrapped !== null && isSecret(wrapped);

@@ -6,10 +6,30 @@
  */
 import { parse, stringify } from "devalue";
 
-export function serializeProps(island: string, props: Record<string, unknown>): string {
+/**
+ * `props` as text for the browser. `refuse`, when given, sees every value: a reason it returns
+ * stops the render with it (the server's check that no secret setting goes out).
+ */
+export function serializeProps(
+  island: string,
+  props: Record<string, unknown>,
+  refuse?: (value: unknown) => string | undefined,
+): string {
+  let refused: string | undefined;
   try {
-    return stringify(props);
+    return stringify(
+      props,
+      refuse && {
+        refused(value: unknown) {
+          refused = refuse(value);
+          if (refused) throw new TypeError(refused);
+        },
+      },
+    );
   } catch (error) {
+    if (refused) {
+      throw new TypeError(`Island <${island}> got ${refused}: it is never sent to the browser.`);
+    }
     const path = (error as { path?: string }).path ?? "";
     const reason = error instanceof Error ? error.message : String(error);
     throw new TypeError(
