@@ -1,4 +1,5 @@
 import Guestbook from "@/islands/Guestbook.tsx";
+import { useSettings } from "shell";
 import { currentUser } from "shell/auth";
 import { kvOf } from "shell/data";
 import { latestEntries } from "./_guestbook/entries.ts";
@@ -8,11 +9,11 @@ import settings from "./_settings.ts";
 
 const route = define.route("guestbook.tsx");
 
-export const handler = route.handlers<{ entries: Entry[]; shown: number; signingAs?: string }>({
+export const handler = route.handlers<{ entries: Entry[]; signingAs?: string }>({
   async GET(_req, ctx) {
     const shown = settings(ctx).GUESTBOOK_SHOWN; // a number: checked when the app started
     const [entries, user] = await Promise.all([latestEntries(kvOf(ctx), shown), currentUser(ctx)]);
-    return ctx.render({ entries, shown, signingAs: user?.name });
+    return ctx.render({ entries, signingAs: user?.name });
   },
 });
 
@@ -25,6 +26,11 @@ export default route.page<typeof handler>(({ data }) => (
       Deno KV: they survive restarts, and a page left open shows new ones as they are signed. Try it
       with JavaScript turned off: the browser posts the form and comes back here, errors included.
     </p>
-    <Guestbook entries={data.entries} shown={data.shown} signingAs={data.signingAs} />
+    {/* A page reads the settings too: typed, without its handler passing them down. */}
+    <Guestbook
+      entries={data.entries}
+      shown={useSettings(settings).GUESTBOOK_SHOWN}
+      signingAs={data.signingAs}
+    />
   </>
 ));

@@ -26,13 +26,16 @@ import type { RenderContextValue } from "../render/context.ts";
  *
  * @example
  * ```tsx
- * // routes/about.tsx
- * import { useSettings } from "shell";
- * import settings from "@/routes/_settings.ts";
+ * import * as v from "valibot";
+ * import { defineSettings, useSettings } from "shell";
  *
- * export default function About() {
- *   const { GUESTBOOK_SHOWN } = useSettings(settings);
- *   return <p>The guestbook shows the newest {GUESTBOOK_SHOWN} entries.</p>;
+ * // routes/_settings.ts's default export
+ * const settings = defineSettings({ SUPPORT_EMAIL: v.optional(v.string(), "help@example.com") });
+ *
+ * // in a page, a layout or any component they render
+ * export function Footer() {
+ *   const { SUPPORT_EMAIL } = useSettings(settings);
+ *   return <footer>Questions? {SUPPORT_EMAIL}</footer>;
  * }
  * ```
  * @see docs/settings.md - In a page's components
