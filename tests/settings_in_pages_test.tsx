@@ -98,7 +98,9 @@ function app(islands = true) {
         <Shown value={`Authorization: Bearer ${useSettings(settings).PAYMENTS_KEY}`} />
       )),
       "leak/deep.tsx": page(() => (
-        <Shown value={{ config: [new Map([["key", useSettings(settings).PAYMENTS_KEY]])] }} />
+        <Shown
+          value={{ config: [new Map([["key", new Set([useSettings(settings).PAYMENTS_KEY])]])] }}
+        />
       )),
       "leak/key.tsx": page(() => <Shown value={{ [useSettings(settings).PAYMENTS_KEY]: true }} />),
       "leak/url.tsx": page(() => (
@@ -157,7 +159,7 @@ Deno.test("a secret's value never reaches an island's props: the render fails na
   const cases: Record<string, [path: string, setting: string]> = {
     "the value": ["/leak/value", "PAYMENTS_KEY"],
     "inside a text": ["/leak/text", "PAYMENTS_KEY"],
-    "deep in a Map in an array in an object": ["/leak/deep", "PAYMENTS_KEY"],
+    "deep in a Set in a Map in an array in an object": ["/leak/deep", "PAYMENTS_KEY"],
     "an object's key": ["/leak/key", "PAYMENTS_KEY"],
     "in a URL": ["/leak/url", "PAYMENTS_KEY"],
     "the settings spread whole (PIN comes first)": ["/leak/all", "PIN"],

@@ -12,7 +12,6 @@ import { RenderContext } from "../render/context.ts";
 import { InsideIsland } from "../shared/inside_island.ts";
 import { linkStylesheets } from "../render/styles.ts";
 import { serializeProps } from "../shared/props.ts";
-import { type ProductSettings, secretIn } from "../settings/declare.ts";
 import type { IslandInfo } from "./registry.ts";
 
 const CONTENTS = { display: "contents" } as const;
@@ -50,27 +49,10 @@ export function Island(
     {
       name: island.name,
       src: chunks.entry,
-      props: serializeProps(island.name, data, render.settings && refuseSecrets(render.settings)),
+      // No secret setting's value goes out in props: each value is checked, when the app has any.
+      props: serializeProps(island.name, data, render.settings?.secretIn),
       style: CONTENTS,
     },
     createElement(InsideIsland, { value: true }, createElement(Component, data, staticChildren)),
   );
-}
-
-/**
- * The check of every value of an island's props, when the app has secrets: each text, a URL's or
- * search params' text, and an object's keys (devalue writes keys without showing them to it).
- */
-function refuseSecrets({ secrets }: ProductSettings) {
-  if (secrets.size === 0) return undefined;
-  return (value: unknown) => {
-    let name: string | undefined;
-    if (typeof value === "string") name = secretIn(secrets, value);
-    else if (value instanceof URL || value instanceof URLSearchParams) {
-      name = secretIn(secrets, String(value));
-    } else if (typeof value === "object" && value !== null) {
-      for (const key of Object.keys(value)) if ((name = secretIn(secrets, key))) break;
-    }
-    return name && `a prop that holds the secret setting ${name}'s value`;
-  };
 }

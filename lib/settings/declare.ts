@@ -103,8 +103,11 @@ export function defineSettings<const S extends Readonly<Record<string, SettingSc
 export interface ProductSettings {
   readonly declaration: SettingsDeclaration;
   readonly values: Readonly<Record<string, unknown>>;
-  /** The secrets' values that are text, by setting: what no island's props may carry. */
-  readonly secrets: ReadonlyMap<string, string>;
+  /**
+   * When the app has secrets whose values are text: the name of the one a value of an island's
+   * props is or holds (`islands/island.ts` refuses it), checked for every value of them.
+   */
+  readonly secretIn?: (value: unknown) => string | undefined;
 }
 
 /**
@@ -135,17 +138,34 @@ export function productSettings(
     const value = values[name];
     if (isSecret(schema) && typeof value === "string" && value !== "") secrets.set(name, value);
   }
-  return { declaration, values: Object.freeze(values), secrets };
+  return {
+    declaration,
+    values: Object.freeze(values),
+    secretIn: secrets.size > 0 ? (value) => secretIn(secrets, value) : undefined,
+  };
 }
 
 /**
- * The check island props pass when the app has secrets: the name of the secret setting whose
- * value `value` is or holds, if any. A secret of fewer than 8 characters is looked for as a whole
- * value only: as part of a text it would be found in ordinary words.
+ * The secret setting whose value `value` is or holds: a text, a URL's or search params' text, an
+ * object's keys (devalue writes keys without showing them to its reducers; an array's are
+ * numbers). A secret of fewer than 8 characters is looked for as a whole text only: as a part of
+ * one it would be found in ordinary words.
  */
-export function secretIn(secrets: ReadonlyMap<string, string>, value: unknown): string | undefined {
-  if (typeof value !== "string") return undefined;
+function secretIn(secrets: ReadonlyMap<string, string>, value: unknown): string | undefined {
+  if (typeof value === "string") return secretInText(secrets, value);
+  if (value instanceof URL || value instanceof URLSearchParams) {
+    return secretInText(secrets, String(value));
+  }
+  if (typeof value === "object" && value !== null && !Array.isArray(value)) {
+    for (const key of Object.keys(value)) {
+      const name = secretInText(secrets, key);
+      if (name) return name;
+    }
+  }
+}
+
+function secretInText(secrets: ReadonlyMap<string, string>, text: string): string | undefined {
   for (const [name, secret] of secrets) {
-    if (value === secret || (secret.length >= 8 && value.includes(secret))) return name;
+    if (text === secret || (secret.length >= 8 && text.includes(secret))) return name;
   }
 }

@@ -7,28 +7,31 @@
 import { parse, stringify } from "devalue";
 
 /**
- * `props` as text for the browser. `refuse`, when given, sees every value: a reason it returns
- * stops the render with it (the server's check that no secret setting goes out).
+ * `props` as text for the browser. `secretIn`, when given, sees every value: a secret setting's
+ * name it returns stops the render, naming the setting (never the value).
  */
 export function serializeProps(
   island: string,
   props: Record<string, unknown>,
-  refuse?: (value: unknown) => string | undefined,
+  secretIn?: (value: unknown) => string | undefined,
 ): string {
-  let refused: string | undefined;
+  let secret: string | undefined;
   try {
     return stringify(
       props,
-      refuse && {
-        refused(value: unknown) {
-          refused = refuse(value);
-          if (refused) throw new TypeError(refused);
+      secretIn && {
+        secret(value: unknown) {
+          secret = secretIn(value);
+          if (secret) throw new TypeError(secret);
         },
       },
     );
   } catch (error) {
-    if (refused) {
-      throw new TypeError(`Island <${island}> got ${refused}: it is never sent to the browser.`);
+    if (secret) {
+      throw new TypeError(
+        `Island <${island}> got a prop that holds the secret setting ${secret}'s value: ` +
+          `it is never sent to the browser.`,
+      );
     }
     const path = (error as { path?: string }).path ?? "";
     const reason = error instanceof Error ? error.message : String(error);
