@@ -58,7 +58,7 @@ const NAME = /^[A-Z][A-Z0-9_]*$/;
  * for one that may be unset; `secret()` for one never to be shown). Export it as the default of
  * `routes/_settings.ts`: every entry point reads and checks it at start-up together with the
  * framework's, and a value that makes no sense stops the start. A route, handler, action or
- * middleware reads the values with its context.
+ * middleware reads the values with its context; a page's server components with `useSettings`.
  *
  * @example
  * ```ts
@@ -74,6 +74,8 @@ const NAME = /^[A-Z][A-Z0-9_]*$/;
  *
  * // in a handler, an action or a middleware:
  * // const { PAGE_SIZE, PAYMENTS_API_KEY } = settings(ctx);
+ * // in a page, a layout or a component they render (never an island):
+ * // const { PAGE_SIZE } = useSettings(settings);
  * ```
  * @see docs/settings.md - Your product's settings
  */
