@@ -4,8 +4,11 @@
  * holder that dies mid-render (SIGKILL, as an isolate recycled or an OOM does) holds the other
  * process's requests for that page only as long as its lease goes unrenewed, not half their
  * deadline; a live holder that renders for longer than that keeps its lease (it renews it), and
- * its waiter in the other process is still answered from its page, rendered once. The render is
- * held by the test through a key in KV.
+ * its waiter in the other process is still answered from its page, rendered once. A holder killed
+ * while it revalidates a stale page in the background (which no request waits on) has its lease
+ * taken over by the other process's stale hits once it goes unrenewed: the page is rendered again
+ * there, once, and not only when KV drops the dead lease. The render is held by the test through a
+ * key in KV.
  */
 import assert from "node:assert/strict";
 import { LEASE_LAPSE_MS } from "../../lib/cache/shared.ts";
@@ -36,6 +39,24 @@ const FILES = {
     export default function Held({ data }) {
       return <p id="held">held {data}</p>;
     }`,
+  // Stale a second after its render, for ten minutes; held as /held is; says which render it is.
+  "routes/stale.tsx": `import { kvOf } from "shell/data";
+    export const cache = { maxAge: 1, staleWhileRevalidate: 600 };
+    export const handler = {
+      async GET(req, ctx) {
+        const n = new URL(req.url).searchParams.get("n") ?? "";
+        const kv = kvOf(ctx);
+        await kv.atomic().sum(["renders", n], 1n).commit();
+        const render = (await kv.get(["renders", n])).value;
+        for (let i = 0; i < 1500 && (await kv.get(["hold", n])).value === true; i++) {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        return ctx.render(String(render));
+      },
+    };
+    export default function Stale({ data }) {
+      return <p id="stale">render {data}</p>;
+    }`,
 };
 
 /**
@@ -46,6 +67,83 @@ const DEADLINE_MS = 30_000;
 const OLD_WAIT_MS = DEADLINE_MS / 2;
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Two `deno serve` processes of the built copy on one KV file, as two instances of one app. */
+async function twoProcesses() {
+  const root = await builtCopy("page-cache-lease", FILES);
+  const kvPath = await tempStorePath();
+  const ports = [freePort(), freePort()];
+  // One public origin for both, as two instances of one app have: their pages' keys are the same.
+  const serve = (port: number) =>
+    startServer({
+      KV_PATH: kvPath,
+      REQUEST_TIMEOUT_MS: String(DEADLINE_MS),
+      APP_ORIGIN: "https://app.example",
+      ALLOWED_HOSTS: ["app.example", ...ports.map((port) => `127.0.0.1:${port}`)].join(","),
+    }, {
+      root,
+      port,
+      args: (port) => ["serve", "-A", "--host", "127.0.0.1", `--port=${port}`, "main.ts"],
+    });
+  const one = await serve(ports[0]);
+  const other = await serve(ports[1]).catch(async (error) => {
+    await one.stop();
+    throw error;
+  });
+  const kv = await Deno.openKv(kvPath);
+  const client = Deno.createHttpClient({ poolMaxIdlePerHost: 0 });
+  return {
+    one,
+    other,
+    kv,
+    renders: async (n: string) => Number((await kv.get<bigint>(["renders", n])).value ?? 0n),
+    load: async (server: TestServer, path: string) => {
+      const res = await fetch(server.origin + path, { client });
+      const html = (await res.text()).replaceAll("<!-- -->", "");
+      return { status: res.status, state: res.headers.get("x-cache"), html };
+    },
+    async [Symbol.asyncDispose]() {
+      client.close();
+      kv.close();
+      await one.stop();
+      await other.stop();
+    },
+  };
+}
+
+Deno.test("two processes on one KV file: a holder killed while it revalidates a stale page has its lease taken over by the other's stale hits, which render it once", async () => {
+  await using t = await twoProcesses();
+  const { one, other, kv, renders, load } = t;
+  const first = await load(one, "/stale?n=a");
+  assert.deepEqual([first.status, first.state], [200, "MISS"]);
+  assert.match(first.html, /render 1</);
+  await pause(1200); // past maxAge (1 s)
+  await kv.set(["hold", "a"], true);
+  const stale = await load(one, "/stale?n=a");
+  assert.deepEqual([stale.state, /render 1</.test(stale.html)], ["STALE", true]);
+  // Its render in the background began, under the page's lease; then the process dies.
+  for (let i = 0; i < 500 && await renders("a") < 2; i++) await pause(20);
+  assert.equal(await renders("a"), 2, "one's revalidation began");
+  one.kill();
+  await kv.set(["hold", "a"], false);
+  const killed = performance.now();
+  // The other serves the stale page meanwhile, never waiting on a render, until its page is new.
+  let answer = await load(other, "/stale?n=a");
+  for (let i = 0; i < 300 && !/render 3</.test(answer.html); i++) {
+    assert.equal(answer.status, 200);
+    assert.equal(answer.state, "STALE", "the stale page, not a render in front of the user");
+    assert.match(answer.html, /render 1</);
+    await pause(100);
+    answer = await load(other, "/stale?n=a");
+  }
+  const took = performance.now() - killed;
+  assert.match(answer.html, /render 3</, "revalidated by the process alive");
+  assert.equal(answer.state, "HIT");
+  assert.equal(await renders("a"), 3, "rendered once more, by the other process only");
+  // The dead lease stays in KV for 25 s at least (see below): the other took it over after its
+  // lapse, LEASE_LAPSE_MS and a look (250 ms apart); generous for a loaded machine.
+  assert.ok(took < OLD_WAIT_MS / 2, `revalidated ${Math.round(took)} ms after the kill`);
+});
 
 Deno.test("two processes on one KV file: a page's lease outlives a dead holder only briefly, and a live one's waiters still wait", async (t) => {
   const root = await builtCopy("page-cache-lease", FILES);
