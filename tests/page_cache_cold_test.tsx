@@ -778,3 +778,44 @@ Deno.test("a stale page whose revalidation's lease went unrenewed (its holder di
   for (let i = 0; i < 100 && await leases(t.kv) > 0; i++) await pause(20);
   assert.equal(await leases(t.kv), 0, "let go with the page");
 });
+
+Deno.test("a holder taken for dead and taken over: its page's write and its release leave the new holder's lease", async () => {
+  const kv = await Deno.openKv(":memory:");
+  const key = ORIGIN + "/slow";
+  // Two processes' layers on one store.
+  const holder = sharedLayer(kv, "in-memory", 16);
+  const taker = sharedLayer(kv, "in-memory", 16);
+  const page = {
+    key,
+    body: new TextEncoder().encode("<p>slow</p>"),
+    nonce: "",
+    etag: 'W/"1"',
+    headers: [] as [string, string][],
+    storedAt: Date.now(),
+    maxAge: 60,
+    staleWhileRevalidate: 0,
+    tags: {},
+  };
+  try {
+    assert.equal(await holder.lease(key, 60_000), "taken");
+    // Seen unrenewed elsewhere (its file was busy, its loop blocked) and taken over.
+    const { lease: stamp } = await taker.peek(key, () => false);
+    assert.equal(await taker.lease(key, 60_000, { over: stamp }), "taken");
+    const { lease: taken } = await taker.peek(key, () => false);
+    assert.notEqual(taken, stamp);
+    // Its page is a page like any: stored; the lease is the taker's, so it stays (before: deleted).
+    assert.equal(await holder.write(page, true), true);
+    const after = await taker.peek(key, () => true);
+    assert.equal(new TextDecoder().decode(after.page?.body), "<p>slow</p>");
+    assert.equal(after.lease, taken, "the taker's lease stays");
+    await holder.release(key);
+    assert.equal((await taker.peek(key, () => false)).lease, taken, "not the holder's to let go");
+    // The taker's own write lets go of it, in the commit that stores the page.
+    assert.equal(await taker.write({ ...page, storedAt: Date.now() }, true), true);
+    assert.equal((await taker.peek(key, () => false)).lease, undefined);
+  } finally {
+    holder.close();
+    taker.close();
+    kv.close();
+  }
+});
