@@ -20,7 +20,7 @@
  * in time), so its waiters have the page as soon as React made it, however slowly that requester
  * reads. The page a miss rendered is held in memory before its requester's last byte; its write to
  * KV, retried while another handle holds the file, goes on after the response, and the lease is
- * let go once it is done (so a waiter elsewhere finds either the lease or the page); `close()`
+ * let go in the same commit (so a waiter elsewhere finds either the lease or the page); `close()`
  * waits for those writes.
  */
 import type { Context } from "hono";

@@ -15,12 +15,21 @@
  *
  * A lease (one key per page, taken with an atomic check) makes one process of all render a page:
  * the first render of a page none holds (the others wait for it, `peek`), and a stale page again
- * (the others go on serving the stale one meanwhile). Its holder lets go once the page is written.
+ * (the others go on serving the stale one meanwhile). Its holder lets go of it in the commit that
+ * writes the page, which checks that it still holds it: a lease taken over is its new holder's.
  * A holder that dies (SIGKILL, an isolate recycled, an OOM) cannot let go: so a lease is short, and
  * renewed every `LEASE_RENEW_MS` while its holder still renders or writes - each renewal a new
- * versionstamp. A waiter that sees one versionstamp for `LEASE_LAPSE_MS` of its own clock (no clocks
- * compared across machines) takes the holder for dead and the lease over (waiting.ts). A render
- * whose page is written within the first `LEASE_RENEW_MS` renews nothing: no KV write more.
+ * versionstamp. A process that sees one versionstamp for `LEASE_LAPSE_MS` of its own clock (no
+ * clocks compared across machines) - a waiter, or a stale hit - takes the holder for dead and the
+ * lease over (waiting.ts). A render whose page is written within the first `LEASE_RENEW_MS` renews
+ * nothing: no KV write more.
+ *
+ * Round trips: a lease taken with the slot as its taker last read it (`seen`) checks in the same
+ * commit that nothing was stored there since - the taker needs no second read to know its page is
+ * still missing - and the page's write starts from that slot: a miss reads KV once and commits
+ * twice (the lease, then the page with the lease's release). Two commits is the least that keeps
+ * a page rendered once across processes: the lease must be in KV before the render begins, for
+ * the others to see it, and the page can only be written after it ends.
  */
 import { KvBusyError, retrying } from "../kv/commit.ts";
 import type { StoredPage } from "./entry.ts";
