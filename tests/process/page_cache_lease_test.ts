@@ -7,8 +7,8 @@
  * its waiter in the other process is still answered from its page, rendered once. A holder killed
  * while it revalidates a stale page in the background (which no request waits on) has its lease
  * taken over by the other process's stale hits once it goes unrenewed: the page is rendered again
- * there, once, and not only when KV drops the dead lease. The render is held by the test through a
- * key in KV.
+ * there, once, and not only when KV drops the dead lease; and the process alive then stops when
+ * asked, not a render limit later. The render is held by the test through a key in KV.
  */
 import assert from "node:assert/strict";
 import { LEASE_LAPSE_MS } from "../../lib/cache/shared.ts";
@@ -143,6 +143,12 @@ Deno.test("two processes on one KV file: a holder killed while it revalidates a 
   // The bound is LEASE_LAPSE_MS, a look (250 ms apart at most) and a render; generous for a loaded
   // machine. Before, the dead lease's key outlived this loop (30 s) in KV, and so did the stale page.
   assert.ok(took < OLD_WAIT_MS / 2, `revalidated ${Math.round(took)} ms after the kill`);
+  // A process that revalidated stops when asked: the render's limit (twice the deadline, 60 s)
+  // held its exit before, and the half of it asserted leaves a loaded machine seconds.
+  const stopping = performance.now();
+  await other.stop();
+  const stopped = performance.now() - stopping;
+  assert.ok(stopped < DEADLINE_MS, `stopped ${Math.round(stopped)} ms after SIGTERM`);
 });
 
 Deno.test("two processes on one KV file: a page's lease outlives a dead holder only briefly, and a live one's waiters still wait", async (t) => {
