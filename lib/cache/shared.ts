@@ -75,7 +75,10 @@ export interface Seen {
 export type Lease = "taken" | "held" | "locked";
 
 export interface SharedLayer {
-  /** The page if stored (and `wanted`, which its record says before its body is read), and its slot as seen. */
+  /**
+   * The page if stored (and `wanted`, which its record says before its body is read), and its
+   * slot as seen.
+   */
   read(
     key: string,
     wanted?: (page: StoredInfo) => boolean,
