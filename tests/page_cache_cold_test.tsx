@@ -661,3 +661,174 @@ Deno.test("a stored page takes its own bytes in KV, not its compressed copies: o
     });
   }
 });
+
+/**
+ * `kv` with its round trips counted: commits (atomic or not) and reads (`get`, `getMany`). A
+ * lease's renewal (a commit that rewrites a lease it checks) is not counted: a render slowed past
+ * half a second by a loaded machine renews its lease, and that is no part of what a miss costs.
+ */
+function countingKv(kv: Deno.Kv) {
+  const counts = { commits: 0, reads: 0 };
+  const counted = new Proxy(kv, {
+    get(target, name) {
+      if (name === "atomic") {
+        return () => {
+          const op = target.atomic();
+          let renewal = false;
+          const wrapped: Deno.AtomicOperation = new Proxy(op, {
+            get(o, n) {
+              const value = Reflect.get(o, n, o);
+              if (typeof value !== "function") return value;
+              if (n === "commit") return () => (renewal || counts.commits++, o.commit());
+              return (...args: unknown[]) => {
+                const [first] = args as [Deno.AtomicCheck];
+                if (n === "check" && first.key.includes("lease") && first.versionstamp) {
+                  renewal = true;
+                }
+                if (n !== "check" && n !== "set") renewal = false;
+                value.apply(o, args);
+                return wrapped;
+              };
+            },
+          });
+          return wrapped;
+        };
+      }
+      if (name === "set" || name === "delete") counts.commits++;
+      if (name === "get" || name === "getMany") counts.reads++;
+      const value = Reflect.get(target, name, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  /** The counts once the writes after the responses are done (no lease left, none for 100 ms). */
+  const settled = async () => {
+    for (let last = "", i = 0; i < 100; i++) {
+      const now = JSON.stringify(counts);
+      if (now === last && await leases(kv) === 0) break;
+      last = now;
+      await pause(50);
+    }
+    const { commits, reads } = counts;
+    counts.commits = counts.reads = 0;
+    return { commits, reads };
+  };
+  return { kv: counted, settled };
+}
+
+Deno.test("KV round trips: a miss takes its lease and writes its page with the lease's release (two commits) after one read; a stale page's revalidation the same", async () => {
+  const kv = await Deno.openKv(":memory:");
+  const counting = countingKv(kv);
+  let renders = 0;
+  const app = memoryApp({
+    routes: {
+      "index.tsx": {
+        cache: { maxAge: 1, staleWhileRevalidate: 60 },
+        handler: {
+          GET: (_req: Request, ctx: { render(data: number): Promise<Response> }) =>
+            ctx.render(++renders),
+        },
+        default: ({ data }: { data: number }) => <p>render {data}</p>,
+      },
+    },
+  }, { kv: counting.kv, origins: [ORIGIN], allowedHosts: ["app.example"] });
+  try {
+    const miss = await loadFrom(app);
+    assert.deepEqual([miss.state, /render 1</.test(miss.html)], ["MISS", true]);
+    // Before: a read more after taking the lease (stored meanwhile?), and one before the write.
+    assert.deepEqual(await counting.settled(), { commits: 2, reads: 1 }, "the miss");
+    assert.equal((await loadFrom(app)).state, "HIT");
+    assert.deepEqual(await counting.settled(), { commits: 0, reads: 0 }, "a hit in memory");
+    await pause(1100); // past maxAge
+    assert.equal((await loadFrom(app)).state, "STALE");
+    let after = await loadFrom(app);
+    for (let i = 0; i < 100 && after.state !== "HIT"; i++) {
+      await pause(10);
+      after = await loadFrom(app);
+    }
+    assert.match(after.html, /render 2</);
+    // Before: the stale page's record and body read again, the lease, a read before the write, the
+    // write, and the lease let go in a commit of its own (three commits, three reads).
+    assert.deepEqual(await counting.settled(), { commits: 2, reads: 1 }, "the revalidation");
+    assert.equal(renders, 2);
+  } finally {
+    await app.close();
+    kv.close();
+  }
+});
+
+Deno.test("a stale page whose revalidation's lease went unrenewed (its holder died): the stale hits take it over and render it once between two apps", async () => {
+  let renders = 0;
+  const module = {
+    cache: { maxAge: 1, staleWhileRevalidate: 60 },
+    handler: {
+      GET: (_req: Request, ctx: { render(data: number): Promise<Response> }) =>
+        ctx.render(++renders),
+    },
+    default: ({ data }: { data: number }) => <p>render {data}</p>,
+  };
+  await using t = await cachedApps({ "index.tsx": module }, 3);
+  const [first, ...others] = t.apps;
+  assert.equal((await loadFrom(first)).state, "MISS");
+  await pause(1100); // past maxAge
+  // A process that took the page's lease to revalidate it and died: never renewed nor let go.
+  const dead = sharedLayer(t.kv, "in-memory", 16);
+  assert.equal(await dead.lease(ORIGIN + "/", 60_000), "taken");
+  dead.lapse(ORIGIN + "/");
+  const began = performance.now();
+  // Both other apps serve it stale, and look at its lease at most every 250 ms, until it is new.
+  let answers = await Promise.all(others.map((app) => loadFrom(app)));
+  for (let i = 0; i < 100 && answers.some(({ html }) => !/render 2</.test(html)); i++) {
+    for (const { state, html } of answers) {
+      assert.ok(state === "STALE" && /render 1</.test(html) || /render 2</.test(html), state!);
+    }
+    await pause(50);
+    answers = await Promise.all(others.map((app) => loadFrom(app)));
+  }
+  const took = performance.now() - began;
+  assert.deepEqual(answers.map(({ html }) => /render 2</.test(html)), [true, true]);
+  assert.equal(renders, 2, "rendered once between the two");
+  assert.ok(took >= LEASE_LAPSE_MS, `not before the lease lapsed: ${Math.round(took)} ms`);
+  for (let i = 0; i < 100 && await leases(t.kv) > 0; i++) await pause(20);
+  assert.equal(await leases(t.kv), 0, "let go with the page");
+});
+
+Deno.test("a holder taken for dead and taken over: its page's write and its release leave the new holder's lease", async () => {
+  const kv = await Deno.openKv(":memory:");
+  const key = ORIGIN + "/slow";
+  // Two processes' layers on one store.
+  const holder = sharedLayer(kv, "in-memory", 16);
+  const taker = sharedLayer(kv, "in-memory", 16);
+  const page = {
+    key,
+    body: new TextEncoder().encode("<p>slow</p>"),
+    nonce: "",
+    etag: 'W/"1"',
+    headers: [] as [string, string][],
+    storedAt: Date.now(),
+    maxAge: 60,
+    staleWhileRevalidate: 0,
+    tags: {},
+  };
+  try {
+    assert.equal(await holder.lease(key, 60_000), "taken");
+    // Seen unrenewed elsewhere (its file was busy, its loop blocked) and taken over.
+    const { lease: stamp } = await taker.peek(key, () => false);
+    assert.equal(await taker.lease(key, 60_000, { over: stamp }), "taken");
+    const { lease: taken } = await taker.peek(key, () => false);
+    assert.notEqual(taken, stamp);
+    // Its page is a page like any: stored; the lease is the taker's, so it stays (before: deleted).
+    assert.equal(await holder.write(page, true), true);
+    const after = await taker.peek(key, () => true);
+    assert.equal(new TextDecoder().decode(after.page?.body), "<p>slow</p>");
+    assert.equal(after.lease, taken, "the taker's lease stays");
+    await holder.release(key);
+    assert.equal((await taker.peek(key, () => false)).lease, taken, "not the holder's to let go");
+    // The taker's own write lets go of it, in the commit that stores the page.
+    assert.equal(await taker.write({ ...page, storedAt: Date.now() }, true), true);
+    assert.equal((await taker.peek(key, () => false)).lease, undefined);
+  } finally {
+    holder.close();
+    taker.close();
+    kv.close();
+  }
+});

@@ -20,7 +20,7 @@
  * in time), so its waiters have the page as soon as React made it, however slowly that requester
  * reads. The page a miss rendered is held in memory before its requester's last byte; its write to
  * KV, retried while another handle holds the file, goes on after the response, and the lease is
- * let go once it is done (so a waiter elsewhere finds either the lease or the page); `close()`
+ * let go in the same commit (so a waiter elsewhere finds either the lease or the page); `close()`
  * waits for those writes.
  */
 import type { Context } from "hono";
@@ -41,10 +41,10 @@ import { memoryLayer } from "./memory.ts";
 import type { PageCache, PageCacheOptions, PageCacheSetup } from "./page_cache.ts";
 import { PRIVATE, type ResolvedPolicy } from "./policy.ts";
 import { privateByDefault, privateFor } from "./private.ts";
-import { type Lease, MAX_BODY, sharedLayer, type StoredInfo } from "./shared.ts";
+import { type Lease, MAX_BODY, type Seen, sharedLayer, type StoredInfo } from "./shared.ts";
 import { tagVersions } from "./tags.ts";
 import { announceStored, onStored } from "./stored_push.ts";
-import { pollFor, within } from "./waiting.ts";
+import { lapseWatch, pollFor, within } from "./waiting.ts";
 import { copyUpTo, type ReadAhead, readUpTo } from "./body_copy.ts";
 
 const PAGE_CACHE_DEFAULTS: Required<PageCacheOptions> = {
@@ -107,6 +107,8 @@ export function activePageCache(
   const readAhead: ReadAhead = { held: 0, limit: options.memoryBytes };
   const closing = new AbortController();
   const retryAt = new Map<string, number>();
+  /** Revalidation leases of other processes seen by stale hits, to tell a dead holder's. */
+  const revalidating = lapseWatch(1000);
   const fast = options.fastHits && setup.ahead
     ? fastHits({
       origin: origin!,
@@ -126,16 +128,17 @@ export function activePageCache(
     now - page.storedAt < (page.maxAge + page.staleWhileRevalidate) * 1000 &&
     tags.current(page.tags);
 
-  async function lookup(key: string): Promise<HeldPage | undefined> {
+  /** The live page of `key`, else its slot in KV as read (for the miss's lease to check). */
+  async function lookup(key: string): Promise<{ page?: HeldPage; seen?: Seen }> {
     const now = Date.now();
     const inMemory = memory.get(key);
-    if (inMemory && isLive(inMemory, now)) return inMemory;
+    if (inMemory && isLive(inMemory, now)) return { page: inMemory };
     if (inMemory) memory.delete(key);
-    const stored = await shared.read(key).catch(reportKv("read"));
-    if (!stored || !isLive(stored, now)) return undefined;
-    const page = held(stored, setup.compress);
+    const stored = await shared.read(key, (page) => isLive(page, now)).catch(reportKv("read"));
+    if (!stored?.page) return { seen: stored?.seen };
+    const page = held(stored.page, setup.compress);
     memory.set(page);
-    return page;
+    return { page };
   }
 
   /** The page `rendered` makes, held in this process's memory. */
@@ -195,7 +198,11 @@ export function activePageCache(
     return { res, failed: () => !own.context || internalsOf(own.context).renderFailed === true };
   }
 
-  /** Renders a stale page again, once per process, and only where this process holds the lease. */
+  /**
+   * Renders a stale page again, once per process, and only where this process holds the lease:
+   * taken, or taken over from a holder seen not renewing it for `LEASE_LAPSE_MS` (it died: no one
+   * waits on a render in the background, so only the stale hits' looks can tell).
+   */
   function revalidate(key: PageKey, policy: ResolvedPolicy, pageTags: readonly string[]): void {
     const id = key.key;
     if (background.has(id) || background.size >= BACKGROUND_RENDERS) return;
@@ -204,31 +211,42 @@ export function activePageCache(
     retryAt.delete(id);
     if (retryAt.size > 1000) retryAt.clear(); // bounded whatever pages clients ask for
     const job = (async () => {
-      const latest = await shared.read(id);
       const now = Date.now();
-      if (latest && now - latest.storedAt < latest.maxAge * 1000 && tags.current(latest.tags)) {
-        memory.set(held(latest, setup.compress)); // another process rendered it already
+      const fresh = (page: StoredInfo) =>
+        now - page.storedAt < page.maxAge * 1000 && tags.current(page.tags);
+      const latest = await shared.peek(id, fresh);
+      if (latest.page) {
+        memory.set(held(latest.page, setup.compress)); // another process rendered it already
         return;
       }
-      if ((await shared.lease(id, leaseMs)) !== "taken") {
+      const { lease: over, seen } = latest;
+      if (over && !revalidating.lapsed(id, over)) return void retryAt.set(id, now + LEASE_RETRY_MS);
+      if ((await shared.lease(id, leaseMs, { over, seen })) !== "taken") {
         retryAt.set(id, now + LEASE_RETRY_MS);
         return;
       }
+      revalidating.forget(id);
+      // Not `AbortSignal.timeout`: its timer, once the render listens, holds the process's exit
+      // (a SIGTERM'd `deno serve` lingered the whole render limit after its last revalidation).
+      const limit = new AbortController();
+      const timer = setTimeout(
+        () => limit.abort(new DOMException("render limit", "TimeoutError")),
+        setup.renderLimitMs,
+      );
+      Deno.unrefTimer(timer);
       try {
         const versions = tags.snapshot(pageTags);
         const began = Date.now();
-        const signal = AbortSignal.any([
-          AbortSignal.timeout(setup.renderLimitMs),
-          closing.signal,
-        ]);
+        const signal = AbortSignal.any([limit.signal, closing.signal]);
         const { res, failed } = await render(key, signal);
         if (!storable(res, policy)) return void await res.body?.cancel();
         const bytes = await readUpTo(res.body!, maxBody);
         if (bytes && !failed() && !signal.aborted) {
-          await shared.write(await keep(key, policy, res, bytes, versions, began));
+          await shared.write(await keep(key, policy, res, bytes, versions, began), true);
         }
       } finally {
-        await shared.release(id);
+        clearTimeout(timer);
+        await shared.release(id); // unless the page's write let go of it
         announceStored(id); // a miss in another worker may be waiting for this render
       }
     })().catch(reportKv("revalidate")).finally(() => background.delete(id));
@@ -255,10 +273,12 @@ export function activePageCache(
   async function byOthers(
     key: string,
     lease: Lease,
+    seen: Seen | undefined,
     until: number,
     signal: AbortSignal,
   ): Promise<{ page?: StoredPage; lapsed?: string }> {
-    if (lease === "taken") return { page: await shared.read(key) };
+    // Taken with the slot as the lookup saw it: nothing was stored since.
+    if (lease === "taken") return seen ? {} : { page: (await shared.read(key)).page };
     const look = () => shared.peek(key, (page) => isLive(page, Date.now()));
     if (lease === "locked") {
       const now = await look();
@@ -276,6 +296,7 @@ export function activePageCache(
     key: PageKey,
     policy: ResolvedPolicy,
     pageTags: readonly string[],
+    seen: Seen | undefined,
   ): Promise<Response> {
     const { signal } = c.req.raw;
     const until = waitUntil(c);
@@ -308,13 +329,15 @@ export function activePageCache(
       if ((storedNothing.get(policy) ?? 0) >= LEASELESS_AFTER) {
         return await rendered(c, key, policy, pageTags, end);
       }
-      const lease = await shared.lease(key.key, leaseMs).catch(reportKv("lease")) ?? "locked";
+      const lease = await shared.lease(key.key, leaseMs, { seen }).catch(reportKv("lease")) ??
+        "locked";
       leased = lease === "taken";
-      const { page: found, lapsed } = await byOthers(key.key, lease, until, signal)
+      const { page: found, lapsed } = await byOthers(key.key, lease, seen, until, signal)
         .catch(reportKv("read")) ?? {};
       if (lapsed) {
         // Its holder died: this request renders it, under the lease if no other took it first.
-        leased = await shared.lease(key.key, leaseMs, lapsed).catch(reportKv("lease")) === "taken";
+        leased = await shared.lease(key.key, leaseMs, { over: lapsed }).catch(reportKv("lease")) ===
+          "taken";
       }
       if (found && isLive(found, Date.now())) {
         const page = held(found, setup.compress);
@@ -434,7 +457,7 @@ export function activePageCache(
         if (learned) fast!.learn(key.url, learned);
         // The tag versions the lookup compares with: none read per request, one per tag per check.
         if (pageTags.length > 0) await tags.fresh(pageTags)?.catch(reportKv("tag read"));
-        const page = await lookup(key.key);
+        const { page, seen } = await lookup(key.key);
         if (page) {
           if (Date.now() - page.storedAt < page.maxAge * 1000) {
             return answer(c, page, "HIT", policy);
@@ -448,7 +471,7 @@ export function activePageCache(
           res.headers.set("X-Cache", "MISS");
           return res;
         }
-        return await miss(c, key, policy, pageTags);
+        return await miss(c, key, policy, pageTags, seen);
       };
     },
   };

@@ -15,12 +15,21 @@
  *
  * A lease (one key per page, taken with an atomic check) makes one process of all render a page:
  * the first render of a page none holds (the others wait for it, `peek`), and a stale page again
- * (the others go on serving the stale one meanwhile). Its holder lets go once the page is written.
+ * (the others go on serving the stale one meanwhile). Its holder lets go of it in the commit that
+ * writes the page, which checks that it still holds it: a lease taken over is its new holder's.
  * A holder that dies (SIGKILL, an isolate recycled, an OOM) cannot let go: so a lease is short, and
  * renewed every `LEASE_RENEW_MS` while its holder still renders or writes - each renewal a new
- * versionstamp. A waiter that sees one versionstamp for `LEASE_LAPSE_MS` of its own clock (no clocks
- * compared across machines) takes the holder for dead and the lease over (waiting.ts). A render
- * whose page is written within the first `LEASE_RENEW_MS` renews nothing: no KV write more.
+ * versionstamp. A process that sees one versionstamp for `LEASE_LAPSE_MS` of its own clock (no
+ * clocks compared across machines) - a waiter, or a stale hit - takes the holder for dead and the
+ * lease over (waiting.ts). A render whose page is written within the first `LEASE_RENEW_MS` renews
+ * nothing: no KV write more.
+ *
+ * Round trips: a lease taken with the slot as its taker last read it (`seen`) checks in the same
+ * commit that nothing was stored there since - the taker needs no second read to know its page is
+ * still missing - and the page's write starts from that slot: a miss reads KV once and commits
+ * twice (the lease, then the page with the lease's release). Two commits is the least that keeps
+ * a page rendered once across processes: the lease must be in KV before the render begins, for
+ * the others to see it, and the page can only be written after it ends.
  */
 import { KvBusyError, retrying } from "../kv/commit.ts";
 import type { StoredPage } from "./entry.ts";
@@ -53,31 +62,51 @@ const LEASE_ATTEMPTS = 20;
 export type StoredInfo = Omit<StoredPage, "body">;
 type Record = StoredInfo & { generation: string; pieces: number; size: number };
 
+/**
+ * A page's slot as a read found it: a commit that checks it knows nothing was stored there since,
+ * and which pieces it replaces.
+ */
+export interface Seen {
+  readonly versionstamp: string | null;
+  readonly record: Record | null;
+}
+
 /** A lease's outcome: this process's, another's, or unknown (the file stayed locked). */
 export type Lease = "taken" | "held" | "locked";
 
 export interface SharedLayer {
-  read(key: string): Promise<StoredPage | undefined>;
   /**
-   * The page if stored and `wanted` (its record says so before its body is read), and the
-   * versionstamp of its lease if a process holds it (is rendering it; renewed, it changes).
+   * The page if stored (and `wanted`, which its record says before its body is read), and its
+   * slot as seen.
+   */
+  read(
+    key: string,
+    wanted?: (page: StoredInfo) => boolean,
+  ): Promise<{ page?: StoredPage; seen: Seen }>;
+  /**
+   * `read`, with the versionstamp of the page's lease if a process holds it (is rendering it;
+   * renewed, it changes).
    */
   peek(
     key: string,
     wanted: (page: StoredInfo) => boolean,
-  ): Promise<{ page?: StoredPage; lease?: string }>;
+  ): Promise<{ page?: StoredPage; lease?: string; seen: Seen }>;
   /**
-   * Stores `page`, letting go of its lease in the same commit with `release`; false when another
-   * write to its slot came first (the lease is then still held). A locked file is tried again,
-   * boundedly; then it throws `KvBusyError`.
+   * Stores `page`, letting go of its lease in the same commit with `release` if this process
+   * still holds it (the commit checks it: a lease taken over stays its new holder's); false when
+   * writes to its slot kept coming first (the lease is then still held). A locked file is tried
+   * again, boundedly; then it throws `KvBusyError`.
    */
   write(page: StoredPage, release?: boolean): Promise<boolean>;
   /**
    * Whether this process may render `key`: taken, it is renewed for `ms` at most, until `release`,
    * a `write` that lets go of it, or `lapse`. `over`: the versionstamp of a lease seen lapsed, to
-   * take over (none holds it otherwise).
+   * take over (none holds it otherwise). `seen`: the page's slot as the caller read it, checked in
+   * the same commit, so that nothing was stored since (the lease is "held" when a page of `key`
+   * was: the caller reads it) and its `write` needs no read of its own.
    */
-  lease(key: string, ms: number, over?: string): Promise<Lease>;
+  lease(key: string, ms: number, from?: { over?: string; seen?: Seen }): Promise<Lease>;
+  /** Lets go of `key`'s lease if this process still holds it. */
   release(key: string): Promise<void>;
   /** Renews `key`'s lease no more: it lapses by itself (its page is not on its way to KV). */
   lapse(key: string): void;
@@ -87,7 +116,7 @@ export interface SharedLayer {
 
 export function sharedLayer(kv: Deno.Kv, buildId: string, slots: number): SharedLayer {
   const root = ["page_cache", buildId];
-  const renewals = leaseRenewals(kv);
+  const leases = heldLeases(kv);
   const slotOf = (key: string) => fnv1a(key) % slots;
   const recordKey = (slot: number) => [...root, "page", slot];
   const pieceKey = (slot: number, generation: string, i: number) => [
@@ -99,6 +128,10 @@ export function sharedLayer(kv: Deno.Kv, buildId: string, slots: number): Shared
   ];
   // A digest of the whole key, not its slot: two pages sharing a place never wait for each other.
   const leaseKey = async (key: string) => [...root, "lease", await digest(key)];
+  const seenOf = (entry: Deno.KvEntryMaybe<Record>): Seen => ({
+    versionstamp: entry.versionstamp,
+    record: entry.value,
+  });
 
   async function pageOf(slot: number, key: string, record: Record | null) {
     if (!record || record.key !== key) return undefined;
@@ -118,10 +151,19 @@ export function sharedLayer(kv: Deno.Kv, buildId: string, slots: number): Shared
     return { ...page, body };
   }
 
+  /** The page of `record` if `wanted`: a page the caller would not use is not read whole. */
+  const wantedPage = (
+    slot: number,
+    key: string,
+    record: Record | null,
+    wanted: (page: StoredInfo) => boolean = all,
+  ) => pageOf(slot, key, record && wanted(record) ? record : null);
+
   return {
-    async read(key) {
+    async read(key, wanted) {
       const slot = slotOf(key);
-      return await pageOf(slot, key, (await kv.get<Record>(recordKey(slot))).value);
+      const record = await kv.get<Record>(recordKey(slot));
+      return { page: await wantedPage(slot, key, record.value, wanted), seen: seenOf(record) };
     },
 
     async peek(key, wanted) {
@@ -130,8 +172,11 @@ export function sharedLayer(kv: Deno.Kv, buildId: string, slots: number): Shared
         recordKey(slot),
         await leaseKey(key),
       ]);
-      const found = record.value && wanted(record.value) ? record.value : null;
-      return { page: await pageOf(slot, key, found), lease: lease.versionstamp ?? undefined };
+      return {
+        page: await wantedPage(slot, key, record.value, wanted),
+        lease: lease.versionstamp ?? undefined,
+        seen: seenOf(record),
+      };
     },
 
     async write(page, release = false) {
@@ -145,41 +190,68 @@ export function sharedLayer(kv: Deno.Kv, buildId: string, slots: number): Shared
       const { body, key, nonce, etag, headers, storedAt, maxAge, staleWhileRevalidate, tags } =
         page;
       const rest = { key, nonce, etag, headers, storedAt, maxAge, staleWhileRevalidate, tags };
-      const lease = release ? await leaseKey(page.key) : undefined;
-      return await retrying("a page cache write", async (commit) => {
-        const before = await kv.get<Record>(recordKey(slot));
+      const lease = release ? leases.get(page.key) : undefined;
+      // The slot as the lease's commit checked it: the first attempt reads nothing.
+      let seen = lease?.seen;
+      let ours = lease !== undefined;
+      let conflicts = 0;
+      const written = await retrying("a page cache write", async (commit) => {
+        await lease?.renewing; // its versionstamp as it is now
+        if (!seen) {
+          const [record, held] = lease
+            ? await kv.getMany<[Record, true]>([recordKey(slot), lease.at])
+            : [await kv.get<Record>(recordKey(slot))];
+          seen = seenOf(record);
+          // Taken over (this process was taken for dead) or gone: its new holder's, or no one's.
+          ours = lease !== undefined && held?.versionstamp === lease.stamp;
+        }
         const generation = crypto.randomUUID();
         const record: Record = { ...rest, generation, pieces, size: body.byteLength };
-        let op = kv.atomic().check(before).set(recordKey(slot), record, { expireIn });
+        let op = kv.atomic().check({ key: recordKey(slot), versionstamp: seen.versionstamp })
+          .set(recordKey(slot), record, { expireIn });
         for (let i = 0; i < pieces; i++) {
           op = op.set(pieceKey(slot, generation, i), body.subarray(i * PIECE, (i + 1) * PIECE), {
             expireIn,
           });
         }
-        const old = before.value;
+        const old = seen.record;
         for (let i = 0; old && i < old.pieces; i++) {
           op = op.delete(pieceKey(slot, old.generation, i));
         }
-        if (lease) op = op.delete(lease);
+        if (lease && ours) {
+          op = op.check({ key: lease.at, versionstamp: lease.stamp }).delete(lease.at);
+        }
         const result = await commit(op);
-        return result.ok ? true : "locked" in result ? undefined : false;
-      }, WRITE_ATTEMPTS).then((written) => {
-        if (written && release) renewals.stop(page.key);
-        return written;
-      });
+        if (result.ok) return true;
+        if ("locked" in result) return undefined;
+        // Another write to the slot, or a renewal of the lease, came first: read it again.
+        seen = undefined;
+        return ++conflicts < WRITE_CONFLICTS ? undefined : false;
+      }, WRITE_ATTEMPTS);
+      if (written && lease) leases.take(page.key);
+      return written;
     },
 
-    async lease(key, ms, over) {
+    async lease(key, ms, { over, seen } = {}) {
       const at = await leaseKey(key);
+      const record = recordKey(slotOf(key));
+      let slot = seen;
       try {
         const stamp = await retrying("a page cache lease", async (commit) => {
-          const result = await commit(
-            kv.atomic().check({ key: at, versionstamp: over ?? null }).set(at, true, LEASE_SET),
-          );
-          return result.ok ? result.versionstamp : "locked" in result ? undefined : false;
+          let op = kv.atomic().check({ key: at, versionstamp: over ?? null });
+          if (slot) op = op.check({ key: record, versionstamp: slot.versionstamp });
+          const result = await commit(op.set(at, true, LEASE_SET));
+          if (result.ok) return result.versionstamp;
+          if ("locked" in result || !slot) return "locked" in result ? undefined : false;
+          // Which check failed: the lease is another's, or the page stored meanwhile (read by
+          // the caller); else another page took the slot, which does not stop this one.
+          const [now, lease] = await kv.getMany<[Record, true]>([record, at]);
+          if (lease.versionstamp !== (over ?? null) || now.value?.key === key) return false;
+          slot = seenOf(now);
+          return undefined;
         }, LEASE_ATTEMPTS);
         if (!stamp) return "held";
-        renewals.start(key, at, stamp, ms);
+        leases.start(key, { at, stamp, seen: slot }, ms);
         return "taken";
       } catch (error) {
         if (error instanceof KvBusyError) return "locked";
@@ -188,57 +260,95 @@ export function sharedLayer(kv: Deno.Kv, buildId: string, slots: number): Shared
     },
 
     async release(key) {
-      renewals.stop(key);
+      const lease = leases.take(key);
+      if (!lease) return;
+      await lease.renewing;
       await retrying("a page cache lease's release", async (commit) => {
-        const result = await commit(kv.atomic().delete(await leaseKey(key)));
-        return result.ok ? true : undefined;
+        const op = kv.atomic().check({ key: lease.at, versionstamp: lease.stamp }).delete(lease.at);
+        const result = await commit(op);
+        // A failed check: taken over meanwhile, so not this process's to let go.
+        return result.ok || !("locked" in result) ? true : undefined;
       }, WRITE_ATTEMPTS);
     },
 
     lapse(key) {
-      renewals.stop(key);
+      leases.take(key);
     },
 
     close() {
-      renewals.close();
+      leases.close();
     },
   };
 }
 
+const all = (_page: StoredInfo) => true;
+
+/**
+ * Write attempts that lose to another write to the slot (or to the lease's renewal) before the
+ * page is given up: each reads the slot again.
+ */
+const WRITE_CONFLICTS = 3;
+
 /** A lease as written: the key goes a while after its last renewal (waiters do not rely on it). */
 const LEASE_SET = { expireIn: 2 * LEASE_LAPSE_MS };
 
+/** A lease this process holds: its key, its versionstamp now, and its page's slot as it saw it. */
+interface HeldLease {
+  at: Deno.KvKey;
+  stamp: string;
+  seen?: Seen;
+  timer?: ReturnType<typeof setTimeout>;
+  /** The renewal under way, if one is: `stamp` is current once it settled. */
+  renewing?: Promise<void>;
+}
+
 /**
  * The leases this process holds, each renewed `LEASE_RENEW_MS` after its last write, for `ms` at
- * most after it was taken: a holder stuck for good lets its lease lapse like a dead one.
+ * most after it was taken: a holder stuck for good lets its lease lapse like a dead one. One is
+ * forgotten when its page is written, when it is let go or left to lapse, and when another process
+ * took it over (a renewal's check failed).
  */
-function leaseRenewals(kv: Deno.Kv) {
-  const held = new Map<string, ReturnType<typeof setTimeout>>();
-  const renew = (key: string, at: Deno.KvKey, stamp: string, end: number) => {
-    const timer = setTimeout(async () => {
-      if (held.get(key) !== timer) return;
-      if (Date.now() >= end) return void held.delete(key);
-      // Only this holder's lease: one taken over meanwhile (this process was taken for dead) stays.
-      const op = kv.atomic().check({ key: at, versionstamp: stamp }).set(at, true, LEASE_SET);
-      // A renewal missed (the file busy, KV closed) is no loss yet: the next may land.
-      const result = await op.commit().catch(() => undefined);
-      if (held.get(key) !== timer) return;
-      if (result && !result.ok) return void held.delete(key);
-      renew(key, at, result?.versionstamp ?? stamp, end);
+function heldLeases(kv: Deno.Kv) {
+  const held = new Map<string, HeldLease>();
+  const renew = (key: string, lease: HeldLease, end: number) => {
+    const timer = setTimeout(() => {
+      if (lease.timer !== timer || Date.now() >= end) return;
+      lease.renewing = (async () => {
+        // Only this holder's lease: one taken over meanwhile (this process was taken for dead) stays.
+        const op = kv.atomic().check({ key: lease.at, versionstamp: lease.stamp })
+          .set(lease.at, true, LEASE_SET);
+        // A renewal missed (the file busy, KV closed) is no loss yet: the next may land.
+        const result = await op.commit().catch(() => undefined);
+        if (result?.ok) lease.stamp = result.versionstamp;
+        if (lease.timer !== timer) return;
+        if (result && !result.ok) return void (held.get(key) === lease && held.delete(key));
+        renew(key, lease, end);
+      })();
     }, LEASE_RENEW_MS);
     Deno.unrefTimer(timer);
-    held.set(key, timer);
+    lease.timer = timer;
+  };
+  const stop = (lease: HeldLease) => {
+    clearTimeout(lease.timer);
+    lease.timer = undefined;
   };
   return {
-    start(key: string, at: Deno.KvKey, stamp: string, ms: number) {
-      renew(key, at, stamp, Date.now() + ms);
+    start(key: string, lease: HeldLease, ms: number) {
+      const before = held.get(key);
+      if (before) stop(before);
+      held.set(key, lease);
+      renew(key, lease, Date.now() + ms);
     },
-    stop(key: string) {
-      clearTimeout(held.get(key));
+    get: (key: string) => held.get(key),
+    /** Forgets `key`'s lease, renewed no more; what it was, if this process held it. */
+    take(key: string): HeldLease | undefined {
+      const lease = held.get(key);
+      if (lease) stop(lease);
       held.delete(key);
+      return lease;
     },
     close() {
-      held.forEach((timer) => clearTimeout(timer));
+      held.forEach(stop);
       held.clear();
     },
   };

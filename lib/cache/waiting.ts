@@ -5,7 +5,9 @@
  * another process (a worker, an instance) is a lease in KV, polled for the page it stores. Every
  * wait ends by a time and when its request is abandoned: the caller then renders the page itself.
  * A lease its holder stops renewing (it died) ends the wait sooner: `LEASE_LAPSE_MS` after the
- * waiter first saw that lease (shared.ts says why on the waiter's own clock).
+ * waiter first saw that lease (shared.ts says why on the waiter's own clock). No request waits on
+ * a stale page's render in the background, so its stale hits note each look at its lease
+ * (`lapseWatch`) to tell its holder's death the same way.
  */
 import { LEASE_LAPSE_MS } from "./shared.ts";
 
@@ -79,6 +81,28 @@ export async function pollFor<T>(
   } finally {
     stop?.();
   }
+}
+
+/**
+ * Leases seen, one per page key (`max` keys at most, then it starts afresh): `lapsed` tells when
+ * the lease seen for a key went unchanged - unrenewed - for `LEASE_LAPSE_MS` of this process's
+ * clock since it was first seen.
+ */
+export function lapseWatch(max: number) {
+  const seen = new Map<string, { lease: string; lapsesAt: number }>();
+  return {
+    lapsed(key: string, lease: string): boolean {
+      const now = performance.now();
+      const last = seen.get(key);
+      if (last?.lease === lease) return now >= last.lapsesAt;
+      if (seen.size >= max) seen.clear(); // bounded whatever pages clients ask for
+      seen.set(key, { lease, lapsesAt: now + LEASE_LAPSE_MS });
+      return false;
+    },
+    forget(key: string): void {
+      seen.delete(key);
+    },
+  };
 }
 
 /** Resolves after `ms`, when `signal` aborts, or when the function handed to `resumer` is called. */

@@ -249,7 +249,7 @@ Deno.test("another process holds KV's write lock: a page written meanwhile is st
           await lock.release();
         }
         assert.equal(await written, true);
-        assert.deepEqual(await sharedLayer(reader, "build", 16).read(page.key), page);
+        assert.deepEqual((await sharedLayer(reader, "build", 16).read(page.key)).page, page);
       } finally {
         writer.close();
         reader.close();
