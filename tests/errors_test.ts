@@ -108,3 +108,24 @@ Deno.test("a digest does not depend on the way a request reached the code, nor o
   assert.equal(digestOf(inLib(97)), digestOf(inLib(97)));
   assert.notEqual(digestOf(inLib(97)), digestOf(inLib(98)));
 });
+
+/** What a `fetch` with `AbortSignal.timeout` rejects with: made in Deno's timer, no frame of ours. */
+async function timeoutError(): Promise<unknown> {
+  const signal = AbortSignal.timeout(1);
+  await new Promise((resolve) => signal.addEventListener("abort", resolve));
+  return signal.reason;
+}
+
+Deno.test("a failure with no frame of the app's is placed by the part of the app that failed", async () => {
+  const timedOut = await timeoutError();
+  assert.doesNotMatch(String((timedOut as Error).stack), /errors_test/, "Deno's frames only");
+  assert.equal(digestOf(timedOut, "/rates"), digestOf(await timeoutError(), "/rates"));
+  assert.notEqual(digestOf(timedOut, "/rates"), digestOf(timedOut, "/payments"));
+  assert.notEqual(
+    digestOf(timedOut, "routes/_pay/actions.ts#pay"),
+    digestOf(timedOut, "routes/_pay/actions.ts#refund"),
+  );
+  // The app's own frames still name the place: one bug of its code keeps one digest everywhere.
+  const own = new Error("the page broke");
+  assert.equal(digestOf(own, "/rates"), digestOf(own, "/payments"));
+});

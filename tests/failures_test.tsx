@@ -383,3 +383,32 @@ Deno.test("an unhandled rejection is logged with a digest and does not end the p
   assert.equal(after.status, 200);
   await after.body?.cancel();
 });
+
+Deno.test("two routes whose calls time out get two digests, each the same every time", async () => {
+  using logs = captureLogs();
+  // An `AbortSignal.timeout` fires in Deno's timer: the error holds no frame of the route's code.
+  const timesOut = {
+    handler: {
+      async GET(): Promise<Response> {
+        const signal = AbortSignal.timeout(1);
+        await new Promise((_, reject) =>
+          signal.addEventListener("abort", () => reject(signal.reason))
+        );
+        return new Response("not reached");
+      },
+    },
+  };
+  const app = memoryApp({ routes: { "rates.ts": timesOut, "payments.ts": timesOut } });
+  const digests: Record<string, string> = {};
+  for (const path of ["/rates", "/payments", "/rates"]) {
+    const res = await app.request(path);
+    assert.equal(res.status, 500);
+    const { digest } = screenOf(await res.text());
+    assert.ok(digest);
+    assert.equal(digests[path] ?? digest, digest, `${path}: the same failure, the same digest`);
+    digests[path] = digest;
+    assert.equal(logs.of(res)[0].digest, digest);
+  }
+  assert.notEqual(digests["/rates"], digests["/payments"]);
+  await app.close();
+});

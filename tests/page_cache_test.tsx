@@ -581,34 +581,6 @@ Deno.test("without a configured origin the cache stays off: cached routes render
   assert.equal(count.renders, 2);
 });
 
-Deno.test("why the cache is off is said once per process, and only by an app with a route that declares `cache`", async () => {
-  // A process of its own: this one's apps may have said it already.
-  const helpers = new URL("./helpers/app.ts", import.meta.url).href;
-  const script = `
-    import { memoryApp } from ${JSON.stringify(helpers)};
-    const plain = { default: () => "plain" };
-    await memoryApp({ routes: { "index.tsx": plain } }).close();
-    console.log("--- cached routes");
-    const cached = { cache: { maxAge: 60 }, default: () => "cached" };
-    for (let i = 0; i < 3; i++) await memoryApp({ routes: { "index.tsx": cached } }).close();
-  `;
-  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
-    args: ["eval", "--ext=ts", script],
-    cwd: new URL("..", import.meta.url),
-    env: { NODE_ENV: "production" },
-    stdout: "piped",
-    stderr: "piped",
-    signal: AbortSignal.timeout(60_000),
-  }).output();
-  const out = new TextDecoder().decode(stdout);
-  assert.equal(code, 0, out + new TextDecoder().decode(stderr));
-  const [plain, cached] = out.split("--- cached routes");
-  assert.doesNotMatch(plain, /page cache is off/, "no route declares `cache`: nothing to say");
-  const said = cached.split("\n").filter((line) => line.includes("page cache is off"));
-  assert.equal(said.length, 1, `three apps, one line:\n${cached}`);
-  assert.match(said[0], /"level":"info".*the app's origin is not configured \(APP_ORIGIN\)/);
-});
-
 Deno.test("tags from the route's params: revalidateTag drops one entity's page, not the others", async () => {
   const renders: Record<string, number> = {};
   await using t = await cachedApp({

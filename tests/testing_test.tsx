@@ -100,6 +100,15 @@ const app = memoryApp({
         </form>
       ),
     },
+    "two-forms.tsx": {
+      default: () => (
+        <>
+          <form id="first" action="/echo" method="post" />
+          <form action="/echo" method="post" />
+        </>
+      ),
+    },
+    "formless.tsx": { default: () => <p>Nothing to post here.</p> },
     "echo.ts": { handler: { POST: (req: Request) => echo(req) } },
     "echo-query.ts": {
       handler: { GET: (_req: Request, ctx: RouteContext) => Response.json(ctx.url.search) },
@@ -225,6 +234,17 @@ Deno.test("a form goes with the entries a browser would send", async (t) => {
       /no form #nope on http:\/\/localhost\/form; its forms: #full$/,
     );
     await assert.rejects(client.submit("/form", { button: "#nope" }), /no #nope in the form/);
+  });
+
+  await t.step("a page of several forms, or none, is an error that says what to do", async () => {
+    await assert.rejects(
+      client.submit("/two-forms"),
+      /^Error: http:\/\/localhost\/two-forms has 2 forms: say which with `form` \(a CSS selector, or the server action it posts to\); its forms: #first, action=\/echo$/,
+    );
+    await assert.rejects(
+      client.submit("/formless"),
+      /^Error: no form on http:\/\/localhost\/formless: the page has none$/,
+    );
   });
 
   await t.step("a page reached through a redirect is the one the form is on", async () => {

@@ -11,9 +11,15 @@ import { createHash } from "node:crypto";
 // the ten characters (50 bits) as two readable halves: `7KQ2M-XF9PA`.
 const ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 
-export function digestOf(error: unknown): string {
+/**
+ * The digest of `error`. `where` names the part of the app that failed (a route's pattern, an
+ * action's module and name): it counts only when no frame of the stack is the app's own. An
+ * `AbortSignal.timeout` fires in Deno's timer, so its `TimeoutError` holds no frame of the code
+ * that awaited it; without `where`, every hung call of the whole app would share one digest.
+ */
+export function digestOf(error: unknown, where?: string): string {
   const { message, stack } = describe(error);
-  const bytes = createHash("sha256").update(`${message}\n${placeOf(stack)}`).digest();
+  const bytes = createHash("sha256").update(`${message}\n${placeOf(stack, where)}`).digest();
   let digest = "";
   for (let i = 0; i < 10; i++) digest += (i === 5 ? "-" : "") + ALPHABET[bytes[i] & 31];
   return digest;
@@ -33,16 +39,18 @@ const PLACE = /(?:^|\()([^()]+:\d+:\d+)\)?$/;
 
 /**
  * Where the error was thrown: the stack's frames in the app's own code, paths relative to the
- * project; the first frame when none is the app's (a failure in the framework or a package).
+ * project; when none is the app's (a failure in the framework, a package or Deno), the part of the
+ * app that failed and the first frame.
  */
-function placeOf(stack: string): string {
+function placeOf(stack: string, where = ""): string {
   const frames = stack.split("\n").filter((line) => FRAME.test(line))
     .map((line) => line.replace(FRAME, "").replaceAll(ROOT, ""));
   const own = frames.filter((frame) => {
     const place = frame.match(PLACE)?.[1];
     return place !== undefined && !PLUMBING.test(place);
   });
-  return (own.length > 0 ? own : frames.slice(0, 1)).join("\n");
+  if (own.length > 0) return own.join("\n");
+  return (where ? [where, ...frames.slice(0, 1)] : frames.slice(0, 1)).join("\n");
 }
 
 export interface ErrorDescription {

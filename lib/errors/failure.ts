@@ -41,16 +41,16 @@ export function failures({ dev, root, telemetry }: FailureOptions): Failures {
   const details = dev ? devDetails(root) : () => undefined;
 
   const record = (c: Context, error: unknown, status: number): Failure => {
-    const digest = digestOf(error);
+    const { action, route } = internalsOf(c);
+    const digest = digestOf(error, action ? `${action.file}#${action.name}` : route ?? "");
     const described = describe(error);
     const report = () => {
       const links = telemetry?.captureFailure(error, digest, c) ?? NO_LINKS;
-      const action = internalsOf(c).action;
       log("error", headline(described), {
         digest,
         method: c.req.method,
         path: loggedPath(c.req.path),
-        route: internalsOf(c).route ?? null,
+        route: route ?? null,
         // An action's path is its opaque id: its export's name says which one failed.
         ...action && { action: action.name },
         status,

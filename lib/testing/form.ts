@@ -110,20 +110,27 @@ function findForm(
   pageUrl: string,
 ): HTMLFormElement {
   const forms = [...document.querySelectorAll("form")];
+  const there = () =>
+    forms.map((form) => {
+      const id = attribute(form, "id");
+      return id ? `#${id}` : `action=${attribute(form, "action") ?? ""}`;
+    }).join(", ");
   let found;
   if (typeof choice === "string") found = document.querySelector(choice);
   else if (choice) {
     const target = new URL(choice.action, pageUrl).href;
     found = forms.find((form) => new URL(attribute(form, "action") ?? "", pageUrl).href === target);
   } else if (forms.length === 1) found = forms[0];
-  else throw new Error(`${pageUrl} has ${forms.length} forms: say which one`);
+  else if (forms.length === 0) throw new Error(`no form on ${pageUrl}: the page has none`);
+  else {
+    throw new Error(
+      `${pageUrl} has ${forms.length} forms: say which with \`form\` (a CSS selector, or the ` +
+        `server action it posts to); its forms: ${there()}`,
+    );
+  }
   if (!found || found.tagName !== "FORM") {
     const which = typeof choice === "string" ? choice : `posting to ${choice?.action}`;
-    const there = forms.map((form) => {
-      const id = attribute(form, "id");
-      return id ? `#${id}` : `action=${attribute(form, "action") ?? ""}`;
-    });
-    throw new Error(`no form ${which} on ${pageUrl}; its forms: ${there.join(", ") || "none"}`);
+    throw new Error(`no form ${which} on ${pageUrl}; its forms: ${there() || "none"}`);
   }
   return found as HTMLFormElement;
 }
