@@ -1,11 +1,12 @@
 /**
  * @module
  * `timeLimit(ms)`: the server's one way to bound a piece of work in time with a signal, in place of
- * `AbortSignal.timeout`. Deno refs that timer as soon as anything listens to its signal (`fetch`,
- * `AbortSignal.any`, React's render) and nothing clears it, so a stopping `deno serve` (which
- * waits for the event loop to empty) lingered for the whole limit after work long finished: a
- * render limit of a minute after SIGTERM, once. This timer never holds the process, and the
- * work's end clears it (`using`, or `clear()`).
+ * `AbortSignal.timeout`. Deno refs that one's timer for as long as anything listens to its signal,
+ * and nothing clears it: `fetch` and React's render let go when they end, but a listener kept (a
+ * `Request` made with the signal, whose own signal the app listens to) held a stopping `deno serve`
+ * (which waits for the event loop to empty) for the whole limit after the work ended: 61 s after
+ * SIGTERM for the page cache's render limit. This timer never holds the process, whoever listens,
+ * and the work's end clears it (`using`, or `clear()`).
  */
 
 /** A signal that aborts when time is up, for one piece of work; dispose of it when the work ends. */
