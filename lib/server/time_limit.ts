@@ -31,7 +31,10 @@ export interface TimeLimit extends Disposable {
 export function timeLimit(ms: number): TimeLimit {
   const controller = new AbortController();
   const timer = setTimeout(
-    () => controller.abort(new DOMException("The time limit passed", "TimeoutError")),
+    () =>
+      controller.abort(
+        new DOMException("The operation was aborted due to timeout", "TimeoutError"),
+      ),
     ms,
   );
   Deno.unrefTimer(timer);
