@@ -32,6 +32,7 @@ import { log } from "../server/log.ts";
 import { SECURITY_HEADER_NAMES, securityHeaderList } from "../server/security.ts";
 import { type ManifestRoute, middlewaresOf } from "../server/manifest.ts";
 import { negotiateEncoding } from "../server/compression.ts";
+import { timeLimit } from "../server/time_limit.ts";
 import { answerHeaders, sharedHeaders } from "./answer.ts";
 import { held, type HeldPage, storedBody, type StoredPage } from "./entry.ts";
 import { fastHits, type LearnedRoute } from "./fast_hit.ts";
@@ -226,14 +227,7 @@ export function activePageCache(
         return;
       }
       revalidating.forget(id);
-      // Not `AbortSignal.timeout`: its timer, once the render listens, holds the process's exit
-      // (a SIGTERM'd `deno serve` lingered the whole render limit after its last revalidation).
-      const limit = new AbortController();
-      const timer = setTimeout(
-        () => limit.abort(new DOMException("render limit", "TimeoutError")),
-        setup.renderLimitMs,
-      );
-      Deno.unrefTimer(timer);
+      const limit = timeLimit(setup.renderLimitMs);
       try {
         const versions = tags.snapshot(pageTags);
         const began = Date.now();
@@ -245,7 +239,7 @@ export function activePageCache(
           await shared.write(await keep(key, policy, res, bytes, versions, began), true);
         }
       } finally {
-        clearTimeout(timer);
+        limit.clear();
         await shared.release(id); // unless the page's write let go of it
         announceStored(id); // a miss in another worker may be waiting for this render
       }

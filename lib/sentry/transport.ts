@@ -9,6 +9,7 @@
  * its behaviour: the buffer, rate limits (`429`, `X-Sentry-Rate-Limits`) and client reports.
  */
 import type { BaseTransportOptions, Transport, TransportMakeRequestResponse } from "@sentry/core";
+import { timeLimit } from "../server/time_limit.ts";
 import { createTransport, suppressTracing } from "./sdk.ts";
 
 /**
@@ -25,12 +26,13 @@ export function timedTransport(options: TimedTransportOptions): Transport {
   return createTransport(options, (request) =>
     // No span for the SDK's own posts, as in `@sentry/deno`'s transport.
     suppressTracing(async (): Promise<TransportMakeRequestResponse> => {
+      using limit = timeLimit(SEND_TIMEOUT_MS);
       const res = await fetch(options.url, {
         method: "POST",
         body: request.body as BodyInit,
         headers: options.headers,
         referrerPolicy: "strict-origin",
-        signal: AbortSignal.timeout(SEND_TIMEOUT_MS),
+        signal: limit.signal,
       });
       await res.body?.cancel();
       return {

@@ -14,10 +14,11 @@ import type { Context, Handler } from "hono";
 import { bodyRefusal, limitBody } from "../server/bodies.ts";
 import type {} from "../server/deadline.ts"; // `internalsOf(c).deadline`
 import { internalsOf } from "../server/internals.ts";
+import { timeLimit } from "../server/time_limit.ts";
 
 const MAX_ENVELOPE = 1024 * 1024;
 /** Sentry's ingest answers in milliseconds: past this it is in trouble, and the browser moves on. */
-const UPSTREAM_TIMEOUT_MS = 5_000;
+export const UPSTREAM_TIMEOUT_MS = 5_000;
 /** The share of the request's deadline still left that a forward may take: it ends first. */
 const DEADLINE_SHARE = 0.9;
 /** 16 MiB of envelopes at most, of the 64 MiB body budget's default. */
@@ -54,12 +55,13 @@ export function sentryTunnel(dsn: string): Handler {
     try {
       const deadline = internalsOf(c).deadline;
       const left = deadline ? (deadline.expiresAt - performance.now()) * DEADLINE_SHARE : Infinity;
+      using limit = timeLimit(Math.max(0, Math.min(UPSTREAM_TIMEOUT_MS, left)));
       try {
         const res = await fetch(endpoint, {
           method: "POST",
           body,
           headers: { "Content-Type": "application/x-sentry-envelope" },
-          signal: AbortSignal.timeout(Math.max(0, Math.min(UPSTREAM_TIMEOUT_MS, left))),
+          signal: limit.signal,
         });
         await res.body?.cancel();
         const headers = new Headers();

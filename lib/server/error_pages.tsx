@@ -26,6 +26,7 @@ import type { Manifest, ManifestRoute } from "./manifest.ts";
 import { nonceOf } from "./security.ts";
 import type { ErrorPageProps, PageProps, RenderInit, State } from "./types.ts";
 import { internalsOf } from "./internals.ts";
+import { timeLimit } from "./time_limit.ts";
 
 export interface ErrorPagesOptions {
   manifest: Manifest;
@@ -163,10 +164,10 @@ export function errorPages(options: ErrorPagesOptions): ErrorPages {
       const context = options.renderContext(c);
       const { signal } = c.req.raw;
       // The page's stream waits for it: an error page that never finishes must not hold it open.
-      const limited = options.timeoutMs > 0
-        ? AbortSignal.any([signal, AbortSignal.timeout(options.timeoutMs)])
-        : signal;
+      const limit = options.timeoutMs > 0 ? timeLimit(options.timeoutMs) : undefined;
+      const limited = limit ? AbortSignal.any([signal, limit.signal]) : signal;
       const markup = renderMarkup(jsx(Shown, props), context, limited)
+        .finally(() => limit?.clear())
         .catch((failure) => {
           if (signal.aborted) throw failure; // the client left: nobody to show it to
           failures.record(c, failure, 500); // a broken error page is a bug to hear about
