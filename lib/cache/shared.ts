@@ -45,7 +45,8 @@ const GRACE_MS = 60_000;
 const WRITE_ATTEMPTS = 30;
 /**
  * Attempts at a lease while the file is locked: half a second of backing off or so, then none is
- * taken (the page is rendered without one, unless another process holds it).
+ * taken (the page is rendered without one, unless another process holds it) - the attempts only,
+ * not the longer wait for the lock other writes make (commit.ts): a user waits on this one.
  */
 const LEASE_ATTEMPTS = 20;
 
@@ -172,12 +173,17 @@ export function sharedLayer(kv: Deno.Kv, buildId: string, slots: number): Shared
     async lease(key, ms, over) {
       const at = await leaseKey(key);
       try {
-        const stamp = await retrying("a page cache lease", async (commit) => {
-          const result = await commit(
-            kv.atomic().check({ key: at, versionstamp: over ?? null }).set(at, true, LEASE_SET),
-          );
-          return result.ok ? result.versionstamp : "locked" in result ? undefined : false;
-        }, LEASE_ATTEMPTS);
+        const stamp = await retrying(
+          "a page cache lease",
+          async (commit) => {
+            const result = await commit(
+              kv.atomic().check({ key: at, versionstamp: over ?? null }).set(at, true, LEASE_SET),
+            );
+            return result.ok ? result.versionstamp : "locked" in result ? undefined : false;
+          },
+          LEASE_ATTEMPTS,
+          0,
+        );
         if (!stamp) return "held";
         renewals.start(key, at, stamp, ms);
         return "taken";
