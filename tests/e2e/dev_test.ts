@@ -143,7 +143,7 @@ Deno.test("deno task dev: saves show in the open pages, errors at their source",
 
   await t.step("an edit that cannot apply in place reloads: hooks, a non-component", async () => {
     const page = await tabs.newPage();
-    await gotoListening(page, server.origin + "/counter");
+    await page.goto(server.origin + "/counter");
     await incrementUntil(page, "13");
     await mark(page);
     await reloadsAfter(
@@ -314,7 +314,7 @@ Deno.test("deno task dev: saves show in the open pages, errors at their source",
       httpCredentials: { username: "admin", password: "wrong" },
     });
     const page = await context.newPage();
-    const res = await gotoListening(page, server.origin + "/admin");
+    const res = await page.goto(server.origin + "/admin");
     assert.equal(res?.status(), 401);
     assert.equal(await page.locator("pre").textContent(), "Unauthorized");
     await reloadsAfter(
@@ -326,7 +326,7 @@ Deno.test("deno task dev: saves show in the open pages, errors at their source",
 
   await t.step("the not-found page reloads after a save", async () => {
     const page = await tabs.newPage();
-    const res = await gotoListening(page, server.origin + "/no-such-page");
+    const res = await page.goto(server.origin + "/no-such-page");
     assert.equal(res?.status(), 404);
     await mark(page);
     await reloadsAfter(
@@ -341,7 +341,7 @@ Deno.test("deno task dev: saves show in the open pages, errors at their source",
     "a route edit reloads; its syntax error shows at its line; the fix recovers",
     async () => {
       const page = await tabs.newPage();
-      await gotoListening(page, server.origin + "/counter");
+      await page.goto(server.origin + "/counter");
       await reloadsAfter(
         page,
         () => edit("routes/counter.tsx", "<h1>An island</h1>", "<h1>Edited</h1>"),
@@ -374,7 +374,7 @@ Deno.test("deno task dev: saves show in the open pages, errors at their source",
     "a route that throws shows its own frames; a framework edit reloads it",
     async () => {
       const page = await tabs.newPage();
-      const res = await gotoListening(page, server.origin + "/boom?throw");
+      const res = await page.goto(server.origin + "/boom?throw");
       assert.equal(res?.status(), 500);
       const source = await read(copy, "routes/boom.tsx");
       const details = (await page.locator("main pre").textContent())!;
@@ -468,20 +468,6 @@ async function marked(page: Page): Promise<boolean> {
   return await page.evaluate(() => "devTestMark" in globalThis);
 }
 
-/**
- * Goes to `url` and waits until its dev client's event stream is open. A save made before that
- * bumps the version the stream's `hello` then reports, which reloads the page at once - from the
- * server still running the old code when the save restarts it - and a test waiting for the first
- * `load` saw the old page (a shake run: the old failure screen after a framework edit).
- */
-async function gotoListening(page: Page, url: string) {
-  const listening = page.waitForResponse((res) => res.url().includes("/_dev/events"));
-  const res = await page.goto(url);
-  await listening;
-  return res;
-}
-
-/** Saves, and waits for the reload the dev server asks for once the new server listens. */
 async function reloadsAfter(page: Page, save: () => Promise<void>) {
   await mark(page);
   const loaded = page.waitForEvent("load", { timeout: SHOWN_MS });
