@@ -240,12 +240,10 @@ Deno.test(
     await t.step("another process holds the write lock: signing gives up, bounded", async () => {
       const lock = await holdWriteLock(KV_PATH);
       try {
-        const began = performance.now();
         const called = await signAsIsland(server.origin, form, { name: "L", message: "locked" });
         assert.equal(called.status, 500);
         const { digest } = await called.json();
         assert.match(digest, /^[0-9A-Z]{5}-[0-9A-Z]{5}$/);
-        assert.ok(performance.now() - began < 5000, "bounded retries, not SQLite's busy wait");
         const posted = await signWithoutScript(server.origin, form, {
           name: "L",
           message: "locked",
@@ -256,7 +254,13 @@ Deno.test(
         assert.match(html, /Digest: <code>[0-9A-Z]{5}-[0-9A-Z]{5}<\/code>/);
         const line = await server.waitForLog((l) => l.digest === digest);
         assert.equal(line.level, "error");
-        assert.match(String((line.error as { message: string }).message), /database is locked/);
+        // Bounded retries that gave up (KvBusyError), not SQLite's own busy wait running out (a
+        // bare "database is locked"): said by the error, not timed against a wall clock - the
+        // retries wait for the lock for up to 2 s, too close to that wait's 5 s to tell apart
+        // by time on a loaded machine.
+        const error = line.error as { name: string; message: string };
+        assert.equal(error.name, "KvBusyError");
+        assert.match(error.message, /not committed after \d+ attempts \(database is locked\)/);
         // Reading still works (WAL), and so does every other page.
         assert.deepEqual(await listed(server), ["Before the trouble."]);
       } finally {
