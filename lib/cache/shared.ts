@@ -54,7 +54,8 @@ const GRACE_MS = 60_000;
 const WRITE_ATTEMPTS = 30;
 /**
  * Attempts at a lease while the file is locked: half a second of backing off or so, then none is
- * taken (the page is rendered without one, unless another process holds it).
+ * taken (the page is rendered without one, unless another process holds it) - the attempts only,
+ * not the longer wait for the lock other writes make (commit.ts): a user waits on this one.
  */
 const LEASE_ATTEMPTS = 20;
 
@@ -237,19 +238,24 @@ export function sharedLayer(kv: Deno.Kv, buildId: string, slots: number): Shared
       const record = recordKey(slotOf(key));
       let slot = seen;
       try {
-        const stamp = await retrying("a page cache lease", async (commit) => {
-          let op = kv.atomic().check({ key: at, versionstamp: over ?? null });
-          if (slot) op = op.check({ key: record, versionstamp: slot.versionstamp });
-          const result = await commit(op.set(at, true, LEASE_SET));
-          if (result.ok) return result.versionstamp;
-          if ("locked" in result || !slot) return "locked" in result ? undefined : false;
-          // Which check failed: the lease is another's, or the page stored meanwhile (read by
-          // the caller); else another page took the slot, which does not stop this one.
-          const [now, lease] = await kv.getMany<[Record, true]>([record, at]);
-          if (lease.versionstamp !== (over ?? null) || now.value?.key === key) return false;
-          slot = seenOf(now);
-          return undefined;
-        }, LEASE_ATTEMPTS);
+        const stamp = await retrying(
+          "a page cache lease",
+          async (commit) => {
+            let op = kv.atomic().check({ key: at, versionstamp: over ?? null });
+            if (slot) op = op.check({ key: record, versionstamp: slot.versionstamp });
+            const result = await commit(op.set(at, true, LEASE_SET));
+            if (result.ok) return result.versionstamp;
+            if ("locked" in result || !slot) return "locked" in result ? undefined : false;
+            // Which check failed: the lease is another's, or the page stored meanwhile (read by
+            // the caller); else another page took the slot, which does not stop this one.
+            const [now, lease] = await kv.getMany<[Record, true]>([record, at]);
+            if (lease.versionstamp !== (over ?? null) || now.value?.key === key) return false;
+            slot = seenOf(now);
+            return undefined;
+          },
+          LEASE_ATTEMPTS,
+          0,
+        );
         if (!stamp) return "held";
         leases.start(key, { at, stamp, seen: slot }, ms);
         return "taken";

@@ -71,19 +71,28 @@ export class KvBusyError extends Error {
 
 /** Attempts before {@link KvBusyError}: enough for any real contention, bounded for a stuck file. */
 const MAX_ATTEMPTS = 20;
+/**
+ * How long a commit refused by SQLite's lock (another handle writing) is tried again, however many
+ * attempts that takes: another worker's long write - the build's assets kept in KV at start -
+ * holds the lock for longer than the attempts last (about half a second) on a loaded machine, and
+ * a post made meanwhile failed. Still well short of SQLite's busy timeout (5 s) for a stuck file.
+ */
+const LOCKED_MS = 2_000;
 
 export type Commit = typeof commit;
 
 /**
- * Runs `attempt` until it returns a result, at most `maxAttempts` times; `undefined` means its
- * commit failed (a `check` lost a race) and it should read again. Between tries it backs off a
- * little, jittered and growing, so that racers spread out. `attempt` commits with the function it
- * is given, which notes why a commit failed for the error; `what` names the work in it.
+ * Runs `attempt` until it returns a result, at most `maxAttempts` times - or, while its commits
+ * are refused by SQLite's lock, for up to `lockedMs`; `undefined` means its commit failed (a
+ * `check` lost a race) and it should read again. Between tries it backs off a little, jittered and
+ * growing, so that racers spread out. `attempt` commits with the function it is given, which notes
+ * why a commit failed for the error; `what` names the work in it.
  */
 export async function retrying<T>(
   what: string,
   attempt: (commit: Commit) => Promise<T | undefined>,
   maxAttempts = MAX_ATTEMPTS,
+  lockedMs = LOCKED_MS,
 ): Promise<T> {
   let locked = false;
   const noting: Commit = async (op) => {
@@ -91,14 +100,15 @@ export async function retrying<T>(
     if (!result.ok) locked = "locked" in result;
     return result;
   };
-  for (let i = 1; i <= maxAttempts; i++) {
+  const started = performance.now();
+  for (let i = 1;; i++) {
     const result = await attempt(noting);
     if (result !== undefined) return result;
-    if (i < maxAttempts) {
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(2 ** i, 50)));
+    if (i >= maxAttempts && !(locked && performance.now() - started < lockedMs)) {
+      throw new KvBusyError(what, i, locked);
     }
+    await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(2 ** i, 50)));
   }
-  throw new KvBusyError(what, maxAttempts, locked);
 }
 
 /** The work waiting in this isolate, per store and subject, as the promise of the last one. */

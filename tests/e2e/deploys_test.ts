@@ -492,8 +492,12 @@ for (const [runner, serve] of runners) {
       assert.ok(await page.getByLabel("Pinned").isChecked());
       assert.equal(await page.getByLabel("Size").inputValue(), "l");
       assert.equal(await page.getByLabel("Passcode").inputValue(), "", "a password is never kept");
-      // Typed into another form, never sent: kept all the same.
-      assert.equal(await page.getByLabel("Title").inputValue(), "Eggs");
+      // Typed into another form, never sent: kept all the same - by the tab (sessionStorage), put
+      // back once the action client's bundle has loaded, which can be after the server's sentence
+      // and its form's fields (from the cookie) already show: waited for, bounded.
+      await page.waitForFunction(() =>
+        document.querySelector<HTMLInputElement>('input[name="title"]')?.value === "Eggs"
+      );
       assert.equal(await page.locator("html[data-failure]").count(), 0);
       assert.equal(await page.getByRole("status").filter({ hasText: NOTICE }).count(), 1);
       // The new version's action, sent again, runs.

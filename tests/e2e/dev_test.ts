@@ -191,7 +191,13 @@ Deno.test("deno task dev: saves show in the open pages, errors at their source",
         } ms`,
       );
       assert.ok(await marked(page), "the page did not reload");
-      assert.equal(await page.locator("link[rel=stylesheet][href*='/sheet.css']").count(), 1);
+      // The old link goes on the new one's `load` event, which can come a task after the new
+      // sheet already styles the page: waited for, bounded, not counted at once.
+      await page.waitForFunction(
+        () => document.querySelectorAll("link[rel=stylesheet][href*='/sheet.css']").length === 1,
+        undefined,
+        { timeout: SHOWN_MS },
+      );
       await page.reload();
       assert.equal(await color(), "rgb(1, 2, 3)");
       await page.close();

@@ -293,6 +293,44 @@ Deno.test("retrying gives up after its attempts with an error that says why", as
   );
 });
 
+Deno.test("retrying: a commit refused by another handle's lock is tried again past its attempts, for a while", async () => {
+  const path = await tempStorePath();
+  const kv = await Deno.openKv(path);
+  try {
+    const lock = await holdWriteLock(path);
+    let attempts = 0;
+    let done: Promise<string>;
+    try {
+      done = retrying("the write", async (commit) => {
+        attempts++;
+        const entry = await kv.get(["n"]);
+        return (await commit(kv.atomic().check(entry).set(["n"], 1))).ok ? "written" : undefined;
+      }, 3);
+      // Held past what three attempts take (milliseconds), well within the wait for a lock.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    } finally {
+      await lock.release();
+    }
+    assert.equal(await done, "written");
+    assert.ok(attempts > 3, `${attempts} attempts`);
+    // A lock that outlasts the wait still ends in KvBusyError, naming it.
+    const stuck = await holdWriteLock(path);
+    try {
+      await assert.rejects(
+        retrying("the write", async (commit) => {
+          const entry = await kv.get(["n"]);
+          return (await commit(kv.atomic().check(entry).set(["n"], 2))).ok ? "written" : undefined;
+        }, 3),
+        (error) => error instanceof KvBusyError && /database is locked/.test(error.message),
+      );
+    } finally {
+      await stuck.release();
+    }
+  } finally {
+    kv.close();
+  }
+});
+
 interface Note {
   id: number;
   text: string;

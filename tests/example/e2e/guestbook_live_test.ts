@@ -175,6 +175,14 @@ async function overTheLimit(browser: Browser) {
     await sign(page, `Entry number ${i}.`);
     await page.getByRole("status").filter({ hasText: "Thank you, Eager!" }).waitFor();
     await shows(page, `Entry number ${i}.`, 5000);
+    // This signing's own answer, which resets the form: the entry can show over the stream first,
+    // and the status is still the last one's. Typed before that, the next message is wiped and an
+    // empty form is sent.
+    await page.waitForFunction(
+      () => document.querySelector<HTMLTextAreaElement>("textarea[name=message]")?.value === "",
+      undefined,
+      { timeout: 5000 },
+    );
   }
   await sign(page, "One too many.");
   await page.getByRole("status").filter({ hasText: "please wait a minute" }).waitFor();

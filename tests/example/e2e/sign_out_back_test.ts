@@ -43,15 +43,14 @@ for (const { backForwardCache, script } of CASES) {
           const account = await page.goto(server.origin + "/account");
           assert.equal(account?.headers()["cache-control"], "private, no-cache");
           assert.ok((await page.textContent("body"))?.includes(ADMIN.email));
-          let signOut: Record<string, string> = {};
-          page.on("response", async (res) => {
-            if (res.request().method() === "POST") signOut = await res.allHeaders();
-          });
+          // The sign-out's own answer, awaited: its headers are read from the browser after the
+          // page has moved on (a listener that stored them could still be waiting for them).
+          const signOut = page.waitForResponse((res) => res.request().method() === "POST");
           await Promise.all([
             page.waitForURL((url) => url.pathname !== "/account"),
             page.getByRole("button", { name: button, exact: true }).click(),
           ]);
-          assert.equal(signOut["clear-site-data"], '"cache"');
+          assert.equal(await (await signOut).headerValue("clear-site-data"), '"cache"');
 
           await page.goBack({ waitUntil: "commit" });
           // Restored and checked, or loaded anew: either way it ends on the login page.

@@ -66,19 +66,22 @@ Deno.test("the event stream: what was missed first, then new entries as they are
   await signed(server, "two");
   const url = server.origin + "/guestbook/events";
 
-  await t.step("?since= gives the entries after it, then live ones within a second", async () => {
-    await using stream = await readEvents(`${url}?since=1`);
-    assert.equal(stream.response.headers.get("content-type"), "text/event-stream; charset=utf-8");
-    const [missed] = await stream.waitFor(1);
-    assert.equal(missed.id, "2");
-    assert.equal(missed.event, "entry");
-    assert.equal((JSON.parse(missed.data) as Entry).message, "two");
-    const began = performance.now();
-    await signed(server, "three");
-    const [, live] = await stream.waitFor(2, 1000);
-    assert.equal(JSON.parse(live.data).message, "three");
-    assert.ok(performance.now() - began < 1000);
-  });
+  await t.step(
+    "?since= gives the entries after it, then live ones over the same stream",
+    async () => {
+      await using stream = await readEvents(`${url}?since=1`);
+      assert.equal(stream.response.headers.get("content-type"), "text/event-stream; charset=utf-8");
+      const [missed] = await stream.waitFor(1);
+      assert.equal(missed.id, "2");
+      assert.equal(missed.event, "entry");
+      assert.equal((JSON.parse(missed.data) as Entry).message, "two");
+      // Over the stream already open, bounded but untimed: how fast is a bench figure, and a
+      // loaded machine can take more than the second this step once asserted.
+      await signed(server, "three");
+      const [, live] = await stream.waitFor(2, 10_000);
+      assert.equal(JSON.parse(live.data).message, "three");
+    },
+  );
 
   await t.step("a reconnect with Last-Event-ID gets only what it missed", async () => {
     await signed(server, "four");
@@ -135,7 +138,9 @@ Deno.test("signing is limited per connection address: 5 a minute, then 429 with 
   }
   // Exactly five were stored: five events, and no sixth.
   await stream.waitFor(5);
-  await new Promise((r) => setTimeout(r, 300));
+  // Read from the store itself, not from a pause for a sixth event that might be late.
+  const stored = (await listed(server)).filter((message) => message.startsWith("island "));
+  assert.equal(stored.length, 5, stored.join("\n"));
   assert.equal(stream.events.length, 5);
 
   // A form posted without JavaScript from the same client gets the calm page; X-Forwarded-For,
@@ -235,12 +240,10 @@ Deno.test(
     await t.step("another process holds the write lock: signing gives up, bounded", async () => {
       const lock = await holdWriteLock(KV_PATH);
       try {
-        const began = performance.now();
         const called = await signAsIsland(server.origin, form, { name: "L", message: "locked" });
         assert.equal(called.status, 500);
         const { digest } = await called.json();
         assert.match(digest, /^[0-9A-Z]{5}-[0-9A-Z]{5}$/);
-        assert.ok(performance.now() - began < 5000, "bounded retries, not SQLite's busy wait");
         const posted = await signWithoutScript(server.origin, form, {
           name: "L",
           message: "locked",
@@ -251,7 +254,13 @@ Deno.test(
         assert.match(html, /Digest: <code>[0-9A-Z]{5}-[0-9A-Z]{5}<\/code>/);
         const line = await server.waitForLog((l) => l.digest === digest);
         assert.equal(line.level, "error");
-        assert.match(String((line.error as { message: string }).message), /database is locked/);
+        // Bounded retries that gave up (KvBusyError), not SQLite's own busy wait running out (a
+        // bare "database is locked"): said by the error, not timed against a wall clock - the
+        // retries wait for the lock for up to 2 s, too close to that wait's 5 s to tell apart
+        // by time on a loaded machine.
+        const error = line.error as { name: string; message: string };
+        assert.equal(error.name, "KvBusyError");
+        assert.match(error.message, /not committed after \d+ attempts \(database is locked\)/);
         // Reading still works (WAL), and so does every other page.
         assert.deepEqual(await listed(server), ["Before the trouble."]);
       } finally {
