@@ -12,11 +12,11 @@
  * stepped back, or another instance's runs ahead) count as now: a call is never held against its
  * key for longer than the window, however the clock moves.
  *
- * `rateLimit(options)` is the same as Hono middleware, per client (`clientAddress`): over the
+ * `rateLimit(options)` is the same as Hono middleware, per client (`clientAddress`, an IPv6 one by its /64): over the
  * limit, the request gets 429 with `Retry-After` and goes no further. In a `_middleware.ts`, it
  * limits the folder's pages and server actions; only requests that reach it pay for it.
  */
-import { clientAddress } from "../server/client.ts";
+import { limitedClient } from "../server/client.ts";
 import { tooManyRequests } from "../server/too_many_requests.ts";
 import type { Middleware } from "../server/types.ts";
 import { kvOf } from "./access.ts";
@@ -134,7 +134,7 @@ export interface RateLimitOptions extends CallLimit {
 }
 
 /**
- * Middleware: `limit` requests per client (`clientAddress`) in any `windowMs`. Over it, 429 with
+ * Middleware: `limit` requests per client (`clientAddress`, an IPv6 one by its /64) in any `windowMs`. Over it, 429 with
  * `Retry-After` (a short page for a browser's form post, a line of text for a script) and the
  * request goes no further. In a folder's `_middleware.ts` it limits that folder's pages and server
  * actions. A request whose client is unknown (`app.request()`, with no connection) counts as one
@@ -154,7 +154,7 @@ export interface RateLimitOptions extends CallLimit {
  */
 export function rateLimit({ name, ...limit }: RateLimitOptions): Middleware {
   return async function rateLimit(c, next) {
-    const client = clientAddress(c) ?? "unknown";
+    const client = limitedClient(c) ?? "unknown";
     const result = await limitCalls(kvOf(c), [name, client], limit);
     if (!result.ok) return tooManyRequests(c, result.retryAfterSeconds);
     await next();

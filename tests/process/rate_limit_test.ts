@@ -198,3 +198,29 @@ Deno.test("middleware: a browser's form gets a short page, nonce and link back i
   assert.match(html, /<a href="\/evil\.example\/guestbook\?x=1">Back to the page<\/a>/);
   kv.close();
 });
+
+Deno.test("middleware: an IPv6 client is its /64, an IPv4-mapped one its IPv4 address", async () => {
+  // Attack 9: each IPv6 address counted on its own. An ISP hands every subscriber a /64 at least
+  // (2^64 addresses, each a new client to the limits): one home's machine took as many sign-ins,
+  // sign-ups and signings as it chose addresses.
+  const kv = await Deno.openKv(":memory:");
+  const send = limitedApp(kv, false);
+  assert.equal((await send("2001:db8:1:2::1")).status, 200);
+  assert.equal((await send("2001:db8:1:2:ffff:ffff:ffff:fffe")).status, 200);
+  assert.equal((await send("2001:db8:1:2::9")).status, 429, "a third address of the /64");
+  assert.equal((await send("2001:db8:1:3::1")).status, 200, "the next /64: another client");
+  assert.equal((await send("2001:DB8:0001:0003:0::2")).status, 200, "written otherwise, same /64");
+  assert.equal((await send("2001:db8:1:3::3")).status, 429);
+  // IPv4 clients of a dual-stack listener: each its own, never all one "/64" of ::ffff:0:0.
+  assert.equal((await send("::ffff:192.0.2.5")).status, 200);
+  assert.equal((await send("::ffff:192.0.2.6")).status, 200);
+  assert.equal((await send("192.0.2.5")).status, 200, "the same client as ::ffff:192.0.2.5");
+  assert.equal((await send("::ffff:192.0.2.5")).status, 429);
+  // Behind a trusted proxy, the address it writes counts the same way.
+  const proxied = limitedApp(kv, true);
+  const via = (address: string) => proxied("10.0.0.1", { "X-Forwarded-For": address });
+  assert.equal((await via("2001:db8:9::1")).status, 200);
+  assert.equal((await via("2001:db8:9::2")).status, 200);
+  assert.equal((await via("2001:db8:9::3")).status, 429);
+  kv.close();
+});
