@@ -48,18 +48,26 @@ export function clientAddress(c: Context): string | undefined {
 
 /**
  * Who is asking, as per-client limits count them: `clientAddress`, an IPv6 address cut to its /64
- * (`2001:db8:1:2::/64`) - every address of one subscriber's network is one client - and an
- * IPv4-mapped one (`::ffff:192.0.2.1`, from a dual-stack listener) as its IPv4 address.
+ * (`2001:db8:1:2::/64`) - every address of one subscriber's network is one client - an IPv4-mapped
+ * one (`::ffff:192.0.2.1`, from a dual-stack listener) as its IPv4 address, and without the port a
+ * proxy may write with it (`192.0.2.1:51234`, `[2001:db8::1]:443`): a new one each connection.
  */
 export function limitedClient(c: Context): string | undefined {
   const address = clientAddress(c);
-  return address?.includes(":") ? networkOf(address) : address;
+  return address === undefined ? undefined : networkOf(address);
 }
 
-/** The /64 of an IPv6 address, or the IPv4 address it maps; as it is when it is none. */
+const IPV4_PORT = /^(\d{1,3}(?:\.\d{1,3}){3}):\d{1,5}$/;
+const IPV6_PORT = /^\[([^\]]+)\](?::\d{1,5})?$/;
+
+/** The /64 of an IPv6 address, the IPv4 address it maps, either without a port; else as it is. */
 function networkOf(address: string): string {
+  const v4 = IPV4_PORT.exec(address);
+  if (v4) return v4[1];
+  if (!address.includes(":")) return address;
   // The URL parser writes an IPv6 host in one way: lower case, zeros dropped, `::` once.
-  const host = URL.parse(`http://[${address}]/`)?.hostname.slice(1, -1);
+  const bare = IPV6_PORT.exec(address)?.[1] ?? address;
+  const host = URL.parse(`http://[${bare}]/`)?.hostname.slice(1, -1);
   if (!host) return address; // with a zone (`fe80::1%eth0`), say: a local client
   const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(host);
   if (mapped) {

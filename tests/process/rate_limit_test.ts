@@ -199,7 +199,7 @@ Deno.test("middleware: a browser's form gets a short page, nonce and link back i
   kv.close();
 });
 
-Deno.test("middleware: an IPv6 client is its /64, an IPv4-mapped one its IPv4 address", async () => {
+Deno.test("middleware: an IPv6 client is its /64, an IPv4-mapped one its IPv4 address, no port", async () => {
   // Attack 9: each IPv6 address counted on its own. An ISP hands every subscriber a /64 at least
   // (2^64 addresses, each a new client to the limits): one home's machine took as many sign-ins,
   // sign-ups and signings as it chose addresses.
@@ -222,5 +222,12 @@ Deno.test("middleware: an IPv6 client is its /64, an IPv4-mapped one its IPv4 ad
   assert.equal((await via("2001:db8:9::1")).status, 200);
   assert.equal((await via("2001:db8:9::2")).status, 200);
   assert.equal((await via("2001:db8:9::3")).status, 429);
+  // A proxy that writes the client's port with its address: a new port is not a new client.
+  assert.equal((await via("203.0.113.5:40001")).status, 200);
+  assert.equal((await via("203.0.113.5:40002")).status, 200);
+  assert.equal((await via("203.0.113.5:40003")).status, 429);
+  assert.equal((await via("[2001:db8:7::1]:443")).status, 200);
+  assert.equal((await via("[2001:db8:7::2]:444")).status, 200);
+  assert.equal((await via("2001:db8:7::3")).status, 429);
   kv.close();
 });
