@@ -9,8 +9,6 @@
  * sends, the value it asks for, the streams a process holds, the feeds its values leave behind).
  */
 import assert from "node:assert/strict";
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
 import { parse } from "devalue";
 import * as v from "valibot";
 import { changeStream, collection, FeedGapError } from "../lib/data.ts";
@@ -19,6 +17,7 @@ import type { RouteModule } from "../lib/server/manifest.ts";
 import { memoryApp, serveApp } from "./helpers/app.ts";
 import { readEvents } from "./helpers/events.ts";
 import { assertConsistent } from "./helpers/collections.ts";
+import { heapAfterGc } from "./helpers/heap.ts";
 
 const Pin = v.object({ label: v.string(), wall: v.string(), at: v.date() });
 type Pin = v.InferOutput<typeof Pin>;
@@ -292,21 +291,6 @@ Deno.test("changeStream: what a client controls is bounded — the value it asks
   await again?.body?.cancel();
   await Promise.all(open.slice(1).map((s) => s.close()));
 });
-
-/** V8's `gc`, exposed for this test process once (a context of its own holds it). */
-let gc: (() => void) | undefined;
-
-/** The heap in use after a full collection, once what the last requests left to do is done. */
-async function heapAfterGc(): Promise<number> {
-  await new Promise((resolve) => setTimeout(resolve, 100));
-  if (!gc) {
-    setFlagsFromString("--expose-gc");
-    gc = runInNewContext("gc") as () => void;
-  }
-  gc();
-  gc();
-  return Deno.memoryUsage().heapUsed;
-}
 
 Deno.test("changeStream: a client that leaves before it subscribes, or is refused, leaves no feed behind its value", async (t) => {
   // Attack 9: the view's feed was made (and kept, by the value the client chose, until its last
