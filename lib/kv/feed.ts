@@ -14,6 +14,7 @@
  * A watch fires for writes by any worker of this process and, on Deno Deploy, any isolate; it does
  * not fire for writes by another process on the same SQLite file: there, set `pollIntervalMs`.
  */
+import { keyName } from "./key_name.ts";
 import { after, type KvLog, type Logged } from "./log.ts";
 
 /**
@@ -173,19 +174,6 @@ export function sharedFeed<T>(
       return registry.get(name)?.subscribers ?? 0;
     },
   };
-}
-
-/** A name of `key` distinct for distinct keys (`1`, `"1"` and `1n` included). */
-function keyName(key: Deno.KvKey): string {
-  return JSON.stringify(
-    key.map((part) =>
-      typeof part === "bigint"
-        ? { bigint: String(part) }
-        : part instanceof Uint8Array
-        ? { bytes: [...part] }
-        : part
-    ),
-  );
 }
 
 /**

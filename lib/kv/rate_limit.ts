@@ -20,7 +20,8 @@ import { limitedClient } from "../server/client.ts";
 import { tooManyRequests } from "../server/too_many_requests.ts";
 import type { Middleware } from "../server/types.ts";
 import { kvOf } from "./access.ts";
-import { retrying } from "./commit.ts";
+import { inTurn, retrying } from "./commit.ts";
+import { keyName } from "./key_name.ts";
 import { assertFits } from "./limits.ts";
 
 /**
@@ -91,30 +92,38 @@ export async function limitCalls(
   }
   const kvKey = ["rate_limit", ...key];
   assertFits(kvKey);
-  return await retrying(`rate limit ${JSON.stringify(key)}`, async (commit) => {
-    const entry = await kv.get<number[]>(kvKey);
-    const t = now();
-    const logged = entry.value ?? [];
-    const calls = logged.map((at) => Math.min(at, t)).filter((at) => at > t - windowMs);
-    if (calls.length >= limit) {
-      // Times ahead of the clock are written back as now: else they would stay "now" until the
-      // clock caught up with them, refusing the key all that while.
-      if (logged.some((at) => at > t)) {
+  // One at a time in this isolate: a burst of calls racing each other for the key's commit ran
+  // out of attempts (a KvBusyError, a 500, for each of hundreds), where they are only refusals.
+  const name = keyName(kvKey);
+  return await inTurn(
+    kv,
+    name,
+    () =>
+      retrying(`rate limit ${keyName(key)}`, async (commit) => {
+        const entry = await kv.get<number[]>(kvKey);
+        const t = now();
+        const logged = entry.value ?? [];
+        const calls = logged.map((at) => Math.min(at, t)).filter((at) => at > t - windowMs);
+        if (calls.length >= limit) {
+          // Times ahead of the clock are written back as now: else they would stay "now" until the
+          // clock caught up with them, refusing the key all that while.
+          if (logged.some((at) => at > t)) {
+            const result = await commit(
+              kv.atomic().check(entry).set(kvKey, calls, { expireIn: windowMs }),
+            );
+            if (!result.ok) return undefined;
+          }
+          // A slot frees when the call `limit` places before the end of the log leaves the window.
+          const freeAt = calls[calls.length - limit] + windowMs;
+          return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((freeAt - t) / 1000)) };
+        }
+        calls.push(t); // the latest: the others are at most `t`
         const result = await commit(
           kv.atomic().check(entry).set(kvKey, calls, { expireIn: windowMs }),
         );
-        if (!result.ok) return undefined;
-      }
-      // A slot frees when the call `limit` places before the end of the log leaves the window.
-      const freeAt = calls[calls.length - limit] + windowMs;
-      return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((freeAt - t) / 1000)) };
-    }
-    calls.push(t); // the latest: the others are at most `t`
-    const result = await commit(
-      kv.atomic().check(entry).set(kvKey, calls, { expireIn: windowMs }),
-    );
-    return result.ok ? { ok: true, remaining: limit - calls.length } : undefined;
-  });
+        return result.ok ? { ok: true, remaining: limit - calls.length } : undefined;
+      }),
+  );
 }
 
 /**
