@@ -6,7 +6,7 @@
  * for a client too far behind, one whose changes expired, or one ahead of the log; resuming with
  * `Last-Event-ID`; connections cut mid-stream at random while changes are written, the client
  * still seeing each change exactly once; and the bounds on what a client controls (the number it
- * sends, the value it asks for, the streams a process holds).
+ * sends, the value it asks for, the streams a process holds, the feeds its values leave behind).
  */
 import assert from "node:assert/strict";
 import { parse } from "devalue";
@@ -17,6 +17,7 @@ import type { RouteModule } from "../lib/server/manifest.ts";
 import { memoryApp, serveApp } from "./helpers/app.ts";
 import { readEvents } from "./helpers/events.ts";
 import { assertConsistent } from "./helpers/collections.ts";
+import { heapAfterGc } from "./helpers/heap.ts";
 
 const Pin = v.object({ label: v.string(), wall: v.string(), at: v.date() });
 type Pin = v.InferOutput<typeof Pin>;
@@ -289,4 +290,47 @@ Deno.test("changeStream: what a client controls is bounded — the value it asks
   assert.equal(again?.status, 200);
   await again?.body?.cancel();
   await Promise.all(open.slice(1).map((s) => s.close()));
+});
+
+Deno.test("changeStream: a client that leaves before it subscribes, or is refused, leaves no feed behind its value", async (t) => {
+  // Attack 9: the view's feed was made (and kept, by the value the client chose, until its last
+  // subscriber left) before the stream began. A stream refused with 503, or left before it
+  // subscribed (during its snapshot, or before its first read), never had a subscriber: each
+  // distinct value kept its feed, and its ~2 KB name, for the life of the process.
+  using kv = await Deno.openKv(":memory:");
+  const app = wallsApp(kv, { maxClients: 1 });
+  const wall = (i: number) => `${i}`.padEnd(1_900, "w"); // about the longest value a key takes
+  const N = 1_000;
+  const events = (i: number, signal?: AbortSignal) =>
+    app.request(`/walls/${wall(i)}/events`, { signal });
+
+  await t.step("left before its first read", async () => {
+    let before = 0;
+    for (let i = -N; i < N; i++) {
+      if (i === 0) before = await heapAfterGc(); // after as many of the same, to warm up
+      const leaving = new AbortController();
+      const res = await events(i, leaving.signal);
+      assert.equal(res.status, 200);
+      leaving.abort();
+      await res.body?.cancel();
+    }
+    const grown = await heapAfterGc() - before;
+    assert.ok(grown < 1_000_000, `${N} clients gone left ${(grown / 1e6).toFixed(1)} MB behind`);
+  });
+
+  await t.step("refused: the collection's places are taken", async () => {
+    const holding = new AbortController();
+    const held = await events(-1, holding.signal);
+    assert.equal(held.status, 200);
+    const before = await heapAfterGc();
+    for (let i = N; i < 2 * N; i++) {
+      const res = await events(i);
+      assert.equal(res.status, 503);
+      await res.body?.cancel();
+    }
+    const grown = await heapAfterGc() - before;
+    holding.abort();
+    await held.body?.cancel();
+    assert.ok(grown < 1_000_000, `${N} refused clients left ${(grown / 1e6).toFixed(1)} MB behind`);
+  });
 });

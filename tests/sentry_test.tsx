@@ -263,6 +263,28 @@ Deno.test({
     );
 
     await t.step(
+      "a caller's baggage past W3C's 8,192 bytes: the trace goes on, its DSC is not the caller's",
+      async () => {
+        // Attack 9: the SDK kept a caller's DSC whatever its size, in every envelope of the trace.
+        const traceId = "6b8efff798038103d269b633813fc60c";
+        const { res } = await get("/blog/second-post?junk", {
+          headers: {
+            "sentry-trace": `${traceId}-${PARENT_SPAN}-1`,
+            baggage: `sentry-trace_id=${traceId},sentry-junk=${"x".repeat(20_000)}`,
+          },
+        });
+        assert.equal(res.status, 200);
+        const { payload, envelope } = await receiver.waitFor((item) =>
+          named("GET /blog/:slug")(item) && item.payload.contexts.trace.trace_id === traceId
+        );
+        assert.equal(payload.contexts.trace.parent_span_id, PARENT_SPAN);
+        const dsc = envelope.trace as Record<string, string>;
+        assert.equal(dsc.junk, undefined);
+        assert.ok(JSON.stringify(envelope).length < 1_000, "the envelope's header");
+      },
+    );
+
+    await t.step(
       "overlapping routes: the transaction is named by the route that answered",
       async () => {
         const names: Record<string, string> = {

@@ -13,7 +13,7 @@ import type { Context } from "hono";
 import { httpError } from "../errors/http_error.ts";
 import { kvOf } from "../kv/access.ts";
 import { type CallLimit, limitCalls } from "../kv/rate_limit.ts";
-import { clientAddress } from "../server/client.ts";
+import { limitedClient } from "../server/client.ts";
 import { internalsOf } from "../server/internals.ts";
 import { type AnyContext, contextOf } from "../server/scope.ts";
 import { markOf, setSessionCookie } from "./cookie.ts";
@@ -214,7 +214,7 @@ async function throttle(c: Context, key: string[], limit: CallLimit): Promise<vo
 
 /** Who is asking, for the per-client limits: as `rateLimit()` counts them. */
 function clientOf(c: Context): string {
-  return clientAddress(c) ?? "unknown";
+  return limitedClient(c) ?? "unknown";
 }
 
 /** A hash waits for its turn only while the request can still be answered in time (503 after). */

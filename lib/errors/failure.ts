@@ -7,7 +7,7 @@
  */
 import type { Context } from "hono";
 import type { BoundaryFailure } from "../render/stream_failure.ts";
-import { log, loggedPath } from "../server/log.ts";
+import { log, loggedMethod, loggedPath } from "../server/log.ts";
 import { nonceOf } from "../server/security.ts";
 import { type FailureLinks, NO_LINKS, type Telemetry } from "../server/telemetry.ts";
 import { describe, digestOf, type ErrorDescription } from "./digest.ts";
@@ -48,7 +48,7 @@ export function failures({ dev, root, telemetry }: FailureOptions): Failures {
       const links = telemetry?.captureFailure(error, digest, c) ?? NO_LINKS;
       log("error", headline(described), {
         digest,
-        method: c.req.method,
+        method: loggedMethod(c.req.method),
         path: loggedPath(c.req.path),
         route: route ?? null,
         // An action's path is its opaque id: its export's name says which one failed.

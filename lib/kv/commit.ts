@@ -112,14 +112,19 @@ export async function retrying<T>(
 }
 
 /** The work waiting in this isolate, per store and subject, as the promise of the last one. */
-const turns = new WeakMap<Deno.Kv, Map<object, Promise<unknown>>>();
+const turns = new WeakMap<Deno.Kv, Map<object | string, Promise<unknown>>>();
 
 /**
- * Runs `work` once the earlier work on `subject` (a log, a collection) in `kv` is done: writes
- * that would all race for one counter go one at a time within an isolate, so that only other
- * workers and instances race - a few retries, never fifty writes failing their `check` together.
+ * Runs `work` once the earlier work on `subject` (a log, a collection, a key's `keyName`) in `kv`
+ * is done: writes that would all race for one counter go one at a time within an isolate, so that
+ * only other workers and instances race - a few retries, never fifty writes failing their `check`
+ * together. A subject is kept only while work on it waits.
  */
-export function inTurn<T>(kv: Deno.Kv, subject: object, work: () => Promise<T>): Promise<T> {
+export function inTurn<T>(
+  kv: Deno.Kv,
+  subject: object | string,
+  work: () => Promise<T>,
+): Promise<T> {
   let ofStore = turns.get(kv);
   if (!ofStore) turns.set(kv, ofStore = new Map());
   const result = (ofStore.get(subject) ?? Promise.resolve()).then(work);

@@ -14,6 +14,7 @@
  * A watch fires for writes by any worker of this process and, on Deno Deploy, any isolate; it does
  * not fire for writes by another process on the same SQLite file: there, set `pollIntervalMs`.
  */
+import { keyName } from "./key_name.ts";
 import { after, type KvLog, type Logged } from "./log.ts";
 
 /**
@@ -90,17 +91,18 @@ export interface Feed<T> {
   readonly subscribers: number;
 }
 
-const feeds = new WeakMap<Deno.Kv, Map<KvLog<Logged>, Feed<Logged>>>();
+/** Each store's feeds of logs, by the log's counter key (`keyName`), while they are followed. */
+const feeds = new WeakMap<Deno.Kv, Map<string, Feed<Logged>>>();
 
 /**
  * The feed of `log` in `kv`: its new items as they are appended, for live pages (an event stream).
- * One per store and log in this isolate, made on first use; it watches KV only while someone
- * subscribes. A watch sees writes by every worker and Deploy isolate, not by another process on the
- * same SQLite file: there, set `pollIntervalMs`.
+ * One per store and log (its keys, however often `kvLog` named it) in this isolate while anyone
+ * subscribes; it watches KV only then. A watch sees writes by every worker and Deploy isolate, not
+ * by another process on the same SQLite file: there, set `pollIntervalMs`.
  *
  * @param kv The store.
  * @param log The log to follow.
- * @param options Used when the feed is made (the first call for this store and log).
+ * @param options Used when the feed is made (a first subscriber, while none follows the log).
  * @returns The feed.
  *
  * @example
@@ -131,16 +133,47 @@ export function feedOf<T extends Logged>(
 ): Feed<T> {
   let ofStore = feeds.get(kv);
   if (!ofStore) feeds.set(kv, ofStore = new Map());
-  let feed = ofStore.get(log);
-  if (!feed) {
-    const source: Sequence<T> = {
-      counter: log.latest,
-      read: (cursor, limit) => after(kv, log, cursor, limit),
-      seq: (item) => item.id,
-    };
-    ofStore.set(log, feed = followSequence(kv, source, options));
-  }
-  return feed as Feed<T>;
+  const source: Sequence<T> = {
+    counter: log.latest,
+    read: (cursor, limit) => after(kv, log, cursor, limit),
+    seq: (item) => item.id,
+  };
+  return sharedFeed(
+    ofStore as Map<string, Feed<T>>,
+    keyName(log.latest),
+    (onIdle) => followSequence(kv, source, options, onIdle),
+  );
+}
+
+/**
+ * The feed kept in `registry` under `name` while anyone subscribes: found, or made (`make`, given
+ * what lets it go with its last subscriber), as a subscription starts - never before. A feed made
+ * ahead of its subscription stayed when none came (a stream refused, or left before it began):
+ * under names a client chose, or one per request, they piled up for the life of the process.
+ */
+export function sharedFeed<T>(
+  registry: Map<string, Feed<T>>,
+  name: string,
+  make: (onIdle: () => void) => Feed<T>,
+): Feed<T> {
+  const shared = () => {
+    const existing = registry.get(name);
+    if (existing) return existing;
+    const feed = make(() => {
+      if (registry.get(name) === feed) registry.delete(name);
+    });
+    registry.set(name, feed);
+    return feed;
+  };
+  return {
+    // Made and subscribed in one step: the subscription counts itself before it awaits anything.
+    async *subscribe(since, options) {
+      yield* shared().subscribe(since, options);
+    },
+    get subscribers() {
+      return registry.get(name)?.subscribers ?? 0;
+    },
+  };
 }
 
 /**

@@ -12,15 +12,16 @@
  * stepped back, or another instance's runs ahead) count as now: a call is never held against its
  * key for longer than the window, however the clock moves.
  *
- * `rateLimit(options)` is the same as Hono middleware, per client (`clientAddress`): over the
+ * `rateLimit(options)` is the same as Hono middleware, per client (`clientAddress`, an IPv6 one by its /64): over the
  * limit, the request gets 429 with `Retry-After` and goes no further. In a `_middleware.ts`, it
  * limits the folder's pages and server actions; only requests that reach it pay for it.
  */
-import { clientAddress } from "../server/client.ts";
+import { limitedClient } from "../server/client.ts";
 import { tooManyRequests } from "../server/too_many_requests.ts";
 import type { Middleware } from "../server/types.ts";
 import { kvOf } from "./access.ts";
-import { retrying } from "./commit.ts";
+import { inTurn, retrying } from "./commit.ts";
+import { keyName } from "./key_name.ts";
 import { assertFits } from "./limits.ts";
 
 /**
@@ -91,30 +92,38 @@ export async function limitCalls(
   }
   const kvKey = ["rate_limit", ...key];
   assertFits(kvKey);
-  return await retrying(`rate limit ${JSON.stringify(key)}`, async (commit) => {
-    const entry = await kv.get<number[]>(kvKey);
-    const t = now();
-    const logged = entry.value ?? [];
-    const calls = logged.map((at) => Math.min(at, t)).filter((at) => at > t - windowMs);
-    if (calls.length >= limit) {
-      // Times ahead of the clock are written back as now: else they would stay "now" until the
-      // clock caught up with them, refusing the key all that while.
-      if (logged.some((at) => at > t)) {
+  // One at a time in this isolate: a burst of calls racing each other for the key's commit ran
+  // out of attempts (a KvBusyError, a 500, for each of hundreds), where they are only refusals.
+  const name = keyName(kvKey);
+  return await inTurn(
+    kv,
+    name,
+    () =>
+      retrying(`rate limit ${keyName(key)}`, async (commit) => {
+        const entry = await kv.get<number[]>(kvKey);
+        const t = now();
+        const logged = entry.value ?? [];
+        const calls = logged.map((at) => Math.min(at, t)).filter((at) => at > t - windowMs);
+        if (calls.length >= limit) {
+          // Times ahead of the clock are written back as now: else they would stay "now" until the
+          // clock caught up with them, refusing the key all that while.
+          if (logged.some((at) => at > t)) {
+            const result = await commit(
+              kv.atomic().check(entry).set(kvKey, calls, { expireIn: windowMs }),
+            );
+            if (!result.ok) return undefined;
+          }
+          // A slot frees when the call `limit` places before the end of the log leaves the window.
+          const freeAt = calls[calls.length - limit] + windowMs;
+          return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((freeAt - t) / 1000)) };
+        }
+        calls.push(t); // the latest: the others are at most `t`
         const result = await commit(
           kv.atomic().check(entry).set(kvKey, calls, { expireIn: windowMs }),
         );
-        if (!result.ok) return undefined;
-      }
-      // A slot frees when the call `limit` places before the end of the log leaves the window.
-      const freeAt = calls[calls.length - limit] + windowMs;
-      return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((freeAt - t) / 1000)) };
-    }
-    calls.push(t); // the latest: the others are at most `t`
-    const result = await commit(
-      kv.atomic().check(entry).set(kvKey, calls, { expireIn: windowMs }),
-    );
-    return result.ok ? { ok: true, remaining: limit - calls.length } : undefined;
-  });
+        return result.ok ? { ok: true, remaining: limit - calls.length } : undefined;
+      }),
+  );
 }
 
 /**
@@ -134,7 +143,7 @@ export interface RateLimitOptions extends CallLimit {
 }
 
 /**
- * Middleware: `limit` requests per client (`clientAddress`) in any `windowMs`. Over it, 429 with
+ * Middleware: `limit` requests per client (`clientAddress`, an IPv6 one by its /64) in any `windowMs`. Over it, 429 with
  * `Retry-After` (a short page for a browser's form post, a line of text for a script) and the
  * request goes no further. In a folder's `_middleware.ts` it limits that folder's pages and server
  * actions. A request whose client is unknown (`app.request()`, with no connection) counts as one
@@ -154,7 +163,7 @@ export interface RateLimitOptions extends CallLimit {
  */
 export function rateLimit({ name, ...limit }: RateLimitOptions): Middleware {
   return async function rateLimit(c, next) {
-    const client = clientAddress(c) ?? "unknown";
+    const client = limitedClient(c) ?? "unknown";
     const result = await limitCalls(kvOf(c), [name, client], limit);
     if (!result.ok) return tooManyRequests(c, result.retryAfterSeconds);
     await next();

@@ -66,9 +66,19 @@ export function newDsc(ids: SpanIds, source: DscSource): Dsc {
   return dsc;
 }
 
-/** The `sentry-*` entries of a `baggage` header, as a DSC; undefined when there are none. */
+/**
+ * The longest `baggage` header taken from a caller, in characters: W3C Baggage's limit, past which
+ * Deno's own propagator drops entries. A caller's longer one is no DSC of ours: a client's entries
+ * of any size went into its pages' meta tag and the envelope of every error event of its requests.
+ */
+export const MAX_BAGGAGE = 8_192;
+
+/**
+ * The `sentry-*` entries of a `baggage` header, as a DSC; undefined when there are none, or the
+ * header is longer than `MAX_BAGGAGE`.
+ */
 export function dscFromBaggage(baggage: string | null | undefined): Dsc | undefined {
-  if (!baggage?.includes("sentry-")) return undefined;
+  if (!baggage?.includes("sentry-") || baggage.length > MAX_BAGGAGE) return undefined;
   const dsc: Dsc = {};
   for (const member of baggage.split(",")) {
     const eq = member.indexOf("=");

@@ -52,6 +52,7 @@ import { spotlightIntegration } from "./spotlight.ts";
 import { timedTransport } from "./transport.ts";
 import { sentryTunnel } from "./tunnel.ts";
 import { internalsOf } from "../server/internals.ts";
+import { loggedMethod } from "../server/log.ts";
 
 /** `@sentry/deno`'s default integrations that shape error events, in its order. */
 const errorIntegrations = () => [
@@ -127,7 +128,7 @@ function capture(error: unknown, digest: string, c?: Context): string {
       scope.setTags({
         digest,
         route: action ? `action ${action.name}` : internalsOf(c).route ?? c.req.path,
-        method: c.req.method,
+        method: loggedMethod(c.req.method),
         request_id: internalsOf(c).requestId ?? null,
       });
       scope.setSDKProcessingMetadata({

@@ -12,6 +12,7 @@
  * so `sentry-sample_rand=0` would otherwise sample every request as surely as the flag.
  */
 import type { TracesSamplerSamplingContext } from "@sentry/core";
+import { MAX_BAGGAGE } from "./dsc.ts";
 
 export type TracesSampler = (context: TracesSamplerSamplingContext) => number;
 
@@ -44,8 +45,12 @@ function perSecond(limit: number): () => boolean {
 
 const SAMPLING_ENTRY = /^\s*sentry-sample_ra(?:nd|te)\s*=/;
 
-/** A caller's `baggage` without its sampling values; the rest of the trace's context is kept. */
+/**
+ * A caller's `baggage` without its sampling values; the rest of the trace's context is kept. None
+ * past `MAX_BAGGAGE` (W3C's limit): the SDK would carry all of it in its envelopes.
+ */
 export function untrustedBaggage(baggage: string | null): string | null {
+  if (baggage && baggage.length > MAX_BAGGAGE) return null;
   if (!baggage?.includes("sentry-sample_ra")) return baggage;
   return baggage.split(",").filter((entry) => !SAMPLING_ENTRY.test(entry)).join(",");
 }

@@ -28,6 +28,7 @@ import { spotlightIntegration } from "./spotlight.ts";
 import { timedTransport } from "./transport.ts";
 import { sentryTunnel } from "./tunnel.ts";
 import { internalsOf } from "../server/internals.ts";
+import { loggedMethod } from "../server/log.ts";
 
 export function startSentry(config: SentryConfig): Telemetry {
   init({
@@ -97,7 +98,7 @@ function captureFailure(c: Context, error: unknown, digest: string): FailureLink
             tags: {
               digest,
               route: trace?.route ?? c.req.path,
-              method: c.req.method,
+              method: loggedMethod(c.req.method),
               request_id: internalsOf(c).requestId ?? null,
             },
           },

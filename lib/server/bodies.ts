@@ -19,7 +19,7 @@
  * body (`hono/body-limit` does that) leaves a client that is still sending stuck.
  */
 import type { Context } from "hono";
-import { log, loggedPath } from "./log.ts";
+import { log, loggedMethod, loggedPath } from "./log.ts";
 import type { Middleware } from "./types.ts";
 import { internalsOf } from "./internals.ts";
 
@@ -234,7 +234,7 @@ function refuse(c: Context, status: Refusal): Response {
 
 function logRefusal(c: Context, status: Refusal): void {
   log("warn", new BodyRefused(status).message, {
-    method: c.req.method,
+    method: loggedMethod(c.req.method),
     path: loggedPath(c.req.path),
     status,
     request_id: internalsOf(c).requestId ?? null,

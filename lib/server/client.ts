@@ -6,6 +6,10 @@
  * behalf, and the client is the last entry of `X-Forwarded-For`: each proxy appends the address
  * it was connected from, so the last entry is the one our own proxy wrote, while every entry
  * before it came from the client (or proxies we know nothing of) and can be forged at will.
+ *
+ * `limitedClient(c)`: the same, as per-client limits count it - an IPv6 address by its /64, the
+ * network an ISP hands one subscriber at the least: counted address by address, one home's machine
+ * was as many clients as it chose addresses (2^64).
  */
 import { scopeOf } from "./scope.ts";
 import type { Context } from "./types.ts";
@@ -40,4 +44,41 @@ export function clientAddress(c: Context): string | undefined {
   }
   const remote = (c.env as Deno.ServeHandlerInfo | undefined)?.remoteAddr;
   return remote && "hostname" in remote ? remote.hostname : undefined;
+}
+
+/**
+ * Who is asking, as per-client limits count them: `clientAddress`, an IPv6 address cut to its /64
+ * (`2001:db8:1:2::/64`) - every address of one subscriber's network is one client - an IPv4-mapped
+ * one (`::ffff:192.0.2.1`, from a dual-stack listener) as its IPv4 address, and without the port a
+ * proxy may write with it (`192.0.2.1:51234`, `[2001:db8::1]:443`): a new one each connection.
+ */
+export function limitedClient(c: Context): string | undefined {
+  const address = clientAddress(c);
+  return address === undefined ? undefined : networkOf(address);
+}
+
+const IPV4_PORT = /^(\d{1,3}(?:\.\d{1,3}){3}):\d{1,5}$/;
+const IPV6_PORT = /^\[([^\]]+)\](?::\d{1,5})?$/;
+
+/** The /64 of an IPv6 address, the IPv4 address it maps, either without a port; else as it is. */
+function networkOf(address: string): string {
+  const v4 = IPV4_PORT.exec(address);
+  if (v4) return v4[1];
+  if (!address.includes(":")) return address;
+  // The URL parser writes an IPv6 host in one way: lower case, zeros dropped, `::` once.
+  const bare = IPV6_PORT.exec(address)?.[1] ?? address;
+  const host = URL.parse(`http://[${bare}]/`)?.hostname.slice(1, -1);
+  if (!host) return address; // with a zone (`fe80::1%eth0`), say: a local client
+  const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(host);
+  if (mapped) {
+    const [high, low] = [parseInt(mapped[1], 16), parseInt(mapped[2], 16)];
+    return [high >> 8, high & 255, low >> 8, low & 255].join(".");
+  }
+  const [head, tail] = host.split("::");
+  const groups = head ? head.split(":") : [];
+  if (tail !== undefined && groups.length < 4) {
+    const rest = tail ? tail.split(":") : [];
+    groups.push(...Array(8 - groups.length - rest.length).fill("0"), ...rest);
+  }
+  return `${groups.slice(0, 4).join(":")}::/64`;
 }

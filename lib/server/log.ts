@@ -2,7 +2,7 @@
  * @module
  * Structured logs: one JSON object per line on stdout, so Deno Deploy's log search finds a failure
  * by its digest. Nothing here is ever multi-line, and what a client chooses is logged clipped
- * (`loggedPath`): log services trim long entries, and every field after it would go.
+ * (`loggedPath`, `loggedMethod`): log services trim long entries, and every field after it would go.
  */
 
 export type Level = "debug" | "info" | "warn" | "error";
@@ -20,7 +20,20 @@ const MAX_LOGGED_PATH = 1024;
 
 /** `path` for a log line: its first `MAX_LOGGED_PATH` characters, and how long it was if longer. */
 export function loggedPath(path: string): string {
-  return path.length <= MAX_LOGGED_PATH
-    ? path
-    : `${path.slice(0, MAX_LOGGED_PATH)}\u2026 (${path.length} characters)`;
+  return clipped(path, MAX_LOGGED_PATH);
+}
+
+/**
+ * The most of a request's method a line carries: every method in HTTP's registry fits. A method is
+ * any token a client sends, tens of kilobytes long if it likes.
+ */
+const MAX_LOGGED_METHOD = 32;
+
+/** A request's method for a log line (or a Sentry tag): clipped past 32 characters, its length said. */
+export function loggedMethod(method: string): string {
+  return clipped(method, MAX_LOGGED_METHOD);
+}
+
+function clipped(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max)}\u2026 (${text.length} characters)`;
 }

@@ -5,7 +5,7 @@
  * attention - failures - so a digest search is not buried in traffic. Written by the app's request
  * frame (`frame.ts`), and by the page cache's hits ahead of it (lib/cache/fast_hit.ts).
  */
-import { log, loggedPath } from "./log.ts";
+import { log, loggedMethod, loggedPath } from "./log.ts";
 
 /** The request's line. `start`: `performance.now()` when the request arrived. */
 export function logRequest(
@@ -15,10 +15,9 @@ export function logRequest(
   start: number,
   requestId: string | undefined,
 ): void {
-  const logged = loggedPath(path);
-  log("info", `${method} ${logged} ${status}`, {
-    method,
-    path: logged,
+  const logged = { method: loggedMethod(method), path: loggedPath(path) };
+  log("info", `${logged.method} ${logged.path} ${status}`, {
+    ...logged,
     status,
     // Until the headers: a streamed page's body may still be on its way.
     duration_ms: Math.round(performance.now() - start),

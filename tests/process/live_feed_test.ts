@@ -10,6 +10,7 @@ import { feedOf, sinceOf } from "../../lib/kv/feed.ts";
 import { append, kvLog } from "../../lib/kv/log.ts";
 import { eventStream, type ServerEvent } from "../../lib/server/event_stream.ts";
 import type { AppScope } from "../../lib/server/scope.ts";
+import { heapAfterGc } from "../helpers/heap.ts";
 import { tempStorePath } from "../helpers/kv.ts";
 import { within } from "../helpers/wait.ts";
 import { Context } from "hono";
@@ -91,11 +92,11 @@ Deno.test("feed: one watch per store, shared by all subscribers, running only wh
   const real = await Deno.openKv(":memory:");
   const { kv, watches } = counted(real);
   const feed = feedOf(kv, NOTES, { ringSize: 4 });
-  assert.equal(feedOf(kv, NOTES), feed, "the same feed for the same store and log");
   const stop = new AbortController();
+  // Through the feed, or the same store and log asked for again: one feed.
   const subscriptions = Array.from(
     { length: 20 },
-    () => feed.subscribe(0, { signal: stop.signal }),
+    (_, i) => (i % 2 ? feed : feedOf(kv, NOTES)).subscribe(0, { signal: stop.signal }),
   );
   const received = subscriptions.map((s) => take(s, 6));
   for (let i = 1; i <= 6; i++) await add(real, `n${i}`);
@@ -111,6 +112,45 @@ Deno.test("feed: one watch per store, shared by all subscribers, running only wh
   const other = await Deno.openKv(":memory:");
   assert.notEqual(feedOf(other, NOTES), feed);
   other.close();
+  real.close();
+});
+
+Deno.test("feed: logs named per request share one watch, and nothing is kept once none is followed", async () => {
+  // Attack 9: feeds were kept by the log object, for the life of the process. A log named in a
+  // handler (`kvLog(["rooms", ctx.params.room])`, one object per request) was a feed of its own
+  // each time - a KV watch each, never shared - and each stayed, followed or not, under names a
+  // client chose.
+  const real = await Deno.openKv(":memory:");
+  const { kv, watches } = counted(real);
+  const room = (name: string) => kvLog<Note>(["rooms", name]);
+  const stop = new AbortController();
+  const a = feedOf(kv, room("a")).subscribe(0, { signal: stop.signal });
+  const b = feedOf(kv, room("a")).subscribe(0, { signal: stop.signal });
+  const received = Promise.all([take(a, 1), take(b, 1)]);
+  await append(real, room("a"), (id) => ({ id, text: "hello" }));
+  assert.deepEqual((await received).map(texts), [["hello"], ["hello"]]);
+  assert.equal(watches(), 1, "one watch for one log, however often it was named");
+  assert.equal(feedOf(kv, room("a")).subscribers, 2);
+  assert.equal(feedOf(kv, room("b")).subscribers, 0, "another log's feed is its own");
+  stop.abort();
+  await Promise.all([a.next(), b.next()]);
+
+  const N = 1_000;
+  const name = (i: number) => `${i}`.padEnd(1_900, "r");
+  let before = 0;
+  for (let i = -N; i < N; i++) {
+    if (i === 0) before = await heapAfterGc(); // after as many of the same, to warm up
+    // Named and never followed (a stream refused, or left before it began), or followed a while.
+    const feed = feedOf(kv, room(name(i)));
+    if (i % 2) continue;
+    const leaving = new AbortController();
+    const subscription = feed.subscribe(undefined, { signal: leaving.signal });
+    const next = subscription.next();
+    leaving.abort();
+    await next;
+  }
+  const grown = await heapAfterGc() - before;
+  assert.ok(grown < 1_000_000, `${N} rooms named left ${(grown / 1e6).toFixed(1)} MB behind`);
   real.close();
 });
 
@@ -157,7 +197,9 @@ Deno.test("feed: another process on the file fires no watch; pollIntervalMs catc
   await add(kv, "local");
   const stop = new AbortController();
   const watched = feedOf(kv, NOTES).subscribe(1, { signal: stop.signal });
-  const polled = feedOf(kv, kvLog<Note>(["notes"]), { pollIntervalMs: 100 })
+  // Another handle on the file, so another feed: one log is one feed per store.
+  const polling = await Deno.openKv(path);
+  const polled = feedOf(polling, NOTES, { pollIntervalMs: 100 })
     .subscribe(1, { signal: stop.signal });
   // Both subscribed before the other process writes; their bounds start once it has written (a
   // loaded machine can take seconds to start a process: bounds started before it ran out, or
@@ -187,6 +229,7 @@ Deno.test("feed: another process on the file fires no watch; pollIntervalMs catc
   assert.equal(heard, "quiet");
   stop.abort();
   await Promise.all([watched.return(undefined), polled.return(undefined)]);
+  polling.close();
   kv.close();
 });
 

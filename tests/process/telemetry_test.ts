@@ -318,6 +318,35 @@ Deno.test("telemetry: Deno's OpenTelemetry with Sentry on one trace", async (t) 
   });
 
   await t.step(
+    "a caller's baggage past W3C's 8,192 bytes is no DSC: not in the page, not in an event",
+    async () => {
+      // Attack 9: a client's `sentry-*` entries of any size (up to what a request head takes)
+      // were its trace's DSC: echoed whole into the page's meta tag and into the envelope of
+      // every error event of its requests (40 KB each for a 20 KB entry).
+      const trace = "2af7651916cd43dd8448eb211c80319c";
+      const headers = {
+        traceparent: `00-${trace}-${CALLER_SPAN}-01`,
+        baggage: `sentry-trace_id=${trace},sentry-public_key=callerkey,sentry-junk=${
+          "x".repeat(20_000)
+        }`,
+      };
+      const { html } = await get("/blog/first-post?junk", headers);
+      const meta = /<meta name="baggage" content="([^"]+)"/.exec(html)![1];
+      assert.ok(meta.length < 1_000, `a meta tag of ${meta.length} characters`);
+      assert.equal(dscOf(meta).trace_id, trace, "the trace goes on, with a DSC of its own");
+      assert.equal(dscOf(meta).public_key, "publickey", "the DSN's");
+      assert.equal((await get("/boom", headers)).res.status, 500);
+      const event = await sentry.waitFor((i) =>
+        isErrorEvent(i) && i.payload.contexts.trace.trace_id === trace
+      );
+      const dsc = event.envelope.trace as Record<string, string>;
+      assert.equal(dsc.junk, undefined);
+      assert.equal(dsc.trace_id, trace);
+      assert.ok(JSON.stringify(event.envelope).length < 1_000, "the envelope's header");
+    },
+  );
+
+  await t.step(
     "Sentry: no transaction, no span and no tracing header for its own posts",
     async () => {
       await get("/boom"); // one more event, sent after everything above
@@ -330,7 +359,7 @@ Deno.test("telemetry: Deno's OpenTelemetry with Sentry on one trace", async (t) 
       assert.deepEqual(posts.flatMap((r) => TRACE_HEADERS.filter((h) => r.headers.has(h))), []);
       // Not-found pages sent nothing: every event is a failure of a page or an action above.
       const routes = sentry.items.map((i) => i.payload.tags.route).sort();
-      assert.deepEqual(routes, ["/boom", "/boom", "/late", "action fail"]);
+      assert.deepEqual(routes, ["/boom", "/boom", "/boom", "/late", "action fail"]);
     },
   );
 });

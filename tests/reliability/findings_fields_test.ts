@@ -74,3 +74,63 @@ Deno.test("finding 7: the fields cap refuses a body as it arrives", async (t) =>
     assert.equal(res.status, 303, "the form ran and went back to its page");
   });
 });
+
+/**
+ * Attack 9: the fields cap read the multipart boundary its own way - the last `boundary=` of the
+ * header, a quoted one up to its first `"` - where Deno's form parser (WHATWG's MIME type
+ * parser) reads the first, unescaped; and a `Content-Type` it did not know as a form went to
+ * `formData()` uncounted, which Deno parses as multipart when its last type is. Each such body
+ * was taken whole and parsed - 20,000 parts of a mebibyte, some 250 ms of the server's thread -
+ * before anything counted them. Now the boundary is read as the parser reads it, the body is
+ * parsed by the boundary it was counted by, and a body that is not plainly a form is refused
+ * unread.
+ */
+Deno.test("attack 9: the fields cap counts by the boundary the form is parsed by", async (t) => {
+  const built = await builtTarget(FILES);
+  const { echo } = await built.actionIds();
+  await using server = await startTarget({ REQUEST_TIMEOUT_MS: "20000" }, { root: built.root });
+  const parts = (boundary: string) =>
+    new TextEncoder().encode(
+      `--${boundary}\r\nContent-Disposition: form-data; name="a"\r\n\r\nx\r\n`.repeat(10_100),
+    );
+  const answer = (type: string, boundary: string) =>
+    exchange(server.port, postHead(server, echo, type), {
+      body: parts(boundary),
+      timeoutMs: ANSWER_MS,
+      headOnly: true,
+    });
+
+  await t.step("boundary named twice: the first is the one the parser takes", async () => {
+    const res = await answer("multipart/form-data; boundary=b; boundary=decoy", "b");
+    assert.equal(res.status, 400, `answered after ${Math.round(res.ms)} ms (0: not yet)`);
+    assert.match(new TextDecoder().decode(res.body), /more than 10000 form fields/);
+  });
+
+  await t.step("a quoted boundary with an escaped quote", async () => {
+    const res = await answer('multipart/form-data; boundary="a\\"b"', 'a"b');
+    assert.equal(res.status, 400, `answered after ${Math.round(res.ms)} ms (0: not yet)`);
+    assert.match(new TextDecoder().decode(res.body), /more than 10000 form fields/);
+  });
+
+  await t.step("a Content-Type that is not plainly a form is refused unread", async () => {
+    // The endpoint takes it for a form (it begins as one); Deno parses its last type.
+    const res = await answer(
+      "application/x-www-form-urlencoded, multipart/form-data; boundary=b",
+      "b",
+    );
+    assert.equal(res.status, 400, `${res.status} after ${Math.round(res.ms)} ms (0: not yet)`);
+  });
+
+  await t.step("a browser's form, multipart and urlencoded, still arrives whole", async () => {
+    for (const body of [new FormData(), new URLSearchParams()]) {
+      body.append("said", "hello");
+      const res = await server.fetch(`/_action/${echo}`, {
+        method: "POST",
+        body,
+        headers: { Origin: server.origin },
+      });
+      await res.body?.cancel();
+      assert.equal(res.status, 303, "the form ran and went back to its page");
+    }
+  });
+});

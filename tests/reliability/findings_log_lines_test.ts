@@ -22,6 +22,8 @@ const MOST = 1_500;
 Deno.test("attack 8: a long path does not make a long log line", async (t) => {
   const built = await builtTarget(FILES);
   await using server = await startTarget({}, { root: built.root });
+  const refusing = server;
+  await using requests = await startTarget({ LOG_REQUESTS: "1" }, { root: built.root });
 
   await t.step("a refused body's line", async () => {
     const path = `/_action/${"a".repeat(LONG)}`;
@@ -33,6 +35,25 @@ Deno.test("attack 8: a long path does not make a long log line", async (t) => {
     assert.ok(JSON.stringify(line).length < MOST, `a line of ${JSON.stringify(line).length}`);
     assert.equal(line.status, 413);
     assert.ok(String(line.path).startsWith("/_action/aaa"), "the path's beginning is kept");
+  });
+
+  await t.step("a long method: a refused body's line, a request's line", async () => {
+    // Attack 9: the method is the client's too, any token HTTP admits: tens of kilobytes, in the
+    // line of a refused body (by default) and, with LOG_REQUESTS, twice in the request's line.
+    const method = "M".repeat(LONG);
+    const ours = (line: Record<string, unknown>) => String(line.method).startsWith("MMM");
+    const refused = (line: Record<string, unknown>) =>
+      ours(line) && line.msg === "request body too large";
+    const answered = (line: Record<string, unknown>) => ours(line) && line.level === "info";
+    for (const [server, which] of [[refusing, refused], [requests, answered]] as const) {
+      const head = `${method} /_action/x HTTP/1.1\r\nHost: 127.0.0.1\r\n` +
+        `Content-Length: 100000000\r\nConnection: close\r\n\r\n`;
+      const res = await exchange(server.port, head, { timeoutMs: 10_000, headOnly: true });
+      assert.equal(res.status, 413);
+      const line = await server.waitForLog(which);
+      assert.ok(JSON.stringify(line).length < MOST, `a line of ${JSON.stringify(line).length}`);
+      assert.equal(line.status, 413);
+    }
   });
 
   await t.step("a failure's line", async () => {

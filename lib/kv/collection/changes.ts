@@ -8,7 +8,7 @@
  * number.
  */
 import type { Change } from "../../shared/live_view.ts";
-import { type Feed, type FeedOptions, followSequence } from "../feed.ts";
+import { type Feed, type FeedOptions, followSequence, sharedFeed } from "../feed.ts";
 import { type Declared, keys, type StoredChange, valueName, type View } from "./declared.ts";
 
 /** Up to `limit` changes of `view` numbered above `cursor` (the newest of them), oldest first. */
@@ -50,27 +50,24 @@ function feedsOf(kv: Deno.Kv, d: Declared): Feeds {
   return feeds;
 }
 
-/** The feed of `view`'s changes in `kv`: the one this process has while anyone follows it, or a new one. */
+/** The feed of `view`'s changes in `kv`: one per view in this process while anyone follows it. */
 export function changeFeed(
   kv: Deno.Kv,
   d: Declared,
   view: View,
   options: FeedOptions,
 ): Feed<Change<object>> {
-  const feeds = feedsOf(kv, d);
-  const name = view.index === undefined ? "" : `${view.index}\u0000${valueName(view.value)}`;
-  const existing = feeds.byView.get(name);
-  if (existing) return existing;
   const source = {
     counter: keys.log(d, view).latest,
     read: (cursor: number, limit: number) => changesAfter(kv, d, view, cursor, limit),
     seq: (change: Change<object>) => change.seq,
   };
-  const feed = followSequence(kv, source, options, () => {
-    if (feeds.byView.get(name) === feed) feeds.byView.delete(name);
-  });
-  feeds.byView.set(name, feed);
-  return feed;
+  const name = view.index === undefined ? "" : `${view.index}\u0000${valueName(view.value)}`;
+  return sharedFeed(
+    feedsOf(kv, d).byView,
+    name,
+    (onIdle) => followSequence(kv, source, options, onIdle),
+  );
 }
 
 /**
