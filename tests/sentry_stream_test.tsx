@@ -46,7 +46,16 @@ const throwOnEnd = (signal: AbortSignal): Promise<never> =>
 
 const ROUTES = {
   "_app.tsx": appModule,
-  "live/[feed]/broken.ts": streaming(() => Promise.reject(new Error("the feed broke"))),
+  // Each feed's failure its own digest (the message names the feed): a new bug, not a repeat.
+  "live/[feed]/broken.ts": {
+    handler: {
+      GET: (req, ctx) =>
+        eventStream(req, ctx, async function* (): AsyncGenerator<ServerEvent> {
+          yield { id: 1, event: "entry", data: "first" };
+          throw new Error(`the ${ctx.params.feed} feed broke`);
+        }),
+    } satisfies Handlers,
+  },
   "live/refused.ts": streaming(() => Promise.reject(httpError(403, "Not yours any more"))),
   "live/held.ts": streaming(throwOnEnd),
   "live/short.ts": streaming(throwOnEnd, 50),
@@ -88,8 +97,8 @@ Deno.test({
     const failing = "/live/kv-watch/broken";
 
     /** A broken stream's line and event: the one line with a digest, and its event. */
-    async function brokenStream() {
-      const res = await app.request(failing, { headers: { "X-Request-Id": crypto.randomUUID() } });
+    async function brokenStream(path = failing) {
+      const res = await app.request(path, { headers: { "X-Request-Id": crypto.randomUUID() } });
       assert.equal(res.status, 200);
       assert.equal(await res.text(), "retry: 1000\n\nid: 1\nevent: entry\ndata: first\n\n");
       const [line, ...more] = logs.of(res).filter((l) => "digest" in l);
@@ -104,14 +113,14 @@ Deno.test({
       async () => {
         const { res, line, event } = await brokenStream();
         assert.equal(line.level, "error");
-        assert.equal(line.error.message, "the feed broke");
+        assert.equal(line.error.message, "the kv-watch feed broke");
         assert.equal(line.method, "GET");
         assert.equal(line.path, failing);
         assert.equal(line.route, "/live/:feed/broken");
         assert.equal(line.status, 500);
         assert.equal(line.request_id, res.headers.get("x-request-id"));
 
-        assert.equal(event.payload.exception.values[0].value, "the feed broke");
+        assert.equal(event.payload.exception.values[0].value, "the kv-watch feed broke");
         assert.equal(event.payload.tags.route, "/live/:feed/broken");
         assert.equal(event.payload.tags.method, "GET");
         assert.equal(event.payload.tags.request_id, line.request_id);
@@ -131,6 +140,39 @@ Deno.test({
       },
     );
 
+    await t.step(
+      "50 pages reopening a source that always fails: a line each, one event a minute",
+      async () => {
+        await flushed();
+        const from = { items: receiver.items.length, lines: logs.lines.length };
+        const path = "/live/always/broken";
+        // Each page opens the stream, reads it to its end, and opens it again, as `EventSource`
+        // does after `retry` (how soon does not change what is sent: the window is a minute).
+        const pages = Array.from({ length: 50 }, async () => {
+          for (let round = 0; round < 3; round++) await (await app.request(path)).text();
+        });
+        await Promise.all(pages);
+        await flushed();
+        const lines = logs.lines.slice(from.lines).filter((l) => "digest" in l);
+        assert.equal(lines.length, 150, "every failure its line");
+        const [digest, ...others] = new Set(lines.map((l) => l.digest));
+        assert.deepEqual(others, []);
+        const events = receiver.items.slice(from.items).filter(isErrorEvent);
+        assert.deepEqual(events.map((e) => e.payload.tags.digest), [digest], "one event");
+        const [sent, ...more] = lines.filter((l) => l.sentry_event_id !== null);
+        assert.deepEqual(more, []);
+        assert.equal(sent.sentry_event_id, events[0].payload.event_id);
+        // Each repeat's line names the event that stands for it, and has its own trace.
+        for (const line of lines.filter((l) => l !== sent)) {
+          assert.equal(line.repeat_of, sent.sentry_event_id);
+          assert.match(line.trace_id, /^[0-9a-f]{32}$/);
+        }
+        assert.equal(new Set(lines.map((l) => l.request_id)).size, 150);
+        // Another bug in the same minute is no repeat: its event is sent.
+        await brokenStream("/live/other/broken");
+      },
+    );
+
     /**
      * What follows `end`: no line with a digest and no event, before a broken stream's, which is
      * then the only one of both (so the check cannot pass by looking too early).
@@ -139,7 +181,7 @@ Deno.test({
       await flushed();
       const from = { items: receiver.items.length, lines: logs.lines.length };
       await end();
-      const { line } = await brokenStream();
+      const { line } = await brokenStream(`/live/${crypto.randomUUID()}/broken`);
       await flushed();
       const events = receiver.items.slice(from.items).filter(isErrorEvent);
       assert.deepEqual(events.map((e) => e.payload.tags.digest), [line.digest]);
