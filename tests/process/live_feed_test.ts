@@ -239,7 +239,7 @@ function stream(
 ) {
   const req = options.request ?? new Request("http://x/events");
   // A request's context, as the app's scope middleware leaves it.
-  const c = new Context(req);
+  const c = new Context(req, { env: undefined, path: new URL(req.url).pathname });
   internalsOf(c).appScope = options.appScope ?? scope();
   return eventStream(req, c, events, { heartbeatMs: options.heartbeatMs });
 }
