@@ -2,11 +2,11 @@
  * @module
  * What a request's code needs from the app answering it, beyond the request itself: the app's KV
  * store, whether the proxy's forwarded address is trusted, the signal that the app is closing, how
- * its failures are recorded, its public origins, its users' settings and the product's own. The app keeps it in every request's private record
- * (`internals.ts`) - one object per app, so nothing is made per request, and two apps in one process
- * keep their own - and, for in-process tools outside any request (the test kit's `signInAs`), by
- * the object `createApp` returned. Read it through `kvOf`, `clientAddress` and `eventStream` rather
- * than directly.
+ * its failures are recorded, its public origins, its users' settings and the product's own. The
+ * app keeps it in every request's private record (`internals.ts`) - one object per app, so nothing
+ * is made per request, and two apps in one process keep their own - and, for in-process tools
+ * outside any request (the test kit's `signInAs`), by the object `createApp` returned. Read it
+ * through `kvOf`, `clientAddress` and `eventStream` rather than directly.
  * A handler's `ctx` leads back to its request's Hono context (`contextOf`), so each of these takes
  * whichever the code has in hand.
  */
