@@ -12,8 +12,14 @@ import { nonceOf } from "../server/security.ts";
 import { type FailureLinks, NO_LINKS, type Telemetry } from "../server/telemetry.ts";
 import { describe, digestOf, type ErrorDescription } from "./digest.ts";
 import { appStack } from "./frames.ts";
+import { RepeatWindow } from "./repeats.ts";
 import { FAILURE_ATTRIBUTE, screenDocument, screenMarkup, screenOverPage } from "./screen.ts";
 import { internalsOf } from "../server/internals.ts";
+
+/** A failure the browser repeats on its own is sent once a minute per digest (`repeating`). */
+const REPEATS_MS = 60_000;
+/** Digests whose last sending `repeating` keeps: far more than an app has failing streams. */
+const REPEATS_MAX = 1_000;
 
 export interface Failure {
   digest: string;
@@ -31,6 +37,14 @@ export interface FailureOptions {
 export interface Failures {
   /** Names, logs and reports a failure of the request `c`; returns what the screen shows. */
   record(c: Context, error: unknown, status: number): Failure;
+  /**
+   * A failure of the request `c` after its answer went out that the browser repeats on its own
+   * (an event stream's source: every page holding the stream opens it again a second later).
+   * Recorded as `record` does, with status 500, but its event is sent once a minute per digest
+   * (`repeats.ts`): a repeat's line has `sentry_event_id: null` and `repeat_of`, the event sent
+   * for it.
+   */
+  repeating(c: Context, error: unknown): void;
   /** The failure screen for `error`, as the request's response. */
   response(c: Context, error: unknown, status?: number): Response;
   /** What ends a page whose Suspense boundary failed after its shell went out. */
@@ -40,12 +54,16 @@ export interface Failures {
 export function failures({ dev, root, telemetry }: FailureOptions): Failures {
   const details = dev ? devDetails(root) : () => undefined;
 
-  const record = (c: Context, error: unknown, status: number): Failure => {
+  const repeats = new RepeatWindow(REPEATS_MS, REPEATS_MAX);
+
+  const record = (c: Context, error: unknown, status: number, window?: RepeatWindow): Failure => {
     const { action, route } = internalsOf(c);
     const digest = digestOf(error, action ? `${action.file}#${action.name}` : route ?? "");
     const described = describe(error);
     const report = () => {
-      const links = telemetry?.captureFailure(error, digest, c) ?? NO_LINKS;
+      const repeat = window?.repeated(digest);
+      const links = telemetry?.captureFailure(error, digest, c, { send: !repeat }) ?? NO_LINKS;
+      if (window && !repeat) window.sent(digest, links.sentry_event_id);
       log("error", headline(described), {
         digest,
         method: loggedMethod(c.req.method),
@@ -56,6 +74,7 @@ export function failures({ dev, root, telemetry }: FailureOptions): Failures {
         status,
         request_id: internalsOf(c).requestId ?? null,
         ...links,
+        ...repeat?.eventId && { repeat_of: repeat.eventId },
         error: described,
       });
     };
@@ -68,6 +87,9 @@ export function failures({ dev, root, telemetry }: FailureOptions): Failures {
 
   return {
     record,
+    repeating(c, error) {
+      record(c, error, 500, repeats);
+    },
     response(c, error, status = 500) {
       const failure = record(c, error, status);
       const html = screenDocument({ ...failure, nonce: nonceOf(c) });

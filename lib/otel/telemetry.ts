@@ -48,14 +48,14 @@ export function otelTelemetry(reporter?: Reporter): Telemetry {
     hit: requestHit,
     span: childSpan,
     within,
-    captureFailure(error, digest, c) {
+    captureFailure(error, digest, c, { send = true } = {}) {
       const span = c ? internalsOf(c).otelSpan : trace.getActiveSpan();
       if (c && span) markFailed(c, span, digest);
       const ids = span?.spanContext();
       return {
         trace_id: ids?.traceId ?? null,
         span_id: ids?.spanId ?? null,
-        sentry_event_id: reporter ? report(reporter, error, digest, c) : null,
+        sentry_event_id: reporter && send ? report(reporter, error, digest, c) : null,
       };
     },
     head: head && ((c) => head(c, internalsOf(c).otelSpan)),

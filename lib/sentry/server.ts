@@ -64,8 +64,8 @@ export function startSentry(config: SentryConfig): Telemetry {
       if (config.tunnel && config.dsn) app.post(config.tunnel, sentryTunnel(config.dsn));
     },
     middleware: sentryTracing(),
-    captureFailure: (error, digest, c) =>
-      c ? captureFailure(c, error, digest) : captureUnhandled(error, digest),
+    captureFailure: (error, digest, c, { send = true } = {}) =>
+      c ? captureFailure(c, error, digest, send) : captureUnhandled(error, digest),
     /** The page's part: none for the not-found page, so its browser sends nothing either. */
     head: (c: Context) => isNotFoundRoute(c) ? null : head(pageTraceOf(requestTraceOf(c)?.span)),
     connectSources: browserConnectSources(config),
@@ -75,8 +75,11 @@ export function startSentry(config: SentryConfig): Telemetry {
   };
 }
 
-/** Captures a server failure under its request's transaction (not-found pages excepted). */
-function captureFailure(c: Context, error: unknown, digest: string): FailureLinks {
+/**
+ * Captures a server failure under its request's transaction (not-found pages excepted; only the
+ * links when not to `send`).
+ */
+function captureFailure(c: Context, error: unknown, digest: string, send: boolean): FailureLinks {
   const trace = requestTraceOf(c);
   const spanContext = trace?.span.spanContext();
   const links = {
@@ -84,7 +87,7 @@ function captureFailure(c: Context, error: unknown, digest: string): FailureLink
     span_id: spanContext?.spanId ?? null,
     sentry_event_id: null,
   };
-  if (isNotFoundRoute(c)) return links;
+  if (!send || isNotFoundRoute(c)) return links;
   if (trace) attachRequest(trace.isolationScope, c.req.raw);
   // Explicit scopes: a failure inside a streamed boundary is reported outside the request's
   // async context.

@@ -158,6 +158,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
     kv,
     trustProxy,
     closing: closing.signal,
+    failures: failed,
     streamLifetimeMs: options.eventStreamLifetimeMs,
     eventStreams: { open: 0, max: options.maxEventStreams },
     origins,

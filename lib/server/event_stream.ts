@@ -21,10 +21,9 @@
  * aborts (`no-legacy-abort`) - and enough of them turned every stream away for good.
  */
 import type { Context } from "hono";
-import { describe, digestOf } from "../errors/digest.ts";
+import { isHttpError } from "../errors/http_error.ts";
 import { RENEW_EVENT } from "../shared/stream_renew.ts";
 import { internalsOf } from "./internals.ts";
-import { log, loggedPath } from "./log.ts";
 import { type AnyContext, contextOf, scopeOf } from "./scope.ts";
 
 declare module "./internals.ts" {
@@ -165,9 +164,14 @@ export function eventStream(
           return stream.enqueue(encoder.encode(format(next.value)));
         }
       } catch (error) {
-        // Logged, and the stream ends: the browser reconnects, gets what it missed by
-        // `Last-Event-ID`, and the source starts afresh.
-        if (!signal.aborted) logFailure(req, error);
+        // A failure of the request's, as any other (a line with its digest, a Sentry event in the
+        // request's trace), and the stream ends: the browser reconnects, gets what it missed by
+        // `Last-Event-ID`, and the source starts afresh - or fails again, which every open page
+        // repeats each second: its event goes once a minute (`repeating`). Not when the stream
+        // was ending anyway (the client left, its lifetime is over, the app closes: the source
+        // failed for that), nor for an expected error (`httpError`), which is no failure: the
+        // reconnection meets the route's answer to it.
+        if (!signal.aborted && !isHttpError(error)) scope.failures.repeating(c, error);
       }
       ended.abort();
     },
@@ -220,15 +224,6 @@ export function tooManyStreams(): Response {
       "Cache-Control": "no-store",
       "Content-Type": "text/plain; charset=utf-8",
     },
-  });
-}
-
-function logFailure(req: Request, error: unknown): void {
-  const path = loggedPath(new URL(req.url).pathname);
-  log("error", `event stream ${path} failed`, {
-    digest: digestOf(error),
-    path,
-    error: describe(error),
   });
 }
 

@@ -1,16 +1,17 @@
 /**
  * @module
  * What a request's code needs from the app answering it, beyond the request itself: the app's KV
- * store, whether the proxy's forwarded address is trusted, the signal that the app is closing, its
- * public origins, its users' settings and the product's own. The app keeps it in every request's private record
- * (`internals.ts`) - one object per app, so nothing is made per request, and two apps in one process
- * keep their own - and, for in-process tools outside any request (the test kit's `signInAs`), by
- * the object `createApp` returned. Read it through `kvOf`, `clientAddress` and `eventStream` rather
- * than directly.
+ * store, whether the proxy's forwarded address is trusted, the signal that the app is closing, how
+ * its failures are recorded, its public origins, its users' settings and the product's own. The
+ * app keeps it in every request's private record (`internals.ts`) - one object per app, so nothing
+ * is made per request, and two apps in one process keep their own - and, for in-process tools
+ * outside any request (the test kit's `signInAs`), by the object `createApp` returned. Read it
+ * through `kvOf`, `clientAddress` and `eventStream` rather than directly.
  * A handler's `ctx` leads back to its request's Hono context (`contextOf`), so each of these takes
  * whichever the code has in hand.
  */
 import type { AuthOptions } from "../auth/settings.ts";
+import type { Failures } from "../errors/failure.ts";
 import type { ProductSettings } from "../settings/declare.ts";
 import { internalsOf } from "./internals.ts";
 import type { Context } from "./types.ts";
@@ -22,6 +23,11 @@ export interface AppScope {
   readonly trustProxy: boolean;
   /** Aborts when the app closes: long-lived responses end then. */
   readonly closing: AbortSignal;
+  /**
+   * The app's failures: what a request's work that fails after its answer went out (an event
+   * stream's source) records, as the app records any other (a line, a digest, an event).
+   */
+  readonly failures: Failures;
   /** `AppOptions.eventStreamLifetimeMs`: how long an event stream stays open (0, unset: no end). */
   readonly streamLifetimeMs?: number;
   /** The app's event streams open now, and `AppOptions.maxEventStreams`. */

@@ -81,8 +81,15 @@ export interface Telemetry {
   /**
    * Reports a failure: of the request `c`, or of no request (an unhandled rejection). Never
    * called for the not-found page's requests' reporting decisions: `isNotFoundRoute(c)` tells.
+   * With `send: false` (a repeat of a failure sent a moment ago, `Failures.repeating`), only the
+   * links: nothing is sent, and `sentry_event_id` is `null`.
    */
-  captureFailure(error: unknown, digest: string, c?: Context): FailureLinks;
+  captureFailure(
+    error: unknown,
+    digest: string,
+    c?: Context,
+    options?: { send?: boolean },
+  ): FailureLinks;
   /** Elements for a page's `<head>`: trace meta tags, the browser SDK's settings. */
   head?(c: Context): ReactNode;
   /** Origins the browser sends telemetry to, for the CSP's `connect-src`. */

@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { feedOf, sinceOf } from "../../lib/kv/feed.ts";
 import { append, kvLog } from "../../lib/kv/log.ts";
+import { failures } from "../../lib/errors/failure.ts";
 import { eventStream, type ServerEvent } from "../../lib/server/event_stream.ts";
 import type { AppScope } from "../../lib/server/scope.ts";
 import { heapAfterGc } from "../helpers/heap.ts";
@@ -278,6 +279,7 @@ function scope(): AppScope & { close(): void } {
   return {
     trustProxy: false,
     closing: closing.signal,
+    failures: failures({ dev: false, root: Deno.cwd() }),
     eventStreams: { open: 0, max: 100 },
     close: () => closing.abort(),
   };
@@ -290,7 +292,7 @@ function stream(
 ) {
   const req = options.request ?? new Request("http://x/events");
   // A request's context, as the app's scope middleware leaves it.
-  const c = new Context(req);
+  const c = new Context(req, { env: undefined, path: new URL(req.url).pathname });
   internalsOf(c).appScope = options.appScope ?? scope();
   return eventStream(req, c, events, { heartbeatMs: options.heartbeatMs });
 }
@@ -378,7 +380,10 @@ Deno.test("eventStream: a source that fails is logged with a digest and the stre
   }
   const logged = JSON.parse(lines[0]);
   assert.equal(logged.level, "error");
-  assert.equal(logged.msg, "event stream /events failed");
+  // The app's failure line (tests/sentry_stream_test.tsx has its Sentry event).
+  assert.equal(logged.msg, "TypeError: database disk image is malformed");
+  assert.equal(logged.path, "/events");
+  assert.equal(logged.status, 500);
   assert.match(logged.digest, /^[0-9A-Z]{5}-[0-9A-Z]{5}$/);
   assert.equal(logged.error.message, "database disk image is malformed");
 });

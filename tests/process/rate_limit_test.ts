@@ -8,6 +8,7 @@
  */
 import { Hono } from "hono";
 import assert from "node:assert/strict";
+import { failures } from "../../lib/errors/failure.ts";
 import { limitCalls, rateLimit } from "../../lib/kv/rate_limit.ts";
 import { internalsOf } from "../../lib/server/internals.ts";
 import { cspAround, secureRequest, secureResponse } from "../../lib/server/security.ts";
@@ -124,6 +125,7 @@ function limitedApp(kv: Deno.Kv, trustProxy: boolean) {
     kv,
     trustProxy,
     closing: new AbortController().signal,
+    failures: failures({ dev: false, root: Deno.cwd() }),
     eventStreams: { open: 0, max: 1 },
   };
   app.use(async (c, next) => {

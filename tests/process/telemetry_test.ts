@@ -50,6 +50,15 @@ export default function Page() {
   GET: () => new Promise<Response>(() => {}),
 };
 export default function Stuck() { return <p>never</p>; }\n`,
+    // An event stream whose source fails after its first event.
+    "routes/feed/broken.ts": `import { eventStream } from "../../lib/mod.ts";
+export const handler = {
+  GET: (req: Request, ctx: { params: unknown; url: URL }) =>
+    eventStream(req, ctx, async function* () {
+      yield { id: 1, data: "first" };
+      throw new Error("the feed broke");
+    }),
+};\n`,
     "routes/upstreams.ts": `export const handler = {
   async GET() {
     for (const url of Deno.env.get("UPSTREAM_URLS")!.split(",")) await (await fetch(url)).body?.cancel();
@@ -225,6 +234,38 @@ Deno.test("telemetry: Deno's OpenTelemetry with Sentry on one trace", async (t) 
     assert.equal(failed.status.code, 2, "status ERROR");
   });
 
+  await t.step(
+    "a failing event stream: its event and line on its request's span; a repeat's line names it",
+    async () => {
+      const lines = [];
+      for (let i = 0; i < 2; i++) {
+        const res = await server.fetch("/feed/broken");
+        assert.equal(await res.text(), "retry: 1000\n\nid: 1\ndata: first\n\n");
+        const id = res.headers.get("x-request-id");
+        lines.push(await server.waitForLog((l) => l.request_id === id && l.level === "error"));
+      }
+      const [line, repeat] = lines;
+      const span = await serverSpan(rx, (s) => s.traceId === line.trace_id);
+      assert.equal(span.name, "GET /feed/broken");
+      assert.equal(line.span_id, span.spanId);
+      const event = await sentry.waitFor((i) =>
+        isErrorEvent(i) && i.payload.tags.route === "/feed/broken"
+      );
+      assert.equal(event.payload.tags.digest, line.digest);
+      assert.equal(event.payload.tags.request_id, line.request_id);
+      assert.equal(event.payload.contexts.trace.trace_id, span.traceId);
+      assert.equal(line.sentry_event_id, event.payload.event_id);
+      const record = await rx.log((l) => String(l.body).includes(`"digest":"${line.digest}"`));
+      assert.deepEqual([record.traceId, record.spanId], [span.traceId, span.spanId]);
+      // The repeat: its own line and trace, no event (the last step counts what was sent).
+      assert.equal(repeat.digest, line.digest);
+      assert.equal(repeat.sentry_event_id, null);
+      assert.equal(repeat.repeat_of, event.payload.event_id);
+      assert.match(String(repeat.trace_id), /^[0-9a-f]{32}$/);
+      assert.notEqual(repeat.trace_id, line.trace_id);
+    },
+  );
+
   await t.step("a failing action: its event and line on the action's request span", async () => {
     const res = await server.fetch(`/_action/${ids.fail}`, {
       method: "POST",
@@ -359,7 +400,7 @@ Deno.test("telemetry: Deno's OpenTelemetry with Sentry on one trace", async (t) 
       assert.deepEqual(posts.flatMap((r) => TRACE_HEADERS.filter((h) => r.headers.has(h))), []);
       // Not-found pages sent nothing: every event is a failure of a page or an action above.
       const routes = sentry.items.map((i) => i.payload.tags.route).sort();
-      assert.deepEqual(routes, ["/boom", "/boom", "/boom", "/late", "action fail"]);
+      assert.deepEqual(routes, ["/boom", "/boom", "/boom", "/feed/broken", "/late", "action fail"]);
     },
   );
 });
