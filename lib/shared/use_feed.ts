@@ -2,19 +2,26 @@
  * @module
  * `useFeed(url, { since, on })`: an island's end of a server's event stream (`eventStream`,
  * `changeStream`), so no island writes `EventSource` code of its own. It opens the stream after
- * hydration with `?since=` the last event id the page has; when the stream drops, the browser's
- * own reconnection gets one quick try (it sends `Last-Event-ID`, and the server sends what was
- * missed); after that, or when the server refused the stream (a 503, a deploy), the hook opens it
- * again itself, backing off - growing, capped, jittered, so that a thousand pages do not come back
- * in the same second - with `?since=` the last id it got. A hidden page holds no stream: it closes
- * on `visibilitychange` (hidden) and `pagehide`, and opens again, from where it was, when the page
- * is shown (`visibilitychange`, `pageshow`): a page in the back/forward cache holds no connection,
- * and there is no `unload` listener to keep it out of that cache. A stream whose lifetime is over
- * (its last event is `renew`) is opened again at once, from the last id, before its end can show
- * as a drop: the status stays `live` unless the server now refuses it (a sign-out). Browser-safe.
+ * hydration with `?since=` the last event id the page has; when a healthy stream drops, the
+ * browser's own reconnection gets one quick try (it sends `Last-Event-ID`, and the server sends
+ * what was missed); after that, or when the server refused the stream (a 503, a deploy), or when
+ * it ended before it was healthy (a source that fails as it opens), the hook opens it again
+ * itself, backing off - growing, capped, jittered, so that a thousand pages do not come back in
+ * the same second - with `?since=` the last id it got. Healthy is a stream that delivered an
+ * event or stayed open 5 s: only then does the backoff start again from its first delay, so a
+ * broken feed is asked for less and less often, not each second. A hidden page holds no stream:
+ * it closes on `visibilitychange` (hidden) and `pagehide`, and opens again, from where it was,
+ * when the page is shown (`visibilitychange`, `pageshow`): a page in the back/forward cache holds
+ * no connection, and there is no `unload` listener to keep it out of that cache. A stream whose
+ * lifetime is over (its last event is `renew`) is opened again at once, from the last id, before
+ * its end can show as a drop: the status stays `live` unless the server now refuses it (a
+ * sign-out). Browser-safe.
  */
 import { useEffect, useRef, useState } from "react";
 import { RENEW_EVENT } from "./stream_renew.ts";
+
+/** How long a connection stays open, with no event, before it counts as healthy. */
+const STEADY_MS = 5_000;
 
 /**
  * Where an island's event stream is: `connecting` (opening, the first time or after a pause),
@@ -57,13 +64,18 @@ export interface UseFeedOptions {
   since?: string | number;
   /** A handler for each type of event (`event:` in the stream); the latest render's are called. */
   on: Record<string, (event: MessageEvent<string>) => void>;
-  /** The delays before opening a refused or lost stream again: `firstMs` (1 s), doubling to `maxMs` (30 s), jittered. */
+  /**
+   * The delays before opening a refused or failing stream again: `firstMs` (1 s), doubling with
+   * each try in a row that fails to `maxMs` (30 s), jittered. A try fails when it is refused or
+   * ends before it delivered an event or stayed open 5 s.
+   */
   retry?: { firstMs?: number; maxMs?: number };
 }
 
 /**
  * Follows the server-sent events at `url` while the page is shown: calls `on[type]` for each
- * event, reconnects with a capped, jittered backoff, resumes from the last event id after a drop
+ * event, reconnects with a capped, jittered backoff (a stream that ends before it delivered an
+ * event or stayed open 5 s counts as a failed try), resumes from the last event id after a drop
  * or a pause (`Last-Event-ID`, `?since=`), and holds no connection while the page is hidden or in
  * the back/forward cache. `null` follows nothing.
  *
@@ -106,9 +118,12 @@ export function useFeed(url: string | null, { since, on, retry = {} }: UseFeedOp
     let last = since === undefined ? undefined : String(since);
     let source: EventSource | undefined;
     let timer: ReturnType<typeof setTimeout> | undefined;
+    let steady: ReturnType<typeof setTimeout> | undefined;
+    // Tries in a row that failed: refused, or ended before they were healthy.
     let failures = 0;
     const close = () => {
       clearTimeout(timer);
+      clearTimeout(steady);
       source?.close();
       source = undefined;
     };
@@ -124,26 +139,42 @@ export function useFeed(url: string | null, { since, on, retry = {} }: UseFeedOp
       const target = new URL(url, location.href);
       if (last !== undefined) target.searchParams.set("since", last);
       const opened = source = new EventSource(target);
-      opened.onopen = () => {
+      // Whether this connection (the browser's own reconnection is another) proved healthy: it
+      // delivered an event, or stayed open `STEADY_MS`. Opening is not enough: a source that
+      // fails at once opens and ends each time, and counting that as health kept every page of a
+      // broken feed reopening it each second for as long as it was open.
+      let healthy = false;
+      const healthyNow = () => {
+        if (opened !== source || healthy) return;
+        healthy = true;
         failures = 0;
+        clearTimeout(steady);
+      };
+      opened.onopen = () => {
+        steady = setTimeout(healthyNow, STEADY_MS);
         setStatus("live");
       };
       opened.onerror = () => {
         if (opened !== source) return;
-        // Dropped: the browser tries once on its own, sending Last-Event-ID; refused, or dropped
-        // again before it opened, it is ours to open again, later.
-        if (opened.readyState === EventSource.CONNECTING && failures === 0) {
+        clearTimeout(steady);
+        // A healthy stream that dropped gets the browser's one quick try (it sends
+        // Last-Event-ID), which counts as the first of the tries in a row; refused, or ended
+        // before it was healthy, it is ours to open again, later each time.
+        if (opened.readyState === EventSource.CONNECTING && healthy) {
+          healthy = false;
           failures = 1;
           setStatus("retrying");
         } else again();
       };
       // The server ends the stream after this: the next one opens now, with no drop shown.
       opened.addEventListener(RENEW_EVENT, () => {
+        healthyNow();
         if (opened === source) open();
       });
       for (const type of Object.keys(handlers.current)) {
         opened.addEventListener(type, (event) => {
           if (opened !== source) return;
+          healthyNow();
           if (event.lastEventId) last = event.lastEventId;
           handlers.current[type]?.(event);
         });
