@@ -208,4 +208,14 @@ Deno.test("outside a page's render, or with another app's declaration: a clear e
   await wrong.body?.cancel();
   assert.match(String(logs.of(wrong)[0]?.msg), /not made with these settings/);
   await stranger.close();
+
+  // An app with no routes/_settings.ts renders the page all the same: the call is in a page.
+  const none = memoryApp({
+    routes: { "x.tsx": page(() => <p>{useSettings(other).PAGE_SIZE}</p>) },
+  });
+  const unsettled = await none.request("/x");
+  assert.equal(unsettled.status, 500);
+  await unsettled.body?.cancel();
+  assert.match(String(logs.of(unsettled)[0]?.msg), /has no routes\/_settings\.ts/);
+  await none.close();
 });
