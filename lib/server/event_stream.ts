@@ -129,6 +129,8 @@ export function eventStream(
   const ended = new AbortController();
   const signal = AbortSignal.any([ended.signal, req.signal, scope.closing]);
   const iterator = events(signal)[Symbol.asyncIterator]();
+  const internals = internalsOf(c);
+  const route = internals.route; // names a failure that holds no frame of the app's (digest.ts)
   streams.open++; // until `stop`
   const body = new ReadableStream<Uint8Array>({
     start(stream) {
@@ -167,7 +169,7 @@ export function eventStream(
       } catch (error) {
         // Logged, and the stream ends: the browser reconnects, gets what it missed by
         // `Last-Event-ID`, and the source starts afresh.
-        if (!signal.aborted) logFailure(req, error);
+        if (!signal.aborted) logFailure(req, error, route);
       }
       ended.abort();
     },
@@ -183,7 +185,6 @@ export function eventStream(
       "X-Accel-Buffering": "no",
     },
   });
-  const internals = internalsOf(c);
   // Answered already (its deadline passed while the handler ran): this stream is never sent.
   if (internals.answered) body.cancel().catch(() => {});
   else (internals.eventStreams ??= []).push(body);
@@ -223,10 +224,10 @@ export function tooManyStreams(): Response {
   });
 }
 
-function logFailure(req: Request, error: unknown): void {
+function logFailure(req: Request, error: unknown, route: string | undefined): void {
   const path = loggedPath(new URL(req.url).pathname);
   log("error", `event stream ${path} failed`, {
-    digest: digestOf(error),
+    digest: digestOf(error, route),
     path,
     error: describe(error),
   });
