@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { Suspense, use } from "react";
 import { appFromEnv } from "../lib/cli/app.ts";
 import { readSettings } from "../lib/cli/settings.ts";
-import { type AppProps, notFound, type PageProps } from "../lib/mod.ts";
+import { type AppProps, eventStream, notFound, type PageProps } from "../lib/mod.ts";
 import { captureLogs } from "shell/testing";
 import { type AppFiles, memoryApp, memoryManifest } from "./helpers/app.ts";
 import { PROJECT_ROOT } from "./helpers/project_copy.ts";
@@ -408,6 +408,38 @@ Deno.test("two routes whose calls time out get two digests, each the same every 
     assert.equal(digests[path] ?? digest, digest, `${path}: the same failure, the same digest`);
     digests[path] = digest;
     assert.equal(logs.of(res)[0].digest, digest);
+  }
+  assert.notEqual(digests["/rates"], digests["/payments"]);
+  await app.close();
+});
+
+Deno.test("two routes whose event streams' calls time out log two digests, each the same every time", async () => {
+  using logs = captureLogs();
+  // As above, for a live page's source: its failure ends the stream and is logged with a digest.
+  const timesOut = {
+    handler: {
+      GET: (req: Request, ctx: Parameters<typeof eventStream>[1]) =>
+        eventStream(req, ctx, async function* () {
+          const signal = AbortSignal.timeout(1);
+          await new Promise((_, reject) =>
+            signal.addEventListener("abort", () => reject(signal.reason))
+          );
+          yield { data: "not reached" };
+        }),
+    },
+  };
+  const app = memoryApp({ routes: { "rates.ts": timesOut, "payments.ts": timesOut } });
+  const digests: Record<string, string> = {};
+  for (const path of ["/rates", "/payments", "/rates"]) {
+    const before = logs.lines.length;
+    const res = await app.request(path);
+    assert.equal(res.status, 200);
+    await res.text(); // the stream ends with its source's failure
+    const failed = logs.lines.slice(before).filter((line) => line.level === "error");
+    assert.equal(failed.length, 1, path);
+    const digest = String(failed[0].digest);
+    assert.equal(digests[path] ?? digest, digest, `${path}: the same failure, the same digest`);
+    digests[path] = digest;
   }
   assert.notEqual(digests["/rates"], digests["/payments"]);
   await app.close();

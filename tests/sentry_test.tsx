@@ -285,6 +285,28 @@ Deno.test({
     );
 
     await t.step(
+      "a client's method of any length: the transaction's name and method carry 32 characters of it",
+      async () => {
+        // Any token is a method to HTTP: a 5,000-character one named the transaction whole, and
+        // went into its envelope twice, as the log lines and the failure tag no longer carry it.
+        const traceId = "7c9f00a798038103d269b633813fc60d";
+        const { res } = await get("/blog/second-post", {
+          method: "M".repeat(5_000),
+          headers: { "sentry-trace": `${traceId}-${PARENT_SPAN}-1` },
+        });
+        assert.equal(res.status, 405);
+        const { payload } = await receiver.waitFor((item) =>
+          item.payload.contexts?.trace?.trace_id === traceId
+        );
+        assert.match(
+          String(payload.transaction),
+          /^M{32}\u2026 \(5000 characters\) \/blog\/:slug$/,
+        );
+        assert.ok(!JSON.stringify(payload).includes("M".repeat(33)), "nowhere whole");
+      },
+    );
+
+    await t.step(
       "overlapping routes: the transaction is named by the route that answered",
       async () => {
         const names: Record<string, string> = {

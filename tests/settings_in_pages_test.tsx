@@ -115,6 +115,8 @@ function app(islands = true) {
         default: ({ data }: { data: { key: string } }) => <Shown value={data} />,
       },
       "short-text.tsx": page(() => <Shown value="the pin is not 4711-ish: 47110" />),
+      // Bytes: a typed array's keys are its indexes (4711 among them), never text it holds.
+      "bytes.tsx": page(() => <Shown value={new Uint8Array(5_000)} />),
       "api/read.ts": api(() => Response.json(useSettings(settings))),
     },
     islands: islands ? { Shown, ReadsSettings } : {},
@@ -185,6 +187,10 @@ Deno.test("a secret's value never reaches an island's props: the render fails na
   const res = await it.app.request("/short-text");
   assert.equal(res.status, 200);
   await res.body?.cancel();
+  // A typed array's indexes are not its values (one of 5,000 bytes is the PIN's "4711").
+  const bytes = await it.app.request("/bytes");
+  assert.equal(bytes.status, 200);
+  await bytes.body?.cancel();
 });
 
 Deno.test("outside a page's render, or with another app's declaration: a clear error", async () => {
@@ -208,4 +214,14 @@ Deno.test("outside a page's render, or with another app's declaration: a clear e
   await wrong.body?.cancel();
   assert.match(String(logs.of(wrong)[0]?.msg), /not made with these settings/);
   await stranger.close();
+
+  // An app with no routes/_settings.ts renders the page all the same: the call is in a page.
+  const none = memoryApp({
+    routes: { "x.tsx": page(() => <p>{useSettings(other).PAGE_SIZE}</p>) },
+  });
+  const unsettled = await none.request("/x");
+  assert.equal(unsettled.status, 500);
+  await unsettled.body?.cancel();
+  assert.match(String(logs.of(unsettled)[0]?.msg), /has no routes\/_settings\.ts/);
+  await none.close();
 });

@@ -115,7 +115,7 @@ export async function retrying<T>(
 const turns = new WeakMap<Deno.Kv, Map<object | string, Promise<unknown>>>();
 
 /**
- * Runs `work` once the earlier work on `subject` (a log, a collection, a key's `keyName`) in `kv`
+ * Runs `work` once the earlier work on `subject` (a collection; a log's or a key's `keyName`) in `kv`
  * is done: writes that would all race for one counter go one at a time within an isolate, so that
  * only other workers and instances race - a few retries, never fifty writes failing their `check`
  * together. A subject is kept only while work on it waits.

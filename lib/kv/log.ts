@@ -9,6 +9,7 @@
  * also the one key a watcher needs: it changes once per append.
  */
 import { type Commit, inTurn, retrying } from "./commit.ts";
+import { keyName } from "./key_name.ts";
 import { assertFits } from "./limits.ts";
 
 /**
@@ -115,8 +116,9 @@ export function append<T extends Logged>(
   make: (id: number) => T,
 ): Promise<T> {
   // Every append races for the same counter: run together, fifty of them would mostly fail their
-  // `check` and retry until some give up. One at a time per isolate, only other workers race.
-  return inTurn(kv, log, () => appendNow(kv, log, make));
+  // `check` and retry until some give up. One at a time per isolate, only other workers race -
+  // queued by the log's keys, not the object: a log named per request is a new object each time.
+  return inTurn(kv, keyName(log.latest), () => appendNow(kv, log, make));
 }
 
 function appendNow<T extends Logged>(

@@ -30,6 +30,7 @@ import type {} from "../actions/endpoint.ts"; // `internalsOf(c).action`
 import { ACTION_PATH } from "../shared/action_wire.ts";
 import { isNotFoundRoute } from "../errors/not_found.ts";
 import { internalsOf } from "../server/internals.ts";
+import { loggedMethod } from "../server/log.ts";
 
 declare module "../server/internals.ts" {
   interface Internals {
@@ -139,9 +140,9 @@ function continueSentryTrace(c: Context, header: string, denoSpan: Span): Span |
     traceFlags: flags,
     isRemote: true,
   });
-  const span = tracer.startSpan(c.req.method, {
+  const span = tracer.startSpan(loggedMethod(c.req.method), {
     kind: SpanKind.SERVER,
-    attributes: { "http.request.method": c.req.method, "url.path": c.req.path },
+    attributes: { "http.request.method": loggedMethod(c.req.method), "url.path": c.req.path },
     links: [{ context: denoSpan.spanContext() }],
   }, parent);
   denoSpan.addLink({ context: span.spanContext() });
@@ -162,7 +163,7 @@ export function nameAfterRoute(c: Context, span: Span): void {
 }
 
 function nameSpan(span: Span, method: string, route: string): void {
-  span.updateName(`${method} ${route}`);
+  span.updateName(`${loggedMethod(method)} ${route}`);
   span.setAttribute("http.route", route);
 }
 

@@ -22,6 +22,7 @@ import type {} from "../actions/endpoint.ts"; // `internalsOf(c).action`
 import { isNotFoundRoute } from "../errors/not_found.ts";
 import { untrustedBaggage } from "./sampling.ts";
 import { internalsOf } from "../server/internals.ts";
+import { loggedMethod } from "../server/log.ts";
 
 /** What a request's failure is captured under: its transaction and its isolation scope. */
 export interface RequestTrace {
@@ -56,7 +57,7 @@ function nameAfterRoute(c: Context, trace: RequestTrace): void {
   const route = action ? `action ${action.name}` : internalsOf(c).route;
   if (!route || trace.route === route) return;
   trace.route = route;
-  trace.span.updateName(action ? route : `${c.req.method} ${route}`);
+  trace.span.updateName(action ? route : `${loggedMethod(c.req.method)} ${route}`);
   trace.span.setAttribute(SEMANTIC_ATTRIBUTE_SENTRY_SOURCE, action ? "component" : "route");
 }
 
@@ -70,13 +71,13 @@ export function sentryTracing(): MiddlewareHandler {
       const trace = () =>
         startSpanManual({
           // Until the router has chosen a route (`nameAfterRoute`); not-found keeps the URL.
-          name: `${req.method} ${c.req.path}`,
+          name: `${loggedMethod(req.method)} ${c.req.path}`,
           op: "http.server",
           attributes: {
             [SEMANTIC_ATTRIBUTE_SENTRY_ORIGIN]: "auto.http.hono",
             [SEMANTIC_ATTRIBUTE_SENTRY_SOURCE]: "url",
             [SEMANTIC_ATTRIBUTE_SENTRY_OP]: "http.server",
-            "http.request.method": req.method,
+            "http.request.method": loggedMethod(req.method),
             "url.path": c.req.path,
           },
         }, async (span) => {
@@ -120,7 +121,12 @@ export function sentryTracing(): MiddlewareHandler {
 
 /** The request as Sentry's events show it (URL, method, headers). */
 export function attachRequest(isolationScope: Scope, req: Request): void {
-  isolationScope.setSDKProcessingMetadata({ normalizedRequest: winterCGRequestToRequestData(req) });
+  // The method clipped as log lines carry it: any token is one to HTTP, as long as a client likes.
+  const normalizedRequest = {
+    ...winterCGRequestToRequestData(req),
+    method: loggedMethod(req.method),
+  };
+  isolationScope.setSDKProcessingMetadata({ normalizedRequest });
 }
 
 /**

@@ -128,6 +128,7 @@ export function eventStream(
   const ended = new AbortController();
   const signal = AbortSignal.any([ended.signal, req.signal, scope.closing]);
   const iterator = events(signal)[Symbol.asyncIterator]();
+  const internals = internalsOf(c);
   streams.open++; // until `stop`
   const body = new ReadableStream<Uint8Array>({
     start(stream) {
@@ -187,7 +188,6 @@ export function eventStream(
       "X-Accel-Buffering": "no",
     },
   });
-  const internals = internalsOf(c);
   // Answered already (its deadline passed while the handler ran): this stream is never sent.
   if (internals.answered) body.cancel().catch(() => {});
   else (internals.eventStreams ??= []).push(body);

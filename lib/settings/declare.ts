@@ -149,16 +149,20 @@ export function productSettings(
 
 /**
  * The secret setting whose value `value` is or holds: a text, a URL's or search params' text, an
- * object's keys (devalue writes keys without showing them to its reducers; an array's are
- * numbers). A secret of fewer than 8 characters is looked for as a whole text only: as a part of
- * one it would be found in ordinary words.
+ * object's keys (devalue writes keys without showing them to its reducers; an array's and a typed
+ * array's are indexes, never sent: a string each, a short secret of digits among them). A secret
+ * of fewer than 8 characters is looked for as a whole text only: as a part of one it would be
+ * found in ordinary words.
  */
 function secretIn(secrets: ReadonlyMap<string, string>, value: unknown): string | undefined {
   if (typeof value === "string") return secretInText(secrets, value);
   if (value instanceof URL || value instanceof URLSearchParams) {
     return secretInText(secrets, String(value));
   }
-  if (typeof value === "object" && value !== null && !Array.isArray(value)) {
+  if (
+    typeof value === "object" && value !== null && !Array.isArray(value) &&
+    !ArrayBuffer.isView(value)
+  ) {
     for (const key of Object.keys(value)) {
       const name = secretInText(secrets, key);
       if (name) return name;

@@ -43,11 +43,17 @@ import type { RenderContextValue } from "../render/context.ts";
 export function useSettings<S extends Readonly<Record<string, SettingSchema>>>(
   settings: SettingsDeclaration<S>,
 ): SettingValues<S> {
-  const own = rendering()?.settings;
-  if (!own) {
+  const render = rendering();
+  if (!render) {
     throw new Error(
       "useSettings() reads settings while the framework renders a page, in a server component; " +
         "in a handler, a middleware or an action use settings(ctx)",
+    );
+  }
+  const own = render.settings;
+  if (!own) {
+    throw new Error(
+      "useSettings(): this app has no routes/_settings.ts (export its defineSettings() there)",
     );
   }
   if (own.declaration !== settings) {
