@@ -307,6 +307,30 @@ Deno.test({
     );
 
     await t.step(
+      "a client's path of any length: the transaction carries 1,024 characters of it",
+      async () => {
+        // A path is the client's to choose, tens of kilobytes if it likes: the transaction's
+        // url.path, its request's URL (and its name until the router renamed it) carried it whole, as log lines no
+        // longer do.
+        const traceId = "5b1e7d3c0a9f48e2b6c4d2a1f0e9d8c7";
+        const path = `/docs/${"p".repeat(5_000)}`;
+        const { res } = await get(path, {
+          headers: { "sentry-trace": `${traceId}-${PARENT_SPAN}-1` },
+        });
+        assert.equal(res.status, 200);
+        const { payload } = await receiver.waitFor((item) =>
+          item.payload.contexts?.trace?.trace_id === traceId
+        );
+        assert.equal(payload.transaction, "GET /docs/:path+");
+        assert.match(
+          String(payload.contexts.trace.data["url.path"]),
+          new RegExp(`^/docs/p{1018}\u2026 \\(${path.length} characters\\)$`),
+        );
+        assert.ok(!JSON.stringify(payload).includes("p".repeat(1_019)), "nowhere whole");
+      },
+    );
+
+    await t.step(
       "overlapping routes: the transaction is named by the route that answered",
       async () => {
         const names: Record<string, string> = {

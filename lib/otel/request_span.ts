@@ -30,7 +30,7 @@ import type {} from "../actions/endpoint.ts"; // `internalsOf(c).action`
 import { ACTION_PATH } from "../shared/action_wire.ts";
 import { isNotFoundRoute } from "../errors/not_found.ts";
 import { internalsOf } from "../server/internals.ts";
-import { loggedMethod } from "../server/log.ts";
+import { loggedMethod, loggedPath } from "../server/log.ts";
 
 declare module "../server/internals.ts" {
   interface Internals {
@@ -142,7 +142,10 @@ function continueSentryTrace(c: Context, header: string, denoSpan: Span): Span |
   });
   const span = tracer.startSpan(loggedMethod(c.req.method), {
     kind: SpanKind.SERVER,
-    attributes: { "http.request.method": loggedMethod(c.req.method), "url.path": c.req.path },
+    attributes: {
+      "http.request.method": loggedMethod(c.req.method),
+      "url.path": loggedPath(c.req.path),
+    },
     links: [{ context: denoSpan.spanContext() }],
   }, parent);
   denoSpan.addLink({ context: span.spanContext() });

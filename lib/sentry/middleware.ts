@@ -16,13 +16,13 @@ import {
   startSpanManual,
   withIsolationScope,
 } from "./sdk_tracing.ts";
-import { winterCGRequestToRequestData } from "./sdk.ts";
+import { requestData } from "./request_data.ts";
 import type { Context, MiddlewareHandler } from "hono";
 import type {} from "../actions/endpoint.ts"; // `internalsOf(c).action`
 import { isNotFoundRoute } from "../errors/not_found.ts";
 import { untrustedBaggage } from "./sampling.ts";
 import { internalsOf } from "../server/internals.ts";
-import { loggedMethod } from "../server/log.ts";
+import { loggedMethod, loggedPath } from "../server/log.ts";
 
 /** What a request's failure is captured under: its transaction and its isolation scope. */
 export interface RequestTrace {
@@ -70,15 +70,16 @@ export function sentryTracing(): MiddlewareHandler {
     return withIsolationScope((isolationScope) => {
       const trace = () =>
         startSpanManual({
-          // Until the router has chosen a route (`nameAfterRoute`); not-found keeps the URL.
-          name: `${loggedMethod(req.method)} ${c.req.path}`,
+          // Until the router has chosen a route (`nameAfterRoute`); not-found keeps the URL. The
+          // method and path clipped as log lines carry them: each as long as a client likes.
+          name: `${loggedMethod(req.method)} ${loggedPath(c.req.path)}`,
           op: "http.server",
           attributes: {
             [SEMANTIC_ATTRIBUTE_SENTRY_ORIGIN]: "auto.http.hono",
             [SEMANTIC_ATTRIBUTE_SENTRY_SOURCE]: "url",
             [SEMANTIC_ATTRIBUTE_SENTRY_OP]: "http.server",
             "http.request.method": loggedMethod(req.method),
-            "url.path": c.req.path,
+            "url.path": loggedPath(c.req.path),
           },
         }, async (span) => {
           // Only a transaction that is sent carries the request; a failure adds it when captured.
@@ -121,12 +122,7 @@ export function sentryTracing(): MiddlewareHandler {
 
 /** The request as Sentry's events show it (URL, method, headers). */
 export function attachRequest(isolationScope: Scope, req: Request): void {
-  // The method clipped as log lines carry it: any token is one to HTTP, as long as a client likes.
-  const normalizedRequest = {
-    ...winterCGRequestToRequestData(req),
-    method: loggedMethod(req.method),
-  };
-  isolationScope.setSDKProcessingMetadata({ normalizedRequest });
+  isolationScope.setSDKProcessingMetadata({ normalizedRequest: requestData(req) });
 }
 
 /**

@@ -36,7 +36,6 @@ import {
   nodeStackLineParser,
   normalizePathsIntegration,
   requestDataIntegration,
-  winterCGRequestToRequestData,
   withScope,
 } from "./sdk.ts";
 import type { Context } from "hono";
@@ -52,7 +51,8 @@ import { spotlightIntegration } from "./spotlight.ts";
 import { timedTransport } from "./transport.ts";
 import { sentryTunnel } from "./tunnel.ts";
 import { internalsOf } from "../server/internals.ts";
-import { loggedMethod } from "../server/log.ts";
+import { loggedMethod, loggedPath } from "../server/log.ts";
+import { requestData } from "./request_data.ts";
 
 /** `@sentry/deno`'s default integrations that shape error events, in its order. */
 const errorIntegrations = () => [
@@ -127,12 +127,12 @@ function capture(error: unknown, digest: string, c?: Context): string {
       const action = internalsOf(c).action;
       scope.setTags({
         digest,
-        route: action ? `action ${action.name}` : internalsOf(c).route ?? c.req.path,
+        route: action ? `action ${action.name}` : internalsOf(c).route ?? loggedPath(c.req.path),
         method: loggedMethod(c.req.method),
         request_id: internalsOf(c).requestId ?? null,
       });
       scope.setSDKProcessingMetadata({
-        normalizedRequest: winterCGRequestToRequestData(c.req.raw),
+        normalizedRequest: requestData(c.req.raw),
       });
     } else scope.setTag("digest", digest);
     return captureException(error, {

@@ -28,7 +28,7 @@ import { spotlightIntegration } from "./spotlight.ts";
 import { timedTransport } from "./transport.ts";
 import { sentryTunnel } from "./tunnel.ts";
 import { internalsOf } from "../server/internals.ts";
-import { loggedMethod } from "../server/log.ts";
+import { loggedMethod, loggedPath } from "../server/log.ts";
 
 export function startSentry(config: SentryConfig): Telemetry {
   init({
@@ -100,7 +100,7 @@ function captureFailure(c: Context, error: unknown, digest: string, send: boolea
           captureContext: {
             tags: {
               digest,
-              route: trace?.route ?? c.req.path,
+              route: trace?.route ?? loggedPath(c.req.path),
               method: loggedMethod(c.req.method),
               request_id: internalsOf(c).requestId ?? null,
             },
