@@ -310,8 +310,8 @@ Deno.test({
       "a client's path of any length: the transaction carries 1,024 characters of it",
       async () => {
         // A path is the client's to choose, tens of kilobytes if it likes: the transaction's
-        // url.path, its request's URL (and its name until the router renamed it) carried it whole, as log lines no
-        // longer do.
+        // url.path, its request's URL (and its name until the router renamed it) carried it
+        // whole, as log lines no longer do.
         const traceId = "5b1e7d3c0a9f48e2b6c4d2a1f0e9d8c7";
         const path = `/docs/${"p".repeat(5_000)}`;
         const { res } = await get(path, {

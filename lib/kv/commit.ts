@@ -111,8 +111,14 @@ export async function retrying<T>(
   }
 }
 
-/** The work waiting in this isolate, per store and subject, as the promise of the last one. */
-const turns = new WeakMap<Deno.Kv, Map<object | string, Promise<unknown>>>();
+/** A subject's line in this isolate: the promise of its last work, and how many are in it. */
+interface Line {
+  last: Promise<unknown>;
+  length: number;
+}
+
+/** The work waiting in this isolate, per store and subject. */
+const turns = new WeakMap<Deno.Kv, Map<object | string, Line>>();
 
 /**
  * Runs `work` once the earlier work on `subject` (a collection; a log's or a key's `keyName`) in `kv`
@@ -127,9 +133,19 @@ export function inTurn<T>(
 ): Promise<T> {
   let ofStore = turns.get(kv);
   if (!ofStore) turns.set(kv, ofStore = new Map());
-  const result = (ofStore.get(subject) ?? Promise.resolve()).then(work);
-  const last = result.catch(() => {});
-  ofStore.set(subject, last);
-  last.then(() => ofStore.get(subject) === last && ofStore.delete(subject));
+  let line = ofStore.get(subject);
+  if (!line) ofStore.set(subject, line = { last: Promise.resolve(), length: 0 });
+  line.length++;
+  const result = line.last.then(work);
+  // Out of the line before the next work starts, which waits for this.
+  const last = result.catch(() => {}).then(() => {
+    if (--line.length === 0) ofStore.delete(subject);
+  });
+  line.last = last;
   return result;
+}
+
+/** How many works on `subject` in `kv` are in this isolate's line: running or waiting their turn. */
+export function inLine(kv: Deno.Kv, subject: object | string): number {
+  return turns.get(kv)?.get(subject)?.length ?? 0;
 }

@@ -12,6 +12,10 @@
  * stepped back, or another instance's runs ahead) count as now: a call is never held against its
  * key for longer than the window, however the clock moves.
  *
+ * Within an isolate, calls on a key go one at a time, and a call that finds `limit` of them in
+ * line is refused at once, without KV (see `limitCalls`): a burst is answered 429 promptly, after
+ * at most `limit` calls' round trips, never after the whole line's.
+ *
  * `rateLimit(options)` is the same as Hono middleware, per client (`clientAddress`, an IPv6 one by its /64): over the
  * limit, the request gets 429 with `Retry-After` and goes no further. In a `_middleware.ts`, it
  * limits the folder's pages and server actions; only requests that reach it pay for it.
@@ -20,7 +24,7 @@ import { limitedClient } from "../server/client.ts";
 import { tooManyRequests } from "../server/too_many_requests.ts";
 import type { Middleware } from "../server/types.ts";
 import { kvOf } from "./access.ts";
-import { inTurn, retrying } from "./commit.ts";
+import { inLine, inTurn, retrying } from "./commit.ts";
 import { keyName } from "./key_name.ts";
 import { assertFits } from "./limits.ts";
 
@@ -95,6 +99,18 @@ export async function limitCalls(
   // One at a time in this isolate: a burst of calls racing each other for the key's commit ran
   // out of attempts (a KvBusyError, a 500, for each of hundreds), where they are only refusals.
   const name = keyName(kvKey);
+  // And a line of `limit` at most: past it, a call is refused at once, without KV. Else a burst of
+  // a thousand waited each behind every earlier one (two round trips each, ~10 ms apiece on
+  // managed KV) and answered 503 at its deadline instead of a prompt 429. Each of the `limit`
+  // calls ahead is counted or refused before this one's turn; counted, they fill the window then
+  // (unless the line took longer than the window to drain); refused, the window was full. So it
+  // only refuses a call that waiting could have let in through a slot freed while the line
+  // drained that no call ahead took - a call counted up to `windowMs` before leaving the window
+  // just after those ahead were refused. It never lets more through. Retry-After is the window:
+  // the calls ahead take their slots from now on.
+  if (inLine(kv, name) >= limit) {
+    return { ok: false, retryAfterSeconds: Math.ceil(windowMs / 1000) };
+  }
   return await inTurn(
     kv,
     name,

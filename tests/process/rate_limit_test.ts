@@ -252,3 +252,70 @@ Deno.test("1,000 concurrent calls on one key, a limit of 100: exactly 100 allowe
   assert.equal(allowed.length, 100);
   kv.close();
 });
+
+/**
+ * `kv` with every `get` and `commit` a round trip that takes a timer's turn, as managed KV's do
+ * (~10 ms), counted in `trips`.
+ */
+function slowed(kv: Deno.Kv, trips: { count: number }): Deno.Kv {
+  const roundTrip = async <T>(work: () => Promise<T>) => {
+    trips.count++;
+    await new Promise((resolve) => setTimeout(resolve, 1));
+    return await work();
+  };
+  const op = (atomic: Deno.AtomicOperation): Deno.AtomicOperation => {
+    const proxy: Deno.AtomicOperation = new Proxy(atomic, {
+      get(target, name) {
+        if (name === "commit") return () => roundTrip(() => target.commit());
+        const value = Reflect.get(target, name, target);
+        if (typeof value !== "function") return value;
+        return (...args: unknown[]) => {
+          const out = value.apply(target, args);
+          return out === target ? proxy : out;
+        };
+      },
+    });
+    return proxy;
+  };
+  return new Proxy(kv, {
+    get(target, name) {
+      if (name === "get") {
+        return (...args: Parameters<Deno.Kv["get"]>) => roundTrip(() => target.get(...args));
+      }
+      if (name === "atomic") return () => op(target.atomic());
+      const value = Reflect.get(target, name, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+Deno.test("1,000 calls on one key, a limit of 10: the line ahead is bounded, the rest refused at once", async () => {
+  // Attack 9: the line had no bound: a burst of 1,000 from one client waited, each behind every
+  // earlier one - 1,010 round trips in all, ~10 ms each on managed KV - and the last answered 503
+  // at their deadline instead of a prompt 429. A call that finds `limit` calls in line now cannot
+  // be let in by waiting (each of those is counted or refused first): it is refused at once.
+  const memory = await Deno.openKv(":memory:");
+  const trips = { count: 0 };
+  const kv = slowed(memory, trips);
+  const settled: boolean[] = []; // each call's `ok`, in the order the calls were answered
+  const results = await Promise.all(
+    Array.from({ length: 1_000 }, async () => {
+      const result = await limitCalls(kv, ["burst"], { limit: 10, windowMs: 60_000 });
+      settled.push(result.ok);
+      return result;
+    }),
+  );
+  assert.equal(results.filter((r) => r.ok).length, 10);
+  // A read and a commit for each call let into the line; none for the 990 refused past it.
+  assert.equal(trips.count, 2 * 10);
+  // Not one refusal waited for the line: all were answered before the first call it let in.
+  assert.deepEqual(settled.slice(0, 990), Array(990).fill(false));
+  for (const r of results) if (!r.ok) assert.equal(r.retryAfterSeconds, 60);
+  // Once the line has drained, a call is judged by KV again (refused: the window is full).
+  assert.deepEqual(await limitCalls(kv, ["burst"], { limit: 10, windowMs: 60_000 }), {
+    ok: false,
+    retryAfterSeconds: 60,
+  });
+  assert.equal(trips.count, 2 * 10 + 1);
+  memory.close();
+});
