@@ -394,6 +394,26 @@ Deno.test("deno task dev: saves show in the open pages, errors at their source",
   );
 
   await t.step(
+    "a framework save during an earlier save's rebuild: that save's restart runs it",
+    async () => {
+      const page = await tabs.newPage();
+      await page.goto(server.origin + "/boom?throw");
+      await mark(page);
+      const loaded = page.waitForEvent("load", { timeout: SHOWN_MS });
+      const before = server.stdout.length;
+      await edit("routes/boom.tsx", "<h1>Boom</h1>", "<h1>Boom!</h1>");
+      // A change of its own, its build under way, when the framework is saved: its server starts
+      // after that save was seen, and must not be the spare that loaded the framework before it.
+      await lineAfter(server.stdout, before, "dev: changed routes/boom.tsx");
+      await edit("lib/errors/screen.ts", "a server-side failure has", "a server-side fault has");
+      await loaded;
+      assert.ok(!(await marked(page)), "the page reloaded");
+      assert.match((await page.locator("h1").textContent())!, /a server-side fault has occurred/);
+      await page.close();
+    },
+  );
+
+  await t.step(
     "an island's syntax error shows over the page; its fix updates in place",
     async () => {
       const page = await tabs.newPage();
@@ -501,6 +521,15 @@ async function reloadsAfter(
     });
   }
   assert.ok(!(await marked(page)), "the page reloaded");
+}
+
+/** Waits (bounded) until `lines` has `line` at `from` or after. */
+async function lineAfter(lines: string[], from: number, line: string) {
+  const until = Date.now() + SHOWN_MS;
+  while (!lines.slice(from).includes(line)) {
+    if (Date.now() > until) assert.fail(`"${line}" not seen in ${SHOWN_MS} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
 }
 
 /** Saves, and waits until the dev client says it updated the page's islands in place. */
