@@ -5,7 +5,7 @@
  * generous bound: the machine is shared. Timings are printed, not asserted.
  */
 import assert from "node:assert/strict";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import type { Page } from "playwright-core";
 import type { Manifest } from "../../lib/server.ts";
 import { launchBrowser } from "../helpers/browser.ts";
@@ -407,7 +407,11 @@ Deno.test("deno task dev: saves show in the open pages, errors at their source",
       await lineAfter(server.stdout, before, "dev: changed routes/boom.tsx");
       await edit("lib/errors/screen.ts", "a server-side failure has", "a server-side fault has");
       await loaded;
+      // The framework save's own restart reloads it once more: awaited, so it lands in no later step.
+      const again = page.waitForEvent("load", { timeout: SHOWN_MS });
       assert.ok(!(await marked(page)), "the page reloaded");
+      assert.match((await page.locator("h1").textContent())!, /a server-side fault has occurred/);
+      await again;
       assert.match((await page.locator("h1").textContent())!, /a server-side fault has occurred/);
       await page.close();
     },
@@ -456,12 +460,21 @@ Deno.test("production pages and assets carry nothing of the dev server", async (
   }
 });
 
-/** Replaces `from` with `to` in a file of the copy. */
+/**
+ * Replaces `from` with `to` in a file of the copy, at once: written beside it, then renamed over it,
+ * as editors that save safely do. Written in place, a save can be seen as two changes - the file
+ * truncated, then written - when the writer stalls between them on a loaded machine, and the
+ * second restarts the server once more, its reload landing in a later step.
+ */
 function editor(copy: ProjectCopy) {
   return async (path: string, from: string, to: string) => {
     const text = await read(copy, path);
     assert.ok(text.includes(from), `${path} contains ${from}`);
-    await copy.write(path, text.replace(from, to));
+    const target = join(copy.root, path);
+    // A dot file: the dev server's watcher takes it for an editor's and ignores it.
+    const temporary = join(dirname(target), `.${basename(target)}.saving`);
+    await Deno.writeTextFile(temporary, text.replace(from, to));
+    await Deno.rename(temporary, target);
   };
 }
 
