@@ -3,14 +3,17 @@ import { actionStatus, recover } from "shell/runtime";
 import { join, logIn } from "@/routes/_auth/actions.ts";
 import type { AuthFormState } from "@/routes/_auth/types.ts";
 
-/** Told to wait (429: too many tries; 503: too many at once), the form says so and keeps the email. */
+/**
+ * Told to wait (429: too many tries; 503: the server could not check the password in time - too
+ * many at once, or too busy even for one), the form says so and keeps the email.
+ */
 const orWait = (action: typeof logIn) =>
   recover(action, (error, _previous: AuthFormState, form: FormData) => {
     const status = actionStatus(error);
     if (status !== 429 && status !== 503) return undefined;
     const wait = status === 429
       ? "Too many tries in a short time: please wait a few minutes, then try again."
-      : "Many people are signing in right now: please try again in a moment.";
+      : "The server is busy right now: please try again in a moment.";
     return { wait, email: String(form.get("email") ?? "") };
   });
 

@@ -693,7 +693,8 @@ Deno.test("the bound on hashes at once: past the queue, 503 with Retry-After", a
   const statuses = calls.map((call) => call.status).sort();
   assert.deepEqual(statuses, [200, 200, 503, 503, 503, 503]);
   for (const call of calls.filter((call) => call.status === 503)) {
-    assert.equal(call.res.headers.get("retry-after"), "1");
+    assertBusy(call.res, call.text);
+    assert.match(call.text, /^Service Unavailable: too many sign-ins at once;/);
   }
 });
 
@@ -712,7 +713,7 @@ Deno.test("a hash that would wait past the request's deadline: 503 with Retry-Af
     const island = () =>
       callAction(new TestClient(app), actionIds.logIn, [
         credentials("queued@example.com", PASSWORD),
-      ]).then(({ res }) => res);
+      ]).then(({ res, text }) => new Response(text, res)); // its body, read, as it came
     // A form posted with JavaScript off.
     const form = () =>
       new TestClient(app).request(`/_action/${actionIds.logIn}`, {
@@ -736,8 +737,8 @@ Deno.test("a hash that would wait past the request's deadline: 503 with Retry-Af
     assert.ok(statuses.includes(503), `some gave up: ${statuses}`);
     assert.ok(statuses.some((status) => status !== 503), `some signed in: ${statuses}`);
     for (const res of answers) {
-      if (res.status === 503) assert.equal(res.headers.get("retry-after"), "1");
-      if (!res.bodyUsed) await res.body?.cancel();
+      if (res.status === 503) assertBusy(res, await res.text());
+      else await res.body?.cancel();
     }
     // Both ways of calling gave up alike.
     assert.ok(answers.some((res, i) => i % 2 === 1 && res.status === 503), "a form got 503");
@@ -746,6 +747,14 @@ Deno.test("a hash that would wait past the request's deadline: 503 with Retry-Af
     store.close();
   }
 });
+
+/** A 503 of the hash limiter: `Retry-After` in whole seconds, and the same number in its text. */
+function assertBusy(res: Response, text: string) {
+  assert.equal(res.status, 503);
+  const seconds = res.headers.get("retry-after");
+  assert.match(seconds ?? "", /^[1-9]\d*$/);
+  assert.match(text, new RegExp(`^Service Unavailable: .+; try again in ${seconds} s$`));
+}
 
 Deno.test("the limiter gives up on a call it could not finish by its `by`", async () => {
   const bound = limiter(1, 5);
@@ -765,8 +774,46 @@ Deno.test("the limiter gives up on a call it could not finish by its `by`", asyn
   ]);
   for (const result of results.filter((r) => r.status === "rejected")) {
     const res = (result as PromiseRejectedResult).reason.getResponse() as Response;
-    assert.equal(res.status, 503);
-    assert.equal(res.headers.get("retry-after"), "1");
+    assertBusy(res, await res.text());
+  }
+  assert.deepEqual(bound.load, { running: 0, waiting: 0 });
+});
+
+Deno.test("a lone call too slow for its `by` is told the server is busy, never that there are too many", async () => {
+  const bound = limiter(2, 16);
+  let finish!: (value: string) => void;
+  // A fake hash that a starved machine runs for longer than the request may wait, and nobody else
+  // asking: the place was free, so the only true thing to say is that the server is too slow now.
+  const call = bound.run(() => new Promise<string>((resolve) => finish = resolve), {
+    by: performance.now() + 200,
+  });
+  const res = (await call.then(() => assert.fail("answered"), (error) => error)).getResponse();
+  const text = await res.text();
+  assert.doesNotMatch(text, /too many/);
+  assertBusy(res, text);
+  assert.match(text, /^Service Unavailable: the server is too busy to check a password in time;/);
+  assert.deepEqual(bound.load, { running: 1, waiting: 0 });
+  finish("late");
+});
+
+Deno.test("a refusal's Retry-After is when the work ahead should be done, and its text says so", async () => {
+  const bound = limiter(1, 2);
+  const finishes: (() => void)[] = [];
+  const work = () => new Promise<void>((resolve) => finishes.push(resolve));
+  // One running and two waiting, none measured yet: three runs at the first estimate (0.5 s) each
+  // are ahead of a new call, 1.5 s, so 2 s (it was always 1 s, however long the queue).
+  const calls = [bound.run(work), bound.run(work), bound.run(work)];
+  const refused = await bound.run(work).then(() => undefined, (error) => error);
+  const res = refused.getResponse() as Response;
+  assert.equal(res.headers.get("retry-after"), "2");
+  assert.equal(
+    await res.text(),
+    "Service Unavailable: too many sign-ins at once; try again in 2 s",
+  );
+  for (const call of calls) {
+    while (finishes.length === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+    finishes.shift()!();
+    await call;
   }
   assert.deepEqual(bound.load, { running: 0, waiting: 0 });
 });
@@ -839,7 +886,8 @@ Deno.test("the limiter runs at most `concurrent` at once and queues at most `que
   assert.equal(refused.length, 3);
   const res = (refused[0] as PromiseRejectedResult).reason.getResponse() as Response;
   assert.equal(res.status, 503);
-  assert.equal(res.headers.get("retry-after"), "1");
+  // Two running and three waiting, two at a time: three runs at the first estimate (0.5 s).
+  assert.equal(res.headers.get("retry-after"), "2");
   assert.deepEqual(bound.load, { running: 0, waiting: 0 });
   // A failing task hands its place on too.
   await assert.rejects(bound.run(() => Promise.reject(new Error("no"))));

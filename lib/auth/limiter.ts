@@ -10,11 +10,14 @@
  * sign-in stuck in the queue, or starved of CPU, is a 503 to retry, never a deadline passed (a 500
  * with a digest). So a burst of sign-ins can take neither the process's memory nor, waiting, the
  * requests' deadlines.
+ *
+ * Each 503 says which of the three happened - the queue was full, the calls ahead left no time,
+ * or the machine ran this one too slowly - and `Retry-After` is when the work ahead should be
+ * done (`estimate` times the rounds of it): a lone sign-in on a slow machine is never told that
+ * there are too many.
  */
 import { HTTPException } from "hono/http-exception";
 
-/** How long a refused client is told to wait, in seconds. */
-const RETRY_AFTER_SECONDS = 1;
 /** How much each faster run lowers the estimate: a moving average over about ten. */
 const SMOOTHING = 0.1;
 /** A run's duration until one has been measured: above a password hash's on a slow machine. */
@@ -39,6 +42,9 @@ export interface Limiter {
   /** How many run now, and how many wait (for tests and the bench). */
   readonly load: { running: number; waiting: number };
 }
+
+/** Why a call was refused: each gets its own 503 message. */
+type Refusal = "full" | "late" | "slow";
 
 interface Waiter {
   /** Its turn: it runs now, in the place of the one that ended. */
@@ -70,6 +76,15 @@ export function limiter(concurrent: number, queued: number): Limiter {
   const lastStart = (by: number) => by - estimateMs * MARGIN - AFTER_MS;
   const tooLate = (by: number | undefined) =>
     by !== undefined && performance.now() >= lastStart(by);
+  /**
+   * A 503 for `why`. Retry-After: the work ahead of a new call (each run and wait, `concurrent` at
+   * a time) at the estimate - or at what the run refused for `slow` has taken so far, if more.
+   */
+  const refuse = (why: Refusal, tookMs = 0): HTTPException => {
+    const rounds = Math.ceil((running + waiting.size) / concurrent);
+    const seconds = Math.ceil((Math.max(1, rounds) * Math.max(estimateMs, tookMs)) / 1000);
+    return busy(why, Math.max(1, seconds));
+  };
   const queue = (by: number | undefined) =>
     new Promise<void>((resolve, reject) => {
       const waiter: Waiter = {
@@ -81,7 +96,7 @@ export function limiter(concurrent: number, queued: number): Limiter {
       waiting.add(waiter);
       const giveUp = by === undefined ? undefined : setTimeout(() => {
         waiting.delete(waiter);
-        reject(busy());
+        reject(refuse("late"));
       }, Math.max(0, lastStart(by) - performance.now()));
     });
   return {
@@ -89,11 +104,11 @@ export function limiter(concurrent: number, queued: number): Limiter {
       // A call with a free place starts at once, whatever `by`: it has the best chance there is,
       // and it measures what a run takes.
       if (running >= concurrent) {
-        if (waiting.size >= queued) throw busy();
+        if (waiting.size >= queued) throw refuse("full");
         await queue(by);
         if (tooLate(by)) {
           next();
-          throw busy();
+          throw refuse("late");
         }
       } else {
         running++;
@@ -104,7 +119,9 @@ export function limiter(concurrent: number, queued: number): Limiter {
         estimateMs = Math.max(took, estimateMs + SMOOTHING * (took - estimateMs));
         next();
       });
-      return await (by === undefined ? done : doneBy(done, by - AFTER_MS));
+      if (by === undefined) return await done;
+      const late = () => refuse("slow", performance.now() - started);
+      return await doneBy(done, by - AFTER_MS, late);
     },
     get load() {
       return { running, waiting: waiting.size };
@@ -113,14 +130,14 @@ export function limiter(concurrent: number, queued: number): Limiter {
 }
 
 /**
- * What `work` gives, or a 503 at `at` when it still runs then: a machine slower than every
+ * What `work` gives, or `refusal()` at `at` when it still runs then: a machine slower than every
  * estimate (a run started on time, then starved of CPU) still answers before the request's
  * deadline. The run goes on, holding its place, so the bound on memory holds; its outcome is
  * nobody's.
  */
-function doneBy<T>(work: Promise<T>, at: number): Promise<T> {
+function doneBy<T>(work: Promise<T>, at: number, refusal: () => HTTPException): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const late = setTimeout(() => reject(busy()), Math.max(0, at - performance.now()));
+    const late = setTimeout(() => reject(refusal()), Math.max(0, at - performance.now()));
     work.then((value) => {
       clearTimeout(late);
       resolve(value);
@@ -131,12 +148,20 @@ function doneBy<T>(work: Promise<T>, at: number): Promise<T> {
   });
 }
 
-function busy(): HTTPException {
-  const res = new Response("Service Unavailable: too many sign-ins at once, try again shortly", {
+/** What each refusal tells the client: what happened, and when to try again. */
+const MESSAGES: Record<Refusal, string> = {
+  full: "too many sign-ins at once",
+  late: "the server is busy with the sign-ins ahead of this one, which would not end in time",
+  slow: "the server is too busy to check a password in time",
+};
+
+function busy(why: Refusal, retryAfterSeconds: number): HTTPException {
+  const text = `Service Unavailable: ${MESSAGES[why]}; try again in ${retryAfterSeconds} s`;
+  const res = new Response(text, {
     status: 503,
     headers: {
       "Content-Type": "text/plain; charset=utf-8",
-      "Retry-After": String(RETRY_AFTER_SECONDS),
+      "Retry-After": String(retryAfterSeconds),
       "Cache-Control": "no-store",
     },
   });

@@ -157,10 +157,6 @@ export async function startDev({ root, hostname, port }: DevOptions): Promise<De
     );
     if (files.length === 0) return;
     console.log(`dev: changed ${files.join(", ")}`);
-    // The spare server has loaded the framework, and read the config, as they were.
-    if (files.some((file) => file.startsWith("lib/") || CONFIG_FILES.includes(file))) {
-      backends.discardSpare();
-    }
     const rendered = new Set(pages);
     const built = files.filter((file) => !file.startsWith("static/"));
     // The app's stylesheets change no module: rebuilt, they are swapped in the open pages.
@@ -227,6 +223,12 @@ export async function startDev({ root, hostname, port }: DevOptions): Promise<De
   })();
   const watcher = watchProject(root, IGNORED, (paths) => {
     const files = paths.map((path) => relative(root, path).split(sep).join("/"));
+    // The spare server has loaded the framework, and read the config, as they were: dropped as
+    // soon as they change, not at this change's turn - a restart for an earlier change, starting
+    // meanwhile, would take it and serve the framework from before this save.
+    if (files.some((file) => file.startsWith("lib/") || CONFIG_FILES.includes(file))) {
+      backends.discardSpare();
+    }
     queue = queue.then(() => onChange(files)).catch((error) => console.error("dev:", error));
   });
 
