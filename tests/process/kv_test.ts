@@ -306,8 +306,13 @@ Deno.test("retrying: a commit refused by another handle's lock is tried again pa
         const entry = await kv.get(["n"]);
         return (await commit(kv.atomic().check(entry).set(["n"], 1))).ok ? "written" : undefined;
       }, 3);
-      // Held past what three attempts take (milliseconds), well within the wait for a lock.
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Held until the write was tried past its three attempts (where the old code gave up), and
+      // not by the clock: a loaded machine makes an attempt slow. Within the wait for a lock (2 s).
+      const settled = done.then(() => true, () => true);
+      const until = performance.now() + 1_500;
+      while (attempts <= 3 && performance.now() < until) {
+        if (await Promise.race([settled, new Promise((resolve) => setTimeout(resolve, 10))])) break;
+      }
     } finally {
       await lock.release();
     }
