@@ -2,12 +2,11 @@
  * @module
  * Collections (`lib/kv/collection/`) in-process, on a store in memory, with a collection of the
  * test's own: writes validated (field errors, sizes), ids sortable, unique and non-unique indexes
- * kept in the item's commit (one per slot refuses overlapping ranges, as docs/data.md shows), optimistic
- * concurrency and read-modify-write, state machines, listing
- * with cursors (10,000 items paged, every one once, in order; cursors a client made refused), a
- * failure at any KV call of a write leaving the store before or after it and never between, and
- * random sequences of writes (fast-check) keeping every index entry and change log true to the
- * items.
+ * kept in the item's commit (a unique index per slot refusing overlapping ranges, as docs/data.md
+ * shows), optimistic concurrency and read-modify-write, state machines, listing with cursors
+ * (10,000 items paged, every one once, in order; cursors a client made refused), a failure at any
+ * KV call of a write leaving the store before or after it and never between, and random sequences
+ * of writes (fast-check) keeping every index entry and change log true to the items.
  */
 import assert from "node:assert/strict";
 import fc from "fast-check";
