@@ -2,11 +2,11 @@
  * @module
  * Collections (`lib/kv/collection/`) in-process, on a store in memory, with a collection of the
  * test's own: writes validated (field errors, sizes), ids sortable, unique and non-unique indexes
- * kept in the item's commit, optimistic concurrency and read-modify-write, state machines, listing
- * with cursors (10,000 items paged, every one once, in order; cursors a client made refused), a
- * failure at any KV call of a write leaving the store before or after it and never between, and
- * random sequences of writes (fast-check) keeping every index entry and change log true to the
- * items.
+ * kept in the item's commit (a unique index per slot refusing overlapping ranges, as docs/data.md
+ * shows), optimistic concurrency and read-modify-write, state machines, listing with cursors
+ * (10,000 items paged, every one once, in order; cursors a client made refused), a failure at any
+ * KV call of a write leaving the store before or after it and never between, and random sequences
+ * of writes (fast-check) keeping every index entry and change log true to the items.
  */
 import assert from "node:assert/strict";
 import fc from "fast-check";
@@ -199,6 +199,53 @@ Deno.test("unique: a taken value is a 409 ConflictError; a change frees the old 
   await cards.create(kv, card());
   await assertConsistent(kv, "cards", RULES);
   assert.equal((await cards.find(kv, "byOwner", "ada"))?.id, grace.id);
+});
+
+Deno.test("ranges (docs/data.md): a unique index per slot refuses an overlap, also from two stores at once", async () => {
+  const Booking = v.object({
+    room: v.string(),
+    start: v.number(),
+    hours: v.number(),
+    state: v.picklist(["requested", "confirmed", "cancelled"]),
+  });
+  type Item = v.InferOutput<typeof Booking>;
+  const slot = (hour: number) => ({
+    key: (b: Item) =>
+      b.state === "confirmed" && b.start <= hour && hour < b.start + b.hours ? b.room : undefined,
+    unique: true as const,
+  });
+  const bookings = collection("bookings", {
+    schema: Booking,
+    indexes: { h10: slot(10), h11: slot(11), h12: slot(12) },
+    transitions: { state: { requested: ["confirmed", "cancelled"], confirmed: ["cancelled"] } },
+  });
+  const path = await Deno.makeTempFile({ suffix: ".sqlite3" });
+  // Two handles on one file: two workers, whose commits race in SQLite rather than take turns.
+  using one = await Deno.openKv(path);
+  using other = await Deno.openKv(path);
+  try {
+    const morning = await bookings.create(one, {
+      room: "A",
+      start: 10,
+      hours: 2,
+      state: "requested",
+    });
+    const noon = await bookings.create(one, { room: "A", start: 11, hours: 2, state: "requested" });
+    const results = await Promise.allSettled([
+      bookings.update(one, morning.id, { state: "confirmed" }),
+      bookings.update(other, noon.id, { state: "confirmed" }),
+    ]);
+    assert.equal(results.filter((r) => r.status === "fulfilled").length, 1);
+    const [refused] = results.filter((r) => r.status === "rejected");
+    assert.ok(refused.reason instanceof ConflictError && refused.reason.reason === "taken");
+    assert.equal(refused.reason.index, "h11"); // the one hour both cover
+    const winner = results[0].status === "fulfilled" ? morning : noon;
+    const loser = winner === morning ? noon : morning;
+    await bookings.update(one, winner.id, { state: "cancelled" }); // frees its slots
+    await bookings.update(other, loser.id, { state: "confirmed" });
+  } finally {
+    await Deno.remove(path);
+  }
 });
 
 Deno.test("update: a stale versionstamp is a 409, a function sees the item as it is, no change writes nothing", async () => {

@@ -40,3 +40,18 @@ Deno.test("example:remove says it dropped deno.json's entries of the stylesheets
     await rm(root, { recursive: true });
   }
 });
+
+Deno.test("example:remove leaves every test task runnable: none names a path of the example's as such", async () => {
+  // `deno test` stops on a path that is not there ("Import … failed, not found"), while a glob that
+  // matches nothing is no error: after example:remove (docs/start.md), `tests/example/` is gone.
+  const { tasks } = JSON.parse(await readFile(new URL("../deno.json", import.meta.url), "utf8"));
+  const named: string[] = [];
+  for (const [task, { command }] of Object.entries<{ command: string }>(tasks)) {
+    for (const run of command.split("&&").filter((part) => /\bdeno test\b/.test(part))) {
+      for (const path of run.trim().split(/\s+/).filter((word) => word.startsWith("tests/"))) {
+        if (path.startsWith("tests/example") && !path.includes("*")) named.push(`${task}: ${path}`);
+      }
+    }
+  }
+  assert.deepEqual(named, []);
+});
