@@ -148,7 +148,8 @@ export function productSettings(
 }
 
 /**
- * The secret setting whose value `value` is or holds: a text, a URL's or search params' text, an
+ * The secret setting whose value `value` is or holds: a text, a URL's or search params' text, a
+ * RegExp's pattern (devalue sends its source: `new RegExp(key)` is the key in the page), an
  * object's keys (devalue writes keys without showing them to its reducers; an array's and a typed
  * array's are indexes, never sent: a string each, a short secret of digits among them). A secret
  * of fewer than 8 characters is looked for as a whole text only: as a part of one it would be
@@ -159,6 +160,7 @@ function secretIn(secrets: ReadonlyMap<string, string>, value: unknown): string 
   if (value instanceof URL || value instanceof URLSearchParams) {
     return secretInText(secrets, String(value));
   }
+  if (value instanceof RegExp) return secretInText(secrets, value.source);
   if (
     typeof value === "object" && value !== null && !Array.isArray(value) &&
     !ArrayBuffer.isView(value)
