@@ -4,7 +4,7 @@
  * page, a layout, `_app`, a component at any depth, an error page and an island's static children,
  * with or without a handler. Not in an island (it renders in the browser too): the page fails,
  * naming the island. A secret's value never reaches an island's props - as the value, inside a
- * text, an object's key, a URL, a RegExp's pattern, the settings spread whole, or passed down from the handler's
+ * text, an object's key, a URL, a RegExp's pattern, bytes, the settings spread whole, or passed down from the handler's
  * `settings(ctx)` - the render fails, its log line naming the setting and never the value, and no
  * byte of it is in the answer. Outside a render, or with another app's declaration: a clear error.
  */
@@ -109,6 +109,15 @@ function app(islands = true) {
       "leak/pattern.tsx": page(() => (
         <Shown value={new RegExp(`^Bearer ${useSettings(settings).PAYMENTS_KEY}$`)} />
       )),
+      // Bytes, as WebCrypto takes a key: devalue sends a view's whole buffer, in base64.
+      "leak/bytes.tsx": page(() => (
+        <Shown value={new TextEncoder().encode(useSettings(settings).PAYMENTS_KEY)} />
+      )),
+      "leak/bytes-part.tsx": page(() => (
+        <Shown
+          value={new TextEncoder().encode(`k=${useSettings(settings).PAYMENTS_KEY}`).subarray(0, 2)}
+        />
+      )),
       "leak/all.tsx": page(() => <Shown value={{ ...useSettings(settings) }} />),
       "leak/short.tsx": page(() => <Shown value={useSettings(settings).PIN} />),
       "leak/from-handler.tsx": {
@@ -168,6 +177,11 @@ Deno.test("a secret's value never reaches an island's props: the render fails na
     "an object's key": ["/leak/key", "PAYMENTS_KEY"],
     "in a URL": ["/leak/url", "PAYMENTS_KEY"],
     "in a RegExp's pattern (devalue sends its source)": ["/leak/pattern", "PAYMENTS_KEY"],
+    "as bytes (sent in base64)": ["/leak/bytes", "PAYMENTS_KEY"],
+    "in the buffer of a view of two bytes (the whole buffer is sent)": [
+      "/leak/bytes-part",
+      "PAYMENTS_KEY",
+    ],
     "the settings spread whole (PIN comes first)": ["/leak/all", "PIN"],
     "a short secret as the whole value": ["/leak/short", "PIN"],
     "passed down from the handler's settings(ctx)": ["/leak/from-handler", "PAYMENTS_KEY"],
