@@ -135,36 +135,39 @@ export function productSettings(
   );
   const values = { ...readVariables(missing, () => undefined, problems), ...given };
   if (problems.length > 0) throw new SettingsError(problems);
-  const secrets = new Map<string, string>();
+  // Each secret as text, and as a URL or a query string percent-encodes it (a key in base64 has
+  // '+', '/' and '=': `url.searchParams.set("token", key)` writes none of them as they are).
+  const secrets: [name: string, text: string][] = [];
   for (const [name, schema] of Object.entries(schemas)) {
     const value = values[name];
-    if (isSecret(schema) && typeof value === "string" && value !== "") secrets.set(name, value);
+    if (!isSecret(schema) || typeof value !== "string" || value === "") continue;
+    const forms = new Set([
+      value,
+      encodeURIComponent(value),
+      new URLSearchParams({ _: value }).toString().slice(2),
+    ]);
+    for (const form of forms) secrets.push([name, form]);
   }
-  const asBytes = new Map(
-    [...secrets].map(([name, secret]) => [name, byteText(new TextEncoder().encode(secret))]),
-  );
+  const encoder = new TextEncoder();
+  const asBytes: Secrets = secrets.map(([name, text]) => [name, byteText(encoder.encode(text))]);
   return {
     declaration,
     values: Object.freeze(values),
-    secretIn: secrets.size > 0 ? (value) => secretIn(secrets, asBytes, value) : undefined,
+    secretIn: secrets.length > 0 ? (value) => secretIn(secrets, asBytes, value) : undefined,
   };
 }
 
 /**
- * The secret setting whose value `value` is or holds: a text, a URL's or search params' text, a
- * RegExp's pattern (devalue sends its source: `new RegExp(key)` is the key in the page), an
- * object's keys (devalue writes keys without showing them to its reducers; an array's and a typed
+ * The secret setting whose value `value` is or holds, as it is or percent-encoded: a text, a URL's
+ * or search params' text, a RegExp's pattern (devalue sends its source: `new RegExp(key)` is the
+ * key in the page), an object's keys (devalue writes keys without showing them to its reducers; an array's and a typed
  * array's are indexes, never sent: a string each, a short secret of digits among them), an
  * `ArrayBuffer`'s bytes (`asBytes`: each secret's UTF-8, as `byteText`) - devalue shows a typed
  * array or a `DataView` as its whole buffer, which it sends in base64: a key encoded for WebCrypto
  * is the key. A secret of fewer than 8 characters is looked for as a whole text only: as a part
  * of one it would be found in ordinary words.
  */
-function secretIn(
-  secrets: ReadonlyMap<string, string>,
-  asBytes: ReadonlyMap<string, string>,
-  value: unknown,
-): string | undefined {
+function secretIn(secrets: Secrets, asBytes: Secrets, value: unknown): string | undefined {
   if (typeof value === "string") return secretInText(secrets, value);
   if (value instanceof URL || value instanceof URLSearchParams) {
     return secretInText(secrets, String(value));
@@ -182,7 +185,10 @@ function secretIn(
   }
 }
 
-function secretInText(secrets: ReadonlyMap<string, string>, text: string): string | undefined {
+/** Secrets' names, each with a text to look for: its value, or a form of it. */
+type Secrets = readonly (readonly [name: string, text: string])[];
+
+function secretInText(secrets: Secrets, text: string): string | undefined {
   for (const [name, secret] of secrets) {
     if (text === secret || (secret.length >= 8 && text.includes(secret))) return name;
   }
