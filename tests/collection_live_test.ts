@@ -4,7 +4,7 @@
  * test's own: a move between index values seen as a delete in one view and a create in the other;
  * every change exactly once from any number, a `FeedGapError` (and over HTTP a `snapshot` event)
  * for a client too far behind, one whose changes expired, or one ahead of the log; resuming with
- * `Last-Event-ID`; connections cut mid-stream at random while changes are written, the client
+ * `Last-Event-ID`; values KV keeps apart (0, -0) each their own feed; connections cut mid-stream at random while changes are written, the client
  * still seeing each change exactly once; and the bounds on what a client controls (the number it
  * sends, the value it asks for, the streams a process holds, the feeds its values leave behind).
  */
@@ -80,6 +80,24 @@ Deno.test("views: a move between walls is a delete in one and a create in the ot
   assert.equal(created.versionstamp, a.versionstamp);
   stop.abort();
   await assertConsistent(kv, "pins", RULES);
+});
+
+Deno.test("views: values KV keeps apart (0 and -0) have feeds of their own", async () => {
+  // A feed was named by String(value), "0" for both: a client's Number("-0") followed view 0's
+  // feed (its changes, not its own), while KV indexes the two apart.
+  const Score = v.object({ label: v.string(), score: v.number() });
+  const scores = collection("scores", { schema: Score, indexes: { byScore: { key: "score" } } });
+  using kv = await Deno.openKv(":memory:");
+  const stop = new AbortController();
+  const signal = stop.signal;
+  const zero = scores.changes(kv, { index: "byScore", value: 0 }).subscribe(0, { signal });
+  const negative = scores.changes(kv, { index: "byScore", value: -0 }).subscribe(0, { signal });
+  await scores.create(kv, { label: "zero", score: 0 });
+  await scores.create(kv, { label: "negative zero", score: -0 });
+  const labels = (changes: Change<{ label: string }>[]) => changes.map((c) => c.value?.label);
+  assert.deepEqual(labels(await take(zero, 1)), ["zero"]);
+  assert.deepEqual(labels(await take(negative, 1)), ["negative zero"]);
+  stop.abort();
 });
 
 Deno.test("changes: each exactly once from any number; too far behind, expired or ahead is a FeedGapError", async () => {

@@ -248,6 +248,33 @@ Deno.test("ranges (docs/data.md): a unique index per slot refuses an overlap, al
   }
 });
 
+Deno.test('index values KV keeps apart (0 and -0, a client\'s JSON or Number("-0")) are moves, not the same', async () => {
+  // 0 === -0: an update from 0 to -0 kept the entry under 0 and added one under -0, the item in
+  // both views (for good, as its delete removed only -0's); a unique -0 was not claimed, so it
+  // was written over another item's.
+  const Seat = v.object({ row: v.number(), seat: v.number() });
+  const seats = collection("seats", {
+    schema: Seat,
+    indexes: { byRow: { key: "row" }, bySeat: { key: "seat", unique: true } },
+  });
+  const rules: Record<string, IndexRule> = {
+    byRow: { key: (item) => item.row as number },
+    bySeat: { key: (item) => item.seat as number, unique: true },
+  };
+  using kv = await open();
+  const first = await seats.create(kv, { row: 0, seat: -0 });
+  const second = await seats.create(kv, { row: 1, seat: 0 });
+  await seats.update(kv, first.id, { row: -0 });
+  const ids = async (value: number) =>
+    (await seats.list(kv, { index: "byRow", value })).items.map((item) => item.id);
+  assert.deepEqual(await ids(0), []);
+  assert.deepEqual(await ids(-0), [first.id]);
+  const taken = await seats.update(kv, second.id, { seat: -0 }).catch((e) => e);
+  assert.ok(taken instanceof ConflictError, "-0 is the first's seat");
+  await seats.delete(kv, first.id);
+  await assertConsistent(kv, "seats", rules);
+});
+
 Deno.test("update: a stale versionstamp is a 409, a function sees the item as it is, no change writes nothing", async () => {
   using kv = await open();
   const created = await cards.create(kv, card({ points: 1 }));

@@ -331,6 +331,37 @@ Deno.test({
     );
 
     await t.step(
+      "a client's headers and query of any length: the transaction carries 1,024 characters of each",
+      async () => {
+        // Headers are the client's to choose as much as its path: a header of its own of tens of
+        // kilobytes, and the query string (the SDK's own field, apart from the URL), each whole in
+        // every sampled transaction and error event of the request.
+        const traceId = "6c2f8e4d1b0a49f3c7d5e3b2a1f0e9d8";
+        const forwarded = Array.from({ length: 3_000 }, (_, i) => `10.0.${i >> 8}.${i & 255}`)
+          .join(", ");
+        const { res } = await get(`/about?q=${"q".repeat(20_000)}`, {
+          headers: {
+            "sentry-trace": `${traceId}-${PARENT_SPAN}-1`,
+            "x-forwarded-for": forwarded,
+            "x-note": "h".repeat(20_000),
+          },
+        });
+        assert.equal(res.status, 200);
+        const { payload } = await receiver.waitFor((item) =>
+          item.payload.contexts?.trace?.trace_id === traceId
+        );
+        const headers = payload.request.headers;
+        assert.match(headers["x-note"], /^h{1024}\u2026 \(20000 characters\)$/);
+        // (The SDK leaves X-Forwarded-For out without sendDefaultPii; clipped, were it sent.)
+        assert.ok((headers["x-forwarded-for"] ?? "").length < 1_100, "X-Forwarded-For clipped");
+        // And the query, as its URL carries it: 1,024 characters of path and query.
+        assert.ok(String(payload.request.query_string).length < 1_100, "the query clipped");
+        const whole = JSON.stringify(payload);
+        assert.ok(!whole.includes("h".repeat(1_025)) && !whole.includes("q".repeat(1_025)));
+      },
+    );
+
+    await t.step(
       "overlapping routes: the transaction is named by the route that answered",
       async () => {
         const names: Record<string, string> = {

@@ -4,7 +4,7 @@
  * page, a layout, `_app`, a component at any depth, an error page and an island's static children,
  * with or without a handler. Not in an island (it renders in the browser too): the page fails,
  * naming the island. A secret's value never reaches an island's props - as the value, inside a
- * text, an object's key, a URL, the settings spread whole, or passed down from the handler's
+ * text, an object's key, a URL, a RegExp's pattern, bytes, percent-encoded, the settings spread whole, or passed down from the handler's
  * `settings(ctx)` - the render fails, its log line naming the setting and never the value, and no
  * byte of it is in the answer. Outside a render, or with another app's declaration: a clear error.
  */
@@ -31,6 +31,7 @@ const settings = defineSettings({
   BETA: v.optional(flag, "0"),
   PAYMENTS_KEY: secret(v.pipe(v.string(), v.regex(/^sk_live_\w{20,}$/, "expected sk_live_..."))),
   PIN: v.optional(secret(v.string()), "4711"),
+  SIGNING_KEY: v.optional(secret(v.string()), "q8Z+k2/Lm9xR4t7W="),
 });
 
 /** An island: what it is given, shown. */
@@ -106,6 +107,34 @@ function app(islands = true) {
       "leak/url.tsx": page(() => (
         <Shown value={new URL(`https://pay.example/?key=${useSettings(settings).PAYMENTS_KEY}`)} />
       )),
+      "leak/pattern.tsx": page(() => (
+        <Shown value={new RegExp(`^Bearer ${useSettings(settings).PAYMENTS_KEY}$`)} />
+      )),
+      // Bytes, as WebCrypto takes a key: devalue sends a view's whole buffer, in base64.
+      "leak/bytes.tsx": page(() => (
+        <Shown value={new TextEncoder().encode(useSettings(settings).PAYMENTS_KEY)} />
+      )),
+      "leak/bytes-part.tsx": page(() => (
+        <Shown
+          value={new TextEncoder().encode(`k=${useSettings(settings).PAYMENTS_KEY}`).subarray(0, 2)}
+        />
+      )),
+      // A key in base64 ('+', '/', '='), percent-encoded as a query string writes it.
+      "leak/search-params.tsx": page(() => (
+        <Shown value={new URLSearchParams({ token: useSettings(settings).SIGNING_KEY })} />
+      )),
+      "leak/search-params-set.tsx": page(() => {
+        const url = new URL("https://api.example/verify");
+        url.searchParams.set("token", useSettings(settings).SIGNING_KEY);
+        return <Shown value={url} />;
+      }),
+      "leak/encoded.tsx": page(() => (
+        <Shown
+          value={`https://api.example/?token=${
+            encodeURIComponent(useSettings(settings).SIGNING_KEY)
+          }`}
+        />
+      )),
       "leak/all.tsx": page(() => <Shown value={{ ...useSettings(settings) }} />),
       "leak/short.tsx": page(() => <Shown value={useSettings(settings).PIN} />),
       "leak/from-handler.tsx": {
@@ -164,6 +193,15 @@ Deno.test("a secret's value never reaches an island's props: the render fails na
     "deep in a Set in a Map in an array in an object": ["/leak/deep", "PAYMENTS_KEY"],
     "an object's key": ["/leak/key", "PAYMENTS_KEY"],
     "in a URL": ["/leak/url", "PAYMENTS_KEY"],
+    "in a RegExp's pattern (devalue sends its source)": ["/leak/pattern", "PAYMENTS_KEY"],
+    "as bytes (sent in base64)": ["/leak/bytes", "PAYMENTS_KEY"],
+    "percent-encoded in URLSearchParams": ["/leak/search-params", "SIGNING_KEY"],
+    "percent-encoded by a URL's searchParams.set": ["/leak/search-params-set", "SIGNING_KEY"],
+    "percent-encoded by encodeURIComponent in a text": ["/leak/encoded", "SIGNING_KEY"],
+    "in the buffer of a view of two bytes (the whole buffer is sent)": [
+      "/leak/bytes-part",
+      "PAYMENTS_KEY",
+    ],
     "the settings spread whole (PIN comes first)": ["/leak/all", "PIN"],
     "a short secret as the whole value": ["/leak/short", "PIN"],
     "passed down from the handler's settings(ctx)": ["/leak/from-handler", "PAYMENTS_KEY"],

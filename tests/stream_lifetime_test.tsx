@@ -4,13 +4,14 @@
  * tests' own app of `helpers/auth.tsx`): a stream opened before "Log out everywhere" ends within
  * its lifetime with an event `renew`, and the browser's next one is refused (401); one of a user
  * still signed in ends the same way and the next resumes from `Last-Event-ID`, nothing lost or
- * repeated; `lifetimeMs: 0` keeps a stream open. (The page's side, with no visible drop, is in
+ * repeated; `lifetimeMs: 0` keeps a stream open. A source's own event of the reserved name is a
+ * failure, never sent. (The page's side, with no visible drop, is in
  * tests/e2e/live_collection_test.ts.)
  */
 import assert from "node:assert/strict";
 import { eventStream, type ServerEvent } from "../lib/mod.ts";
 import { sinceOf } from "../lib/kv/feed.ts";
-import { TestClient } from "../lib/testing.ts";
+import { captureLogs, TestClient } from "../lib/testing.ts";
 import { memoryApp, serveApp } from "./helpers/app.ts";
 import { actionIds, authFiles, callAction, storedUser } from "./helpers/auth.tsx";
 import { readEvents } from "./helpers/events.ts";
@@ -118,4 +119,38 @@ Deno.test("lifetimeMs: 0 keeps a stream open past the app's lifetime", async () 
   assert.match(await untilEnd(bounded), /event: renew\ndata:\n\n$/);
   await forever.waitFor(forever.events.length + 2, ENDS_WITHIN_MS);
   assert.ok(!forever.events.some((event) => event.event === "renew"));
+});
+
+Deno.test("a source's own event named `renew` is refused: the stream ends as a failure, never sending it", async () => {
+  // The hook opens the next stream at once on `renew`, with no backoff and no `since` moved: a
+  // product event of that name ("a subscription renewed") sent first made every page reopen its
+  // stream in a tight loop, each time taking it again from the same place.
+  const app = memoryApp({
+    routes: {
+      "subscriptions/events.ts": {
+        handler: {
+          GET: (req, ctx) =>
+            eventStream(req, ctx, async function* () {
+              yield { id: 1, event: "renewed", data: "fine" };
+              yield { id: 2, event: "renew", data: JSON.stringify({ plan: "pro" }) };
+              yield { id: 3, event: "renewed", data: "never sent" };
+            }, { lifetimeMs: 0 }),
+        },
+      },
+    },
+  });
+  try {
+    using logs = captureLogs();
+    const res = await app.request("/subscriptions/events");
+    assert.equal(res.status, 200);
+    const text = await res.text();
+    assert.match(text, /event: renewed\ndata: fine\n/);
+    assert.doesNotMatch(text, /event: renew\n/);
+    assert.doesNotMatch(text, /never sent/);
+    const [line, ...more] = logs.of(res).filter((line) => line.level === "error");
+    assert.equal(more.length, 0);
+    assert.match(String(line?.msg), /event type "renew" is reserved/);
+  } finally {
+    await app.close();
+  }
 });

@@ -48,8 +48,9 @@ export function clientAddress(c: Context): string | undefined {
 
 /**
  * Who is asking, as per-client limits count them: `clientAddress`, an IPv6 address cut to its /64
- * (`2001:db8:1:2::/64`) - every address of one subscriber's network is one client - an IPv4-mapped
- * one (`::ffff:192.0.2.1`, from a dual-stack listener) as its IPv4 address, and without the port a
+ * (`2001:db8:1:2::/64`) - every address of one subscriber's network is one client - an IPv4
+ * client's (`::ffff:192.0.2.1` from a dual-stack listener, `64:ff9b::192.0.2.1` from NAT64) as its
+ * IPv4 address, and without the port a
  * proxy may write with it (`192.0.2.1:51234`, `[2001:db8::1]:443`): a new one each connection.
  */
 export function limitedClient(c: Context): string | undefined {
@@ -57,6 +58,12 @@ export function limitedClient(c: Context): string | undefined {
   return address === undefined ? undefined : networkOf(address);
 }
 
+/**
+ * An IPv6 address that is an IPv4 client's, as the URL parser writes it: mapped (`::ffff:0:0/96`,
+ * a dual-stack listener), translated (`::ffff:0:0:0/96`) or behind NAT64 or SIIT's well-known
+ * prefix (`64:ff9b::/96`). Each is its IPv4 address: by their /64, every IPv4 client one.
+ */
+const EMBEDS_IPV4 = /^(?:::ffff:(?:0:)?|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/;
 const IPV4_PORT = /^(\d{1,3}(?:\.\d{1,3}){3}):\d{1,5}$/;
 const IPV6_PORT = /^\[([^\]]+)\](?::\d{1,5})?$/;
 
@@ -69,7 +76,7 @@ function networkOf(address: string): string {
   const bare = IPV6_PORT.exec(address)?.[1] ?? address;
   const host = URL.parse(`http://[${bare}]/`)?.hostname.slice(1, -1);
   if (!host) return address; // with a zone (`fe80::1%eth0`), say: a local client
-  const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(host);
+  const mapped = EMBEDS_IPV4.exec(host);
   if (mapped) {
     const [high, low] = [parseInt(mapped[1], 16), parseInt(mapped[2], 16)];
     return [high >> 8, high & 255, low >> 8, low & 255].join(".");

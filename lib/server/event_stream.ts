@@ -49,7 +49,7 @@ declare module "./internals.ts" {
 export interface ServerEvent {
   /** Sent back by a reconnecting `EventSource` as `Last-Event-ID`. */
   id?: string | number;
-  /** The event's type (`addEventListener(event, ...)`); `message` when unset. */
+  /** The event's type (`addEventListener(event, ...)`); `message` when unset; never `renew`. */
   event?: string;
   /** The payload: `data:` lines, one per line of it. */
   data: string;
@@ -161,6 +161,13 @@ export function eventStream(
     async pull(stream) {
       try {
         const next = await iterator.next();
+        // `useFeed` opens the next stream at once on `renew`, without backing off or moving on:
+        // a source's own event of that name, sent first, had every page reopen it in a loop.
+        if (!next.done && next.value.event === RENEW_EVENT) {
+          throw new TypeError(
+            `event type "${RENEW_EVENT}" is reserved: it ends a stream whose lifetime is over`,
+          );
+        }
         if (!next.done && !signal.aborted) {
           return stream.enqueue(encoder.encode(format(next.value)));
         }

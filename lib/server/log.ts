@@ -23,6 +23,11 @@ export function loggedPath(path: string): string {
   return clipped(path, MAX_LOGGED_PATH);
 }
 
+/** A request header's value (or query) for telemetry: clipped as a path is, for the same reason. */
+export function loggedHeader(value: string): string {
+  return clipped(value, MAX_LOGGED_PATH);
+}
+
 /**
  * The most of a request's method a line carries: every method in HTTP's registry fits. A method is
  * any token a client sends, tens of kilobytes long if it likes.

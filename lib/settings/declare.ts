@@ -135,30 +135,45 @@ export function productSettings(
   );
   const values = { ...readVariables(missing, () => undefined, problems), ...given };
   if (problems.length > 0) throw new SettingsError(problems);
-  const secrets = new Map<string, string>();
+  // Each secret as text, and as a URL or a query string percent-encodes it (a key in base64 has
+  // '+', '/' and '=': `url.searchParams.set("token", key)` writes none of them as they are).
+  const secrets: [name: string, text: string][] = [];
   for (const [name, schema] of Object.entries(schemas)) {
     const value = values[name];
-    if (isSecret(schema) && typeof value === "string" && value !== "") secrets.set(name, value);
+    if (!isSecret(schema) || typeof value !== "string" || value === "") continue;
+    const forms = new Set([
+      value,
+      encodeURIComponent(value),
+      new URLSearchParams({ _: value }).toString().slice(2),
+    ]);
+    for (const form of forms) secrets.push([name, form]);
   }
+  const encoder = new TextEncoder();
+  const asBytes: Secrets = secrets.map(([name, text]) => [name, byteText(encoder.encode(text))]);
   return {
     declaration,
     values: Object.freeze(values),
-    secretIn: secrets.size > 0 ? (value) => secretIn(secrets, value) : undefined,
+    secretIn: secrets.length > 0 ? (value) => secretIn(secrets, asBytes, value) : undefined,
   };
 }
 
 /**
- * The secret setting whose value `value` is or holds: a text, a URL's or search params' text, an
- * object's keys (devalue writes keys without showing them to its reducers; an array's and a typed
- * array's are indexes, never sent: a string each, a short secret of digits among them). A secret
- * of fewer than 8 characters is looked for as a whole text only: as a part of one it would be
- * found in ordinary words.
+ * The secret setting whose value `value` is or holds, as it is or percent-encoded: a text, a URL's
+ * or search params' text, a RegExp's pattern (devalue sends its source: `new RegExp(key)` is the
+ * key in the page), an object's keys (devalue writes keys without showing them to its reducers; an array's and a typed
+ * array's are indexes, never sent: a string each, a short secret of digits among them), an
+ * `ArrayBuffer`'s bytes (`asBytes`: each secret's UTF-8, as `byteText`) - devalue shows a typed
+ * array or a `DataView` as its whole buffer, which it sends in base64: a key encoded for WebCrypto
+ * is the key. A secret of fewer than 8 characters is looked for as a whole text only: as a part
+ * of one it would be found in ordinary words.
  */
-function secretIn(secrets: ReadonlyMap<string, string>, value: unknown): string | undefined {
+function secretIn(secrets: Secrets, asBytes: Secrets, value: unknown): string | undefined {
   if (typeof value === "string") return secretInText(secrets, value);
   if (value instanceof URL || value instanceof URLSearchParams) {
     return secretInText(secrets, String(value));
   }
+  if (value instanceof RegExp) return secretInText(secrets, value.source);
+  if (value instanceof ArrayBuffer) return secretInText(asBytes, byteText(new Uint8Array(value)));
   if (
     typeof value === "object" && value !== null && !Array.isArray(value) &&
     !ArrayBuffer.isView(value)
@@ -170,8 +185,21 @@ function secretIn(secrets: ReadonlyMap<string, string>, value: unknown): string 
   }
 }
 
-function secretInText(secrets: ReadonlyMap<string, string>, text: string): string | undefined {
+/** Secrets' names, each with a text to look for: its value, or a form of it. */
+type Secrets = readonly (readonly [name: string, text: string])[];
+
+function secretInText(secrets: Secrets, text: string): string | undefined {
   for (const [name, secret] of secrets) {
     if (text === secret || (secret.length >= 8 && text.includes(secret))) return name;
   }
 }
+
+/**
+ * Bytes as text, a character a byte (windows-1252 decodes each of the 256 to its own character),
+ * so that finding a secret's bytes is the engine's substring search: a mebibyte in a millisecond.
+ */
+function byteText(bytes: Uint8Array): string {
+  return BYTES.decode(bytes);
+}
+
+const BYTES = new TextDecoder("windows-1252");

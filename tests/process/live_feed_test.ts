@@ -89,6 +89,29 @@ Deno.test("feed: missed items first, then live ones; without since, live ones on
   kv.close();
 });
 
+Deno.test("feed: logs whose keys differ only by -0, NaN or Infinity have feeds of their own", async () => {
+  // KV keeps ["rooms", 0] and ["rooms", -0] apart (and NaN, Infinity, -Infinity), as the log does;
+  // a feed named by JSON took them for one: kvLog(["rooms", Number(room)]) of a client's "-0"
+  // was room 0's feed, its subscribers getting room 0's entries and room 0's those of "-0".
+  const kv = await Deno.openKv(":memory:");
+  const stop = new AbortController();
+  const rooms = [0, -0, NaN, Infinity, -Infinity].map((number) => {
+    const log = kvLog<Note>(["rooms", number]);
+    return { log, entries: feedOf(kv, log).subscribe(undefined, { signal: stop.signal }) };
+  });
+  const firsts = rooms.map(({ entries }) => take(entries, 1));
+  await new Promise((r) => setTimeout(r, 50));
+  for (const [i, { log }] of rooms.entries()) {
+    await append(kv, log, (id) => ({ id, text: `room ${i}` }));
+  }
+  assert.deepEqual(
+    (await Promise.all(firsts)).map(texts),
+    rooms.map((_, i) => [`room ${i}`]),
+  );
+  stop.abort();
+  kv.close();
+});
+
 Deno.test("feed: one watch per store, shared by all subscribers, running only while they are", async () => {
   const real = await Deno.openKv(":memory:");
   const { kv, watches } = counted(real);

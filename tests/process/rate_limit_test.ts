@@ -218,6 +218,14 @@ Deno.test("middleware: an IPv6 client is its /64, an IPv4-mapped one its IPv4 ad
   assert.equal((await send("::ffff:192.0.2.6")).status, 200);
   assert.equal((await send("192.0.2.5")).status, 200, "the same client as ::ffff:192.0.2.5");
   assert.equal((await send("::ffff:192.0.2.5")).status, 429);
+  // IPv4 clients of a translator (NAT64's or SIIT's well-known prefix, 64:ff9b::/96; IPv4-translated
+  // ::ffff:0:0/96): each its own IPv4 address - as one /64, one client's use refused every other.
+  assert.equal((await send("64:ff9b::198.51.100.1")).status, 200);
+  assert.equal((await send("64:ff9b::c633:6402")).status, 200);
+  assert.equal((await send("::ffff:0:198.51.100.3")).status, 200);
+  assert.equal((await send("64:ff9b::198.51.100.4")).status, 200, "another IPv4 client");
+  assert.equal((await send("198.51.100.1")).status, 200, "as 64:ff9b::198.51.100.1: the same");
+  assert.equal((await send("64:ff9b::198.51.100.1")).status, 429);
   // Behind a trusted proxy, the address it writes counts the same way.
   const proxied = limitedApp(kv, true);
   const via = (address: string) => proxied("10.0.0.1", { "X-Forwarded-For": address });

@@ -83,19 +83,23 @@ export const keys = {
   },
 };
 
-/** True when two index values are the same key part. */
+/**
+ * True when two index values are the same key part: as KV tells them, -0 is not 0 (`===` says it
+ * is, and a move between them was no move) and NaN is NaN.
+ */
 export function sameValue(a: Deno.KvKeyPart | undefined, b: Deno.KvKeyPart | undefined): boolean {
   if (a instanceof Uint8Array && b instanceof Uint8Array) {
     return a.length === b.length && a.every((byte, i) => byte === b[i]);
   }
-  return a === b;
+  return Object.is(a, b);
 }
 
 /** A key part that names `value` in a map: distinct for distinct key parts. */
 export function valueName(value: Deno.KvKeyPart | undefined): string {
   if (value === undefined) return "";
   if (value instanceof Uint8Array) return `u8:${[...value].join(",")}`;
-  return `${typeof value}:${String(value)}`;
+  // -0 apart from 0, as KV keeps it (String(-0) is "0").
+  return `${typeof value}:${Object.is(value, -0) ? "-0" : String(value)}`;
 }
 
 /**
