@@ -7,9 +7,12 @@
  * what was missed); after that, or when the server refused the stream (a 503, a deploy), or when
  * it ended before it was healthy (a source that fails as it opens), the hook opens it again
  * itself, backing off - growing, capped, jittered, so that a thousand pages do not come back in
- * the same second - with `?since=` the last id it got. Healthy is a stream that delivered an
- * event or stayed open 5 s: only then does the backoff start again from its first delay, so a
- * broken feed is asked for less and less often, not each second. A hidden page holds no stream:
+ * the same second - with `?since=` the last id it got. Healthy is a stream that stayed open 5 s
+ * (`retry.steadyMs`): only then does the backoff start again from its first delay, so a broken
+ * feed is asked for less and less often, not each second. Events do not make a stream healthy: a
+ * source that sends its first event (a hello, a snapshot) and then fails delivers one each time,
+ * and counting that as health had every page reopen it about once a second, a failure on the
+ * server each time, for as long as the page was open. A hidden page holds no stream:
  * it closes on `visibilitychange` (hidden) and `pagehide`, and opens again, from where it was,
  * when the page is shown (`visibilitychange`, `pageshow`): a page in the back/forward cache holds
  * no connection, and there is no `unload` listener to keep it out of that cache. A stream whose
@@ -20,7 +23,7 @@
 import { useEffect, useRef, useState } from "react";
 import { RENEW_EVENT } from "./stream_renew.ts";
 
-/** How long a connection stays open, with no event, before it counts as healthy. */
+/** How long a connection stays open before it counts as healthy (`retry.steadyMs`). */
 const STEADY_MS = 5_000;
 
 /**
@@ -54,7 +57,7 @@ export type FeedStatus = "connecting" | "live" | "retrying" | "paused";
  * const options: UseFeedOptions = {
  *   since: 41,
  *   on: { entry: (event) => console.log(JSON.parse(event.data)) },
- *   retry: { firstMs: 500, maxMs: 60_000 },
+ *   retry: { firstMs: 500, maxMs: 60_000, steadyMs: 5_000 },
  * };
  * ```
  * @see docs/data.md - A live page
@@ -67,15 +70,15 @@ export interface UseFeedOptions {
   /**
    * The delays before opening a refused or failing stream again: `firstMs` (1 s), doubling with
    * each try in a row that fails to `maxMs` (30 s), jittered. A try fails when it is refused or
-   * ends before it delivered an event or stayed open 5 s.
+   * ends before it stayed open `steadyMs` (5 s), whatever events it delivered.
    */
-  retry?: { firstMs?: number; maxMs?: number };
+  retry?: { firstMs?: number; maxMs?: number; steadyMs?: number };
 }
 
 /**
  * Follows the server-sent events at `url` while the page is shown: calls `on[type]` for each
- * event, reconnects with a capped, jittered backoff (a stream that ends before it delivered an
- * event or stayed open 5 s counts as a failed try), resumes from the last event id after a drop
+ * event, reconnects with a capped, jittered backoff (a stream that ends before it stayed open 5 s
+ * counts as a failed try, whatever events it delivered), resumes from the last event id after a drop
  * or a pause (`Last-Event-ID`, `?since=`), and holds no connection while the page is hidden or in
  * the back/forward cache. `null` follows nothing.
  *
@@ -112,7 +115,7 @@ export function useFeed(url: string | null, { since, on, retry = {} }: UseFeedOp
   useEffect(() => {
     handlers.current = on;
   });
-  const { firstMs = 1_000, maxMs = 30_000 } = retry;
+  const { firstMs = 1_000, maxMs = 30_000, steadyMs = STEADY_MS } = retry;
   useEffect(() => {
     if (url === null) return;
     let last = since === undefined ? undefined : String(since);
@@ -140,9 +143,10 @@ export function useFeed(url: string | null, { since, on, retry = {} }: UseFeedOp
       if (last !== undefined) target.searchParams.set("since", last);
       const opened = source = new EventSource(target);
       // Whether this connection (the browser's own reconnection is another) proved healthy: it
-      // delivered an event, or stayed open `STEADY_MS`. Opening is not enough: a source that
-      // fails at once opens and ends each time, and counting that as health kept every page of a
-      // broken feed reopening it each second for as long as it was open.
+      // stayed open `steadyMs`. Opening is not enough, nor is an event: a source that fails at
+      // once opens and ends each time, one that sends its snapshot first delivers an event each
+      // time, and counting either as health kept every page of a broken feed reopening it each
+      // second for as long as it was open.
       let healthy = false;
       const healthyNow = () => {
         if (opened !== source || healthy) return;
@@ -151,7 +155,7 @@ export function useFeed(url: string | null, { since, on, retry = {} }: UseFeedOp
         clearTimeout(steady);
       };
       opened.onopen = () => {
-        steady = setTimeout(healthyNow, STEADY_MS);
+        steady = setTimeout(healthyNow, steadyMs);
         setStatus("live");
       };
       opened.onerror = () => {
@@ -166,7 +170,8 @@ export function useFeed(url: string | null, { since, on, retry = {} }: UseFeedOp
           setStatus("retrying");
         } else again();
       };
-      // The server ends the stream after this: the next one opens now, with no drop shown.
+      // The server ends the stream after this, by design (its lifetime is over, however short):
+      // the next one opens now, with no drop shown.
       opened.addEventListener(RENEW_EVENT, () => {
         healthyNow();
         if (opened === source) open();
@@ -174,7 +179,6 @@ export function useFeed(url: string | null, { since, on, retry = {} }: UseFeedOp
       for (const type of Object.keys(handlers.current)) {
         opened.addEventListener(type, (event) => {
           if (opened !== source) return;
-          healthyNow();
           if (event.lastEventId) last = event.lastEventId;
           handlers.current[type]?.(event);
         });
@@ -203,6 +207,6 @@ export function useFeed(url: string | null, { since, on, retry = {} }: UseFeedOp
       close();
     };
     // `since` is where the page starts: later renders do not move it (the stream does).
-  }, [url, firstMs, maxMs]);
+  }, [url, firstMs, maxMs, steadyMs]);
   return status;
 }
