@@ -2,14 +2,18 @@
  * @module
  * `RepeatWindow` (lib/errors/repeats.ts): which repeats of a failure the browser repeats on its own
  * are sent - the first of a digest, then none until its window has passed - and its bound on the
- * digests it keeps. (Through an app and the real SDK: tests/sentry_stream_test.tsx.)
+ * digests it keeps; with a KV store shared by several windows (`repeatsInKv`, as processes share
+ * one), one sending a window between them, a burst asking the store once, and a store that fails
+ * or does not answer in time leaving it to the window's own bound. (Through an app and the real
+ * SDK: tests/sentry_stream_test.tsx; across two servers: tests/process/failure_repeats_test.ts.)
  */
 import assert from "node:assert/strict";
-import { RepeatWindow } from "../lib/errors/repeats.ts";
+import { RepeatWindow, type SharedRepeats } from "../lib/errors/repeats.ts";
+import { repeatsInKv } from "../lib/kv/repeats.ts";
 
 Deno.test("RepeatWindow: a digest sent is repeated until its window has passed", () => {
   let now = 1_000;
-  const window = new RepeatWindow(60_000, 10, () => now);
+  const window = new RepeatWindow(60_000, 10, { now: () => now });
   assert.equal(window.repeated("A"), undefined, "never sent");
   window.sent("A", "event-1");
   now += 59_999;
@@ -22,7 +26,7 @@ Deno.test("RepeatWindow: a digest sent is repeated until its window has passed",
 });
 
 Deno.test("RepeatWindow: keeps at most `max` digests, dropping the one sent longest ago", () => {
-  const window = new RepeatWindow(60_000, 3, () => 0);
+  const window = new RepeatWindow(60_000, 3, { now: () => 0 });
   for (const digest of ["A", "B", "C"]) window.sent(digest, digest);
   window.sent("A", "A again"); // now the latest
   window.sent("D", "D");
@@ -32,4 +36,54 @@ Deno.test("RepeatWindow: keeps at most `max` digests, dropping the one sent long
   for (let i = 0; i < 1_000_000; i++) window.sent(`x${i}`, null);
   assert.equal(window.repeated("x999999")?.eventId, null);
   assert.equal(window.repeated("A"), undefined);
+});
+
+Deno.test("RepeatWindow on a shared KV: one sending a window between the processes", async () => {
+  using kv = await Deno.openKv(":memory:");
+  let now = 1_000;
+  const clock = { now: () => now };
+  // Two processes' windows on one store.
+  const a = new RepeatWindow(60_000, 10, { shared: repeatsInKv(kv), ...clock });
+  const b = new RepeatWindow(60_000, 10, { shared: repeatsInKv(kv), ...clock });
+  assert.equal(await a.check("D", "event-a"), undefined, "the first: a sends it");
+  assert.deepEqual(await b.check("D", "event-b"), { at: 1_000, eventId: "event-a" });
+  // Kept in b's own window now: its next failures ask no store.
+  assert.deepEqual(b.check("D", "event-b2"), { at: 1_000, eventId: "event-a" });
+  assert.deepEqual(a.check("D", "event-a2"), { at: 1_000, eventId: "event-a" });
+  assert.equal(await b.check("E", "event-e"), undefined, "another digest is no repeat");
+  now += 60_000;
+  assert.equal(await b.check("D", "event-b3"), undefined, "a window later: b sends it");
+  assert.equal((await a.check("D", "event-a3"))?.eventId, "event-b3");
+});
+
+Deno.test("RepeatWindow on a shared KV: a burst in one process asks the store once", async () => {
+  using kv = await Deno.openKv(":memory:");
+  const store = repeatsInKv(kv);
+  let asked = 0;
+  const counted: SharedRepeats = (...args) => (asked++, store(...args));
+  const window = new RepeatWindow(60_000, 10, { shared: counted });
+  const answers = await Promise.all(
+    Array.from({ length: 50 }, (_, i) => window.check("D", `event-${i}`)),
+  );
+  assert.equal(asked, 1);
+  assert.equal(answers[0], undefined, "the first is sent");
+  for (const answer of answers.slice(1)) assert.equal(answer?.eventId, "event-0");
+});
+
+Deno.test("RepeatWindow on a shared KV: a store that fails leaves it to the window", async () => {
+  const kv = await Deno.openKv(":memory:");
+  kv.close(); // every read now fails
+  const window = new RepeatWindow(60_000, 10, { shared: repeatsInKv(kv) });
+  assert.equal(await window.check("D", "event-1"), undefined, "sent");
+  assert.equal(window.check("D", "event-2"), window.repeated("D"), "then a repeat, no store");
+  assert.equal(window.repeated("D")?.eventId, "event-1");
+});
+
+Deno.test("RepeatWindow on a shared store that does not answer: sent after waitMs", async () => {
+  let answer: () => void = () => {};
+  const stuck: SharedRepeats = () => new Promise((resolve) => answer = () => resolve(undefined));
+  const window = new RepeatWindow(60_000, 10, { shared: stuck, waitMs: 50 });
+  assert.equal(await window.check("D", "event-1"), undefined, "sent, not waiting for the store");
+  assert.equal(window.repeated("D")?.eventId, "event-1");
+  answer();
 });

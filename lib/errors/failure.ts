@@ -12,7 +12,8 @@ import { nonceOf } from "../server/security.ts";
 import { type FailureLinks, NO_LINKS, type Telemetry } from "../server/telemetry.ts";
 import { describe, digestOf, type ErrorDescription } from "./digest.ts";
 import { appStack } from "./frames.ts";
-import { RepeatWindow } from "./repeats.ts";
+import { RepeatWindow, type Sent } from "./repeats.ts";
+import { repeatsInKv } from "../kv/repeats.ts";
 import { FAILURE_ATTRIBUTE, screenDocument, screenMarkup, screenOverPage } from "./screen.ts";
 import { internalsOf } from "../server/internals.ts";
 
@@ -32,6 +33,8 @@ export interface FailureOptions {
   /** The project root, which dev details leave out of stack frames. */
   root: string;
   telemetry?: Telemetry;
+  /** The app's store: with it, `repeating`'s bound holds across the processes that share it. */
+  kv?: Deno.Kv;
 }
 
 export interface Failures {
@@ -40,30 +43,48 @@ export interface Failures {
   /**
    * A failure of the request `c` after its answer went out that the browser repeats on its own
    * (an event stream's source: every page holding the stream opens it again a second later).
-   * Recorded as `record` does, with status 500, but its event is sent once a minute per digest
-   * (`repeats.ts`): a repeat's line has `sentry_event_id: null` and `repeat_of`, the event sent
-   * for it.
+   * Recorded as `record` does, with status 500, but its event is sent once a minute per digest -
+   * across the processes sharing the app's KV, when it has one (`repeats.ts`): a repeat's line has
+   * `sentry_event_id: null` and `repeat_of`, the event sent for it, by this process or another.
+   * Settles once the line is written: with KV, after the store's answer (or `waitMs`).
    */
-  repeating(c: Context, error: unknown): void;
+  repeating(c: Context, error: unknown): Promise<void>;
   /** The failure screen for `error`, as the request's response. */
   response(c: Context, error: unknown, status?: number): Response;
   /** What ends a page whose Suspense boundary failed after its shell went out. */
   boundary(c: Context, error: unknown): BoundaryFailure;
 }
 
-export function failures({ dev, root, telemetry }: FailureOptions): Failures {
+export function failures({ dev, root, telemetry, kv }: FailureOptions): Failures {
   const details = dev ? devDetails(root) : () => undefined;
 
-  const repeats = new RepeatWindow(REPEATS_MS, REPEATS_MAX);
+  // Only what is sent needs agreeing on: with no telemetry, the store is not asked.
+  const shared = kv && telemetry ? repeatsInKv(kv) : undefined;
+  const repeats = new RepeatWindow(REPEATS_MS, REPEATS_MAX, { shared });
 
-  const record = (c: Context, error: unknown, status: number, window?: RepeatWindow): Failure => {
+  /** The failure's digest (of its action or route) and what its line says of the error. */
+  const named = (c: Context, error: unknown) => {
     const { action, route } = internalsOf(c);
     const digest = digestOf(error, action ? `${action.file}#${action.name}` : route ?? "");
-    const described = describe(error);
+    return { digest, described: describe(error) };
+  };
+
+  /**
+   * Logs and reports the failure: its event sent (as `eventId`, when given), or, when it is a
+   * `repeat`, not sent and its line naming the event that was.
+   */
+  const write = (
+    c: Context,
+    error: unknown,
+    { digest, described }: ReturnType<typeof named>,
+    status: number,
+    repeat?: Sent,
+    eventId?: string,
+  ): void => {
+    const { action, route } = internalsOf(c);
     const report = () => {
-      const repeat = window?.repeated(digest);
-      const links = telemetry?.captureFailure(error, digest, c, { send: !repeat }) ?? NO_LINKS;
-      if (window && !repeat) window.sent(digest, links.sentry_event_id);
+      const links = telemetry?.captureFailure(error, digest, c, { send: !repeat, eventId }) ??
+        NO_LINKS;
       log("error", headline(described), {
         digest,
         method: loggedMethod(c.req.method),
@@ -82,13 +103,26 @@ export function failures({ dev, root, telemetry }: FailureOptions): Failures {
     // platform links logs to traces (Deno Deploy), also once the response went out.
     if (telemetry?.within) telemetry.within(c, report);
     else report();
-    return { digest, host: new URL(c.req.url).hostname, details: details(described) };
+  };
+
+  const record = (c: Context, error: unknown, status: number): Failure => {
+    const failure = named(c, error);
+    write(c, error, failure, status);
+    return {
+      digest: failure.digest,
+      host: new URL(c.req.url).hostname,
+      details: details(failure.described),
+    };
   };
 
   return {
     record,
-    repeating(c, error) {
-      record(c, error, 500, repeats);
+    async repeating(c, error) {
+      const failure = named(c, error);
+      // Chosen before it is sent, so that other processes can name it (`repeat_of`) meanwhile.
+      const eventId = telemetry ? crypto.randomUUID().replaceAll("-", "") : undefined;
+      const repeat = await repeats.check(failure.digest, eventId ?? null);
+      write(c, error, failure, 500, repeat, eventId);
     },
     response(c, error, status = 500) {
       const failure = record(c, error, status);

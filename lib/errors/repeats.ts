@@ -7,29 +7,93 @@
  * a digest is sent, then none of it until `ms` later; each still writes its line. Kept per app and
  * process, for at most `max` digests (the oldest sent goes first), so a message that varies cannot
  * grow it.
+ *
+ * With a store the processes share (`shared`: `repeatsInKv`, the app's KV), the bound holds across
+ * them: N `deno serve --parallel` workers or Deploy isolates sent N events a window for one digest,
+ * one each. The process's own window stays in front, so a burst in one process asks the store once
+ * a window at most (failures meanwhile wait for that answer), and the answer - this process sends,
+ * or another sent less than `ms` ago, as that event - is kept in the window too. A store that fails,
+ * or takes longer than `waitMs`, leaves it to the process's own window: the failure is sent.
  */
 
 /** What was sent for a digest: when, and the event id it got. */
-interface Sent {
+export interface Sent {
   at: number;
   eventId: string | null;
 }
 
+/**
+ * What the processes sharing a store sent: `mine` (this process's sending, now) goes in unless one
+ * of them sent `digest` less than `ms` before it, whose sending is then the answer; `undefined`:
+ * `mine` went in, this process sends it.
+ */
+export type SharedRepeats = (digest: string, mine: Sent, ms: number) => Promise<Sent | undefined>;
+
+export interface RepeatWindowOptions {
+  /** The store the processes share; none: the bound is the process's. */
+  shared?: SharedRepeats;
+  /** How long a failure waits for the store's answer before the process's window decides. */
+  waitMs?: number;
+  now?: () => number;
+}
+
 export class RepeatWindow {
   readonly #sent = new Map<string, Sent>();
+  /** The store's answers awaited, by digest: what the digest's failures meanwhile repeat. */
+  readonly #asking = new Map<string, Promise<Sent>>();
+  readonly #shared?: SharedRepeats;
+  readonly #waitMs: number;
+  readonly #now: () => number;
 
-  constructor(readonly ms: number, readonly max: number, readonly now: () => number = Date.now) {}
+  constructor(
+    readonly ms: number,
+    readonly max: number,
+    { shared, waitMs = 500, now = Date.now }: RepeatWindowOptions = {},
+  ) {
+    this.#shared = shared;
+    this.#waitMs = waitMs;
+    this.#now = now;
+  }
 
-  /** What was sent for `digest` less than `ms` ago, if anything was: this failure repeats it. */
+  /** What was sent for `digest` less than `ms` ago by this process, if anything was. */
   repeated(digest: string): Sent | undefined {
     const last = this.#sent.get(digest);
-    return last && this.now() - last.at < this.ms ? last : undefined;
+    return last && this.#now() - last.at < this.ms ? last : undefined;
   }
 
-  /** `digest` was sent now, as `eventId`. */
-  sent(digest: string, eventId: string | null): void {
+  /** `digest` was sent at `at` (now by default), as `eventId`. */
+  sent(digest: string, eventId: string | null, at = this.#now()): void {
     this.#sent.delete(digest); // to the end: the map's first entry is the one sent longest ago
     if (this.#sent.size >= this.max) this.#sent.delete(this.#sent.keys().next().value!);
-    this.#sent.set(digest, { at: this.now(), eventId });
+    this.#sent.set(digest, { at, eventId });
   }
+
+  /**
+   * Whether a failure of `digest` now repeats one sent less than `ms` ago: that sending, or
+   * `undefined` when this failure is to be sent, as `eventId`. A promise only while the shared
+   * store is asked (this process's first failure of the digest in a window, and the failures of it
+   * that come meanwhile); it never rejects.
+   */
+  check(digest: string, eventId: string | null): Sent | undefined | Promise<Sent | undefined> {
+    const last = this.repeated(digest) ?? this.#asking.get(digest);
+    if (last) return last;
+    const mine = { at: this.#now(), eventId };
+    if (!this.#shared) return void this.sent(digest, eventId, mine.at);
+    const answer = inTime(this.#shared(digest, mine, this.ms), this.#waitMs).then((theirs) => {
+      // Another process's clock may run ahead: its sending counts from now at the latest.
+      if (theirs) this.sent(digest, theirs.eventId, Math.min(theirs.at, this.#now()));
+      else this.sent(digest, eventId, mine.at);
+      this.#asking.delete(digest);
+      return theirs;
+    });
+    this.#asking.set(digest, answer.then((theirs) => theirs ?? mine));
+    return answer;
+  }
+}
+
+/** What `work` gives within `ms`; `undefined` when it fails or takes longer (it is not awaited). */
+function inTime<T>(work: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: number | undefined;
+  const late = new Promise<undefined>((resolve) => timer = setTimeout(resolve, ms));
+  return Promise.race([work.catch(() => undefined), late]).finally(() => clearTimeout(timer));
 }

@@ -31,9 +31,9 @@ export interface Reporter {
   routes?(app: Hono): void;
   /**
    * Reports a failure (of the request `c`, or of none), called in the request's trace context and
-   * never for the not-found page; returns the event's id.
+   * never for the not-found page; returns the event's id (`eventId` when given).
    */
-  capture(error: unknown, digest: string, c?: Context): string | null;
+  capture(error: unknown, digest: string, c?: Context, eventId?: string): string | null;
   /** The page's part, from the request's span. */
   head?(c: Context, span: Span | undefined): ReactNode;
   connectSources?: string[];
@@ -48,14 +48,14 @@ export function otelTelemetry(reporter?: Reporter): Telemetry {
     hit: requestHit,
     span: childSpan,
     within,
-    captureFailure(error, digest, c, { send = true } = {}) {
+    captureFailure(error, digest, c, { send = true, eventId } = {}) {
       const span = c ? internalsOf(c).otelSpan : trace.getActiveSpan();
       if (c && span) markFailed(c, span, digest);
       const ids = span?.spanContext();
       return {
         trace_id: ids?.traceId ?? null,
         span_id: ids?.spanId ?? null,
-        sentry_event_id: reporter && send ? report(reporter, error, digest, c) : null,
+        sentry_event_id: reporter && send ? report(reporter, error, digest, c, eventId) : null,
       };
     },
     head: head && ((c) => head(c, internalsOf(c).otelSpan)),
@@ -65,10 +65,16 @@ export function otelTelemetry(reporter?: Reporter): Telemetry {
 }
 
 /** The reporter's event: in the request's trace context, none for the not-found page. */
-function report(reporter: Reporter, error: unknown, digest: string, c?: Context): string | null {
+function report(
+  reporter: Reporter,
+  error: unknown,
+  digest: string,
+  c?: Context,
+  eventId?: string,
+): string | null {
   if (!c) return reporter.capture(error, digest);
   if (isNotFoundRoute(c)) return null;
-  return within(c, () => reporter.capture(error, digest, c));
+  return within(c, () => reporter.capture(error, digest, c, eventId));
 }
 
 /**

@@ -121,7 +121,7 @@ export function startSentryOnOtel(config: SentryConfig, sampleRate?: number): Re
 }
 
 /** Reports a failure of the request `c` (or of none), tagged with its digest. */
-function capture(error: unknown, digest: string, c?: Context): string {
+function capture(error: unknown, digest: string, c?: Context, eventId?: string): string {
   return withScope((scope) => {
     if (c) {
       const action = internalsOf(c).action;
@@ -136,6 +136,7 @@ function capture(error: unknown, digest: string, c?: Context): string {
       });
     } else scope.setTag("digest", digest);
     return captureException(error, {
+      event_id: eventId,
       mechanism: { handled: false, type: c ? "auto.http.hono" : "auto.deno.unhandledrejection" },
     });
   });

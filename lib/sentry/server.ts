@@ -64,8 +64,8 @@ export function startSentry(config: SentryConfig): Telemetry {
       if (config.tunnel && config.dsn) app.post(config.tunnel, sentryTunnel(config.dsn));
     },
     middleware: sentryTracing(),
-    captureFailure: (error, digest, c, { send = true } = {}) =>
-      c ? captureFailure(c, error, digest, send) : captureUnhandled(error, digest),
+    captureFailure: (error, digest, c, { send = true, eventId } = {}) =>
+      c ? captureFailure(c, error, digest, send, eventId) : captureUnhandled(error, digest),
     /** The page's part: none for the not-found page, so its browser sends nothing either. */
     head: (c: Context) => isNotFoundRoute(c) ? null : head(pageTraceOf(requestTraceOf(c)?.span)),
     connectSources: browserConnectSources(config),
@@ -79,7 +79,13 @@ export function startSentry(config: SentryConfig): Telemetry {
  * Captures a server failure under its request's transaction (not-found pages excepted; only the
  * links when not to `send`).
  */
-function captureFailure(c: Context, error: unknown, digest: string, send: boolean): FailureLinks {
+function captureFailure(
+  c: Context,
+  error: unknown,
+  digest: string,
+  send: boolean,
+  eventId?: string,
+): FailureLinks {
   const trace = requestTraceOf(c);
   const spanContext = trace?.span.spanContext();
   const links = {
@@ -91,11 +97,12 @@ function captureFailure(c: Context, error: unknown, digest: string, send: boolea
   if (trace) attachRequest(trace.isolationScope, c.req.raw);
   // Explicit scopes: a failure inside a streamed boundary is reported outside the request's
   // async context.
-  const eventId = withIsolationScope(
+  const sent = withIsolationScope(
     trace?.isolationScope,
     () =>
       withActiveSpan(trace?.span ?? null, () =>
         captureException(error, {
+          event_id: eventId,
           mechanism: { handled: false, type: "auto.http.hono" },
           captureContext: {
             tags: {
@@ -107,7 +114,7 @@ function captureFailure(c: Context, error: unknown, digest: string, send: boolea
           },
         })),
   );
-  return { ...links, sentry_event_id: eventId };
+  return { ...links, sentry_event_id: sent };
 }
 
 /** Captures a rejection no code handled; it belongs to no request. */

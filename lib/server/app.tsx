@@ -120,7 +120,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
   const settings = productSettings(manifest.settings, options.settings);
   const { dev, telemetry } = options;
   for (const island of manifest.islands) registerIsland(island.name, island.module.default);
-  const failed = failures({ dev, root: options.root, telemetry });
+  const failed = failures({ dev, root: options.root, telemetry, kv: options.kv });
   const clock = deadlineClock(options.requestTimeoutMs);
   const closing = new AbortController();
   const span = telemetry?.span?.bind(telemetry);

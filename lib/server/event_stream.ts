@@ -175,11 +175,13 @@ export function eventStream(
         // A failure of the request's, as any other (a line with its digest, a Sentry event in the
         // request's trace), and the stream ends: the browser reconnects, gets what it missed by
         // `Last-Event-ID`, and the source starts afresh - or fails again, which every open page
-        // repeats (`useFeed` backing off): its event goes once a minute (`repeating`). Not when the
-        // stream was ending anyway (the client left, its lifetime is over, the app closes: the
-        // source failed for that), nor for an expected error (`httpError`), which is no failure:
-        // the reconnection meets the route's answer to it.
-        if (!signal.aborted && !isHttpError(error)) scope.failures.repeating(c, error);
+        // repeats (`useFeed` backing off): its event goes once a minute, across the processes
+        // sharing the app's KV (`repeating`; its line is written before the stream ends, KV's
+        // answer awaited half a second at most). Not when the stream was ending anyway (the
+        // client left, its lifetime is over, the app closes: the source failed for that), nor for
+        // an expected error (`httpError`), which is no failure: the reconnection meets the route's
+        // answer to it.
+        if (!signal.aborted && !isHttpError(error)) await scope.failures.repeating(c, error);
       }
       ended.abort();
     },

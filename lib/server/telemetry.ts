@@ -82,13 +82,15 @@ export interface Telemetry {
    * Reports a failure: of the request `c`, or of no request (an unhandled rejection). Never
    * called for the not-found page's requests' reporting decisions: `isNotFoundRoute(c)` tells.
    * With `send: false` (a repeat of a failure sent a moment ago, `Failures.repeating`), only the
-   * links: nothing is sent, and `sentry_event_id` is `null`.
+   * links: nothing is sent, and `sentry_event_id` is `null`. With `eventId`, the event is sent
+   * under that id (32 hex digits): `repeating` chooses it first, so that other processes' repeats
+   * can name the event before it is sent.
    */
   captureFailure(
     error: unknown,
     digest: string,
     c?: Context,
-    options?: { send?: boolean },
+    options?: { send?: boolean; eventId?: string },
   ): FailureLinks;
   /** Elements for a page's `<head>`: trace meta tags, the browser SDK's settings. */
   head?(c: Context): ReactNode;
