@@ -78,7 +78,10 @@ export class RepeatWindow {
     const last = this.repeated(digest) ?? this.#asking.get(digest);
     if (last) return last;
     const mine = { at: this.#now(), eventId };
-    if (!this.#shared) return void this.sent(digest, eventId, mine.at);
+    if (!this.#shared) {
+      this.sent(digest, eventId, mine.at);
+      return undefined;
+    }
     const answer = inTime(this.#shared(digest, mine, this.ms), this.#waitMs).then((theirs) => {
       // Another process's clock may run ahead: its sending counts from now at the latest.
       if (theirs) this.sent(digest, theirs.eventId, Math.min(theirs.at, this.#now()));
