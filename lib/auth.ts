@@ -4,7 +4,7 @@
  * server actions with `signUp`, `signIn`, `signOut` and `signOutEverywhere`; ask who is asking with
  * `currentUser(ctx)` (one KV read, none without the session cookie), or read `state.user` where a
  * guard set it. Sessions live in Deno KV, the cookie holds only an opaque token, passwords are
- * stored as scrypt hashes. `createUser` and `setRoles` are for scripts (`deno task users:add`).
+ * stored as scrypt hashes. `createUser` is for scripts (`deno task users:add`); `setRoles` for them and an admin's page.
  *
  * @example
  * ```ts
@@ -28,5 +28,11 @@ export {
 export { signOut, signOutEverywhere } from "./auth/sign_out.ts";
 export { type CredentialErrors, normalizeEmail } from "./auth/credentials.ts";
 export { safeNext } from "./auth/next.ts";
-export { createUser, setRoles, type User, UserExistsError } from "./auth/users.ts";
+export {
+  createUser,
+  setRoles,
+  UnknownUserError,
+  type User,
+  UserExistsError,
+} from "./auth/users.ts";
 export type { AuthOptions } from "./auth/settings.ts";

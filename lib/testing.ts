@@ -32,6 +32,7 @@ export {
   type ClientRequestInit,
   type FieldValue,
   type InProcess,
+  type LoadedPage,
   type SubmitOptions,
   type Target,
   TestClient,

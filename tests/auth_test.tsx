@@ -13,7 +13,8 @@
  */
 import assert from "node:assert/strict";
 import type { AuthOptions } from "../lib/auth.ts";
-import { createUser, setRoles } from "../lib/auth.ts";
+import { createUser, setRoles, UnknownUserError } from "../lib/auth.ts";
+import { isHttpError } from "../lib/mod.ts";
 import { limiter } from "../lib/auth/limiter.ts";
 import { hashesBegun } from "../lib/auth/password.ts";
 import { tokenHash } from "../lib/auth/token.ts";
@@ -497,6 +498,35 @@ Deno.test("a change of roles ends the user's sessions; the next sign-in has the 
   assert.deepEqual((await client.signInAs("promoted@example.com")).roles, ["admin"]);
   assert.notEqual(await tokenIn(client), before);
   assert.equal((await client.request("/admin")).status, 200);
+});
+
+Deno.test("roles for an email no user has: an expected 404 naming it, not a failure", async () => {
+  // An admin page that grants roles (a product's) passes on what was typed: a typo is the
+  // admin's to fix, so it must reach them as the product's refusal, never a 500 with a digest.
+  const kv = await Deno.openKv(":memory:");
+  try {
+    await assert.rejects(setRoles(kv, "nobody@example.com", ["admin"]), (error) => {
+      assert.ok(error instanceof UnknownUserError, String(error));
+      assert.ok(isHttpError(error));
+      assert.equal(error.status, 404);
+      assert.equal(error.message, "No user has the email nobody@example.com");
+      return true;
+    });
+    const app = memoryApp({
+      routes: {
+        "grant.ts": {
+          handler: { POST: async () => Response.json(await setRoles(kv, "typo@example", ["x"])) },
+        },
+      },
+    }, { kv });
+    const res = await app.request("/grant", { method: "POST" });
+    assert.equal(res.status, 404);
+    assert.deepEqual(await res.json(), {
+      error: { status: 404, message: "No user has the email typo@example" },
+    });
+  } finally {
+    kv.close();
+  }
 });
 
 Deno.test("reading the session: no KV read without the cookie or where nothing asks, one at most", async () => {

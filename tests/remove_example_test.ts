@@ -8,7 +8,10 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { MODULES_DIR } from "../lib/build/styles/plan.ts";
-import { EXAMPLE_LIST, removeExample } from "../lib/cli/remove_example.ts";
+import { EXAMPLE_LIST, MINIMAL_APP, removeExample } from "../lib/cli/remove_example.ts";
+import { httpError } from "../lib/mod.ts";
+import type { RouteModule } from "../lib/server.ts";
+import { memoryApp } from "./helpers/app.ts";
 
 Deno.test("example:remove says it dropped deno.json's entries of the stylesheets it removed", async () => {
   const root = await mkdtemp(join(tmpdir(), "remove-example-"));
@@ -54,4 +57,33 @@ Deno.test("example:remove leaves every test task runnable: none names a path of 
     }
   }
   assert.deepEqual(named, []);
+});
+
+Deno.test("the minimal app's _404.tsx shows a product's 404 message, and an unknown URL's path", async () => {
+  // Written inside the project, so that "shell" resolves through its import map.
+  const file = await Deno.makeTempFile({ dir: import.meta.dirname, suffix: ".tsx" });
+  try {
+    await writeFile(file, MINIMAL_APP["routes/_404.tsx"]);
+    const notFound = await import(`file://${file}`);
+    const loan: RouteModule = {
+      handler: {
+        GET() {
+          throw httpError(404, "Loan L1 does not exist");
+        },
+      },
+      default: () => null,
+    };
+    const app = memoryApp({ routes: { "_404.tsx": notFound, "loans/[id].tsx": loan } });
+    const gone = await app.request("/loans/L1");
+    assert.equal(gone.status, 404);
+    assert.match(
+      await gone.text(),
+      /<p>Loan L1 does not exist<!-- --> <a href="\/">Home<\/a><\/p>/,
+    );
+    const unknown = await app.request("/no/such/page");
+    assert.equal(unknown.status, 404);
+    assert.match(await unknown.text(), /Nothing lives at \/no\/such\/page\./);
+  } finally {
+    await rm(file);
+  }
 });

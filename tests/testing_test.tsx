@@ -76,12 +76,23 @@ const guard: Middleware = async (c, next) => {
   await next();
 };
 
+let ticks = 0;
+
 const app = memoryApp({
   routes: {
     "form.tsx": {
       default: () => (
         <form action="/echo" method="post" encType="multipart/form-data" id="full">
           <div dangerouslySetInnerHTML={{ __html: FORM }} />
+        </form>
+      ),
+    },
+    "tick.tsx": {
+      // What the page shows changes with each load: a form posted from an earlier load sends
+      // that load's value, as a tab left open does.
+      default: () => (
+        <form action="/echo" method="post" id="tick">
+          <input type="hidden" name="seen" value={String(ticks++)} />
         </form>
       ),
     },
@@ -244,6 +255,21 @@ Deno.test("a form goes with the entries a browser would send", async (t) => {
     await assert.rejects(
       client.submit("/formless"),
       /^Error: no form on http:\/\/localhost\/formless: the page has none$/,
+    );
+  });
+
+  await t.step("a page loaded earlier: its form as it was, not loaded again", async () => {
+    const open = await client.load("/tick");
+    assert.equal(open.url, "http://localhost/tick");
+    const later = await client.submit("/tick");
+    assert.deepEqual((await later.json()).entries, [["seen", "1"]]);
+    const stale = await client.submit(open);
+    const sent = await stale.json();
+    assert.deepEqual(sent.entries, [["seen", "0"]], "the tab's own fields");
+    assert.equal(sent.referer, "http://localhost/tick");
+    await assert.rejects(
+      client.load("/no/such/page"),
+      /^Error: GET \/no\/such\/page answered 404$/,
     );
   });
 

@@ -6,6 +6,7 @@
  * scrypt hash (`password.ts`). Changing a user's roles ends every session of theirs in the same
  * commit: a privilege change means a new token, at their next sign-in.
  */
+import { HttpError } from "../errors/http_error.ts";
 import { commit, retrying } from "../kv/commit.ts";
 import { normalizeEmail } from "./credentials.ts";
 import { hashPassword } from "./password.ts";
@@ -75,6 +76,38 @@ export class UserExistsError extends Error {
     readonly email: string,
   ) {
     super(`An account with the email ${email} exists already`);
+  }
+}
+
+/**
+ * `setRoles` for an email no user has: an expected error (404), so an admin page that grants roles
+ * shows the product's refusal for a typo instead of failing with a digest.
+ *
+ * @example
+ * ```ts
+ * import { setRoles, UnknownUserError } from "shell/auth";
+ *
+ * const kv = await Deno.openKv(":memory:");
+ * try {
+ *   await setRoles(kv, "nobody@example.com", ["librarian"]);
+ * } catch (error) {
+ *   if (error instanceof UnknownUserError) console.log(error.status, error.message); // 404 ...
+ * }
+ * ```
+ * @see docs/users.md - Roles
+ */
+export class UnknownUserError extends HttpError {
+  /**
+   * The error for `email`.
+   *
+   * @param email The email as given.
+   */
+  constructor(
+    /** The email as given. */
+    readonly email: string,
+  ) {
+    super(404, `No user has the email ${email}`);
+    this.name = "UnknownUserError";
   }
 }
 
@@ -176,7 +209,7 @@ export async function createUser(
  * @param email The user's email (normalised here).
  * @param roles Their roles from now on (`[]`: none).
  * @returns The user with the new roles.
- * @throws {RangeError} When no user has that email.
+ * @throws {UnknownUserError} When no user has that email: 404, the product's refusal uncaught.
  *
  * @example
  * ```ts
@@ -197,7 +230,7 @@ export async function setRoles(
   const normal = normalizeEmail(email);
   for (let attempt = 0; attempt < 10; attempt++) {
     const user = normal === undefined ? undefined : await findUser(kv, normal);
-    if (!user) throw new RangeError(`No user has the email ${email}`);
+    if (!user) throw new UnknownUserError(email);
     const key = [...USERS, user.id];
     const entry = await kv.get<UserRecord>(key);
     if (!entry.value) continue;

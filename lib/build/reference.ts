@@ -80,6 +80,8 @@ export async function referenceIndex(root: string): Promise<string> {
 /** Writes the index and renders the HTML reference. */
 export async function writeReference(root: string): Promise<void> {
   await Deno.writeTextFile(join(root, INDEX_FILE), await referenceIndex(root));
+  // `deno doc --html` makes its own folder but not its parent: a fresh clone has no `_build/`.
+  await Deno.mkdir(join(root, HTML_DIR), { recursive: true });
   await deno(root, [
     "doc",
     "--html",

@@ -46,15 +46,17 @@ export default function App({ Component }: AppProps) {
   );
 }
 `,
-  "routes/_404.tsx": `import type { PageProps } from "shell";
+  "routes/_404.tsx": `import type { ErrorPageProps } from "shell";
 
-export default function NotFound({ url }: PageProps) {
+export default function NotFound({ url, message }: ErrorPageProps) {
+  // An unknown URL says "Not Found"; the product's httpError(404, message) says what is gone.
+  const what = message === "Not Found" ? \`Nothing lives at \${url.pathname}.\` : message;
   return (
     <>
-      <title>Page not found</title>
-      <h1>Page not found</h1>
+      <title>Not found</title>
+      <h1>Not found</h1>
       <p>
-        Nothing lives at <code>{url.pathname}</code>. <a href="/">Home</a>
+        {what} <a href="/">Home</a>
       </p>
     </>
   );

@@ -13,6 +13,13 @@
 
 type Fetch = (req: Request, info?: Deno.ServeHandlerInfo) => Response | Promise<Response>;
 
+/**
+ * Names the settings to change, never their values: the first a test serving the app on
+ * `127.0.0.1:port` meets is this, with the origin it gave for the page cache.
+ */
+const UNKNOWN_HOST = "unknown host; this app answers only the hosts of its origins " +
+  "(APP_ORIGIN, createApp's origins) and ALLOWED_HOSTS (allowedHosts)";
+
 /** What no host and port holds, and would change the URL's path, query or user. */
 const NOT_A_HOST = /[/?#\\@]/;
 
@@ -22,7 +29,7 @@ export function guardRequests(fetch: Fetch, allowedHosts?: string[]): Fetch {
     if (!URL.canParse(req.url)) return badRequest("the request's URL cannot be parsed");
     const host = req.headers.get("host");
     if (host !== null && NOT_A_HOST.test(host)) return badRequest("the Host header is not a host");
-    if (allowed && !allowed.has(hostOf(req.url))) return badRequest("unknown host");
+    if (allowed && !allowed.has(hostOf(req.url))) return badRequest(UNKNOWN_HOST);
     return fetch(req, info);
   };
 }

@@ -90,6 +90,23 @@ export interface SubmitOptions {
 }
 
 /**
+ * A page as `load()` got it: its forms can be submitted later, as from a tab left open while the
+ * data behind it changed (someone else approved the request, deleted the task).
+ *
+ * @example
+ * ```ts
+ * import type { LoadedPage } from "shell/testing";
+ * const page: LoadedPage = { url: "http://localhost/desk", html: "<form>...</form>" };
+ * ```
+ */
+export interface LoadedPage {
+  /** Where it was loaded from, after redirects: resolves the form's action; the `Referer`. */
+  readonly url: string;
+  /** The page's HTML as it was then. */
+  readonly html: string;
+}
+
+/**
  * Options of a client.
  *
  * @example
@@ -342,9 +359,33 @@ export class TestClient {
   }
 
   /**
-   * Loads `page` and submits one of its forms as a browser with JavaScript off does: the fields
-   * the page rendered (React's and the framework's hidden ones too), `fields` set over them, the
-   * button clicked, sent with the `Origin`, `Referer` and `Accept` a browser sends.
+   * `GET page` as an address bar does (following redirects), kept for `submit` later: the forms
+   * of a tab left open, posted after the data behind them changed.
+   *
+   * @example
+   * ```ts
+   * import { TestClient } from "shell/testing";
+   * declare const client: TestClient;
+   * const open = await client.load("/desk");
+   * // ... someone else refuses the loan meanwhile ...
+   * const res = await client.submit(open, { button: "button[value=approve]", follow: true });
+   * ```
+   * @throws {Error} When the page does not answer 2xx.
+   */
+  async load(page: string | URL): Promise<LoadedPage> {
+    const { response, url } = await this.#follow(page, { follow: true, headers: { Accept: HTML } });
+    if (!response.ok) {
+      await response.body?.cancel();
+      throw new Error(`GET ${url.pathname} answered ${response.status}`);
+    }
+    return { url: url.href, html: await response.text() };
+  }
+
+  /**
+   * Loads `page` (or takes one `load()` got earlier) and submits one of its forms as a browser
+   * with JavaScript off does: the fields the page rendered (React's and the framework's hidden
+   * ones too), `fields` set over them, the button clicked, sent with the `Origin`, `Referer` and
+   * `Accept` a browser sends.
    *
    * @example
    * ```ts
@@ -359,17 +400,14 @@ export class TestClient {
    * assert.equal(res.headers.get("location"), "/notes");
    * ```
    */
-  async submit(page: string | URL, options: SubmitOptions = {}): Promise<Response> {
+  async submit(page: string | URL | LoadedPage, options: SubmitOptions = {}): Promise<Response> {
     const { form, fields = {}, button, follow = false, headers = {} } = options;
     // The page the form is on is where the redirects led (`/login?next=...` for a guarded page):
     // its URL resolves the form's action, is the `Referer`, and names the page in errors.
-    const { response: loaded, url: pageUrl } = await this.#follow(page, {
-      follow: true,
-      headers: { Accept: HTML },
-    });
-    if (!loaded.ok) throw new Error(`GET ${pageUrl.pathname} answered ${loaded.status}`);
+    const loaded = typeof page === "object" && "html" in page ? page : await this.load(page);
+    const pageUrl = new URL(loaded.url);
     const filled = await fillForm(
-      await loaded.text(),
+      loaded.html,
       pageUrl.href,
       formChoice(form),
       fields,

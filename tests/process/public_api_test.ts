@@ -8,8 +8,14 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { ENTRY_POINTS, entryDocs, INDEX_FILE, referenceIndex } from "../../lib/build/reference.ts";
-import { PROJECT_ROOT } from "../helpers/project_copy.ts";
+import {
+  ENTRY_POINTS,
+  entryDocs,
+  HTML_DIR,
+  INDEX_FILE,
+  referenceIndex,
+} from "../../lib/build/reference.ts";
+import { copyProject, PROJECT_ROOT } from "../helpers/project_copy.ts";
 
 Deno.test("every public symbol of every entry point has JSDoc with an example", async () => {
   const docs = await entryDocs(PROJECT_ROOT);
@@ -34,6 +40,18 @@ Deno.test("every public symbol of every entry point has JSDoc with an example", 
 Deno.test("docs/reference.md is what `deno task docs` writes", async () => {
   const committed = await Deno.readTextFile(join(PROJECT_ROOT, INDEX_FILE));
   assert.equal(committed, await referenceIndex(PROJECT_ROOT), "run `deno task docs`");
+});
+
+Deno.test("`deno task docs` works in a fresh clone, before any build made _build/", async () => {
+  await using copy = await copyProject({ from: PROJECT_ROOT });
+  const { code, stderr } = await new Deno.Command(Deno.execPath(), {
+    args: ["task", "docs"],
+    cwd: copy.root,
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  assert.equal(code, 0, new TextDecoder().decode(stderr));
+  assert.ok((await Deno.stat(join(copy.root, HTML_DIR, "index.html"))).isFile);
 });
 
 interface ModuleInfo {
