@@ -43,13 +43,12 @@ export function watchBoundaries(
   deadline: Deadline | undefined,
   clock: DeadlineClock,
 ): BoundaryWatch {
-  // The request's abort (and the deadline's) is forwarded to our controller: cheaper per request
-  // than `AbortSignal.any`, whose weak references also keep the garbage collector busy.
   const render = new AbortController();
-  const abort = (reason: unknown) => render.abort(reason);
-  if (request.aborted) abort(request.reason);
-  else request.addEventListener("abort", () => abort(request.reason), { once: true });
+  const abort = forwardAborts(request, render);
   deadline?.onExpire(abort);
+  // Let go of once nothing can fail any more: the request's own objects (its context, which
+  // `onFailure` holds) are then no longer kept alive by React's request while the body is sent.
+  let failing: typeof onFailure | undefined = onFailure;
   const early: unknown[] = [];
   const tails: (string | Promise<string>)[] = [];
   let shellReady = false;
@@ -63,7 +62,8 @@ export function watchBoundaries(
       if (!(error instanceof DeadlineExceeded) || expired) return;
       expired = true;
     }
-    const failure = onFailure(error);
+    if (!failing) return;
+    const failure = failing(error);
     tails.push(failure.tail);
     if (failure.stop) render.abort();
     return failure.digest;
@@ -81,7 +81,11 @@ export function watchBoundaries(
         throw early[0];
       }
       shellReady = true;
-      if (complete) return undefined;
+      if (complete) {
+        failing = undefined;
+        return undefined;
+      }
+      allReady.finally(() => failing = undefined);
       // What still streams gets a deadline of its own.
       const streaming = clock.start();
       if (streaming) {
@@ -100,4 +104,17 @@ export function watchBoundaries(
       });
     },
   };
+}
+
+/**
+ * The request's abort (and the deadline's, through what this returns) forwarded to `render`:
+ * cheaper per request than `AbortSignal.any`, whose weak references keep the garbage collector
+ * busy. A function of its own so that the listener, which lives as long as the request, holds
+ * these two and nothing else of the watch.
+ */
+function forwardAborts(request: AbortSignal, render: AbortController): (reason: unknown) => void {
+  const abort = (reason: unknown) => render.abort(reason);
+  if (request.aborted) abort(request.reason);
+  else request.addEventListener("abort", () => abort(request.reason), { once: true });
+  return abort;
 }
