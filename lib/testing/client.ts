@@ -333,7 +333,7 @@ export class TestClient {
    * await createUser(kv, { email: "ada@example.com", password: "unused", roles: ["admin"] });
    * const client = new TestClient(origin, { kv });
    * await client.signInAs("ada@example.com");
-   * assert.equal((await client.get("/admin")).status, 200);
+   * assert.equal((await client.request("/admin")).status, 200); // signed out: 303 to /login
    * ```
    */
   async signInAs(user: { readonly email: string } | string): Promise<User> {
