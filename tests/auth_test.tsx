@@ -443,6 +443,26 @@ Deno.test("signInAs over https: the __Host- cookie, for the app's public origin"
   assert.match(await page.text(), /Signed in as <b>grace@example.com<\/b>/);
 });
 
+Deno.test("signInAs to a server's origin over https: __Host- and Secure, as that server sets them", async () => {
+  using t = await setup();
+  const grace = await storedUser(t.kv, "grace@example.com");
+  const client = new TestClient("https://app.example", { kv: t.kv });
+  assert.deepEqual(await client.signInAs(grace), grace);
+  const cookies = await client.cookies();
+  assert.deepEqual(cookies.map(({ name, secure, httpOnly }) => ({ name, secure, httpOnly })), [
+    { name: "__Host-session", secure: true, httpOnly: true },
+    { name: "__Host-session-mark", secure: true, httpOnly: false },
+  ]);
+  // The session is in the store, under the token's hash, with the default week's expiry.
+  const token = cookies[0].value;
+  const record = (await t.store.get<{ createdAt: number; expiresAt: number }>([
+    "auth",
+    "sessions",
+    tokenHash(token),
+  ])).value!;
+  assert.equal(record.expiresAt - record.createdAt, 7 * 24 * 3_600_000);
+});
+
 Deno.test("signInAs says why it cannot: no KV store, no such user, not an app of this process", async () => {
   const noStore = memoryApp(authFiles(), { kv: undefined });
   await assert.rejects(
@@ -456,8 +476,16 @@ Deno.test("signInAs says why it cannot: no KV store, no such user, not an app of
   });
   await assert.rejects(new TestClient("http://127.0.0.1:9").signInAs("ada@example.com"), {
     name: "TypeError",
-    message: /in this process \(new TestClient\(app\)\), not to http:\/\/127\.0\.0\.1:9/,
+    message: /signs in to http:\/\/127\.0\.0\.1:9 through the KV store it was started with/,
   });
+  assert.throws(() => new TestClient(memoryApp(authFiles(), { kv: t.kv }), { kv: t.kv }), {
+    name: "TypeError",
+    message: /kv is for a server's origin/,
+  });
+  await assert.rejects(
+    new TestClient("http://127.0.0.1:9", { kv: t.kv }).signInAs("nobody@example.com"),
+    { name: "RangeError", message: /No user has the email nobody@example.com/ },
+  );
   const app = memoryApp(authFiles(), { kv: t.kv });
   await assert.rejects(new TestClient({ request: app.request }).signInAs("ada@example.com"), {
     name: "TypeError",

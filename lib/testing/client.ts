@@ -5,10 +5,11 @@
  * 6265: paths, expiry, `Max-Age=0`), follows redirects when asked, submits a page's forms as a
  * browser without JavaScript would (`form.ts`) and calls server actions as an island's stub does,
  * decoding the answer with the browser's own code (`lib/client/action_client.ts`); and signs in
- * as a user without a password, through the auth module's own session code (`signInAs`). Test-only.
+ * as a user without a password, through the auth module's own session code (`signInAs`): in the
+ * app's store, or for a server's origin in the store the test shares with it. Test-only.
  */
 import { CookieJar } from "tough-cookie";
-import { signInInProcess } from "../auth/sign_in_as.ts";
+import { foundBy, type SignedIn, signInInProcess, signInToStore } from "../auth/sign_in_as.ts";
 import type { User } from "../auth/users.ts";
 import { resultOf } from "../client/action_client.ts";
 import { Redirect } from "../actions/redirect.ts";
@@ -119,6 +120,11 @@ export interface LoadedPage {
 export interface TestClientOptions {
   /** For a server's origin: a connection pool of its own (`Deno.createHttpClient`). */
   httpClient?: Deno.HttpClient;
+  /**
+   * For a server's origin: the server's KV store, opened by the test from the file the server was
+   * started with (`KV_PATH`) - what `signInAs` signs in through. An app in this process has its own.
+   */
+  kv?: Deno.Kv;
 }
 
 /**
@@ -195,13 +201,27 @@ export class TestClient {
   readonly #send: (request: Request) => Promise<Response>;
   /** The app in this process, when the target is one: what `signInAs` signs in to. */
   readonly #app?: InProcess;
+  /** The store a server's origin shares with the test: what `signInAs` signs in through. */
+  readonly #kv?: Deno.Kv;
+  /** The session `signInAs` began in that store, until the server's answers say what became of it. */
+  #begun?: SignedIn["cookie"];
 
-  /** A client for `target`: an app made with `createApp`, or a server's origin. */
-  constructor(target: Target, { httpClient }: TestClientOptions = {}) {
+  /**
+   * A client for `target`: an app made with `createApp`, or a server's origin.
+   *
+   * @throws {TypeError} For an app in this process with a `kv`: it signs in through its own.
+   */
+  constructor(target: Target, { httpClient, kv }: TestClientOptions = {}) {
     if (typeof target === "string" || target instanceof URL) {
       this.origin = new URL(target).origin;
       this.#send = (request) => fetch(request, { redirect: "manual", client: httpClient });
+      this.#kv = kv;
     } else {
+      if (kv) {
+        throw new TypeError(
+          "kv is for a server's origin: an app in this process signs in through its own store",
+        );
+      }
       this.origin = "http://localhost";
       this.#app = target;
       this.#send = async (request) => await target.request(request);
@@ -264,14 +284,23 @@ export class TestClient {
    * and counts against no sign-in limit, so each test can sign in as whom it needs, and a busy
    * machine never turns it away (503). Test the login form itself with `submit`.
    *
-   * Safe: it is a call in this process on the object `createApp` returned - nothing routes to it,
-   * no request can reach it - and it lives in the test kit, which an app's modules never import.
+   * A server in another process (`deno task start`, `deno serve`, started by the test) is signed
+   * in to through the KV store it shares with the test: start it with `KV_PATH` naming a file,
+   * open the same file in the test and give it to the client (`new TestClient(origin, { kv })`).
+   * The session is the one that server begins at a sign-in: the default settings the entry points
+   * give every app, the cookie named and flagged for the client's origin (`__Host-session` and
+   * `Secure` when it is https). A server reading another store cannot find the session: the first
+   * request that reads it then throws, saying so, instead of answering as to somebody signed out.
+   *
+   * Safe: it is a call in this process on the object `createApp` returned, or on a store the test
+   * opened - nothing routes to it, no request can reach it, no setting turns it on - and it lives in
+   * the test kit, which an app's modules never import.
    *
    * @param user The user (`createUser`'s answer) or their email; they must exist in the app's
    *   store.
    * @returns The signed-in user, as the app's `currentUser` will see them.
-   * @throws {TypeError} For a client of a server's origin (over HTTP), or of anything but an app
-   *   made by `createApp` in this process.
+   * @throws {TypeError} For a client of a server's origin made without the server's `kv`, or of
+   *   anything but an app made by `createApp` in this process.
    * @throws {Error} When the app was made without a KV store: it has no users or sessions.
    * @throws {RangeError} When no user has that email.
    *
@@ -291,18 +320,36 @@ export class TestClient {
    * await client.signInAs(ada);
    * assert.equal((await client.get("/account")).status, 200);
    * ```
+   *
+   * @example A server in a process of its own, on the test's KV file
+   * ```ts
+   * import assert from "node:assert/strict";
+   * import { createUser } from "shell/auth";
+   * import { TestClient } from "shell/testing";
+   * declare const origin: string; // the server's, started with KV_PATH=file
+   * declare const file: string;
+   *
+   * using kv = await Deno.openKv(file);
+   * await createUser(kv, { email: "ada@example.com", password: "unused", roles: ["admin"] });
+   * const client = new TestClient(origin, { kv });
+   * await client.signInAs("ada@example.com");
+   * assert.equal((await client.request("/admin")).status, 200); // signed out: 303 to /login
+   * ```
    */
   async signInAs(user: { readonly email: string } | string): Promise<User> {
-    if (!this.#app) {
+    const client = { origin: this.origin, cookie: this.cookie.bind(this) };
+    let signedIn: SignedIn;
+    if (this.#app) signedIn = await signInInProcess(this.#app, user, client);
+    else if (this.#kv) {
+      signedIn = await signInToStore(this.#kv, user, client);
+      this.#begun = signedIn.cookie;
+    } else {
       throw new TypeError(
-        `signInAs signs in to an app in this process (new TestClient(app)), not to ${this.origin}:` +
-          " over HTTP, sign in through the login form (submit)",
+        `signInAs signs in to ${this.origin} through the KV store it was started with: open the ` +
+          "same file (KV_PATH) in the test and give it to the client, " +
+          "new TestClient(origin, { kv: await Deno.openKv(file) })",
       );
     }
-    const signedIn = await signInInProcess(this.#app, user, {
-      origin: this.origin,
-      cookie: (name, url) => this.cookie(name, url),
-    });
     for (const cookie of signedIn.cookies) await this.#cookies.setCookie(cookie, signedIn.url);
     return signedIn.user;
   }
@@ -506,10 +553,33 @@ export class TestClient {
     const cookie = await this.#cookies.getCookieString(url.href);
     if (cookie && !headers.has("cookie")) headers.set("Cookie", cookie);
     const response = await this.#send(new Request(url, { ...init, headers }));
-    for (const set of response.headers.getSetCookie()) {
+    const setCookies = response.headers.getSetCookie();
+    if (this.#begun && headers.get("cookie")?.includes(this.#begun.token)) {
+      await this.#checkFound(setCookies, response);
+    }
+    for (const set of setCookies) {
       await this.#cookies.setCookie(set, url.href, { ignoreError: true });
     }
     return response;
+  }
+
+  /**
+   * Throws when the server cleared the cookie of the session `signInAs` began in the test's store
+   * while that store still holds it: the server reads another store, and every guarded page would
+   * only look signed out. An answer that clears it otherwise (signed out, expired) ends the watch.
+   */
+  async #checkFound(setCookies: string[], response: Response): Promise<void> {
+    const begun = this.#begun!;
+    const found = await foundBy(setCookies, this.#kv!, this.origin, begun);
+    if (found === undefined) return;
+    this.#begun = undefined;
+    if (found) return;
+    await response.body?.cancel();
+    throw new Error(
+      `The server at ${this.origin} found no session for the cookie signInAs set, though the KV ` +
+        "store given to the client holds it: the server uses another store. Start it with " +
+        "KV_PATH naming the file the test opened (Deno.openKv(file)), not :memory: or its default.",
+    );
   }
 }
 
