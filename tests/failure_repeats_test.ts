@@ -4,7 +4,8 @@
  * are sent - the first of a digest, then none until its window has passed - and its bound on the
  * digests it keeps; with a KV store shared by several windows (`repeatsInKv`, as processes share
  * one), one sending a window between them, a burst asking the store once, and a store that fails
- * or does not answer in time leaving it to the window's own bound. (Through an app and the real
+ * or does not answer in time leaving it to the window's own bound; and an app whose telemetry sends
+ * no events (Deno's OpenTelemetry alone), whose repeats name none. (Through an app and the real
  * SDK: tests/sentry_stream_test.tsx; across two servers: tests/process/failure_repeats_test.ts.)
  */
 import assert from "node:assert/strict";
