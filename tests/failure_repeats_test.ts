@@ -4,12 +4,17 @@
  * are sent - the first of a digest, then none until its window has passed - and its bound on the
  * digests it keeps; with a KV store shared by several windows (`repeatsInKv`, as processes share
  * one), one sending a window between them, a burst asking the store once, and a store that fails
- * or does not answer in time leaving it to the window's own bound. (Through an app and the real
+ * or does not answer in time leaving it to the window's own bound; and an app whose telemetry sends
+ * no events (Deno's OpenTelemetry alone), whose repeats name none. (Through an app and the real
  * SDK: tests/sentry_stream_test.tsx; across two servers: tests/process/failure_repeats_test.ts.)
  */
 import assert from "node:assert/strict";
 import { RepeatWindow, type SharedRepeats } from "../lib/errors/repeats.ts";
 import { repeatsInKv } from "../lib/kv/repeats.ts";
+import { eventStream, type Handlers, type ServerEvent } from "../lib/mod.ts";
+import { otelTelemetry } from "../lib/otel/telemetry.ts";
+import { captureLogs } from "shell/testing";
+import { memoryApp } from "./helpers/app.ts";
 
 Deno.test("RepeatWindow: a digest sent is repeated until its window has passed", () => {
   let now = 1_000;
@@ -87,3 +92,37 @@ Deno.test("RepeatWindow on a shared store that does not answer: sent after waitM
   assert.equal(window.repeated("D")?.eventId, "event-1");
   answer();
 });
+
+Deno.test(
+  "a failing stream under telemetry that sends no events (Deno's OpenTelemetry alone): no repeat names an event",
+  async () => {
+    using logs = captureLogs();
+    using kv = await Deno.openKv(":memory:");
+    const app = memoryApp({
+      routes: {
+        "feed.ts": {
+          handler: {
+            GET: (req, ctx) =>
+              eventStream(req, ctx, async function* (): AsyncGenerator<ServerEvent> {
+                yield { id: 1, event: "hello", data: "" };
+                throw new Error("the feed broke");
+              }),
+          } satisfies Handlers,
+        },
+      },
+    }, { kv, telemetry: otelTelemetry() });
+    try {
+      for (let i = 0; i < 3; i++) await (await app.request("/feed")).text();
+      const lines = logs.lines.filter((line) => "digest" in line);
+      assert.equal(lines.length, 3, "every failure its line");
+      for (const line of lines) {
+        assert.equal(line.sentry_event_id, null, "nothing is sent");
+        assert.equal(line.repeat_of, undefined, "so no line names an event");
+      }
+      // Nothing is sent, so there is nothing to agree on with other processes either.
+      assert.deepEqual(await Array.fromAsync(kv.list({ prefix: ["failure_sent"] })), []);
+    } finally {
+      await app.close();
+    }
+  },
+);

@@ -58,8 +58,9 @@ export interface Failures {
 export function failures({ dev, root, telemetry, kv }: FailureOptions): Failures {
   const details = dev ? devDetails(root) : () => undefined;
 
-  // Only what is sent needs agreeing on: with no telemetry, the store is not asked.
-  const shared = kv && telemetry ? repeatsInKv(kv) : undefined;
+  // Only what is sent needs agreeing on: with no events sent, the store is not asked.
+  const sends = telemetry?.sendsEvents === true;
+  const shared = kv && sends ? repeatsInKv(kv) : undefined;
   const repeats = new RepeatWindow(REPEATS_MS, REPEATS_MAX, { shared });
 
   /** The failure's digest (of its action or route) and what its line says of the error. */
@@ -120,7 +121,7 @@ export function failures({ dev, root, telemetry, kv }: FailureOptions): Failures
     async repeating(c, error) {
       const failure = named(c, error);
       // Chosen before it is sent, so that other processes can name it (`repeat_of`) meanwhile.
-      const eventId = telemetry ? crypto.randomUUID().replaceAll("-", "") : undefined;
+      const eventId = sends ? crypto.randomUUID().replaceAll("-", "") : undefined;
       const repeat = await repeats.check(failure.digest, eventId ?? null);
       write(c, error, failure, 500, repeat, eventId);
     },

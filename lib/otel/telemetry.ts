@@ -58,6 +58,7 @@ export function otelTelemetry(reporter?: Reporter): Telemetry {
         sentry_event_id: reporter && send ? report(reporter, error, digest, c, eventId) : null,
       };
     },
+    sendsEvents: reporter !== undefined,
     head: head && ((c) => head(c, internalsOf(c).otelSpan)),
     connectSources: reporter?.connectSources,
     flush: (timeoutMs) => reporter?.flush(timeoutMs) ?? Promise.resolve(),

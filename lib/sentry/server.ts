@@ -66,6 +66,7 @@ export function startSentry(config: SentryConfig): Telemetry {
     middleware: sentryTracing(),
     captureFailure: (error, digest, c, { send = true, eventId } = {}) =>
       c ? captureFailure(c, error, digest, send, eventId) : captureUnhandled(error, digest),
+    sendsEvents: true,
     /** The page's part: none for the not-found page, so its browser sends nothing either. */
     head: (c: Context) => isNotFoundRoute(c) ? null : head(pageTraceOf(requestTraceOf(c)?.span)),
     connectSources: browserConnectSources(config),

@@ -92,6 +92,12 @@ export interface Telemetry {
     c?: Context,
     options?: { send?: boolean; eventId?: string },
   ): FailureLinks;
+  /**
+   * Whether `captureFailure` sends error events, under the `eventId` it is given: only then does
+   * `Failures.repeating` choose a failure's id first and share it (KV) for repeats to name.
+   * Absent, as for Deno's OpenTelemetry alone: no event is sent, so no repeat names one.
+   */
+  sendsEvents?: boolean;
   /** Elements for a page's `<head>`: trace meta tags, the browser SDK's settings. */
   head?(c: Context): ReactNode;
   /** Origins the browser sends telemetry to, for the CSP's `connect-src`. */
