@@ -249,6 +249,40 @@ Deno.test("the entries of a FormData argument are capped", () => {
   );
 });
 
+Deno.test("the query entries of a URLSearchParams or URL argument are capped", () => {
+  // `a&a&...`: the most entries a text of its length makes.
+  const query = (entries: number) => "a&".repeat(entries - 1) + "a";
+  const [params, url] = decodeCall(
+    encodeCall([
+      new URLSearchParams(query(L.formDataEntries)),
+      new URL(`https://app.example/?${query(L.formDataEntries)}`),
+    ]),
+  ) as [URLSearchParams, URL];
+  assert.equal(params.size, L.formDataEntries);
+  assert.equal(url.searchParams.size, L.formDataEntries);
+  rejects(
+    () => decodeCall(encodeCall([new URLSearchParams(query(L.formDataEntries + 1))])),
+    "formDataEntries",
+    `a URLSearchParams of more than ${L.formDataEntries} query entries`,
+  );
+  rejects(
+    () => decodeCall(encodeCall([new URL(`https://app.example/?${query(L.formDataEntries + 1)}`)])),
+    "formDataEntries",
+    `a URL of more than ${L.formDataEntries} query entries`,
+  );
+  // Within the entries cap, each entry is a value: ten of them shared, 100,010 values.
+  const shared = JSON.stringify([
+    Array(10).fill(1),
+    ["URLSearchParams", query(L.formDataEntries)],
+  ]);
+  rejects(() => decodeCall(args(shared)), "values", `more than ${L.values} values`);
+  // 1 MB of them (half a million entries, some 40 MB once parsed): refused before parsing.
+  rejects(
+    () => decodeCall(args(JSON.stringify([[1], ["URLSearchParams", query(520_000)]]))),
+    "formDataEntries",
+  );
+});
+
 Deno.test("the fields of a request are capped, in a call and in a form", () => {
   const withFields = (body: FormData, count: number) => {
     for (let i = [...body].length; i < count; i++) body.append(`f${i}`, "");
