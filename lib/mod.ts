@@ -17,12 +17,12 @@
  * // routes/blog/[slug].tsx
  * import { defineRoute, notFound } from "shell";
  *
- * const POSTS: Record<string, string> = { "hello-world": "Hello, world" };
+ * const POSTS = new Map([["hello-world", "Hello, world"]]);
  *
  * export const handler = defineRoute("blog/[slug].tsx").handlers<string>({
  *   GET(_req, ctx) {
- *     const title = POSTS[ctx.params.slug]; // ctx.params is { slug: string }
- *     if (!title) throw notFound();
+ *     const title = POSTS.get(ctx.params.slug); // ctx.params is { slug: string }
+ *     if (title === undefined) throw notFound();
  *     return ctx.render(title);
  *   },
  * });

@@ -261,6 +261,12 @@ function checkNodes(
     state[index] = OPEN;
     let values = 1;
     let tallest = 0;
+    const count = (more: number) => {
+      values += more;
+      if (values > limits.values) {
+        throw new PayloadRejected(`more than ${limits.values} values`, "values");
+      }
+    };
     const child = (ref: unknown) => {
       if (VALUE_REFS.has(ref as number)) {
         values += 1;
@@ -278,16 +284,14 @@ function checkNodes(
         values += size[ref];
         tallest = Math.max(tallest, height[ref]);
       }
-      if (values > limits.values) {
-        throw new PayloadRejected(`more than ${limits.values} values`, "values");
-      }
+      count(0);
     };
 
     const node = nodes[index];
     if (isList(node)) {
       for (const ref of node) child(ref);
     } else if (Array.isArray(node)) {
-      checkTagged(node, child);
+      checkTagged(node, child, count);
     } else if (node !== null && typeof node === "object") {
       for (const [key, ref] of Object.entries(node)) {
         if (key === "__proto__") throw malformed();
@@ -303,13 +307,30 @@ function checkNodes(
     if (height[index] > limits.depth) throw tooDeep();
   };
 
-  const checkTagged = ([tag, ...rest]: unknown[], child: (ref: unknown) => void) => {
+  const checkTagged = (
+    [tag, ...rest]: unknown[],
+    child: (ref: unknown) => void,
+    count: (values: number) => void,
+  ) => {
     const [first] = rest;
     const ensure = (ok: boolean) => {
       if (!ok) throw malformed();
     };
     if (STRING_TAGS.has(tag as string)) {
       ensure(rest.length === 1 && typeof first === "string");
+      if (tag === "URLSearchParams" || tag === "URL") {
+        // Each `&` may start an entry, and each entry is a value revived (a URL's when the action
+        // reads its `searchParams`): 1 MB of `a&a&...` was half a million of them, some 40 MB
+        // and most of a second of parsing, where the text's length alone counted 2 MB.
+        const entries = queryEntries(first as string);
+        if (entries > limits.formDataEntries) {
+          throw new PayloadRejected(
+            `a ${tag} of more than ${limits.formDataEntries} query entries`,
+            "formDataEntries",
+          );
+        }
+        count(entries);
+      }
     } else if (tag === "BigInt") {
       ensure(rest.length === 1 && typeof first === "string");
       const digits = (first as string).replace(/^-/, "").length;
@@ -321,7 +342,10 @@ function checkNodes(
       }
       ensure(BIGINT.test(first as string));
     } else if (tag === "RegExp") {
-      ensure((rest.length === 1 || rest.length === 2) && rest.every((s) => typeof s === "string"));
+      // Never compiled: V8 builds each Unicode property escape anew, so making the RegExp alone
+      // took 3 s for 2.8 KB of `\p{RGI_Emoji}` (v flag), minutes for a mebibyte, the event loop
+      // held throughout - and running a client's pattern is a ReDoS. A pattern is a string.
+      throw new PayloadRejected("regular expressions are not accepted");
     } else if (VIEW_TAGS.has(tag as string)) {
       // Only a view on a buffer node: on anything else, devalue's typed array would allocate.
       const buffer = isIndex(first) ? nodes[first] : undefined;
@@ -364,6 +388,13 @@ function checkNodes(
 
   visit(0, 1);
   return size[0];
+}
+
+/** The most entries `URLSearchParams` can make of `text`: one more than its `&`s. */
+function queryEntries(text: string): number {
+  let entries = 1;
+  for (let at = text.indexOf("&"); at >= 0; at = text.indexOf("&", at + 1)) entries++;
+  return entries;
 }
 
 function malformed(): PayloadRejected {

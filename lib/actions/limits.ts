@@ -26,7 +26,10 @@ export interface ActionLimits {
   depth: number;
   /** Decimal digits of one BigInt (its sign aside). */
   bigintDigits: number;
-  /** Entries of one FormData argument. */
+  /**
+   * Entries of one FormData argument, and of one URLSearchParams or URL argument's query (each
+   * `&` counted as one: parsing makes an entry of each).
+   */
   formDataEntries: number;
   /** Fields of the request body: each multipart part or `name=value` pair is one. */
   fields: number;

@@ -161,11 +161,11 @@ export function httpError(
  * ```ts
  * import { type Handlers, notFound } from "shell";
  *
- * const POSTS: Record<string, string> = { "hello-world": "The first post" };
+ * const POSTS = new Map([["hello-world", "The first post"]]);
  *
  * export const handler: Handlers<string> = {
  *   GET(_req, ctx) {
- *     const post = POSTS[ctx.params.slug];
+ *     const post = POSTS.get(ctx.params.slug);
  *     if (post === undefined) throw notFound();
  *     return ctx.render(post);
  *   },

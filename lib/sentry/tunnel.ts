@@ -26,13 +26,10 @@ const MAX_FORWARDS = 16;
 const FORWARDED = ["Retry-After", "X-Sentry-Rate-Limits"];
 
 export function sentryTunnel(dsn: string): Handler {
-  const ours = dsnFromString(dsn)!;
-  const endpoint = getEnvelopeEndpointWithUrlEncodedAuth(ours);
-  const isOurs = (other: string | undefined) => {
-    const theirs = other ? dsnFromString(other) : undefined;
-    return theirs?.host === ours.host && theirs.port === ours.port &&
-      theirs.projectId === ours.projectId && theirs.publicKey === ours.publicKey;
-  };
+  const endpoint = getEnvelopeEndpointWithUrlEncodedAuth(dsnFromString(dsn)!);
+  const ourProject = projectOf(dsn);
+  const isOurs = (other: string | undefined) =>
+    other !== undefined && ourProject !== undefined && projectOf(other) === ourProject;
   let forwarding = 0;
 
   return async (c) => {
@@ -82,6 +79,20 @@ export function sentryTunnel(dsn: string): Handler {
 /** Past `MAX_FORWARDS`: a slot frees within the upstream timeout. */
 function busy(c: Context): Response {
   return c.body(null, 503, { "Retry-After": String(UPSTREAM_TIMEOUT_MS / 1000) });
+}
+
+/**
+ * What of a DSN names the project an envelope goes to: its public key, host and port, and project
+ * id. Read with the URL parser, never Sentry's `dsnFromString`: that writes a DSN it cannot parse
+ * to the console whole, so each envelope a client posted with a bogus one put its text in the
+ * server's output - a mebibyte a request, and lines of any content (a forged JSON log line).
+ */
+function projectOf(dsn: string): string | undefined {
+  const url = URL.parse(dsn);
+  if (!url?.username) return undefined;
+  // The project id as Sentry reads it: the last segment's leading digits, if it has any.
+  const last = url.pathname.split("/").at(-1)!;
+  return `${url.username}@${url.host}/${/^\d+/.exec(last)?.[0] ?? last}`;
 }
 
 /** The `dsn` of the envelope's header: its first line, JSON. */

@@ -9,15 +9,7 @@ import type { Context, Hono, MiddlewareHandler } from "hono";
 import { type ManifestRoute, middlewaresOf } from "./manifest.ts";
 import { CONTEXT } from "./scope.ts";
 import { type Telemetry, tracedMiddleware } from "./telemetry.ts";
-import type {
-  AnyParams,
-  Handler,
-  Handlers,
-  PageResponse,
-  RenderInit,
-  RouteContext,
-  State,
-} from "./types.ts";
+import type { AnyParams, Handler, PageResponse, RenderInit, RouteContext, State } from "./types.ts";
 import { internalsOf } from "./internals.ts";
 
 declare module "./internals.ts" {
@@ -77,17 +69,19 @@ function dispatcher(route: ManifestRoute, render: PageRenderer): Dispatch {
   if (typeof handler === "function") {
     return async (c) => mutable(await handler(c.req.raw, new Scope(c, route, render)));
   }
-  const handlers: Handlers = handler ?? {};
-  const allowed = new Set(Object.keys(handlers));
+  // The module's own methods only: any token is a method to HTTP, and `handlers[method]` found
+  // what every object has (`constructor`, `toString`, ...) and ran it, a 500 for anyone asking.
+  const handlers = new Map<string, Handler | undefined>(Object.entries(handler ?? {}));
+  const allowed = new Set(handlers.keys());
   if (page && !allowed.has("GET")) allowed.add("GET");
   if (allowed.has("GET")) allowed.add("HEAD");
   const allow = [...allowed].join(", ");
   const renderPage: Handler = (_req, ctx) => ctx.render();
 
   return async (c) => {
-    const method = c.req.method as keyof Handlers;
-    const run = handlers[method] ??
-      (method === "HEAD" ? handlers.GET : undefined) ??
+    const method = c.req.method;
+    const run = handlers.get(method) ??
+      (method === "HEAD" ? handlers.get("GET") : undefined) ??
       (page && (method === "GET" || method === "HEAD") ? renderPage : undefined);
     if (!run) return c.text("Method Not Allowed", 405, { Allow: allow });
     const res = mutable(await run(c.req.raw, new Scope(c, route, render)));

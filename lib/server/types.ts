@@ -310,12 +310,12 @@ export const METHODS: readonly Method[] = [
  * ```ts
  * import { type Handlers, notFound } from "shell";
  *
- * const POSTS: Record<string, string> = { "hello-world": "Hello, world" };
+ * const POSTS = new Map([["hello-world", "Hello, world"]]);
  *
  * export const handler: Handlers<string> = {
  *   GET(_req, ctx) {
- *     const title = POSTS[ctx.params.slug];
- *     if (!title) throw notFound();
+ *     const title = POSTS.get(ctx.params.slug);
+ *     if (title === undefined) throw notFound();
  *     return ctx.render(title);
  *   },
  * };

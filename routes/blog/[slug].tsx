@@ -12,9 +12,10 @@ const POSTS: Record<string, Post> = {
 
 export const handler: Handlers<Post> = {
   GET(_req, ctx) {
-    const post = POSTS[ctx.params.slug];
-    if (!post) throw notFound();
-    return ctx.render(post);
+    // Own keys only: `POSTS["constructor"]` is Object, which rendered as an empty post.
+    const slug = ctx.params.slug;
+    if (!Object.hasOwn(POSTS, slug)) throw notFound();
+    return ctx.render(POSTS[slug]);
   },
 };
 

@@ -2,8 +2,9 @@
  * @module
  * The example app's pages and actions, in-process, tested as a product's author would with the
  * test kit (`shell/testing`): the app from its build, asked with `app.request()`; each example
- * page renders; the guestbook's form posted without JavaScript comes back with its errors, then
- * signs, and its page shows as many entries as its setting says; `/admin`, its page and its action, only for a user with the role `admin`
+ * page renders (an unknown post, under any name, is the 404 page); the guestbook's form posted
+ * without JavaScript comes back with its errors, then signs, and its page shows as many entries as
+ * its setting says; `/admin`, its page and its action, only for a user with the role `admin`
  * (`requireRole("admin")`: anonymous to `/login`, 403 without the role); `/board`, its pages, its
  * event stream and its actions, only for a signed-in user (`requireUser()`); over a real
  * connection too. Users are signed in by the test kit (`signInAs`): the forms themselves are
@@ -45,9 +46,12 @@ Deno.test("every example page renders; an unknown post is the 404 page", async (
     assert.ok((await res.text()).includes(shown), `${path} shows ${shown}`);
   }
   assert.ok((await (await client.get("/api/time")).json()).now);
-  const missing = await client.get("/blog/no-such-post");
-  assert.equal(missing.status, 404);
-  await missing.body?.cancel();
+  // The names every object has are no posts either (`/blog/constructor` was an empty one, 200).
+  for (const slug of ["no-such-post", "constructor", "toString", "hasOwnProperty"]) {
+    const missing = await client.get(`/blog/${slug}`);
+    assert.equal(missing.status, 404, slug);
+    await missing.body?.cancel();
+  }
 });
 
 Deno.test("the guestbook's form, without JavaScript: its errors, then the signing", async () => {

@@ -1,4 +1,9 @@
 /**
+ * Attack 11: an envelope whose header names a DSN Sentry's parser refuses was answered 403, but
+ * the parser first wrote the client's text whole to the server's output (`Invalid Sentry Dsn: …`):
+ * a mebibyte a request (300 posts put 300 MB on stderr in 13 s, the server at 809 MB RSS), and
+ * lines of any content - a forged JSON log line among the app's own.
+ *
  * Issue 29, attack 8: the Sentry tunnel (`SENTRY_TUNNEL=1`) against a client that posts slowly. Its
  * cap on forwards under way (16) counted uploads still arriving, so sixteen connections that
  * announced an envelope and sent a few bytes of it - nothing else, again every deadline - had every
@@ -43,4 +48,36 @@ Deno.test("attack 8: stalled uploads do not shut the tunnel", async () => {
   } finally {
     for (const conn of held) conn.close();
   }
+});
+
+Deno.test("attack 11: a client's DSN never reaches the server's output", async () => {
+  await using receiver = startSentryReceiver();
+  const server = await startTarget({
+    SENTRY_DSN: receiver.dsn,
+    SENTRY_TUNNEL: "1",
+    SENTRY_TRACES_SAMPLE_RATE: "0",
+  });
+  const forged = JSON.stringify({ level: "error", msg: "forged by a client" });
+  const tunnel = async (dsn: string) => {
+    const res = await server.fetch("/_sentry", {
+      method: "POST",
+      body: `${JSON.stringify({ dsn })}\n{"type":"event"}\n{}\n`,
+    });
+    await res.body?.cancel();
+    return res.status;
+  };
+  try {
+    assert.equal(await tunnel(`http://not-a-dsn\n${forged}`), 403);
+    assert.equal(await tunnel(`forged-${"x".repeat(100_000)}`), 403);
+    // Still ours, however it is spelled as Sentry's SDKs write it; another project's is not.
+    assert.equal(await tunnel(receiver.dsn), 200);
+    const other = new URL(receiver.dsn);
+    other.pathname = "/2";
+    assert.equal(await tunnel(other.href), 403);
+  } finally {
+    await server.stop();
+  }
+  const output = [...server.stdout, ...server.stderr].join("\n");
+  assert.ok(!output.includes("forged"), output.slice(0, 2_000));
+  assert.equal(receiver.envelopes(), 1);
 });
