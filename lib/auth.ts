@@ -30,6 +30,7 @@ export { type CredentialErrors, normalizeEmail } from "./auth/credentials.ts";
 export { safeNext } from "./auth/next.ts";
 export {
   createUser,
+  getUser,
   setRoles,
   UnknownUserError,
   type User,

@@ -13,7 +13,7 @@
  */
 import assert from "node:assert/strict";
 import type { AuthOptions } from "../lib/auth.ts";
-import { createUser, setRoles, UnknownUserError } from "../lib/auth.ts";
+import { createUser, getUser, setRoles, UnknownUserError } from "../lib/auth.ts";
 import { isHttpError } from "../lib/mod.ts";
 import { limiter } from "../lib/auth/limiter.ts";
 import { hashesBegun } from "../lib/auth/password.ts";
@@ -552,6 +552,29 @@ Deno.test("roles for an email no user has: an expected 404 naming it, not a fail
     assert.deepEqual(await res.json(), {
       error: { status: 404, message: "No user has the email typo@example" },
     });
+  } finally {
+    kv.close();
+  }
+});
+
+Deno.test("getUser: a user by the id a product keys its data by, without the hash; null for any other", async () => {
+  // A product stores `user.id` on its items (a booking's patient) and must show whose they are
+  // to someone else (the receptionist): the id is all it has, and may come from a form or a URL.
+  const kv = await Deno.openKv(":memory:");
+  try {
+    const ada = await createUser(kv, {
+      email: "ada@example.com",
+      password: PASSWORD,
+      roles: ["patient"],
+    });
+    assert.deepEqual(await getUser(kv, ada.id), ada);
+    assert.ok(!("passwordHash" in (await getUser(kv, ada.id))!), "no hash");
+    await setRoles(kv, "ada@example.com", ["patient", "admin"]);
+    assert.deepEqual((await getUser(kv, ada.id))?.roles, ["patient", "admin"], "as stored now");
+    for (const id of ["", "ada@example.com", crypto.randomUUID(), "x".repeat(3000), `${ada.id} `]) {
+      assert.equal(await getUser(kv, id), null, JSON.stringify(id.slice(0, 40)));
+    }
+    assert.equal(await getUser(kv, 42 as unknown as string), null);
   } finally {
     kv.close();
   }

@@ -664,6 +664,8 @@ Deno.test("a refused write answers through the product-errors path: its status, 
     const body = await res.json();
     assert.equal(body.error.status, status, what);
     assert.match(body.error.message, message, what);
+    // The code names the refusal for an island or a client, whatever the message says.
+    assert.equal(body.error.code, what === "stale" ? "changed" : what, what);
   }
   assert.deepEqual(logs.lines.filter((line) => line.level === "error"), [], "no failure logged");
 });

@@ -34,6 +34,7 @@ import {
   isTransaction,
   type ReceivedItem,
   startSentryReceiver,
+  TestClient,
 } from "shell/testing";
 
 const ORIGIN = "http://localhost";
@@ -512,6 +513,83 @@ Deno.test("expected errors in-process", async (t) => {
     assert.equal(line.level, "error");
     assert.ok(body.includes(line.digest));
   });
+});
+
+Deno.test("a refusal's code from the catalogue: in JSON, on the island's ActionError, to _error.tsx", async () => {
+  // A client of an API route or an island that reacts to one refusal (a slot taken: offer
+  // another) must not match the message, which is the user's to read and gets reworded.
+  const taken = () => httpError(409, "Someone booked this slot first", { code: "slot_taken" });
+  using logs = captureLogs();
+  const app = memoryApp({
+    routes: {
+      "api/book.ts": {
+        handler: {
+          POST: () => {
+            throw taken();
+          },
+        },
+      },
+      "book.tsx": {
+        handler: {
+          GET: () => {
+            throw taken();
+          },
+        },
+        default: () => <p>never</p>,
+      },
+      "_error.tsx": {
+        default: ({ status, message, code }: ErrorPageProps) => (
+          <p className="error">{status} {message} [{code ?? "none"}]</p>
+        ),
+      },
+    },
+    actions: {
+      "routes/_clinic/actions.ts": {
+        // deno-lint-ignore require-await
+        async book(): Promise<never> {
+          throw taken();
+        },
+        // deno-lint-ignore require-await
+        async plain(): Promise<never> {
+          throw httpError(409, "No code here");
+        },
+      },
+    },
+  });
+  const api = await app.request("/api/book", { method: "POST" });
+  assert.equal(api.status, 409);
+  assert.deepEqual(await api.json(), {
+    error: { status: 409, message: "Someone booked this slot first", code: "slot_taken" },
+  });
+  const page = await text(app.request("/book"));
+  assert.equal(page.res.status, 409);
+  assert.match(
+    page.body,
+    /<p class="error">409 Someone booked this slot first \[slot_taken\]<\/p>/,
+  );
+
+  const client = new TestClient(app);
+  await assert.rejects(
+    client.call(`/_action/${actionIdOf("routes/_clinic/actions.ts", "book")}`),
+    (error) => {
+      assert.ok(error instanceof ActionError);
+      assert.equal(error.status, 409);
+      assert.equal(error.code, "slot_taken");
+      return true;
+    },
+  );
+  await assert.rejects(
+    client.call(`/_action/${actionIdOf("routes/_clinic/actions.ts", "plain")}`),
+    (error) => {
+      assert.ok(error instanceof ActionError);
+      assert.equal(error.code, undefined);
+      return true;
+    },
+  );
+  for (const code of ["", "has space", "x".repeat(65), "<b>", 7 as unknown as string]) {
+    assert.throws(() => httpError(409, "Taken", { code }), TypeError, JSON.stringify(code));
+  }
+  assert.deepEqual(logs.lines, []);
 });
 
 Deno.test("without _error.tsx or _404.tsx: the app's plain page with the status", async () => {

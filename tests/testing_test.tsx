@@ -342,10 +342,22 @@ Deno.test("an action called as an island calls it: value, ActionError or redirec
     await assert.rejects(client.call(ACTIONS.away), { location: "/elsewhere" });
   });
 
-  await t.step("a function no app registered is an error that says so", async () => {
-    const stray = async () => await Promise.resolve(1);
-    await assert.rejects(client.call(stray), /is not a server action of an app made/);
-  });
+  await t.step(
+    "a function no app registered is an error that says so, and what to do",
+    async () => {
+      const stray = async () => await Promise.resolve(1);
+      await assert.rejects(client.call(stray), /is not a server action of an app made/);
+      // A test of a server in another process meets it first: it names both ways out.
+      await assert.rejects(
+        client.call(stray),
+        /createApp\(manifest, \{ root, kv \}\), never served/,
+      );
+      await assert.rejects(
+        client.call(stray),
+        /the URL the page's form posts to \(\/_action\/\.\.\.\)/,
+      );
+    },
+  );
 });
 
 Deno.test("a request's log lines are its own", async () => {

@@ -200,6 +200,36 @@ export async function createUser(
   return publicUser(record);
 }
 
+/** The shape of an id `insertUser` makes: anything else names no user, and is never a KV key. */
+const USER_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * The user with this id, as requests see them (no password hash), or `null`: what a product needs
+ * when it keys its own data by `user.id`, as `User` advises, and must show whose it is (the
+ * patient's name on a receptionist's list). Anything that is not a user's id is `null`, never a
+ * KV error, so an id from a form or a URL can be passed as it came.
+ *
+ * @param kv The store (`kvOf(ctx)` in a request).
+ * @param id A `User`'s `id`.
+ * @returns The user, with their roles as stored; `null` when no user has the id.
+ *
+ * @example
+ * ```ts
+ * import { createUser, getUser } from "shell/auth";
+ *
+ * const kv = await Deno.openKv(":memory:");
+ * const ada = await createUser(kv, { email: "ada@example.com", password: "a long passphrase" });
+ * console.log((await getUser(kv, ada.id))?.name); // "ada"
+ * console.log(await getUser(kv, "no-such-id")); // null
+ * ```
+ * @see docs/users.md - The user in state
+ */
+export async function getUser(kv: Deno.Kv, id: string): Promise<User | null> {
+  if (typeof id !== "string" || !USER_ID.test(id)) return null;
+  const record = (await kv.get<UserRecord>([...USERS, id])).value;
+  return record ? publicUser(record) : null;
+}
+
 /**
  * Gives a user new roles, and ends every session of theirs in the same commit: a change of
  * privilege takes effect at once on every worker and instance, and they get a new token when they

@@ -59,7 +59,7 @@ export async function resultOf(name: string, response: Response): Promise<unknow
 
 /** What the server said: `{"error":{status,message}}` for an expected error, a digest for a failure. */
 interface Refusal {
-  error?: { status?: unknown; message?: unknown; stale?: unknown };
+  error?: { status?: unknown; message?: unknown; stale?: unknown; code?: unknown };
   digest?: unknown;
   details?: unknown;
 }
@@ -70,7 +70,8 @@ async function failureOf(action: string, response: Response): Promise<ActionErro
   const { status } = response;
   const expected = text(body?.error?.message);
   if (expected !== undefined) {
-    return new ActionError(status, expected, { action, stale: body?.error?.stale === true });
+    const stale = body?.error?.stale === true;
+    return new ActionError(status, expected, { action, stale, code: text(body?.error?.code) });
   }
   const digest = text(body?.digest);
   const why = digest ? `Digest: ${digest}` : `HTTP ${status}`;

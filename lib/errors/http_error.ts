@@ -8,6 +8,8 @@
  */
 
 const HTTP_ERROR = Symbol.for("app.httpError");
+/** What a refusal's code may be: a name for programs, safe in JSON, a header and an attribute. */
+const ERROR_CODE = /^[A-Za-z0-9_.-]{1,64}$/;
 
 /** The standard reason phrase of each 4xx status (RFC 9110 and the IANA registry). */
 const STATUS_TEXT: Record<number, string> = {
@@ -77,6 +79,14 @@ export interface HttpErrorInit {
   headers?: HeadersInit;
   /** What led to it, for the developer (never shown, never sent). */
   cause?: unknown;
+  /**
+   * A stable name for this refusal (`"slot_taken"`), from the product's error catalogue: code that
+   * reacts to a refusal (a client of an API route, an island) tests the code, not the message,
+   * which is the user's to read and may be reworded. Sent in the JSON answer as `error.code`, on an
+   * island's `ActionError` as `code`, and to `_error.tsx` as the prop `code`. 1-64 characters of
+   * `A-Z a-z 0-9 _ . -`.
+   */
+  code?: string;
 }
 
 /**
@@ -98,6 +108,8 @@ export class HttpError extends Error {
   readonly status: number;
   /** Sent with the response. */
   readonly headers?: HeadersInit;
+  /** The catalogue's name for the refusal, if it gave one (`HttpErrorInit.code`). */
+  readonly code?: string;
 
   /** Prefer {@link httpError}; the arguments are the same. */
   constructor(status: number, message?: string, init: HttpErrorInit = {}) {
@@ -110,10 +122,17 @@ export class HttpError extends Error {
     if (message !== undefined && typeof message !== "string") {
       throw new TypeError(`httpError(${status}, message): the message must be a string`);
     }
+    if (init.code !== undefined && !(typeof init.code === "string" && ERROR_CODE.test(init.code))) {
+      throw new TypeError(
+        `httpError(${status}, message, { code }): a code is 1-64 characters of A-Z a-z 0-9 _ . -, ` +
+          `not ${JSON.stringify(init.code)}`,
+      );
+    }
     super(message || statusText(status), init.cause === undefined ? {} : { cause: init.cause });
     this.name = "HttpError";
     this.status = status;
     this.headers = init.headers;
+    if (init.code !== undefined) this.code = init.code;
   }
 }
 

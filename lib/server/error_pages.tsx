@@ -121,24 +121,27 @@ export function errorPages(options: ErrorPagesOptions): ErrorPages {
 
   return {
     async respond(c, error) {
-      const { status, message } = error;
+      const { status, message, code } = error;
       const headers = new Headers(error.headers);
       if (status === 404) markNotFoundRoute(c);
       if (wantsJson(c)) {
         headers.set("Content-Type", "application/json");
-        return new Response(JSON.stringify({ error: { status, message } }), { status, headers });
+        const body = {
+          error: code === undefined ? { status, message } : { status, message, code },
+        };
+        return new Response(JSON.stringify(body), { status, headers });
       }
       const place = placeOf(c);
       const props = propsOf(c, place);
       try {
         const tree = treeOf(place.route, status);
-        return await render(c, tree, props, { status, message }, { status, headers });
+        return await render(c, tree, props, { status, message, code }, { status, headers });
       } catch (failure) {
         if (!isHttpError(failure)) return failures.response(c, failure);
         // A layout around the error page refused as well: the plain page, in nothing of the app's.
         try {
           const bare = { layouts: [], page: plainPage(false) };
-          return await render(c, bare, props, { status, message }, { status, headers });
+          return await render(c, bare, props, { status, message, code }, { status, headers });
         } catch (failure) {
           return failures.response(c, failure);
         }
@@ -146,7 +149,7 @@ export function errorPages(options: ErrorPagesOptions): ErrorPages {
     },
 
     inPlace(c, error) {
-      const { status, message } = error;
+      const { status, message, code } = error;
       const index = internalsOf(c).errorsInPlace ?? 0;
       internalsOf(c).errorsInPlace = index + 1;
       const digest = `app-error-${index}`;
@@ -160,7 +163,7 @@ export function errorPages(options: ErrorPagesOptions): ErrorPages {
       }
       const { page } = treeOf(place.route, status);
       const Shown = page === plainPage(true) || page === plainPage(false) ? InPlace : page;
-      const props: ErrorPageProps = { ...propsOf(c, place), status, message } as ErrorPageProps;
+      const props = { ...propsOf(c, place), status, message, code } as ErrorPageProps;
       const context = options.renderContext(c);
       const { signal } = c.req.raw;
       // The page's stream waits for it: an error page that never finishes must not hold it open.

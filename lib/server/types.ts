@@ -377,6 +377,8 @@ export interface ErrorPageProps<Params = AnyParams, S = State>
   status: number;
   /** The error's message: product text, shown as it is. */
   message: string;
+  /** The error catalogue's name for the refusal (`httpError`'s `code`), when it gave one. */
+  code?: string;
 }
 
 /**

@@ -30,6 +30,8 @@ export interface ActionErrorInit {
    * (status 410): the page reloads itself to the new version.
    */
   stale?: boolean;
+  /** The refusal's code, as the server's `httpError` gave it (`HttpErrorInit.code`). */
+  code?: string;
 }
 
 /**
@@ -69,6 +71,8 @@ export class ActionError extends Error {
   readonly action?: string;
   /** The page is older than the server's build, which no longer has the action (410). */
   readonly stale: boolean;
+  /** A refusal's code from the product's error catalogue (`httpError`'s `code`); none otherwise. */
+  readonly code?: string;
 
   /** Made by the action client from the server's answer; products only catch it. */
   constructor(status: number, message: string, init: ActionErrorInit = {}) {
@@ -78,6 +82,7 @@ export class ActionError extends Error {
     this.digest = init.digest;
     this.action = init.action;
     this.stale = init.stale === true;
+    if (init.code !== undefined) this.code = init.code;
   }
 
   /** By name and status, not the prototype: the action client's copy of the class is another. */

@@ -590,8 +590,13 @@ function urlOf(action: (...args: never[]) => unknown): string {
   const formAction = (action as { $$FORM_ACTION?: (prefix: string) => { action: string } })
     .$$FORM_ACTION;
   if (!formAction) {
+    // A test of a server in another process (a client of its origin) meets this first: say how.
     throw new TypeError(
-      `${action.name || "this function"} is not a server action of an app made in this process`,
+      `${action.name || "this function"} is not a server action of an app made in this process: ` +
+        `an action gets its URL when createApp registers it. For a server in another process, ` +
+        `make the app in the test too from the same build (createApp(manifest, { root, kv }), ` +
+        `never served): its actions then have that server's URLs. Or pass the URL the page's ` +
+        `form posts to (/_action/...).`,
     );
   }
   return formAction("").action;

@@ -30,7 +30,8 @@ export interface ValidationIssue {
 /**
  * A write the collection's schema refused, or one too large for Deno KV: 422. `fields` holds the
  * messages by field path (the issues flattened, as `useActionState` state shows them beside the
- * inputs), `form` the ones that belong to no field. Uncaught it answers 422 with the first message.
+ * inputs), `form` the ones that belong to no field. Uncaught it answers 422 with the first message,
+ * and the code `"invalid"`.
  *
  * @example
  * ```ts
@@ -90,7 +91,7 @@ export class ValidationError extends HttpError {
     }
     whole.push(...form);
     const [field, [first] = []] = Object.entries(fields)[0] ?? [];
-    super(422, whole[0] ?? (field ? `${field}: ${first}` : "Invalid"), { cause });
+    super(422, whole[0] ?? (field ? `${field}: ${first}` : "Invalid"), { cause, code: "invalid" });
     this.name = "ValidationError";
     this.issues = issues;
     this.fields = fields;
@@ -100,7 +101,7 @@ export class ValidationError extends HttpError {
 
 /**
  * A write that lost to another, or that would take a unique index value another item has: 409.
- * `reason` says which: `"changed"` (the item changed, or was deleted, since the versionstamp the
+ * `reason` says which, and is its `code` too: `"changed"` (the item changed, or was deleted, since the versionstamp the
  * write was given) or `"taken"` (`index` names the unique index).
  *
  * @example
@@ -132,6 +133,7 @@ export class ConflictError extends HttpError {
       reason === "taken"
         ? `Another item has this ${index} already.`
         : "This was changed meanwhile (elsewhere, or in another tab): reload and try again.",
+      { code: reason },
     );
     this.name = "ConflictError";
   }
@@ -139,7 +141,7 @@ export class ConflictError extends HttpError {
 
 /**
  * An update that moves a field along a transition its collection's state machine does not allow
- * (`transitions`): 409, as the item's current state is what refuses it.
+ * (`transitions`): 409, as the item's current state is what refuses it; its `code` is `"transition"`.
  *
  * @example
  * ```ts
@@ -165,7 +167,7 @@ export class TransitionError extends HttpError {
     readonly from: unknown,
     readonly to: unknown,
   ) {
-    super(409, `Cannot go from ${String(from)} to ${String(to)}.`);
+    super(409, `Cannot go from ${String(from)} to ${String(to)}.`, { code: "transition" });
     this.name = "TransitionError";
   }
 }

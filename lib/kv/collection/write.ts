@@ -11,7 +11,7 @@
  * anything is written.
  */
 import { isDeepStrictEqual } from "node:util";
-import { notFound } from "../../errors/http_error.ts";
+import { httpError } from "../../errors/http_error.ts";
 import type { Entity } from "../../shared/live_view.ts";
 import { type Commit, inTurn, retrying } from "../commit.ts";
 import { KvLimitError, valueSize } from "../limits.ts";
@@ -108,7 +108,7 @@ export async function deleteItem(
 }
 
 function gone(d: Declared) {
-  return notFound(`No such item in ${d.name}: it may have been deleted.`);
+  return httpError(404, `No such item in ${d.name}: it may have been deleted.`, { code: "gone" });
 }
 
 function assertTransitions(d: Declared, from: object, to: object): void {
