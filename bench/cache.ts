@@ -27,7 +27,7 @@ import { pin, type Running, start, startV8Flags } from "./process.ts";
 import { startReceiver } from "./receiver.ts";
 import { PRODUCTION_SENTRY } from "./telemetry.ts";
 import { type Pinned, pinnedConnection } from "./pinned.ts";
-import { fmt, median, type Row } from "./report.ts";
+import { fmt, median, pairedRatio, type Row } from "./report.ts";
 import { wrk, type WrkResult } from "./wrk.ts";
 
 export interface CacheOptions {
@@ -279,8 +279,8 @@ export async function measureCache(options: CacheOptions) {
   /** The pair's two rows, req/s and p99, each beside its target. */
   const pairRows = (of: Pair[], name: string): Row[] => {
     if (of.length === 0) return [];
-    const ratio = median(of.map((p) => p.cached.rps / p.limit.rps));
-    const p99Ratio = median(of.map((p) => p.cached.p99Ms / p.limit.p99Ms));
+    const ratio = pairedRatio(of.map((p) => p.cached.rps / p.limit.rps));
+    const p99Ratio = pairedRatio(of.map((p) => p.cached.p99Ms / p.limit.p99Ms));
     const errors = of.reduce((n, p) => n + p.cached.socketErrors + p.cached.non2xx3xx, 0);
     const rps = (side: keyof Pair) => median(of.map((p) => p[side].rps));
     const p99 = (side: keyof Pair) => median(of.map((p) => p[side].p99Ms));

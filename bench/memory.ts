@@ -9,6 +9,7 @@
  * throughput beside the limit's while it was measured.
  */
 import { pin, rssMb, type Running } from "./process.ts";
+import { pairedRatio } from "./report.ts";
 import { wrk } from "./wrk.ts";
 
 export interface MemoryRound {
@@ -65,7 +66,10 @@ export async function memorySideBySide(
   return results;
 }
 
-/** The peaks over every round, their ratio, and the growth from the 2nd round's median to the last's. */
+/**
+ * The peaks over every round, their ratio, the growth from the 2nd round's median to the last's
+ * (with an even number of rounds, both on the same CPUs), and the req/s ratio (`pairedRatio`).
+ */
 export function memorySummary(rounds: MemoryRound[]) {
   const peakMb = Math.max(...rounds.map((r) => r.peakMb));
   const limitPeakMb = Math.max(...rounds.map((r) => r.limitPeakMb));
@@ -74,6 +78,6 @@ export function memorySummary(rounds: MemoryRound[]) {
     limitPeakMb,
     ratio: peakMb / limitPeakMb,
     growth: rounds.at(-1)!.medianMb / rounds[Math.min(1, rounds.length - 1)].medianMb - 1,
-    rpsRatio: median(rounds.map((r) => r.rps / r.limitRps)),
+    rpsRatio: pairedRatio(rounds.map((r) => r.rps / r.limitRps)),
   };
 }

@@ -2,7 +2,7 @@
  * @module
  * Where the peak under load is, beside the limit's: the framework's server (`lib/cli/start.ts`, as
  * `deno task start` runs it) and the limit (`bench/bare.ts`, the same `DENO_V8_FLAGS`), loaded at
- * once on `/list` as `bench/memory.ts` loads them (5 s warm-up, then 5 rounds over 30 s, each with
+ * once on `/list` as `bench/memory.ts` loads them (5 s warm-up, then 6 rounds over 30 s, each with
  * its `wrk` on a CPU of its own, trading CPUs every round). Seen from outside, `/proc/PID/smaps` at
  * each one's highest RSS, summed by kind of mapping: V8's heap pages (its 256 KB anonymous
  * mappings: every space, and the pages it pools between collections), the `deno` binary's code,

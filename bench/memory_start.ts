@@ -8,7 +8,7 @@
  * task runner's child, or the launcher's when it runs the server in a process of its own (`Running.pid`).
  * Also the idle RSS of each after 30 requests. Each pair is warmed up for 5 s first. Runs on a copy of the framework's test app, as the
  * whole bench does: `flock /tmp/bench.lock deno run -A bench/memory_start.ts`.
- * Env: BENCH_MEMORY_SECONDS (30, in 5 rounds), BENCH_CONNECTIONS (50).
+ * Env: BENCH_MEMORY_SECONDS (30, in 6 rounds), BENCH_CONNECTIONS (50).
  */
 import { join } from "node:path";
 import { copyProject, PROJECT_ROOT } from "../tests/helpers/project_copy.ts";
@@ -53,7 +53,7 @@ for (const [name, server] of Object.entries(servers).toReversed()) {
   await Promise.all([limit, server].map((s) => wrk(s.origin + "/list", WARM_UP)));
   const rounds = await memorySideBySide(limit, server, {
     seconds: SECONDS,
-    rounds: 5,
+    rounds: 6,
     connections: CONNECTIONS,
   });
   const it = memorySummary(rounds);

@@ -68,7 +68,7 @@ for (let run = 0; run < Number(runs); run++) {
       [limit, server].map((s) => wrk(s.origin + "/list", { seconds: 5, connections: 50 })),
     );
     const it = memorySummary(
-      await memorySideBySide(limit, server, { seconds: 30, rounds: 5, connections: 50 }),
+      await memorySideBySide(limit, server, { seconds: 30, rounds: 6, connections: 50 }),
     );
     results[name].push({ ratio: it.ratio, rps: it.rpsRatio });
     console.log(

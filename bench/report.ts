@@ -2,7 +2,8 @@
  * @module
  * The benchmark's verdict: every figure next to its target as PASS or MISS (or "info" for figures
  * without a target), printed as a Markdown table — the same table docs/performance.md keeps — and
- * the median the figures of repeated runs are summed up by.
+ * the median the figures of repeated runs are summed up by, and the ratio of two servers measured
+ * side by side over rounds that trade CPUs.
  */
 
 export interface Row {
@@ -42,4 +43,20 @@ export function median(values: number[]): number {
   return Number.isInteger(middle)
     ? (sorted[middle - 1] + sorted[middle]) / 2
     : sorted[Math.floor(middle)];
+}
+
+/**
+ * The ratio of two servers measured side by side over rounds that trade CPUs (even rounds one way,
+ * odd rounds the other): the geometric mean of each such pair of rounds, in which the two CPUs'
+ * speeds cancel, then the median of those. On a host whose CPUs run at different speeds a single
+ * round's ratio follows the CPU each side had (0.56× and 1.32× in turn for one page, one run), and
+ * the median of those rounds lands between the two modes, wherever the truth is; a pair does not.
+ */
+export function pairedRatio(ratios: number[]): number {
+  if (ratios.length === 0 || ratios.length % 2 !== 0) {
+    throw new RangeError(`rounds come in pairs that trade CPUs: ${ratios.length} rounds`);
+  }
+  const pairs: number[] = [];
+  for (let i = 0; i < ratios.length; i += 2) pairs.push(Math.sqrt(ratios[i] * ratios[i + 1]));
+  return median(pairs);
 }

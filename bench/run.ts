@@ -15,7 +15,7 @@
  * `bench/results/history.jsonl` (one line a run, committed: a regression shows as a diff).
  *
  * Durations (env): BENCH_SECONDS per wrk run (5), BENCH_ROUNDS of each comparison each way (2, so
- * 4 rounds: each server twice on each CPU), BENCH_CONNECTIONS (50), BENCH_MEMORY_SECONDS (30, in 5
+ * 4 rounds: each server twice on each CPU), BENCH_CONNECTIONS (50), BENCH_MEMORY_SECONDS (30, in 6
  * rounds), BENCH_RUNS cold starts and builds (5), BENCH_STREAMS event streams held open (1000),
  * BENCH_NAVIGATIONS clicks of each kind under each condition in Chromium (20),
  * BENCH_MICRO=0 skips `deno bench`, BENCH_TELEMETRY=0 the telemetry comparison, BENCH_COLLECTIONS=0
@@ -34,7 +34,7 @@ import { measureCompression } from "./compression.ts";
 import { measureNavigation } from "./navigation.ts";
 import { measureCache } from "./cache.ts";
 import { startReceiver } from "./receiver.ts";
-import { fmt, type Row, table } from "./report.ts";
+import { fmt, pairedRatio, type Row, table } from "./report.ts";
 import { type Pair, pair, PRODUCTION_SENTRY, startVariant, VARIANTS } from "./telemetry.ts";
 import { wrk, type WrkResult } from "./wrk.ts";
 
@@ -78,7 +78,7 @@ const TARGET = {
   parallelScaling: 1.3,
   /** Every request traced (OpenTelemetry, Sentry errors) against telemetry off. */
   ratioTraced: 0.85,
-  /** "No growth" between the 2nd and 5th memory rounds, allowing for GC noise. */
+  /** "No growth" between the 2nd and 6th memory rounds (the same CPUs), allowing for GC noise. */
   growth: 0.1,
 };
 
@@ -177,12 +177,12 @@ const ssrSummary = Object.fromEntries(
       Object.entries(byMode).map(([mode, rounds]) => [mode, {
         rps: mean(rounds.map((r) => r.it.rps)),
         limitRps: mean(rounds.map((r) => r.limit.rps)),
-        ratio: median(rounds.map((r) => r.it.rps / r.limit.rps)),
+        ratio: pairedRatio(rounds.map((r) => r.it.rps / r.limit.rps)),
         p50Ms: mean(rounds.map((r) => r.it.p50Ms)),
         p99Ms: mean(rounds.map((r) => r.it.p99Ms)),
         limitP50Ms: mean(rounds.map((r) => r.limit.p50Ms)),
         limitP99Ms: mean(rounds.map((r) => r.limit.p99Ms)),
-        p99Ratio: median(rounds.map((r) => r.it.p99Ms / r.limit.p99Ms)),
+        p99Ratio: pairedRatio(rounds.map((r) => r.it.p99Ms / r.limit.p99Ms)),
         errors: rounds.reduce((n, r) => n + r.it.socketErrors + r.it.non2xx3xx, 0),
       }]),
     ),
@@ -225,8 +225,8 @@ if (TELEMETRY) {
         progress(`telemetry: ${variant.name}, ${path}, round ${round + 1}/${2 * ROUNDS}`);
         rounds.push(await pair(servers.off, it, path, { ...load, round }));
       }
-      const rps = median(rounds.map((r) => r.rpsRatio));
-      const cpu = median(rounds.map((r) => r.cpuRatio));
+      const rps = pairedRatio(rounds.map((r) => r.rpsRatio));
+      const cpu = pairedRatio(rounds.map((r) => r.cpuRatio));
       const traced = variant.name.startsWith("OpenTelemetry");
       rows.push({
         measure: `Telemetry: ${variant.name}, ${path}: req/s and CPU per request vs off`,
@@ -294,7 +294,7 @@ for (const mode of modes.filter((m) => m !== "limit")) {
   progress(`memory, Sentry ${mode} beside the limit (${MEMORY_SECONDS} s)`);
   memory[mode] = await memorySideBySide(servers.limit, servers[mode], {
     seconds: MEMORY_SECONDS,
-    rounds: 5,
+    rounds: 6,
     connections: CONNECTIONS,
   });
   const it = memorySummary(memory[mode]);

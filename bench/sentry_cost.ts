@@ -9,12 +9,13 @@
  * or not. Runs on the tree as it is (build it first):
  * `flock /tmp/bench.lock deno run -A bench/sentry_cost.ts`.
  * Env: BENCH_SECONDS (5) per pair, BENCH_ROUNDS (4) pairs per page, BENCH_MEMORY_SECONDS (30, in
- * 5 rounds), BENCH_CONNECTIONS (50), BENCH_SKIP (`cpu`, `deno` — the floor — or `memory`).
+ * 6 rounds), BENCH_CONNECTIONS (50), BENCH_SKIP (`cpu`, `deno` — the floor — or `memory`).
  */
 import { fileURLToPath } from "node:url";
 import { memorySideBySide, memorySummary } from "./memory.ts";
 import { sentryOtlpEnv } from "../lib/otel/env.ts";
 import { pin, type Running, start, startV8Flags } from "./process.ts";
+import { pairedRatio } from "./report.ts";
 import { startReceiver } from "./receiver.ts";
 import { pair, PRODUCTION_SENTRY, startVariant } from "./telemetry.ts";
 
@@ -26,7 +27,6 @@ const CONNECTIONS = setting("BENCH_CONNECTIONS", 50);
 const SKIP = Deno.env.get("BENCH_SKIP");
 
 const root = fileURLToPath(new URL("../", import.meta.url));
-const median = (values: number[]) => values.toSorted((a, b) => a - b)[values.length >> 1];
 const x = (ratio: number) => `${ratio.toFixed(2)}×`;
 
 await using receiver = startReceiver();
@@ -45,8 +45,8 @@ async function cpuPairs(a: Running, b: Running, label: string): Promise<void> {
     const rps = rounds.map((r) => r.rpsRatio);
     const cpu = rounds.map((r) => r.cpuRatio);
     console.log(
-      `${label}, ${path}: req/s ${x(median(rps))} (${rps.map(x).join(" ")}), ` +
-        `CPU/request ${x(median(cpu))} (${cpu.map(x).join(" ")}); µs ` +
+      `${label}, ${path}: req/s ${x(pairedRatio(rps))} (${rps.map(x).join(" ")}), ` +
+        `CPU/request ${x(pairedRatio(cpu))} (${cpu.map(x).join(" ")}); µs ` +
         rounds.map((r) => `${r.cpuUs.toFixed(0)}/${r.offCpuUs.toFixed(0)}`).join(" ") +
         `; errors ${rounds.reduce((n, r) => n + r.errors, 0)}`,
     );
@@ -80,7 +80,7 @@ if (SKIP !== "memory") {
   for (const [mode, server] of [["off", off], ["on", on]] as const) {
     const rounds = await memorySideBySide(limit, server, {
       seconds: MEMORY_SECONDS,
-      rounds: 5,
+      rounds: 6,
       connections: CONNECTIONS,
     });
     const it = memorySummary(rounds);
