@@ -88,6 +88,8 @@ const app = memoryApp({
     // A dynamic folder, a group (no URL of its own) and a folder with its own error page.
     "teams/[team]/_middleware.ts": { handler: trailing("team") },
     "teams/[team]/index.tsx": { default: Trail },
+    "teams/new/_middleware.ts": { handler: trailing("new") },
+    "files/[...rest]/_middleware.ts": { handler: trailing("rest") },
     "(staff)/_middleware.ts": { handler: trailing("staff") },
     "(staff)/desk.tsx": { default: Trail },
     "members/_middleware.ts": {
@@ -163,6 +165,9 @@ Deno.test("an unknown URL meets the middleware of the deepest folder it is in, t
   assert.equal(await unwound("/outerwear/nothing"), "root", "a name that only begins alike");
   assert.equal(await unwound("/teams/red/nothing"), "team, root", "a dynamic folder");
   assert.equal(await unwound("/teams"), "root", "above the dynamic folder");
+  assert.equal(await unwound("/teams/new/nothing"), "new, root", "a static folder before [team]");
+  assert.equal(await unwound("/files/a/b/c"), "rest, root", "a catch-all folder, at any depth");
+  assert.equal(await unwound("/files"), "root");
   assert.equal(await unwound("/nothing"), "root", "a group's middleware is its pages' only");
   assert.equal(await unwound("/desk/nothing"), "root");
 });

@@ -13,7 +13,12 @@ import { RegExpRouter } from "hono/router/reg-exp-router";
 import { SmartRouter } from "hono/router/smart-router";
 import { TrieRouter } from "hono/router/trie-router";
 import { internalsOf } from "./internals.ts";
-import { type Manifest, type ManifestFolder, middlewaresOf } from "./manifest.ts";
+import {
+  type Manifest,
+  type ManifestFolder,
+  type MiddlewareModule,
+  middlewaresOf,
+} from "./manifest.ts";
 import { type Telemetry, tracedMiddleware } from "./telemetry.ts";
 
 declare module "./internals.ts" {
@@ -41,13 +46,13 @@ export function unmatched(
 ): NotFoundHandler {
   const placeOf = (
     folder: ManifestFolder | undefined,
-    middlewares: Manifest["rootMiddlewares"],
-  ) => {
+    middlewares: MiddlewareModule[],
+  ): Place => {
     const chain = tracedMiddleware(middlewares.flatMap(middlewaresOf), telemetry);
     const depth = folder ? folder.pattern.split("/").length - 1 : 0;
     return { folder, chain: chain.length ? every(...chain) : undefined, depth };
   };
-  const root: Place = placeOf(undefined, manifest.rootMiddlewares);
+  const root = placeOf(undefined, manifest.rootMiddlewares);
   const router = new SmartRouter<Place>({ routers: [new RegExpRouter(), new TrieRouter()] });
   for (const folder of manifest.folders) {
     const place = placeOf(folder, folder.middlewares);
