@@ -35,6 +35,7 @@ export type {
   ErrorPageEntry,
   Manifest,
   ManifestActions,
+  ManifestFolder,
   ManifestRoute,
   ManifestStyles,
   MiddlewareModule,

@@ -4,7 +4,8 @@
  * are sent - the first of a digest, then none until its window has passed - and its bound on the
  * digests it keeps; with a KV store shared by several windows (`repeatsInKv`, as processes share
  * one), one sending a window between them, a burst asking the store once, and a store that fails
- * or does not answer in time leaving it to the window's own bound; and an app whose telemetry sends
+ * or does not answer in time leaving it to the window's own bound, with one warning line a window;
+ * and an app whose telemetry sends
  * no events (Deno's OpenTelemetry alone), whose repeats name none. (Through an app and the real
  * SDK: tests/sentry_stream_test.tsx; across two servers: tests/process/failure_repeats_test.ts.)
  */
@@ -75,22 +76,52 @@ Deno.test("RepeatWindow on a shared KV: a burst in one process asks the store on
   for (const answer of answers.slice(1)) assert.equal(answer?.eventId, "event-0");
 });
 
-Deno.test("RepeatWindow on a shared KV: a store that fails leaves it to the window", async () => {
+Deno.test("RepeatWindow on a shared KV: a store that fails leaves it to the window, and says so", async () => {
+  using logs = captureLogs();
   const kv = await Deno.openKv(":memory:");
   kv.close(); // every read now fails
   const window = new RepeatWindow(60_000, 10, { shared: repeatsInKv(kv) });
   assert.equal(await window.check("D", "event-1"), undefined, "sent");
   assert.equal(window.check("D", "event-2"), window.repeated("D"), "then a repeat, no store");
   assert.equal(window.repeated("D")?.eventId, "event-1");
+  const [line, ...more] = logs.lines;
+  assert.deepEqual(more, []);
+  assert.equal(line.level, "warn");
+  assert.match(line.msg, /^failure repeats: no answer from KV/);
+  assert.match(line.error, /^BadResource/, "the store's own error");
+  assert.equal(line.window_ms, 60_000);
+  assert.ok(!("digest" in line), "no failure's line: filters of failures by digest skip it");
 });
 
-Deno.test("RepeatWindow on a shared store that does not answer: sent after waitMs", async () => {
+Deno.test("RepeatWindow on a failing store: one warning a window, however many failures meet it", async () => {
+  using logs = captureLogs();
+  const kv = await Deno.openKv(":memory:");
+  kv.close();
+  let now = 1_000;
+  const window = new RepeatWindow(60_000, 1_000, { shared: repeatsInKv(kv), now: () => now });
+  const warnings = () => logs.lines.filter((line) => line.level === "warn").length;
+  // 200 digests, each asking the store: every one sent, one line said it.
+  for (let i = 0; i < 200; i++) assert.equal(await window.check(`D${i}`, `event-${i}`), undefined);
+  assert.equal(warnings(), 1);
+  now += 59_999;
+  assert.equal(await window.check("late", "event-late"), undefined);
+  assert.equal(warnings(), 1, "still the same window");
+  now += 1;
+  assert.equal(await window.check("next", "event-next"), undefined);
+  assert.equal(warnings(), 2, "a window later, once more");
+});
+
+Deno.test("RepeatWindow on a shared store that does not answer: sent after waitMs, and said", async () => {
+  using logs = captureLogs();
   let answer: () => void = () => {};
   const stuck: SharedRepeats = () => new Promise((resolve) => answer = () => resolve(undefined));
   const window = new RepeatWindow(60_000, 10, { shared: stuck, waitMs: 50 });
   assert.equal(await window.check("D", "event-1"), undefined, "sent, not waiting for the store");
   assert.equal(window.repeated("D")?.eventId, "event-1");
   answer();
+  assert.deepEqual(logs.lines.map((line) => [line.level, line.error]), [
+    ["warn", "no answer within 50 ms"],
+  ]);
 });
 
 Deno.test(

@@ -1,12 +1,21 @@
 /**
  * @module
  * The routing rules of the design's "Routes", in-process, on an app of routes held in memory:
- * `_middleware` chains (order, short-circuit, changed responses, `ctx.state`, the not-found page),
+ * `_middleware` chains (order, short-circuit, changed responses, `ctx.state`, the not-found page,
+ * unknown URLs in a guarded folder),
  * nested `_layout`s, a `handler` that is one function, `ctx.render`'s status and headers, what a
  * module with a POST handler and a page answers to each method, and HEAD.
  */
 import assert from "node:assert/strict";
-import type { Handler, Handlers, LayoutProps, Middleware, PageProps } from "../lib/mod.ts";
+import {
+  type ErrorPageProps,
+  type Handler,
+  type Handlers,
+  httpError,
+  type LayoutProps,
+  type Middleware,
+  type PageProps,
+} from "../lib/mod.ts";
 import { memoryApp } from "./helpers/app.ts";
 
 /**
@@ -76,6 +85,20 @@ const app = memoryApp({
       },
       default: Trail,
     },
+    // A dynamic folder, a group (no URL of its own) and a folder with its own error page.
+    "teams/[team]/_middleware.ts": { handler: trailing("team") },
+    "teams/[team]/index.tsx": { default: Trail },
+    "teams/new/_middleware.ts": { handler: trailing("new") },
+    "files/[...rest]/_middleware.ts": { handler: trailing("rest") },
+    "(staff)/_middleware.ts": { handler: trailing("staff") },
+    "(staff)/desk.tsx": { default: Trail },
+    "members/_middleware.ts": {
+      handler: () => Promise.reject(httpError(403, "Members only")),
+    },
+    "members/_error.tsx": {
+      default: ({ status, message }: ErrorPageProps) => <p id="members">{status} {message}</p>,
+    },
+    "members/list.tsx": { default: () => <p>the list</p> },
     "any.ts": { handler: ANY_METHOD },
     "teapot.tsx": {
       handler: TEAPOT,
@@ -127,6 +150,50 @@ Deno.test("the root folder's middleware also runs for the not-found page", async
   assert.equal(res.status, 404);
   assert.ok(body.includes("<h1>Page not found</h1>"));
   assert.equal(res.headers.get("x-unwound"), "root");
+});
+
+Deno.test("an unknown URL meets the middleware of the deepest folder it is in, then the not-found page", async () => {
+  const unwound = async (path: string) => {
+    const { res, body } = await get(path);
+    assert.equal(res.status, 404, path);
+    assert.ok(body.includes("<h1>Page not found</h1>"), path);
+    return res.headers.get("x-unwound");
+  };
+  assert.equal(await unwound("/outer/nothing"), "outer, root");
+  assert.equal(await unwound("/outer/inner/nothing/deeper"), "inner, outer, root");
+  assert.equal(await unwound("/outer/inner"), "inner, outer, root", "the folder's own URL");
+  assert.equal(await unwound("/outerwear/nothing"), "root", "a name that only begins alike");
+  assert.equal(await unwound("/teams/red/nothing"), "team, root", "a dynamic folder");
+  assert.equal(await unwound("/teams"), "root", "above the dynamic folder");
+  assert.equal(await unwound("/teams/new/nothing"), "new, root", "a static folder before [team]");
+  assert.equal(await unwound("/files/a/b/c"), "rest, root", "a catch-all folder, at any depth");
+  assert.equal(await unwound("/files"), "root");
+  assert.equal(await unwound("/nothing"), "root", "a group's middleware is its pages' only");
+  assert.equal(await unwound("/desk/nothing"), "root");
+});
+
+Deno.test("a guarded folder's unknown URLs are refused like its pages: nothing tells them apart", async () => {
+  const page = await get("/outer/inner/page?deny");
+  const unknown = await get("/outer/inner/no-such-page?deny");
+  assert.equal(unknown.res.status, 403);
+  assert.equal(unknown.body, page.body);
+  // The folder's own error page, as for its real page.
+  const real = await get("/members/list");
+  const missing = await get("/members/missing");
+  assert.equal(missing.res.status, 403);
+  for (const { body } of [real, missing]) {
+    assert.ok(body.includes('<p id="members">403<!-- --> <!-- -->Members only</p>'), body);
+  }
+});
+
+Deno.test("a path 2^16 characters long, or 30,000 folders deep, still meets its folder's guard", async () => {
+  const long = `/outer/inner/${"x".repeat(2 ** 16)}?deny`;
+  const deep = `/outer/inner${"/a".repeat(30_000)}?deny`;
+  for (const path of [long, deep]) {
+    const { res, body } = await get(path);
+    assert.equal(res.status, 403);
+    assert.equal(body, "denied by inner");
+  }
 });
 
 Deno.test("layouts nest outermost first around the page", async () => {

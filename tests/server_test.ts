@@ -2,7 +2,7 @@
  * @module
  * The framework's test app from its real build, in-process: each kind of route's status and
  * content (a page, a dynamic and a catch-all route, a group, an API route, a streamed page, an
- * island's page), not-found, 405, HEAD and the document's `<head>`; and, over a real connection,
+ * island's page), not-found (behind a guarded folder's middleware too), 405, HEAD and the document's `<head>`; and, over a real connection,
  * that a HEAD response carries no body on the wire.
  */
 import assert from "node:assert/strict";
@@ -90,6 +90,18 @@ Deno.test("unknown URLs and unknown slugs get the 404 page", async () => {
     assert.ok(body.includes(`Nothing lives at <code>${path}</code>`), path);
     assert.ok(body.includes('<a href="/">Home</a>'), `${path} keeps the root layout`);
   }
+});
+
+Deno.test("an unknown URL in the guarded admin/ folder is refused like its page, then is a 404", async () => {
+  for (const path of ["/admin", "/admin/no-such-page"]) {
+    const { res } = await get(path);
+    assert.equal(res.status, 401, path);
+    assert.equal(res.headers.get("www-authenticate"), 'Basic realm="fixture"', path);
+  }
+  const authorization = `Basic ${btoa("admin:s3cret")}`;
+  const { res, body } = await get("/admin/no-such-page", { headers: { authorization } });
+  assert.equal(res.status, 404);
+  assert.ok(body.includes(NOT_FOUND_PAGE));
 });
 
 Deno.test("the API route answers JSON", async () => {

@@ -124,6 +124,7 @@ function scanOf(islands: Record<string, string>): Scan {
     app: "_app.tsx",
     rootLayouts: ["_layout.tsx"],
     rootMiddlewares: [],
+    folders: [],
     middlewaresFor: () => [],
     islands: new Map(Object.entries(islands)),
   };

@@ -62,6 +62,23 @@ export function routeName(pattern: string): string {
   return pattern.replace(/\{\.\+\}$/, "+");
 }
 
+/**
+ * The folders among `folders` (paths below `routes/`) that an unknown URL can be in, each with the
+ * pattern of its pages' URLs (`teams/[team]` -> `/teams/:team`), most specific first. A `_private`
+ * folder has no URL; one that ends in a `(group)` shares its parent's, and an unknown URL there is
+ * the parent's (it could be a page of any group).
+ */
+export function urlFolders(folders: Iterable<string>): RouteFile[] {
+  const found: RouteFile[] = [];
+  for (const folder of folders) {
+    const parts = folder.split("/");
+    if (folder === "" || parts.some((part) => part.startsWith("_"))) continue;
+    if (GROUP.test(parts.at(-1)!)) continue;
+    found.push({ file: folder, pattern: patternFor(`${folder}/index.tsx`) });
+  }
+  return found.sort(compareRoutes);
+}
+
 /** The folders from `routes/` down to the file's own, each as a prefix ("" is the root). */
 export function foldersOf(file: string): string[] {
   const parts = file.split("/").slice(0, -1);

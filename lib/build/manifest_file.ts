@@ -55,6 +55,11 @@ export function manifestSource(
     `layouts: ${list(r.layouts)}, middlewares: ${list(r.middlewares)}` +
     (r.errorPage ? `, errorPage: ${errorPage(r.errorPage)} },` : " },")
   );
+  const folders = scan.folders.map((f) =>
+    `    { folder: ${json(f.folder)}, pattern: ${json(f.pattern)}, ` +
+    `middlewares: ${list(f.middlewares)}` +
+    (f.errorPage ? `, errorPage: ${errorPage(f.errorPage)} },` : " },")
+  );
   const islands = [...scan.islands].map(([name, file]) =>
     `    { name: ${json(name)}, module: ${ref(file)} },`
   );
@@ -94,6 +99,9 @@ ${routes.join("\n")}
   settings: ${settings},
   rootLayouts: ${rootLayouts},
   rootMiddlewares: ${rootMiddlewares},
+  folders: [
+${folders.join("\n")}
+  ],
   errorPage: ${errorPage(scan.errorPage)},
   islands: [
 ${islands.join("\n")}

@@ -14,6 +14,7 @@ import {
   patternFor,
   type RouteFile,
   specialFile,
+  urlFolders,
 } from "./conventions.ts";
 import { filesBelow } from "./files.ts";
 import { BuildProblem } from "./problem.ts";
@@ -23,6 +24,18 @@ export interface ScannedRoute extends RouteFile {
   layouts: string[];
   middlewares: string[];
   /** The nearest `_error.tsx` and the layouts around it. */
+  errorPage?: ScannedErrorPage;
+}
+
+/** A folder with a `_middleware.ts` or an `_error.tsx` of its own, for the unknown URLs in it. */
+export interface ScannedFolder {
+  /** Its path below `routes/`. */
+  folder: string;
+  /** Its pages' URL pattern. */
+  pattern: string;
+  /** Its middleware chain, root first (paths relative to routes/). */
+  middlewares: string[];
+  /** The nearest `_error.tsx` up from it. */
   errorPage?: ScannedErrorPage;
 }
 
@@ -39,6 +52,8 @@ export interface Scan {
   settings?: string;
   rootLayouts: string[];
   rootMiddlewares: string[];
+  /** The URL folders below the root with middleware or an error page of their own. */
+  folders: ScannedFolder[];
   /** The root's `_error.tsx`, for not-found and what no route answers. */
   errorPage?: ScannedErrorPage;
   /** A module's middleware chain (its path from the project root): its folders' below `routes/`,
@@ -91,6 +106,16 @@ export async function scan(root: string): Promise<Scan> {
     errorPage: errorPageOf(route.file),
   }));
 
+  // A file in a folder has the folder's chain: `${folder}/_` stands for any.
+  const folders = urlFolders(new Set([...middlewares.keys(), ...errors.keys()])).map((
+    { file, pattern },
+  ) => ({
+    folder: file,
+    pattern,
+    middlewares: chain(middlewares, `${file}/_`),
+    errorPage: errorPageOf(`${file}/_`),
+  }));
+
   const islands = new Map<string, string>();
   for (const file of await filesBelow(join(root, "islands"))) {
     if (file.includes("/") || !/\.(tsx|jsx)$/.test(file)) continue;
@@ -112,6 +137,7 @@ export async function scan(root: string): Promise<Scan> {
     settings,
     rootLayouts: chain(layouts, atRoot),
     rootMiddlewares: chain(middlewares, atRoot),
+    folders,
     errorPage: errorPageOf(atRoot),
     middlewaresFor: (file) =>
       chain(middlewares, file.startsWith("routes/") ? file.slice("routes/".length) : atRoot),

@@ -3,10 +3,11 @@
  * `deno task example:remove`: a clean start. Removes the example app - its routes, islands, static
  * files and tests, every path `tests/example/files.json` lists (the list lives with the example,
  * and a test there keeps it complete) - and leaves a minimal app: the document
- * (`routes/_app.tsx`), a home page and the not-found page. `deno.json` keeps no entry for a
- * stylesheet it removed (the build's, see `lib/build/styles/deno_json.ts`), so the tree is
- * consistent before the next build. Run it first, on a fresh clone: the three files it writes
- * replace whatever is there. Run again, it finds no list and says so. See docs/start.md.
+ * (`routes/_app.tsx`), its icon (`static/favicon.svg`: a page that names none has Chromium ask for
+ * `/favicon.ico`, a 404 in the console of a team's first page), a home page and the not-found
+ * page. `deno.json` keeps no entry for a stylesheet it removed (the build's, see
+ * `lib/build/styles/deno_json.ts`), so the tree is consistent before the next build. Run it first,
+ * on a fresh clone: the files it writes replace whatever is there. Run again, it finds no list and says so. See docs/start.md.
  */
 import { parse } from "jsonc-parser";
 import { dirname, isAbsolute, join } from "node:path";
@@ -28,6 +29,7 @@ export default function App({ Component }: AppProps) {
       <head>
         <meta charSet="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <link rel="icon" href="/favicon.svg" type="image/svg+xml" />
       </head>
       <body>
         <Component />
@@ -35,6 +37,10 @@ export default function App({ Component }: AppProps) {
     </html>
   );
 }
+`,
+  "static/favicon.svg": `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">
+  <rect width="32" height="32" rx="6" fill="#334155" />
+</svg>
 `,
   "routes/index.tsx": `export default function Home() {
   return (

@@ -13,8 +13,10 @@
  * one each. The process's own window stays in front, so a burst in one process asks the store once
  * a window at most (failures meanwhile wait for that answer), and the answer - this process sends,
  * or another sent less than `ms` ago, as that event - is kept in the window too. A store that fails,
- * or takes longer than `waitMs`, leaves it to the process's own window: the failure is sent.
+ * or takes longer than `waitMs`, leaves it to the process's own window: the failure is sent, and
+ * one warning line says so - one a window at most, however many failures meet the store down.
  */
+import { log } from "../server/log.ts";
 
 /** What was sent for a digest: when, and the event id it got. */
 export interface Sent {
@@ -44,6 +46,8 @@ export class RepeatWindow {
   readonly #shared?: SharedRepeats;
   readonly #waitMs: number;
   readonly #now: () => number;
+  /** When the last warning that the store gave no answer was written. */
+  #warnedAt = -Infinity;
 
   constructor(
     readonly ms: number,
@@ -82,7 +86,8 @@ export class RepeatWindow {
       this.sent(digest, eventId, mine.at);
       return undefined;
     }
-    const answer = inTime(this.#shared(digest, mine, this.ms), this.#waitMs).then((theirs) => {
+    const answer = inTime(this.#shared(digest, mine, this.ms), this.#waitMs).then((outcome) => {
+      const theirs = "answer" in outcome ? outcome.answer : this.#alone(outcome.error);
       // Another process's clock may run ahead: its sending counts from now at the latest.
       if (theirs) this.sent(digest, theirs.eventId, Math.min(theirs.at, this.#now()));
       else this.sent(digest, eventId, mine.at);
@@ -92,11 +97,29 @@ export class RepeatWindow {
     this.#asking.set(digest, answer.then((theirs) => theirs ?? mine));
     return answer;
   }
+
+  /**
+   * The store gave no answer (`error`): the process's window decides alone, which an operator
+   * should know - the bound then holds per process, not across them - once a window, not once a
+   * failure.
+   */
+  #alone(error: string): undefined {
+    const now = this.#now();
+    if (now - this.#warnedAt < this.ms) return;
+    this.#warnedAt = now;
+    const fields = { error, window_ms: this.ms };
+    log("warn", "failure repeats: no answer from KV, this process's window alone decides", fields);
+  }
 }
 
-/** What `work` gives within `ms`; `undefined` when it fails or takes longer (it is not awaited). */
-function inTime<T>(work: Promise<T>, ms: number): Promise<T | undefined> {
-  let timer: number | undefined;
-  const late = new Promise<undefined>((resolve) => timer = setTimeout(resolve, ms));
-  return Promise.race([work.catch(() => undefined), late]).finally(() => clearTimeout(timer));
+/** What `work` gives within `ms`, or why not: its error, or that it took longer (not awaited). */
+function inTime<T>(work: Promise<T>, ms: number): Promise<{ answer: T } | { error: string }> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<{ error: string }>((resolve) =>
+    timer = setTimeout(() => resolve({ error: `no answer within ${ms} ms` }), ms)
+  );
+  return Promise.race([
+    work.then((answer) => ({ answer }), (error) => ({ error: String(error) })),
+    late,
+  ]).finally(() => clearTimeout(timer));
 }

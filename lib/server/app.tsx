@@ -9,7 +9,6 @@
  * Nothing here touches the process: signals and unhandled rejections belong to the entry points.
  */
 import { type Context, Hono } from "hono";
-import { every } from "hono/combine";
 import { HTTPException } from "hono/http-exception";
 import { join } from "node:path";
 import { claimInMemory } from "../actions/form_state.ts";
@@ -36,13 +35,14 @@ import { type PageTree, renderPage } from "../render/page.tsx";
 import { bodyRefusal, guardBody } from "./bodies.ts";
 import { deadlineClock } from "./deadline.ts";
 import { errorPages } from "./error_pages.tsx";
+import { unmatched } from "./folders.ts";
 import { requestFrame } from "./frame.ts";
 import { inFreshContext } from "./fresh_context.ts";
 import { guardRequests } from "./guard.ts";
 import { keepWhileRunning, keptAssets } from "./kept_assets.ts";
 import { withHonestHead } from "./head.ts";
 import { internalsOf } from "./internals.ts";
-import { type Manifest, middlewaresOf } from "./manifest.ts";
+import type { Manifest } from "./manifest.ts";
 import { type AppOptions, resolveOptions } from "./options.ts";
 import { registerRoutes } from "./routes.ts";
 import { type AppScope, withScope } from "./scope.ts";
@@ -50,7 +50,6 @@ import { productSettings } from "../settings/declare.ts";
 import { cspAround, nonceOf } from "./security.ts";
 import { speculationRules } from "./speculation.ts";
 import { staticFiles } from "./static.ts";
-import { tracedMiddleware } from "./telemetry.ts";
 import type { HonoApp, PageProps, RenderInit, State } from "./types.ts";
 import { buildMeta, currentBuild } from "./versions.ts";
 
@@ -291,16 +290,8 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
     cache.around,
   );
 
-  // No route matched: the root folder's middleware runs first, as for any page.
-  const rootChain = tracedMiddleware(manifest.rootMiddlewares.flatMap(middlewaresOf), telemetry);
-  const unmatched = rootChain.length ? every(...rootChain) : undefined;
-  app.notFound(async (c) => {
-    if (!unmatched) return await errors.respond(c, notFound());
-    await unmatched(c, async () => {
-      c.res = await errors.respond(c, notFound());
-    });
-    return c.res;
-  });
+  // No route matched: the chain of the URL's folder runs first, as for a page there.
+  app.notFound(unmatched(manifest, (c) => errors.respond(c, notFound()), telemetry));
 
   /** Every way a request can end other than with its response. */
   async function answerError(c: Context, error: unknown): Promise<Response> {

@@ -22,7 +22,7 @@ import { markNotFoundRoute } from "../errors/not_found.ts";
 import type { RenderContextValue } from "../render/context.ts";
 import { type PageTree, renderMarkup } from "../render/page.tsx";
 import type { BoundaryFailure } from "../render/stream_failure.ts";
-import type { Manifest, ManifestRoute } from "./manifest.ts";
+import type { ErrorPageEntry, Manifest, ManifestRoute } from "./manifest.ts";
 import { nonceOf } from "./security.ts";
 import type { ErrorPageProps, PageProps, RenderInit, State } from "./types.ts";
 import { internalsOf } from "./internals.ts";
@@ -61,9 +61,13 @@ declare module "./internals.ts" {
   }
 }
 
-/** Where the page an error belongs to is: its route (none for an unknown URL), URL and params. */
+/**
+ * Where the page an error belongs to is: its route (none for an unknown URL), the error page of
+ * its folder (an unknown URL's too), URL and params.
+ */
 interface PagePlace {
   route?: ManifestRoute;
+  errorPage?: ErrorPageEntry;
   url: URL;
   params: Record<string, string>;
 }
@@ -79,13 +83,16 @@ export function errorPages(options: ErrorPagesOptions): ErrorPages {
       const { pathname, search } = formPage(c, options.origins);
       const url = new URL(pathname + search, c.req.url);
       const [[first]] = pages.match("GET", url.pathname) as [[ManifestRoute, Params][]];
-      return first ? { route: first[0], url, params: first[1] } : { url, params: {} };
+      return first
+        ? { route: first[0], errorPage: first[0].errorPage, url, params: first[1] }
+        : { url, params: {} };
     }
-    const route = internalsOf(c).routeEntry;
-    return { route, url: new URL(c.req.url), params: route ? c.req.param() : {} };
+    const { routeEntry: route, folder } = internalsOf(c);
+    const errorPage = route ? route.errorPage : folder?.errorPage;
+    return { route, errorPage, url: new URL(c.req.url), params: route ? c.req.param() : {} };
   };
 
-  const treeOf = (route: ManifestRoute | undefined, status: number): PageTree => {
+  const treeOf = (place: PagePlace, status: number): PageTree => {
     if (status === 404 && manifest.notFound) {
       return {
         app: manifest.app,
@@ -94,7 +101,7 @@ export function errorPages(options: ErrorPagesOptions): ErrorPages {
         styles: manifest.styles?.notFound,
       };
     }
-    const errorPage = route?.errorPage ?? manifest.errorPage;
+    const errorPage = place.errorPage ?? manifest.errorPage;
     if (errorPage) {
       return {
         app: manifest.app,
@@ -134,7 +141,7 @@ export function errorPages(options: ErrorPagesOptions): ErrorPages {
       const place = placeOf(c);
       const props = propsOf(c, place);
       try {
-        const tree = treeOf(place.route, status);
+        const tree = treeOf(place, status);
         return await render(c, tree, props, { status, message, code }, { status, headers });
       } catch (failure) {
         if (!isHttpError(failure)) return failures.response(c, failure);
@@ -161,7 +168,7 @@ export function errorPages(options: ErrorPagesOptions): ErrorPages {
         tail += `<script nonce="${nonce}">document.head.append(Object.assign(` +
           `document.createElement("meta"),{name:"robots",content:"noindex"}))</script>`;
       }
-      const { page } = treeOf(place.route, status);
+      const { page } = treeOf(place, status);
       const Shown = page === plainPage(true) || page === plainPage(false) ? InPlace : page;
       const props = { ...propsOf(c, place), status, message, code } as ErrorPageProps;
       const context = options.renderContext(c);

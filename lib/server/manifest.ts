@@ -103,6 +103,34 @@ export interface ManifestRoute {
 }
 
 /**
+ * A folder of `routes/` with a `_middleware.ts` or an `_error.tsx` of its own: a URL below it that
+ * no route answers meets its chain and its error page, as a page of the folder would, before the
+ * not-found page. `_private` folders and those ending in a `(group)` have no URL of their own.
+ *
+ * @example
+ * ```ts
+ * import type { ManifestFolder } from "shell/server";
+ *
+ * const admin: ManifestFolder = {
+ *   folder: "admin",
+ *   pattern: "/admin",
+ *   middlewares: [{ handler: async (_c, next) => await next() }],
+ * };
+ * ```
+ * @see docs/routing.md - Middleware
+ */
+export interface ManifestFolder {
+  /** Its path below `routes/`. */
+  folder: string;
+  /** Its pages' URLs: `/teams/:team` for `teams/[team]`. */
+  pattern: string;
+  /** The chain of its folders, the root's first. */
+  middlewares: MiddlewareModule[];
+  /** The nearest `_error.tsx` up from the folder, if any. */
+  errorPage?: ErrorPageEntry;
+}
+
+/**
  * An `_error.tsx` and the layouts it renders inside: its own folder's and those above.
  *
  * @example
@@ -199,6 +227,8 @@ export interface Manifest {
   rootLayouts: ComponentModule[];
   /** The root's `_middleware.ts`, applied to the not-found page. */
   rootMiddlewares: MiddlewareModule[];
+  /** The folders below the root that an unknown URL meets the middleware of, most specific first. */
+  folders: ManifestFolder[];
   /** The root's `_error.tsx`: for the not-found page's requests and those no route answers. */
   errorPage?: ErrorPageEntry;
   /** The islands, by name. */

@@ -21,6 +21,7 @@ import {
   patternFor,
   routeName,
   specialFile,
+  urlFolders,
 } from "../../lib/build/conventions.ts";
 import { type App, type AppOptions, createApp, type Manifest } from "../../lib/server.ts";
 import type {
@@ -151,6 +152,15 @@ export function memoryManifest(
     settings,
     rootLayouts: chain(layouts, "_404.tsx"),
     rootMiddlewares: chain(middlewares, "_404.tsx"),
+    // A file in a folder has the folder's chain: `${folder}/_` stands for any.
+    folders: urlFolders(new Set([...middlewares.keys(), ...errors.keys()])).map((
+      { file, pattern },
+    ) => ({
+      folder: file,
+      pattern,
+      middlewares: chain(middlewares, `${file}/_`),
+      errorPage: errorPageOf(`${file}/_`),
+    })),
     errorPage: errorPageOf("_404.tsx"),
     islands: Object.entries(islands).map(([name, component]) => ({
       name,

@@ -83,9 +83,9 @@ export async function buildStyles(options: StylesOptions): Promise<Styles> {
       ),
       notFound: urls(app, ...scan.rootLayouts.map(route), route(scan.notFound)),
       errorPages: Object.fromEntries(
-        [scan.errorPage, ...scan.routes.map((r) => r.errorPage)].flatMap((page) =>
-          page ? [[page.file, urls(app, ...page.layouts.map(route), route(page.file))]] : []
-        ),
+        [scan.errorPage, ...[...scan.routes, ...scan.folders].map((r) => r.errorPage)].flatMap((
+          page,
+        ) => page ? [[page.file, urls(app, ...page.layouts.map(route), route(page.file))]] : []),
       ),
       plain: urls(app, ...scan.rootLayouts.map(route)),
       islands: Object.fromEntries([...scan.islands].map(([name, file]) => [name, urls(file)])),

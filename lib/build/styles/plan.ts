@@ -69,7 +69,7 @@ export function planStyles(
       scan.notFound,
       ...scan.rootLayouts,
       ...scan.routes.flatMap((route) => [...route.layouts, route.file]),
-      ...[scan.errorPage, ...scan.routes.map((route) => route.errorPage)]
+      ...[scan.errorPage, ...[...scan.routes, ...scan.folders].map((entry) => entry.errorPage)]
         .flatMap((page) => page ? [...page.layouts, page.file] : []),
     ]),
   ].flatMap((file) => file === undefined ? [] : [`routes/${file}`]);
