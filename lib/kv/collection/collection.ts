@@ -8,7 +8,7 @@
  * a change that live pages follow (`changeStream`). See `declared.ts` for where it all lives.
  */
 import type { Change, Entity, Snapshot } from "../../shared/live_view.ts";
-import { httpError } from "../../errors/http_error.ts";
+import { httpError } from "../../shared/http_error.ts";
 import type { Feed, SubscribeOptions } from "../feed.ts";
 import { changeFeed } from "./changes.ts";
 import {

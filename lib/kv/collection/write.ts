@@ -11,7 +11,7 @@
  * anything is written.
  */
 import { isDeepStrictEqual } from "node:util";
-import { httpError } from "../../errors/http_error.ts";
+import { httpError } from "../../shared/http_error.ts";
 import type { Entity } from "../../shared/live_view.ts";
 import { type Commit, inTurn, retrying } from "../commit.ts";
 import { KvLimitError, valueSize } from "../limits.ts";
