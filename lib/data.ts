@@ -48,7 +48,7 @@ export {
 } from "./kv/collection/collection.ts";
 export type { Page } from "./kv/collection/read.ts";
 export type { CollectionSchema, InputOf, OutputOf, SchemaResult } from "./kv/collection/schema.ts";
-export type { Patch, WriteOptions } from "./kv/collection/write.ts";
+export type { CreateOptions, Patch, WriteOptions } from "./kv/collection/write.ts";
 export {
   ConflictError,
   TransitionError,

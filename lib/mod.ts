@@ -62,7 +62,7 @@ export {
   type HttpErrorInit,
   isHttpError,
   notFound,
-} from "./errors/http_error.ts";
+} from "./shared/http_error.ts";
 export { clientAddress } from "./server/client.ts";
 export { eventStream, type EventStreamOptions, type ServerEvent } from "./server/event_stream.ts";
 export { isSpeculative } from "./server/speculation.ts";

@@ -248,6 +248,69 @@ Deno.test("ranges (docs/data.md): a unique index per slot refuses an overlap, al
   }
 });
 
+Deno.test("checks: a write holds only while another collection's item is as read, also against another store", async () => {
+  const takes = collection("takes", {
+    schema: v.object({ state: v.picklist(["counting", "submitted"]) }),
+    transitions: { state: { counting: ["submitted"], submitted: ["counting"] } },
+  });
+  const counts = collection("counts", {
+    schema: v.object({ take: v.string(), sku: v.string(), n: v.number() }),
+    indexes: { byTake: { key: "take" } },
+  });
+  const path = await Deno.makeTempFile({ suffix: ".sqlite3" });
+  // Two handles on one file: two workers, whose commits race in SQLite rather than take turns.
+  using one = await Deno.openKv(path);
+  using other = await Deno.openKv(path);
+  try {
+    const take = await takes.create(one, { state: "counting" });
+    const counted = await counts.create(one, { take: take.id, sku: "A", n: 1 }, {
+      checks: [takes.check(take)],
+    });
+    // Counts keep coming from one worker while another submits the stock take: none may commit
+    // after the submit, however the commits interleave.
+    const entering = Array.from(
+      { length: 20 },
+      (_, i) =>
+        counts.create(one, { take: take.id, sku: `S${i}`, n: i }, { checks: [takes.check(take)] }),
+    );
+    const submitted = await takes.update(other, take.id, { state: "submitted" });
+    const results = await Promise.allSettled(entering);
+    for (const result of results) {
+      if (result.status === "fulfilled") {
+        assert.ok(
+          result.value.versionstamp < submitted.versionstamp,
+          "committed before the submit",
+        );
+      } else {
+        assert.ok(result.reason instanceof ConflictError, String(result.reason));
+        assert.equal(result.reason.reason, "changed");
+        assert.equal(result.reason.status, 409);
+      }
+    }
+    const written = results.filter((r) => r.status === "fulfilled").length;
+    const listed = await counts.list(other, { index: "byTake", value: take.id });
+    assert.equal(listed.items.length, 1 + written);
+    const snapshot = await counts.snapshot(other, { index: "byTake", value: take.id });
+    assert.equal(snapshot.seq, 1 + written, "a refused write logs no change");
+
+    // The stale stock take refuses creates, updates and deletes alike; the fresh one lets them by.
+    const stale = { checks: [takes.check(take)] };
+    await assert.rejects(
+      counts.create(one, { take: take.id, sku: "B", n: 1 }, stale),
+      ConflictError,
+    );
+    await assert.rejects(counts.update(one, counted.id, { n: 2 }, stale), ConflictError);
+    await assert.rejects(counts.delete(one, counted.id, stale), ConflictError);
+    assert.equal((await counts.get(other, counted.id))?.value.n, 1);
+    const reopened = await takes.update(other, take.id, { state: "counting" });
+    const fresh = { checks: [takes.check(reopened)] };
+    assert.equal((await counts.update(one, counted.id, { n: 2 }, fresh)).value.n, 2);
+    assert.ok(await counts.delete(one, counted.id, fresh));
+  } finally {
+    await Deno.remove(path);
+  }
+});
+
 Deno.test('index values KV keeps apart (0 and -0, a client\'s JSON or Number("-0")) are moves, not the same', async () => {
   // 0 === -0: an update from 0 to -0 kept the entry under 0 and added one under -0, the item in
   // both views (for good, as its delete removed only -0's); a unique -0 was not claimed, so it

@@ -24,7 +24,7 @@ import {
   notFound,
   type PageProps,
 } from "../lib/mod.ts";
-import { ActionError } from "../lib/runtime.ts";
+import { ActionError, httpError as runtimeHttpError } from "../lib/runtime.ts";
 import { encodeCall } from "../lib/shared/action_wire.ts";
 import { actionIdOf, type AppFiles, memoryApp, memoryManifest } from "./helpers/app.ts";
 import { Later, laterTimers } from "./helpers/later.tsx";
@@ -275,6 +275,13 @@ Deno.test("httpError: 4xx only, the status's text by default", () => {
   assert.ok(!isHttpError(new Error("x")) && !isHttpError("403") && !isHttpError(null));
   // Another copy of the module (another bundle) makes errors that are still recognised.
   assert.ok(isHttpError(Object.assign(new Error(), { [Symbol.for("app.httpError")]: true })));
+});
+
+Deno.test("httpError is shell/runtime's too: a catalogue islands import throws on the server", () => {
+  assert.equal(runtimeHttpError, httpError);
+  const locked = runtimeHttpError(409, "Submitted", { code: "count_locked" });
+  assert.ok(isHttpError(locked) && locked instanceof HttpError);
+  assert.equal(locked.code, "count_locked");
 });
 
 Deno.test("ActionError: instanceof holds across copies of its module", () => {

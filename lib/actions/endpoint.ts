@@ -21,7 +21,7 @@ import { contextStorage } from "hono/context-storage";
 import { csrf } from "hono/csrf";
 import { HTTPException } from "hono/http-exception";
 import type { Failures } from "../errors/failure.ts";
-import { isHttpError } from "../errors/http_error.ts";
+import { isHttpError } from "../shared/http_error.ts";
 import { internalsOf } from "../server/internals.ts";
 import { type ActionEntry, middlewaresOf } from "../server/manifest.ts";
 import { type Telemetry, tracedMiddleware } from "../server/telemetry.ts";

@@ -12,7 +12,7 @@
  */
 import type { Context } from "hono";
 import { formPage } from "../actions/form_page.ts";
-import { httpError } from "../errors/http_error.ts";
+import { httpError } from "../shared/http_error.ts";
 import { wantsJson } from "../server/error_pages.tsx";
 import { scopeOf } from "../server/scope.ts";
 import type { Middleware } from "../server/types.ts";

@@ -10,7 +10,7 @@
  * ended in the same commit (no fixation) - and sets the cookie.
  */
 import type { Context } from "hono";
-import { httpError } from "../errors/http_error.ts";
+import { httpError } from "../shared/http_error.ts";
 import { kvOf } from "../kv/access.ts";
 import { type CallLimit, limitCalls } from "../kv/rate_limit.ts";
 import { limitedClient } from "../server/client.ts";

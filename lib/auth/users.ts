@@ -6,7 +6,7 @@
  * scrypt hash (`password.ts`). Changing a user's roles ends every session of theirs in the same
  * commit: a privilege change means a new token, at their next sign-in.
  */
-import { HttpError } from "../errors/http_error.ts";
+import { HttpError } from "../shared/http_error.ts";
 import { commit, retrying } from "../kv/commit.ts";
 import { normalizeEmail } from "./credentials.ts";
 import { hashPassword } from "./password.ts";

@@ -6,7 +6,10 @@
  * in `/` maps every specifier it begins, the longest such key winning (the import-map standard).
  * Entries that name packages (`npm:`) are left to esbuild, which finds the same packages in
  * `node_modules` (Deno's `nodeModulesDir`). `deno.json` is read at the start of every build, so a
- * long-lived dev context sees an edited map.
+ * long-lived dev context sees an edited map. The server's entry points (`"shell"`, `"shell/data"`,
+ * ...) are refused here, at the import that reaches them, with what to import instead: left to
+ * esbuild, they fail deep inside the framework (`lib/cache/hint_channel.ts: Could not resolve
+ * "node:worker_threads"`), naming neither the app's import nor the way out.
  */
 import type * as esbuild from "esbuild";
 import { readFile } from "node:fs/promises";
@@ -32,6 +35,15 @@ export async function localAliases(root: string): Promise<Aliases> {
   return { exact, prefixes };
 }
 
+/** The entry points of server code: an island (or a module it imports) reaching one is a mistake. */
+const SERVER_ENTRY_POINTS = new Set([
+  "./lib/mod.ts",
+  "./lib/data.ts",
+  "./lib/server.ts",
+  "./lib/auth.ts",
+  "./lib/testing.ts",
+]);
+
 /** The project path `specifier` is an alias of (`./lib/runtime.ts`), if it is one. */
 export function resolveAlias({ exact, prefixes }: Aliases, specifier: string): string | undefined {
   const target = exact.get(specifier);
@@ -54,6 +66,17 @@ export function importMap(root: string): esbuild.Plugin {
         if (importer.includes(`${sep}node_modules${sep}`)) return undefined;
         const target = resolveAlias(aliases, path);
         if (target === undefined) return undefined;
+        if (SERVER_ENTRY_POINTS.has(target)) {
+          return {
+            errors: [{
+              text:
+                `"${path}" is server code, which the browser cannot load, and an island imports ` +
+                `this module (or one that imports it). Islands import the framework from "shell/runtime" (httpError for an ` +
+                `error catalogue, ActionError, recover, useLiveCollection...) and types with ` +
+                `\`import type\` (docs/islands.md).`,
+            }],
+          };
+        }
         // Resolved again from the root, through every plugin: an aliased `"use server"` module
         // still becomes its stub.
         return await build.resolve(target, { kind, importer, resolveDir: root, pluginData });

@@ -27,10 +27,23 @@ interface JsDoc {
   tags?: { kind: string; doc?: string }[];
 }
 
+interface Location {
+  filename: string;
+  line: number;
+}
+
+interface Declaration {
+  kind: string;
+  jsDoc?: JsDoc;
+  location: Location;
+  /** A `reference`'s: where the declaration it stands for is. */
+  def?: { target?: Location };
+}
+
 /** A public symbol, as `deno doc --json` describes it. */
 export interface DocSymbol {
   name: string;
-  declarations: { kind: string; jsDoc?: JsDoc; location: { filename: string } }[];
+  declarations: Declaration[];
 }
 
 interface DocModule {
@@ -43,9 +56,35 @@ export async function entryDocs(root: string): Promise<Map<string, DocModule>> {
   const files = ENTRY_POINTS.map(({ file }) => file);
   const json = await deno(root, ["doc", "--json", "-q", ...files]);
   const nodes: Record<string, DocModule> = JSON.parse(json).nodes;
+  resolveReferences(Object.values(nodes));
   return new Map(
     Object.entries(nodes).map(([url, module]) => [relativePath(root, url), module]),
   );
+}
+
+/**
+ * Documenting the entry points together, `deno doc` describes a symbol two of them export (`httpError`
+ * in `shell` and `shell/runtime`) once, and in the other only as a `reference` to it: no JSDoc, no
+ * kind. Each entry point's list gets the declaration itself.
+ */
+function resolveReferences(modules: DocModule[]): void {
+  const at = (location: Location) => `${location.filename}:${location.line}`;
+  const declared = new Map<string, Declaration>();
+  for (const { symbols } of modules) {
+    for (const { declarations } of symbols) {
+      for (const declaration of declarations) {
+        if (declaration.kind !== "reference") declared.set(at(declaration.location), declaration);
+      }
+    }
+  }
+  for (const { symbols } of modules) {
+    for (const symbol of symbols) {
+      symbol.declarations = symbol.declarations.map((declaration) => {
+        const target = declaration.def?.target;
+        return (target && declared.get(at(target))) ?? declaration;
+      });
+    }
+  }
 }
 
 /** `docs/reference.md`, formatted as `deno fmt` formats it. */

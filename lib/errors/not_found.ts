@@ -2,7 +2,7 @@
  * @module
  * Requests the not-found page answers (an unknown URL, `notFound()`, a failing `_404.tsx`): they
  * are never reported, neither as a Sentry event nor as a transaction. `notFound()` itself is
- * `httpError(404)` (`http_error.ts`).
+ * `httpError(404)` (`lib/shared/http_error.ts`).
  */
 import type { Context } from "hono";
 import { internalsOf } from "../server/internals.ts";

@@ -24,7 +24,7 @@ import {
 } from "../actions/mod.ts";
 import { isRedirect } from "../actions/redirect.ts";
 import { failures } from "../errors/failure.ts";
-import { isHttpError, notFound } from "../errors/http_error.ts";
+import { isHttpError, notFound } from "../shared/http_error.ts";
 import { registerIsland } from "../islands/registry.ts";
 import { keptFields } from "../jsx/kept_field.ts";
 import { claimInKv } from "../kv/claim.ts";

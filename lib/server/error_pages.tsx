@@ -17,7 +17,7 @@ import type { ComponentType, ReactNode } from "react";
 import { jsx } from "react/jsx-runtime";
 import { formPage } from "../actions/form_page.ts";
 import type { Failures } from "../errors/failure.ts";
-import { type HttpError, isHttpError } from "../errors/http_error.ts";
+import { type HttpError, isHttpError } from "../shared/http_error.ts";
 import { markNotFoundRoute } from "../errors/not_found.ts";
 import type { RenderContextValue } from "../render/context.ts";
 import { type PageTree, renderMarkup } from "../render/page.tsx";

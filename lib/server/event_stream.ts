@@ -21,7 +21,7 @@
  * aborts (`no-legacy-abort`) - and enough of them turned every stream away for good.
  */
 import type { Context } from "hono";
-import { isHttpError } from "../errors/http_error.ts";
+import { isHttpError } from "../shared/http_error.ts";
 import { RENEW_EVENT } from "../shared/stream_renew.ts";
 import { internalsOf } from "./internals.ts";
 import { type AnyContext, contextOf, scopeOf } from "./scope.ts";

@@ -5,7 +5,9 @@
  * never esbuild's internal stack: in an island (esbuild's error) and in a route (Deno's graph), for
  * `deno task build` and `deno task start`. Under `deno task dev` the console gets the same line, at
  * the source's own column (not that of the code Fast Refresh's transform made), and the page the
- * source's line in its code frame.
+ * source's line in its code frame. An island that reaches a server entry point (`"shell"`) gets a
+ * line at that import saying to import from `"shell/runtime"`, which holds `httpError` for the
+ * product's error catalogue that islands read.
  */
 import assert from "node:assert/strict";
 import { copyProject } from "../helpers/project_copy.ts";
@@ -65,6 +67,49 @@ for (
     }
   });
 }
+
+/** An island that shows a refusal of the product's error catalogue by its code. */
+const CATALOGUE_ISLAND = `import { errors } from "@/components/refusals.ts";
+
+const LOCKED = errors.locked().code;
+
+export default function Refusal({ code }: { code?: string }) {
+  return <p>{code === LOCKED ? "Locked: ask your manager" : "Refused"}</p>;
+}
+`;
+
+const catalogue = (from: string) =>
+  `import { httpError } from "${from}";
+
+export const errors = {
+  locked: () => httpError(409, "Submitted: counts cannot change", { code: "count_locked" }),
+};
+`;
+
+Deno.test("an island reads the error catalogue: httpError from shell/runtime builds", async () => {
+  await using project = await copyProject();
+  await project.write("islands/Refusal.tsx", CATALOGUE_ISLAND);
+  await project.write("components/refusals.ts", catalogue("shell/runtime"));
+  const { code, said } = await run(project.root, "build");
+  assert.equal(code, 0, said);
+});
+
+Deno.test("an island that reaches a server entry point: the import named, and what to import", async () => {
+  await using project = await copyProject();
+  await project.write("islands/Refusal.tsx", CATALOGUE_ISLAND);
+  await project.write("components/refusals.ts", catalogue("shell"));
+  for (const task of ["build", "start"]) {
+    const { code, said } = await run(project.root, task);
+    assert.equal(code, 1, `${task}: ${said}`);
+    const line = said.split("\n").find((l) =>
+      l.startsWith("Build failed: components/refusals.ts:1:27: ")
+    );
+    assert.ok(line, `${task}: ${said}`);
+    assert.match(line, /"shell" is server code/);
+    assert.match(line, /from "shell\/runtime" \(httpError/);
+    assert.doesNotMatch(said, /node:worker_threads|Uncaught|^\s+at /m, `${task}: ${said}`);
+  }
+});
 
 Deno.test("deno task dev: the same line, at the source's column; the page shows the source", async () => {
   await using project = await copyProject();

@@ -8,19 +8,27 @@
  * a change that live pages follow (`changeStream`). See `declared.ts` for where it all lives.
  */
 import type { Change, Entity, Snapshot } from "../../shared/live_view.ts";
-import { httpError } from "../../errors/http_error.ts";
+import { httpError } from "../../shared/http_error.ts";
 import type { Feed, SubscribeOptions } from "../feed.ts";
 import { changeFeed } from "./changes.ts";
 import {
   type Declared,
   isIndexValue,
   isKeyPart,
+  keys,
   type ResolvedIndex,
   type View,
 } from "./declared.ts";
 import type { CollectionSchema, InputOf, OutputOf } from "./schema.ts";
 import { findItem, getItem, listItems, PAGE, type Page, snapshotOf } from "./read.ts";
-import { createItem, deleteItem, type Patch, updateItem, type WriteOptions } from "./write.ts";
+import {
+  createItem,
+  type CreateOptions,
+  deleteItem,
+  type Patch,
+  updateItem,
+  type WriteOptions,
+} from "./write.ts";
 
 /**
  * One index of a collection: `key` is a field of the item, or a function of it, whose value
@@ -196,9 +204,10 @@ export interface Collection<T, In = T, I extends string = string, U extends stri
   readonly name: string;
   /**
    * Adds an item: parsed with the schema (`ValidationError`, 422), given an id, indexed and
-   * logged in one commit (`ConflictError`, 409, when a unique value is taken).
+   * logged in one commit (`ConflictError`, 409, when a unique value is taken); with `checks`,
+   * only while those items of other collections are as read (`ConflictError`, 409).
    */
-  create(kv: Deno.Kv, input: In): Promise<Entity<T>>;
+  create(kv: Deno.Kv, input: In, options?: CreateOptions): Promise<Entity<T>>;
   /** The item with `id`, or `null` (also for anything that is not an id). */
   get(kv: Deno.Kv, id: string): Promise<Entity<T> | null>;
   /** The item with `value` in the unique index `index`, or `null`. */
@@ -219,6 +228,12 @@ export interface Collection<T, In = T, I extends string = string, U extends stri
    * when there was no such item.
    */
   delete(kv: Deno.Kv, id: string, options?: WriteOptions): Promise<string | null>;
+  /**
+   * For another collection's write that holds only while this item is as it was read (`checks`):
+   * `counts.create(kv, count, { checks: [takes.check(take)] })` commits only while `take` is
+   * unchanged, in every worker and instance.
+   */
+  check(entity: Pick<Entity<T>, "id" | "versionstamp">): Deno.AtomicCheck;
   /** A view's first items and its last change number: what a live page starts from. */
   snapshot(kv: Deno.Kv, view?: ViewOptions<I>): Promise<Snapshot<T>>;
   /**
@@ -284,12 +299,13 @@ export function collection<
   // deno-lint-ignore no-explicit-any -- the types are the declaration's; the code is for any item
   const self: Collection<any, any, any, any> = {
     name,
-    create: (kv, input) => createItem(kv, d, input),
+    create: (kv, input, write) => createItem(kv, d, input, write),
     get: (kv, id) => getItem(kv, d, id),
     find: (kv, index, value) => findItem(kv, d, index, value),
     list: (kv, query = {}) => listItems(kv, d, query),
     update: (kv, id, patch, write) => updateItem(kv, d, id, patch, write),
     delete: (kv, id, write) => deleteItem(kv, d, id, write),
+    check: ({ id, versionstamp }) => ({ key: keys.item(d, id), versionstamp }),
     async snapshot(kv, { limit = 100, ...given } = {}) {
       const v = view(given);
       if (v.index !== undefined && !isIndexValue(d, v.index, v.value)) {

@@ -6,7 +6,7 @@
  * unique index value is taken), and a transition its state machine does not allow (409). Uncaught,
  * each answers its request through the product-errors path (`_error.tsx`, JSON, `ActionError`).
  */
-import { HttpError } from "../../errors/http_error.ts";
+import { HttpError } from "../../shared/http_error.ts";
 
 /**
  * One thing a schema refused, as Standard Schema reports it (valibot's issues are such): the

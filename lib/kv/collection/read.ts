@@ -6,7 +6,7 @@
  * key prefix) behind a tag naming the listing, so a cursor from another listing, or one a client
  * made up, is refused with 400 rather than read.
  */
-import { httpError } from "../../errors/http_error.ts";
+import { httpError } from "../../shared/http_error.ts";
 import type { Entity, Snapshot } from "../../shared/live_view.ts";
 import { type Declared, isIndexValue, keys, type View } from "./declared.ts";
 import { isId } from "./ids.ts";

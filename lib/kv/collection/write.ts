@@ -11,7 +11,7 @@
  * anything is written.
  */
 import { isDeepStrictEqual } from "node:util";
-import { httpError } from "../../errors/http_error.ts";
+import { httpError } from "../../shared/http_error.ts";
 import type { Entity } from "../../shared/live_view.ts";
 import { type Commit, inTurn, retrying } from "../commit.ts";
 import { KvLimitError, valueSize } from "../limits.ts";
@@ -38,7 +38,36 @@ import { isId, newId } from "./ids.ts";
 export type Patch<T> = Partial<T> | ((current: T) => Partial<T> | Promise<Partial<T>>);
 
 /**
- * A write that must not overwrite a newer one: the versionstamp the item was read at.
+ * A write that holds only while other items are as they were read: a count entered while its stock
+ * take is still counting, a comment while its issue is open. The write's commit checks each
+ * (`Deno.AtomicCheck`s, made by the other item's collection: `takes.check(take)`), so a submit that
+ * commits first, in any worker or instance, makes the write a `ConflictError` (409, `"changed"`)
+ * with nothing written; read the other item again to say why.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { collection } from "shell/data";
+ *
+ * const takes = collection("takes", {
+ *   schema: v.object({ state: v.picklist(["counting", "submitted"]) }),
+ * });
+ * const counts = collection("counts", { schema: v.object({ take: v.string(), n: v.number() }) });
+ *
+ * const kv = await Deno.openKv(":memory:");
+ * const take = await takes.create(kv, { state: "counting" });
+ * await counts.create(kv, { take: take.id, n: 3 }, { checks: [takes.check(take)] });
+ * ```
+ * @see docs/data.md - Rules across items and time
+ */
+export interface CreateOptions {
+  /** Other items, as read: the write commits only while each is still that version. */
+  checks?: readonly Deno.AtomicCheck[];
+}
+
+/**
+ * A write that must not overwrite a newer one: the versionstamp the item was read at (and, as for
+ * `create`, other items it holds only with: `checks`).
  *
  * @example
  * ```ts
@@ -48,7 +77,7 @@ export type Patch<T> = Partial<T> | ((current: T) => Partial<T> | Promise<Partia
  * ```
  * @see docs/data.md - Conflicts
  */
-export interface WriteOptions {
+export interface WriteOptions extends CreateOptions {
   /** The item's versionstamp when it was read: another one now is a `ConflictError` (409). */
   versionstamp?: string;
 }
@@ -60,9 +89,10 @@ export async function createItem(
   kv: Deno.Kv,
   d: Declared,
   input: unknown,
+  { checks = [] }: CreateOptions = {},
 ): Promise<Entity<object>> {
   const value = await validate(d.name, d.schema, input);
-  const { entity } = await write(kv, d, newId(), "create", (current) => {
+  const { entity } = await write(kv, d, newId(), "create", checks, (current) => {
     if (current.value !== null) throw new Error(`${d.name}: the new id exists already`);
     return value;
   });
@@ -74,10 +104,10 @@ export async function updateItem(
   d: Declared,
   id: string,
   patch: Patch<object>,
-  { versionstamp }: WriteOptions = {},
+  { versionstamp, checks = [] }: WriteOptions = {},
 ): Promise<Entity<object>> {
   if (!isId(id)) throw gone(d);
-  const { entity } = await write(kv, d, id, "update", async (current) => {
+  const { entity } = await write(kv, d, id, "update", checks, async (current) => {
     if (current.value === null) throw gone(d);
     if (versionstamp !== undefined && current.versionstamp !== versionstamp) {
       throw new ConflictError(d.name, "changed");
@@ -94,10 +124,10 @@ export async function deleteItem(
   kv: Deno.Kv,
   d: Declared,
   id: string,
-  { versionstamp }: WriteOptions = {},
+  { versionstamp, checks = [] }: WriteOptions = {},
 ): Promise<string | null> {
   if (!isId(id)) return null;
-  const { written } = await write(kv, d, id, "delete", (current) => {
+  const { written } = await write(kv, d, id, "delete", checks, (current) => {
     if (current.value === null) return KEEP;
     if (versionstamp !== undefined && current.versionstamp !== versionstamp) {
       throw new ConflictError(d.name, "changed");
@@ -125,24 +155,32 @@ function assertTransitions(d: Declared, from: object, to: object): void {
 
 /**
  * Reads the item, lets `decide` say what it becomes (an item, `null` to delete it, `KEEP` to
- * leave it), and commits that; again from the read when the commit lost a race.
+ * leave it), and commits that, checking `checks` too; again from the read when the commit lost a
+ * race, where a check that no longer holds ends the write (its item changed: no retry can pass).
  */
 function write(
   kv: Deno.Kv,
   d: Declared,
   id: string,
   what: string,
+  checks: readonly Deno.AtomicCheck[],
   decide: (current: Deno.KvEntryMaybe<object>) => Decision | Promise<Decision>,
 ): Promise<{ entity: Entity<object> | null; written?: string }> {
   return inTurn(kv, d, () =>
     retrying(`${d.name}: ${what}`, async (commit) => {
-      const current = await kv.get<object>(keys.item(d, id));
+      const [current, ...others] = await getAll(kv, [
+        keys.item(d, id),
+        ...checks.map(({ key }) => key),
+      ]) as Deno.KvEntryMaybe<object>[];
+      if (others.some((other, i) => other.versionstamp !== checks[i].versionstamp)) {
+        throw new ConflictError(d.name, "changed");
+      }
       const next = await decide(current);
       if (next === KEEP) {
         const { value, versionstamp } = current;
         return { entity: value === null ? null : { id, value, versionstamp: versionstamp! } };
       }
-      const result = await commitChange(kv, d, id, current, next, commit);
+      const result = await commitChange(kv, d, id, [current, ...others], next, commit);
       if (!result.ok) return undefined;
       const { versionstamp } = result;
       return { entity: next && { id, value: next, versionstamp }, written: versionstamp };
@@ -157,17 +195,19 @@ interface Logged {
 
 /**
  * Commits `current` becoming `next` (`null`: deleted): the item, its index entries, and its change
- * in the log of every view it is in, was in, or enters - checked against what the write read.
+ * in the log of every view it is in, was in, or enters - checked against what the write read (the
+ * item, and the other items it holds only with).
  */
 async function commitChange(
   kv: Deno.Kv,
   d: Declared,
   id: string,
-  current: Deno.KvEntryMaybe<object>,
+  [current, ...others]: Deno.KvEntryMaybe<object>[],
   next: object | null,
   commit: Commit,
 ): Promise<Deno.KvCommitResult | Deno.KvCommitError> {
   const atomic = new MeasuredAtomic(kv).check(current);
+  for (const other of others) atomic.check(other);
   try {
     const { logs, claims } = stageItem(atomic, d, id, current.value, next);
     const logKeys = logs.map(({ view }) => keys.log(d, view));

@@ -4,7 +4,9 @@
  * request for the product (a permission, a conflict, a missing entity) with a 4xx status and a
  * message meant for the user. Such an error is no failure: no digest, no error log line, no Sentry
  * event; the request is answered with its status and message (the nearest `_error.tsx`, or JSON).
- * `notFound()` is its 404. Free of server APIs: the browser's `ActionError` mirrors it.
+ * `notFound()` is its 404. Free of server APIs, so `shell/runtime` exports it too: a product's
+ * error catalogue is one module that its server code throws from and its islands read codes from
+ * (the browser's `ActionError` mirrors it).
  */
 
 const HTTP_ERROR = Symbol.for("app.httpError");
