@@ -35,6 +35,14 @@ const guard: Middleware = async (c, next) => {
   await next();
 };
 
+/** Lets only the club "open" by; shows what it saw of the URL's params in `X-Params`. */
+const clubGuard: Middleware = async (c, next) => {
+  const seen = JSON.stringify(c.req.param());
+  if (c.req.param("club") !== "open") return c.text("Members only", 403, { "X-Params": seen });
+  await next();
+  c.res.headers.set("X-Params", seen);
+};
+
 const layout = (name: string) => ({
   default: ({ Component }: LayoutProps) => (
     <section className={name}>
@@ -99,6 +107,9 @@ const app = memoryApp({
       default: ({ status, message }: ErrorPageProps) => <p id="members">{status} {message}</p>,
     },
     "members/list.tsx": { default: () => <p>the list</p> },
+    // Refuses clubs other than "open" by the URL's param, as a membership check would.
+    "clubs/[club]/_middleware.ts": { handler: clubGuard },
+    "clubs/[club]/index.tsx": { default: ({ params }: PageProps) => <p>{params.club}</p> },
     "any.ts": { handler: ANY_METHOD },
     "teapot.tsx": {
       handler: TEAPOT,
@@ -183,6 +194,25 @@ Deno.test("a guarded folder's unknown URLs are refused like its pages: nothing t
   assert.equal(missing.res.status, 403);
   for (const { body } of [real, missing]) {
     assert.ok(body.includes('<p id="members">403<!-- --> <!-- -->Members only</p>'), body);
+  }
+});
+
+Deno.test("a folder's middleware sees an unknown URL's params as a page's there", async () => {
+  // It saw none: every unknown URL below clubs/open/ was refused as no member's, not a 404.
+  const params = async (path: string, status: number) => {
+    const res = await app.request(path);
+    await res.body?.cancel();
+    assert.equal(res.status, status, path);
+    return res.headers.get("x-params");
+  };
+  assert.equal(await params("/clubs/open", 200), '{"club":"open"}');
+  assert.equal(await params("/clubs/open/nothing", 404), '{"club":"open"}');
+  assert.equal(await params("/clubs/open/", 404), '{"club":"open"}');
+  assert.equal(await params("/clubs/a%2Fb/nothing", 403), '{"club":"a/b"}', "decoded, as a page's");
+  for (const method of ["HEAD", "POST", "OPTIONS"]) {
+    const res = await app.request("/clubs/open/nothing", { method });
+    await res.body?.cancel();
+    assert.equal(res.status, 404, method);
   }
 });
 

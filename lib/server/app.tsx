@@ -35,7 +35,7 @@ import { type PageTree, renderPage } from "../render/page.tsx";
 import { bodyRefusal, guardBody } from "./bodies.ts";
 import { deadlineClock } from "./deadline.ts";
 import { errorPages } from "./error_pages.tsx";
-import { unmatched } from "./folders.ts";
+import { registerFolders } from "./folders.ts";
 import { requestFrame } from "./frame.ts";
 import { inFreshContext } from "./fresh_context.ts";
 import { guardRequests } from "./guard.ts";
@@ -291,7 +291,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
   );
 
   // No route matched: the chain of the URL's folder runs first, as for a page there.
-  app.notFound(unmatched(manifest, (c) => errors.respond(c, notFound()), telemetry));
+  registerFolders(app, manifest, (c) => errors.respond(c, notFound()), telemetry);
 
   /** Every way a request can end other than with its response. */
   async function answerError(c: Context, error: unknown): Promise<Response> {
