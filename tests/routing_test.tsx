@@ -100,6 +100,12 @@ const app = memoryApp({
     "files/[...rest]/_middleware.ts": { handler: trailing("rest") },
     "(staff)/_middleware.ts": { handler: trailing("staff") },
     "(staff)/desk.tsx": { default: Trail },
+    "(staff)/office/index.tsx": { default: Trail },
+    "(staff)/office/(inner)/rota.tsx": { default: Trail },
+    // Two groups' folders with one URL: an unknown URL there could be either's.
+    "(staff)/hall/a.tsx": { default: Trail },
+    "(crew)/_middleware.ts": { handler: trailing("crew") },
+    "(crew)/hall/b.tsx": { default: Trail },
     "members/_middleware.ts": {
       handler: () => Promise.reject(httpError(403, "Members only")),
     },
@@ -181,6 +187,9 @@ Deno.test("an unknown URL meets the middleware of the deepest folder it is in, t
   assert.equal(await unwound("/files"), "root");
   assert.equal(await unwound("/nothing"), "root", "a group's middleware is its pages' only");
   assert.equal(await unwound("/desk/nothing"), "root");
+  assert.equal(await unwound("/office/nothing"), "staff, root", "a group's folder, as its pages");
+  assert.equal(await unwound("/office/rota/nothing"), "staff, root");
+  assert.equal(await unwound("/hall/nothing"), "root", "two groups' folders: either's");
 });
 
 Deno.test("a guarded folder's unknown URLs are refused like its pages: nothing tells them apart", async () => {

@@ -63,20 +63,38 @@ export function routeName(pattern: string): string {
 }
 
 /**
- * The folders among `folders` (paths below `routes/`) that an unknown URL can be in, each with the
- * pattern of its pages' URLs (`teams/[team]` -> `/teams/:team`), most specific first. A `_private`
- * folder has no URL; one that ends in a `(group)` shares its parent's, and an unknown URL there is
- * the parent's (it could be a page of any group).
+ * The folders that an unknown URL can be in, each with the pattern of its pages' URLs
+ * (`teams/[team]` -> `/teams/:team`), most specific first: those of `files` (paths below
+ * `routes/`) with a `_middleware` or an `_error` of their own (`own`), and the first URL folder
+ * below a `(group)` that has one (`(app)/admin` for `(app)/_middleware.ts`: its pages meet the
+ * group's chain, so an unknown URL below `/admin` must too, or the chain's refusal would tell real
+ * URLs from unknown ones). A `_private` folder has no URL; one that ends in a `(group)` shares its
+ * parent's, and an unknown URL there is the parent's (it could be a page of any group). A URL two
+ * such folders below groups share (`(a)/admin`, `(b)/admin`) is left to the folder above.
  */
-export function urlFolders(folders: Iterable<string>): RouteFile[] {
+export function urlFolders(files: Iterable<string>, own: ReadonlySet<string>): RouteFile[] {
+  const below = new Map<string, RouteFile[]>();
   const found: RouteFile[] = [];
-  for (const folder of folders) {
+  for (const folder of new Set([...files].flatMap((file) => foldersOf(file)))) {
     const parts = folder.split("/");
     if (folder === "" || parts.some((part) => part.startsWith("_"))) continue;
     if (GROUP.test(parts.at(-1)!)) continue;
-    found.push({ file: folder, pattern: patternFor(`${folder}/index.tsx`) });
+    const entry = { file: folder, pattern: patternFor(`${folder}/index.tsx`) };
+    if (own.has(folder)) found.push(entry);
+    else if (GROUP.test(parts.at(-2) ?? "") && underOwnGroup(parts, own)) {
+      below.set(entry.pattern, [...below.get(entry.pattern) ?? [], entry]);
+    }
+  }
+  const claimed = new Set(found.map(({ pattern }) => pattern));
+  for (const [pattern, entries] of below) {
+    if (entries.length === 1 && !claimed.has(pattern)) found.push(entries[0]);
   }
   return found.sort(compareRoutes);
+}
+
+/** Whether a `(group)` folder on the path `parts` has a `_middleware` or an `_error` of its own. */
+function underOwnGroup(parts: string[], own: ReadonlySet<string>): boolean {
+  return parts.some((part, i) => GROUP.test(part) && own.has(parts.slice(0, i + 1).join("/")));
 }
 
 /** The folders from `routes/` down to the file's own, each as a prefix ("" is the root). */

@@ -107,9 +107,8 @@ export async function scan(root: string): Promise<Scan> {
   }));
 
   // A file in a folder has the folder's chain: `${folder}/_` stands for any.
-  const folders = urlFolders(new Set([...middlewares.keys(), ...errors.keys()])).map((
-    { file, pattern },
-  ) => ({
+  const own = new Set([...middlewares.keys(), ...errors.keys()]);
+  const folders = urlFolders(files, own).map(({ file, pattern }) => ({
     folder: file,
     pattern,
     middlewares: chain(middlewares, `${file}/_`),

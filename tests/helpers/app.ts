@@ -121,6 +121,7 @@ export function memoryManifest(
   }
   pages.sort(compareRoutes);
   assertUniquePatterns(pages);
+  const own = new Set([...middlewares.keys(), ...errors.keys()]);
   const chain = <T>(map: Map<string, T>, file: string) =>
     foldersOf(file).flatMap((folder) => map.get(folder) ?? []);
   // A file at the root of routes/ has the root's chain; a module outside routes/ too.
@@ -153,9 +154,7 @@ export function memoryManifest(
     rootLayouts: chain(layouts, "_404.tsx"),
     rootMiddlewares: chain(middlewares, "_404.tsx"),
     // A file in a folder has the folder's chain: `${folder}/_` stands for any.
-    folders: urlFolders(new Set([...middlewares.keys(), ...errors.keys()])).map((
-      { file, pattern },
-    ) => ({
+    folders: urlFolders(Object.keys(routes), own).map(({ file, pattern }) => ({
       folder: file,
       pattern,
       middlewares: chain(middlewares, `${file}/_`),
