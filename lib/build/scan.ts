@@ -27,7 +27,10 @@ export interface ScannedRoute extends RouteFile {
   errorPage?: ScannedErrorPage;
 }
 
-/** A folder with a `_middleware.ts` or an `_error.tsx` of its own, for the unknown URLs in it. */
+/**
+ * A folder with a `_middleware.ts` or an `_error.tsx` of its own (or the first below a `(group)`
+ * with one), for the unknown URLs in it.
+ */
 export interface ScannedFolder {
   /** Its path below `routes/`. */
   folder: string;

@@ -103,9 +103,10 @@ export interface ManifestRoute {
 }
 
 /**
- * A folder of `routes/` with a `_middleware.ts` or an `_error.tsx` of its own: a URL below it that
- * no route answers meets its chain and its error page, as a page of the folder would, before the
- * not-found page. `_private` folders and those ending in a `(group)` have no URL of their own.
+ * A folder of `routes/` with a `_middleware.ts` or an `_error.tsx` of its own, or the first below a
+ * `(group)` that has one: a URL below it that no route answers meets its chain and its error page,
+ * as a page of the folder would, before the not-found page. `_private` folders and those ending in a
+ * `(group)` have no URL of their own.
  *
  * @example
  * ```ts
