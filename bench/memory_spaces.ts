@@ -17,6 +17,7 @@ import { fileURLToPath } from "node:url";
 import { sentryOtlpEnv } from "../lib/otel/env.ts";
 import { pin, rssMb, start, startV8Flags } from "./process.ts";
 import { startReceiver } from "./receiver.ts";
+import { pairedRatio } from "./report.ts";
 import { wrk } from "./wrk.ts";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
@@ -78,7 +79,7 @@ await Promise.all(
   [limit, framework].map((s) => wrk(s.origin + "/list", { seconds: 5, connections: 50 })),
 );
 const rps: number[] = [];
-for (let round = 0; round < 5; round++) {
+for (let round = 0; round < 6; round++) {
   const [limitCpu, itCpu] = round % 2 === 0 ? [0, 1] : [1, 0];
   await pin(limit.pid(), limitCpu);
   await pin(framework.pid(), itCpu);
@@ -93,8 +94,8 @@ for (let round = 0; round < 5; round++) {
     }
   }, 250);
   const [a, b] = await Promise.all([
-    wrk(framework.origin + "/list", { seconds: 6, connections: 50, cpu: itCpu }),
-    wrk(limit.origin + "/list", { seconds: 6, connections: 50, cpu: limitCpu }),
+    wrk(framework.origin + "/list", { seconds: 5, connections: 50, cpu: itCpu }),
+    wrk(limit.origin + "/list", { seconds: 5, connections: 50, cpu: limitCpu }),
   ]);
   clearInterval(sampler);
   rps.push(a.rps / b.rps);
@@ -107,7 +108,8 @@ const probes = {
   framework: JSON.parse(await Deno.readTextFile(`${probeOut}/framework.json`)),
 };
 console.log(
-  `Sentry ${withSentry ? "on (0.1)" : "off"}; req/s beside the limit, rounds: ` +
+  `Sentry ${withSentry ? "on (0.1)" : "off"}; req/s beside the limit ` +
+    `${pairedRatio(rps).toFixed(2)}, rounds: ` +
     rps.map((r) => r.toFixed(2)).join(" "),
 );
 console.log(`${"at each one's peak, MB".padEnd(34)}  limit  framework  difference`);

@@ -46,6 +46,18 @@ export function median(values: number[]): number {
 }
 
 /**
+ * The rounds of `pairs` pairs that trade CPUs (round `i` gives side A CPU `i % 2`), for
+ * {@link pairedRatio}: `BENCH_ROUNDS` counts pairs, so that no value of it can leave a round
+ * unpaired, which `pairedRatio` refuses only once every round has run.
+ */
+export function pairRounds(pairs: number): number[] {
+  if (!Number.isInteger(pairs) || pairs < 1) {
+    throw new RangeError(`BENCH_ROUNDS: ${pairs} is not a number of pairs of rounds (1, 2, ...)`);
+  }
+  return Array.from({ length: 2 * pairs }, (_, round) => round);
+}
+
+/**
  * The ratio of two servers measured side by side over rounds that trade CPUs (even rounds one way,
  * odd rounds the other): the geometric mean of each such pair of rounds, in which the two CPUs'
  * speeds cancel, then the median of those. On a host whose CPUs run at different speeds a single

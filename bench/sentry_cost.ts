@@ -8,20 +8,22 @@
  * at 0.1 against itself without, since Deno starts, fills and ends a span for every request, sampled
  * or not. Runs on the tree as it is (build it first):
  * `flock /tmp/bench.lock deno run -A bench/sentry_cost.ts`.
- * Env: BENCH_SECONDS (5) per pair, BENCH_ROUNDS (4) pairs per page, BENCH_MEMORY_SECONDS (30, in
- * 6 rounds), BENCH_CONNECTIONS (50), BENCH_SKIP (`cpu`, `deno` — the floor — or `memory`).
+ * Env: BENCH_SECONDS (5) per round, BENCH_ROUNDS (2) pairs of rounds per page (as `bench/run.ts`:
+ * each server twice on each CPU), BENCH_MEMORY_SECONDS (30, in 6 rounds), BENCH_CONNECTIONS (50),
+ * BENCH_SKIP (`cpu`, `deno` — the floor — or `memory`).
  */
 import { fileURLToPath } from "node:url";
 import { memorySideBySide, memorySummary } from "./memory.ts";
 import { sentryOtlpEnv } from "../lib/otel/env.ts";
 import { pin, type Running, start, startV8Flags } from "./process.ts";
-import { pairedRatio } from "./report.ts";
+import { pairedRatio, pairRounds } from "./report.ts";
 import { startReceiver } from "./receiver.ts";
 import { pair, PRODUCTION_SENTRY, startVariant } from "./telemetry.ts";
 
 const setting = (name: string, fallback: number) => Number(Deno.env.get(name) ?? fallback);
 const SECONDS = setting("BENCH_SECONDS", 5);
-const ROUNDS = setting("BENCH_ROUNDS", 4);
+// Each server on each CPU in turn: checked here, not after the last round (pairedRatio).
+const ROUNDS = pairRounds(setting("BENCH_ROUNDS", 2));
 const MEMORY_SECONDS = setting("BENCH_MEMORY_SECONDS", 30);
 const CONNECTIONS = setting("BENCH_CONNECTIONS", 50);
 const SKIP = Deno.env.get("BENCH_SKIP");
@@ -33,15 +35,13 @@ await using receiver = startReceiver();
 await using off = await start(root, ["task", "start"]);
 await using on = await startVariant(root, PRODUCTION_SENTRY(receiver.dsn), receiver);
 
-/** `ROUNDS` pairs of `a` (off) and `b` (on) on each page, with a line per page. */
+/** `ROUNDS` of `a` (off) and `b` (on) on each page, with a line per page. */
 async function cpuPairs(a: Running, b: Running, label: string): Promise<void> {
   for (const path of ["/list", "/counter"]) {
     const load = { seconds: SECONDS, connections: CONNECTIONS };
     await pair(a, b, path, { ...load, round: 0 }); // warm-up
     const rounds = [];
-    for (let round = 0; round < ROUNDS; round++) {
-      rounds.push(await pair(a, b, path, { ...load, round }));
-    }
+    for (const round of ROUNDS) rounds.push(await pair(a, b, path, { ...load, round }));
     const rps = rounds.map((r) => r.rpsRatio);
     const cpu = rounds.map((r) => r.cpuRatio);
     console.log(

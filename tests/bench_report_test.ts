@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { median, pairedRatio } from "../bench/report.ts";
+import { median, pairedRatio, pairRounds } from "../bench/report.ts";
 
 Deno.test("pairedRatio: CPUs of unequal speed cancel within each pair of rounds", () => {
   // Side A is 0.85x side B; the CPU A has in even rounds is 1.5x as fast as the other.
@@ -18,4 +18,13 @@ Deno.test("pairedRatio: the median of the pairs, so one disturbed pair does not 
 Deno.test("pairedRatio: an unpaired round is refused", () => {
   assert.throws(() => pairedRatio([1, 1, 1]), RangeError);
   assert.throws(() => pairedRatio([]), RangeError);
+});
+
+Deno.test("pairRounds: BENCH_ROUNDS counts pairs, each side on each CPU once a pair", () => {
+  // bench/sentry_cost.ts ran BENCH_ROUNDS rounds: BENCH_ROUNDS=3 measured for minutes, then threw.
+  assert.deepEqual(pairRounds(1), [0, 1]);
+  const rounds = pairRounds(3);
+  assert.equal(rounds.length, 6);
+  assert.equal(pairedRatio(rounds.map((round) => round % 2 === 0 ? 2 : 0.5)), 1);
+  for (const wrong of [0, 1.5, NaN, -1]) assert.throws(() => pairRounds(wrong), RangeError);
 });
