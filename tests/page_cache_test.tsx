@@ -18,6 +18,7 @@ import { matchesIfNoneMatch } from "../lib/cache/etag.ts";
 import { resolvePolicy } from "../lib/cache/policy.ts";
 import { MAX_TRACKED, tagVersions } from "../lib/cache/tags.ts";
 import { tempStorePath } from "./helpers/kv.ts";
+import { heapAfterGc } from "./helpers/heap.ts";
 
 const ORIGIN = "https://app.example";
 
@@ -811,4 +812,40 @@ Deno.test("Vary names its headers in one order on a MISS, a HIT and a HEAD", asy
       assert.match(head, /^HIT /, `${url} ${encoding}`);
     }
   }
+});
+
+Deno.test("a render in the background leaves nothing behind once its page is stored", async () => {
+  // Attack 12: its signal followed the app's closing signal (AbortSignal.any), which kept it, and
+  // the render's request and listeners on it, until the app closed.
+  let renders = 0;
+  const filler = "x".repeat(20_000);
+  await using t = await cachedApp({
+    "index.tsx": {
+      cache: { maxAge: 1, staleWhileRevalidate: 600 },
+      handler: {
+        GET(_req, ctx) {
+          renders++;
+          return ctx.render(renders);
+        },
+      },
+      default: ({ data }: { data: number }) => <p>render {data} {filler}</p>,
+    },
+  });
+  const N = 600;
+  for (let i = 0; i < N; i++) await (await t.get(`/?q=${i}`)).arrayBuffer();
+  await new Promise((resolve) => setTimeout(resolve, 1100)); // past maxAge (whole seconds)
+  const before = await heapAfterGc();
+  for (let i = 0; i < N; i++) {
+    const res = await t.get(`/?q=${i}`);
+    assert.equal(res.headers.get("x-cache"), "STALE");
+    await res.arrayBuffer();
+    for (let j = 0; j < 500 && renders < N + i + 1; j++) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  }
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const grown = await heapAfterGc() - before;
+  assert.equal(renders, 2 * N);
+  // Before: some 2 KB a render (1.3 MB for these 600), kept while the app ran.
+  assert.ok(grown < 600_000, `${N} renders in the background left ${(grown / 1e3).toFixed(0)} KB`);
 });

@@ -228,10 +228,19 @@ export function activePageCache(
       }
       revalidating.forget(id);
       const limit = timeLimit(setup.renderLimitMs);
+      // The render ends at its limit or when the app closes. Not `AbortSignal.any` with
+      // `closing`: a signal that follows another is kept by it while listeners are on it and it
+      // has not aborted - the render's request, and React's, on a render that ended well - so
+      // the app's signal kept each background render's for as long as the app ran (some 2 KB
+      // a render, attack 12).
+      const ended = new AbortController();
+      const end = () => ended.abort(closing.signal.reason ?? limit.signal.reason);
+      closing.signal.addEventListener("abort", end, { once: true });
+      limit.signal.addEventListener("abort", end, { once: true });
+      const { signal } = ended;
       try {
         const versions = tags.snapshot(pageTags);
         const began = Date.now();
-        const signal = AbortSignal.any([limit.signal, closing.signal]);
         const { res, failed } = await render(key, signal);
         if (!storable(res, policy)) return void await res.body?.cancel();
         const bytes = await readUpTo(res.body!, maxBody);
@@ -239,6 +248,7 @@ export function activePageCache(
           await shared.write(await keep(key, policy, res, bytes, versions, began), true);
         }
       } finally {
+        closing.signal.removeEventListener("abort", end);
         limit.clear();
         await shared.release(id); // unless the page's write let go of it
         announceStored(id); // a miss in another worker may be waiting for this render

@@ -47,7 +47,7 @@ export interface AppOptions {
   /**
    * Event streams (`eventStream`, `changeStream`) this app keeps open at once; past it a stream is
    * refused with 503 and `Retry-After` (the live hooks back off and try again). Each holds a
-   * connection - a file descriptor - and some 35 KB for as long as its client stays: keep it
+   * connection - a file descriptor - and some 70 KB for as long as its client stays: keep it
    * below the process's `LimitNOFILE`, which a proxy's streams would otherwise use up.
    */
   maxEventStreams?: number;

@@ -5,6 +5,8 @@
  * `+`, `%` and `#` included — with its own bytes; and no path reaches outside `static/`.
  */
 import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { requestBytes, send } from "./raw_http.ts";
 import { builtTarget, startTarget } from "./target.ts";
 
@@ -90,5 +92,53 @@ Deno.test("finding 12: static files by their encoded names, never dotfiles, neve
       assert.ok(!res.body.includes(SECRET), `${target} served a dotfile`);
       assert.ok(!res.body.includes('"nodeModulesDir"'), `${target} served deno.json`);
     }
+  });
+});
+
+/** The server's open file descriptors that are `file` (its `/proc/<pid>/fd` links to it). */
+function descriptorsOf(pid: number, file: string): number {
+  let n = 0;
+  for (const entry of Deno.readDirSync(`/proc/${pid}/fd`)) {
+    try {
+      if (Deno.readLinkSync(`/proc/${pid}/fd/${entry.name}`) === file) n++;
+    } catch { /* closed meanwhile */ }
+  }
+  return n;
+}
+
+Deno.test("attack 12: a static file's descriptor is let go when its body is not sent", async (t) => {
+  const built = await builtTarget(FILES);
+  await using server = await startTarget({}, { root: built.root });
+  const assets = join(built.root, "_build/static");
+  // A built asset with a brotli copy beside it: the original is what a browser never gets.
+  const asset = [...Deno.readDirSync(assets)].map((e) => e.name)
+    .find((name) => name.endsWith(".js") && existsSync(join(assets, `${name}.br`)));
+  assert.ok(asset, "the build made no precompressed asset");
+  const N = 200;
+
+  await t.step(
+    "HEAD of a file: its descriptor is closed, not kept until a collection",
+    async () => {
+      for (let i = 0; i < N; i++) {
+        const res = await server.fetch("/sub/ok.txt", { method: "HEAD" });
+        assert.equal(res.status, 200);
+        await res.body?.cancel();
+      }
+      // Before: 200 (one per request), held until V8 happened to collect their streams.
+      const held = descriptorsOf(server.pid, join(built.root, "static/sub/ok.txt"));
+      assert.ok(held < 5, `${held} descriptors of the file held after ${N} HEAD requests`);
+    },
+  );
+
+  await t.step("a compressed copy served: the original's descriptor is closed", async () => {
+    for (let i = 0; i < N; i++) {
+      const res = await server.fetch(`/_app/${asset}`, { headers: { "accept-encoding": "br" } });
+      assert.equal(res.status, 200);
+      assert.equal(res.headers.get("content-encoding"), "br");
+      await res.arrayBuffer();
+    }
+    // Before: 200 - Hono's serveStatic opened the original, then served the copy instead.
+    const held = descriptorsOf(server.pid, join(assets, asset!));
+    assert.ok(held < 5, `${held} descriptors of ${asset} held after ${N} compressed GETs`);
   });
 });
