@@ -83,12 +83,18 @@ function noticingLosses(transport: Transport): Transport {
         } else if (response.statusCode >= 400) lost(`it answered ${response.statusCode}`);
         return response;
       }, (error) => {
-        lost(
-          `the send failed (${error instanceof Error ? error.name : "error"}: ${
-            error instanceof Error ? error.message : error
-          })`,
-        );
+        lost(`the send failed (${failure(error)})`);
         throw error;
       }),
   };
+}
+
+/**
+ * What a failed send says: Deno's `fetch failed` names its cause (`Connection refused`) only in
+ * `cause`, whose URL is the ingest's with the project's key in its query: left out.
+ */
+function failure(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = error.cause instanceof Error ? `: ${error.cause.message}` : "";
+  return `${error.name}: ${error.message}${cause}`.replace(/\?[^\s)]*/g, "");
 }

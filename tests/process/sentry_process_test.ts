@@ -57,6 +57,16 @@ Deno.test("sentry (server): a Sentry that refuses what it is sent is said once, 
   assert.equal(server.logs().filter((line) => line.level === "warn").length, 1);
 });
 
+Deno.test("sentry (server): a Sentry that is down is said with the cause, without its key", async () => {
+  const dsn = `http://secretish@127.0.0.1:${freePort()}/1`;
+  await using server = await startServer(sentryEnv(dsn), { root: await sentryProject() });
+  await (await server.fetch("/boom")).text();
+  const notice = await server.waitForLog((line) => line.level === "warn");
+  assert.match(String(notice.msg), /^Sentry did not take what this process sent: the send failed/);
+  assert.match(String(notice.msg), /Connection refused/);
+  assert.doesNotMatch(String(notice.msg), /secretish/);
+});
+
 Deno.test("sentry (server) in a process of its own", async (t) => {
   const ROOT = { root: await sentryProject() };
   await t.step("one request's log lines never ride on another request's event", async () => {
