@@ -54,10 +54,14 @@ if (Object.keys(added).length === 0) {
       stopping = true;
       setTimeout(() => {
         log("warn", `the server was still exiting ${boundMs} ms after ${signal}: killed`, {
-          why: "Deno's OpenTelemetry export waits on a collector that does not answer",
+          why:
+            "past its own stop's bound: Deno's last OpenTelemetry export, most likely, waiting " +
+            "on a collector that does not answer",
         });
         killed = true;
-        server.kill("SIGKILL");
+        try {
+          server.kill("SIGKILL");
+        } catch { /* it has just exited */ }
       }, boundMs);
     });
   }
