@@ -54,18 +54,17 @@ export class KvBusyError extends Error {
   /** `"KvBusyError"`. */
   override name = "KvBusyError";
   /**
-   * The error for `what`, which `attempts` tries could not commit.
+   * The error for `what`, which `attempts` tries could not commit. The message names the work and
+   * the cause only: it is what the failure's digest is made of, and a count that differs from one
+   * request to the next (73 attempts, then 74, while a lock is held) gave one outage a digest per
+   * request.
    *
-   * @param what The work, for the message.
+   * @param what The work, for the message: nothing of the request's own in it (a client's address).
    * @param attempts How many attempts were made.
    * @param locked Whether the last failure was SQLite's lock held by another handle.
    */
-  constructor(what: string, attempts: number, readonly locked: boolean) {
-    super(
-      `${what}: not committed after ${attempts} attempts (${
-        locked ? "database is locked" : "conflicting writes"
-      })`,
-    );
+  constructor(what: string, readonly attempts: number, readonly locked: boolean) {
+    super(`${what}: not committed (${locked ? "database is locked" : "conflicting writes"})`);
   }
 }
 

@@ -115,7 +115,9 @@ export async function limitCalls(
     kv,
     name,
     () =>
-      retrying(`rate limit ${keyName(key)}`, async (commit) => {
+      // Named by the limit alone (`["export"]`): the rest of the key is whom it counts (a user's id,
+      // a client's address), which must reach neither the logs nor Sentry, nor split the digest.
+      retrying(`rate limit ${keyName(key.slice(0, 1))}`, async (commit) => {
         const entry = await kv.get<number[]>(kvKey);
         const t = now();
         const logged = entry.value ?? [];

@@ -7,8 +7,18 @@
  * hung request ends after `SEND_TIMEOUT_MS` (its envelope is dropped, as for any network error)
  * and reporting resumes by itself. Built with the SDK's `createTransport`, which keeps the rest of
  * its behaviour: the buffer, rate limits (`429`, `X-Sentry-Rate-Limits`) and client reports.
+ * What it does not deliver (a send that failed or timed out, an error status, one dropped past the
+ * 64 in flight or while Sentry's rate limit holds) the SDK drops without a word: the failure lines
+ * named `sentry_event_id`s Sentry never got, and nothing told ops why. One `warn` line says so, at
+ * most once a minute per process, with how many since the last.
  */
-import type { BaseTransportOptions, Transport, TransportMakeRequestResponse } from "@sentry/core";
+import type {
+  BaseTransportOptions,
+  Envelope,
+  Transport,
+  TransportMakeRequestResponse,
+} from "@sentry/core";
+import { log } from "../server/log.ts";
 import { timeLimit } from "../server/time_limit.ts";
 import { createTransport, suppressTracing } from "./sdk.ts";
 
@@ -18,12 +28,15 @@ import { createTransport, suppressTracing } from "./sdk.ts";
  */
 export const SEND_TIMEOUT_MS = 5_000;
 
+/** How often, at most, a process says that Sentry did not take what it sent. */
+export const UNDELIVERED_NOTICE_MS = 60_000;
+
 export interface TimedTransportOptions extends BaseTransportOptions {
   headers?: Record<string, string>;
 }
 
 export function timedTransport(options: TimedTransportOptions): Transport {
-  return createTransport(options, (request) =>
+  return noticingLosses(createTransport(options, (request) =>
     // No span for the SDK's own posts, as in `@sentry/deno`'s transport.
     suppressTracing(async (): Promise<TransportMakeRequestResponse> => {
       using limit = timeLimit(SEND_TIMEOUT_MS);
@@ -42,5 +55,46 @@ export function timedTransport(options: TimedTransportOptions): Transport {
           "retry-after": res.headers.get("Retry-After"),
         },
       };
-    }));
+    })));
+}
+
+/** `transport`, saying in a `warn` line (once a minute at most) what it did not deliver, and why. */
+function noticingLosses(transport: Transport): Transport {
+  let undelivered = 0;
+  let quietUntil = 0;
+  const lost = (reason: string) => {
+    undelivered++;
+    const now = Date.now();
+    if (now < quietUntil) return;
+    quietUntil = now + UNDELIVERED_NOTICE_MS;
+    log("warn", `Sentry did not take what this process sent: ${reason}`, {
+      undelivered,
+      notice_every_ms: UNDELIVERED_NOTICE_MS,
+    });
+    undelivered = 0;
+  };
+  return {
+    ...transport,
+    send: (envelope: Envelope) =>
+      transport.send(envelope).then((response) => {
+        // No status: dropped unsent, past the sends in flight or while Sentry's rate limit holds.
+        if (response.statusCode === undefined) {
+          lost("dropped unsent (too many under way, or rate limited)");
+        } else if (response.statusCode >= 400) lost(`it answered ${response.statusCode}`);
+        return response;
+      }, (error) => {
+        lost(`the send failed (${failure(error)})`);
+        throw error;
+      }),
+  };
+}
+
+/**
+ * What a failed send says: Deno's `fetch failed` names its cause (`Connection refused`) only in
+ * `cause`, whose URL is the ingest's with the project's key in its query: left out.
+ */
+function failure(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = error.cause instanceof Error ? `: ${error.cause.message}` : "";
+  return `${error.name}: ${error.message}${cause}`.replace(/\?[^\s)]*/g, "");
 }

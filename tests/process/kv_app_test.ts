@@ -281,7 +281,7 @@ Deno.test(
         // by time on a loaded machine.
         const error = line.error as { name: string; message: string };
         assert.equal(error.name, "KvBusyError");
-        assert.match(error.message, /not committed after \d+ attempts \(database is locked\)/);
+        assert.match(error.message, /not committed \(database is locked\)/);
         // Reading still works (WAL), and so does every other page.
         assert.deepEqual(await listed(server), ["Before the trouble."]);
       } finally {

@@ -2,7 +2,8 @@
  * `deno task start`'s launcher (`lib/cli/launch.ts`): from `SENTRY_DSN` it starts the server with
  * Deno's OpenTelemetry exporting to Sentry's OTLP endpoint (path and `x-sentry-auth` checked on a
  * receiver on 127.0.0.1), the operator's own `OTEL_*` winning; it passes SIGTERM on and exits with
- * the server's code; with nothing to add it runs the server in its own process.
+ * the server's code, killing a server whose exit a hung collector holds past the stop's bound; with
+ * nothing to add it runs the server in its own process.
  */
 import assert from "node:assert/strict";
 import { type OtlpSource, sentryOtlpEnv } from "../../lib/otel/env.ts";
@@ -172,6 +173,37 @@ Deno.test("launcher: the server exports to Sentry's OTLP endpoint, signals and e
       // The server's own shutdown ran (it flushes Sentry and the spans): it did not just die.
       const stat = await Deno.stat(`/proc/${parent}`).catch(() => null);
       assert.equal(stat, null, "the launcher is gone too");
+    },
+  );
+
+  await t.step(
+    "a collector that never answers does not hold the stop past its bound",
+    async () => {
+      // Accepts Deno's exports and never answers: each post would wait its 10 s, batch after batch.
+      const collector = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+      const held: Deno.Conn[] = [];
+      const accepting = (async () => {
+        for await (const conn of collector) held.push(conn);
+      })();
+      try {
+        await using server = await startServer({
+          SENTRY_DSN: dsn,
+          SENTRY_TRACES_SAMPLE_RATE: "1",
+          OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${collector.addr.port}`,
+          // A grace of 2 s: the bound is 6 s (grace, Sentry's flush, Deno's export).
+          REQUEST_TIMEOUT_MS: "500",
+        }, { root: root, ...LAUNCH });
+        for (let i = 0; i < 3; i++) await (await server.fetch("/about")).text();
+        assert.equal(await server.stop(), 0, "asked to stop, it stopped: exit 0");
+        const killed = server.logs().find((line) => String(line.msg).includes("still exiting"));
+        assert.equal(killed?.level, "warn");
+        assert.match(String(killed?.msg), /still exiting 6000 ms after SIGTERM: killed/);
+        assert.ok(held.length > 0, "the exporter was waiting on the collector");
+      } finally {
+        collector.close();
+        for (const conn of held) conn.close();
+        await accepting.catch(() => {});
+      }
     },
   );
 

@@ -6,7 +6,8 @@
  * rate-limiting Sentry never slows — one server per Sentry, measured side by side with the one of
  * a healthy Sentry, round by round: the median of their rounds' ratios stays within 3 ×, where a
  * page that waited for Sentry would take its whole wait (forever, or the SDK's timeout: hundreds
- * of times a page's time). (Everything else Sentry does on the server: sentry_test.tsx.)
+ * of times a page's time); and a Sentry that refuses what it is sent is said in a warn line, once a
+ * minute at most. (Everything else Sentry does on the server: sentry_test.tsx.)
  */
 import assert from "node:assert/strict";
 import { builtCopy } from "../helpers/built_copy.ts";
@@ -40,6 +41,31 @@ function digestOnPage(html: string): string {
   assert.ok(match, `no digest on the page:\n${html}`);
   return match[1];
 }
+
+Deno.test("sentry (server): a Sentry that refuses what it is sent is said once, not per failure", async () => {
+  await using receiver = startSentryReceiver({ status: 500 });
+  await using server = await startServer(sentryEnv(receiver.dsn), { root: await sentryProject() });
+  for (let i = 0; i < 3; i++) {
+    const digest = digestOnPage(await (await server.fetch("/boom")).text());
+    await receiver.waitFor((item) => isErrorEvent(item) && item.payload.tags.digest === digest);
+  }
+  const notice = await server.waitForLog((line) => line.level === "warn");
+  assert.equal(notice.msg, "Sentry did not take what this process sent: it answered 500");
+  assert.equal(notice.undelivered, 1, "the first refusal is said at once");
+  // Every failure has its own line; the notice comes once a minute at most.
+  assert.equal(server.logs().filter((line) => line.level === "error").length, 3);
+  assert.equal(server.logs().filter((line) => line.level === "warn").length, 1);
+});
+
+Deno.test("sentry (server): a Sentry that is down is said with the cause, without its key", async () => {
+  const dsn = `http://secretish@127.0.0.1:${freePort()}/1`;
+  await using server = await startServer(sentryEnv(dsn), { root: await sentryProject() });
+  await (await server.fetch("/boom")).text();
+  const notice = await server.waitForLog((line) => line.level === "warn");
+  assert.match(String(notice.msg), /^Sentry did not take what this process sent: the send failed/);
+  assert.match(String(notice.msg), /Connection refused/);
+  assert.doesNotMatch(String(notice.msg), /secretish/);
+});
 
 Deno.test("sentry (server) in a process of its own", async (t) => {
   const ROOT = { root: await sentryProject() };
