@@ -11,7 +11,8 @@
  * session by more than that - and resumes by `Last-Event-ID` (`useFeed` at once, seamlessly).
  * An app keeps at most `AppOptions.maxEventStreams` open: a stream is the one request a proxy
  * keeps open for as long as its client likes, so without a bound one client's thousands of them
- * took the process's file descriptors (and 35 KB each) until it could accept no other.
+ * took the process's file descriptors (and some 80 KB of memory each) until it could accept no
+ * other.
  *
  * A place is held only by a stream being sent. One made for a request that then answers otherwise
  * (a handler that returns an error, a redirect, JSON, or throws; a deadline that passed; a HEAD
