@@ -22,7 +22,6 @@ await using server = await start(root, ["run", "-A", "--preload", probe, "lib/cl
   PROBE_SNAPSHOTS: Deno.env.get("PROBE_SNAPSHOTS") ?? "",
   KV_PATH: `${dir}/kv.sqlite3`,
   EVENT_STREAMS_MAX: String(streams + 10),
-  EVENT_STREAM_LIFETIME_MS: "0",
 });
 const port = Number(new URL(server.origin).port);
 
