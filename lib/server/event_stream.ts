@@ -11,7 +11,8 @@
  * session by more than that - and resumes by `Last-Event-ID` (`useFeed` at once, seamlessly).
  * An app keeps at most `AppOptions.maxEventStreams` open: a stream is the one request a proxy
  * keeps open for as long as its client likes, so without a bound one client's thousands of them
- * took the process's file descriptors (and 35 KB each) until it could accept no other.
+ * took the process's file descriptors (and some 80 KB of memory each) until it could accept no
+ * other.
  *
  * A place is held only by a stream being sent. One made for a request that then answers otherwise
  * (a handler that returns an error, a redirect, JSON, or throws; a deadline that passed; a HEAD
@@ -23,6 +24,7 @@
 import type { Context } from "hono";
 import { isHttpError } from "../shared/http_error.ts";
 import { RENEW_EVENT } from "../shared/stream_renew.ts";
+import { beat } from "./heartbeat.ts";
 import { internalsOf } from "./internals.ts";
 import { type AnyContext, contextOf, scopeOf } from "./scope.ts";
 
@@ -126,7 +128,11 @@ export function eventStream(
   if (streams.open >= streams.max) return tooManyStreams();
   const lifetime = lifetimeMs ?? scope.streamLifetimeMs ?? 0;
   const ended = new AbortController();
-  const signal = AbortSignal.any([ended.signal, req.signal, scope.closing]);
+  const signal = ended.signal;
+  // Not `AbortSignal.any`: the app's closing signal would keep a signal following it, and the
+  // weak references that go with it, for every stream; these two listeners go when it ends.
+  const end = () => ended.abort();
+  const ends = [req.signal, scope.closing];
   const iterator = events(signal)[Symbol.asyncIterator]();
   const internals = internalsOf(c);
   streams.open++; // until `stop`
@@ -134,9 +140,7 @@ export function eventStream(
     start(stream) {
       // The first bytes go out at once: the browser's `open` event, and headers past any proxy.
       stream.enqueue(encoder.encode(`retry: ${retryMs}\n\n`));
-      const heartbeat = setInterval(() => {
-        if ((stream.desiredSize ?? 0) > 0) stream.enqueue(encoder.encode(": ping\n\n"));
-      }, heartbeatMs);
+      const stopBeating = beat(stream, heartbeatMs);
       // Whatever a pending pull takes after this is not sent: the next stream starts from the
       // last id the client got, so nothing is lost.
       const renew = lifetime > 0
@@ -147,7 +151,8 @@ export function eventStream(
         : undefined;
       const stop = () => {
         streams.open--; // once: `signal` aborts once
-        clearInterval(heartbeat);
+        for (const from of ends) from.removeEventListener("abort", end);
+        stopBeating();
         clearTimeout(renew);
         // The source ends too, even one held at a `yield` by a client that stopped reading.
         iterator.return?.().catch(() => {});
@@ -155,8 +160,9 @@ export function eventStream(
           stream.close();
         } catch { /* the client cancelled it */ }
       };
-      if (signal.aborted) stop();
-      else signal.addEventListener("abort", stop, { once: true });
+      signal.addEventListener("abort", stop, { once: true });
+      if (ends.some((from) => from.aborted)) end();
+      else for (const from of ends) from.addEventListener("abort", end, { once: true });
     },
     async pull(stream) {
       try {

@@ -47,8 +47,10 @@ export interface AppOptions {
   /**
    * Event streams (`eventStream`, `changeStream`) this app keeps open at once; past it a stream is
    * refused with 503 and `Retry-After` (the live hooks back off and try again). Each holds a
-   * connection - a file descriptor - and some 70 KB for as long as its client stays: keep it
-   * below the process's `LimitNOFILE`, which a proxy's streams would otherwise use up.
+   * connection - a file descriptor - and some 80 KB of memory for as long as its client stays,
+   * two thirds of it Deno's own per connection (`bench/stream_memory.ts`): the default, 3,000
+   * (some 240 MB), leaves a 512 MB isolate room for the app's own peak under load. Keep it below
+   * the process's `LimitNOFILE`, which a proxy's streams would otherwise use up.
    */
   maxEventStreams?: number;
   /** Largest server-action request body, in bytes. */
@@ -149,7 +151,7 @@ export const DEFAULT_OPTIONS = {
   dev: false,
   requestTimeoutMs: 10_000,
   eventStreamLifetimeMs: 300_000,
-  maxEventStreams: 10_000,
+  maxEventStreams: 3_000,
   actionBodyLimit: 1024 * 1024,
   bodyBudget: 64 * 1024 * 1024,
   logRequests: false,
