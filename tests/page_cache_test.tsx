@@ -849,3 +849,67 @@ Deno.test("a render in the background leaves nothing behind once its page is sto
   // Before: some 2 KB a render (1.3 MB for these 600), kept while the app ran.
   assert.ok(grown < 600_000, `${N} renders in the background left ${(grown / 1e3).toFixed(0)} KB`);
 });
+
+Deno.test("a render in the background that begins once the app is closing is ended at once", async () => {
+  // Review 12: its signal followed `closing` by a listener, which a signal aborted already never
+  // calls: closed while the render's lease was being taken, it ran on to its time limit.
+  const seen: boolean[] = [];
+  let renders = 0;
+  const kv = await Deno.openKv(":memory:");
+  const held: { gate?: Promise<void>; reached?: () => void } = {};
+  const reached = new Promise<void>((resolve) => held.reached = resolve);
+  let release!: () => void;
+  // The store as the app sees it: once armed, the next commit (the render's lease) waits.
+  const gated = new Proxy(kv, {
+    get(target, name) {
+      if (name !== "atomic") {
+        const value = Reflect.get(target, name, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      }
+      return () => {
+        const op = target.atomic();
+        const commit = op.commit.bind(op);
+        op.commit = async () => {
+          const gate = held.gate;
+          if (gate) {
+            held.gate = undefined;
+            held.reached!();
+            await gate;
+          }
+          return commit();
+        };
+        return op;
+      };
+    },
+  });
+  const app = memoryApp({
+    routes: {
+      "index.tsx": {
+        cache: { maxAge: 1, staleWhileRevalidate: 60 },
+        handler: {
+          GET(req: Request, ctx: { render(d: number): Promise<Response> }) {
+            if (++renders > 1) seen.push(req.signal.aborted);
+            return ctx.render(renders);
+          },
+        },
+        default: ({ data }: { data: number }) => <p>render {data}</p>,
+      },
+    },
+  }, { kv: gated, origins: [ORIGIN], allowedHosts: ["app.example"] });
+  try {
+    await (await app.request(ORIGIN + "/")).arrayBuffer();
+    await new Promise((resolve) => setTimeout(resolve, 1100)); // past maxAge (whole seconds)
+    held.gate = new Promise((resolve) => release = resolve);
+    const stale = await app.request(ORIGIN + "/");
+    assert.equal(stale.headers.get("x-cache"), "STALE");
+    await stale.arrayBuffer();
+    await reached; // the background job takes its lease
+    const closed = app.close();
+    release();
+    await closed;
+  } finally {
+    release?.();
+    kv.close();
+  }
+  assert.deepEqual(seen.filter((aborted) => !aborted), [], "a render ran on past the app's close");
+});

@@ -237,6 +237,8 @@ export function activePageCache(
       const end = () => ended.abort(closing.signal.reason ?? limit.signal.reason);
       closing.signal.addEventListener("abort", end, { once: true });
       limit.signal.addEventListener("abort", end, { once: true });
+      // Closed while the lease was taken: a listener on a signal aborted already is never called.
+      if (closing.signal.aborted) end();
       const { signal } = ended;
       try {
         const versions = tags.snapshot(pageTags);
