@@ -15,7 +15,7 @@
 import "./node_env.ts";
 import { log } from "../server/log.ts";
 import { frameworkSettingsOrExit } from "./declared.ts";
-import { FLUSH_MS, graceMs } from "./stop.ts";
+import { FLUSH_MS, graceMs, MAX_TIMER_MS } from "./stop.ts";
 
 const SERVER = new URL("./start.ts", import.meta.url);
 /** What Deno's exporter gets, past the child's own stop (grace and Sentry's flush), to post its last batches. */
@@ -50,7 +50,7 @@ if (Object.keys(added).length === 0) {
       try {
         server.kill(signal);
       } catch { /* it has exited already */ }
-      if (stopping || boundMs === Infinity) return;
+      if (stopping || boundMs > MAX_TIMER_MS) return; // no bound, or none a timer holds
       stopping = true;
       setTimeout(() => {
         log("warn", `the server was still exiting ${boundMs} ms after ${signal}: killed`, {

@@ -19,13 +19,18 @@ import type { Settings } from "./settings.ts";
 /** How long Sentry may take to take what it has not yet received, on the way out. */
 export const FLUSH_MS = 2000;
 
+/** The longest delay a timer holds: past it Deno sets the delay to 1 ms. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /**
  * How long a stop waits for connections: two deadlines (a page's stream gets as long again after
- * its shell) and a second. With the deadline off, no bound.
+ * its shell) and a second. With the deadline off, no bound; nor with one whose grace no timer can
+ * hold (`REQUEST_TIMEOUT_MS` past some 12 days), which cut the stop short a moment after SIGTERM.
  */
 export function graceMs(settings: Settings): number {
   const requestTimeoutMs = settings.app.requestTimeoutMs ?? DEFAULT_OPTIONS.requestTimeoutMs;
-  return requestTimeoutMs > 0 ? 2 * requestTimeoutMs + 1000 : Infinity;
+  const ms = 2 * requestTimeoutMs + 1000;
+  return requestTimeoutMs > 0 && ms <= MAX_TIMER_MS ? ms : Infinity;
 }
 
 /** The end of a stop that ran out of grace: said, Sentry flushed (bounded), exit 0. */

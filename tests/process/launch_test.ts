@@ -207,6 +207,27 @@ Deno.test("launcher: the server exports to Sentry's OTLP endpoint, signals and e
     },
   );
 
+  await t.step(
+    "a grace longer than a timer can hold is no bound: nothing is cut short",
+    async () => {
+      // Review 12: 2 x 2e9 ms + 1 s does not fit a timer's 32 bits, which Deno then sets to 1 ms: the
+      // launcher killed its child, and the server gave up its connections, a moment after SIGTERM.
+      await using server = await startServer(
+        {
+          SENTRY_DSN: dsn,
+          SENTRY_TRACES_SAMPLE_RATE: "1",
+          REQUEST_TIMEOUT_MS: "2000000000",
+          ...fast,
+        },
+        { root: root, ...LAUNCH },
+      );
+      await (await server.fetch("/about")).text();
+      assert.equal(await server.stop(), 0);
+      const cut = server.logs().filter((line) => /still exiting|still open/.test(String(line.msg)));
+      assert.deepEqual(cut, [], "a stop cut short by a timer that overflowed");
+    },
+  );
+
   await t.step("the server's exit code is the launcher's", async () => {
     const busy = Deno.listen({ hostname: "127.0.0.1", port: 0 });
     const { code, stderr } = await new Deno.Command(Deno.execPath(), {
