@@ -913,3 +913,34 @@ Deno.test("a render in the background that begins once the app is closing is end
   }
   assert.deepEqual(seen.filter((aborted) => !aborted), [], "a render ran on past the app's close");
 });
+
+Deno.test("a request deadline of days: a stale page is still rendered again in the background", async () => {
+  // Review 12: the render limit, twice REQUEST_TIMEOUT_MS and a second, past 2^31 - 1 ms is set
+  // to 1 ms by Deno: every render in the background was aborted before its page could be kept.
+  let renders = 0;
+  let seenAborted = false;
+  await using t = await cachedApp({
+    "index.tsx": {
+      cache: { maxAge: 1, staleWhileRevalidate: 60 },
+      handler: {
+        async GET(req: Request, ctx: { render(d: number): Promise<Response> }) {
+          // A page whose data takes a moment, as any read of a store does: past a timer's 1 ms.
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          if (req.signal.aborted) seenAborted = true;
+          return ctx.render(++renders);
+        },
+      },
+      default: ({ data }: { data: number }) => <p>render {data}</p>,
+    },
+  }, { requestTimeoutMs: 2_000_000_000 });
+  assert.match((await t.load("/")).html, /render 1/);
+  await new Promise((resolve) => setTimeout(resolve, 1100)); // past maxAge (whole seconds)
+  assert.equal((await t.load("/")).state, "STALE");
+  let after = await t.load("/");
+  for (let i = 0; i < 100 && !/render 2/.test(after.html); i++) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    after = await t.load("/");
+  }
+  assert.equal(seenAborted, false, "the render in the background was aborted at once");
+  assert.match(after.html, /render 2/);
+});

@@ -15,7 +15,8 @@
 import "./node_env.ts";
 import { log } from "../server/log.ts";
 import { frameworkSettingsOrExit } from "./declared.ts";
-import { FLUSH_MS, graceMs, MAX_TIMER_MS } from "./stop.ts";
+import { MAX_TIMER_MS } from "../server/time_limit.ts";
+import { FLUSH_MS, graceMs } from "./stop.ts";
 
 const SERVER = new URL("./start.ts", import.meta.url);
 /** What Deno's exporter gets, past the child's own stop (grace and Sentry's flush), to post its last batches. */

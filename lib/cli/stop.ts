@@ -13,14 +13,12 @@
 import { log } from "../server/log.ts";
 import { DEFAULT_OPTIONS } from "../server/options.ts";
 import type { Telemetry } from "../server/telemetry.ts";
+import { MAX_TIMER_MS } from "../server/time_limit.ts";
 import type { Started } from "./app.ts";
 import type { Settings } from "./settings.ts";
 
 /** How long Sentry may take to take what it has not yet received, on the way out. */
 export const FLUSH_MS = 2000;
-
-/** The longest delay a timer holds: past it Deno sets the delay to 1 ms. */
-export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * How long a stop waits for connections: two deadlines (a page's stream gets as long again after

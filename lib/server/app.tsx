@@ -50,6 +50,7 @@ import { productSettings } from "../settings/declare.ts";
 import { cspAround, nonceOf } from "./security.ts";
 import { speculationRules } from "./speculation.ts";
 import { staticFiles } from "./static.ts";
+import { MAX_TIMER_MS } from "./time_limit.ts";
 import type { HonoApp, PageProps, RenderInit, State } from "./types.ts";
 import { buildMeta, currentBuild } from "./versions.ts";
 
@@ -259,8 +260,11 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
     origins: options.origins,
     dev,
     options: options.pageCache,
-    // The shell's deadline, then as long again for what streams after it (deadline.ts).
-    renderLimitMs: options.requestTimeoutMs ? 2 * options.requestTimeoutMs + 1000 : 60_000,
+    // The shell's deadline, then as long again for what streams after it (deadline.ts); no more
+    // than a timer holds, which past it fired at 1 ms and aborted every render for the cache.
+    renderLimitMs: options.requestTimeoutMs
+      ? Math.min(2 * options.requestTimeoutMs + 1000, MAX_TIMER_MS)
+      : 60_000,
     fetch: () => fetch,
     compress: options.compress,
     // Hits of routes without middleware of the team's, ahead of the app's own (fast_hit.ts),

@@ -9,6 +9,9 @@
  * and the work's end clears it (`using`, or `clear()`).
  */
 
+/** The longest delay a timer holds: past it (2^31 - 1 ms, some 24 days) Deno sets it to 1 ms. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** A signal that aborts when time is up, for one piece of work; dispose of it when the work ends. */
 export interface TimeLimit extends Disposable {
   /** Aborts with a `TimeoutError` `DOMException` once the time is up, as `AbortSignal.timeout`'s. */
