@@ -53,6 +53,13 @@ function productSource(kv: Deno.Kv, sources: Sources) {
 
 const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** A product's error that cannot even be described: reading its message throws. */
+class Unreportable extends Error {
+  override get message(): string {
+    throw new Error("no message to give");
+  }
+}
+
 async function setup(options: { requestTimeoutMs?: number } = {}) {
   const kv = await Deno.openKv(":memory:");
   const sources: Sources = { running: 0, watchesEnded: [] };
@@ -113,6 +120,12 @@ async function setup(options: { requestTimeoutMs?: number } = {}) {
         stream(req, ctx);
         throw new Error("a product bug after the stream was made");
       }),
+      "unreportable.ts": api((req, ctx) =>
+        eventStream(req, ctx, async function* () {
+          yield { event: "tick", data: "1" };
+          throw new Unreportable();
+        }, { heartbeatMs: 60_000 })
+      ),
       "second.ts": api((req, ctx) => {
         stream(req, ctx);
         return stream(req, ctx);
@@ -278,4 +291,19 @@ Deno.test("over HTTP: a client gone before the headers holds no place", async ()
   await watchesEnded(t.sources);
   await using stream = await readEvents(`${served.origin}/ok`);
   await stream.waitFor(1, 10_000);
+});
+
+Deno.test("a source that fails with an error its report cannot read: the stream ends and gives its place back", async () => {
+  await using t = await setup();
+  for (let i = 0; i < 2 * MAX; i++) {
+    const res = await t.app.request("/unreportable", { headers: { Accept: "text/event-stream" } });
+    assert.equal(
+      res.status,
+      200,
+      `stream ${i + 1}: a place is free, each before gave its own back`,
+    );
+    await res.text().catch(() => {}); // the event, then the stream ends (or errors)
+  }
+  await eventually(() => t.open() === 0, "no place held by a stream whose source failed");
+  await streamOpens(t.app);
 });

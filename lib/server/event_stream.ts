@@ -187,7 +187,10 @@ export function eventStream(
         // client left, its lifetime is over, the app closes: the source failed for that), nor for
         // an expected error (`httpError`), which is no failure: the reconnection meets the route's
         // answer to it.
-        if (!signal.aborted && !isHttpError(error)) await scope.failures.repeating(c, error);
+        if (!signal.aborted && !isHttpError(error)) {
+          // Ended even when the reporting itself throws: the stream's place and beat go back.
+          await scope.failures.repeating(c, error).finally(() => ended.abort());
+        }
       }
       ended.abort();
     },
