@@ -283,7 +283,9 @@ Deno.test("checks: a write holds only while another collection's item is as read
         );
       } else {
         assert.ok(result.reason instanceof ConflictError, String(result.reason));
-        assert.equal(result.reason.reason, "changed");
+        // The stock take is what changed, not the count: the refusal says so.
+        assert.equal(result.reason.reason, "checked");
+        assert.equal(result.reason.checked, "takes");
         assert.equal(result.reason.status, 409);
       }
     }
@@ -306,6 +308,78 @@ Deno.test("checks: a write holds only while another collection's item is as read
     const fresh = { checks: [takes.check(reopened)] };
     assert.equal((await counts.update(one, counted.id, { n: 2 }, fresh)).value.n, 2);
     assert.ok(await counts.delete(one, counted.id, fresh));
+  } finally {
+    await Deno.remove(path);
+  }
+});
+
+Deno.test("checkAbsent: a write holds only while no item of another collection has a unique value, also against another store", async () => {
+  const loans = collection("loans", {
+    schema: v.object({ book: v.string(), state: v.picklist(["open", "returned"]) }),
+    indexes: {
+      openByBook: { key: (loan) => loan.state === "open" ? loan.book : undefined, unique: true },
+    },
+  });
+  const reservations = collection("reservations", {
+    schema: v.object({ book: v.string(), who: v.string() }),
+    indexes: { byBook: { key: "book" } },
+  });
+  const path = await Deno.makeTempFile({ suffix: ".sqlite3" });
+  // Two handles on one file: two workers, whose commits race in SQLite rather than take turns.
+  using one = await Deno.openKv(path);
+  using other = await Deno.openKv(path);
+  const noLoan = (book: string) => ({ checks: [loans.checkAbsent("openByBook", book)] });
+  try {
+    const first = await reservations.create(one, { book: "b1", who: "ada" }, noLoan("b1"));
+    // Reservations keep coming from one worker while another lends the book: none may commit
+    // after the loan, however the commits interleave.
+    const entering = Promise.allSettled(Array.from(
+      { length: 20 },
+      (_, i) => reservations.create(one, { book: "b1", who: `r${i}` }, noLoan("b1")),
+    ));
+    const loan = await loans.create(other, { book: "b1", state: "open" });
+    const results = await entering;
+    for (const result of results) {
+      if (result.status === "fulfilled") {
+        assert.ok(result.value.versionstamp < loan.versionstamp, "committed before the loan");
+      } else {
+        assert.ok(result.reason instanceof ConflictError, String(result.reason));
+        assert.equal(result.reason.reason, "exists");
+        assert.equal(result.reason.code, "exists");
+        assert.equal(result.reason.checked, "loans");
+        assert.equal(result.reason.index, "openByBook");
+        assert.equal(result.reason.status, 409);
+      }
+    }
+    const written = results.filter((r) => r.status === "fulfilled").length;
+    const listed = await reservations.list(other, { index: "byBook", value: "b1" });
+    assert.equal(listed.items.length, 1 + written);
+
+    // While the loan is open, creates, updates and deletes that need the book free are refused;
+    // another book's are not.
+    await assert.rejects(
+      reservations.create(one, { book: "b1", who: "bob" }, noLoan("b1")),
+      ConflictError,
+    );
+    await assert.rejects(
+      reservations.update(one, first.id, { who: "bob" }, noLoan("b1")),
+      ConflictError,
+    );
+    await assert.rejects(reservations.delete(one, first.id, noLoan("b1")), ConflictError);
+    assert.equal((await reservations.get(other, first.id))?.value.who, "ada");
+    await reservations.create(one, { book: "b2", who: "bob" }, noLoan("b2"));
+    // Returned: the loan leaves the index in the commit that returns it, and the book is free.
+    await loans.update(other, loan.id, { state: "returned" });
+    assert.equal(
+      (await reservations.update(one, first.id, { who: "cy" }, noLoan("b1"))).value.who,
+      "cy",
+    );
+
+    // Only a unique index has one key per value to check.
+    // @ts-expect-error: not a unique index
+    assert.throws(() => reservations.checkAbsent("byBook", "b1"), TypeError);
+    // @ts-expect-error: not a key part
+    assert.throws(() => loans.checkAbsent("openByBook", {}), TypeError);
   } finally {
     await Deno.remove(path);
   }
@@ -697,12 +771,21 @@ Deno.test("a refused write answers through the product-errors path: its status, 
   using kv = await open();
   const first = await cards.create(kv, card({ owner: "ada", state: "closed" }));
   await cards.update(kv, first.id, { points: 7 }); // the versionstamp the client holds is old now
+  // Another collection's item, read before it changed, and a value it holds now.
+  const boards = collection("boards", {
+    schema: v.object({ owner: v.string() }),
+    indexes: { byOwner: { key: "owner", unique: true } },
+  });
+  const board = await boards.create(kv, { owner: "ada" });
+  await boards.update(kv, board.id, { owner: "grace" });
   const refusals: Record<string, () => Promise<unknown>> = {
     "stale": () => cards.update(kv, first.id, { points: 8 }, { versionstamp: first.versionstamp }),
     "taken": () => cards.create(kv, card({ owner: "ada" })),
     "transition": () => cards.update(kv, first.id, { state: "open" }),
     "invalid": () => cards.create(kv, card({ title: "" })),
     "gone": () => cards.update(kv, "01J0000000000000000000000Z", { points: 1 }),
+    "checked": () => cards.create(kv, card(), { checks: [boards.check(board)] }),
+    "exists": () => cards.create(kv, card(), { checks: [boards.checkAbsent("byOwner", "grace")] }),
   };
   const api: RouteModule = {
     handler: {
@@ -720,6 +803,10 @@ Deno.test("a refused write answers through the product-errors path: its status, 
     transition: [409, /Cannot go from closed to open/],
     invalid: [422, /title: A title, please\./],
     gone: [404, /No such item in cards/],
+    // The checked item's collection is named (not "this", the card, as before), its id and the
+    // value checked are not.
+    checked: [409, /^The boards item this depends on was changed meanwhile/],
+    exists: [409, /^A boards item with this byOwner was added meanwhile/],
   };
   for (const [what, [status, message]] of Object.entries(expected)) {
     const res = await app.request(`/api/cards?what=${what}`, { method: "POST" });
@@ -727,6 +814,7 @@ Deno.test("a refused write answers through the product-errors path: its status, 
     const body = await res.json();
     assert.equal(body.error.status, status, what);
     assert.match(body.error.message, message, what);
+    assert.doesNotMatch(body.error.message, new RegExp(`${board.id}|grace`), what);
     // The code names the refusal for an island or a client, whatever the message says.
     assert.equal(body.error.code, what === "stale" ? "changed" : what, what);
   }

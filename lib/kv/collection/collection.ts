@@ -11,11 +11,11 @@ import type { Change, Entity, Snapshot } from "../../shared/live_view.ts";
 import { httpError } from "../../shared/http_error.ts";
 import type { Feed, SubscribeOptions } from "../feed.ts";
 import { changeFeed } from "./changes.ts";
+import { absenceCheck, itemCheck } from "./checks.ts";
 import {
   type Declared,
   isIndexValue,
   isKeyPart,
-  keys,
   type ResolvedIndex,
   type View,
 } from "./declared.ts";
@@ -234,6 +234,15 @@ export interface Collection<T, In = T, I extends string = string, U extends stri
    * unchanged, in every worker and instance.
    */
   check(entity: Pick<Entity<T>, "id" | "versionstamp">): Deno.AtomicCheck;
+  /**
+   * For another collection's write that holds only while no item of this one has `value` in the
+   * unique index `index` (`checks`): `reservations.create(kv, reservation, { checks:
+   * [loans.checkAbsent("openByBook", book)] })` commits only while no loan is open for the book,
+   * in every worker and instance (`ConflictError`, 409, `"exists"`, when one is).
+   *
+   * @throws {TypeError} When `index` is not a unique index, or `value` cannot be one of its values.
+   */
+  checkAbsent(index: U, value: Deno.KvKeyPart): Deno.AtomicCheck;
   /** A view's first items and its last change number: what a live page starts from. */
   snapshot(kv: Deno.Kv, view?: ViewOptions<I>): Promise<Snapshot<T>>;
   /**
@@ -305,7 +314,8 @@ export function collection<
     list: (kv, query = {}) => listItems(kv, d, query),
     update: (kv, id, patch, write) => updateItem(kv, d, id, patch, write),
     delete: (kv, id, write) => deleteItem(kv, d, id, write),
-    check: ({ id, versionstamp }) => ({ key: keys.item(d, id), versionstamp }),
+    check: ({ id, versionstamp }) => itemCheck(d, id, versionstamp),
+    checkAbsent: (index, value) => absenceCheck(d, index, value),
     async snapshot(kv, { limit = 100, ...given } = {}) {
       const v = view(given);
       if (v.index !== undefined && !isIndexValue(d, v.index, v.value)) {

@@ -101,8 +101,12 @@ export class ValidationError extends HttpError {
 
 /**
  * A write that lost to another, or that would take a unique index value another item has: 409.
- * `reason` says which, and is its `code` too: `"changed"` (the item changed, or was deleted, since the versionstamp the
- * write was given) or `"taken"` (`index` names the unique index).
+ * `reason` says which, and is its `code` too: `"changed"` (the item changed, or was deleted, since
+ * the versionstamp the write was given), `"taken"` (`index` names the unique index), and for the
+ * other collections' items the write holds only with (`checks`): `"checked"` (one changed since it
+ * was read; `checked` names its collection) or `"exists"` (an item has the value a `checkAbsent`
+ * asked to be free; `checked` and `index` name them). The message names the same, never an id or
+ * a value.
  *
  * @example
  * ```ts
@@ -110,6 +114,7 @@ export class ValidationError extends HttpError {
  *
  * function explain(error: unknown): string | undefined {
  *   if (!(error instanceof ConflictError)) return undefined;
+ *   if (error.reason === "exists" && error.checked === "loans") return "It is on loan now.";
  *   return error.reason === "taken" ? "That name is taken." : "Someone changed it meanwhile.";
  * }
  * ```
@@ -120,22 +125,37 @@ export class ConflictError extends HttpError {
    * The error for a write to `collection` that conflicted.
    *
    * @param collection The collection's name.
-   * @param reason `"changed"` or `"taken"`.
-   * @param index The unique index whose value is taken.
+   * @param reason `"changed"`, `"taken"`, `"checked"` or `"exists"`.
+   * @param index The unique index whose value is taken (`"taken"`, `"exists"`).
+   * @param checked The collection whose check failed (`"checked"`, `"exists"`), when a collection
+   * made the check.
    */
   constructor(
     readonly collection: string,
-    readonly reason: "changed" | "taken",
+    readonly reason: "changed" | "taken" | "checked" | "exists",
     readonly index?: string,
+    readonly checked?: string,
   ) {
-    super(
-      409,
-      reason === "taken"
-        ? `Another item has this ${index} already.`
-        : "This was changed meanwhile (elsewhere, or in another tab): reload and try again.",
-      { code: reason },
-    );
+    super(409, conflictMessage(reason, index, checked), { code: reason });
     this.name = "ConflictError";
+  }
+}
+
+function conflictMessage(reason: ConflictError["reason"], index?: string, checked?: string) {
+  const retry = "(elsewhere, or in another tab): reload and try again.";
+  switch (reason) {
+    case "taken":
+      return `Another item has this ${index} already.`;
+    case "changed":
+      return `This was changed meanwhile ${retry}`;
+    case "checked":
+      return checked === undefined
+        ? `Something this depends on was changed meanwhile ${retry}`
+        : `The ${checked} item this depends on was changed meanwhile ${retry}`;
+    case "exists":
+      return checked === undefined
+        ? `Something this needs absent was added meanwhile ${retry}`
+        : `A ${checked} item with this ${index} was added meanwhile ${retry}`;
   }
 }
 

@@ -17,6 +17,7 @@ import { type Commit, inTurn, retrying } from "../commit.ts";
 import { KvLimitError, valueSize } from "../limits.ts";
 import { MeasuredAtomic } from "../measured_atomic.ts";
 import { type Declared, keys, sameValue, type StoredChange, type View } from "./declared.ts";
+import { checkFailed } from "./checks.ts";
 import { ConflictError, TransitionError, ValidationError } from "./errors.ts";
 import { validate } from "./schema.ts";
 import { isId, newId } from "./ids.ts";
@@ -39,10 +40,12 @@ export type Patch<T> = Partial<T> | ((current: T) => Partial<T> | Promise<Partia
 
 /**
  * A write that holds only while other items are as they were read: a count entered while its stock
- * take is still counting, a comment while its issue is open. The write's commit checks each
- * (`Deno.AtomicCheck`s, made by the other item's collection: `takes.check(take)`), so a submit that
- * commits first, in any worker or instance, makes the write a `ConflictError` (409, `"changed"`)
- * with nothing written; read the other item again to say why.
+ * take is still counting, a comment while its issue is open; or while no item of another collection
+ * has a value: a reservation while no loan is open for the book. The write's commit checks each
+ * (`Deno.AtomicCheck`s, made by the other collection: `takes.check(take)`,
+ * `loans.checkAbsent("openByBook", book)`), so a submit or a loan that commits first, in any worker
+ * or instance, makes the write a `ConflictError` (409, `"checked"` or `"exists"`, naming the other
+ * collection) with nothing written; read the other item again to say why.
  *
  * @example
  * ```ts
@@ -61,7 +64,9 @@ export type Patch<T> = Partial<T> | ((current: T) => Partial<T> | Promise<Partia
  * @see docs/data.md - Rules across items and time
  */
 export interface CreateOptions {
-  /** Other items, as read: the write commits only while each is still that version. */
+  /**
+   * Other items, as read, or their absence: the write commits only while each check holds.
+   */
   checks?: readonly Deno.AtomicCheck[];
 }
 
@@ -172,9 +177,8 @@ function write(
         keys.item(d, id),
         ...checks.map(({ key }) => key),
       ]) as Deno.KvEntryMaybe<object>[];
-      if (others.some((other, i) => other.versionstamp !== checks[i].versionstamp)) {
-        throw new ConflictError(d.name, "changed");
-      }
+      const failed = checks.find((check, i) => others[i].versionstamp !== check.versionstamp);
+      if (failed) throw checkFailed(d.name, failed);
       const next = await decide(current);
       if (next === KEEP) {
         const { value, versionstamp } = current;
