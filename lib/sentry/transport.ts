@@ -10,7 +10,8 @@
  * What it does not deliver (a send that failed or timed out, an error status, one dropped past the
  * 64 in flight or while Sentry's rate limit holds) the SDK drops without a word: the failure lines
  * named `sentry_event_id`s Sentry never got, and nothing told ops why. One `warn` line says so, at
- * most once a minute per process, with how many since the last.
+ * most once a minute per process, with how many since the last; the last ones too, a minute later
+ * or when the SDK is flushed at exit.
  */
 import type {
   BaseTransportOptions,
@@ -35,43 +36,71 @@ export interface TimedTransportOptions extends BaseTransportOptions {
   headers?: Record<string, string>;
 }
 
-export function timedTransport(options: TimedTransportOptions): Transport {
-  return noticingLosses(createTransport(options, (request) =>
-    // No span for the SDK's own posts, as in `@sentry/deno`'s transport.
-    suppressTracing(async (): Promise<TransportMakeRequestResponse> => {
-      using limit = timeLimit(SEND_TIMEOUT_MS);
-      const res = await fetch(options.url, {
-        method: "POST",
-        body: request.body as BodyInit,
-        headers: options.headers,
-        referrerPolicy: "strict-origin",
-        signal: limit.signal,
-      });
-      await res.body?.cancel();
-      return {
-        statusCode: res.status,
-        headers: {
-          "x-sentry-rate-limits": res.headers.get("X-Sentry-Rate-Limits"),
-          "retry-after": res.headers.get("Retry-After"),
-        },
-      };
-    })));
+/**
+ * The transport the SDK is given (`transport: timedTransport`); `noticeEveryMs` is for tests, which
+ * cannot wait a minute for a notice.
+ */
+export function timedTransport(
+  options: TimedTransportOptions,
+  noticeEveryMs = UNDELIVERED_NOTICE_MS,
+): Transport {
+  return noticingLosses(
+    createTransport(options, (request) =>
+      // No span for the SDK's own posts, as in `@sentry/deno`'s transport.
+      suppressTracing(async (): Promise<TransportMakeRequestResponse> => {
+        using limit = timeLimit(SEND_TIMEOUT_MS);
+        const res = await fetch(options.url, {
+          method: "POST",
+          body: request.body as BodyInit,
+          headers: options.headers,
+          referrerPolicy: "strict-origin",
+          signal: limit.signal,
+        });
+        await res.body?.cancel();
+        return {
+          statusCode: res.status,
+          headers: {
+            "x-sentry-rate-limits": res.headers.get("X-Sentry-Rate-Limits"),
+            "retry-after": res.headers.get("Retry-After"),
+          },
+        };
+      })),
+    noticeEveryMs,
+  );
 }
 
-/** `transport`, saying in a `warn` line (once a minute at most) what it did not deliver, and why. */
-function noticingLosses(transport: Transport): Transport {
+/**
+ * `transport`, saying in a `warn` line (once every `everyMs` at most) what it did not deliver, and
+ * why. Losses within that time are said when it has passed, or at the flush that closes the SDK,
+ * whichever comes first: a last burst is said too, with no later loss needed to bring it out. The
+ * timer does not keep the process alive.
+ */
+function noticingLosses(transport: Transport, everyMs: number): Transport {
   let undelivered = 0;
+  let reason = "";
   let quietUntil = 0;
-  const lost = (reason: string) => {
-    undelivered++;
-    const now = Date.now();
-    if (now < quietUntil) return;
-    quietUntil = now + UNDELIVERED_NOTICE_MS;
+  let trailing: ReturnType<typeof setTimeout> | undefined;
+  const notice = () => {
+    clearTimeout(trailing);
+    trailing = undefined;
+    if (undelivered === 0) return;
+    quietUntil = Date.now() + everyMs;
     log("warn", `Sentry did not take what this process sent: ${reason}`, {
       undelivered,
-      notice_every_ms: UNDELIVERED_NOTICE_MS,
+      notice_every_ms: everyMs,
     });
     undelivered = 0;
+  };
+  const lost = (why: string) => {
+    undelivered++;
+    reason = why;
+    const wait = quietUntil - Date.now();
+    if (wait <= 0) notice();
+    else if (trailing === undefined) {
+      const timer = setTimeout(notice, wait);
+      Deno.unrefTimer(timer);
+      trailing = timer;
+    }
   };
   return {
     ...transport,
@@ -85,6 +114,11 @@ function noticingLosses(transport: Transport): Transport {
       }, (error) => {
         lost(`the send failed (${failure(error)})`);
         throw error;
+      }),
+    flush: (timeout?: number) =>
+      transport.flush(timeout).then((done) => {
+        notice();
+        return done;
       }),
   };
 }

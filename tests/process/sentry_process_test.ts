@@ -7,7 +7,7 @@
  * a healthy Sentry, round by round: the median of their rounds' ratios stays within 3 ×, where a
  * page that waited for Sentry would take its whole wait (forever, or the SDK's timeout: hundreds
  * of times a page's time); and a Sentry that refuses what it is sent is said in a warn line, once a
- * minute at most. (Everything else Sentry does on the server: sentry_test.tsx.)
+ * minute at most, and what it refused since at the exit. (Everything else Sentry does on the server: sentry_test.tsx.)
  */
 import assert from "node:assert/strict";
 import { builtCopy } from "../helpers/built_copy.ts";
@@ -55,6 +55,11 @@ Deno.test("sentry (server): a Sentry that refuses what it is sent is said once, 
   // Every failure has its own line; the notice comes once a minute at most.
   assert.equal(server.logs().filter((line) => line.level === "error").length, 3);
   assert.equal(server.logs().filter((line) => line.level === "warn").length, 1);
+  // The two refused after the notice are said at the exit's flush, not left unsaid.
+  assert.equal(await server.stop(), 0);
+  const notices = server.logs().filter((line) => line.level === "warn");
+  assert.equal(notices.length, 2);
+  assert.ok(Number(notices[1].undelivered) >= 2, JSON.stringify(notices[1]));
 });
 
 Deno.test("sentry (server): a Sentry that is down is said with the cause, without its key", async () => {
