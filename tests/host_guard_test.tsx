@@ -5,20 +5,25 @@
  */
 import assert from "node:assert/strict";
 import { memoryApp } from "./helpers/app.ts";
-import { freePort } from "./helpers/server.ts";
 import { requestBytes, send } from "./reliability/raw_http.ts";
 
 Deno.test("a Host with a path, a query or a fragment in it gets 400, with or without allowedHosts", async () => {
   await using kv = await Deno.openKv(":memory:");
-  const port = freePort();
+  // Bound first, on a port the system picks (none another process can take meanwhile); each app,
+  // which needs its origin, made for that port.
+  let app: ReturnType<typeof memoryApp> | undefined;
+  await using server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    (req, info) => app!.fetch(req, info),
+  );
+  const { port } = server.addr;
   const host = `127.0.0.1:${port}`;
   const routes = {
     "x.tsx": { default: () => <p>the page at /x</p> },
     "admin/x.tsx": { default: () => <p>the page at /admin/x</p> },
   };
   for (const origins of [[`http://${host}`], undefined]) {
-    const app = memoryApp({ routes }, { kv, origins });
-    const server = Deno.serve({ hostname: "127.0.0.1", port, onListen() {} }, app.fetch);
+    app = memoryApp({ routes }, { kv, origins });
     try {
       const ok = await send(port, requestBytes(port, { target: "/x" }));
       assert.equal(ok.status, 200);
@@ -34,7 +39,6 @@ Deno.test("a Host with a path, a query or a fragment in it gets 400, with or wit
       }
     } finally {
       await app.close();
-      await server.shutdown();
     }
   }
 });

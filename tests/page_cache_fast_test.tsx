@@ -13,7 +13,6 @@ import type { MiddlewareHandler } from "hono";
 import { captureLogs } from "shell/testing";
 import type { Telemetry } from "../lib/server/telemetry.ts";
 import { memoryApp, type TestOptions } from "./helpers/app.ts";
-import { freePort } from "./helpers/server.ts";
 import { type RawRequest, requestBytes, send } from "./reliability/raw_http.ts";
 import type { AppFiles } from "./helpers/app.ts";
 import { fastHits } from "../lib/cache/fast_hit.ts";
@@ -274,13 +273,18 @@ Deno.test("telemetry with middleware: hits ahead of it only when its `hit` recor
 Deno.test("over HTTP: a hit ahead of the chain streams whole in each coding, HEAD without a body", async () => {
   const { seen, telemetry } = chainSpy();
   await using kv = await Deno.openKv(":memory:");
-  const port = freePort();
+  // Bound first, on a port the system picks (none another process can take meanwhile); the app,
+  // which needs its origin, made for that port.
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    (req, info) => app.fetch(req, info),
+  );
+  const { port } = server.addr;
   const app = memoryApp({ routes: { "index.tsx": page() } }, {
     kv,
     origins: [`http://127.0.0.1:${port}`],
     telemetry,
   });
-  const server = Deno.serve({ hostname: "127.0.0.1", port, onListen() {} }, app.fetch);
   try {
     const get = (init: RequestInit = {}) => fetch(`http://127.0.0.1:${port}/`, init);
     const miss = await (await get()).text();
@@ -517,7 +521,13 @@ Deno.test("a path with dot segments never stores one route's page under another'
   // middleware — so answered ahead of the chain, skipping the other route's `_middleware.ts`.
   const gate = { maintenance: false, renders: 0 };
   await using kv = await Deno.openKv(":memory:");
-  const port = freePort();
+  // Bound first, on a port the system picks (none another process can take meanwhile); the app,
+  // which needs its origin, made for that port.
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    (req, info) => app.fetch(req, info),
+  );
+  const { port } = server.addr;
   const app = memoryApp({
     routes: {
       "docs/[...path].tsx": page({ maxAge: 3600 }),
@@ -543,7 +553,6 @@ Deno.test("a path with dot segments never stores one route's page under another'
       },
     },
   }, { kv, origins: [`http://127.0.0.1:${port}`] });
-  const server = Deno.serve({ hostname: "127.0.0.1", port, onListen() {} }, app.fetch);
   const raw = (target: string, method = "GET") =>
     send(port, requestBytes(port, { target, method }));
   try {

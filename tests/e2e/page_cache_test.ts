@@ -8,7 +8,6 @@
 import assert from "node:assert/strict";
 import { createApp } from "../../lib/server.ts";
 import { fixtureBuild } from "../helpers/app.ts";
-import { freePort } from "../helpers/server.ts";
 import { hydrated, launchBrowser, pageErrors } from "../helpers/browser.ts";
 
 Deno.test("a cached page in the browser: HIT hydrates under the CSP, 304 on reload keeps it working", async () => {
@@ -19,17 +18,20 @@ Deno.test("a cached page in the browser: HIT hydrates under the CSP, 304 on relo
       : route
   );
   const kv = await Deno.openKv(":memory:");
-  // The cache keys pages by the configured origin: the port is chosen before the app is made.
-  const port = freePort();
-  const origin = `http://127.0.0.1:${port}`;
-  const app = createApp({ ...manifest, routes }, { root, kv, origins: [origin] });
   /** What the server answered to each request for the page, as it went on the wire. */
   const sent: number[] = [];
-  const server = Deno.serve({ hostname: "127.0.0.1", port, onListen() {} }, async (req, info) => {
-    const res = await app.fetch(req, info);
-    if (new URL(req.url).pathname === "/counter") sent.push(res.status);
-    return res;
-  });
+  // The cache keys pages by the configured origin: the server binds a port the system picks (none
+  // another process can take meanwhile), then the app is made for it.
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    async (req, info) => {
+      const res = await app.fetch(req, info);
+      if (new URL(req.url).pathname === "/counter") sent.push(res.status);
+      return res;
+    },
+  );
+  const origin = `http://127.0.0.1:${server.addr.port}`;
+  const app = createApp({ ...manifest, routes }, { root, kv, origins: [origin] });
   await using browser = await launchBrowser();
   try {
     const warm = await fetch(origin + "/counter");

@@ -5,7 +5,7 @@
  * (`X-Worker`), so a test can show it reached both.
  */
 import { builtCopy } from "./built_copy.ts";
-import { startServer, type TestServer } from "./server.ts";
+import { type ServerEnv, startServer, type TestServer } from "./server.ts";
 
 /** A copy of the test app (or of `from`) whose responses name their worker; built. */
 export function workerNamingProject(from?: string): Promise<string> {
@@ -26,10 +26,11 @@ const SERVE = ["serve", "-A", "--parallel", "--host", "127.0.0.1"];
  */
 export async function serveParallel(
   root: string,
-  env: Record<string, string>,
+  env: ServerEnv,
   port?: number,
 ): Promise<TestServer> {
-  const server = await startServer({ DENO_JOBS: "2", ...env }, {
+  const given = (port: number) => typeof env === "function" ? env(port) : env;
+  const server = await startServer((port) => ({ DENO_JOBS: "2", ...given(port) }), {
     root,
     port,
     args: (port) => [...SERVE, `--port=${port}`, "main.ts"],

@@ -3,7 +3,10 @@
  * Starts the real server on a free loopback port (`lib/cli/start.ts`, as `deno task start` does,
  * or `deno serve main.ts`) and collects what it prints, so tests can talk HTTP to it and read its
  * JSON log lines. It serves the framework's built test app (`builtFixture()`) unless the test names
- * another root. Its KV store is `:memory:` unless the test sets `KV_PATH`.
+ * another root. Its KV store is `:memory:` unless the test sets `KV_PATH`. A port is free only
+ * until something binds it: when another process (a test run in parallel) takes the one chosen
+ * before the server binds it, the server is started again on another, so tests that need the port
+ * in their settings (`APP_ORIGIN`) give them as a function of it.
  */
 import { Arrivals } from "../../lib/testing/arrivals.ts";
 import { builtFixture } from "./built_copy.ts";
@@ -46,13 +49,42 @@ export interface StartOptions {
   script?: string;
   /** Deno's arguments for the port, in place of `run -A {script}`: e.g. a `deno serve` line. */
   args?: (port: number) => string[];
-  /** A port to listen on (a restart where the last server was); a free one by default. */
+  /**
+   * A port to listen on (a restart where the last server was); a free one by default, another
+   * one if the server finds it taken.
+   */
   port?: number;
 }
 
+/** Settings, or settings that name the port (`APP_ORIGIN`), given the one the server is to take. */
+export type ServerEnv = Record<string, string> | ((port: number) => Record<string, string>);
+
+/** How many ports a start tries when each is taken before the server binds it. */
+const PORT_TRIES = 5;
+
 export async function startServer(
-  env: Record<string, string> = {},
-  { root, script = "lib/cli/start.ts", args, port = freePort() }: StartOptions = {},
+  env: ServerEnv = {},
+  options: StartOptions = {},
+): Promise<TestServer> {
+  for (let tries = 1;; tries++) {
+    const port = options.port ?? freePort();
+    try {
+      return await startOn(port, typeof env === "function" ? env(port) : env, options);
+    } catch (error) {
+      if (!(error instanceof PortTaken) || options.port !== undefined || tries === PORT_TRIES) {
+        throw error;
+      }
+    }
+  }
+}
+
+/** The server exited before listening, because something else had bound its port meanwhile. */
+class PortTaken extends Error {}
+
+async function startOn(
+  port: number,
+  env: Record<string, string>,
+  { root, script = "lib/cli/start.ts", args }: StartOptions,
 ): Promise<TestServer> {
   root ??= await builtFixture();
   const child = new Deno.Command(Deno.execPath(), {
@@ -109,7 +141,21 @@ export async function startServer(
 
   // `deno serve` says it on stderr.
   const listening = (l: string) => l.includes("Listening on");
-  await waitFor(() => stdout.find(listening) ?? stderr.find(listening), 30_000, "Listening");
+  let exited = false;
+  child.status.then(() => {
+    exited = true;
+    arrivals.arrived();
+  });
+  const said = () => stdout.find(listening) ?? stderr.find(listening);
+  await waitFor(() => said() ?? (exited ? "" : undefined), 30_000, "Listening");
+  if (!said()) {
+    await done;
+    if (!said()) {
+      const output = `stdout:\n${stdout.join("\n")}\nstderr:\n${stderr.join("\n")}`;
+      if (/AddrInUse|address already in use/i.test(output)) throw new PortTaken(output);
+      throw new Error(`the server exited before listening\n${output}`);
+    }
+  }
 
   let stopped: Promise<number> | undefined;
   const stop = () =>

@@ -20,7 +20,7 @@ import { tempStorePath } from "../helpers/kv.ts";
 import { serveParallel } from "../helpers/parallel.ts";
 import { FIXTURE_ROOT } from "../helpers/project_copy.ts";
 import { isErrorEvent, startSentryReceiver } from "shell/testing";
-import { freePort, startServer, type TestServer } from "../helpers/server.ts";
+import { startServer, type TestServer } from "../helpers/server.ts";
 
 const ACTIONS = `"use server";
 import { requestContext } from "shell";
@@ -181,11 +181,10 @@ Deno.test("the session cookie over http and behind an https origin; a new token 
     assert.equal((await get(server, "/t/account", again.cookie)).status, 200);
   }
   {
-    const port = freePort();
     const origin = "https://app.example";
     await using server = await startServer(
-      { APP_ORIGIN: origin, ALLOWED_HOSTS: `127.0.0.1:${port}` },
-      { root, port },
+      (port) => ({ APP_ORIGIN: origin, ALLOWED_HOSTS: `127.0.0.1:${port}` }),
+      { root },
     );
     const joined = await call(server, "join", [form("grace@example.com", PASSWORD)], {
       Origin: origin,

@@ -16,7 +16,7 @@ import {
   startOtlpReceiver,
 } from "../helpers/otlp_receiver.ts";
 import { startSentryReceiver } from "shell/testing";
-import { freePort, startServer, type TestServer } from "../helpers/server.ts";
+import { startServer, type TestServer } from "../helpers/server.ts";
 
 const SERVER = 2;
 const CALLER_TRACE = "0af7651916cd43dd8448eb211c80319c";
@@ -64,12 +64,11 @@ export default function Cached({ params }: { params: { slug: string } }) {
 
 /** The counted server with `env`, answering as `APP_ORIGIN` (the page cache is on). */
 async function countedServer(env: Record<string, string>): Promise<TestServer> {
-  const port = freePort();
-  return await startServer({
+  return await startServer((port) => ({
     ...env,
     APP_ORIGIN: `http://127.0.0.1:${port}`,
     LOG_REQUESTS: "1",
-  }, { root: await cachedProject(), script: "counted_server.ts", port });
+  }), { root: await cachedProject(), script: "counted_server.ts" });
 }
 
 /** Requests that went through the telemetry's middleware so far. */

@@ -18,7 +18,7 @@ import { memoryApp } from "../helpers/app.ts";
 import { builtCopy } from "../helpers/built_copy.ts";
 import { holdWriteLock, tempStorePath } from "../helpers/kv.ts";
 import { serveParallel } from "../helpers/parallel.ts";
-import { freePort, startServer, type TestServer } from "../helpers/server.ts";
+import { startServer, type TestServer } from "../helpers/server.ts";
 
 export const CACHED_FILES = {
   "routes/_middleware.ts": `const worker = crypto.randomUUID();
@@ -96,13 +96,13 @@ async function servedBy(
 
 Deno.test("deno serve --parallel: a cached page renders once for both workers, and revalidateTag reaches both", async (t) => {
   const root = await builtCopy("page-cache", CACHED_FILES);
-  const port = freePort();
-  await using server = await serveParallel(root, {
-    KV_PATH: await tempStorePath(),
+  const kvPath = await tempStorePath();
+  await using server = await serveParallel(root, (port) => ({
+    KV_PATH: kvPath,
     APP_ORIGIN: `http://127.0.0.1:${port}`,
     // A minute: a worker that saw the revalidation before that was told by the push.
     PAGE_CACHE_TAG_CHECK_MS: "60000",
-  }, port);
+  }));
   using client = Deno.createHttpClient({ poolMaxIdlePerHost: 0 });
   const load = async () => {
     const res = await fetch(server.origin + "/cached", { client });
@@ -161,14 +161,13 @@ Deno.test("deno serve --parallel: a cached page renders once for both workers, a
 Deno.test("two processes on one KV file: the tag check carries revalidateTag where the push does not reach", async () => {
   const root = await builtCopy("page-cache", CACHED_FILES);
   const kvPath = await tempStorePath();
-  const serve = (port: number) =>
-    startServer({ KV_PATH: kvPath, APP_ORIGIN: `http://127.0.0.1:${port}` }, {
+  const serve = () =>
+    startServer((port) => ({ KV_PATH: kvPath, APP_ORIGIN: `http://127.0.0.1:${port}` }), {
       root,
-      port,
       args: (port) => ["serve", "-A", "--host", "127.0.0.1", `--port=${port}`, "main.ts"],
     });
-  await using one = await serve(freePort());
-  await using other = await serve(freePort());
+  await using one = await serve();
+  await using other = await serve();
   using client = Deno.createHttpClient({ poolMaxIdlePerHost: 0 });
   for (const server of [one, other]) assert.equal((await servedBy(server, client, 0)).size, 1);
   const published = await fetch(one.origin + "/api/publish", { method: "POST", client });
@@ -179,11 +178,11 @@ Deno.test("two processes on one KV file: the tag check carries revalidateTag whe
 
 Deno.test("deno serve --parallel: concurrent first requests across both workers render a page once", async () => {
   const root = await builtCopy("page-cache", CACHED_FILES);
-  const port = freePort();
-  await using server = await serveParallel(root, {
-    KV_PATH: await tempStorePath(),
+  const kvPath = await tempStorePath();
+  await using server = await serveParallel(root, (port) => ({
+    KV_PATH: kvPath,
     APP_ORIGIN: `http://127.0.0.1:${port}`,
-  }, port);
+  }));
   using client = Deno.createHttpClient({ poolMaxIdlePerHost: 0 });
   const renders = async (n: number) => {
     const res = await fetch(`${server.origin}/api/renders?slow=${n}`, { client });

@@ -16,7 +16,7 @@ import { SEND_TIMEOUT_MS } from "../../lib/sentry/transport.ts";
 import { UPSTREAM_TIMEOUT_MS } from "../../lib/sentry/tunnel.ts";
 import { builtCopy } from "../helpers/built_copy.ts";
 import { tempStorePath } from "../helpers/kv.ts";
-import { freePort, startServer, type TestServer } from "../helpers/server.ts";
+import { startServer, type TestServer } from "../helpers/server.ts";
 
 /** The deadline of every request (`REQUEST_TIMEOUT_MS`): an in-place error page's time limit. */
 const DEADLINE_MS = 60_000;
@@ -41,12 +41,15 @@ const FILES = {
 
 /** `deno serve main.ts` of the project with `env`. */
 async function serve(root: string, env: Record<string, string>): Promise<TestServer> {
-  const port = freePort();
   // The page cache keys pages by the app's origin, and keeps them in a KV file.
-  const settings = { APP_ORIGIN: `http://127.0.0.1:${port}`, KV_PATH: await tempStorePath() };
-  return await startServer({ REQUEST_TIMEOUT_MS: String(DEADLINE_MS), ...settings, ...env }, {
+  const kvPath = await tempStorePath();
+  return await startServer((port) => ({
+    REQUEST_TIMEOUT_MS: String(DEADLINE_MS),
+    APP_ORIGIN: `http://127.0.0.1:${port}`,
+    KV_PATH: kvPath,
+    ...env,
+  }), {
     root,
-    port,
     args: (port) => ["serve", "-A", "--host", "127.0.0.1", `--port=${port}`, "main.ts"],
   });
 }
