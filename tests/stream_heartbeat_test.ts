@@ -8,33 +8,21 @@
  * sanitizer would report it otherwise).
  */
 import assert from "node:assert/strict";
-import { eventStream } from "../lib/mod.ts";
-import { memoryApp, serveApp } from "./helpers/app.ts";
+import { serveApp } from "./helpers/app.ts";
+import { eventStreamApp } from "./helpers/events.ts";
 
 const STREAMS = 20;
 
 Deno.test("20 idle event streams: each gets its heartbeats, all from one interval", async () => {
-  const app = memoryApp({
-    routes: {
-      "events.ts": {
-        handler: {
-          GET: (req, ctx) =>
-            // A source that never yields: the stream stays idle until the client leaves.
-            eventStream(req, ctx, (signal) => ({
-              [Symbol.asyncIterator]: () => ({
-                next: () =>
-                  new Promise((resolve) =>
-                    signal.addEventListener(
-                      "abort",
-                      () => resolve({ done: true, value: undefined }),
-                    )
-                  ),
-              }),
-            }), { heartbeatMs: 20 }),
-        },
-      },
-    },
-  });
+  // A source that never yields: the stream stays idle until the client leaves.
+  const app = eventStreamApp((signal) => ({
+    [Symbol.asyncIterator]: () => ({
+      next: () =>
+        new Promise((resolve) =>
+          signal.addEventListener("abort", () => resolve({ done: true, value: undefined }))
+        ),
+    }),
+  }), { heartbeatMs: 20 });
   await using served = serveApp(app);
   const started = setInterval;
   let intervals = 0;

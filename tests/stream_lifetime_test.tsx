@@ -14,7 +14,7 @@ import { sinceOf } from "../lib/kv/feed.ts";
 import { captureLogs, TestClient } from "../lib/testing.ts";
 import { memoryApp, serveApp } from "./helpers/app.ts";
 import { actionIds, authFiles, callAction, storedUser } from "./helpers/auth.tsx";
-import { readEvents } from "./helpers/events.ts";
+import { eventStreamApp, readEvents } from "./helpers/events.ts";
 import type { Handlers } from "../lib/mod.ts";
 
 /** Short, so the tests see streams end; the bound on a wait for an end is many times it. */
@@ -125,23 +125,14 @@ Deno.test("a source's own event named `renew` is refused: the stream ends as a f
   // The hook opens the next stream at once on `renew`, with no backoff and no `since` moved: a
   // product event of that name ("a subscription renewed") sent first made every page reopen its
   // stream in a tight loop, each time taking it again from the same place.
-  const app = memoryApp({
-    routes: {
-      "subscriptions/events.ts": {
-        handler: {
-          GET: (req, ctx) =>
-            eventStream(req, ctx, async function* () {
-              yield { id: 1, event: "renewed", data: "fine" };
-              yield { id: 2, event: "renew", data: JSON.stringify({ plan: "pro" }) };
-              yield { id: 3, event: "renewed", data: "never sent" };
-            }, { lifetimeMs: 0 }),
-        },
-      },
-    },
-  });
+  const app = eventStreamApp(async function* () {
+    yield { id: 1, event: "renewed", data: "fine" };
+    yield { id: 2, event: "renew", data: JSON.stringify({ plan: "pro" }) };
+    yield { id: 3, event: "renewed", data: "never sent" };
+  }, { lifetimeMs: 0 });
   try {
     using logs = captureLogs();
-    const res = await app.request("/subscriptions/events");
+    const res = await app.request("/events");
     assert.equal(res.status, 200);
     const text = await res.text();
     assert.match(text, /event: renewed\ndata: fine\n/);

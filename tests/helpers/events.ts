@@ -1,9 +1,25 @@
 /**
  * @module
  * A server-sent event stream read as it comes, for tests of live pages: its events parsed (`id`,
- * `event`, `data`), its raw text, and a bounded wait for a number of events.
+ * `event`, `data`), its raw text, and a bounded wait for a number of events; and an app of one
+ * event stream, for tests of streams themselves.
  */
+import { eventStream, type EventStreamOptions, type ServerEvent } from "../../lib/mod.ts";
+import type { App } from "../../lib/server.ts";
 import { Arrivals } from "../../lib/testing/arrivals.ts";
+import { memoryApp } from "./app.ts";
+
+/** An app in memory whose one route, `GET /events`, is an event stream of `source`. */
+export function eventStreamApp(
+  source: (signal: AbortSignal) => AsyncIterable<ServerEvent>,
+  options?: EventStreamOptions,
+): App {
+  return memoryApp({
+    routes: {
+      "events.ts": { handler: { GET: (req, ctx) => eventStream(req, ctx, source, options) } },
+    },
+  });
+}
 
 export interface ServerSentEvent {
   id?: string;
