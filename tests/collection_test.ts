@@ -806,7 +806,7 @@ Deno.test("a refused write answers through the product-errors path: its status, 
     // The checked item's collection is named (not "this", the card, as before), its id and the
     // value checked are not.
     checked: [409, /^The boards item this depends on was changed meanwhile/],
-    exists: [409, /^A boards item with this byOwner was added meanwhile/],
+    exists: [409, /^A boards item with this byOwner exists now: reload and try again\.$/],
   };
   for (const [what, [status, message]] of Object.entries(expected)) {
     const res = await app.request(`/api/cards?what=${what}`, { method: "POST" });

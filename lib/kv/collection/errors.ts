@@ -154,8 +154,8 @@ function conflictMessage(reason: ConflictError["reason"], index?: string, checke
         : `The ${checked} item this depends on was changed meanwhile ${retry}`;
     case "exists":
       return checked === undefined
-        ? `Something this needs absent was added meanwhile ${retry}`
-        : `A ${checked} item with this ${index} was added meanwhile ${retry}`;
+        ? "This conflicts with something that exists now: reload and try again."
+        : `A ${checked} item with this ${index} exists now: reload and try again.`;
   }
 }
 
