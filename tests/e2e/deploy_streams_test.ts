@@ -1,0 +1,117 @@
+/**
+ * @module
+ * An open tab's event stream across a deploy, in Chromium, with a real deploy: a copy of the test
+ * app with a live island of this test's own is built and served, a tab follows its stream, then the
+ * sources are edited - the stream's events change shape, the island with them - rebuilt in place
+ * and the server restarted on the same port and KV store. The old tab's `EventSource` reconnects
+ * to the new build, whose events the old island's code cannot read: it must not be fed them (an
+ * island rendering `undefined` where the text was is a silent wrong result); the page moves to
+ * the new version, with what was typed kept, never the failure screen.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { launchBrowser } from "../helpers/browser.ts";
+import { builtCopy } from "../helpers/built_copy.ts";
+import { copyProject } from "../helpers/project_copy.ts";
+import { startServer } from "../helpers/server.ts";
+
+/** The first version: the tab's. Its stream sends `{ text }`, once, then holds the stream open. */
+const V1: Record<string, string> = {
+  "routes/ticker/events.ts": `import { eventStream } from "shell";
+
+export const handler = {
+  GET(req: Request, ctx: never) {
+    return eventStream(req, ctx, async function* (signal) {
+      yield { event: "tick", data: JSON.stringify({ text: "tick from v1" }) };
+      await new Promise((resolve) => signal.addEventListener("abort", resolve));
+    });
+  },
+};
+`,
+  "islands/Ticker.tsx": `import { useState } from "react";
+import { useFeed } from "shell/runtime";
+
+export default function Ticker() {
+  const [tick, setTick] = useState("none yet");
+  const status = useFeed("/ticker/events", {
+    on: { tick: (event) => setTick(String(JSON.parse(event.data).text)) },
+  });
+  return (
+    <section>
+      <p id="version">ticker v1</p>
+      <output id="tick">{tick}</output>
+      <output id="status">{status}</output>
+      <input name="note" aria-label="Note" />
+    </section>
+  );
+}
+`,
+  "routes/ticker/index.tsx": `import Ticker from "../../islands/Ticker.tsx";
+
+export default function TickerPage() {
+  return (
+    <>
+      <title>Ticker</title>
+      <Ticker />
+    </>
+  );
+}
+`,
+};
+
+/** The deploy: the event's field renamed (`text` to `words`), and the island with it. */
+const V2: Record<string, string> = {
+  "routes/ticker/events.ts": V1["routes/ticker/events.ts"]
+    .replace(`{ text: "tick from v1" }`, `{ words: "tick from v2" }`),
+  "islands/Ticker.tsx": V1["islands/Ticker.tsx"]
+    .replace(".text)", ".words)").replace("ticker v1", "ticker v2"),
+};
+
+Deno.test("an old tab's event stream that reconnects to a new build: the page moves to it", async () => {
+  await using copy = await copyProject({
+    from: await builtCopy("deploy-streams", V1),
+    withBuild: true,
+  });
+  const env = { KV_PATH: join(copy.root, ".data/kv.sqlite3") };
+  await using browser = await launchBrowser();
+  let server = await startServer(env, { root: copy.root });
+  const port = server.port;
+  try {
+    const page = await (await browser.newContext()).newPage();
+    // What the old island was given, in order: it must never show what it cannot read.
+    const shown: string[] = [];
+    await page.exposeFunction("shown", (text: string) => shown.push(text));
+    await page.addInitScript(() => {
+      new MutationObserver(() => {
+        const tick = document.querySelector("#tick");
+        if (tick) (globalThis as unknown as { shown(text: string): void }).shown(tick.textContent!);
+      }).observe(document, { subtree: true, childList: true, characterData: true });
+    });
+    await page.goto(`${server.origin}/ticker`);
+    await page.locator("#tick", { hasText: "tick from v1" }).waitFor();
+    await page.getByLabel("Note").fill("typed before");
+    await page.evaluate(() => Object.assign(globalThis, { stillHere: true }));
+
+    for (const [path, text] of Object.entries(V2)) await copy.write(path, text);
+    const build = await new Deno.Command(Deno.execPath(), {
+      args: ["task", "build"],
+      cwd: copy.root,
+      env: { NODE_ENV: "production" },
+    }).output();
+    assert.equal(build.code, 0, new TextDecoder().decode(build.stderr));
+    await server.stop();
+    server = await startServer(env, { root: copy.root, port });
+
+    // The stream comes back on the new build: the page reloads to it, what was typed kept.
+    await page.locator("#version", { hasText: "ticker v2" }).waitFor({ timeout: 20_000 });
+    await page.locator("#tick", { hasText: "tick from v2" }).waitFor();
+    assert.ok(!(await page.evaluate(() => "stillHere" in globalThis)), "reloaded");
+    await page.waitForFunction(() =>
+      document.querySelector<HTMLInputElement>('input[name="note"]')?.value === "typed before"
+    );
+    assert.equal(await page.locator("html[data-failure]").count(), 0);
+    assert.ok(!shown.includes("undefined"), `the old island showed: ${shown}`);
+  } finally {
+    await server.stop();
+  }
+});
