@@ -6,7 +6,9 @@
  * and the server restarted on the same port and KV store. The old tab's `EventSource` reconnects
  * to the new build, whose events the old island's code cannot read: it must not be fed them (an
  * island rendering `undefined` where the text was is a silent wrong result); the page moves to
- * the new version, with what was typed kept, never the failure screen.
+ * the new version, with what was typed kept, never the failure screen. And a link another tab
+ * hovered before the deploy (prefetched by the speculation rules) shows, once followed after it,
+ * the old version's page, as an old tab; the next navigation loads the new one.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -57,6 +59,14 @@ export default function TickerPage() {
   );
 }
 `,
+  "routes/ticker/links.tsx": `export default function Links() {
+  return <a href="/ticker/plain">Plain</a>;
+}
+`,
+  "routes/ticker/plain.tsx": `export default function Plain() {
+  return <p id="plain">plain v1</p>;
+}
+`,
 };
 
 /** The deploy: the event's field renamed (`text` to `words`), and the island with it. */
@@ -65,6 +75,7 @@ const V2: Record<string, string> = {
     .replace(`{ text: "tick from v1" }`, `{ words: "tick from v2" }`),
   "islands/Ticker.tsx": V1["islands/Ticker.tsx"]
     .replace(".text)", ".words)").replace("ticker v1", "ticker v2"),
+  "routes/ticker/plain.tsx": V1["routes/ticker/plain.tsx"].replace("plain v1", "plain v2"),
 };
 
 Deno.test("an old tab's event stream that reconnects to a new build: the page moves to it", async () => {
@@ -91,6 +102,13 @@ Deno.test("an old tab's event stream that reconnects to a new build: the page mo
     await page.locator("#tick", { hasText: "tick from v1" }).waitFor();
     await page.getByLabel("Note").fill("typed before");
     await page.evaluate(() => Object.assign(globalThis, { stillHere: true }));
+    // Another tab hovers a link before the deploy: the speculation rules prefetch its page.
+    const hovering = await (await browser.newContext()).newPage();
+    await hovering.goto(`${server.origin}/ticker/links`);
+    await Promise.all([
+      hovering.waitForRequest((req) => req.url().endsWith("/ticker/plain")),
+      hovering.hover('a[href="/ticker/plain"]'),
+    ]);
 
     for (const [path, text] of Object.entries(V2)) await copy.write(path, text);
     const build = await new Deno.Command(Deno.execPath(), {
@@ -111,6 +129,21 @@ Deno.test("an old tab's event stream that reconnects to a new build: the page mo
     );
     assert.equal(await page.locator("html[data-failure]").count(), 0);
     assert.ok(!shown.includes("undefined"), `the old island showed: ${shown}`);
+
+    // The link followed after the deploy shows what was prefetched before it: the old version's
+    // page, an old tab like any other (docs/deploying.md, "follows a link").
+    await hovering.click('a[href="/ticker/plain"]');
+    await hovering.waitForURL((url) => url.pathname === "/ticker/plain");
+    const delivery = await hovering.evaluate(() =>
+      (performance.getEntriesByType("navigation")[0] as PerformanceNavigationTiming & {
+        deliveryType: string;
+      }).deliveryType
+    );
+    assert.equal(delivery, "navigational-prefetch");
+    assert.equal(await hovering.locator("#plain").textContent(), "plain v1");
+    // The next navigation loads the new version.
+    await hovering.reload();
+    assert.equal(await hovering.locator("#plain").textContent(), "plain v2");
   } finally {
     await server.stop();
   }
