@@ -8,7 +8,9 @@
  * island rendering `undefined` where the text was is a silent wrong result); the page moves to
  * the new version, with what was typed kept, never the failure screen. And a link another tab
  * hovered before the deploy (prefetched by the speculation rules) shows, once followed after it,
- * the old version's page, as an old tab; the next navigation loads the new one.
+ * the old version's page, as an old tab; the next navigation loads the new one. A page out of date
+ * again at once (a rollout under way) waits 10 s before the next reload: what is typed meanwhile
+ * is kept too.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -93,6 +95,12 @@ Deno.test("an old tab's event stream that reconnects to a new build: the page mo
     const shown: string[] = [];
     await page.exposeFunction("shown", (text: string) => shown.push(text));
     await page.addInitScript(() => {
+      // Set when the page asks when it last reloaded for a new build: it is about to again.
+      const get = Storage.prototype.getItem;
+      Storage.prototype.getItem = function (key) {
+        if (key === "app-stale-reload") Object.assign(globalThis, { reloadAsked: true });
+        return get.call(this, key);
+      };
       new MutationObserver(() => {
         const tick = document.querySelector("#tick");
         if (tick) (globalThis as unknown as { shown(text: string): void }).shown(tick.textContent!);
@@ -144,6 +152,32 @@ Deno.test("an old tab's event stream that reconnects to a new build: the page mo
     // The next navigation loads the new version.
     await hovering.reload();
     assert.equal(await hovering.locator("#plain").textContent(), "plain v2");
+
+    // Out of date again at once (a rollout still under way: the next stream is answered by yet
+    // another build): the page waits out the gap between such reloads, and what is typed while
+    // it waits comes back after the reload, not what the fields held when it began to wait.
+    let another = true;
+    await page.route(/\/ticker\/events/, async (route) => {
+      if (!another) return await route.continue();
+      another = false;
+      await route.fulfill({
+        contentType: "text/event-stream",
+        body: "retry: 1000\n\nevent: app-build\ndata: yet-another\n\n",
+      });
+    });
+    await page.evaluate(() => Object.assign(globalThis, { stillHere: true }));
+    // The stream opens again as the page is shown again.
+    await page.evaluate(() => {
+      dispatchEvent(new PageTransitionEvent("pagehide"));
+      dispatchEvent(new PageTransitionEvent("pageshow"));
+    });
+    await page.waitForFunction(() => "reloadAsked" in globalThis);
+    await page.getByLabel("Note").fill("typed while it waited");
+    await page.waitForFunction(() => !("stillHere" in globalThis), null, { timeout: 20_000 });
+    await page.waitForFunction(() =>
+      document.querySelector<HTMLInputElement>('input[name="note"]')?.value ===
+        "typed while it waited"
+    );
   } finally {
     await server.stop();
   }
