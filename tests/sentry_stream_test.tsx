@@ -102,7 +102,10 @@ Deno.test({
     async function brokenStream(path = failing) {
       const res = await app.request(path);
       assert.equal(res.status, 200);
-      assert.equal(await res.text(), "retry: 1000\n\nid: 1\nevent: entry\ndata: first\n\n");
+      assert.match(
+        await res.text(),
+        /^retry: 1000\n\nevent: app-build\ndata: [^\n]+\n\nid: 1\nevent: entry\ndata: first\n\n$/,
+      );
       const [line, ...more] = logs.of(res).filter((l) => "digest" in l);
       assert.ok(line, "a failure line");
       assert.deepEqual(more, []);
@@ -228,7 +231,10 @@ Deno.test({
       async () => {
         await nothingFrom(async () => {
           const res = await app.request("/live/refused");
-          assert.equal(await res.text(), "retry: 1000\n\nid: 1\nevent: entry\ndata: first\n\n");
+          assert.match(
+            await res.text(),
+            /^retry: 1000\n\nevent: app-build\ndata: [^\n]+\n\nid: 1\nevent: entry\ndata: first\n\n$/,
+          );
         });
       },
     );

@@ -46,7 +46,9 @@ Deno.test("20 idle event streams: each gets its heartbeats, all from one interva
       }
       return text;
     }));
-    for (const text of texts) assert.match(text, /^retry: 1000\n\n(: ping\n\n){2}/);
+    for (const text of texts) {
+      assert.match(text, /^retry: 1000\n\nevent: app-build\ndata: [^\n]+\n\n(: ping\n\n){2}/);
+    }
     assert.equal(intervals, 1, "one interval for every stream of the period");
   } finally {
     globalThis.setInterval = started;

@@ -5,8 +5,9 @@
  * with `hydrateRoot`. Server-rendered children are kept as they are. An island that fails to load,
  * hydrate or render takes the page down to the failure screen, or only the `<Contained>` part
  * around it (`failure.ts`) - unless the page is older than the build serving now: then it reloads
- * to the new version, keeping what was typed (`stale.ts`), since a deploy is no failure. The page
- * puts back what a reload for that reason kept, and follows newer builds (`versions.ts`).
+ * to the new version, keeping what was typed (`stale.ts`), since a deploy is no failure; so does a
+ * page whose island's event stream is answered by another build (`useFeed`). The page puts back
+ * what a reload for that reason kept, and follows newer builds (`versions.ts`).
  */
 import { type ComponentType, createElement } from "react";
 import { hydrateRoot } from "react-dom/client";
@@ -15,7 +16,8 @@ import { failIsland, reportPageError, reportUncaughtErrors } from "./failure.ts"
 import { pageFormState } from "./form_state.ts";
 import { startSentryWhenIdle } from "./sentry_loader.ts";
 import type { Notice } from "./stale.ts";
-import { followNewerBuilds, isOutOfDate, KEPT } from "./versions.ts";
+import { OUTDATED_EVENT } from "../shared/versions.ts";
+import { followNewerBuilds, isOutOfDate, KEPT, noteServedBuild } from "./versions.ts";
 
 const CONTENTS = { display: "contents" };
 /** Islands' chunks being fetched: the Sentry SDK waits for them (never ahead of the page's code). */
@@ -148,6 +150,11 @@ reportUncaughtErrors();
 // An old page the back button brought back from the HTTP cache reloads at once: nothing to start.
 if (!followNewerBuilds()) {
   restoreAfterMove();
+  // An island's event stream found another build serving (`useFeed`): the page moves to it.
+  addEventListener(OUTDATED_EVENT, (event) => {
+    noteServedBuild((event as CustomEvent<string>).detail);
+    moveToNewBuild();
+  });
   customElements.define("app-island", AppIsland);
   startSentryWhenIdle(() => Promise.allSettled(loading));
 }

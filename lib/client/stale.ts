@@ -62,17 +62,18 @@ let reloading = false;
 export function reloadKeepingInput({ notice }: { notice?: Notice }): void {
   if (reloading) return;
   reloading = true;
-  const page = location.pathname + location.search;
-  const kept: Kept = { page, at: Date.now(), fields: fieldsOf(document), notice };
   let last = 0;
   try {
-    sessionStorage.setItem(KEPT, JSON.stringify(kept));
     last = Number(sessionStorage.getItem(RELOADED)) || 0;
   } catch { /* storage off: the server still has what a form sent */ }
   const wait = Math.max(0, last + RELOAD_GAP_MS - Date.now());
   if (wait > 0 && notice) showStaleNotice(notice);
   setTimeout(() => {
+    // The fields as they are now: the user may have gone on typing while the page waited.
+    const page = location.pathname + location.search;
+    const kept: Kept = { page, at: Date.now(), fields: fieldsOf(document), notice };
     try {
+      sessionStorage.setItem(KEPT, JSON.stringify(kept));
       sessionStorage.setItem(RELOADED, String(Date.now()));
     } catch { /* as above */ }
     location.reload();

@@ -156,6 +156,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
 
   const scope: AppScope = {
     kv,
+    build: manifest.buildId,
     trustProxy,
     closing: closing.signal,
     failures: failed,

@@ -9,6 +9,9 @@
  * `eventStreamLifetimeMs` by default), then sends an event `renew` and ends: the browser opens it
  * again through the route's guards - a stream opened before a sign-out does not outlive the
  * session by more than that - and resumes by `Last-Event-ID` (`useFeed` at once, seamlessly).
+ * Every stream names its build first (`app-build`), so a page of another build - open across a
+ * deploy, its stream now answered by the new version - is not handed events of a shape its code
+ * does not know.
  * An app keeps at most `AppOptions.maxEventStreams` open: a stream is the one request a proxy
  * keeps open for as long as its client likes, so without a bound one client's thousands of them
  * took the process's file descriptors (and some 80 KB of memory each) until it could accept no
@@ -24,6 +27,7 @@
 import type { Context } from "hono";
 import { isHttpError } from "../shared/http_error.ts";
 import { RENEW_EVENT } from "../shared/stream_renew.ts";
+import { BUILD_EVENT } from "../shared/versions.ts";
 import { beat } from "./heartbeat.ts";
 import { internalsOf } from "./internals.ts";
 import { type AnyContext, contextOf, scopeOf } from "./scope.ts";
@@ -51,7 +55,10 @@ declare module "./internals.ts" {
 export interface ServerEvent {
   /** Sent back by a reconnecting `EventSource` as `Last-Event-ID`. */
   id?: string | number;
-  /** The event's type (`addEventListener(event, ...)`); `message` when unset; never `renew`. */
+  /**
+   * The event's type (`addEventListener(event, ...)`); `message` when unset; never `renew` nor
+   * `app-build`.
+   */
   event?: string;
   /** The payload: `data:` lines, one per line of it. */
   data: string;
@@ -83,6 +90,8 @@ export interface EventStreamOptions {
 
 const encoder = new TextEncoder();
 const RENEW = encoder.encode(`event: ${RENEW_EVENT}\ndata:\n\n`);
+/** The framework's own event types, which no source may send. */
+const RESERVED = new Set([RENEW_EVENT, BUILD_EVENT]);
 
 /**
  * A `text/event-stream` response (server-sent events) for a browser's `EventSource`, streaming
@@ -139,7 +148,12 @@ export function eventStream(
   const body = new ReadableStream<Uint8Array>({
     start(stream) {
       // The first bytes go out at once: the browser's `open` event, and headers past any proxy.
-      stream.enqueue(encoder.encode(`retry: ${retryMs}\n\n`));
+      // Then the build serving, before any event of the source's: a page of another build (a tab
+      // open across a deploy, reconnected to the new one) stops there rather than hand its old
+      // code events of the new one's shape, and moves to the new version (`useFeed`).
+      stream.enqueue(
+        encoder.encode(`retry: ${retryMs}\n\n${format({ event: BUILD_EVENT, data: scope.build })}`),
+      );
       const stopBeating = beat(stream, heartbeatMs);
       // Whatever a pending pull takes after this is not sent: the next stream starts from the
       // last id the client got, so nothing is lost.
@@ -168,10 +182,11 @@ export function eventStream(
       try {
         const next = await iterator.next();
         // `useFeed` opens the next stream at once on `renew`, without backing off or moving on:
-        // a source's own event of that name, sent first, had every page reopen it in a loop.
-        if (!next.done && next.value.event === RENEW_EVENT) {
+        // a source's own event of that name, sent first, had every page reopen it in a loop; and
+        // it moves its page to another build on `app-build`.
+        if (!next.done && next.value.event !== undefined && RESERVED.has(next.value.event)) {
           throw new TypeError(
-            `event type "${RENEW_EVENT}" is reserved: it ends a stream whose lifetime is over`,
+            `event type "${next.value.event}" is reserved: the framework's streams send it`,
           );
         }
         if (!next.done && !signal.aborted) {

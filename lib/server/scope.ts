@@ -19,6 +19,8 @@ import type { Context } from "./types.ts";
 export interface AppScope {
   /** `AppOptions.kv`. */
   readonly kv?: Deno.Kv;
+  /** The build serving (the manifest's id): every event stream names it first. */
+  readonly build: string;
   /** `AppOptions.trustProxy`. */
   readonly trustProxy: boolean;
   /** Aborts when the app closes: long-lived responses end then. */

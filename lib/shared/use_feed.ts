@@ -18,10 +18,15 @@
  * no connection, and there is no `unload` listener to keep it out of that cache. A stream whose
  * lifetime is over (its last event is `renew`) is opened again at once, from the last id, before
  * its end can show as a drop: the status stays `live` unless the server now refuses it (a
- * sign-out). Browser-safe.
+ * sign-out). A stream answered by another build than the page's (a deploy happened: the old
+ * server ended it, the new one answered the reconnection) says so in its first event, before any
+ * of its own: the hook closes it, so the page's code never gets events of a shape it does not know
+ * (an island that read a renamed field showed `undefined`, silently), and asks the boot runtime
+ * to move the page to the new version, keeping what was typed. Browser-safe.
  */
 import { useEffect, useRef, useState } from "react";
 import { RENEW_EVENT } from "./stream_renew.ts";
+import { BUILD_EVENT, BUILD_META, OUTDATED_EVENT } from "./versions.ts";
 
 /** How long a connection stays open before it counts as healthy (`retry.steadyMs`). */
 const STEADY_MS = 5_000;
@@ -170,6 +175,13 @@ export function useFeed(url: string | null, { since, on, retry = {} }: UseFeedOp
           setStatus("retrying");
         } else again();
       };
+      // Sent before any event of the stream's own: another build than the page's serves it.
+      opened.addEventListener(BUILD_EVENT, (event) => {
+        if (opened !== source || !isOtherBuild(event.data)) return;
+        close();
+        setStatus("retrying");
+        dispatchEvent(new CustomEvent(OUTDATED_EVENT, { detail: event.data }));
+      });
       // The server ends the stream after this, by design (its lifetime is over, however short):
       // the next one opens now, with no drop shown.
       opened.addEventListener(RENEW_EVENT, () => {
@@ -209,4 +221,10 @@ export function useFeed(url: string | null, { since, on, retry = {} }: UseFeedOp
     // `since` is where the page starts: later renders do not move it (the stream does).
   }, [url, firstMs, maxMs, steadyMs]);
   return status;
+}
+
+/** Whether `served` names another build than the page's (a page without one knows of none). */
+function isOtherBuild(served: string): boolean {
+  const page = document.querySelector<HTMLMetaElement>(`meta[name="${BUILD_META}"]`)?.content;
+  return !!served && !!page && served !== page;
 }

@@ -1,11 +1,12 @@
 /**
  * @module
  * A server-sent event stream read as it comes, for tests of live pages: its events parsed (`id`,
- * `event`, `data`), its raw text, and a bounded wait for a number of events; and an app of one
- * event stream, for tests of streams themselves.
+ * `event`, `data`) but the build every stream names first, its raw text, and a bounded wait for a
+ * number of events; and an app of one event stream, for tests of streams themselves.
  */
 import { eventStream, type EventStreamOptions, type ServerEvent } from "../../lib/mod.ts";
 import type { App } from "../../lib/server.ts";
+import { BUILD_EVENT } from "../../lib/shared/versions.ts";
 import { Arrivals } from "../../lib/testing/arrivals.ts";
 import { memoryApp } from "./app.ts";
 
@@ -67,6 +68,9 @@ export async function readEvents(
             else if (field === "event") event.event = rest.join(": ");
             else if (field === "data") data.push(rest.join(": "));
           }
+          // The build naming the stream comes first in every one, as `retry:` does: the
+          // framework's, not the source's (it stays in `text()`).
+          if (event.event === BUILD_EVENT) continue;
           if (data.length) events.push({ ...event, data: data.join("\n") });
         }
         arrivals.arrived();

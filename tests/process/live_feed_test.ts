@@ -300,6 +300,7 @@ Deno.test("feed: a store closed under it fails its subscribers instead of leavin
 function scope(): AppScope & { close(): void } {
   const closing = new AbortController();
   return {
+    build: "b1",
     trustProxy: false,
     closing: closing.signal,
     failures: failures({ dev: false, root: Deno.cwd() }),
@@ -333,7 +334,7 @@ Deno.test("eventStream: SSE framing, retry first, heartbeats while idle", async 
   while (!text.includes(": ping")) text += (await reader.read()).value;
   assert.equal(
     text,
-    "retry: 1000\n\n" +
+    "retry: 1000\n\nevent: app-build\ndata: b1\n\n" +
       'id: 1\nevent: entry\ndata: {"text":"two\\nlines"}\n\n' +
       "id: 2 event: forged\ndata: a\ndata: b\n\n" +
       ": ping\n\n",
@@ -397,7 +398,7 @@ Deno.test("eventStream: a source that fails is logged with a digest and the stre
       yield { data: "first" };
       throw new TypeError("database disk image is malformed");
     });
-    assert.equal(await res.text(), "retry: 1000\n\ndata: first\n\n");
+    assert.equal(await res.text(), "retry: 1000\n\nevent: app-build\ndata: b1\n\ndata: first\n\n");
   } finally {
     console.log = original;
   }

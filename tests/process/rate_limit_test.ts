@@ -127,6 +127,7 @@ function limitedApp(kv: Deno.Kv, trustProxy: boolean) {
     closing: new AbortController().signal,
     failures: failures({ dev: false, root: Deno.cwd() }),
     eventStreams: { open: 0, max: 1 },
+    build: "test",
   };
   app.use(async (c, next) => {
     secureRequest(c, csp);

@@ -240,7 +240,10 @@ Deno.test("telemetry: Deno's OpenTelemetry with Sentry on one trace", async (t) 
       const lines = [];
       for (let i = 0; i < 2; i++) {
         const res = await server.fetch("/feed/broken");
-        assert.equal(await res.text(), "retry: 1000\n\nid: 1\ndata: first\n\n");
+        assert.match(
+          await res.text(),
+          /^retry: 1000\n\nevent: app-build\ndata: [^\n]+\n\nid: 1\ndata: first\n\n$/,
+        );
         const id = res.headers.get("x-request-id");
         lines.push(await server.waitForLog((l) => l.request_id === id && l.level === "error"));
       }
