@@ -74,7 +74,8 @@ export function requireUser(): Middleware {
 /**
  * Middleware that lets through only signed-in users with at least one of `roles`, with
  * `state.user` set: anonymous requests as `requireUser()` answers them, others 403 through the
- * folder's `_error.tsx` (JSON for an API route or an action call).
+ * folder's `_error.tsx` (JSON for an API route or an action call), whose `state.user` says who was
+ * refused.
  *
  * @param roles The roles that may pass; one of them is enough.
  * @returns The middleware, for a folder's `_middleware.ts`.
@@ -94,10 +95,11 @@ export function requireRole(...roles: string[]): Middleware {
   return async function requireRole(c, next) {
     const user = await currentUser(c);
     if (!user) return anonymous(c);
+    // Set before refusing: the 403's error page can say which account lacks the role.
+    c.set("user", user);
     if (!user.roles.some((role) => roles.includes(role))) {
       throw httpError(403, "Your account does not have access to this page.");
     }
-    c.set("user", user);
     await next();
     keepPrivate(c);
   };
