@@ -95,10 +95,13 @@ export function requireRole(...roles: string[]): Middleware {
   return async function requireRole(c, next) {
     const user = await currentUser(c);
     if (!user) return anonymous(c);
-    // Set before refusing: the 403's error page can say which account lacks the role.
+    // Set before refusing: the 403's error page can say which account lacks the role - and so the
+    // refusal is the user's own, private as every answer to a signed-in user.
     c.set("user", user);
     if (!user.roles.some((role) => roles.includes(role))) {
-      throw httpError(403, "Your account does not have access to this page.");
+      throw httpError(403, "Your account does not have access to this page.", {
+        headers: { "Cache-Control": PRIVATE },
+      });
     }
     await next();
     keepPrivate(c);
@@ -150,6 +153,8 @@ function anonymous(c: Context): Response {
 }
 
 /** A signed-in user's response is theirs alone: no shared cache keeps it (as policy.ts's SIGNED_IN). */
+const PRIVATE = "private, no-cache";
+
 function keepPrivate(c: Context): void {
-  if (!c.res.headers.has("Cache-Control")) c.header("Cache-Control", "private, no-cache");
+  if (!c.res.headers.has("Cache-Control")) c.header("Cache-Control", PRIVATE);
 }
