@@ -233,7 +233,15 @@ Deno.test("requireRole: 403 through _error.tsx without the role, the page with i
   await client.signInAs(await storedUser(t.kv, "member@example.com"));
   const refused = await client.request("/admin");
   assert.equal(refused.status, 403);
-  assert.match(await refused.text(), /<h1>403<!-- -->: <!-- -->Your account does not have access/);
+  const refusal = await refused.text();
+  assert.match(refusal, /<h1>403<!-- -->: <!-- -->Your account does not have access/);
+  // Who is refused, so the page can say which account lacks the role (and offer another).
+  assert.match(refusal, /<p>Signed in as <!-- -->member@example\.com<\/p>/);
+  assert.equal(
+    refused.headers.get("cache-control"),
+    "private, no-cache",
+    "a signed-in user's page",
+  );
   const json = await client.request("/admin", { headers: { Accept: "application/json" } });
   assert.equal(json.status, 403);
   await json.body?.cancel();

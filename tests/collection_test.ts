@@ -459,6 +459,30 @@ Deno.test("transitions: the declared moves pass, any other is a 409 TransitionEr
   assert.equal((await cards.get(kv, id))?.value.state, "open");
 });
 
+Deno.test("staying put passes: two moves to one state both succeed; a function saying the start lets one", async () => {
+  using kv = await open();
+  const { id } = await cards.create(kv, card({ state: "open" }));
+  // Two desks move the card to active at once: the second stays put, and its owner wins silently.
+  const both = await Promise.allSettled([
+    cards.update(kv, id, { state: "active", owner: "ada" }),
+    cards.update(kv, id, { state: "active", owner: "bea" }),
+  ]);
+  assert.deepEqual(both.map((r) => r.status), ["fulfilled", "fulfilled"]);
+  assert.equal((await cards.get(kv, id))?.value.owner, "bea");
+
+  // docs/data.md's pattern: the move says what it starts from, so the second is refused.
+  const again = await cards.create(kv, card({ state: "open" }));
+  const start = (owner: string) =>
+    cards.update(kv, again.id, (c) => {
+      if (c.state !== "open") throw new ConflictError("cards", "changed");
+      return { state: "active", owner: `${owner}2` };
+    });
+  const one = await Promise.allSettled([start("ada"), start("bea")]);
+  assert.deepEqual(one.map((r) => r.status).sort(), ["fulfilled", "rejected"]);
+  assert.equal((await cards.get(kv, again.id))?.value.owner, "ada2");
+  await assertConsistent(kv, "cards", RULES);
+});
+
 Deno.test("delete: the item, its entries, a change; again, nothing; a stale versionstamp is a 409", async () => {
   using kv = await open();
   const kept = await cards.create(kv, card({ owner: "kept" }));

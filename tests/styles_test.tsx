@@ -127,6 +127,7 @@ function scanOf(islands: Record<string, string>): Scan {
     folders: [],
     middlewaresFor: () => [],
     islands: new Map(Object.entries(islands)),
+    sources: [],
   };
 }
 

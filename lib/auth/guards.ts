@@ -74,7 +74,8 @@ export function requireUser(): Middleware {
 /**
  * Middleware that lets through only signed-in users with at least one of `roles`, with
  * `state.user` set: anonymous requests as `requireUser()` answers them, others 403 through the
- * folder's `_error.tsx` (JSON for an API route or an action call).
+ * folder's `_error.tsx` (JSON for an API route or an action call), whose `state.user` says who was
+ * refused.
  *
  * @param roles The roles that may pass; one of them is enough.
  * @returns The middleware, for a folder's `_middleware.ts`.
@@ -94,10 +95,14 @@ export function requireRole(...roles: string[]): Middleware {
   return async function requireRole(c, next) {
     const user = await currentUser(c);
     if (!user) return anonymous(c);
-    if (!user.roles.some((role) => roles.includes(role))) {
-      throw httpError(403, "Your account does not have access to this page.");
-    }
+    // Set before refusing: the 403's error page can say which account lacks the role - and so the
+    // refusal is the user's own, private as every answer to a signed-in user.
     c.set("user", user);
+    if (!user.roles.some((role) => roles.includes(role))) {
+      throw httpError(403, "Your account does not have access to this page.", {
+        headers: { "Cache-Control": PRIVATE },
+      });
+    }
     await next();
     keepPrivate(c);
   };
@@ -148,6 +153,8 @@ function anonymous(c: Context): Response {
 }
 
 /** A signed-in user's response is theirs alone: no shared cache keeps it (as policy.ts's SIGNED_IN). */
+const PRIVATE = "private, no-cache";
+
 function keepPrivate(c: Context): void {
-  if (!c.res.headers.has("Cache-Control")) c.header("Cache-Control", "private, no-cache");
+  if (!c.res.headers.has("Cache-Control")) c.header("Cache-Control", PRIVATE);
 }

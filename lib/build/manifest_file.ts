@@ -97,6 +97,7 @@ ${routes.join("\n")}
   app: ${app},
   notFound: ${notFound},
   settings: ${settings},
+  sources: ${json(scan.sources)},
   rootLayouts: ${rootLayouts},
   rootMiddlewares: ${rootMiddlewares},
   folders: [

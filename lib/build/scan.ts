@@ -17,6 +17,7 @@ import {
   urlFolders,
 } from "./conventions.ts";
 import { filesBelow } from "./files.ts";
+import { sourceModules } from "../server/build_sources.ts";
 import { BuildProblem } from "./problem.ts";
 
 export interface ScannedRoute extends RouteFile {
@@ -64,6 +65,11 @@ export interface Scan {
   middlewaresFor(file: string): string[];
   /** Island name -> path relative to the project root. */
   islands: Map<string, string>;
+  /**
+   * The modules under `routes/` and `islands/` when it ran (paths from the project root): the
+   * manifest keeps them, so an app made from it can tell a file added or removed since.
+   */
+  sources: string[];
 }
 
 const ISLAND_NAME = /^[A-Z][A-Za-z0-9]*$/;
@@ -119,7 +125,8 @@ export async function scan(root: string): Promise<Scan> {
   }));
 
   const islands = new Map<string, string>();
-  for (const file of await filesBelow(join(root, "islands"))) {
+  const islandFiles = await filesBelow(join(root, "islands"));
+  for (const file of islandFiles) {
     if (file.includes("/") || !/\.(tsx|jsx)$/.test(file)) continue;
     const name = file.replace(/\.(tsx|jsx)$/, "");
     if (!ISLAND_NAME.test(name)) {
@@ -144,5 +151,6 @@ export async function scan(root: string): Promise<Scan> {
     middlewaresFor: (file) =>
       chain(middlewares, file.startsWith("routes/") ? file.slice("routes/".length) : atRoot),
     islands,
+    sources: sourceModules(files, islandFiles),
   };
 }

@@ -32,6 +32,7 @@ import { pageCache } from "../cache/page_cache.ts";
 import { restoredPageCheck } from "../auth/restored.tsx";
 import { kvSecret } from "../kv/secret.ts";
 import { type PageTree, renderPage } from "../render/page.tsx";
+import { warnOfUnbuiltModules } from "./build_sources.ts";
 import { bodyRefusal, guardBody } from "./bodies.ts";
 import { deadlineClock } from "./deadline.ts";
 import { errorPages } from "./error_pages.tsx";
@@ -119,6 +120,10 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
   // First: a test that forgot a required setting learns it before anything else is made.
   const settings = productSettings(manifest.settings, options.settings);
   const { dev, telemetry } = options;
+  // The dev loop builds before it makes an app; elsewhere a manifest may be older than the project.
+  if (!dev && manifest.sources) {
+    warnOfUnbuiltModules(options.root, manifest.buildId, manifest.sources);
+  }
   for (const island of manifest.islands) registerIsland(island.name, island.module.default);
   const failed = failures({ dev, root: options.root, telemetry, kv: options.kv });
   const clock = deadlineClock(options.requestTimeoutMs);

@@ -244,6 +244,11 @@ export interface Manifest {
   styles?: ManifestStyles;
   /** `routes/_settings.ts`: the product's settings (docs/settings.md). */
   settings?: SettingsDeclaration;
+  /**
+   * The modules under `routes/` and `islands/` the build found (paths from the project root):
+   * `createApp` warns when the project's differ, a file added or removed since the build.
+   */
+  sources?: readonly string[];
 }
 
 /**

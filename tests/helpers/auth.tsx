@@ -8,7 +8,7 @@
  * not the password, to sign in with the kit's `signInAs`.
  */
 import { parse } from "devalue";
-import { createDefine, type ErrorPageProps, requestContext } from "../../lib/mod.ts";
+import { createDefine, requestContext } from "../../lib/mod.ts";
 import {
   currentUser,
   requireRole,
@@ -52,7 +52,12 @@ export function authFiles(): AppFiles {
   return {
     routes: {
       "_error.tsx": {
-        default: ({ status, message }: ErrorPageProps) => <h1>{status}: {message}</h1>,
+        default: define.errorPage(({ status, message, state }) => (
+          <>
+            <h1>{status}: {message}</h1>
+            {state.user && <p>Signed in as {state.user.email}</p>}
+          </>
+        )),
       },
       "open.tsx": { default: () => <p>Open to all</p> },
       "account/_middleware.ts": {

@@ -1,0 +1,63 @@
+/**
+ * @module
+ * The build's warning for server actions less guarded than the pages that call them. An action
+ * answers to the `_middleware.ts` chain of the folder its module sits in, not to that of the page
+ * whose form or island calls it: an actions module beside a guarded folder (`routes/_desk/` for the
+ * pages of `routes/desk/`, behind `requireRole("clerk")`) runs without the guard, and anyone may
+ * call it. A warning, not a refusal: a middleware that guards nothing (a language, a header) may be
+ * absent from an action on purpose.
+ */
+import type { ActionModule } from "./actions.ts";
+import type { LocalImport } from "./graph.ts";
+import type { Scan } from "./scan.ts";
+
+/**
+ * One line per action module whose every calling page sits behind a `_middleware.ts` the module's
+ * own folders lack, naming the module, the pages, the missing middleware and where to move it.
+ */
+export function lessGuardedActions(
+  found: Scan,
+  actions: readonly ActionModule[],
+  imports: ReadonlyMap<string, readonly LocalImport[]>,
+): string[] {
+  if (actions.length === 0) return [];
+  const reachedFrom = (start: string) => {
+    const seen = new Set<string>();
+    const stack = [start];
+    while (stack.length > 0) {
+      const file = stack.pop()!;
+      if (seen.has(file)) continue;
+      seen.add(file);
+      for (const { path } of imports.get(file) ?? []) if (path) stack.push(path);
+    }
+    return seen;
+  };
+  const pages = found.routes.map((route) => ({
+    file: `routes/${route.file}`,
+    middlewares: route.middlewares,
+    reaches: reachedFrom(`routes/${route.file}`),
+  }));
+  const warnings: string[] = [];
+  for (const { file } of actions) {
+    const own = new Set(found.middlewaresFor(file));
+    const callers = pages.filter((page) => page.reaches.has(file));
+    if (callers.length === 0) continue;
+    // The middleware every calling page has and the action has not.
+    const missing = callers
+      .map((page) => page.middlewares.filter((m) => !own.has(m)))
+      .reduce((common, next) => common.filter((m) => next.includes(m)));
+    if (missing.length === 0) continue;
+    const folder = missing[missing.length - 1].replace(/\/?_middleware\.[jt]sx?$/, "");
+    warnings.push(
+      `${file}: its actions run behind ${
+        own.size ? [...own].map((m) => `routes/${m}`).join(", ") : "no _middleware.ts"
+      } only, while every page that calls them (${
+        callers.map((page) => page.file).join(", ")
+      }) is behind ${missing.map((m) => `routes/${m}`).join(", ")} too. An action answers to ` +
+        `the middleware of its own folder, not the page's: move the module into routes/${folder}/ ` +
+        `(routes/${folder}/_actions.ts), or check in each action (docs/actions.md, ` +
+        `"Behind middleware").`,
+    );
+  }
+  return warnings;
+}

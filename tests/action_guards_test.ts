@@ -1,0 +1,72 @@
+/**
+ * @module
+ * The build's warning for an actions module less guarded than every page that calls it
+ * (`lib/build/action_guards.ts`): the desk's actions beside `routes/desk/` instead of in it run
+ * without its `requireRole`. The routes are a real scan of a project written here; the imports are
+ * the graph's, as the build reads them from `deno info`.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { lessGuardedActions } from "../lib/build/action_guards.ts";
+import type { LocalImport } from "../lib/build/graph.ts";
+import { scan } from "../lib/build/scan.ts";
+
+const FILES = [
+  "routes/_middleware.ts",
+  "routes/index.tsx",
+  "routes/login.tsx",
+  "routes/desk/_middleware.ts",
+  "routes/desk/index.tsx",
+  "routes/desk/_actions.ts",
+  "routes/account/_middleware.ts",
+  "routes/account/index.tsx",
+  "routes/_desk/actions.ts",
+  "routes/_auth/actions.ts",
+  "islands/Desk.tsx",
+];
+
+/** Who imports whom: the desk page renders the island, which calls the actions. */
+function importsOf(actions: string): Map<string, LocalImport[]> {
+  const to = (path: string): LocalImport => ({ specifier: path, path, at: "" });
+  return new Map([
+    ["routes/desk/index.tsx", [to("islands/Desk.tsx"), to("routes/_desk/types.ts")]],
+    ["islands/Desk.tsx", [to(actions)]],
+    ["routes/login.tsx", [to("routes/_auth/actions.ts")]],
+    ["routes/account/index.tsx", [to("routes/_auth/actions.ts")]],
+  ]);
+}
+
+const module = (file: string) => ({ file, exports: [] });
+
+Deno.test("an actions module beside a guarded folder is warned of; inside it, or shared, is not", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    for (const file of FILES) {
+      await Deno.mkdir(join(root, file, ".."), { recursive: true });
+      await Deno.writeTextFile(join(root, file), "export default () => null;\n");
+    }
+    const found = await scan(root);
+    const beside = lessGuardedActions(
+      found,
+      [module("routes/_desk/actions.ts"), module("routes/_auth/actions.ts")],
+      importsOf("routes/_desk/actions.ts"),
+    );
+    assert.deepEqual(beside, [
+      "routes/_desk/actions.ts: its actions run behind routes/_middleware.ts only, while every " +
+      "page that calls them (routes/desk/index.tsx) is behind routes/desk/_middleware.ts too. An " +
+      "action answers to the middleware of its own folder, not the page's: move the module into " +
+      "routes/desk/ (routes/desk/_actions.ts), or check in each action (docs/actions.md, " +
+      '"Behind middleware").',
+    ]);
+    // In the guarded folder: its chain. Sign-in's actions: called from /login (root chain only) as
+    // well as from the guarded /account, so nothing every caller has is missing.
+    const inside = lessGuardedActions(
+      found,
+      [module("routes/desk/_actions.ts"), module("routes/_auth/actions.ts")],
+      importsOf("routes/desk/_actions.ts"),
+    );
+    assert.deepEqual(inside, []);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
