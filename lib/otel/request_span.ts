@@ -59,10 +59,27 @@ const SENTRY_TRACE = /^\s*([0-9a-f]{32})-([0-9a-f]{16})(?:-([01]))?\s*$/;
 /** Where a request's context keeps its `baggage` header, for the Sentry DSC it may hold. */
 export const INCOMING_BAGGAGE = Symbol.for("app.incoming_baggage");
 
+/**
+ * Whether Deno extracts a caller's `baggage` into the request's context itself: not under the
+ * launcher, which leaves Deno's baggage propagator out (`otel/env.ts`: it threw on a value it
+ * could not decode, before the app, and the request was never answered). Asked once.
+ */
+let denoExtractsBaggage: boolean | undefined;
+
 /** Not async: a request that is not sampled goes on with no promise or frame of its own. */
 export const requestSpan: MiddlewareHandler = function requestSpan(c, next) {
   const denoSpan = trace.getActiveSpan();
   if (!denoSpan) return next(); // Deno traces every request; nothing to name otherwise
+  denoExtractsBaggage ??= propagation.fields().includes("baggage");
+  const baggage = denoExtractsBaggage ? null : c.req.raw.headers.get("baggage");
+  if (!baggage) return spanned(c, next, denoSpan);
+  // Kept as sent, for `activeBaggageHeader`: only a request that carries one pays for a context.
+  const kept = context.active().setValue(INCOMING_BAGGAGE, baggage);
+  return context.with(kept, () => spanned(c, next, denoSpan));
+};
+
+/** The request's work under Deno's span, or under one continuing a caller's `sentry-trace`. */
+function spanned(c: Context, next: Next, denoSpan: Span): Promise<void> {
   const headers = c.req.raw.headers;
   if (headers.has("sentry-trace") && !headers.has("traceparent")) {
     const continued = continueSentryTrace(c, headers.get("sentry-trace")!, denoSpan);
@@ -72,7 +89,7 @@ export const requestSpan: MiddlewareHandler = function requestSpan(c, next) {
   // Not sampled: its ids still link the failures and logs of the request; naming it is wasted.
   if (!sampled(denoSpan)) return next();
   return named(c, next, denoSpan);
-};
+}
 
 /** A sampled request's span, named after what answered once that is known. */
 async function named(c: Context, next: Next, span: Span): Promise<void> {
@@ -218,7 +235,8 @@ export function requestContext(c: Context): OtelContext | undefined {
 
 /**
  * The request's `baggage` header, from the active context: as the request brought it (outside its
- * async context), or as Deno extracted it into the request's context.
+ * async context, or inside it when Deno does not extract it: `requestSpan`), or as Deno extracted
+ * it into the request's context.
  */
 export function activeBaggageHeader(): string | undefined {
   const active = context.active();
