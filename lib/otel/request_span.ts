@@ -18,6 +18,7 @@
 import {
   type Context as OtelContext,
   context,
+  isSpanContextValid,
   propagation,
   ROOT_CONTEXT,
   type Span,
@@ -144,19 +145,20 @@ async function runUnder(c: Context, next: Next, span: Span): Promise<void> {
   }
 }
 
-/** A server span in the caller's trace, child of its span; undefined if the header is no trace. */
+/**
+ * A server span in the caller's trace, child of its span; undefined if the header is no trace
+ * (ids of all zeros included).
+ */
 function continueSentryTrace(c: Context, header: string, denoSpan: Span): Span | undefined {
   const match = header.match(SENTRY_TRACE);
   if (!match) return undefined;
   const [, traceId, spanId, sampled] = match;
   // No sampled flag: the caller left the decision to us; Deno's sampler has made it.
   const flags = sampled === undefined ? denoSpan.spanContext().traceFlags & 1 : Number(sampled);
-  const parent = trace.setSpanContext(context.active(), {
-    traceId,
-    spanId,
-    traceFlags: flags,
-    isRemote: true,
-  });
+  const caller = { traceId, spanId, traceFlags: flags, isRemote: true };
+  // All zeros is no trace (W3C): Deno's tracer threw on it, and every such request was a 500.
+  if (!isSpanContextValid(caller)) return undefined;
+  const parent = trace.setSpanContext(context.active(), caller);
   const span = tracer.startSpan(loggedMethod(c.req.method), {
     kind: SpanKind.SERVER,
     attributes: {
