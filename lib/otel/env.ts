@@ -34,6 +34,13 @@ export function sentryOtlpEnv(source: OtlpSource, env: Env): Record<string, stri
   const auth = otlpHeaders({ "x-sentry-auth": `sentry sentry_key=${publicKey}` });
   const computed: Record<string, string> = {
     OTEL_DENO: "true",
+    // Not Deno's `baggage` propagator: Deno 2.9.6 runs it on every request before the app, outside
+    // any catch, and a value it cannot percent-decode (`baggage: a=%`) threw there - the request
+    // was never answered and its connection never closed, even once the client had gone (2,000
+    // such requests: 2,000 descriptors and 34 MB held for good). The app reads a caller's
+    // `baggage` itself (`otel/request_span.ts`) and writes it on outgoing calls
+    // (`sentry/otel_fetch.ts`).
+    OTEL_PROPAGATORS: "tracecontext",
     ...sampler(source.sampleRate),
     // Sentry takes no OTLP metrics: off, or Deno would post them to localhost:4318 every minute.
     OTEL_DENO_METRICS: "false",

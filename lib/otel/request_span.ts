@@ -18,6 +18,7 @@
 import {
   type Context as OtelContext,
   context,
+  isSpanContextValid,
   propagation,
   ROOT_CONTEXT,
   type Span,
@@ -59,10 +60,27 @@ const SENTRY_TRACE = /^\s*([0-9a-f]{32})-([0-9a-f]{16})(?:-([01]))?\s*$/;
 /** Where a request's context keeps its `baggage` header, for the Sentry DSC it may hold. */
 export const INCOMING_BAGGAGE = Symbol.for("app.incoming_baggage");
 
+/**
+ * Whether Deno extracts a caller's `baggage` into the request's context itself: not under the
+ * launcher, which leaves Deno's baggage propagator out (`otel/env.ts`: it threw on a value it
+ * could not decode, before the app, and the request was never answered). Asked once.
+ */
+let denoExtractsBaggage: boolean | undefined;
+
 /** Not async: a request that is not sampled goes on with no promise or frame of its own. */
 export const requestSpan: MiddlewareHandler = function requestSpan(c, next) {
   const denoSpan = trace.getActiveSpan();
   if (!denoSpan) return next(); // Deno traces every request; nothing to name otherwise
+  denoExtractsBaggage ??= propagation.fields().includes("baggage");
+  const baggage = denoExtractsBaggage ? null : c.req.raw.headers.get("baggage");
+  if (!baggage) return spanned(c, next, denoSpan);
+  // Kept as sent, for `activeBaggageHeader`: only a request that carries one pays for a context.
+  const kept = context.active().setValue(INCOMING_BAGGAGE, baggage);
+  return context.with(kept, () => spanned(c, next, denoSpan));
+};
+
+/** The request's work under Deno's span, or under one continuing a caller's `sentry-trace`. */
+function spanned(c: Context, next: Next, denoSpan: Span): Promise<void> {
   const headers = c.req.raw.headers;
   if (headers.has("sentry-trace") && !headers.has("traceparent")) {
     const continued = continueSentryTrace(c, headers.get("sentry-trace")!, denoSpan);
@@ -72,7 +90,7 @@ export const requestSpan: MiddlewareHandler = function requestSpan(c, next) {
   // Not sampled: its ids still link the failures and logs of the request; naming it is wasted.
   if (!sampled(denoSpan)) return next();
   return named(c, next, denoSpan);
-};
+}
 
 /** A sampled request's span, named after what answered once that is known. */
 async function named(c: Context, next: Next, span: Span): Promise<void> {
@@ -127,19 +145,20 @@ async function runUnder(c: Context, next: Next, span: Span): Promise<void> {
   }
 }
 
-/** A server span in the caller's trace, child of its span; undefined if the header is no trace. */
+/**
+ * A server span in the caller's trace, child of its span; undefined if the header is no trace
+ * (ids of all zeros included).
+ */
 function continueSentryTrace(c: Context, header: string, denoSpan: Span): Span | undefined {
   const match = header.match(SENTRY_TRACE);
   if (!match) return undefined;
   const [, traceId, spanId, sampled] = match;
   // No sampled flag: the caller left the decision to us; Deno's sampler has made it.
   const flags = sampled === undefined ? denoSpan.spanContext().traceFlags & 1 : Number(sampled);
-  const parent = trace.setSpanContext(context.active(), {
-    traceId,
-    spanId,
-    traceFlags: flags,
-    isRemote: true,
-  });
+  const caller = { traceId, spanId, traceFlags: flags, isRemote: true };
+  // All zeros is no trace (W3C): Deno's tracer threw on it, and every such request was a 500.
+  if (!isSpanContextValid(caller)) return undefined;
+  const parent = trace.setSpanContext(context.active(), caller);
   const span = tracer.startSpan(loggedMethod(c.req.method), {
     kind: SpanKind.SERVER,
     attributes: {
@@ -218,7 +237,8 @@ export function requestContext(c: Context): OtelContext | undefined {
 
 /**
  * The request's `baggage` header, from the active context: as the request brought it (outside its
- * async context), or as Deno extracted it into the request's context.
+ * async context, or inside it when Deno does not extract it: `requestSpan`), or as Deno extracted
+ * it into the request's context.
  */
 export function activeBaggageHeader(): string | undefined {
   const active = context.active();

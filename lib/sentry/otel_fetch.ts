@@ -2,13 +2,16 @@
  * @module
  * Sentry's headers on outgoing `fetch` when Deno's OpenTelemetry traces it. Deno's own
  * instrumentation runs inside the original `fetch`, after this wrapper: it makes the client span
- * and *appends* `traceparent`, and `baggage` from the OTel context. So this wrapper never sets
- * either header itself (that would make two); it adds `sentry-trace` and hands the trace's DSC to
- * Deno as OTel baggage, which Deno then writes as the one `baggage` header. Hosts that are not
- * propagation targets get no Sentry header and none of the `sentry-*` baggage entries. Sentry's
- * own hosts (the ingest, Spotlight) get no span and no header at all.
+ * and *appends* `traceparent`, and `baggage` from the OTel context when its baggage propagator is
+ * on. So this wrapper never sets `traceparent` (that would make two); it adds `sentry-trace`, and
+ * the trace's DSC beside the caller's other entries goes out as the one `baggage` header: handed
+ * to Deno as OTel baggage, or - under the launcher, which leaves Deno's baggage propagator out
+ * (`otel/env.ts`) - written here. Hosts that are not propagation targets get no Sentry header and
+ * none of the `sentry-*` baggage entries. Sentry's own hosts (the ingest, Spotlight) get no span
+ * and no header at all.
  */
 import {
+  type Baggage,
   type BaggageEntry,
   context,
   createContextKey,
@@ -17,8 +20,8 @@ import {
   trace,
 } from "@opentelemetry/api";
 import { LRUMap, shouldPropagateTraceForUrl } from "./sdk.ts";
-import { activeBaggageHeader } from "../otel/request_span.ts";
-import { type DscSource, isValidSpan, sentryTraceOf, traceDsc } from "./dsc.ts";
+import { activeBaggageHeader, INCOMING_BAGGAGE } from "../otel/request_span.ts";
+import { type DscSource, isValidSpan, MAX_BAGGAGE, sentryTraceOf, traceDsc } from "./dsc.ts";
 
 export interface PropagationOptions {
   source: DscSource;
@@ -46,6 +49,8 @@ export function propagateOnFetch(options: PropagationOptions): void {
   const original = globalThis.fetch;
   const privateHosts = new Set(options.privateHosts);
   const decisions = new LRUMap<string, boolean>(100);
+  // Whether Deno writes `baggage` from the OTel context: not without its baggage propagator.
+  const denoWritesBaggage = propagation.fields().includes("baggage");
 
   globalThis.fetch = function fetch(input: RequestInfo | URL, init?: RequestInit) {
     const url = input instanceof Request ? input.url : String(input);
@@ -55,21 +60,29 @@ export function propagateOnFetch(options: PropagationOptions): void {
     if (!isValidSpan(ids)) return original(input, init);
     const active = context.active();
     let bag = propagation.getBaggage(active) ?? propagation.createBaggage();
+    if (!denoWritesBaggage) bag = withCallers(bag, active.getValue(INCOMING_BAGGAGE));
     for (const [key] of bag.getAllEntries()) {
       if (key.startsWith("sentry-")) bag = bag.removeEntry(key);
     }
     let headers: Headers | undefined;
-    if (shouldPropagateTraceForUrl(url, options.targets, decisions)) {
-      headers = new Headers(
+    const ownHeaders = () =>
+      headers ??= new Headers(
         init?.headers ?? (input instanceof Request ? input.headers : undefined),
       );
+    if (shouldPropagateTraceForUrl(url, options.targets, decisions)) {
+      headers = ownHeaders();
       if (!headers.has("sentry-trace")) headers.set("sentry-trace", sentryTraceOf(ids));
       const dsc = traceDsc(ids, activeBaggageHeader(), options.source);
       for (const [key, value] of Object.entries(dsc)) {
         bag = bag.setEntry(`sentry-${key}`, { value } as BaggageEntry);
       }
     }
-    const withBaggage = bag.getAllEntries().length
+    const entries = bag.getAllEntries();
+    if (!denoWritesBaggage) {
+      if (entries.length) appendBaggage(ownHeaders(), entries);
+      return original(input, headers ? { ...init, headers } : init);
+    }
+    const withBaggage = entries.length
       ? propagation.setBaggage(active, bag)
       : propagation.deleteBaggage(active);
     return context.with(
@@ -77,4 +90,34 @@ export function propagateOnFetch(options: PropagationOptions): void {
       () => original(input, headers ? { ...init, headers } : init),
     );
   };
+}
+
+/**
+ * `bag` with the entries of the caller's `baggage` header (kept as sent by `requestSpan`), as
+ * Deno's propagator would have extracted them: a member whose key or value does not decode is
+ * left out, and so is a header past W3C's limit (`MAX_BAGGAGE`).
+ */
+function withCallers(bag: Baggage, header: unknown): Baggage {
+  if (typeof header !== "string" || header.length > MAX_BAGGAGE) return bag;
+  for (const member of header.split(",")) {
+    const eq = member.indexOf("=");
+    if (eq < 1) continue;
+    try {
+      const key = decodeURIComponent(member.slice(0, eq).trim());
+      const value = decodeURIComponent(member.slice(eq + 1).split(";")[0].trim());
+      if (key && bag.getEntry(key) === undefined) bag = bag.setEntry(key, { value });
+    } catch {
+      // not percent-encoded as W3C Baggage has it: no entry
+    }
+  }
+  return bag;
+}
+
+/** The entries as W3C Baggage writes them, after any `baggage` the call had already. */
+function appendBaggage(headers: Headers, entries: [string, BaggageEntry][]): void {
+  const list = entries.map(([key, { value }]) =>
+    `${encodeURIComponent(key)}=${encodeURIComponent(value)}`
+  ).join(",");
+  const own = headers.get("baggage");
+  headers.set("baggage", own ? `${own},${list}` : list);
 }
