@@ -37,6 +37,7 @@ export {
   HttpError,
   httpError,
   type HttpErrorInit,
+  isHttpError,
   notFound,
 } from "./shared/http_error.ts";
 export { actionStatus, recover, type StateAction } from "./shared/recover.ts";

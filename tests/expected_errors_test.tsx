@@ -24,7 +24,11 @@ import {
   notFound,
   type PageProps,
 } from "../lib/mod.ts";
-import { ActionError, httpError as runtimeHttpError } from "../lib/runtime.ts";
+import {
+  ActionError,
+  httpError as runtimeHttpError,
+  isHttpError as runtimeIsHttpError,
+} from "../lib/runtime.ts";
 import { encodeCall } from "../lib/shared/action_wire.ts";
 import { actionIdOf, type AppFiles, memoryApp, memoryManifest } from "./helpers/app.ts";
 import { Later, laterTimers } from "./helpers/later.tsx";
@@ -279,6 +283,7 @@ Deno.test("httpError: 4xx only, the status's text by default", () => {
 
 Deno.test("httpError is shell/runtime's too: a catalogue islands import throws on the server", () => {
   assert.equal(runtimeHttpError, httpError);
+  assert.equal(runtimeIsHttpError, isHttpError);
   const locked = runtimeHttpError(409, "Submitted", { code: "count_locked" });
   assert.ok(isHttpError(locked) && locked instanceof HttpError);
   assert.equal(locked.code, "count_locked");
