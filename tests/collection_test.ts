@@ -385,6 +385,33 @@ Deno.test("checkAbsent: a write holds only while no item of another collection h
   }
 });
 
+Deno.test("checkAbsent on the collection written: the item's own value is no conflict, another's is", async () => {
+  const users = collection("users", {
+    schema: v.object({ email: v.string(), name: v.string() }),
+    indexes: { byEmail: { key: "email", unique: true } },
+  });
+  using kv = await Deno.openKv(":memory:");
+  const free = (email: string) => ({ checks: [users.checkAbsent("byEmail", email)] });
+  // A write that takes the value it checks absent: the check is of the store before it.
+  const ada = await users.create(kv, { email: "ada@x", name: "Ada" }, free("ada@x"));
+  // One that keeps it, or deletes its holder: the only item with it is the one written. Before,
+  // each was refused by itself ("exists": "reload and try again", which could never pass).
+  const renamed = await users.update(kv, ada.id, { name: "Ada L." }, free("ada@x"));
+  assert.equal(renamed.value.name, "Ada L.");
+  // Another item with the value is refused, whatever the write.
+  const bob = await users.create(kv, { email: "bob@x", name: "Bob" });
+  await assert.rejects(
+    users.update(kv, bob.id, { name: "B." }, free("ada@x")),
+    (error) => error instanceof ConflictError && error.reason === "exists",
+  );
+  await assert.rejects(
+    users.update(kv, bob.id, { email: "ada@x" }, free("ada@x")),
+    (error) => error instanceof ConflictError && error.reason === "exists",
+  );
+  assert.ok(await users.delete(kv, ada.id, free("ada@x")), "deleted");
+  assert.equal(await users.find(kv, "byEmail", "ada@x"), null);
+});
+
 Deno.test('index values KV keeps apart (0 and -0, a client\'s JSON or Number("-0")) are moves, not the same', async () => {
   // 0 === -0: an update from 0 to -0 kept the entry under 0 and added one under -0, the item in
   // both views (for good, as its delete removed only -0's); a unique -0 was not claimed, so it

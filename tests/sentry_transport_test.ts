@@ -3,7 +3,8 @@
  * The server SDK's transport (`lib/sentry/transport.ts`) in-process, to a receiver on 127.0.0.1
  * that refuses every envelope: what it does not deliver is said in a `warn` line at once, then once
  * a quiet time at most - and the losses of that quiet time are said when it has passed, or at the
- * flush that closes the SDK, with no later loss needed to bring them out. (The whole server, its
+ * flush that closes the SDK, with no later loss needed to bring them out; and a flush that gives up
+ * on sends still under way (a hung ingest) says them, since they end after the process. (The whole server, its
  * SDK and a refusing Sentry: tests/process/sentry_process_test.ts.)
  */
 import assert from "node:assert/strict";
@@ -77,4 +78,40 @@ Deno.test("sentry transport: the losses after a notice are said at the flush tha
     await transport.flush(1_000);
     assert.equal(warnings().length, 2, "nothing lost since: nothing said");
   });
+});
+
+Deno.test("sentry transport: sends still under way when the flush before the exit gives up are said", async () => {
+  // An ingest that takes the envelope and does not answer (for longer than the 2 s the server
+  // waits at exit, shorter than a send's 5 s): the process exits with the send under way.
+  const answer = Promise.withResolvers<void>();
+  const received = Promise.withResolvers<void>();
+  await using ingest = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async () => {
+    received.resolve();
+    await answer.promise;
+    return new Response(null, { status: 200 });
+  });
+  const transport = timedTransport({
+    url: `http://127.0.0.1:${ingest.addr.port}/api/1/envelope/`,
+    recordDroppedEvent: () => {},
+  }, QUIET_MS);
+  using logs = captureLogs();
+  const warnings = () => logs.lines.filter((line) => line.level === "warn");
+  const sent = transport.send(envelope(1));
+  try {
+    await received.promise;
+    assert.equal(await transport.flush(1), false, "the flush gave up");
+    // Before, nothing: the send ended only after the process was gone, and no line said so.
+    assert.equal(warnings().length, 1, "said at the flush");
+    assert.equal(
+      warnings()[0].msg,
+      "Sentry did not take what this process sent: still under way when the SDK was flushed",
+    );
+    assert.equal(warnings()[0].undelivered, 0);
+    assert.equal(warnings()[0].under_way, 1);
+  } finally {
+    answer.resolve();
+  }
+  assert.equal((await sent).statusCode, 200);
+  await transport.flush(1_000);
+  assert.equal(warnings().length, 1, "delivered after all: nothing more to say");
 });

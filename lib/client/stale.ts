@@ -10,7 +10,8 @@
  * too: `actions/stale.ts`); when it broke on what the new server sent, another sentence, since
  * what the user did may have run. A page that reloaded so
  * and is out of date again at once (a rollout still under way) waits a little before the next
- * reload, the sentence on show: never a loop. Part of the action client's bundle, which the boot
+ * reload, the sentence on show, and longer each time the reload brought back the same old build:
+ * never a loop. Part of the action client's bundle, which the boot
  * runtime loads only when a page must move or has just moved (`boot.ts`): no page pays for it
  * before; nothing runs as it loads.
  */
@@ -24,13 +25,22 @@ import {
   RELOADED_NOTICE,
   STALE_NOTICE,
 } from "../shared/kept_input.ts";
-import { KEPT } from "./versions.ts";
+import { KEPT, pageBuild } from "./versions.ts";
 
 const RELOADED = "app-stale-reload";
 /** How long kept input waits for the page to come back: as long as the server's cookie. */
 const KEPT_MS = 60_000;
-/** Reloads for being out of date come at least this far apart. */
+/** Reloads for being out of date come at least this far apart... */
 const RELOAD_GAP_MS = 10_000;
+/** ...and twice as far as the last while each brings back the build it left, up to this. */
+const MAX_RELOAD_GAP_MS = 160_000;
+
+/** The last reload for being out of date: when, from which build, and how many came back so. */
+interface Reloaded {
+  at: number;
+  from?: string;
+  repeats: number;
+}
 
 type Field = HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement;
 
@@ -62,19 +72,28 @@ let reloading = false;
 export function reloadKeepingInput({ notice }: { notice?: Notice }): void {
   if (reloading) return;
   reloading = true;
-  let last = 0;
+  let last: Reloaded | undefined;
   try {
-    last = Number(sessionStorage.getItem(RELOADED)) || 0;
+    last = JSON.parse(sessionStorage.getItem(RELOADED) ?? "null") ?? undefined;
   } catch { /* storage off: the server still has what a form sent */ }
-  const wait = Math.max(0, last + RELOAD_GAP_MS - Date.now());
+  // The last reload brought back the build it left, which is out of date again at once: an old
+  // worker answered it (a rollout), or a CDN's copy of the page (its `s-maxage`). So may the next:
+  // each such reload waits twice as long as the last, not a reload every 10 s for as long as that
+  // lasts.
+  const from = pageBuild();
+  const cameBack = !!from && last?.from === from && Date.now() - last.at < RELOAD_GAP_MS;
+  const repeats = cameBack ? (Number(last!.repeats) || 0) + 1 : 0;
+  const gap = Math.min(MAX_RELOAD_GAP_MS, RELOAD_GAP_MS * 2 ** Math.max(0, repeats - 1));
+  const wait = Math.max(0, (Number(last?.at) || 0) + gap - Date.now());
   if (wait > 0 && notice) showStaleNotice(notice);
   setTimeout(() => {
     // The fields as they are now: the user may have gone on typing while the page waited.
     const page = location.pathname + location.search;
     const kept: Kept = { page, at: Date.now(), fields: fieldsOf(document), notice };
+    const reloaded: Reloaded = { at: Date.now(), from, repeats };
     try {
       sessionStorage.setItem(KEPT, JSON.stringify(kept));
-      sessionStorage.setItem(RELOADED, String(Date.now()));
+      sessionStorage.setItem(RELOADED, JSON.stringify(reloaded));
     } catch { /* as above */ }
     location.reload();
   }, wait);

@@ -23,7 +23,7 @@ let page: string | undefined;
  * before builds were named. Nothing here runs as the module loads: the test kit imports the action
  * client, and this with it, outside a browser.
  */
-function pageBuild(): string | undefined {
+export function pageBuild(): string | undefined {
   return page ??= document.querySelector<HTMLMetaElement>(`meta[name="${BUILD_META}"]`)?.content;
 }
 

@@ -11,7 +11,7 @@
  * 64 in flight or while Sentry's rate limit holds) the SDK drops without a word: the failure lines
  * named `sentry_event_id`s Sentry never got, and nothing told ops why. One `warn` line says so, at
  * most once a minute per process, with how many since the last; the last ones too, a minute later
- * or when the SDK is flushed at exit.
+ * or when the SDK is flushed at exit, with the sends still under way if the flush gives up on them.
  */
 import type {
   BaseTransportOptions,
@@ -80,13 +80,18 @@ function noticingLosses(transport: Transport, everyMs: number): Transport {
   let reason = "";
   let quietUntil = 0;
   let trailing: ReturnType<typeof setTimeout> | undefined;
-  const notice = () => {
+  // Sends not ended yet: at a flush that gives up (2 s at exit, a hung send has 5 s) they end
+  // after the process has, and only the flush can say they were never delivered.
+  let underWay = 0;
+  const notice = (unfinished = 0) => {
     clearTimeout(trailing);
     trailing = undefined;
-    if (undelivered === 0) return;
+    if (undelivered === 0 && unfinished === 0) return;
     quietUntil = Date.now() + everyMs;
-    log("warn", `Sentry did not take what this process sent: ${reason}`, {
+    const why = undelivered > 0 ? reason : "still under way when the SDK was flushed";
+    log("warn", `Sentry did not take what this process sent: ${why}`, {
       undelivered,
+      ...unfinished > 0 && { under_way: unfinished },
       notice_every_ms: everyMs,
     });
     undelivered = 0;
@@ -104,20 +109,24 @@ function noticingLosses(transport: Transport, everyMs: number): Transport {
   };
   return {
     ...transport,
-    send: (envelope: Envelope) =>
-      transport.send(envelope).then((response) => {
+    send: (envelope: Envelope) => {
+      underWay++;
+      return transport.send(envelope).then((response) => {
+        underWay--;
         // No status: dropped unsent, past the sends in flight or while Sentry's rate limit holds.
         if (response.statusCode === undefined) {
           lost("dropped unsent (too many under way, or rate limited)");
         } else if (response.statusCode >= 400) lost(`it answered ${response.statusCode}`);
         return response;
       }, (error) => {
+        underWay--;
         lost(`the send failed (${failure(error)})`);
         throw error;
-      }),
+      });
+    },
     flush: (timeout?: number) =>
       transport.flush(timeout).then((done) => {
-        notice();
+        notice(done ? 0 : underWay);
         return done;
       }),
   };

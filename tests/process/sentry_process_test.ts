@@ -2,7 +2,7 @@
  * @module
  * Sentry where a process of its own matters (the SDK is one per process): SIGTERM flushes an event
  * captured while shutting down, waiting for a slow Sentry only so long, and a Sentry that never
- * answers does not hold the exit; and pages that an absent, never-answering, failing or
+ * answers does not hold the exit (the send it left under way is said); and pages that an absent, never-answering, failing or
  * rate-limiting Sentry never slows — one server per Sentry, measured side by side with the one of
  * a healthy Sentry, round by round: the median of their rounds' ratios stays within 3 ×, where a
  * page that waited for Sentry would take its whole wait (forever, or the SDK's timeout: hundreds
@@ -112,7 +112,7 @@ Deno.test("sentry (server) in a process of its own", async (t) => {
   );
 
   await t.step(
-    "SIGTERM with a Sentry that never answers: the exit still comes in time",
+    "SIGTERM with a Sentry that never answers: the exit still comes in time, and says what it left",
     async () => {
       await using receiver = startSentryReceiver({ delayMs: Infinity });
       await using server = await startServer(sentryEnv(receiver.dsn), ROOT);
@@ -121,6 +121,14 @@ Deno.test("sentry (server) in a process of its own", async (t) => {
       const { code, ms } = await timedStop(server);
       assert.equal(code, 0, "a clean exit");
       assert.ok(ms < EXIT_BOUND_MS, `the exit took ${Math.round(ms)} ms`);
+      // The send was still under way when the exit's flush gave up: lost with the process, and
+      // (before) said nowhere.
+      const notice = server.logs().find((line) => line.level === "warn");
+      assert.equal(
+        notice?.msg,
+        "Sentry did not take what this process sent: still under way when the SDK was flushed",
+      );
+      assert.ok(Number(notice.under_way) >= 1, JSON.stringify(notice));
     },
   );
 

@@ -238,7 +238,8 @@ export interface Collection<T, In = T, I extends string = string, U extends stri
    * For another collection's write that holds only while no item of this one has `value` in the
    * unique index `index` (`checks`): `reservations.create(kv, reservation, { checks:
    * [loans.checkAbsent("openByBook", book)] })` commits only while no loan is open for the book,
-   * in every worker and instance (`ConflictError`, 409, `"exists"`, when one is).
+   * in every worker and instance (`ConflictError`, 409, `"exists"`, when one is; on the collection
+   * written, the item written is none). `value` as the index's key gives it (as for `find`).
    *
    * @throws {TypeError} When `index` is not a unique index, or `value` cannot be one of its values.
    */

@@ -177,7 +177,9 @@ function write(
         keys.item(d, id),
         ...checks.map(({ key }) => key),
       ]) as Deno.KvEntryMaybe<object>[];
-      const failed = checks.find((check, i) => others[i].versionstamp !== check.versionstamp);
+      const failed = checks.find((check, i) =>
+        others[i].versionstamp !== check.versionstamp && !heldByItself(d, id, check, others[i])
+      );
       if (failed) throw checkFailed(d.name, failed);
       const next = await decide(current);
       if (next === KEEP) {
@@ -189,6 +191,23 @@ function write(
       const { versionstamp } = result;
       return { entity: next && { id, value: next, versionstamp }, written: versionstamp };
     }));
+}
+
+/**
+ * Whether a `checkAbsent` of `d`'s own unique value finds it held by the item written: no other
+ * item has it, and a write (keeping it, moving off it, deleting its holder) does not conflict with
+ * itself: refused, it could never pass, however often the user reloaded and tried again. The
+ * commit still checks the entry as read, so a write that takes the value meanwhile still wins.
+ */
+function heldByItself(
+  d: Declared,
+  id: string,
+  check: Deno.AtomicCheck,
+  entry: Deno.KvEntryMaybe<object>,
+): boolean {
+  const [collection, kind] = entry.key;
+  return check.versionstamp === null && collection === d.name && kind === "unique" &&
+    (entry.value as { id?: unknown } | null)?.id === id;
 }
 
 /** A change, and the view whose log it goes to. */
