@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { lessGuardedActions } from "../lib/build/action_guards.ts";
+import { lessGuardedActions, paramlessGuards } from "../lib/build/action_guards.ts";
 import type { LocalImport } from "../lib/build/graph.ts";
 import { scan } from "../lib/build/scan.ts";
 
@@ -66,6 +66,58 @@ Deno.test("an actions module beside a guarded folder is warned of; inside it, or
       importsOf("routes/desk/_actions.ts"),
     );
     assert.deepEqual(inside, []);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("a [param] folder's middleware cannot guard actions: the build says so, in or beside it", async () => {
+  // A clinic's pages are behind a guard reading c.req.param("clinic"); an action's call
+  // (/_action/:id) has no clinic, so inside the folder the guard failed every call (500), and the
+  // advice beside it ("move the module into routes/c/[clinic]/") led there.
+  const root = await Deno.makeTempDir();
+  try {
+    for (
+      const file of [
+        "routes/index.tsx",
+        "routes/c/[clinic]/_middleware.ts",
+        "routes/c/[clinic]/index.tsx",
+        "routes/c/[clinic]/_actions.ts",
+        "routes/c/_rota/actions.ts",
+        "routes/docs/[...path].tsx",
+        "routes/docs/_actions.ts",
+      ]
+    ) {
+      await Deno.mkdir(join(root, file, ".."), { recursive: true });
+      await Deno.writeTextFile(join(root, file), "export default () => null;\n");
+    }
+    const found = await scan(root);
+    const actions = [
+      "routes/c/[clinic]/_actions.ts",
+      "routes/c/_rota/actions.ts",
+      "routes/docs/_actions.ts",
+    ]
+      .map(module);
+    assert.deepEqual(paramlessGuards(found, actions), [
+      "routes/c/[clinic]/_actions.ts: its actions run behind routes/c/[clinic]/_middleware.ts, in a " +
+      "dynamic folder, where an action's call has no clinic: its URL is /_action/:id, not the " +
+      'page\'s, so c.req.param() there is undefined (c.req.param("clinic")). Put the module in a ' +
+      "folder without [clinic] (beside a static guard such as requireUser()), take clinic as an " +
+      'argument and check in each action (docs/actions.md, "Actions of a [param] folder").',
+    ]);
+    const to = (path: string): LocalImport => ({ specifier: path, path, at: "" });
+    const beside = lessGuardedActions(
+      found,
+      actions,
+      new Map([["routes/c/[clinic]/index.tsx", [to("routes/c/_rota/actions.ts")]]]),
+    );
+    assert.deepEqual(beside, [
+      "routes/c/_rota/actions.ts: its actions run behind no _middleware.ts only, while every page " +
+      "that calls them (routes/c/[clinic]/index.tsx) is behind routes/c/[clinic]/_middleware.ts " +
+      "too. That folder's middleware cannot guard an action (an action's URL has no clinic): take " +
+      'clinic as an argument and check in each action (docs/actions.md, "Actions of a [param] ' +
+      'folder").',
+    ]);
   } finally {
     await Deno.remove(root, { recursive: true });
   }

@@ -5,7 +5,10 @@
  * whose form or island calls it: an actions module beside a guarded folder (`routes/_desk/` for the
  * pages of `routes/desk/`, behind `requireRole("clerk")`) runs without the guard, and anyone may
  * call it. A warning, not a refusal: a middleware that guards nothing (a language, a header) may be
- * absent from an action on purpose.
+ * absent from an action on purpose. And the warning for an actions module inside a dynamic folder
+ * (`routes/c/[clinic]/`): its middleware runs for the actions too, but an action's URL
+ * (`/_action/:id`) has none of the page's params, so a guard reading `c.req.param("clinic")` gets
+ * `undefined` there - a failure on every call, or a check of nothing.
  */
 import type { ActionModule } from "./actions.ts";
 import type { LocalImport } from "./graph.ts";
@@ -48,6 +51,21 @@ export function lessGuardedActions(
       .reduce((common, next) => common.filter((m) => next.includes(m)));
     if (missing.length === 0) continue;
     const folder = missing[missing.length - 1].replace(/\/?_middleware\.[jt]sx?$/, "");
+    const params = paramsOf(folder);
+    if (params.length > 0) {
+      // Moving the module into a [param] folder would trade this for paramlessGuards' trap.
+      warnings.push(
+        `${file}: its actions run behind ${
+          own.size ? [...own].map((m) => `routes/${m}`).join(", ") : "no _middleware.ts"
+        } only, while every page that calls them (${
+          callers.map((page) => page.file).join(", ")
+        }) is behind ${missing.map((m) => `routes/${m}`).join(", ")} too. That folder's ` +
+          `middleware cannot guard an action (an action's URL has no ${params.join(", ")}): ` +
+          `take ${params.join(", ")} as an argument and check in each action (docs/actions.md, ` +
+          `"Actions of a [param] folder").`,
+      );
+      continue;
+    }
     warnings.push(
       `${file}: its actions run behind ${
         own.size ? [...own].map((m) => `routes/${m}`).join(", ") : "no _middleware.ts"
@@ -60,4 +78,35 @@ export function lessGuardedActions(
     );
   }
   return warnings;
+}
+
+/**
+ * One line per action module whose `_middleware.ts` chain has a middleware in a dynamic folder
+ * (`[clinic]`, `[...path]`): on a page it reads the URL's params; on an action's call (`/_action/:id`)
+ * there are none, and the line says what to do instead.
+ */
+export function paramlessGuards(found: Scan, actions: readonly ActionModule[]): string[] {
+  const warnings: string[] = [];
+  for (const { file } of actions) {
+    const dynamic = found.middlewaresFor(file).filter((m) => paramsOf(m).length > 0);
+    if (dynamic.length === 0) continue;
+    const params = [...new Set(dynamic.flatMap(paramsOf))];
+    const names = params.join(", ");
+    warnings.push(
+      `${file}: its actions run behind ${
+        dynamic.map((m) => `routes/${m}`).join(", ")
+      }, in a dynamic folder, where an action's call has no ${names}: its URL is /_action/:id, ` +
+        `not the page's, so c.req.param() there is undefined (${
+          params.map((p) => `c.req.param("${p}")`).join(", ")
+        }). Put the module in a folder without [${params[0]}] (beside a static guard such as ` +
+        `requireUser()), take ${names} as an argument and check in each action ` +
+        `(docs/actions.md, "Actions of a [param] folder").`,
+    );
+  }
+  return warnings;
+}
+
+/** The params a path's `[name]` and `[...name]` segments declare, in order. */
+function paramsOf(path: string): string[] {
+  return [...path.matchAll(/\[(?:\.\.\.)?([^\]]+)\]/g)].map((match) => match[1]);
 }

@@ -13,7 +13,7 @@
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Assets, ManifestStyles } from "../server/manifest.ts";
-import { lessGuardedActions } from "./action_guards.ts";
+import { lessGuardedActions, paramlessGuards } from "./action_guards.ts";
 import { type ActionModule, scanActions } from "./actions.ts";
 import { bundle } from "./bundle.ts";
 import { filesBelow } from "./files.ts";
@@ -61,7 +61,11 @@ async function buildNow({ root, dev }: BuildOptions): Promise<void> {
     manifestSource({ scan: found, assets, assetDir, actions, buildId, outDir, styles });
   // What the stylesheets follow; the assets make no import.
   const graph = await serverGraphOf(root, outDir, manifest("", NO_ASSETS), found.islands.values());
-  for (const warning of lessGuardedActions(found, actions, graph.imports)) {
+  const guards = [
+    ...lessGuardedActions(found, actions, graph.imports),
+    ...paramlessGuards(found, actions),
+  ];
+  for (const warning of guards) {
     console.warn(`Warning: ${warning}`);
   }
   const modules = cssModules(root);
