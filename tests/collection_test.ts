@@ -871,3 +871,57 @@ Deno.test("a refused write answers through the product-errors path: its status, 
   }
   assert.deepEqual(logs.lines.filter((line) => line.level === "error"), [], "no failure logged");
 });
+
+Deno.test("list by prefix: an index's string values that start with it, paged, per tenant", async () => {
+  // adopt9's search by patient name prefix, within one clinic, had no way to be asked: an index
+  // lists one value or all of them.
+  using kv = await open();
+  const patients = collection("patients", {
+    schema: v.object({ clinic: v.string(), name: v.string() }),
+    indexes: { byName: { key: (p) => `${p.clinic}/${p.name.toLowerCase()}` } },
+  });
+  const names = [
+    ["north", "Smyth"],
+    ["north", "Sand"],
+    ["north", "smith"],
+    ["south", "Smith"],
+    ["north", "Sm"],
+    ["north", "Smz"],
+    ["north", "Sn"],
+  ];
+  for (const [clinic, name] of names) await patients.create(kv, { clinic, name });
+  const named = (page: { items: { value: { name: string } }[] }) =>
+    page.items.map((item) => item.value.name);
+  const query = { index: "byName", prefix: "north/sm" } as const;
+  assert.deepEqual(named(await patients.list(kv, query)), ["Sm", "smith", "Smyth", "Smz"]);
+  assert.deepEqual(named(await patients.list(kv, { ...query, reverse: true })), [
+    "Smz",
+    "Smyth",
+    "smith",
+    "Sm",
+  ]);
+  const first = await patients.list(kv, { ...query, limit: 3 });
+  assert.deepEqual(named(first), ["Sm", "smith", "Smyth"]);
+  const second = await patients.list(kv, { ...query, limit: 3, cursor: first.cursor });
+  assert.deepEqual([named(second), second.cursor], [["Smz"], null]);
+  // A cursor names its prefix: another prefix's, or the whole index's, is refused.
+  const other = await patients.list(kv, {
+    index: "byName",
+    prefix: "north/s",
+    cursor: first.cursor,
+  })
+    .catch((e) => e);
+  assert.ok(isHttpError(other) && other.status === 400);
+  assert.deepEqual(
+    named(await patients.list(kv, { index: "byName", prefix: "x".repeat(3000) })),
+    [],
+  );
+  // A unique index too; and a prefix needs an index and no value.
+  await cards.create(kv, card({ owner: "ada" }));
+  await cards.create(kv, card({ owner: "adam" }));
+  await cards.create(kv, card({ owner: "bea" }));
+  const owners = await cards.list(kv, { index: "byOwner", prefix: "ad" });
+  assert.deepEqual(owners.items.map((item) => item.value.owner), ["ada", "adam"]);
+  await assert.rejects(patients.list(kv, { prefix: "north" }), TypeError);
+  await assert.rejects(patients.list(kv, { ...query, value: "north/smith" }), TypeError);
+});

@@ -137,8 +137,8 @@ export interface CollectionOptions<
 
 /**
  * A listing: the whole collection in id (creation) order, or by an index - the items of one
- * `value` in id order, or (no `value`) all of them in index value order. `cursor` continues after
- * the page that returned it.
+ * `value` in id order, or (no `value`) all of them in index value order, or only those whose value
+ * starts with `prefix`. `cursor` continues after the page that returned it.
  *
  * @example
  * ```ts
@@ -153,6 +153,13 @@ export interface ListOptions<I extends string> {
   index?: I;
   /** One value of a non-unique index: its items only. */
   value?: Deno.KvKeyPart;
+  /**
+   * With `index` and no `value`: the items whose index value is a string starting with this, in
+   * index value order (a search as the user types: `{ index: "byName", prefix: "smi" }`). Case and
+   * accents count as stored: index a folded value (`key: (p) => p.name.toLowerCase()`) and fold
+   * the prefix alike. An index per tenant puts the tenant first (`` `${clinic}/${name}` ``).
+   */
+  prefix?: string;
   /** Items in the page: 1 to 1,000 (default 50). */
   limit?: number;
   /** From a previous page: where this one starts. A client's is checked (400 if not this listing's). */

@@ -1,10 +1,11 @@
 /**
  * @module
  * Reading a collection: one item by id or by a unique index value, a page of items - all of them
- * in id (creation) order, or by an index, in index value then id order - and a snapshot for a live
- * page. Pages end with an opaque cursor: KV's own (which only ever positions within the listing's
- * key prefix) behind a tag naming the listing, so a cursor from another listing, or one a client
- * made up, is refused with 400 rather than read.
+ * in id (creation) order, or by an index, in index value then id order (all its values, one, or
+ * the string values that start with a prefix) - and a snapshot for a live page. Pages end with an
+ * opaque cursor: KV's own (which only ever positions within the listing's key range) behind a tag
+ * naming the listing, so a cursor from another listing, or one a client made up, is refused with
+ * 400 rather than read.
  */
 import { httpError } from "../../shared/http_error.ts";
 import type { Entity, Snapshot } from "../../shared/live_view.ts";
@@ -15,6 +16,7 @@ import { isId } from "./ids.ts";
 export const PAGE = { default: 50, max: 1_000 } as const;
 
 export interface ListQuery extends View {
+  prefix?: string;
   limit?: number;
   cursor?: string | null;
   reverse?: boolean;
@@ -66,10 +68,14 @@ export async function findItem(
 export async function listItems(
   kv: Deno.Kv,
   d: Declared,
-  { index, value, limit = PAGE.default, cursor, reverse = false }: ListQuery = {},
+  { index, value, prefix: startsWithQuery, limit = PAGE.default, cursor, reverse = false }:
+    ListQuery = {},
 ): Promise<Page<object>> {
   if (index !== undefined && !d.indexes.has(index)) {
     throw new TypeError(`${d.name}: no index "${index}" (declared: ${names(d)})`);
+  }
+  if (startsWithQuery !== undefined && (index === undefined || value !== undefined)) {
+    throw new TypeError(`${d.name}: a prefix lists an index's string values; give index, no value`);
   }
   if (index !== undefined && value !== undefined && d.indexes.get(index)!.unique) {
     throw new TypeError(`${d.name}: "${index}" is unique; find() reads the item of one value`);
@@ -77,11 +83,15 @@ export async function listItems(
   if (index !== undefined && value !== undefined && !isIndexValue(d, index, value)) {
     return { items: [], cursor: null }; // no item can have it: its keys would not fit KV
   }
+  const startsWith = startsWithQuery === undefined ? undefined : String(startsWithQuery);
+  if (startsWith !== undefined && !isIndexValue(d, index!, `${startsWith}\u{10FFFF}`)) {
+    return { items: [], cursor: null }; // longer than any value whose keys fit KV
+  }
   const prefix = keys.listing(d, { index, value });
   const unique = index !== undefined && d.indexes.get(index)!.unique;
-  const tag = tagOf(prefix, reverse);
+  const tag = tagOf(prefix, reverse, startsWith);
   const count = Math.min(PAGE.max, Math.max(1, Math.floor(limit) || PAGE.default));
-  const iterator = kv.list<object>({ prefix }, {
+  const iterator = kv.list<object>(selectorOf(prefix, startsWith), {
     limit: count + 1, // one more: is there a next page?
     reverse,
     cursor: cursor ? kvCursor(cursor, tag) : undefined,
@@ -134,11 +144,21 @@ function names(d: Declared): string {
   return [...d.indexes.keys()].join(", ") || "none";
 }
 
-/** A short hash (FNV-1a) of the listing a cursor belongs to: its prefix and direction. */
-function tagOf(prefix: Deno.KvKey, reverse: boolean): string {
+/**
+ * The keys of a listing, or of its index values that start with `startsWith`: from the prefix
+ * itself to the prefix followed by the greatest code point (U+10FFFF), which no text follows
+ * (a value with U+10FFFF right after the prefix, a noncharacter, aside).
+ */
+function selectorOf(prefix: Deno.KvKey, startsWith: string | undefined): Deno.KvListSelector {
+  if (startsWith === undefined) return { prefix };
+  return { start: [...prefix, startsWith], end: [...prefix, `${startsWith}\u{10FFFF}`] };
+}
+
+/** A short hash (FNV-1a) of the listing a cursor belongs to: its prefix, value prefix and direction. */
+function tagOf(prefix: Deno.KvKey, reverse: boolean, startsWith: string | undefined): string {
   let hash = 0x811c9dc5;
   const text = JSON.stringify(
-    prefix,
+    [prefix, startsWith ?? null],
     (_, part) =>
       typeof part === "bigint" ? `${part}n` : part instanceof Uint8Array ? [...part] : part,
   ) +
