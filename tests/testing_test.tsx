@@ -347,6 +347,12 @@ Deno.test("an action called as an island calls it: value, ActionError or redirec
     async () => {
       const stray = async () => await Promise.resolve(1);
       await assert.rejects(client.call(stray), /is not a server action of an app made/);
+      // adopt9 added an action to a module the last build had seen: no new file, so no warning
+      // that the build is older; the error must name the build.
+      await assert.rejects(
+        client.call(stray),
+        /An export added to a "use server" module since then is not in it: run deno task build/,
+      );
       // A test of a server in another process meets it first: it names both ways out.
       await assert.rejects(
         client.call(stray),

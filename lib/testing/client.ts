@@ -593,7 +593,9 @@ function urlOf(action: (...args: never[]) => unknown): string {
     // A test of a server in another process (a client of its origin) meets this first: say how.
     throw new TypeError(
       `${action.name || "this function"} is not a server action of an app made in this process: ` +
-        `an action gets its URL when createApp registers it. For a server in another process, ` +
+        `an action gets its URL when createApp registers it, from the manifest of the last build. ` +
+        `An export added to a "use server" module since then is not in it: run deno task build. ` +
+        `For a server in another process, ` +
         `make the app in the test too from the same build (createApp(manifest, { root, kv }), ` +
         `never served): its actions then have that server's URLs. Or pass the URL the page's ` +
         `form posts to (/_action/...).`,
