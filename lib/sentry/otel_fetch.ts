@@ -113,11 +113,42 @@ function withCallers(bag: Baggage, header: unknown): Baggage {
   return bag;
 }
 
-/** The entries as W3C Baggage writes them, after any `baggage` the call had already. */
+/** W3C Baggage's other limits, as Deno's propagator (OpenTelemetry's) keeps them. */
+const MAX_MEMBERS = 180;
+const MAX_MEMBER = 4_096;
+
+/**
+ * The entries as W3C Baggage writes them, after any `baggage` the call had already, whose value
+ * of a key is the one that goes (a receiver takes the last of two). Within W3C's limits, as Deno's
+ * propagator writes them: members that would go past are left out, the trace's DSC last of all -
+ * it goes first - as a receiver takes no DSC from a longer header (`dscFromBaggage`).
+ */
 function appendBaggage(headers: Headers, entries: [string, BaggageEntry][]): void {
-  const list = entries.map(([key, { value }]) =>
-    `${encodeURIComponent(key)}=${encodeURIComponent(value)}`
-  ).join(",");
   const own = headers.get("baggage");
-  headers.set("baggage", own ? `${own},${list}` : list);
+  const members = own ? own.split(",") : [];
+  const taken = new Set(members.map(keyOf));
+  let length = own?.length ?? 0;
+  const dscFirst = [
+    ...entries.filter(([key]) => key.startsWith("sentry-")),
+    ...entries.filter(([key]) => !key.startsWith("sentry-")),
+  ];
+  for (const [key, { value }] of dscFirst) {
+    if (members.length >= MAX_MEMBERS) break;
+    const member = `${encodeURIComponent(key)}=${encodeURIComponent(value)}`;
+    const added = member.length + (members.length ? 1 : 0);
+    if (taken.has(key) || member.length > MAX_MEMBER || length + added > MAX_BAGGAGE) continue;
+    members.push(member);
+    length += added;
+  }
+  if (members.length) headers.set("baggage", members.join(","));
+}
+
+/** A baggage member's key, decoded where it can be. */
+function keyOf(member: string): string {
+  const key = member.split("=", 1)[0].trim();
+  try {
+    return decodeURIComponent(key);
+  } catch {
+    return key;
+  }
 }
