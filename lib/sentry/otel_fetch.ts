@@ -13,6 +13,7 @@
 import {
   type Baggage,
   type BaggageEntry,
+  baggageEntryMetadataFromString,
   context,
   createContextKey,
   propagation,
@@ -94,18 +95,27 @@ export function propagateOnFetch(options: PropagationOptions): void {
 
 /**
  * `bag` with the entries of the caller's `baggage` header (kept as sent by `requestSpan`), as
- * Deno's propagator would have extracted them: a member whose key or value does not decode is
- * left out, and so is a header past W3C's limit (`MAX_BAGGAGE`).
+ * Deno's propagator (OpenTelemetry's) would have extracted them: properties kept, the last member
+ * of a key taken; a member whose key or value does not decode is left out, and so is a header past
+ * W3C's limit (`MAX_BAGGAGE`). An entry the app set itself stays as it is.
  */
 function withCallers(bag: Baggage, header: unknown): Baggage {
   if (typeof header !== "string" || header.length > MAX_BAGGAGE) return bag;
+  const set = new Set(bag.getAllEntries().map(([key]) => key));
   for (const member of header.split(",")) {
-    const eq = member.indexOf("=");
+    const [pair, ...properties] = member.split(";");
+    const eq = pair.indexOf("=");
     if (eq < 1) continue;
     try {
-      const key = decodeURIComponent(member.slice(0, eq).trim());
-      const value = decodeURIComponent(member.slice(eq + 1).split(";")[0].trim());
-      if (key && bag.getEntry(key) === undefined) bag = bag.setEntry(key, { value });
+      const key = decodeURIComponent(pair.slice(0, eq).trim());
+      const value = decodeURIComponent(pair.slice(eq + 1).trim());
+      if (!key || set.has(key)) continue;
+      bag = bag.setEntry(
+        key,
+        properties.length
+          ? { value, metadata: baggageEntryMetadataFromString(properties.join(";")) }
+          : { value },
+      );
     } catch {
       // not percent-encoded as W3C Baggage has it: no entry
     }
@@ -132,9 +142,10 @@ function appendBaggage(headers: Headers, entries: [string, BaggageEntry][]): voi
     ...entries.filter(([key]) => key.startsWith("sentry-")),
     ...entries.filter(([key]) => !key.startsWith("sentry-")),
   ];
-  for (const [key, { value }] of dscFirst) {
+  for (const [key, { value, metadata }] of dscFirst) {
     if (members.length >= MAX_MEMBERS) break;
-    const member = `${encodeURIComponent(key)}=${encodeURIComponent(value)}`;
+    const member = `${encodeURIComponent(key)}=${encodeURIComponent(value)}` +
+      (metadata ? `;${metadata.toString()}` : "");
     const added = member.length + (members.length ? 1 : 0);
     if (taken.has(key) || member.length > MAX_MEMBER || length + added > MAX_BAGGAGE) continue;
     members.push(member);

@@ -127,3 +127,35 @@ Deno.test("review 14: an outgoing call's baggage keeps W3C's limits, the DSC fir
   assert.ok(members.includes("vendor=acme"), sent);
   assert.ok(members.includes(`sentry-trace_id=${trace}`), sent);
 });
+
+Deno.test("review 14: a caller's baggage goes on as Deno's propagator sends it: properties kept, the last of a key", async () => {
+  const built = await builtTarget(FILES);
+  await using receiver = startSentryReceiver();
+  const seen: Headers[] = [];
+  await using upstream = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    (req) => {
+      seen.push(req.headers);
+      return new Response("upstream");
+    },
+  );
+  await using server = await startTarget(
+    {
+      SENTRY_DSN: receiver.dsn,
+      SENTRY_TRACES_SAMPLE_RATE: "1",
+      UPSTREAM: `http://127.0.0.1:${upstream.addr.port}/`,
+    },
+    { root: built.root, script: "lib/cli/launch.ts" },
+  );
+  const res = await server.fetch("/findings/upstream", {
+    headers: {
+      traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+      baggage: "dup=1,region=eu;ttl=30;hop,dup=2",
+    },
+  });
+  assert.equal(await res.text(), "upstream");
+  const members = seen.at(-1)!.get("baggage")!.split(",");
+  // Before: region=eu (its properties lost) and dup=1 (Deno's propagator keeps the last).
+  assert.ok(members.includes("region=eu;ttl=30;hop"), `properties kept: ${members}`);
+  assert.deepEqual(members.filter((m) => m.startsWith("dup=")), ["dup=2"], `${members}`);
+});
