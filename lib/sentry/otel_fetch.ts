@@ -78,13 +78,17 @@ export function propagateOnFetch(options: PropagationOptions): void {
         bag = bag.setEntry(`sentry-${key}`, { value } as BaggageEntry);
       }
     }
-    const entries = bag.getAllEntries();
+    const all = bag.getAllEntries();
+    const entries = dscFirst(all);
     if (!denoWritesBaggage) {
       if (entries.length) appendBaggage(ownHeaders(), entries);
       return original(input, headers ? { ...init, headers } : init);
     }
     const withBaggage = entries.length
-      ? propagation.setBaggage(active, bag)
+      ? propagation.setBaggage(
+        active,
+        entries === all ? bag : propagation.createBaggage(Object.fromEntries(entries)),
+      )
       : propagation.deleteBaggage(active);
     return context.with(
       withBaggage,
@@ -123,6 +127,17 @@ function withCallers(bag: Baggage, header: unknown): Baggage {
   return bag;
 }
 
+/**
+ * The trace's DSC ahead of the other entries: past W3C's limits a writer (Deno's propagator, or
+ * `appendBaggage`) leaves out the last members, and a receiver needs the DSC to stay on the trace.
+ */
+function dscFirst(entries: [string, BaggageEntry][]): [string, BaggageEntry][] {
+  const dsc = entries.filter(([key]) => key.startsWith("sentry-"));
+  return dsc.length === 0 || dsc.length === entries.length
+    ? entries
+    : [...dsc, ...entries.filter(([key]) => !key.startsWith("sentry-"))];
+}
+
 /** W3C Baggage's other limits, as Deno's propagator (OpenTelemetry's) keeps them. */
 const MAX_MEMBERS = 180;
 const MAX_MEMBER = 4_096;
@@ -130,19 +145,15 @@ const MAX_MEMBER = 4_096;
 /**
  * The entries as W3C Baggage writes them, after any `baggage` the call had already, whose value
  * of a key is the one that goes (a receiver takes the last of two). Within W3C's limits, as Deno's
- * propagator writes them: members that would go past are left out, the trace's DSC last of all -
- * it goes first - as a receiver takes no DSC from a longer header (`dscFromBaggage`).
+ * propagator writes them: members that would go past are left out (the DSC comes first: a receiver
+ * takes no DSC from a longer header, `dscFromBaggage`).
  */
 function appendBaggage(headers: Headers, entries: [string, BaggageEntry][]): void {
   const own = headers.get("baggage");
   const members = own ? own.split(",") : [];
   const taken = new Set(members.map(keyOf));
   let length = own?.length ?? 0;
-  const dscFirst = [
-    ...entries.filter(([key]) => key.startsWith("sentry-")),
-    ...entries.filter(([key]) => !key.startsWith("sentry-")),
-  ];
-  for (const [key, { value, metadata }] of dscFirst) {
+  for (const [key, { value, metadata }] of entries) {
     if (members.length >= MAX_MEMBERS) break;
     const member = `${encodeURIComponent(key)}=${encodeURIComponent(value)}` +
       (metadata ? `;${metadata.toString()}` : "");

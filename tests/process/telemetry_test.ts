@@ -326,6 +326,20 @@ Deno.test("telemetry: Deno's OpenTelemetry with Sentry on one trace", async (t) 
   });
 
   await t.step(
+    "a caller's 200 baggage members: Deno writes 180, the trace's DSC among them",
+    async () => {
+      // Deno's propagator keeps the first 180 members: the DSC, written after the caller's entries,
+      // was left out (review 14) and the upstream's Sentry SDK started a DSC of its own.
+      const baggage = Array.from({ length: 200 }, (_, i) => `k${i}=1`).join(",");
+      await get("/upstreams", { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01`, baggage });
+      const sent = listed.seen.at(-1)!.get("baggage")!;
+      assert.equal(sent.split(",").length, 180, "W3C's limit, as Deno keeps it");
+      assert.equal(dscOf(sent).trace_id, CALLER_TRACE, `the trace's DSC: ${sent.slice(-120)}`);
+      assert.match(sent, /(^|,)k0=1,/, "the caller's first entries go on");
+    },
+  );
+
+  await t.step(
     "a caller's sentry-trace and baggage, no traceparent: continued as well",
     async () => {
       const trace = "1af7651916cd43dd8448eb211c80319c";
