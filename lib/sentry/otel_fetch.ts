@@ -80,9 +80,15 @@ export function propagateOnFetch(options: PropagationOptions): void {
     }
     const all = bag.getAllEntries();
     const entries = dscFirst(all);
-    if (!denoWritesBaggage) {
+    // A call that sets its own `baggage` gets the one header written here, Deno's propagator given
+    // none: it would append a second, the caller's value of a key after the call's (the one a
+    // receiver keeps).
+    const ownBaggage = (init?.headers !== undefined || input instanceof Request) &&
+      ownHeaders().has("baggage");
+    if (!denoWritesBaggage || ownBaggage) {
       if (entries.length) appendBaggage(ownHeaders(), entries);
-      return original(input, headers ? { ...init, headers } : init);
+      const call = () => original(input, headers ? { ...init, headers } : init);
+      return denoWritesBaggage ? context.with(propagation.deleteBaggage(active), call) : call();
     }
     const withBaggage = entries.length
       ? propagation.setBaggage(
