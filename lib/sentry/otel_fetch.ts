@@ -5,8 +5,8 @@
  * and *appends* `traceparent`, and `baggage` from the OTel context when its baggage propagator is
  * on. So this wrapper never sets `traceparent` (that would make two); it adds `sentry-trace`, and
  * the trace's DSC beside the caller's other entries goes out as the one `baggage` header: handed
- * to Deno as OTel baggage, or - under the launcher, which leaves Deno's baggage propagator out
- * (`otel/env.ts`) - written here. Hosts that are not propagation targets get no Sentry header and
+ * to Deno as OTel baggage, or written here: under the launcher, which leaves Deno's baggage
+ * propagator out (`otel/env.ts`), and for a call that sets a `baggage` of its own. Hosts that are not propagation targets get no Sentry header and
  * none of the `sentry-*` baggage entries. Sentry's own hosts (the ingest, Spotlight) get no span
  * and no header at all.
  */
