@@ -122,3 +122,28 @@ Deno.test("a [param] folder's middleware cannot guard actions: the build says so
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("an actions module reached only through a guarded folder's layout is warned of", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    for (const file of [...FILES, "routes/desk/_layout.tsx", "islands/DeskBar.tsx"]) {
+      await Deno.mkdir(join(root, file, ".."), { recursive: true });
+      await Deno.writeTextFile(join(root, file), "export default () => null;\n");
+    }
+    const found = await scan(root);
+    // The desk's pages render no island of their own: its layout's toolbar calls the actions.
+    const to = (path: string): LocalImport => ({ specifier: path, path, at: "" });
+    const imports = new Map([
+      ["routes/desk/_layout.tsx", [to("islands/DeskBar.tsx")]],
+      ["islands/DeskBar.tsx", [to("routes/_desk/actions.ts")]],
+    ]);
+    const warnings = lessGuardedActions(found, [module("routes/_desk/actions.ts")], imports);
+    assert.equal(warnings.length, 1, "before: none (a layout was no caller)");
+    assert.match(
+      warnings[0],
+      /^routes\/_desk\/actions\.ts: .*\(routes\/desk\/index\.tsx\) is behind routes\/desk\/_middleware\.ts/,
+    );
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});

@@ -15,8 +15,9 @@ import type { LocalImport } from "./graph.ts";
 import type { Scan } from "./scan.ts";
 
 /**
- * One line per action module whose every calling page sits behind a `_middleware.ts` the module's
- * own folders lack, naming the module, the pages, the missing middleware and where to move it.
+ * One line per action module whose every calling page (itself or its layouts importing it) sits
+ * behind a `_middleware.ts` the module's own folders lack, naming the module, the pages, the
+ * missing middleware and where to move it.
  */
 export function lessGuardedActions(
   found: Scan,
@@ -24,9 +25,9 @@ export function lessGuardedActions(
   imports: ReadonlyMap<string, readonly LocalImport[]>,
 ): string[] {
   if (actions.length === 0) return [];
-  const reachedFrom = (start: string) => {
+  const reachedFrom = (starts: string[]) => {
     const seen = new Set<string>();
-    const stack = [start];
+    const stack = starts;
     while (stack.length > 0) {
       const file = stack.pop()!;
       if (seen.has(file)) continue;
@@ -35,10 +36,11 @@ export function lessGuardedActions(
     }
     return seen;
   };
+  // A page calls what its layouts render too: a guarded folder's toolbar island in its layout.
   const pages = found.routes.map((route) => ({
     file: `routes/${route.file}`,
     middlewares: route.middlewares,
-    reaches: reachedFrom(`routes/${route.file}`),
+    reaches: reachedFrom([route.file, ...route.layouts].map((file) => `routes/${file}`)),
   }));
   const warnings: string[] = [];
   for (const { file } of actions) {

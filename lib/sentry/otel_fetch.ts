@@ -5,14 +5,15 @@
  * and *appends* `traceparent`, and `baggage` from the OTel context when its baggage propagator is
  * on. So this wrapper never sets `traceparent` (that would make two); it adds `sentry-trace`, and
  * the trace's DSC beside the caller's other entries goes out as the one `baggage` header: handed
- * to Deno as OTel baggage, or - under the launcher, which leaves Deno's baggage propagator out
- * (`otel/env.ts`) - written here. Hosts that are not propagation targets get no Sentry header and
+ * to Deno as OTel baggage, or written here: under the launcher, which leaves Deno's baggage
+ * propagator out (`otel/env.ts`), and for a call that sets a `baggage` of its own. Hosts that are not propagation targets get no Sentry header and
  * none of the `sentry-*` baggage entries. Sentry's own hosts (the ingest, Spotlight) get no span
  * and no header at all.
  */
 import {
   type Baggage,
   type BaggageEntry,
+  baggageEntryMetadataFromString,
   context,
   createContextKey,
   propagation,
@@ -77,13 +78,23 @@ export function propagateOnFetch(options: PropagationOptions): void {
         bag = bag.setEntry(`sentry-${key}`, { value } as BaggageEntry);
       }
     }
-    const entries = bag.getAllEntries();
-    if (!denoWritesBaggage) {
+    const all = bag.getAllEntries();
+    const entries = dscFirst(all);
+    // A call that sets its own `baggage` gets the one header written here, Deno's propagator given
+    // none: it would append a second, the caller's value of a key after the call's (the one a
+    // receiver keeps).
+    const ownBaggage = (init?.headers !== undefined || input instanceof Request) &&
+      ownHeaders().has("baggage");
+    if (!denoWritesBaggage || ownBaggage) {
       if (entries.length) appendBaggage(ownHeaders(), entries);
-      return original(input, headers ? { ...init, headers } : init);
+      const call = () => original(input, headers ? { ...init, headers } : init);
+      return denoWritesBaggage ? context.with(propagation.deleteBaggage(active), call) : call();
     }
     const withBaggage = entries.length
-      ? propagation.setBaggage(active, bag)
+      ? propagation.setBaggage(
+        active,
+        entries === all ? bag : propagation.createBaggage(Object.fromEntries(entries)),
+      )
       : propagation.deleteBaggage(active);
     return context.with(
       withBaggage,
@@ -94,18 +105,27 @@ export function propagateOnFetch(options: PropagationOptions): void {
 
 /**
  * `bag` with the entries of the caller's `baggage` header (kept as sent by `requestSpan`), as
- * Deno's propagator would have extracted them: a member whose key or value does not decode is
- * left out, and so is a header past W3C's limit (`MAX_BAGGAGE`).
+ * Deno's propagator (OpenTelemetry's) would have extracted them: properties kept, the last member
+ * of a key taken; a member whose key or value does not decode is left out, and so is a header past
+ * W3C's limit (`MAX_BAGGAGE`). An entry the app set itself stays as it is.
  */
 function withCallers(bag: Baggage, header: unknown): Baggage {
   if (typeof header !== "string" || header.length > MAX_BAGGAGE) return bag;
+  const set = new Set(bag.getAllEntries().map(([key]) => key));
   for (const member of header.split(",")) {
-    const eq = member.indexOf("=");
+    const [pair, ...properties] = member.split(";");
+    const eq = pair.indexOf("=");
     if (eq < 1) continue;
     try {
-      const key = decodeURIComponent(member.slice(0, eq).trim());
-      const value = decodeURIComponent(member.slice(eq + 1).split(";")[0].trim());
-      if (key && bag.getEntry(key) === undefined) bag = bag.setEntry(key, { value });
+      const key = decodeURIComponent(pair.slice(0, eq).trim());
+      const value = decodeURIComponent(pair.slice(eq + 1).trim());
+      if (!key || set.has(key)) continue;
+      bag = bag.setEntry(
+        key,
+        properties.length
+          ? { value, metadata: baggageEntryMetadataFromString(properties.join(";")) }
+          : { value },
+      );
     } catch {
       // not percent-encoded as W3C Baggage has it: no entry
     }
@@ -113,11 +133,50 @@ function withCallers(bag: Baggage, header: unknown): Baggage {
   return bag;
 }
 
-/** The entries as W3C Baggage writes them, after any `baggage` the call had already. */
+/**
+ * The trace's DSC ahead of the other entries: past W3C's limits a writer (Deno's propagator, or
+ * `appendBaggage`) leaves out the last members, and a receiver needs the DSC to stay on the trace.
+ */
+function dscFirst(entries: [string, BaggageEntry][]): [string, BaggageEntry][] {
+  const dsc = entries.filter(([key]) => key.startsWith("sentry-"));
+  return dsc.length === 0 || dsc.length === entries.length
+    ? entries
+    : [...dsc, ...entries.filter(([key]) => !key.startsWith("sentry-"))];
+}
+
+/** W3C Baggage's other limits, as Deno's propagator (OpenTelemetry's) keeps them. */
+const MAX_MEMBERS = 180;
+const MAX_MEMBER = 4_096;
+
+/**
+ * The entries as W3C Baggage writes them, after any `baggage` the call had already, whose value
+ * of a key is the one that goes (a receiver takes the last of two). Within W3C's limits, as Deno's
+ * propagator writes them: members that would go past are left out (the DSC comes first: a receiver
+ * takes no DSC from a longer header, `dscFromBaggage`).
+ */
 function appendBaggage(headers: Headers, entries: [string, BaggageEntry][]): void {
-  const list = entries.map(([key, { value }]) =>
-    `${encodeURIComponent(key)}=${encodeURIComponent(value)}`
-  ).join(",");
   const own = headers.get("baggage");
-  headers.set("baggage", own ? `${own},${list}` : list);
+  const members = own ? own.split(",") : [];
+  const taken = new Set(members.map(keyOf));
+  let length = own?.length ?? 0;
+  for (const [key, { value, metadata }] of entries) {
+    if (members.length >= MAX_MEMBERS) break;
+    const member = `${encodeURIComponent(key)}=${encodeURIComponent(value)}` +
+      (metadata ? `;${metadata.toString()}` : "");
+    const added = member.length + (members.length ? 1 : 0);
+    if (taken.has(key) || member.length > MAX_MEMBER || length + added > MAX_BAGGAGE) continue;
+    members.push(member);
+    length += added;
+  }
+  if (members.length) headers.set("baggage", members.join(","));
+}
+
+/** A baggage member's key, decoded where it can be. */
+function keyOf(member: string): string {
+  const key = member.split("=", 1)[0].trim();
+  try {
+    return decodeURIComponent(key);
+  } catch {
+    return key;
+  }
 }

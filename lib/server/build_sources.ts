@@ -6,8 +6,8 @@
  * 404, its guard is silently absent - in a product's in-process tests, and under `deno serve
  * main.ts` after a pull without `deno task build`. So an app made from a manifest lists those two
  * folders once and warns of modules the build did not have. Where they cannot be listed (a file
- * system that cannot be read), nothing is said; nor is anything about a module removed since, as
- * importing it fails by itself.
+ * system that cannot be read, folders `--allow-read` does not reach), nothing is said; nor is
+ * anything about a module removed since, as importing it fails by itself.
  */
 import { readdirSync } from "node:fs";
 import { join, relative, sep } from "node:path";
@@ -25,9 +25,13 @@ export function sourceModules(routes: readonly string[], islands: readonly strin
 
 /** The modules under `root` that `built` has not got; undefined when they cannot be listed. */
 export function modulesAddedSince(root: string, built: readonly string[]): string[] | undefined {
+  const [routes, islands] = [join(root, "routes"), join(root, "islands")];
   let now: string[];
   try {
-    now = sourceModules(filesBelow(join(root, "routes")), filesBelow(join(root, "islands")));
+    // Asked first: at a terminal, reading a folder `--allow-read` leaves out prompts for it, and
+    // the start would wait on the answer.
+    if (!readable(routes) || !readable(islands)) return undefined;
+    now = sourceModules(filesBelow(routes), filesBelow(islands));
   } catch {
     return undefined;
   }
@@ -53,6 +57,10 @@ export function warnOfUnbuiltModules(root: string, buildId: string, built: reado
       "builds by itself).",
     { added },
   );
+}
+
+function readable(dir: string): boolean {
+  return Deno.permissions.querySync({ name: "read", path: dir }).state === "granted";
 }
 
 function filesBelow(dir: string): string[] {

@@ -59,6 +59,14 @@ export const handler = {
       throw new Error("the feed broke");
     }),
 };\n`,
+    // A call that sets its own baggage, to the first upstream.
+    "routes/own_baggage.ts": `export const handler = {
+  async GET() {
+    const [url] = Deno.env.get("UPSTREAM_URLS")!.split(",");
+    await (await fetch(url, { headers: { baggage: "tenant=b" } })).body?.cancel();
+    return new Response("fetched");
+  },
+};\n`,
     "routes/upstreams.ts": `export const handler = {
   async GET() {
     for (const url of Deno.env.get("UPSTREAM_URLS")!.split(",")) await (await fetch(url)).body?.cancel();
@@ -324,6 +332,35 @@ Deno.test("telemetry: Deno's OpenTelemetry with Sentry on one trace", async (t) 
     assert.match(listed.seen.at(-1)!.get("baggage")!, /vendor=acme/, "others' entries kept");
     assert.doesNotMatch(unlisted.seen.at(-1)!.get("baggage") ?? "", /sentry-/);
   });
+
+  await t.step(
+    "a caller's 200 baggage members: Deno writes 180, the trace's DSC among them",
+    async () => {
+      // Deno's propagator keeps the first 180 members: the DSC, written after the caller's entries,
+      // was left out (review 14) and the upstream's Sentry SDK started a DSC of its own.
+      const baggage = Array.from({ length: 200 }, (_, i) => `k${i}=1`).join(",");
+      await get("/upstreams", { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01`, baggage });
+      const sent = listed.seen.at(-1)!.get("baggage")!;
+      assert.equal(sent.split(",").length, 180, "W3C's limit, as Deno keeps it");
+      assert.equal(dscOf(sent).trace_id, CALLER_TRACE, `the trace's DSC: ${sent.slice(-120)}`);
+      assert.match(sent, /(^|,)k0=1,/, "the caller's first entries go on");
+    },
+  );
+
+  await t.step(
+    "a call that sets its own baggage: one baggage header, its value of a key",
+    async () => {
+      // Before (review 14): Deno appended its own header, "tenant=b, tenant=a,...": a receiver takes
+      // the last member of a key, the caller's.
+      const baggage = `tenant=a,vendor=acme`;
+      await get("/own_baggage", { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-01`, baggage });
+      const { dsc } = assertOneTrace(listed.seen.at(-1)!);
+      assert.equal(dsc.trace_id, CALLER_TRACE);
+      const members = listed.seen.at(-1)!.get("baggage")!.split(",");
+      assert.deepEqual(members.filter((m) => m.startsWith("tenant=")), ["tenant=b"], `${members}`);
+      assert.ok(members.includes("vendor=acme"), `${members}`);
+    },
+  );
 
   await t.step(
     "a caller's sentry-trace and baggage, no traceparent: continued as well",

@@ -68,3 +68,94 @@ Deno.test("attack 13: a caller's baggage Deno cannot decode is answered, and the
   assert.ok(members.includes("sentry-public_key=callerkey"), "the caller's DSC, as it came");
   assert.equal(new Set(members.map((m) => m.split("=")[0])).size, members.length, "once each");
 });
+
+const OWN_BAGGAGE = {
+  "routes/findings/own_baggage.ts": `export const handler = {
+    async GET() {
+      const res = await fetch(Deno.env.get("UPSTREAM")!, { headers: { baggage: "tenant=b" } });
+      return new Response(await res.text());
+    },
+  };\n`,
+};
+
+Deno.test("review 14: an outgoing call's baggage keeps W3C's limits, the DSC first, and the call's own entries", async () => {
+  const built = await builtTarget({ ...FILES, ...OWN_BAGGAGE });
+  await using receiver = startSentryReceiver();
+  const seen: Headers[] = [];
+  await using upstream = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    (req) => {
+      seen.push(req.headers);
+      return new Response("upstream");
+    },
+  );
+  await using server = await startTarget(
+    {
+      SENTRY_DSN: receiver.dsn,
+      SENTRY_TRACES_SAMPLE_RATE: "1",
+      UPSTREAM: `http://127.0.0.1:${upstream.addr.port}/`,
+    },
+    { root: built.root, script: "lib/cli/launch.ts" },
+  );
+  const trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+  const traceparent = `00-${trace}-00f067aa0ba902b7-01`;
+
+  // A caller (no Sentry SDK) whose baggage is 8 KB exactly, of a thousand small members: what
+  // goes on is within 8 KB and 180 members (as Deno's propagator sends it), the trace's DSC in it.
+  // Before: 8,396 characters, over a thousand members, the DSC last - and a receiver of a header past 8 KB
+  // takes no DSC from it (dsc.ts).
+  const small = Array.from({ length: 1_000 }, (_, i) => `k${String(i).padStart(4, "0")}=1`);
+  const big = `${small.join(",")},pad=`.padEnd(8_192, "x");
+  assert.equal(big.length, 8_192);
+  let res = await server.fetch("/findings/upstream", { headers: { traceparent, baggage: big } });
+  assert.equal(await res.text(), "upstream");
+  let sent = seen.at(-1)!.get("baggage")!;
+  assert.ok(sent.length <= 8_192, `at most 8 KB: ${sent.length}`);
+  let members = sent.split(",");
+  assert.ok(members.length <= 180, `at most 180 members: ${members.length}`);
+  assert.ok(members.includes(`sentry-trace_id=${trace}`), `the trace's DSC: ${members.slice(-8)}`);
+  assert.ok(members.includes("k0000=1"), "the caller's first entries go on");
+
+  // A call that sets its own baggage: its value of a key is the one that goes, once.
+  res = await server.fetch("/findings/own_baggage", {
+    headers: { traceparent, baggage: "tenant=a,vendor=acme" },
+  });
+  assert.equal(await res.text(), "upstream");
+  sent = seen.at(-1)!.get("baggage")!;
+  members = sent.split(",");
+  assert.deepEqual(members.filter((m) => m.startsWith("tenant=")), ["tenant=b"], sent);
+  assert.ok(members.includes("vendor=acme"), sent);
+  assert.ok(members.includes(`sentry-trace_id=${trace}`), sent);
+});
+
+Deno.test("review 14: a caller's baggage goes on as Deno's propagator sends it: properties kept, the last of a key", async () => {
+  const built = await builtTarget(FILES);
+  await using receiver = startSentryReceiver();
+  const seen: Headers[] = [];
+  await using upstream = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    (req) => {
+      seen.push(req.headers);
+      return new Response("upstream");
+    },
+  );
+  await using server = await startTarget(
+    {
+      SENTRY_DSN: receiver.dsn,
+      SENTRY_TRACES_SAMPLE_RATE: "1",
+      UPSTREAM: `http://127.0.0.1:${upstream.addr.port}/`,
+    },
+    { root: built.root, script: "lib/cli/launch.ts" },
+  );
+  const res = await server.fetch("/findings/upstream", {
+    headers: {
+      traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+      baggage: "dup=1,region=eu;ttl=30;hop,dup=2",
+    },
+  });
+  assert.equal(await res.text(), "upstream");
+  const members = seen.at(-1)!.get("baggage")!.split(",");
+  // Before: region=eu (its properties lost) and dup=1 (Deno's propagator keeps the last).
+  assert.ok(members.includes("region=eu;ttl=30;hop"), `properties kept: ${members}`);
+  assert.deepEqual(members.filter((m) => m.startsWith("dup=")), ["dup=2"], `${members}`);
+});
