@@ -9,8 +9,6 @@
  * system that cannot be read, folders `--allow-read` does not reach), nothing is said; nor is
  * anything about a module removed since, as importing it fails by itself.
  */
-import { readdirSync } from "node:fs";
-import { join, relative, sep } from "node:path";
 import { log } from "./log.ts";
 
 const MODULE = /\.(tsx|ts|jsx|js|mts|mjs)$/;
@@ -25,7 +23,7 @@ export function sourceModules(routes: readonly string[], islands: readonly strin
 
 /** The modules under `root` that `built` has not got; undefined when they cannot be listed. */
 export function modulesAddedSince(root: string, built: readonly string[]): string[] | undefined {
-  const [routes, islands] = [join(root, "routes"), join(root, "islands")];
+  const [routes, islands] = [`${root}/routes`, `${root}/islands`];
   let now: string[];
   try {
     // Asked first: at a terminal, reading a folder `--allow-read` leaves out prompts for it, and
@@ -63,15 +61,25 @@ function readable(dir: string): boolean {
   return Deno.permissions.querySync({ name: "read", path: dir }).state === "granted";
 }
 
+/**
+ * Files below `dir` (paths relative to it, `/`-separated), as the build lists them
+ * (`build/files.ts`): symbolic links are not followed. Deno's own calls, not `node:fs`'s, which a
+ * server serving pages never loads otherwise (`tests/process/server_memory_test.ts`).
+ */
 function filesBelow(dir: string): string[] {
-  let entries;
+  const files: string[] = [];
+  const walk = (below: string) => {
+    for (const entry of Deno.readDirSync(below ? `${dir}/${below}` : dir)) {
+      const path = below ? `${below}/${entry.name}` : entry.name;
+      if (entry.isDirectory) walk(path);
+      else if (entry.isFile) files.push(path);
+    }
+  };
   try {
-    entries = readdirSync(dir, { recursive: true, withFileTypes: true });
+    walk("");
   } catch (error) {
-    if ((error as { code?: string }).code === "ENOENT") return [];
+    if (error instanceof Deno.errors.NotFound) return [];
     throw error;
   }
-  return entries
-    .filter((entry) => entry.isFile())
-    .map((entry) => relative(dir, join(entry.parentPath, entry.name)).split(sep).join("/"));
+  return files;
 }
