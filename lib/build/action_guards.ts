@@ -8,7 +8,10 @@
  * absent from an action on purpose. And the warning for an actions module inside a dynamic folder
  * (`routes/c/[clinic]/`): its middleware runs for the actions too, but an action's URL
  * (`/_action/:id`) has none of the page's params, so a guard reading `c.req.param("clinic")` gets
- * `undefined` there - a failure on every call, or a check of nothing.
+ * `undefined` there - a failure on every call, or a check of nothing. Beside such a folder, where
+ * the docs put those actions (each checking the param it takes), nothing is said: no place would
+ * give them that folder's guard, and a warning that the right code cannot silence teaches to
+ * ignore warnings.
  */
 import type { ActionModule } from "./actions.ts";
 import type { LocalImport } from "./graph.ts";
@@ -47,27 +50,14 @@ export function lessGuardedActions(
     const own = new Set(found.middlewaresFor(file));
     const callers = pages.filter((page) => page.reaches.has(file));
     if (callers.length === 0) continue;
-    // The middleware every calling page has and the action has not.
+    // The middleware every calling page has and the action has not - but a dynamic folder's,
+    // which could not guard an action anyway (an action's URL has none of its params): actions
+    // kept beside it check in each action, as docs/actions.md says, and no warning can see that.
     const missing = callers
-      .map((page) => page.middlewares.filter((m) => !own.has(m)))
+      .map((page) => page.middlewares.filter((m) => !own.has(m) && paramsOf(m).length === 0))
       .reduce((common, next) => common.filter((m) => next.includes(m)));
     if (missing.length === 0) continue;
     const folder = missing[missing.length - 1].replace(/\/?_middleware\.[jt]sx?$/, "");
-    const params = paramsOf(folder);
-    if (params.length > 0) {
-      // Moving the module into a [param] folder would trade this for paramlessGuards' trap.
-      warnings.push(
-        `${file}: its actions run behind ${
-          own.size ? [...own].map((m) => `routes/${m}`).join(", ") : "no _middleware.ts"
-        } only, while every page that calls them (${
-          callers.map((page) => page.file).join(", ")
-        }) is behind ${missing.map((m) => `routes/${m}`).join(", ")} too. That folder's ` +
-          `middleware cannot guard an action (an action's URL has no ${params.join(", ")}): ` +
-          `take ${params.join(", ")} as an argument and check in each action (docs/actions.md, ` +
-          `"Actions of a [param] folder").`,
-      );
-      continue;
-    }
     warnings.push(
       `${file}: its actions run behind ${
         own.size ? [...own].map((m) => `routes/${m}`).join(", ") : "no _middleware.ts"
