@@ -11,7 +11,6 @@
  * and no header at all.
  */
 import {
-  type Baggage,
   type BaggageEntry,
   baggageEntryMetadataFromString,
   context,
@@ -60,11 +59,11 @@ export function propagateOnFetch(options: PropagationOptions): void {
     const ids = trace.getActiveSpan()?.spanContext();
     if (!isValidSpan(ids)) return original(input, init);
     const active = context.active();
-    let bag = propagation.getBaggage(active) ?? propagation.createBaggage();
-    if (!denoWritesBaggage) bag = withCallers(bag, active.getValue(INCOMING_BAGGAGE));
-    for (const [key] of bag.getAllEntries()) {
-      if (key.startsWith("sentry-")) bag = bag.removeEntry(key);
-    }
+    // A Map, made a Baggage once: OpenTelemetry's setEntry copies the whole baggage, and one per
+    // member of a caller's 8 KB header took a quadratic 140 ms of CPU for every call.
+    const bag = new Map(propagation.getBaggage(active)?.getAllEntries());
+    if (!denoWritesBaggage) addCallers(bag, active.getValue(INCOMING_BAGGAGE));
+    for (const key of bag.keys()) if (key.startsWith("sentry-")) bag.delete(key);
     let headers: Headers | undefined;
     const ownHeaders = () =>
       headers ??= new Headers(
@@ -74,12 +73,9 @@ export function propagateOnFetch(options: PropagationOptions): void {
       headers = ownHeaders();
       if (!headers.has("sentry-trace")) headers.set("sentry-trace", sentryTraceOf(ids));
       const dsc = traceDsc(ids, activeBaggageHeader(), options.source);
-      for (const [key, value] of Object.entries(dsc)) {
-        bag = bag.setEntry(`sentry-${key}`, { value } as BaggageEntry);
-      }
+      for (const [key, value] of Object.entries(dsc)) bag.set(`sentry-${key}`, { value });
     }
-    const all = bag.getAllEntries();
-    const entries = dscFirst(all);
+    const entries = dscFirst([...bag]);
     // A call that sets its own `baggage` gets the one header written here, Deno's propagator given
     // none: it would append a second, the caller's value of a key after the call's (the one a
     // receiver keeps).
@@ -91,10 +87,7 @@ export function propagateOnFetch(options: PropagationOptions): void {
       return denoWritesBaggage ? context.with(propagation.deleteBaggage(active), call) : call();
     }
     const withBaggage = entries.length
-      ? propagation.setBaggage(
-        active,
-        entries === all ? bag : propagation.createBaggage(Object.fromEntries(entries)),
-      )
+      ? propagation.setBaggage(active, propagation.createBaggage(Object.fromEntries(entries)))
       : propagation.deleteBaggage(active);
     return context.with(
       withBaggage,
@@ -104,14 +97,14 @@ export function propagateOnFetch(options: PropagationOptions): void {
 }
 
 /**
- * `bag` with the entries of the caller's `baggage` header (kept as sent by `requestSpan`), as
+ * Adds to `bag` the entries of the caller's `baggage` header (kept as sent by `requestSpan`), as
  * Deno's propagator (OpenTelemetry's) would have extracted them: properties kept, the last member
  * of a key taken; a member whose key or value does not decode is left out, and so is a header past
  * W3C's limit (`MAX_BAGGAGE`). An entry the app set itself stays as it is.
  */
-function withCallers(bag: Baggage, header: unknown): Baggage {
-  if (typeof header !== "string" || header.length > MAX_BAGGAGE) return bag;
-  const set = new Set(bag.getAllEntries().map(([key]) => key));
+function addCallers(bag: Map<string, BaggageEntry>, header: unknown): void {
+  if (typeof header !== "string" || header.length > MAX_BAGGAGE) return;
+  const set = new Set(bag.keys());
   for (const member of header.split(",")) {
     const [pair, ...properties] = member.split(";");
     const eq = pair.indexOf("=");
@@ -120,7 +113,7 @@ function withCallers(bag: Baggage, header: unknown): Baggage {
       const key = decodeURIComponent(pair.slice(0, eq).trim());
       const value = decodeURIComponent(pair.slice(eq + 1).trim());
       if (!key || set.has(key)) continue;
-      bag = bag.setEntry(
+      bag.set(
         key,
         properties.length
           ? { value, metadata: baggageEntryMetadataFromString(properties.join(";")) }
@@ -130,7 +123,6 @@ function withCallers(bag: Baggage, header: unknown): Baggage {
       // not percent-encoded as W3C Baggage has it: no entry
     }
   }
-  return bag;
 }
 
 /**
