@@ -118,3 +118,43 @@ Deno.test("attack 14: a caller's 8 KB of baggage members costs the outgoing call
     globalThis.fetch = realFetch;
   }
 });
+
+Deno.test("attack 14: under Deno's baggage propagator, a caller's 200 members with numeric keys leave the trace's DSC within the 180 Deno writes", async () => {
+  // What Deno's propagator would write: the first 180 entries of the call's baggage, in its order.
+  let written: string[] = [];
+  const realFetch = globalThis.fetch;
+  globalThis.fetch = () => {
+    const bag = propagation.getBaggage(context.active());
+    written = (bag?.getAllEntries() ?? []).map(([key]) => key).slice(0, 180);
+    return Promise.resolve(new Response("upstream"));
+  };
+  context.setGlobalContextManager(new StackContextManager());
+  // Deno's propagator on (deno serve with OTEL_DENO=true): it extracts and writes baggage itself.
+  propagation.setGlobalPropagator({
+    inject() {},
+    extract: (ctx) => ctx,
+    fields: () => ["traceparent", "baggage"],
+  });
+  try {
+    propagateOnFetch({
+      source: { publicKey: "ourkey", environment: "production" },
+      privateHosts: [],
+    });
+    const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
+    const span = trace.wrapSpanContext({ traceId, spanId: "00f067aa0ba902b7", traceFlags: 1 });
+    // As Deno extracts a caller's `baggage: 0=v,1=v,...,199=v` into the request's context.
+    const callers = propagation.createBaggage(
+      Object.fromEntries(Array.from({ length: 200 }, (_, i) => [String(i), { value: "v" }])),
+    );
+    await context.with(
+      propagation.setBaggage(trace.setSpan(ROOT_CONTEXT, span), callers),
+      () => globalThis.fetch("http://127.0.0.1:9/upstream"),
+    );
+    assert.ok(written.includes("sentry-trace_id"), `the DSC among the 180: ${written.slice(-3)}`);
+    assert.ok(written.includes("0"), "the caller's entries too");
+  } finally {
+    propagation.disable();
+    context.disable();
+    globalThis.fetch = realFetch;
+  }
+});

@@ -86,8 +86,11 @@ export function propagateOnFetch(options: PropagationOptions): void {
       const call = () => original(input, headers ? { ...init, headers } : init);
       return denoWritesBaggage ? context.with(propagation.deleteBaggage(active), call) : call();
     }
-    const withBaggage = entries.length
-      ? propagation.setBaggage(active, propagation.createBaggage(Object.fromEntries(entries)))
+    // Only what W3C's limits let through, the DSC first: a Baggage is made from an object, whose
+    // numeric keys ("0", "1", ...) go ahead of the others, and Deno writes the first 180.
+    const kept = withinLimits(entries);
+    const withBaggage = kept.length
+      ? propagation.setBaggage(active, propagation.createBaggage(Object.fromEntries(kept)))
       : propagation.deleteBaggage(active);
     return context.with(
       withBaggage,
@@ -142,25 +145,40 @@ const MAX_MEMBER = 4_096;
 
 /**
  * The entries as W3C Baggage writes them, after any `baggage` the call had already, whose value
- * of a key is the one that goes (a receiver takes the last of two). Within W3C's limits, as Deno's
- * propagator writes them: members that would go past are left out (the DSC comes first: a receiver
- * takes no DSC from a longer header, `dscFromBaggage`).
+ * of a key is the one that goes (a receiver takes the last of two).
  */
 function appendBaggage(headers: Headers, entries: [string, BaggageEntry][]): void {
   const own = headers.get("baggage");
   const members = own ? own.split(",") : [];
+  withinLimits(entries, members, own?.length ?? 0);
+  if (members.length) headers.set("baggage", members.join(","));
+}
+
+/**
+ * The entries, in order, that fit after `members` (`length` characters; each written is added to
+ * them) within W3C's limits, as Deno's propagator writes them: one that would go past is left out
+ * (the DSC comes first: a receiver takes no DSC from a longer header, `dscFromBaggage`), and so is
+ * a key `members` has.
+ */
+function withinLimits(
+  entries: [string, BaggageEntry][],
+  members: string[] = [],
+  length = 0,
+): [string, BaggageEntry][] {
   const taken = new Set(members.map(keyOf));
-  let length = own?.length ?? 0;
-  for (const [key, { value, metadata }] of entries) {
+  const kept: [string, BaggageEntry][] = [];
+  for (const entry of entries) {
     if (members.length >= MAX_MEMBERS) break;
+    const [key, { value, metadata }] = entry;
     const member = `${encodeURIComponent(key)}=${encodeURIComponent(value)}` +
       (metadata ? `;${metadata.toString()}` : "");
     const added = member.length + (members.length ? 1 : 0);
     if (taken.has(key) || member.length > MAX_MEMBER || length + added > MAX_BAGGAGE) continue;
     members.push(member);
+    kept.push(entry);
     length += added;
   }
-  if (members.length) headers.set("baggage", members.join(","));
+  return kept;
 }
 
 /** A baggage member's key, decoded where it can be. */
