@@ -385,6 +385,30 @@ Deno.test("checkAbsent: a write holds only while no item of another collection h
   }
 });
 
+Deno.test("attack 14: checkAbsent of a value no item can hold (a user's 3 KB text) holds, rather than a TypeError's 500", async () => {
+  // docs/data.md's reserve(): the book a user typed goes to find() and checkAbsent() as it is.
+  const loans = collection("loans", {
+    schema: v.object({ book: v.string(), state: v.picklist(["open", "returned"]) }),
+    indexes: {
+      openByBook: { key: (loan) => loan.state === "open" ? loan.book : undefined, unique: true },
+    },
+  });
+  const notes = collection("notes", { schema: v.object({ text: v.string() }) });
+  using kv = await Deno.openKv(":memory:");
+  const typed = "b".repeat(3_000);
+  assert.equal(await loans.find(kv, "openByBook", typed), null, "no item has it");
+  const note = await notes.create(kv, { text: typed }, {
+    checks: [loans.checkAbsent("openByBook", typed)],
+  });
+  assert.equal((await notes.get(kv, note.id))?.value.text, typed);
+  // A value of its index beside it is checked as ever.
+  await loans.create(kv, { book: "b1", state: "open" });
+  await assert.rejects(
+    notes.create(kv, { text: "x" }, { checks: [loans.checkAbsent("openByBook", "b1")] }),
+    ConflictError,
+  );
+});
+
 Deno.test("checkAbsent on the collection written: the item's own value is no conflict, another's is", async () => {
   const users = collection("users", {
     schema: v.object({ email: v.string(), name: v.string() }),

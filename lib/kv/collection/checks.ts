@@ -6,7 +6,7 @@
  * write it refuses says which in its 409: the names the product declared (the collection, the
  * index), never an id or a value, which a user who gets the message may not be meant to see.
  */
-import { type Declared, isIndexValue, keys } from "./declared.ts";
+import { type Declared, isIndexValue, isKeyPart, keys } from "./declared.ts";
 import { ConflictError } from "./errors.ts";
 
 /** What a check is about: the checked collection and, for an absence, its unique index. */
@@ -31,8 +31,14 @@ export function absenceCheck(d: Declared, index: string, value: unknown): Deno.A
     // Only a unique index has one key per value; "no item in this view" is no single key's.
     throw new TypeError(`${d.name}: checkAbsent needs a unique index, and "${index}" is not one`);
   }
-  if (!isIndexValue(d, index, value)) throw new TypeError(`${d.name}: not a value of ${index}`);
-  const check = { key: keys.unique(d, index, value), versionstamp: null };
+  if (!isKeyPart(value)) throw new TypeError(`${d.name}: not a value of ${index}`);
+  // A value too long for any key of the index (a user's text, passed as find() takes it) is on no
+  // item: the check holds, on the index's own prefix, which is no entry's key. A TypeError made
+  // such a request a failure (500, a Sentry event) where find() answers null.
+  const key = isIndexValue(d, index, value)
+    ? keys.unique(d, index, value)
+    : keys.listing(d, { index });
+  const check = { key, versionstamp: null };
   made.set(check, { collection: d.name, index });
   return check;
 }

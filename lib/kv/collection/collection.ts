@@ -248,7 +248,9 @@ export interface Collection<T, In = T, I extends string = string, U extends stri
    * in every worker and instance (`ConflictError`, 409, `"exists"`, when one is; on the collection
    * written, the item written is none). `value` as the index's key gives it (as for `find`).
    *
-   * @throws {TypeError} When `index` is not a unique index, or `value` cannot be one of its values.
+   * For a value too long for any item to hold, the check holds (`find` finds none).
+   *
+   * @throws {TypeError} When `index` is not a unique index, or `value` is not a key part.
    */
   checkAbsent(index: U, value: Deno.KvKeyPart): Deno.AtomicCheck;
   /** A view's first items and its last change number: what a live page starts from. */
