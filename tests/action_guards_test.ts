@@ -157,6 +157,8 @@ Deno.test("a static and a dynamic guard, (group) and [...path] folders: the stat
         "routes/desk/_middleware.ts",
         "routes/desk/[clinic]/_middleware.ts",
         "routes/desk/[clinic]/index.tsx",
+        "routes/desk/[clinic]/settings/_middleware.ts",
+        "routes/desk/[clinic]/settings/index.tsx",
         "routes/_desk/actions.ts",
         "routes/desk/_clinic/actions.ts",
         "routes/c/[clinic]/(staff)/_middleware.ts",
@@ -179,10 +181,11 @@ Deno.test("a static and a dynamic guard, (group) and [...path] folders: the stat
       "routes/docs/[...path]/_actions.ts",
     ].map(module);
     const page = "routes/desk/[clinic]/index.tsx";
-    const calls = new Map([[page, [
-      to("routes/_desk/actions.ts"),
-      to("routes/desk/_clinic/actions.ts"),
-    ]]]);
+    const calls = new Map([
+      [page, [to("routes/_desk/actions.ts"), to("routes/desk/_clinic/actions.ts")]],
+      // A guard below the param is the param's too (docs/actions.md): each action checks.
+      ["routes/desk/[clinic]/settings/index.tsx", [to("routes/desk/_clinic/actions.ts")]],
+    ]);
     // Beside both: the static guard is missing (the dynamic one could not guard it anyway); in the
     // static folder beside the dynamic one: nothing missing that a folder could give.
     assert.deepEqual(lessGuardedActions(found, actions, calls), [
