@@ -143,3 +143,68 @@ Deno.test("an actions module reached only through a guarded folder's layout is w
     await Deno.remove(root, { recursive: true });
   }
 });
+
+Deno.test("a static and a dynamic guard, (group) and [...path] folders: the static one is still warned of", async () => {
+  // review15: a page behind routes/desk/_middleware.ts and routes/desk/[clinic]/_middleware.ts calling
+  // a module beside both lacked the static guard and was warned of it, though the line read "its
+  // actions run behind no _middleware.ts only ... too"; and a catch-all folder's advice named a
+  // folder "[path]" where it is "[...path]".
+  const root = await Deno.makeTempDir();
+  try {
+    for (
+      const file of [
+        "routes/index.tsx",
+        "routes/desk/_middleware.ts",
+        "routes/desk/[clinic]/_middleware.ts",
+        "routes/desk/[clinic]/index.tsx",
+        "routes/desk/[clinic]/settings/_middleware.ts",
+        "routes/desk/[clinic]/settings/index.tsx",
+        "routes/_desk/actions.ts",
+        "routes/desk/_clinic/actions.ts",
+        "routes/c/[clinic]/(staff)/_middleware.ts",
+        "routes/c/[clinic]/(staff)/rota.tsx",
+        "routes/c/[clinic]/(staff)/_actions.ts",
+        "routes/docs/[...path]/_middleware.ts",
+        "routes/docs/[...path]/index.tsx",
+        "routes/docs/[...path]/_actions.ts",
+      ]
+    ) {
+      await Deno.mkdir(join(root, file, ".."), { recursive: true });
+      await Deno.writeTextFile(join(root, file), "export default () => null;\n");
+    }
+    const found = await scan(root);
+    const to = (path: string): LocalImport => ({ specifier: path, path, at: "" });
+    const actions = [
+      "routes/_desk/actions.ts",
+      "routes/desk/_clinic/actions.ts",
+      "routes/c/[clinic]/(staff)/_actions.ts",
+      "routes/docs/[...path]/_actions.ts",
+    ].map(module);
+    const page = "routes/desk/[clinic]/index.tsx";
+    const calls = new Map([
+      [page, [to("routes/_desk/actions.ts"), to("routes/desk/_clinic/actions.ts")]],
+      // A guard below the param is the param's too (docs/actions.md): each action checks.
+      ["routes/desk/[clinic]/settings/index.tsx", [to("routes/desk/_clinic/actions.ts")]],
+    ]);
+    // Beside both: the static guard is missing (the dynamic one could not guard it anyway); in the
+    // static folder beside the dynamic one: nothing missing that a folder could give.
+    assert.deepEqual(lessGuardedActions(found, actions, calls), [
+      "routes/_desk/actions.ts: its actions run behind no _middleware.ts, while every page that " +
+      `calls them (${page}) is behind routes/desk/_middleware.ts. An action answers to the ` +
+      "middleware of its own folder, not the page's: move the module into routes/desk/ " +
+      '(routes/desk/_actions.ts), or check in each action (docs/actions.md, "Behind middleware").',
+    ]);
+    const paramless = paramlessGuards(found, actions);
+    assert.deepEqual(paramless.map((line) => line.slice(0, line.indexOf(":"))), [
+      "routes/c/[clinic]/(staff)/_actions.ts",
+      "routes/docs/[...path]/_actions.ts",
+    ]);
+    assert.match(paramless[0], /has no clinic: .* Put the module in a folder without \[clinic\] /);
+    assert.match(
+      paramless[1],
+      /has no path: .* Put the module in a folder without \[\.\.\.path\] /,
+    );
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});

@@ -6,9 +6,12 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { filesBelow } from "../lib/build/files.ts";
 import { createApp } from "../lib/server.ts";
+import { modulesAddedSince, sourceModules } from "../lib/server/build_sources.ts";
 import { captureLogs } from "../lib/testing.ts";
 import { memoryManifest } from "./helpers/app.ts";
+import { FIXTURE_ROOT, PROJECT_ROOT } from "./helpers/project_copy.ts";
 
 Deno.test("a module added under routes/ after the build is warned of, once; none is not", async () => {
   const root = await Deno.makeTempDir();
@@ -47,6 +50,65 @@ Deno.test("a module added under routes/ after the build is warned of, once; none
     createApp({ ...manifest, buildId: "newer", sources: undefined }, { root });
     createApp({ ...manifest, buildId: "dev" }, { root, dev: true });
     assert.equal(logs.lines.length, 1);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("the start lists routes/ and islands/ as the build does: symlinks, dotfiles, nesting", async () => {
+  // The build lists with node:fs' recursive readdir (build/files.ts), the start with its own walk
+  // (build_sources.ts): a file one lists and the other not is warned of at every start, or never.
+  const root = await Deno.makeTempDir();
+  try {
+    const files = [
+      "routes/index.tsx",
+      "routes/.well-known/security.ts",
+      "routes/.hidden.ts",
+      "routes/a/(group)/b/[id].tsx",
+      "routes/a/_middleware.ts",
+      "routes/a/notes.md",
+      "elsewhere/page.tsx",
+      "elsewhere/deep/more.tsx",
+      "islands/Counter.tsx",
+      "islands/parts/Part.tsx",
+    ];
+    for (const file of files) {
+      await Deno.mkdir(join(root, file, ".."), { recursive: true });
+      await Deno.writeTextFile(join(root, file), "export default () => null;\n");
+    }
+    await Deno.mkdir(join(root, "routes/empty"));
+    await Deno.symlink("../elsewhere/page.tsx", join(root, "routes/linked.tsx"));
+    await Deno.symlink("../../elsewhere", join(root, "routes/a/linked"));
+    await Deno.symlink("../nowhere.tsx", join(root, "routes/broken.tsx"));
+    await Deno.symlink("../elsewhere", join(root, "islands/linked"));
+    const built = async (at: string) =>
+      sourceModules(await filesBelow(join(at, "routes")), await filesBelow(join(at, "islands")));
+    const listed = await built(root);
+    assert.deepEqual(listed, [
+      "islands/Counter.tsx",
+      "islands/parts/Part.tsx",
+      "routes/.hidden.ts",
+      "routes/.well-known/security.ts",
+      "routes/a/(group)/b/[id].tsx",
+      "routes/a/_middleware.ts",
+      "routes/index.tsx",
+    ]);
+    assert.deepEqual(modulesAddedSince(root, []), listed);
+    // routes/ itself a link: both read through it.
+    const linked = await Deno.makeTempDir();
+    try {
+      await Deno.symlink(join(root, "routes"), join(linked, "routes"));
+      assert.deepEqual(modulesAddedSince(linked, []), await built(linked));
+      assert.equal((await built(linked)).length, 5);
+    } finally {
+      await Deno.remove(linked, { recursive: true });
+    }
+    // The framework's test app and the example.
+    for (const project of [FIXTURE_ROOT, PROJECT_ROOT]) {
+      const modules = await built(project);
+      assert.ok(modules.length > 10, project);
+      assert.deepEqual(modulesAddedSince(project, []), modules, project);
+    }
   } finally {
     await Deno.remove(root, { recursive: true });
   }

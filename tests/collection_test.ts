@@ -949,3 +949,50 @@ Deno.test("list by prefix: an index's string values that start with it, paged, p
   await assert.rejects(patients.list(kv, { prefix: "north" }), TypeError);
   await assert.rejects(patients.list(kv, { ...query, value: "north/smith" }), TypeError);
 });
+
+Deno.test("list by prefix: a name at KV's limit is found by all of it; any text after a prefix", async () => {
+  // The prefix was checked with U+10FFFF after it (4 bytes more) as if it were a value, and a
+  // unique index's values as if each had an entry per item and a change log (it has one key): a
+  // prefix within 3 bytes of the longest value KV holds listed nothing, a unique index's longest
+  // ~50 bytes of values could be neither found nor listed, and a value with U+10FFFF after the
+  // prefix was left out.
+  using kv = await open();
+  const people = collection("people", {
+    schema: v.object({ name: v.string() }),
+    indexes: { byName: { key: (p) => p.name }, byHandle: { key: (p) => p.name, unique: true } },
+  });
+  // The longest name whose keys fit KV, found by creating: KV's limit, not a number copied here.
+  let [fits, tooLong] = [1, 4_000];
+  while (tooLong - fits > 1) {
+    const length = Math.floor((fits + tooLong) / 2);
+    const made = await people.create(kv, { name: "n".repeat(length) }).then(
+      () => true,
+      () => false,
+    );
+    if (made) fits = length;
+    else tooLong = length;
+  }
+  const longest = "n".repeat(fits);
+  assert.equal((await people.find(kv, "byHandle", longest))?.value.name, longest);
+  for (const index of ["byName", "byHandle"] as const) {
+    const listed = async (prefix: string) =>
+      (await people.list(kv, { index, prefix })).items
+        .filter((item) => item.value.name === longest).length;
+    assert.equal(await listed(longest), 1, `${index}: the whole name`);
+    assert.equal(await listed(longest.slice(1)), 1, `${index}: all of it but a letter`);
+    assert.equal(await listed(`${longest}n`), 0, `${index}: a letter more, no name that long fits`);
+  }
+  const odd = ["ab", "ab\u{10FFFF}", "ab\u{10FFFF}z", "ac", "a\uFFFD", "\u{10FFFF}"];
+  for (const name of odd) await people.create(kv, { name });
+  const names = async (prefix: string, reverse = false) =>
+    (await people.list(kv, { index: "byName", prefix, reverse })).items
+      .map((item) => item.value.name).filter((name) => odd.includes(name));
+  assert.deepEqual(await names("ab"), ["ab", "ab\u{10FFFF}", "ab\u{10FFFF}z"]);
+  assert.deepEqual(await names("ab", true), ["ab\u{10FFFF}z", "ab\u{10FFFF}", "ab"]);
+  assert.deepEqual(await names("a"), ["ab", "ab\u{10FFFF}", "ab\u{10FFFF}z", "ac", "a\uFFFD"]);
+  // A lone surrogate is U+FFFD to KV: what it lists, not a failure.
+  assert.deepEqual(await names(`a${String.fromCharCode(0xd800)}`), ["a\uFFFD"]);
+  assert.deepEqual(await names("\u{10FFFF}"), ["\u{10FFFF}"]);
+  // Every string value but one starting with U+10FFFF (a noncharacter): no text follows them all.
+  assert.deepEqual(await names(""), ["ab", "ab\u{10FFFF}", "ab\u{10FFFF}z", "ac", "a\uFFFD"]);
+});

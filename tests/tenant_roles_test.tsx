@@ -16,9 +16,12 @@ import { memoryApp } from "./helpers/app.ts";
 
 type TeamRole = "viewer" | "admin";
 
-async function requireTeamRole(c: AnyContext, team: string, ...roles: TeamRole[]) {
+async function requireTeamRole(c: AnyContext, team: unknown, ...roles: TeamRole[]) {
   const user = await currentUser(c);
   if (!user) throw httpError(401, "Sign in to continue.");
+  // From the client (a URL, an action's argument): no team's id is anything else, and KV throws on
+  // a key part that is not one or a key too long.
+  if (typeof team !== "string" || team.length > 100) throw httpError(404, "No such team.");
   const role = (await kvOf(c).get<TeamRole>(["team_roles", team, user.id])).value;
   if (!role) throw httpError(404, "No such team.");
   if (roles.length > 0 && !roles.includes(role)) throw httpError(403, "Only a team's admin.");
@@ -98,6 +101,13 @@ Deno.test("an action checks the role in the team it acts on, with JavaScript and
   const bos = new TestClient(app);
   await bos.signInAs(bo);
   await assert.rejects(bos.call(renameTeam, "north", form), { status: 404 });
+  // A team no id is, from a hostile client: 404 like any team the user is not in, not a 500.
+  for (const team of ["x".repeat(3_000), { team: "north" }, ["north"]]) {
+    await assert.rejects(client.call(renameTeam, team as string, form), { status: 404 });
+  }
+  const long = await client.get(`/teams/${"y".repeat(2_500)}`);
+  assert.equal(long.status, 404);
+  await long.body?.cancel();
   const posted = await client.submit("/teams/south", { fields: { name: "South" } });
   assert.equal(posted.status, 403);
   await posted.body?.cancel();

@@ -60,10 +60,12 @@ export function lessGuardedActions(
     const folder = missing[missing.length - 1].replace(/\/?_middleware\.[jt]sx?$/, "");
     warnings.push(
       `${file}: its actions run behind ${
-        own.size ? [...own].map((m) => `routes/${m}`).join(", ") : "no _middleware.ts"
-      } only, while every page that calls them (${
+        own.size ? `${[...own].map((m) => `routes/${m}`).join(", ")} only` : "no _middleware.ts"
+      }, while every page that calls them (${
         callers.map((page) => page.file).join(", ")
-      }) is behind ${missing.map((m) => `routes/${m}`).join(", ")} too. An action answers to ` +
+      }) is behind ${missing.map((m) => `routes/${m}`).join(", ")}${
+        own.size ? " too" : ""
+      }. An action answers to ` +
         `the middleware of its own folder, not the page's: move the module into routes/${folder}/ ` +
         `(routes/${folder}/_actions.ts), or check in each action (docs/actions.md, ` +
         `"Behind middleware").`,
@@ -83,6 +85,7 @@ export function paramlessGuards(found: Scan, actions: readonly ActionModule[]): 
     const dynamic = found.middlewaresFor(file).filter((m) => paramsOf(m).length > 0);
     if (dynamic.length === 0) continue;
     const params = [...new Set(dynamic.flatMap(paramsOf))];
+    const [segment] = dynamic[0].match(DYNAMIC)!; // as the folder is named: [clinic], [...path]
     const names = params.join(", ");
     warnings.push(
       `${file}: its actions run behind ${
@@ -90,7 +93,7 @@ export function paramlessGuards(found: Scan, actions: readonly ActionModule[]): 
       }, in a dynamic folder, where an action's call has no ${names}: its URL is /_action/:id, ` +
         `not the page's, so c.req.param() there is undefined (${
           params.map((p) => `c.req.param("${p}")`).join(", ")
-        }). Put the module in a folder without [${params[0]}] (beside a static guard such as ` +
+        }). Put the module in a folder without ${segment} (beside a static guard such as ` +
         `requireUser()), take ${names} as an argument and check in each action ` +
         `(docs/actions.md, "Actions of a [param] folder").`,
     );
@@ -98,7 +101,10 @@ export function paramlessGuards(found: Scan, actions: readonly ActionModule[]): 
   return warnings;
 }
 
+/** A `[name]` or `[...name]` segment. */
+const DYNAMIC = /\[(?:\.\.\.)?([^\]]+)\]/g;
+
 /** The params a path's `[name]` and `[...name]` segments declare, in order. */
 function paramsOf(path: string): string[] {
-  return [...path.matchAll(/\[(?:\.\.\.)?([^\]]+)\]/g)].map((match) => match[1]);
+  return [...path.matchAll(DYNAMIC)].map((match) => match[1]);
 }

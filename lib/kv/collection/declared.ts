@@ -104,11 +104,13 @@ export function valueName(value: Deno.KvKeyPart | undefined): string {
 
 /**
  * True when `value` can be a value of `d`'s `index` at all: a key part whose longest key (an index
- * entry's, or a change event's) fits KV. What a client asks for is checked with it before any of it
+ * entry's, or a change event's; a unique index's own) fits KV. What a client asks for is checked with it before any of it
  * reaches KV.
  */
 export function isIndexValue(d: Declared, index: string, value: unknown): value is Deno.KvKeyPart {
   if (!isKeyPart(value)) return false;
+  // A unique index writes one key per value, no entry per item and no change log.
+  if (d.indexes.get(index)?.unique) return keySize(keys.unique(d, index, value)) <= MAX_KEY_BYTES;
   const longest = Math.max(
     keySize(keys.index(d, index, value, "0".repeat(26))),
     keySize([...keys.log(d, { index, value }).events, Number.MAX_SAFE_INTEGER]),

@@ -84,7 +84,8 @@ export async function listItems(
     return { items: [], cursor: null }; // no item can have it: its keys would not fit KV
   }
   const startsWith = startsWithQuery === undefined ? undefined : String(startsWithQuery);
-  if (startsWith !== undefined && !isIndexValue(d, index!, `${startsWith}\u{10FFFF}`)) {
+  // A prefix no value can be is the start of none: any value starting with it is as long.
+  if (startsWith !== undefined && !isIndexValue(d, index!, startsWith)) {
     return { items: [], cursor: null }; // longer than any value whose keys fit KV
   }
   const prefix = keys.listing(d, { index, value });
@@ -146,12 +147,27 @@ function names(d: Declared): string {
 
 /**
  * The keys of a listing, or of its index values that start with `startsWith`: from the prefix
- * itself to the prefix followed by the greatest code point (U+10FFFF), which no text follows
- * (a value with U+10FFFF right after the prefix, a noncharacter, aside).
+ * itself to the first text that does not start with it - its last code point but one more
+ * (`"smi"` to `"smj"`), at most a byte longer, so the range's keys fit KV's reads wherever the
+ * prefix's own keys fit its writes. A prefix of U+10FFFF alone, or none, has no such text: all the
+ * strings up to one with U+10FFFF after it (a noncharacter) then.
  */
 function selectorOf(prefix: Deno.KvKey, startsWith: string | undefined): Deno.KvListSelector {
   if (startsWith === undefined) return { prefix };
-  return { start: [...prefix, startsWith], end: [...prefix, `${startsWith}\u{10FFFF}`] };
+  return { start: [...prefix, startsWith], end: [...prefix, textAfter(startsWith)] };
+}
+
+/** The least text greater than every text starting with `text` (KV orders text by code point). */
+function textAfter(text: string): string {
+  // As KV stores it: a lone surrogate is U+FFFD.
+  const points = [...text.toWellFormed()].map((point) => point.codePointAt(0)!);
+  while (points.length > 0) {
+    const last = points.pop()!;
+    if (last < 0x10ffff) {
+      return String.fromCodePoint(...points, last === 0xd7ff ? 0xe000 : last + 1);
+    }
+  }
+  return `${text}\u{10FFFF}`;
 }
 
 /** A short hash (FNV-1a) of the listing a cursor belongs to: its prefix, value prefix and direction. */
