@@ -20,29 +20,47 @@ const FILES = {
   };\n`,
 };
 
+/**
+ * The target with `files`, started by the launcher with every request traced to a Sentry receiver,
+ * beside an upstream its routes call (`UPSTREAM`); `seen` holds what that upstream was sent, in order.
+ */
+async function startTracedTarget(files: Record<string, string>) {
+  const built = await builtTarget(files);
+  const stack = new AsyncDisposableStack();
+  try {
+    const receiver = stack.use(startSentryReceiver());
+    const seen: Headers[] = [];
+    const upstream = stack.use(Deno.serve(
+      { hostname: "127.0.0.1", port: 0, onListen() {} },
+      (req) => {
+        seen.push(req.headers);
+        return new Response("upstream");
+      },
+    ));
+    const server = stack.use(
+      await startTarget(
+        {
+          SENTRY_DSN: receiver.dsn,
+          SENTRY_TRACES_SAMPLE_RATE: "1",
+          UPSTREAM: `http://127.0.0.1:${upstream.addr.port}/`,
+        },
+        { root: built.root, script: "lib/cli/launch.ts" },
+      ),
+    );
+    const moved = stack.move();
+    return { server, seen, [Symbol.asyncDispose]: () => moved.disposeAsync() };
+  } catch (error) {
+    await stack.disposeAsync();
+    throw error;
+  }
+}
+
 /** Values Deno's propagator could not decode: a bare `%`, in a key, past UTF-8. */
 const UNDECODABLE = ["a=%", "%=1", "sentry-release=%ZZ,vendor=acme", "a=%C3%28"];
 
 Deno.test("attack 13: a caller's baggage Deno cannot decode is answered, and the rest goes on", async () => {
-  const built = await builtTarget(FILES);
-  await using receiver = startSentryReceiver();
-  // What the upstream a route calls was sent, in order.
-  const seen: Headers[] = [];
-  await using upstream = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen() {} },
-    (req) => {
-      seen.push(req.headers);
-      return new Response("upstream");
-    },
-  );
-  await using server = await startTarget(
-    {
-      SENTRY_DSN: receiver.dsn,
-      SENTRY_TRACES_SAMPLE_RATE: "1",
-      UPSTREAM: `http://127.0.0.1:${upstream.addr.port}/`,
-    },
-    { root: built.root, script: "lib/cli/launch.ts" },
-  );
+  await using target = await startTracedTarget(FILES);
+  const { server, seen } = target;
   for (const baggage of UNDECODABLE) {
     const head = `GET /findings/ok HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\n` +
       `baggage: ${baggage}\r\nConnection: close\r\n\r\n`;
@@ -79,24 +97,8 @@ const OWN_BAGGAGE = {
 };
 
 Deno.test("review 14: an outgoing call's baggage keeps W3C's limits, the DSC first, and the call's own entries", async () => {
-  const built = await builtTarget({ ...FILES, ...OWN_BAGGAGE });
-  await using receiver = startSentryReceiver();
-  const seen: Headers[] = [];
-  await using upstream = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen() {} },
-    (req) => {
-      seen.push(req.headers);
-      return new Response("upstream");
-    },
-  );
-  await using server = await startTarget(
-    {
-      SENTRY_DSN: receiver.dsn,
-      SENTRY_TRACES_SAMPLE_RATE: "1",
-      UPSTREAM: `http://127.0.0.1:${upstream.addr.port}/`,
-    },
-    { root: built.root, script: "lib/cli/launch.ts" },
-  );
+  await using target = await startTracedTarget({ ...FILES, ...OWN_BAGGAGE });
+  const { server, seen } = target;
   const trace = "4bf92f3577b34da6a3ce929d0e0e4736";
   const traceparent = `00-${trace}-00f067aa0ba902b7-01`;
 
@@ -129,24 +131,8 @@ Deno.test("review 14: an outgoing call's baggage keeps W3C's limits, the DSC fir
 });
 
 Deno.test("review 14: a caller's baggage goes on as Deno's propagator sends it: properties kept, the last of a key", async () => {
-  const built = await builtTarget(FILES);
-  await using receiver = startSentryReceiver();
-  const seen: Headers[] = [];
-  await using upstream = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen() {} },
-    (req) => {
-      seen.push(req.headers);
-      return new Response("upstream");
-    },
-  );
-  await using server = await startTarget(
-    {
-      SENTRY_DSN: receiver.dsn,
-      SENTRY_TRACES_SAMPLE_RATE: "1",
-      UPSTREAM: `http://127.0.0.1:${upstream.addr.port}/`,
-    },
-    { root: built.root, script: "lib/cli/launch.ts" },
-  );
+  await using target = await startTracedTarget(FILES);
+  const { server, seen } = target;
   const res = await server.fetch("/findings/upstream", {
     headers: {
       traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
