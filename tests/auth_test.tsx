@@ -20,6 +20,7 @@ import { hashesBegun } from "../lib/auth/password.ts";
 import { tokenHash } from "../lib/auth/token.ts";
 import { TestClient } from "../lib/testing.ts";
 import { memoryApp } from "./helpers/app.ts";
+import { tempStorePath } from "./helpers/kv.ts";
 import {
   type ActionAnswer,
   actionIds,
@@ -534,6 +535,47 @@ Deno.test("a change of roles ends the user's sessions; the next sign-in has the 
   assert.deepEqual((await client.signInAs("promoted@example.com")).roles, ["admin"]);
   assert.notEqual(await tokenIn(client), before);
   assert.equal((await client.request("/admin")).status, 200);
+});
+
+Deno.test("roles taken away on another process while a sign-in checks the password: the new session has none", async () => {
+  // Two handles on one file: two processes, as under `deno serve --parallel` or on Deploy. The
+  // admin's `setRoles` commits after the sign-in read the user and before it stored the session
+  // (it lists the user's sessions then, after the password's hash): the session used to keep the
+  // roles read before the hash, `admin` taken away, until its absolute end - 7 days.
+  const path = await tempStorePath();
+  using store = await Deno.openKv(path);
+  using other = await Deno.openKv(path);
+  let revoked: Promise<unknown> | undefined;
+  const kv = new Proxy(store, {
+    get(target, name) {
+      const value = Reflect.get(target, name, target);
+      if (name !== "list") return typeof value === "function" ? value.bind(target) : value;
+      return (selector: { prefix: Deno.KvKey }, options?: Deno.KvListOptions) => {
+        if (selector.prefix[1] === "user_sessions" && !revoked) {
+          revoked = setRoles(other, "demoted@example.com", []);
+          return (async function* () {
+            await revoked;
+            yield* target.list(selector, options);
+          })();
+        }
+        return target.list(selector, options);
+      };
+    },
+  });
+  const app = memoryApp(authFiles(), { kv, auth: ROOMY });
+  const demoted = await storedUser(store, "demoted@example.com", { roles: ["admin"] });
+  const client = new TestClient(app);
+  const call = await callAction(client, actionIds.logIn, [
+    credentials("demoted@example.com", PASSWORD),
+  ]);
+  assert.equal(call.status, 200, call.text);
+  assert.ok(revoked, "the sign-in listed the user's sessions");
+  assert.deepEqual((await getUser(store, demoted.id))?.roles, []);
+  assert.equal(
+    (await client.request("/admin")).status,
+    403,
+    "the session kept the role taken away",
+  );
 });
 
 Deno.test("roles for an email no user has: an expected 404 naming it, not a failure", async () => {

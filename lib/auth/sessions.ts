@@ -15,6 +15,7 @@
 import { commit, retrying } from "../kv/commit.ts";
 import type { AuthSettings } from "./settings.ts";
 import { newToken, tokenHash } from "./token.ts";
+import { USERS } from "./user_keys.ts";
 import type { User } from "./users.ts";
 
 export interface SessionRecord {
@@ -46,8 +47,11 @@ const indexKey = (userId: string, hash: string) => [...BY_USER, userId, hash];
 
 /**
  * A new session for `user`, ending `replacing` (the request's old one: a new token at every
- * sign-in) and the user's oldest beyond `sessionsPerUser`, in one commit. Returns the new token,
- * for the cookie, and the session.
+ * sign-in) and the user's oldest beyond `sessionsPerUser`, in one commit. Who the session is for
+ * (email, name, roles) is read from the user's record in the loop that commits, and the commit
+ * checks that record: a sign-in read the user before its password's hash, and a change of roles
+ * committed meanwhile (`setRoles`, on any worker or instance) would otherwise be undone for this
+ * session until its absolute end. Returns the new token, for the cookie, and the session.
  */
 export async function startSession(
   kv: Deno.Kv,
@@ -58,15 +62,6 @@ export async function startSession(
   const token = newToken();
   const hash = tokenHash(token);
   const now = settings.now();
-  const record: SessionRecord = {
-    userId: user.id,
-    email: user.email,
-    name: user.name,
-    roles: [...user.roles],
-    createdAt: now,
-    seenAt: now,
-    expiresAt: now + settings.absoluteTimeoutMs,
-  };
   const others = (await sessionsOf(kv, user.id))
     .filter((other) => other.hash !== replacing?.hash)
     // Newest first; two started in one millisecond by their commits' order (versionstamps grow).
@@ -75,13 +70,26 @@ export async function startSession(
       (a.versionstamp < b.versionstamp ? 1 : a.versionstamp > b.versionstamp ? -1 : 0)
     )
     .slice(settings.sessionsPerUser - 1);
-  await retrying("start a session", async (commit) => {
+  const record = await retrying("start a session", async (commit) => {
+    const stored = await kv.get<User>([...USERS, user.id]);
+    if (!stored.value) throw new Error(`No user has the id ${user.id}: no session can start`);
+    const { email, name, roles } = stored.value;
+    const record: SessionRecord = {
+      userId: user.id,
+      email,
+      name,
+      roles: [...roles],
+      createdAt: now,
+      seenAt: now,
+      expiresAt: now + settings.absoluteTimeoutMs,
+    };
     let op = kv.atomic()
+      .check(stored)
       .set(sessionKey(hash), record, { expireIn: idleFor(record, settings, now) })
       .set(indexKey(user.id, hash), { createdAt: now }, { expireIn: settings.absoluteTimeoutMs });
     if (replacing) op = withoutSessions(op, replacing.record.userId, [replacing]);
     op = withoutSessions(op, user.id, others);
-    return (await commit(op)).ok || undefined;
+    return (await commit(op)).ok ? record : undefined;
   });
   return { token, session: { hash, record } };
 }

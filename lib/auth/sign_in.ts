@@ -193,13 +193,17 @@ export async function signUp(from: AnyContext, fields: CredentialFields): Promis
   }
 }
 
-/** A new session for `user`, ending the request's old one in the same commit; sets the cookie. */
+/**
+ * A new session for `user`, ending the request's old one in the same commit; sets the cookie.
+ * Returns the user as the session holds them: their roles as they were when it began.
+ */
 async function begin(c: Context, settings: AuthSettings, user: User): Promise<User> {
   const previous = await sessionOf(c);
   const { token, session } = await startSession(kvOf(c), user, settings, previous);
   setSessionCookie(c, settings, token, markOf(session.record.createdAt));
   replaceSession(c, session);
-  return user;
+  const { email, name, roles } = session.record;
+  return { id: user.id, email, name, roles: [...roles] };
 }
 
 async function throttle(c: Context, key: string[], limit: CallLimit): Promise<void> {

@@ -11,6 +11,7 @@ import { commit, retrying } from "../kv/commit.ts";
 import { normalizeEmail } from "./credentials.ts";
 import { hashPassword } from "./password.ts";
 import { endAllSessions, sessionsOf, withoutSessions } from "./sessions.ts";
+import { EMAILS, USERS } from "./user_keys.ts";
 
 /**
  * A user as requests see them: what `currentUser()` and `state.user` hold. Never the password.
@@ -42,9 +43,6 @@ export interface UserRecord extends User {
   /** When the account was made (ms since the epoch). */
   createdAt: number;
 }
-
-export const USERS = ["auth", "users"] as const;
-export const EMAILS = ["auth", "emails"] as const;
 
 /**
  * Refused: an account with the email exists already.
