@@ -238,6 +238,8 @@ export async function getUser(kv: Deno.Kv, id: string): Promise<User | null> {
  * @param roles Their roles from now on (`[]`: none).
  * @returns The user with the new roles.
  * @throws {UnknownUserError} When no user has that email: 404, the product's refusal uncaught.
+ * @throws {KvBusyError} When the commit lost every race, or the file stayed locked by another
+ * process for seconds, as any write of `shell/data`.
  *
  * @example
  * ```ts
@@ -256,18 +258,19 @@ export async function setRoles(
   roles: readonly string[],
 ): Promise<User> {
   const normal = normalizeEmail(email);
-  for (let attempt = 0; attempt < 10; attempt++) {
+  // Like every write: a lost race reads again, and a file locked by another process is waited
+  // out (commit.ts); ten attempts back to back used to throw within milliseconds of a lock.
+  const updated = await retrying("change roles", async (commit) => {
     const user = normal === undefined ? undefined : await findUser(kv, normal);
     if (!user) throw new UnknownUserError(email);
     const key = [...USERS, user.id];
     const entry = await kv.get<UserRecord>(key);
-    if (!entry.value) continue;
+    if (!entry.value) return undefined;
     const updated = { ...entry.value, roles: [...new Set(roles)] };
     const sessions = await sessionsOf(kv, user.id);
     const op = withoutSessions(kv.atomic().check(entry).set(key, updated), user.id, sessions);
-    if (!(await commit(op)).ok) continue;
-    await endAllSessions(kv, user.id); // any past the first batch (a user keeps few)
-    return publicUser(updated);
-  }
-  throw new Error(`The roles of ${email} could not be changed: too many concurrent changes`);
+    return (await commit(op)).ok ? updated : undefined;
+  });
+  await endAllSessions(kv, updated.id); // any past the first batch (a user keeps few)
+  return publicUser(updated);
 }
