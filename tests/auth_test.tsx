@@ -17,6 +17,7 @@ import { createUser, getUser, setRoles, UnknownUserError } from "../lib/auth.ts"
 import { isHttpError } from "../lib/mod.ts";
 import { limiter } from "../lib/auth/limiter.ts";
 import { hashesBegun } from "../lib/auth/password.ts";
+import { sessionsOf } from "../lib/auth/sessions.ts";
 import { tokenHash } from "../lib/auth/token.ts";
 import { TestClient } from "../lib/testing.ts";
 import { memoryApp } from "./helpers/app.ts";
@@ -510,6 +511,22 @@ Deno.test("a user keeps at most sessionsPerUser sessions: the oldest ends", asyn
   const statuses = [];
   for (const client of browsers) statuses.push((await client.request("/account")).status);
   assert.deepEqual(statuses, [303, 200, 200]);
+});
+
+Deno.test("sign-ins at the same moment may each keep one session more than sessionsPerUser; the next sign-in ends the extra", async () => {
+  // The bound docs/users.md states: a sign-in ends the oldest beyond the limit as it listed them,
+  // so sign-ins committing together (any workers) each keep theirs - at most one more each - and
+  // the next sign-in ends every session beyond the limit.
+  using t = await setup({ sessionsPerUser: 2 });
+  const many = await storedUser(t.kv, "many@example.com");
+  const AT_ONCE = 6;
+  const browsers = Array.from({ length: AT_ONCE }, () => t.browser());
+  await Promise.all(browsers.map((client) => client.signInAs(many)));
+  const count = async () => (await sessionsOf(t.store, many.id)).length;
+  const after = await count();
+  assert.ok(after >= 2 && after <= 2 + AT_ONCE - 1, `${after} sessions`);
+  await t.browser().signInAs(many);
+  assert.equal(await count(), 2, "back to the limit");
 });
 
 Deno.test("sessions started in one millisecond: the oldest still ends first (by commit order)", async () => {
