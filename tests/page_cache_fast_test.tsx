@@ -183,6 +183,7 @@ Deno.test("a hit of a route without middleware never enters the app's chain; the
     { Cookie: "__Host-session=abc" },
     { Cookie: "theme=dark; __Host-session=abc" },
     { Cookie: "app-form-state=x.y" },
+    { Cookie: "__Host-app-form-state=x.y" },
     { Authorization: "Bearer x" },
   ];
   for (const headers of withState) {

@@ -10,7 +10,12 @@
  * carries its own expiry and a one-time id: a replayed cookie is refused once it expired or was
  * used (`claim`), whatever the browser does with the cookie's own `Max-Age`. The cookie's path is
  * `/`, not the page's: a path comes from the client's `Referer`, and some characters (`;`) cannot
- * be a cookie path. The signing key is the app's (`Secret`): kept in KV, the same for every
+ * be a cookie path. Over https it is `__Host-app-form-state`, as the session's is `__Host-session`:
+ * nothing binds a flash to a browser, so a flash an attacker had signed for their own post (what
+ * they sent to a removed action, say) and planted as a plain cookie - from a sibling subdomain
+ * (`Domain=`), or over plain http on the way - put their values in the victim's form under "check
+ * what you entered and send it again"; a `__Host-` cookie only the app's own https origin can set.
+ * The signing key is the app's (`Secret`): kept in KV, the same for every
  * process, instance and deploy, so a cookie set by one verifies on any other.
  */
 import { parse, stringify } from "devalue";
@@ -43,6 +48,8 @@ declare module "../server/internals.ts" {
 }
 
 export const FORM_STATE_COOKIE = "app-form-state";
+/** The name over https; it holds `FORM_STATE_COOKIE`, so a search of a header finds both. */
+export const SECURE_FORM_STATE_COOKIE = `__Host-${FORM_STATE_COOKIE}`;
 
 /** What the cookie carries to the page: one of the two, or both. */
 export interface Carried {
@@ -133,7 +140,7 @@ export async function flashFormState(
       fields: carried.kept!.length,
     });
   }
-  setCookie(c, FORM_STATE_COOKIE, value, {
+  setCookie(c, secure ? SECURE_FORM_STATE_COOKIE : FORM_STATE_COOKIE, value, {
     path: "/",
     maxAge: MAX_AGE_SECONDS,
     httpOnly: true,
@@ -164,27 +171,43 @@ function within(kept: KeptInput, budget: number): KeptInput {
 /**
  * Middleware: a GET that carries a valid flash for its own path gets what it holds in its private
  * record (`formState`, `keptInput`: for the renderer), and a response that clears it and is never
- * cached.
+ * cached. The plain cookie is read only where the app may be served over http (`origins`, unset:
+ * the request's own): an app on https origins alone sets only the `__Host-` one.
  */
-export function restoreFormState(secret: Secret, claim: Claim): MiddlewareHandler {
+export function restoreFormState(
+  secret: Secret,
+  claim: Claim,
+  origins: string[] | undefined,
+): MiddlewareHandler {
+  const httpsOnly = origins?.every((origin) => origin.startsWith("https:"));
   // Not `async` on the path of the requests it leaves alone (nearly all): no promise of its own.
   return function restoreFormState(c, next) {
     if (c.req.method !== "GET" || !c.req.header("cookie")?.includes(FORM_STATE_COOKIE)) {
       return next();
     }
-    return restore(c, next, secret, claim);
+    const plain = !(httpsOnly ?? c.req.url.startsWith("https:"));
+    return restore(c, next, secret, claim, plain);
   };
 }
 
-async function restore(c: Context, next: Next, secret: Secret, claim: Claim): Promise<void> {
-  const flash = verify(await secret(), getCookie(c, FORM_STATE_COOKIE));
+async function restore(
+  c: Context,
+  next: Next,
+  secret: Secret,
+  claim: Claim,
+  plain: boolean,
+): Promise<void> {
+  const secure = getCookie(c, SECURE_FORM_STATE_COOKIE);
+  const value = secure ?? (plain ? getCookie(c, FORM_STATE_COOKIE) : undefined);
+  const flash = verify(await secret(), value);
   if (!flash || flash.path !== new URL(c.req.url).pathname) return next();
   if (flash.expires > Date.now() && await claim(flash.id, flash.expires)) {
     if (flash.state) internalsOf(c).formState = flash.state;
     if (flash.kept) internalsOf(c).keptInput = flash.kept;
   }
   await next();
-  deleteCookie(c, FORM_STATE_COOKIE, { path: "/" });
+  if (secure === undefined) deleteCookie(c, FORM_STATE_COOKIE, { path: "/" });
+  else deleteCookie(c, SECURE_FORM_STATE_COOKIE, { path: "/", secure: true });
   c.header("Cache-Control", "no-store");
 }
 

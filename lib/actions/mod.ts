@@ -50,7 +50,7 @@ export function mountActions(app: Hono, entries: ActionEntry[], options: ActionO
  * a GET carrying a form's state for its page gets it restored.
  */
 export function formStateRestore(options: ActionOptions): MiddlewareHandler {
-  return restoreFormState(options.secret, options.claim);
+  return restoreFormState(options.secret, options.claim, options.origins);
 }
 
 /** The state of the form posted just before this request, for `renderToReadableStream`. */

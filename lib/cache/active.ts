@@ -25,7 +25,7 @@
  */
 import type { Context } from "hono";
 import { getCookie } from "hono/cookie";
-import { FORM_STATE_COOKIE } from "../actions/form_state.ts";
+import { FORM_STATE_COOKIE, SECURE_FORM_STATE_COOKIE } from "../actions/form_state.ts";
 import { authSettings } from "../auth/settings.ts";
 import { internalsOf } from "../server/internals.ts";
 import { log } from "../server/log.ts";
@@ -491,7 +491,8 @@ function usesCache(c: Context): boolean {
   if (headers.has("authorization")) return false;
   if (!headers.has("cookie")) return true;
   return getCookie(c, authSettings(c).cookie) === undefined &&
-    getCookie(c, FORM_STATE_COOKIE) === undefined;
+    getCookie(c, FORM_STATE_COOKIE) === undefined &&
+    getCookie(c, SECURE_FORM_STATE_COOKIE) === undefined;
 }
 
 function bypass(c: Context, res: Response): Response {

@@ -9,8 +9,12 @@ import { startDev } from "../dev/session.ts";
 import { PROJECT_ROOT as root } from "./root.ts";
 import { frameworkSettingsOrExit } from "./declared.ts";
 
-const { hostname, port } = await frameworkSettingsOrExit();
-const dev = await startDev({ root, hostname, port }).catch((error) => {
+const { hostname, port, app } = await frameworkSettingsOrExit();
+const hosts = [
+  ...(app.origins ?? []).map((origin) => new URL(origin).host),
+  ...app.allowedHosts ?? [],
+];
+const dev = await startDev({ root, hostname, port, hosts }).catch((error) => {
   // Said plainly, and a non-zero exit (a port in use, say); the app's servers go with this one.
   console.error(error instanceof Error ? error.message : error);
   Deno.exit(1);

@@ -5,7 +5,8 @@
  * server (`forwarding.ts`), or gets the error page while the app cannot run, and a page gets the
  * dev client (`inject.ts`) with the version of the code that made it. Stack mapping takes posts
  * from the dev client's own pages only (`Origin` is the dev server's: a page elsewhere could post
- * `text/plain` without asking) and at most `MAX_STACK` bytes of them.
+ * `text/plain` without asking) and at most `MAX_STACK` bytes of them. Only requests for the hosts
+ * of `hosts.ts` are answered at all: a page elsewhere reaches loopback by DNS rebinding.
  */
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
@@ -15,6 +16,7 @@ import type { Backends } from "./backend.ts";
 import { errorPage } from "./error_page.ts";
 import type { DevEvents } from "./events.ts";
 import { forward } from "./forwarding.ts";
+import { devHosts, UNKNOWN_DEV_HOST } from "./hosts.ts";
 import { devClientTag, withDevClient } from "./inject.ts";
 
 export interface FrontOptions {
@@ -30,6 +32,8 @@ export interface FrontOptions {
   stale(path: string): boolean;
   /** `Hello.styles` as it is now: a page made now has every swap made so far. */
   styleSwaps(): number;
+  /** The hosts of `APP_ORIGIN` and `ALLOWED_HOSTS`, answered beside loopback and IP addresses. */
+  hosts?: string[];
 }
 
 type Fetch = (req: Request, info: Deno.ServeHandlerInfo) => Response | Promise<Response>;
@@ -79,7 +83,12 @@ export function devFront(options: FrontOptions): Fetch {
       }
     }
   });
-  return app.fetch;
+  const allowed = devHosts(options.hosts);
+  return (req, info) =>
+    allowed(req.url) ? app.fetch(req, info) : new Response(UNKNOWN_DEV_HOST, {
+      status: 400,
+      headers: { "Content-Type": "text/plain; charset=utf-8" },
+    });
 }
 
 /** `req` without its validators, so that the answer is the file as it is now, never a 304. */

@@ -42,13 +42,17 @@ export interface DevOptions {
   root: string;
   hostname: string;
   port: number;
+  /** The hosts of `APP_ORIGIN` and `ALLOWED_HOSTS` (`hosts.ts`). */
+  hosts?: string[];
 }
 
 export interface DevServer {
   stop(): Promise<void>;
 }
 
-export async function startDev({ root, hostname, port }: DevOptions): Promise<DevServer> {
+export async function startDev(
+  { root, hostname, port, hosts }: DevOptions,
+): Promise<DevServer> {
   const session = crypto.randomUUID();
   const token = crypto.randomUUID();
   /** The version of the code the pages should show: one more with every change published. */
@@ -88,6 +92,7 @@ export async function startDev({ root, hostname, port }: DevOptions): Promise<De
       mapStack: stackMapper(root, ASSET_DIR, builder.files),
       stale: styles.stale,
       styleSwaps: () => styleSwaps,
+      hosts,
     }),
   );
 

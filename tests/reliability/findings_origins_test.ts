@@ -88,7 +88,7 @@ Deno.test("finding 13: APP_ORIGIN behind a proxy", async (t) => {
     const form = await postForm(server, echo, "app.example", PUBLIC, `${PUBLIC}/about`, body);
     assert.equal(form.status, 303);
     const cookie = form.headers.get("set-cookie") ?? "";
-    assert.match(cookie, /^app-form-state=/);
+    assert.match(cookie, /^__Host-app-form-state=/, "a prefix no subdomain or http can set");
     assert.match(cookie, /; Secure\b/, "the proxy's TLS, not the server's plain HTTP, decides");
   });
 
