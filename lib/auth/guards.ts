@@ -59,8 +59,10 @@ export interface UserState {
  * @example
  * ```tsx
  * // routes/account/index.tsx, behind routes/account/_middleware.ts's requireUser()
- * import { userOf } from "shell/auth";
- * import { define } from "../_define.ts";
+ * import { createDefine } from "shell";
+ * import { userOf, type UserState } from "shell/auth";
+ *
+ * export const define = createDefine<UserState>(); // the app's, in routes/_define.ts
  *
  * export default define.page(({ state }) => <p>Signed in as {userOf(state).email}</p>);
  * ```
