@@ -100,6 +100,9 @@ export async function listItems(
   if (startsWith !== undefined && !isIndexValue(d, index!, startsWith)) {
     return { items: [], cursor: null }; // longer than any value whose keys fit KV
   }
+  // A lone surrogate (half of a character, as no keyboard types) starts no text: KV would read it
+  // as U+FFFD and list the values that hold that character instead.
+  if (startsWith !== undefined && !startsWith.isWellFormed()) return { items: [], cursor: null };
   const prefix = keys.listing(d, { index, value });
   const unique = index !== undefined && d.indexes.get(index)!.unique;
   const tag = tagOf(prefix, reverse, startsWith);
@@ -171,8 +174,7 @@ function selectorOf(prefix: Deno.KvKey, startsWith: string | undefined): Deno.Kv
 
 /** The least text greater than every text starting with `text` (KV orders text by code point). */
 function textAfter(text: string): string {
-  // As KV stores it: a lone surrogate is U+FFFD.
-  const points = [...text.toWellFormed()].map((point) => point.codePointAt(0)!);
+  const points = [...text].map((point) => point.codePointAt(0)!);
   while (points.length > 0) {
     const last = points.pop()!;
     if (last < 0x10ffff) {
