@@ -2,7 +2,7 @@
  * Users, sessions and roles: `import { ... } from "shell/auth"`. Guard a folder with
  * `requireUser()` or `requireRole("admin")` in its `_middleware.ts`; sign people up, in and out from
  * server actions with `signUp`, `signIn`, `signOut` and `signOutEverywhere`; ask who is asking with
- * `currentUser(ctx)` (one KV read, none without the session cookie), or read `state.user` where a
+ * `currentUser(ctx)` (one KV read, none without the session cookie), or read `userOf(state)` where a
  * guard set it. Sessions live in Deno KV, the cookie holds only an opaque token, passwords are
  * stored as scrypt hashes. `createUser` is for scripts (`deno task users:add`); `setRoles` for them and an admin's page.
  *
@@ -17,7 +17,7 @@
  * @module
  */
 export { currentUser } from "./auth/current.ts";
-export { requireRole, requireUser, type UserState, withUser } from "./auth/guards.ts";
+export { requireRole, requireUser, userOf, type UserState, withUser } from "./auth/guards.ts";
 export {
   type AuthResult,
   type CredentialFields,

@@ -990,8 +990,10 @@ Deno.test("list by prefix: a name at KV's limit is found by all of it; any text 
   assert.deepEqual(await names("ab"), ["ab", "ab\u{10FFFF}", "ab\u{10FFFF}z"]);
   assert.deepEqual(await names("ab", true), ["ab\u{10FFFF}z", "ab\u{10FFFF}", "ab"]);
   assert.deepEqual(await names("a"), ["ab", "ab\u{10FFFF}", "ab\u{10FFFF}z", "ac", "a\uFFFD"]);
-  // A lone surrogate is U+FFFD to KV: what it lists, not a failure.
-  assert.deepEqual(await names(`a${String.fromCharCode(0xd800)}`), ["a\uFFFD"]);
+  // A lone surrogate starts no text: nothing listed, not a failure - before, KV read it as U+FFFD
+  // and listed "a\uFFFD".
+  assert.deepEqual(await names(`a${String.fromCharCode(0xd800)}`), []);
+  assert.deepEqual(await names(String.fromCharCode(0xdc00)), []);
   assert.deepEqual(await names("\u{10FFFF}"), ["\u{10FFFF}"]);
   // Every string value but one starting with U+10FFFF (a noncharacter): no text follows them all.
   assert.deepEqual(await names(""), ["ab", "ab\u{10FFFF}", "ab\u{10FFFF}z", "ac", "a\uFFFD"]);

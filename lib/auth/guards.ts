@@ -45,6 +45,37 @@ export interface UserState {
 }
 
 /**
+ * The signed-in user behind `requireUser()` or `requireRole()`, typed `User`: `state.user` stays
+ * optional, since one `State` serves every folder and no type can know which guard ran, so this
+ * says so once, checked. Where no guard set it (a page outside the guarded folder, a guard taken
+ * away), it throws the guard's own 401 (`httpError`: `_error.tsx`, or JSON) rather than read
+ * `undefined` - never a failure, never another user's data.
+ *
+ * @param state What the guard set: a page's `state`, a handler's `ctx.state`, a middleware's
+ *   `c.var`, or `define.context().var` in a server action.
+ * @returns The user.
+ * @throws {HttpError} 401 "Sign in to continue." when nobody is signed in.
+ *
+ * @example
+ * ```tsx
+ * // routes/account/index.tsx, behind routes/account/_middleware.ts's requireUser()
+ * import { createDefine } from "shell";
+ * import { userOf, type UserState } from "shell/auth";
+ *
+ * export const define = createDefine<UserState>(); // the app's, in routes/_define.ts
+ *
+ * export default define.page(({ state }) => <p>Signed in as {userOf(state).email}</p>);
+ * ```
+ * @see docs/users.md - The user in state
+ */
+export function userOf(state: UserState): User {
+  if (state.user) return state.user;
+  throw httpError(401, SIGN_IN);
+}
+
+const SIGN_IN = "Sign in to continue.";
+
+/**
  * Middleware that lets only signed-in users through, with `state.user` set. An anonymous page view
  * gets a 303 to the login page (`/login?next=<its path and query>`), a form posted without
  * JavaScript likewise with the page it came from; an API route, an island's action call or a
@@ -141,7 +172,7 @@ function anonymous(c: Context): Response {
     c.redirect(`${loginPath}?next=${encodeURIComponent(safeNext(next))}`, 303);
   const { method } = c.req;
   if (internalsOf(c).action) {
-    if (internalsOf(c).stubCall) throw httpError(401, "Sign in to continue.");
+    if (internalsOf(c).stubCall) throw httpError(401, SIGN_IN);
     const page = formPage(c, scopeOf(c).origins);
     return toLogin(page.pathname + page.search);
   }
@@ -149,7 +180,7 @@ function anonymous(c: Context): Response {
     const url = new URL(c.req.url);
     return toLogin(url.pathname + url.search);
   }
-  throw httpError(401, "Sign in to continue.");
+  throw httpError(401, SIGN_IN);
 }
 
 /** A signed-in user's response is theirs alone: no shared cache keeps it (as policy.ts's SIGNED_IN). */

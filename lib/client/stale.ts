@@ -3,7 +3,8 @@
  * A page older than the server's build moving to the new version without losing what the user
  * typed. `reloadKeepingInput()` keeps the value of every named field of the page
  * (`shared/kept_input.ts`: never a password, a file, a hidden field or a name that looks like a
- * credential) in the tab's `sessionStorage` for a minute, and reloads; the new page's runtime
+ * credential) in the tab's `sessionStorage` for a minute - none when every field is empty and
+ * there is nothing to say - and reloads; the new page's runtime
  * (`restoreKeptInput()`, from the boot runtime) puts them back into its fields of the same names -
  * the n-th field of a name gets its n-th value - and, when an action the user asked for did not
  * run, says why in one sentence, unless the server did already (it puts back what a form sent,
@@ -89,10 +90,15 @@ export function reloadKeepingInput({ notice }: { notice?: Notice }): void {
   setTimeout(() => {
     // The fields as they are now: the user may have gone on typing while the page waited.
     const page = location.pathname + location.search;
-    const kept: Kept = { page, at: Date.now(), fields: fieldsOf(document), notice };
+    const fields = fieldsOf(document);
     const reloaded: Reloaded = { at: Date.now(), from, repeats };
     try {
-      sessionStorage.setItem(KEPT, JSON.stringify(kept));
+      // Nothing typed and nothing to say: nothing to keep, and the new page loads no code to
+      // put it back (`boot.ts` loads the action client only for a kept entry).
+      if (notice || fields.some(([, value]) => value !== "")) {
+        const kept: Kept = { page, at: Date.now(), fields, notice };
+        sessionStorage.setItem(KEPT, JSON.stringify(kept));
+      }
       sessionStorage.setItem(RELOADED, JSON.stringify(reloaded));
     } catch { /* as above */ }
     location.reload();

@@ -6,9 +6,12 @@
  * on. So this wrapper never sets `traceparent` (that would make two); it adds `sentry-trace`, and
  * the trace's DSC beside the caller's other entries goes out as the one `baggage` header: handed
  * to Deno as OTel baggage, or written here: under the launcher, which leaves Deno's baggage
- * propagator out (`otel/env.ts`), and for a call that sets a `baggage` of its own. Hosts that are not propagation targets get no Sentry header and
- * none of the `sentry-*` baggage entries. Sentry's own hosts (the ingest, Spotlight) get no span
- * and no header at all.
+ * propagator out (`otel/env.ts`), and for a call that sets a `baggage` of its own. Hosts that are
+ * not propagation targets get no Sentry header, none of the `sentry-*` baggage entries and none of
+ * the caller's (the app's own baggage, and a call's own header, still go). With Deno's baggage
+ * propagator on (`deno serve` with `OTEL_DENO` and no `OTEL_PROPAGATORS=tracecontext`), Deno
+ * extracts the caller's entries into the context, where they cannot be told from the app's: they
+ * go on as Deno sends them. Sentry's own hosts (the ingest, Spotlight) get no span and no header.
  */
 import {
   type BaggageEntry,
@@ -62,14 +65,17 @@ export function propagateOnFetch(options: PropagationOptions): void {
     // A Map, made a Baggage once: OpenTelemetry's setEntry copies the whole baggage, and one per
     // member of a caller's 8 KB header took a quadratic 140 ms of CPU for every call.
     const bag = new Map(propagation.getBaggage(active)?.getAllEntries());
-    if (!denoWritesBaggage) addCallers(bag, active.getValue(INCOMING_BAGGAGE));
+    const target = shouldPropagateTraceForUrl(url, options.targets, decisions);
+    // A caller's entries go where its trace goes, as the DSC does: a third-party API is sent none
+    // of what a caller put in its header (a tenant, a user id, whatever it was).
+    if (!denoWritesBaggage && target) addCallers(bag, active.getValue(INCOMING_BAGGAGE));
     for (const key of bag.keys()) if (key.startsWith("sentry-")) bag.delete(key);
     let headers: Headers | undefined;
     const ownHeaders = () =>
       headers ??= new Headers(
         init?.headers ?? (input instanceof Request ? input.headers : undefined),
       );
-    if (shouldPropagateTraceForUrl(url, options.targets, decisions)) {
+    if (target) {
       headers = ownHeaders();
       if (!headers.has("sentry-trace")) headers.set("sentry-trace", sentryTraceOf(ids));
       const dsc = traceDsc(ids, activeBaggageHeader(), options.source);

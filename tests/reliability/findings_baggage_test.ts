@@ -20,35 +20,54 @@ const FILES = {
   };\n`,
 };
 
+/** An upstream on 127.0.0.1 that records the headers of each request it is sent, in order. */
+function recordingUpstream(stack: AsyncDisposableStack): { url: string; seen: Headers[] } {
+  const seen: Headers[] = [];
+  const upstream = stack.use(Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    (req) => {
+      seen.push(req.headers);
+      return new Response("upstream");
+    },
+  ));
+  return { url: `http://127.0.0.1:${upstream.addr.port}/`, seen };
+}
+
 /**
  * The target with `files`, started by the launcher with every request traced to a Sentry receiver,
- * beside an upstream its routes call (`UPSTREAM`); `seen` holds what that upstream was sent, in order.
+ * beside two upstreams its routes call (`UPSTREAM`, `THIRD_PARTY`); `seen` and `seenByThirdParty`
+ * hold what each was sent, in order. `onlyUpstreamIsTarget`: `SENTRY_TRACE_PROPAGATION_TARGETS`
+ * names `UPSTREAM` alone (unset otherwise: every host is a target).
  */
-async function startTracedTarget(files: Record<string, string>) {
+async function startTracedTarget(
+  files: Record<string, string>,
+  { onlyUpstreamIsTarget = false } = {},
+) {
   const built = await builtTarget(files);
   const stack = new AsyncDisposableStack();
   try {
     const receiver = stack.use(startSentryReceiver());
-    const seen: Headers[] = [];
-    const upstream = stack.use(Deno.serve(
-      { hostname: "127.0.0.1", port: 0, onListen() {} },
-      (req) => {
-        seen.push(req.headers);
-        return new Response("upstream");
-      },
-    ));
+    const upstream = recordingUpstream(stack);
+    const thirdParty = recordingUpstream(stack);
     const server = stack.use(
       await startTarget(
         {
           SENTRY_DSN: receiver.dsn,
           SENTRY_TRACES_SAMPLE_RATE: "1",
-          UPSTREAM: `http://127.0.0.1:${upstream.addr.port}/`,
+          UPSTREAM: upstream.url,
+          THIRD_PARTY: thirdParty.url,
+          ...onlyUpstreamIsTarget ? { SENTRY_TRACE_PROPAGATION_TARGETS: upstream.url } : {},
         },
         { root: built.root, script: "lib/cli/launch.ts" },
       ),
     );
     const moved = stack.move();
-    return { server, seen, [Symbol.asyncDispose]: () => moved.disposeAsync() };
+    return {
+      server,
+      seen: upstream.seen,
+      seenByThirdParty: thirdParty.seen,
+      [Symbol.asyncDispose]: () => moved.disposeAsync(),
+    };
   } catch (error) {
     await stack.disposeAsync();
     throw error;
@@ -144,4 +163,40 @@ Deno.test("review 14: a caller's baggage goes on as Deno's propagator sends it: 
   // Before: region=eu (its properties lost) and dup=1 (Deno's propagator keeps the last).
   assert.ok(members.includes("region=eu;ttl=30;hop"), `properties kept: ${members}`);
   assert.deepEqual(members.filter((m) => m.startsWith("dup=")), ["dup=2"], `${members}`);
+});
+
+const BOTH = {
+  "routes/findings/both.ts": `export const handler = {
+    async GET() {
+      const [upstream, thirdParty] = await Promise.all([
+        fetch(Deno.env.get("UPSTREAM")!),
+        fetch(Deno.env.get("THIRD_PARTY")!),
+      ]);
+      return new Response(await upstream.text() + await thirdParty.text());
+    },
+  };\n`,
+};
+
+Deno.test("gaps13: a caller's baggage goes to propagation targets only, as the DSC does", async () => {
+  await using target = await startTracedTarget(BOTH, { onlyUpstreamIsTarget: true });
+  const { server, seen, seenByThirdParty } = target;
+  const trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+  const res = await server.fetch("/findings/both", {
+    headers: {
+      traceparent: `00-${trace}-00f067aa0ba902b7-01`,
+      baggage: `tenant=acme,user=ada%40example.com,sentry-trace_id=${trace}`,
+    },
+  });
+  assert.equal(await res.text(), "upstreamupstream");
+  // The target: the caller's entries and the trace's DSC.
+  const members = seen.at(-1)!.get("baggage")!.split(",");
+  assert.ok(members.includes("tenant=acme"), `${members}`);
+  assert.ok(members.includes("user=ada%40example.com"), `${members}`);
+  assert.ok(members.includes(`sentry-trace_id=${trace}`), `${members}`);
+  // The third party: still on the trace (Deno's traceparent), but none of the caller's baggage -
+  // before, tenant=acme and user=ada%40example.com went to it.
+  const third = seenByThirdParty.at(-1)!;
+  assert.equal(third.get("traceparent")?.split("-")[1], trace, "Deno's traceparent");
+  assert.equal(third.get("sentry-trace"), null);
+  assert.equal(third.get("baggage"), null, `sent: ${third.get("baggage")}`);
 });

@@ -26,11 +26,13 @@ export function itemCheck(d: Declared, id: string, versionstamp: string): Deno.A
 }
 
 /** Holds while no item of `d` has `value` in its unique index `index`. */
-export function absenceCheck(d: Declared, index: string, value: unknown): Deno.AtomicCheck {
-  if (!d.indexes.get(index)?.unique) {
+export function absenceCheck(d: Declared, index: string, asked: unknown): Deno.AtomicCheck {
+  const unique = d.indexes.get(index);
+  if (!unique?.unique) {
     // Only a unique index has one key per value; "no item in this view" is no single key's.
     throw new TypeError(`${d.name}: checkAbsent needs a unique index, and "${index}" is not one`);
   }
+  const value = unique.asked(asked);
   if (!isKeyPart(value)) throw new TypeError(`${d.name}: not a value of ${index}`);
   // A value too long for any key of the index (a user's text, passed as find() takes it) is on no
   // item: the check holds, on the index's own prefix, which is no entry's key. A TypeError made

@@ -34,7 +34,9 @@ import {
  * One index of a collection: `key` is a field of the item, or a function of it, whose value
  * (a string, number, bigint, boolean or `Uint8Array`; `undefined` or `null` leaves the item out)
  * the index sorts by. A `unique` index refuses a second item with the same value (`ConflictError`,
- * 409); a non-unique one lists the items of one value, and has a change feed per value.
+ * 409); a non-unique one lists the items of one value, and has a change feed per value. With
+ * `normalize`, a string value is kept as it gives it, and every value asked for goes through it
+ * too: `" Ada@Example.com"` finds, lists, checks and collides with `"ada@example.com"`.
  *
  * @example
  * ```ts
@@ -46,6 +48,12 @@ import {
  *   key: (task) => `${task.board}/${task.title.toLowerCase()}`,
  *   unique: true,
  * };
+ * type Member = { email: string };
+ * const byEmail: IndexSpec<Member> = {
+ *   key: "email",
+ *   unique: true,
+ *   normalize: (email) => email.trim().toLowerCase(),
+ * };
  * ```
  * @see docs/data.md - Collections
  */
@@ -54,6 +62,14 @@ export interface IndexSpec<T> {
   key: (keyof T & string) | ((item: T) => Deno.KvKeyPart | null | undefined);
   /** At most one item per value (default `false`). */
   unique?: boolean;
+  /**
+   * The one spelling of a string value: applied to the item's value on every write and to every
+   * value asked for - `find`, `list`'s `value` and `prefix`, `checkAbsent`, a live view - so they
+   * meet however the value was cased or spaced. The item keeps its field as written. It must give
+   * its own answers back unchanged (`trim`, `toLowerCase`, `normalize("NFC")` do). Declare it
+   * before items are stored: entries written without it keep their old key.
+   */
+  normalize?: (value: string) => string;
 }
 
 /**
@@ -313,7 +329,7 @@ export function collection<
     if (!index || index.unique) {
       throw new TypeError(`${name}: "${given.index}" is not a non-unique index`);
     }
-    return { index: given.index, value: given.value };
+    return { index: given.index, value: index.asked(given.value) as Deno.KvKeyPart };
   };
   // deno-lint-ignore no-explicit-any -- the types are the declaration's; the code is for any item
   const self: Collection<any, any, any, any> = {
@@ -420,11 +436,24 @@ function declare(
     const read = typeof key === "string"
       ? (item: object) => (item as Record<string, unknown>)[key]
       : key as (item: object) => unknown;
+    const normalize = spec.normalize;
+    if (normalize !== undefined && typeof normalize !== "function") {
+      throw problem(`index ${index}: normalize must be a function of a string value`);
+    }
+    const asked = (value: unknown) => {
+      if (normalize === undefined || typeof value !== "string") return value;
+      const normal = normalize(value);
+      if (typeof normal !== "string") {
+        throw problem(`index ${index}: normalize must return a string, not ${typeof normal}`);
+      }
+      return normal;
+    };
     resolved.set(index, {
       name: index,
       unique: spec.unique === true,
+      asked,
       valueOf(item) {
-        const value = read(item);
+        const value = asked(read(item));
         if (value === undefined || value === null) return undefined;
         if (!isKeyPart(value)) {
           throw problem(

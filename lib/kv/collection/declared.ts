@@ -23,8 +23,13 @@ import type { CollectionSchema } from "./schema.ts";
 export interface ResolvedIndex {
   readonly name: string;
   readonly unique: boolean;
-  /** The item's value in this index, or `undefined` for an item left out of it. */
+  /** The item's value in this index (normalised), or `undefined` for an item left out of it. */
   valueOf(item: object): Deno.KvKeyPart | undefined;
+  /**
+   * A value asked for (`find`, `list`'s value and prefix, `checkAbsent`, a view) as the index
+   * keeps it: a string through the index's `normalize`, anything else as it is.
+   */
+  asked(value: unknown): unknown;
 }
 
 /** A view of a collection: all of it, or the items with one value of a non-unique index. */

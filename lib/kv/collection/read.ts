@@ -56,9 +56,11 @@ export async function findItem(
   index: string,
   value: unknown,
 ): Promise<Entity<object> | null> {
-  if (!d.indexes.get(index)?.unique) {
+  const unique = d.indexes.get(index);
+  if (!unique?.unique) {
     throw new TypeError(`${d.name}: "${index}" is not a unique index (declared: ${names(d)})`);
   }
+  value = unique.asked(value);
   if (!isIndexValue(d, index, value)) return null;
   const entry = await kv.get<{ id: string; value: object }>(keys.unique(d, index, value));
   if (entry.value === null) return null;
@@ -68,12 +70,20 @@ export async function findItem(
 export async function listItems(
   kv: Deno.Kv,
   d: Declared,
-  { index, value, prefix: startsWithQuery, limit = PAGE.default, cursor, reverse = false }:
-    ListQuery = {},
+  {
+    index,
+    value: valueAsked,
+    prefix: startsWithQuery,
+    limit = PAGE.default,
+    cursor,
+    reverse = false,
+  }: ListQuery = {},
 ): Promise<Page<object>> {
-  if (index !== undefined && !d.indexes.has(index)) {
+  const resolved = index === undefined ? undefined : d.indexes.get(index);
+  if (index !== undefined && !resolved) {
     throw new TypeError(`${d.name}: no index "${index}" (declared: ${names(d)})`);
   }
+  const value = (resolved ? resolved.asked(valueAsked) : valueAsked) as Deno.KvKeyPart | undefined;
   if (startsWithQuery !== undefined && (index === undefined || value !== undefined)) {
     throw new TypeError(`${d.name}: a prefix lists an index's string values; give index, no value`);
   }
@@ -83,11 +93,16 @@ export async function listItems(
   if (index !== undefined && value !== undefined && !isIndexValue(d, index, value)) {
     return { items: [], cursor: null }; // no item can have it: its keys would not fit KV
   }
-  const startsWith = startsWithQuery === undefined ? undefined : String(startsWithQuery);
+  const startsWith = startsWithQuery === undefined
+    ? undefined
+    : resolved!.asked(String(startsWithQuery)) as string;
   // A prefix no value can be is the start of none: any value starting with it is as long.
   if (startsWith !== undefined && !isIndexValue(d, index!, startsWith)) {
     return { items: [], cursor: null }; // longer than any value whose keys fit KV
   }
+  // A lone surrogate (half of a character, as no keyboard types) starts no text: KV would read it
+  // as U+FFFD and list the values that hold that character instead.
+  if (startsWith !== undefined && !startsWith.isWellFormed()) return { items: [], cursor: null };
   const prefix = keys.listing(d, { index, value });
   const unique = index !== undefined && d.indexes.get(index)!.unique;
   const tag = tagOf(prefix, reverse, startsWith);
@@ -159,8 +174,7 @@ function selectorOf(prefix: Deno.KvKey, startsWith: string | undefined): Deno.Kv
 
 /** The least text greater than every text starting with `text` (KV orders text by code point). */
 function textAfter(text: string): string {
-  // As KV stores it: a lone surrogate is U+FFFD.
-  const points = [...text.toWellFormed()].map((point) => point.codePointAt(0)!);
+  const points = [...text].map((point) => point.codePointAt(0)!);
   while (points.length > 0) {
     const last = points.pop()!;
     if (last < 0x10ffff) {

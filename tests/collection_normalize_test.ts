@@ -1,0 +1,125 @@
+/**
+ * @module
+ * An index's declared `normalize`: the one spelling of a string value, applied to the item's value
+ * on every write and to every value asked for - `find`, `list` by value and by prefix,
+ * `checkAbsent`, a live view's snapshot and changes - on a real store (a SQLite file, two handles
+ * on it: two workers). Without it, `" Ada@Example.com"` looked at another key than the stored
+ * `"ada@example.com"`: `find` found nothing, `checkAbsent` held, and a second account took the
+ * same address.
+ */
+import assert from "node:assert/strict";
+import * as v from "valibot";
+import { collection, ConflictError } from "../lib/data.ts";
+
+const fold = (text: string) => text.trim().toLowerCase();
+
+const members = collection("members", {
+  schema: v.object({ email: v.string(), team: v.string(), name: v.string() }),
+  indexes: {
+    byEmail: { key: "email", unique: true, normalize: fold },
+    byTeam: { key: "team", normalize: fold },
+    byName: { key: "name", normalize: fold },
+  },
+});
+const invites = collection("invites", { schema: v.object({ email: v.string() }) });
+
+async function twoWorkers(run: (one: Deno.Kv, other: Deno.Kv) => Promise<void>) {
+  const path = await Deno.makeTempFile({ suffix: ".sqlite3" });
+  try {
+    using one = await Deno.openKv(path);
+    using other = await Deno.openKv(path);
+    await run(one, other);
+  } finally {
+    await Deno.remove(path);
+  }
+}
+
+Deno.test("normalize: find, checkAbsent and uniqueness meet a value however it was cased or spaced", async () => {
+  await twoWorkers(async (one, other) => {
+    const ada = await members.create(one, {
+      email: "  Ada@Example.COM ",
+      team: "Core",
+      name: "Ada",
+    });
+    // The item keeps its field as written; the index keeps the one spelling.
+    assert.equal(ada.value.email, "  Ada@Example.COM ");
+    for (const asked of ["ada@example.com", "ADA@example.com", " ada@EXAMPLE.com\t"]) {
+      assert.equal((await members.find(other, "byEmail", asked))?.id, ada.id, asked);
+    }
+    // Another account with the address, spelt otherwise, from another worker: refused.
+    await assert.rejects(
+      members.create(other, { email: "ada@example.com", team: "x", name: "Imp" }),
+      (error) => error instanceof ConflictError && error.status === 409,
+    );
+    // An invite only while no member has the address, asked as a user typed it.
+    const noMember = (email: string) => ({ checks: [members.checkAbsent("byEmail", email)] });
+    await assert.rejects(
+      invites.create(other, { email: "ADA@example.com " }, noMember("ADA@example.com ")),
+      (error) => error instanceof ConflictError && error.reason === "exists",
+    );
+    await invites.create(other, { email: "bob@example.com" }, noMember(" Bob@Example.com"));
+    // The member's own address, rewritten in another case: no conflict with itself, same key.
+    const recased = await members.update(
+      other,
+      ada.id,
+      { email: "ADA@EXAMPLE.COM" },
+      noMember("ada@example.com"),
+    );
+    assert.equal(recased.value.email, "ADA@EXAMPLE.COM");
+    assert.equal((await members.find(one, "byEmail", "ada@example.com"))?.id, ada.id);
+    // Deleted: the address is free in every spelling.
+    await members.delete(one, ada.id);
+    assert.equal(await members.find(other, "byEmail", "Ada@example.com"), null);
+    await invites.create(other, { email: "ada@example.com" }, noMember("ADA@example.com"));
+  });
+});
+
+Deno.test("normalize: list by value and by prefix, a live view's snapshot and changes, as the index keeps it", async () => {
+  await twoWorkers(async (one, other) => {
+    const ada = await members.create(one, { email: "a@x", team: "Core", name: "Ada Lovelace" });
+    const alan = await members.create(one, { email: "b@x", team: " core", name: "alan Turing" });
+    await members.create(one, { email: "c@x", team: "Web", name: "Grace" });
+    const ids = (page: { items: readonly { id: string }[] }) => page.items.map((item) => item.id);
+
+    for (const value of ["core", "CORE ", " Core"]) {
+      assert.deepEqual(ids(await members.list(other, { index: "byTeam", value })), [
+        ada.id,
+        alan.id,
+      ], value);
+    }
+    for (const prefix of ["a", "A", " AL", "al"]) {
+      const want = prefix.trim().toLowerCase() === "a" ? [ada.id, alan.id] : [alan.id];
+      assert.deepEqual(ids(await members.list(other, { index: "byName", prefix })), want, prefix);
+    }
+
+    const snapshot = await members.snapshot(other, { index: "byTeam", value: "CORE" });
+    assert.deepEqual(ids(snapshot), [ada.id, alan.id]);
+    const feed = members.changes(other, { index: "byTeam", value: " Core " });
+    const controller = new AbortController();
+    const changes = feed.subscribe(snapshot.seq, { signal: controller.signal });
+    const joined = await members.create(one, { email: "d@x", team: "CoRe", name: "Dot" });
+    const next = await changes[Symbol.asyncIterator]().next();
+    controller.abort();
+    assert.equal(next.value?.op, "create");
+    assert.equal(next.value?.id, joined.id);
+  });
+});
+
+Deno.test("normalize: a declaration that is not a function, or one that gives other than a string, says so", async () => {
+  assert.throws(
+    () =>
+      collection("bad", {
+        schema: v.object({ email: v.string() }),
+        // @ts-expect-error: not a function
+        indexes: { byEmail: { key: "email", normalize: "lower" } },
+      }),
+    /index byEmail: normalize must be a function/,
+  );
+  const odd = collection("odd", {
+    schema: v.object({ email: v.string() }),
+    // @ts-expect-error: gives a number
+    indexes: { byEmail: { key: "email", unique: true, normalize: (text: string) => text.length } },
+  });
+  using kv = await Deno.openKv(":memory:");
+  await assert.rejects(odd.create(kv, { email: "a" }), /normalize must return a string/);
+});
