@@ -250,7 +250,7 @@ function failed(
 ): void {
   const digest = digestOf(error);
   const described = describe(error);
-  const links = telemetry?.captureFailure(error, digest) ?? NO_LINKS;
+  const links = telemetry?.captureFailure(error, digest, undefined, { job: name }) ?? NO_LINKS;
   log("error", `Job ${name} failed: ${described.name}: ${described.message}`.split("\n")[0], {
     digest,
     job: name,
