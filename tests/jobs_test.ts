@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { scan } from "../lib/build/scan.ts";
 import { deadJobs, defineJobs, kvOf } from "../lib/data.ts";
+import { enqueueSlot } from "../lib/kv/jobs.ts";
 import type { Telemetry } from "../lib/server.ts";
 import type { RouteModule } from "../lib/server/manifest.ts";
 import { captureLogs } from "../lib/testing.ts";
@@ -141,4 +142,22 @@ Deno.test("the build finds routes/_jobs.ts, and only at the root of routes/", as
   } finally {
     await Deno.remove(root, { recursive: true });
   }
+});
+
+Deno.test("a cron job: two apps of one manifest in a process start and close, and a slot runs once", async () => {
+  await using first = await Deno.openKv(":memory:");
+  await using second = await Deno.openKv(":memory:");
+  const jobs = defineJobs({ nightly: { cron: "0 3 * * *", run() {} } });
+  // Deno refuses a second Deno.cron of one name: the second app threw before.
+  const apps = [first, second].map((kv) => memoryApp({ routes: {}, jobs }, { kv }));
+  await Promise.all(apps.map((app) => app.close()));
+  const again = memoryApp({ routes: {}, jobs }, { kv: first });
+  await again.close(); // the cron ended with the last app: no timer left for the sanitizer
+
+  // Every process's Deno.cron fires for the slot; one enqueue wins.
+  const at = Date.UTC(2026, 10, 28, 3, 0, 12);
+  const target = { kv: first, jobs, name: "nightly" };
+  assert.equal(await enqueueSlot(target, at), true);
+  assert.equal(await enqueueSlot(target, at + 30_000), false);
+  assert.equal(await enqueueSlot(target, at + 60_000), true);
 });

@@ -196,9 +196,14 @@ export async function deadJobs(kv: Deno.Kv, name?: string): Promise<DeadJob[]> {
  * Runs the app's jobs as KV's queue delivers them to this store's handle (one listener a handle:
  * the app's), and enqueues the cron jobs on their schedules. Resolves when the store closes.
  */
-export function listenJobs(kv: Deno.Kv, jobs: Jobs, telemetry?: Telemetry): Promise<void> {
+export function listenJobs(
+  kv: Deno.Kv,
+  jobs: Jobs,
+  telemetry?: Telemetry,
+  closing?: AbortSignal,
+): Promise<void> {
   for (const [name, definition] of Object.entries(jobs.definitions)) {
-    if (definition.cron) scheduleJob(kv, jobs, name, definition.cron);
+    if (definition.cron) scheduleJob({ kv, jobs, name }, definition.cron, closing);
   }
   return kv.listenQueue(async (message) => {
     if (!isJobMessage(message)) return; // nobody else's: KV's queue has one listener a handle
@@ -226,19 +231,55 @@ export function listenJobs(kv: Deno.Kv, jobs: Jobs, telemetry?: Telemetry): Prom
 
 const deadKey = (name: string, id: string): Deno.KvKey => ["_jobs", "dead", name, id];
 
-/** The cron slot is the key: each process's `Deno.cron` enqueues it, one of them wins. */
-function scheduleJob(kv: Deno.Kv, jobs: Jobs, name: string, schedule: string): void {
+/** A cron job of one app: its store, where each slot is enqueued. */
+interface CronTarget {
+  kv: Deno.Kv;
+  jobs: Jobs;
+  name: string;
+}
+
+/**
+ * The process's crons, by name: Deno refuses a second `Deno.cron` of a name ("Cron with this name
+ * already exists"), and a process may hold several apps of one manifest (tests), so each name is
+ * registered once and enqueues for every open app; the last app closed ends it.
+ */
+const crons = new Map<string, { targets: Set<CronTarget>; end: AbortController }>();
+
+function scheduleJob(target: CronTarget, schedule: string, closing?: AbortSignal): void {
   if (typeof Deno.cron !== "function") {
     log(
       "warn",
-      `Job "${name}" has a cron schedule but Deno.cron is off: add "cron" to deno.json's "unstable"`,
+      `Job "${target.name}" has a cron schedule but Deno.cron is off: add "cron" to deno.json's "unstable"`,
     );
     return;
   }
-  Deno.cron(`job ${name}`, schedule, async () => {
-    const slot = new Date(Math.floor(Date.now() / 60_000) * 60_000).toISOString();
-    await jobs.enqueue(kv, name, undefined, { key: `cron:${name}:${slot}` });
-  });
+  const name = `job ${target.name}`;
+  let cron = crons.get(name);
+  if (!cron) {
+    const started = { targets: new Set<CronTarget>(), end: new AbortController() };
+    Deno.cron(name, schedule, { signal: started.end.signal }, async () => {
+      const now = Date.now();
+      await Promise.all([...started.targets].map((each) => enqueueSlot(each, now)));
+    });
+    crons.set(name, cron = started);
+  }
+  cron.targets.add(target);
+  const running = cron;
+  closing?.addEventListener("abort", () => {
+    running.targets.delete(target);
+    if (running.targets.size > 0) return;
+    running.end.abort();
+    crons.delete(name);
+  }, { once: true });
+}
+
+/**
+ * Enqueues a cron job's run for the minute of `now`, keyed by it: every process's `Deno.cron`
+ * fires, one enqueue wins (false for the others).
+ */
+export function enqueueSlot({ kv, jobs, name }: CronTarget, now: number): Promise<boolean> {
+  const slot = new Date(Math.floor(now / 60_000) * 60_000).toISOString();
+  return jobs.enqueue(kv, name, undefined, { key: `cron:${name}:${slot}` });
 }
 
 function failed(

@@ -325,7 +325,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
   );
   app.fetch = fetch as typeof app.fetch;
   // KV's queue has one listener a store handle: the app's, for the product's jobs.
-  if (kv && manifest.jobs) void listenJobs(kv, manifest.jobs, telemetry);
+  if (kv && manifest.jobs) void listenJobs(kv, manifest.jobs, telemetry, closing.signal);
   const retention = options.assetRetention;
   const ready = kv && !dev && retention && retention.days > 0 && manifest.assets.files?.length
     ? keepWhileRunning({
