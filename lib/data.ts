@@ -4,7 +4,8 @@
  * cursors, updated with optimistic concurrency and state machines, every change live on pages
  * through `changeStream()`; `kvLog()` is an append-only log that every worker and instance agrees
  * on, with `append`, `newest`, `after` and a live `feedOf()` for event streams; `rateLimit()` and
- * `limitCalls()` limit calls exactly across workers; `assertFits()` refuses what KV cannot hold.
+ * `limitCalls()` limit calls exactly across workers; `assertFits()` refuses what KV cannot hold;
+ * `defineJobs()` (in `routes/_jobs.ts`) runs work outside requests on KV's queue and `Deno.cron`.
  *
  * @example
  * ```ts
@@ -65,3 +66,14 @@ export {
 } from "./kv/rate_limit.ts";
 export { assertFits, KvLimitError, MAX_KEY_BYTES, MAX_VALUE_BYTES } from "./kv/limits.ts";
 export { KvBusyError } from "./kv/commit.ts";
+export {
+  type AnyJobs,
+  type DeadJob,
+  deadJobs,
+  defineJobs,
+  type EnqueueOptions,
+  type JobContext,
+  type JobDefinition,
+  type Jobs,
+  type PayloadOf,
+} from "./kv/jobs.ts";

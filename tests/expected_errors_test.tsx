@@ -481,6 +481,40 @@ Deno.test("expected errors in-process", async (t) => {
     noLines("form post");
   });
 
+  await t.step(
+    "a form too large for the action body limit: the page's _error.tsx, 413",
+    async () => {
+      // An attachment past ACTION_BODY_LIMIT posted without JavaScript ended on a bare
+      // "Payload Too Large" in text/plain, outside the app, with nothing to say what to do.
+      const small = memoryApp(FILES, { actionBodyLimit: 4096 });
+      const form = new FormData();
+      form.set("file", new File([new Uint8Array(8192)], "scan.pdf", { type: "application/pdf" }));
+      const res = await small.request(`/_action/${ids.archive}`, {
+        method: "POST",
+        body: form,
+        headers: { Accept: "text/html,*/*;q=0.8", ...fromPage("/board/tasks/t1") },
+      });
+      assert.equal(res.status, 413);
+      assert.equal(res.headers.get("connection"), "close");
+      assert.match((await text(res)).body, /board error page: 413 at \/board\/tasks\/t1/);
+
+      const called = await small.request(`/_action/${ids.archive}`, {
+        method: "POST",
+        body: form,
+        headers: { Accept: "application/json", ...fromPage("/board") },
+      });
+      assert.equal(called.status, 413);
+      assert.deepEqual(await called.json(), {
+        error: { status: 413, message: "Content Too Large", code: "body_too_large" },
+      });
+      // Refused bodies are logged as warnings (docs/security.md), never as failures.
+      assert.deepEqual(logs.lines.splice(0).map((l) => [l.level, l.status, l.digest]), [
+        ["warn", 413, undefined],
+        ["warn", 413, undefined],
+      ]);
+    },
+  );
+
   await t.step("middleware in front of a form's action: the page's _error.tsx", async () => {
     const form = new FormData();
     const res = await app.request(`/_action/${ids.fine}?refuse`, {

@@ -30,6 +30,7 @@ import {
   startSentryReceiver,
 } from "shell/testing";
 import { actionIdOf, memoryManifest } from "./helpers/app.ts";
+import { defineJobs, kvOf } from "../lib/data.ts";
 import * as probe from "./helpers/probe_actions.ts";
 import { recordingUpstream } from "./helpers/upstream.ts";
 
@@ -131,7 +132,31 @@ const ROUTES = {
 };
 
 const PROBE = "routes/_probe/actions.ts";
-const MANIFEST = memoryManifest({ routes: ROUTES, actions: { [PROBE]: probe } });
+/** A background job that always fails, tried once (`lib/kv/jobs.ts`). */
+const JOBS = defineJobs({
+  fails: {
+    retries: [],
+    run() {
+      throw new Error("the mail provider is down");
+    },
+  },
+});
+
+const MANIFEST = memoryManifest({
+  routes: {
+    ...ROUTES,
+    "enqueue-job.ts": {
+      handler: {
+        async POST(_req, ctx) {
+          await JOBS.enqueue(kvOf(ctx), "fails", undefined);
+          return new Response(null, { status: 202 });
+        },
+      },
+    },
+  },
+  actions: { [PROBE]: probe },
+  jobs: JOBS,
+});
 
 /** What every app here is given besides the test's settings: a KV store in memory. */
 const IN_MEMORY: Record<string, string> = { KV_PATH: ":memory:" };
@@ -596,6 +621,24 @@ Deno.test({
       await page.body?.cancel();
       assert.doesNotMatch(page.headers.get("content-security-policy")!, /127\.0\.0\.1/);
     });
+  },
+});
+
+Deno.test({
+  name: "sentry (server): a failing background job: an event tagged with the job, not a rejection",
+  ...SDK,
+  async fn() {
+    using logs = captureLogs();
+    await using receiver = startSentryReceiver();
+    const app = await appWith(sentryEnv(receiver.dsn));
+    const res = await app.request("/enqueue-job", { method: "POST" });
+    assert.equal(res.status, 202);
+    const event = await receiver.waitFor((i) => isErrorEvent(i) && i.payload.tags?.job === "fails");
+    const line = logs.lines.find((l) => l.job === "fails" && l.level === "error");
+    assert.ok(line, "logged");
+    assert.equal(event.payload.tags.digest, line.digest);
+    assert.equal(event.payload.event_id, line.sentry_event_id);
+    assert.equal(event.payload.exception.values[0].mechanism.type, "auto.queue.deno_kv");
   },
 });
 

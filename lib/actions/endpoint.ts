@@ -21,7 +21,7 @@ import { contextStorage } from "hono/context-storage";
 import { csrf } from "hono/csrf";
 import { HTTPException } from "hono/http-exception";
 import type { Failures } from "../errors/failure.ts";
-import { isHttpError } from "../shared/http_error.ts";
+import { httpError, isHttpError } from "../shared/http_error.ts";
 import { internalsOf } from "../server/internals.ts";
 import { type ActionEntry, middlewaresOf } from "../server/manifest.ts";
 import { type Telemetry, tracedMiddleware } from "../server/telemetry.ts";
@@ -148,7 +148,7 @@ function knownAction(options: EndpointOptions): MiddlewareHandler {
 async function runAction(c: Context, call: Call, options: EndpointOptions): Promise<Response> {
   const entry = internalsOf(c).action!;
   const invocation = await (await reader()).readCall(c, options.maxBytes);
-  if (invocation instanceof Response) return invocation;
+  if (invocation instanceof Response) return tooLarge(c, invocation);
   const { args, form } = invocation;
   if (!form) return await callResponse(c, call, args, options.failures);
 
@@ -167,6 +167,18 @@ async function runAction(c: Context, call: Call, options: EndpointOptions): Prom
     await flashFormState(c, options.secret, page.pathname, { state }, page.secure);
   }
   return c.redirect(page.pathname + page.search, 303);
+}
+
+/**
+ * A body past the limit - an attachment too large, most often - is the product's to explain: an
+ * expected error, so a form posted without JavaScript gets its page's `_error.tsx` (code
+ * `body_too_large`) rather than a bare text answer outside the app, and the stub its JSON.
+ */
+async function tooLarge(c: Context, refusal: Response): Promise<Response> {
+  if (refusal.status !== 413) return refusal;
+  await refusal.body?.cancel();
+  delete internalsOf(c).bodyRefused; // answered by the error page, not by the bare refusal
+  throw httpError(413, undefined, { code: "body_too_large", headers: refusal.headers });
 }
 
 /** The answer to the stub: the result as `devalue`, or a digest the browser can show. */

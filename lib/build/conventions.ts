@@ -11,9 +11,24 @@ const PARAM = /^\[([A-Za-z_$][\w$]*)\]$/;
 const CATCH_ALL = /^\[\.\.\.([A-Za-z_$][\w$]*)\]$/;
 const STATIC = /^[\w\-.~@!$&'()+,;=]+$/;
 
-export type SpecialFile = "_app" | "_layout" | "_middleware" | "_404" | "_error" | "_settings";
+export type SpecialFile =
+  | "_app"
+  | "_layout"
+  | "_middleware"
+  | "_404"
+  | "_error"
+  | "_settings"
+  | "_jobs";
 
-const SPECIAL = new Set<string>(["_app", "_layout", "_middleware", "_404", "_error", "_settings"]);
+const SPECIAL = new Set<string>([
+  "_app",
+  "_layout",
+  "_middleware",
+  "_404",
+  "_error",
+  "_settings",
+  "_jobs",
+]);
 
 export interface RouteFile {
   /** Path relative to `routes/`, with `/` separators. */

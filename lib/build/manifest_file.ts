@@ -76,6 +76,7 @@ export function manifestSource(
   const app = scan.app ? route(scan.app) : "undefined";
   const notFound = scan.notFound ? route(scan.notFound) : "undefined";
   const settings = scan.settings ? `${route(scan.settings)}.default` : "undefined";
+  const jobs = scan.jobs ? `${route(scan.jobs)}.default` : "undefined";
   const rootLayouts = list(scan.rootLayouts);
   const rootMiddlewares = list(scan.rootMiddlewares);
 
@@ -97,6 +98,7 @@ ${routes.join("\n")}
   app: ${app},
   notFound: ${notFound},
   settings: ${settings},
+  jobs: ${jobs},
   sources: ${json(scan.sources)},
   rootLayouts: ${rootLayouts},
   rootMiddlewares: ${rootMiddlewares},

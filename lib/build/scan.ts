@@ -54,6 +54,8 @@ export interface Scan {
   notFound?: string;
   /** `_settings.ts`: the product's settings. */
   settings?: string;
+  /** `_jobs.ts`: the product's background jobs. */
+  jobs?: string;
   rootLayouts: string[];
   rootMiddlewares: string[];
   /** The URL folders below the root with middleware or an error page of their own. */
@@ -82,6 +84,7 @@ export async function scan(root: string): Promise<Scan> {
   let app: string | undefined;
   let notFound: string | undefined;
   let settings: string | undefined;
+  let jobs: string | undefined;
   const routeFiles: RouteFile[] = [];
 
   for (const file of files) {
@@ -90,13 +93,16 @@ export async function scan(root: string): Promise<Scan> {
     if (special === "_layout") layouts.set(folder, file);
     else if (special === "_middleware") middlewares.set(folder, file);
     else if (special === "_error") errors.set(folder, file);
-    else if (special === "_app" || special === "_404" || special === "_settings") {
+    else if (
+      special === "_app" || special === "_404" || special === "_settings" || special === "_jobs"
+    ) {
       if (folder !== "") {
         throw new BuildProblem(`routes/${file}: ${special} belongs at the root of routes/`);
       }
       if (special === "_app") app = file;
       else if (special === "_404") notFound = file;
-      else settings = file;
+      else if (special === "_settings") settings = file;
+      else jobs = file;
     } else if (isRouteFile(file)) routeFiles.push({ file, pattern: patternFor(file) });
   }
 
@@ -144,6 +150,7 @@ export async function scan(root: string): Promise<Scan> {
     app,
     notFound,
     settings,
+    jobs,
     rootLayouts: chain(layouts, atRoot),
     rootMiddlewares: chain(middlewares, atRoot),
     folders,

@@ -31,9 +31,16 @@ export interface Reporter {
   routes?(app: Hono): void;
   /**
    * Reports a failure (of the request `c`, or of none), called in the request's trace context and
-   * never for the not-found page; returns the event's id (`eventId` when given).
+   * never for the not-found page; returns the event's id (`eventId` when given). `job`: the
+   * background job that failed, for a failure of no request.
    */
-  capture(error: unknown, digest: string, c?: Context, eventId?: string): string | null;
+  capture(
+    error: unknown,
+    digest: string,
+    c?: Context,
+    eventId?: string,
+    job?: string,
+  ): string | null;
   /** The page's part, from the request's span. */
   head?(c: Context, span: Span | undefined): ReactNode;
   connectSources?: string[];
@@ -48,14 +55,14 @@ export function otelTelemetry(reporter?: Reporter): Telemetry {
     hit: requestHit,
     span: childSpan,
     within,
-    captureFailure(error, digest, c, { send = true, eventId } = {}) {
+    captureFailure(error, digest, c, { send = true, eventId, job } = {}) {
       const span = c ? internalsOf(c).otelSpan : trace.getActiveSpan();
       if (c && span) markFailed(c, span, digest);
       const ids = span?.spanContext();
       return {
         trace_id: ids?.traceId ?? null,
         span_id: ids?.spanId ?? null,
-        sentry_event_id: reporter && send ? report(reporter, error, digest, c, eventId) : null,
+        sentry_event_id: reporter && send ? report(reporter, error, digest, c, eventId, job) : null,
       };
     },
     sendsEvents: reporter !== undefined,
@@ -72,8 +79,9 @@ function report(
   digest: string,
   c?: Context,
   eventId?: string,
+  job?: string,
 ): string | null {
-  if (!c) return reporter.capture(error, digest);
+  if (!c) return reporter.capture(error, digest, undefined, undefined, job);
   if (isNotFoundRoute(c)) return null;
   return within(c, () => reporter.capture(error, digest, c, eventId));
 }

@@ -53,6 +53,7 @@ import { sentryTunnel } from "./tunnel.ts";
 import { internalsOf } from "../server/internals.ts";
 import { loggedMethod, loggedPath } from "../server/log.ts";
 import { requestData } from "./request_data.ts";
+import { mechanismOf } from "./mechanism.ts";
 
 /** `@sentry/deno`'s default integrations that shape error events, in its order. */
 const errorIntegrations = () => [
@@ -121,7 +122,13 @@ export function startSentryOnOtel(config: SentryConfig, sampleRate?: number): Re
 }
 
 /** Reports a failure of the request `c` (or of none), tagged with its digest. */
-function capture(error: unknown, digest: string, c?: Context, eventId?: string): string {
+function capture(
+  error: unknown,
+  digest: string,
+  c?: Context,
+  eventId?: string,
+  job?: string,
+): string {
   return withScope((scope) => {
     if (c) {
       const action = internalsOf(c).action;
@@ -134,10 +141,10 @@ function capture(error: unknown, digest: string, c?: Context, eventId?: string):
       scope.setSDKProcessingMetadata({
         normalizedRequest: requestData(c.req.raw),
       });
-    } else scope.setTag("digest", digest);
+    } else scope.setTags(job === undefined ? { digest } : { digest, job });
     return captureException(error, {
       event_id: eventId,
-      mechanism: { handled: false, type: c ? "auto.http.hono" : "auto.deno.unhandledrejection" },
+      mechanism: { handled: false, type: c ? "auto.http.hono" : mechanismOf(job) },
     });
   });
 }

@@ -26,6 +26,7 @@ import { tracesSampler } from "./sampling.ts";
 import { scrubIntegration } from "./scrub.ts";
 import { spotlightIntegration } from "./spotlight.ts";
 import { timedTransport } from "./transport.ts";
+import { mechanismOf } from "./mechanism.ts";
 import { sentryTunnel } from "./tunnel.ts";
 import { internalsOf } from "../server/internals.ts";
 import { loggedMethod, loggedPath } from "../server/log.ts";
@@ -64,8 +65,8 @@ export function startSentry(config: SentryConfig): Telemetry {
       if (config.tunnel && config.dsn) app.post(config.tunnel, sentryTunnel(config.dsn));
     },
     middleware: sentryTracing(),
-    captureFailure: (error, digest, c, { send = true, eventId } = {}) =>
-      c ? captureFailure(c, error, digest, send, eventId) : captureUnhandled(error, digest),
+    captureFailure: (error, digest, c, { send = true, eventId, job } = {}) =>
+      c ? captureFailure(c, error, digest, send, eventId) : captureUnhandled(error, digest, job),
     sendsEvents: true,
     /** The page's part: none for the not-found page, so its browser sends nothing either. */
     head: (c: Context) => isNotFoundRoute(c) ? null : head(pageTraceOf(requestTraceOf(c)?.span)),
@@ -118,11 +119,11 @@ function captureFailure(
   return { ...links, sentry_event_id: sent };
 }
 
-/** Captures a rejection no code handled; it belongs to no request. */
-function captureUnhandled(error: unknown, digest: string): FailureLinks {
+/** Captures a rejection no code handled, or a background job's failure: no request's. */
+function captureUnhandled(error: unknown, digest: string, job?: string): FailureLinks {
   const eventId = captureException(error, {
-    mechanism: { handled: false, type: "auto.deno.unhandledrejection" },
-    captureContext: { tags: { digest } },
+    mechanism: { handled: false, type: mechanismOf(job) },
+    captureContext: { tags: job === undefined ? { digest } : { digest, job } },
   });
   return { trace_id: null, span_id: null, sentry_event_id: eventId };
 }

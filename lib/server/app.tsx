@@ -47,6 +47,7 @@ import type { Manifest } from "./manifest.ts";
 import { type AppOptions, resolveOptions } from "./options.ts";
 import { registerRoutes } from "./routes.ts";
 import { type AppScope, withScope } from "./scope.ts";
+import { listenJobs } from "../kv/jobs.ts";
 import { productSettings } from "../settings/declare.ts";
 import { cspAround, nonceOf } from "./security.ts";
 import { speculationRules } from "./speculation.ts";
@@ -323,6 +324,8 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
     guardRequests(withHonestHead(cache.ahead(app.fetch)), options.allowedHosts),
   );
   app.fetch = fetch as typeof app.fetch;
+  // KV's queue has one listener a store handle: the app's, for the product's jobs.
+  if (kv && manifest.jobs) void listenJobs(kv, manifest.jobs, telemetry, closing.signal);
   const retention = options.assetRetention;
   const ready = kv && !dev && retention && retention.days > 0 && manifest.assets.files?.length
     ? keepWhileRunning({

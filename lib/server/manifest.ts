@@ -7,6 +7,7 @@
 import type { ComponentType } from "react";
 import type { CachePolicy } from "../cache/policy.ts";
 import type { SettingsDeclaration } from "../settings/declare.ts";
+import type { Jobs } from "../kv/jobs.ts";
 import type { Handler, Handlers, Middleware } from "./types.ts";
 
 /**
@@ -244,6 +245,8 @@ export interface Manifest {
   styles?: ManifestStyles;
   /** `routes/_settings.ts`: the product's settings (docs/settings.md). */
   settings?: SettingsDeclaration;
+  /** `routes/_jobs.ts`: the product's background jobs (docs/data.md). */
+  jobs?: Jobs;
   /**
    * The modules under `routes/` and `islands/` the build found (paths from the project root):
    * `createApp` warns when the project's differ, a file added or removed since the build.

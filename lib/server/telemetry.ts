@@ -84,13 +84,14 @@ export interface Telemetry {
    * With `send: false` (a repeat of a failure sent a moment ago, `Failures.repeating`), only the
    * links: nothing is sent, and `sentry_event_id` is `null`. With `eventId`, the event is sent
    * under that id (32 hex digits): `repeating` chooses it first, so that other processes' repeats
-   * can name the event before it is sent.
+   * can name the event before it is sent. With `job`, the failure is of that background job
+   * (`lib/kv/jobs.ts`), not of a request: its event says so.
    */
   captureFailure(
     error: unknown,
     digest: string,
     c?: Context,
-    options?: { send?: boolean; eventId?: string },
+    options?: { send?: boolean; eventId?: string; job?: string },
   ): FailureLinks;
   /**
    * Whether `captureFailure` sends error events, under the `eventId` it is given: only then does

@@ -32,6 +32,7 @@ import type {
   RouteModule,
 } from "../../lib/server/manifest.ts";
 import type { SettingsDeclaration } from "../../lib/settings/declare.ts";
+import type { Jobs } from "../../lib/kv/jobs.ts";
 import { builtFixture } from "./built_copy.ts";
 import { FIXTURE_ROOT } from "./project_copy.ts";
 
@@ -77,6 +78,8 @@ export interface AppFiles {
   routes: Record<string, RouteModule | ComponentModule | MiddlewareModule>;
   /** `routes/_settings.ts`'s default export: the app's own settings (`defineSettings`). */
   settings?: SettingsDeclaration;
+  /** `routes/_jobs.ts`'s default export: the app's background jobs (`defineJobs`). */
+  jobs?: Jobs;
   /** Island components by name; each gets a chunk URL (`/_app/Name.js`) no file stands behind. */
   islands?: Record<string, ComponentType<any>>;
   /**
@@ -92,7 +95,7 @@ export interface AppFiles {
  * middleware of its folders, outermost first, and its nearest `_error`.
  */
 export function memoryManifest(
-  { routes, islands = {}, actions = {}, settings }: AppFiles,
+  { routes, islands = {}, actions = {}, settings, jobs }: AppFiles,
 ): Manifest {
   const layouts = new Map<string, ComponentModule>();
   const middlewares = new Map<string, MiddlewareModule>();
@@ -151,6 +154,7 @@ export function memoryManifest(
     app,
     notFound,
     settings,
+    jobs,
     rootLayouts: chain(layouts, "_404.tsx"),
     rootMiddlewares: chain(middlewares, "_404.tsx"),
     // A file in a folder has the folder's chain: `${folder}/_` stands for any.

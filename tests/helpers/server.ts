@@ -120,7 +120,9 @@ async function startOn(
   const origin = `http://127.0.0.1:${port}`;
 
   const logs = () =>
-    stdout.flatMap((line) => {
+    stdout.flatMap((printed) => {
+      // `deno serve --parallel` prefixes each worker's lines with its name (docs/failures.md).
+      const line = printed.replace(/^\[serve-worker-\d+ *\] /, "");
       if (!line.startsWith("{")) return [];
       try {
         return [JSON.parse(line)];

@@ -1,0 +1,309 @@
+/**
+ * @module
+ * Background jobs on Deno KV's queue, the one Deno Deploy runs: `routes/_jobs.ts` declares them
+ * (`defineJobs`), code that answers a request enqueues them - alone or in the same commit as its
+ * own writes, once per `key` however often it is asked - and every app made with a KV store
+ * listens (`listenJobs`, from `createApp`). A job that throws is a failure like a request's (a
+ * digest, the JSON line naming the job, an error event) and is tried again on its `retries` schedule; past the last
+ * try KV itself writes it under `["_jobs", "dead", name, id]`, where `deadJobs` reads it. A job
+ * with a `cron` schedule is enqueued by `Deno.cron` in every process once per slot and runs once:
+ * its key is the slot. Delivery is at least once (a process may die between the work and its
+ * mark): a job done is marked and never run again, and work that must not happen twice commits
+ * with a check of its own.
+ */
+import { log } from "../server/log.ts";
+import { NO_LINKS, type Telemetry } from "../server/telemetry.ts";
+import { describe, digestOf } from "../errors/digest.ts";
+
+/** The tries after the first, in milliseconds from the failure before: about 20 minutes in all. */
+const RETRIES = [1_000, 10_000, 60_000, 300_000, 900_000];
+/** How long a key refuses a second enqueue, and a done job a second run: a provider's retries. */
+const REMEMBER_MS = 7 * 24 * 60 * 60 * 1000;
+
+/**
+ * What the job does with its payload; throwing fails this try.
+ *
+ * @example
+ * ```ts
+ * import type { JobDefinition } from "shell/data";
+ *
+ * const sendEmail: JobDefinition<{ to: string }> = {
+ *   async run({ to }) {
+ *     await fetch("https://mail.example/send", { method: "POST", body: to });
+ *   },
+ * };
+ * ```
+ * @see docs/data.md - Background jobs
+ */
+export interface JobDefinition<P> {
+  /** The work, outside any request; throwing fails this try. */
+  run(payload: P, job: JobContext): Promise<void> | void;
+  /** Milliseconds before each try after the first; `[]`: one try. */
+  retries?: number[];
+  /** A cron schedule (`"0 3 * * *"`, UTC) on which the job runs with an `undefined` payload. */
+  cron?: string;
+}
+
+/** What a job's run knows besides its payload. */
+export interface JobContext {
+  /** The app's KV store. */
+  kv: Deno.Kv;
+  /** The job's name in `defineJobs`. */
+  name: string;
+  /** Its id: the `key` it was enqueued with, else a random one. */
+  id: string;
+}
+
+/** How a job is enqueued. */
+export interface EnqueueOptions {
+  /** Enqueued once per key (for a week): a webhook delivery's id, say. */
+  key?: string;
+  /** Milliseconds before it runs. */
+  delay?: number;
+}
+
+/** Jobs by name, each with a payload of its own. */
+// deno-lint-ignore no-explicit-any -- each job's payload is its own
+export type AnyJobs = Record<string, JobDefinition<any>>;
+/** The payload a job's `run` takes. */
+export type PayloadOf<J> = J extends JobDefinition<infer P> ? P : never;
+
+/**
+ * `routes/_jobs.ts`'s default export: the product's jobs, and the typed ways to enqueue them.
+ *
+ * @example
+ * ```ts
+ * import { defineJobs } from "shell/data";
+ *
+ * export const jobs = defineJobs({
+ *   sendEmail: { async run({ to }: { to: string }) { console.log("mail to", to); } },
+ * });
+ * const kv = await Deno.openKv(":memory:");
+ * await jobs.enqueue(kv, "sendEmail", { to: "ada@example.com" }, { key: "reply-42" });
+ * kv.close();
+ * ```
+ * @see docs/data.md - Background jobs
+ */
+export interface Jobs<J extends AnyJobs = AnyJobs> {
+  /** The jobs as `defineJobs` got them. */
+  readonly definitions: J;
+  /**
+   * Enqueues a job; resolves `false`, enqueuing nothing, when its `key` was enqueued before.
+   */
+  enqueue<N extends keyof J & string>(
+    kv: Deno.Kv,
+    name: N,
+    payload: PayloadOf<J[N]>,
+    options?: EnqueueOptions,
+  ): Promise<boolean>;
+  /**
+   * Adds the job to a commit of the product's own: enqueued if and only if the commit succeeds,
+   * and the commit fails when the `key` was enqueued before.
+   */
+  add<N extends keyof J & string>(
+    atomic: Deno.AtomicOperation,
+    name: N,
+    payload: PayloadOf<J[N]>,
+    options?: EnqueueOptions,
+  ): Deno.AtomicOperation;
+}
+
+/** A job as it travels through KV's queue. */
+interface JobMessage {
+  job: string;
+  id: string;
+  payload: unknown;
+  /** Tries before this one. */
+  attempt?: number;
+}
+
+/**
+ * Declares the product's jobs, in `routes/_jobs.ts` as its default export.
+ *
+ * @example
+ * ```ts
+ * // routes/_jobs.ts
+ * import { defineJobs } from "shell/data";
+ *
+ * export default defineJobs({
+ *   autoClose: { cron: "0 3 * * *", run: async (_payload: undefined, { kv }) => void kv } ,
+ * });
+ * ```
+ * @see docs/data.md - Background jobs
+ */
+export function defineJobs<J extends AnyJobs>(definitions: J): Jobs<J> {
+  const add = (
+    atomic: Deno.AtomicOperation,
+    name: string,
+    payload: unknown,
+    { key, delay }: EnqueueOptions = {},
+  ) => {
+    const definition = definitions[name];
+    if (!definition) throw new TypeError(`No job named "${name}" in routes/_jobs.ts`);
+    const id = key ?? crypto.randomUUID();
+    if (key !== undefined) {
+      const seen = ["_jobs", "key", key];
+      atomic.check({ key: seen, versionstamp: null }).set(seen, name, { expireIn: REMEMBER_MS });
+    }
+    const message: JobMessage = { job: name, id, payload };
+    // KV's own retries and dead letter are for a delivery that never reached `run` (a process
+    // that died): a failing `run` is tried again by `listenJobs`.
+    return atomic.enqueue(message, { delay, keysIfUndelivered: [deadKey(name, id)] });
+  };
+  return {
+    definitions,
+    add,
+    async enqueue(kv, name, payload, options) {
+      return (await add(kv.atomic(), name, payload, options).commit()).ok;
+    },
+  };
+}
+
+/** A job that ran out of tries, as KV kept it. */
+export interface DeadJob {
+  /** The job's name. */
+  job: string;
+  /** Its id (its key, if it had one). */
+  id: string;
+  /** What it was enqueued with. */
+  payload: unknown;
+}
+
+/**
+ * The jobs that ran out of tries (`name` narrows them): look, fix, enqueue again, delete.
+ *
+ * @example
+ * ```ts
+ * import { deadJobs } from "shell/data";
+ *
+ * const kv = await Deno.openKv(":memory:");
+ * for (const dead of await deadJobs(kv)) console.log(dead.job, dead.id, dead.payload);
+ * kv.close();
+ * ```
+ * @see docs/data.md - Background jobs
+ */
+export async function deadJobs(kv: Deno.Kv, name?: string): Promise<DeadJob[]> {
+  const prefix = name === undefined ? ["_jobs", "dead"] : ["_jobs", "dead", name];
+  const found: DeadJob[] = [];
+  for await (const entry of kv.list<JobMessage>({ prefix }, { limit: 1000 })) {
+    const { job, id, payload } = entry.value; // KV's own dead letter is the message, tries and all
+    found.push({ job, id, payload });
+  }
+  return found;
+}
+
+/**
+ * Runs the app's jobs as KV's queue delivers them to this store's handle (one listener a handle:
+ * the app's), and enqueues the cron jobs on their schedules. Resolves when the store closes.
+ */
+export function listenJobs(
+  kv: Deno.Kv,
+  jobs: Jobs,
+  telemetry?: Telemetry,
+  closing?: AbortSignal,
+): Promise<void> {
+  for (const [name, definition] of Object.entries(jobs.definitions)) {
+    if (definition.cron) scheduleJob({ kv, jobs, name }, definition.cron, closing);
+  }
+  return kv.listenQueue(async (message) => {
+    if (!isJobMessage(message)) return; // nobody else's: KV's queue has one listener a handle
+    const { job: name, id, payload, attempt = 0 } = message;
+    const done = ["_jobs", "done", id];
+    if ((await kv.get(done)).versionstamp !== null) return; // a delivery again, after it was done
+    const definition = jobs.definitions[name];
+    try {
+      if (!definition) throw new Error(`No job named "${name}" in routes/_jobs.ts`);
+      await definition.run(payload, { kv, name, id });
+    } catch (error) {
+      failed(error, name, id, attempt, telemetry);
+      // Tried again by us, not by KV's own retry (a rethrow): Deno prints every rethrown error
+      // to stderr, and the dead letter KV writes past its retries wakes no `kv.watch`.
+      const delay = (definition?.retries ?? RETRIES)[attempt];
+      const next: JobMessage = { ...message, attempt: attempt + 1 };
+      await (delay === undefined
+        ? kv.set(deadKey(name, id), { job: name, id, payload }, { expireIn: REMEMBER_MS })
+        : kv.enqueue(next, { delay, keysIfUndelivered: [deadKey(name, id)] }));
+      return;
+    }
+    await kv.set(done, true, { expireIn: REMEMBER_MS });
+  });
+}
+
+const deadKey = (name: string, id: string): Deno.KvKey => ["_jobs", "dead", name, id];
+
+/** A cron job of one app: its store, where each slot is enqueued. */
+interface CronTarget {
+  kv: Deno.Kv;
+  jobs: Jobs;
+  name: string;
+}
+
+/**
+ * The process's crons, by name: Deno refuses a second `Deno.cron` of a name ("Cron with this name
+ * already exists"), and a process may hold several apps of one manifest (tests), so each name is
+ * registered once and enqueues for every open app; the last app closed ends it.
+ */
+const crons = new Map<string, { targets: Set<CronTarget>; end: AbortController }>();
+
+function scheduleJob(target: CronTarget, schedule: string, closing?: AbortSignal): void {
+  if (typeof Deno.cron !== "function") {
+    log(
+      "warn",
+      `Job "${target.name}" has a cron schedule but Deno.cron is off: add "cron" to deno.json's "unstable"`,
+    );
+    return;
+  }
+  const name = `job ${target.name}`;
+  let cron = crons.get(name);
+  if (!cron) {
+    const started = { targets: new Set<CronTarget>(), end: new AbortController() };
+    Deno.cron(name, schedule, { signal: started.end.signal }, async () => {
+      const now = Date.now();
+      await Promise.all([...started.targets].map((each) => enqueueSlot(each, now)));
+    });
+    crons.set(name, cron = started);
+  }
+  cron.targets.add(target);
+  const running = cron;
+  closing?.addEventListener("abort", () => {
+    running.targets.delete(target);
+    if (running.targets.size > 0) return;
+    running.end.abort();
+    crons.delete(name);
+  }, { once: true });
+}
+
+/**
+ * Enqueues a cron job's run for the minute of `now`, keyed by it: every process's `Deno.cron`
+ * fires, one enqueue wins (false for the others).
+ */
+export function enqueueSlot({ kv, jobs, name }: CronTarget, now: number): Promise<boolean> {
+  const slot = new Date(Math.floor(now / 60_000) * 60_000).toISOString();
+  return jobs.enqueue(kv, name, undefined, { key: `cron:${name}:${slot}` });
+}
+
+function failed(
+  error: unknown,
+  name: string,
+  id: string,
+  attempt: number,
+  telemetry?: Telemetry,
+): void {
+  const digest = digestOf(error);
+  const described = describe(error);
+  const links = telemetry?.captureFailure(error, digest, undefined, { job: name }) ?? NO_LINKS;
+  log("error", `Job ${name} failed: ${described.name}: ${described.message}`.split("\n")[0], {
+    digest,
+    job: name,
+    job_id: id,
+    attempt,
+    ...links,
+    error: described,
+  });
+}
+
+function isJobMessage(message: unknown): message is JobMessage {
+  return typeof message === "object" && message !== null &&
+    typeof (message as JobMessage).job === "string" &&
+    typeof (message as JobMessage).id === "string";
+}

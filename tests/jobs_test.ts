@@ -1,0 +1,163 @@
+/**
+ * @module
+ * Background jobs (`lib/kv/jobs.ts`, `routes/_jobs.ts`): a handler enqueues, the app's listener on
+ * its real KV store runs the job outside the request, once per key; a failing job is logged with
+ * its digest and the job's name, reported, tried again, and kept as dead once out of tries; the
+ * build finds `routes/_jobs.ts`. Before these, the shell had no way to run work outside a request
+ * (docs/data.md said nothing of queues or cron, and the manifest had no place for them).
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { scan } from "../lib/build/scan.ts";
+import { deadJobs, defineJobs, kvOf } from "../lib/data.ts";
+import { enqueueSlot } from "../lib/kv/jobs.ts";
+import type { Telemetry } from "../lib/server.ts";
+import type { RouteModule } from "../lib/server/manifest.ts";
+import { captureLogs } from "../lib/testing.ts";
+import { memoryApp } from "./helpers/app.ts";
+
+/** Resolves once `key` holds a value in `kv`: KV's own watch, no polling. */
+async function written(kv: Deno.Kv, key: Deno.KvKey): Promise<unknown> {
+  for await (const [entry] of kv.watch([key])) {
+    if (entry.versionstamp !== null) return entry.value;
+  }
+}
+
+Deno.test("a job enqueued by a handler runs outside the request, once per key", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  const ran: string[] = [];
+  let finished!: () => void;
+  const done = new Promise<void>((resolve) => finished = resolve);
+  const jobs = defineJobs({
+    reply: {
+      run({ ticket }: { ticket: string }) {
+        ran.push(ticket);
+        finished();
+      },
+    },
+  });
+  const inbound: RouteModule = {
+    handler: {
+      async POST(req, ctx) {
+        const key = req.headers.get("x-delivery") ?? undefined;
+        const fresh = await jobs.enqueue(kvOf(ctx), "reply", { ticket: "T-1" }, { key });
+        return Response.json({ fresh }, { status: 202 });
+      },
+    },
+  };
+  const app = memoryApp({ routes: { "inbound.ts": inbound }, jobs }, { kv });
+  const post = async () => {
+    const res = await app.request("/inbound", { method: "POST", headers: { "x-delivery": "d-1" } });
+    return res.json();
+  };
+
+  assert.deepEqual(await post(), { fresh: true });
+  assert.deepEqual(await post(), { fresh: false }, "a retried delivery enqueues nothing");
+  await done;
+  assert.deepEqual(ran, ["T-1"]);
+  await app.close();
+});
+
+Deno.test("a job delivered again after it was done does not run again", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  let runs = 0;
+  const jobs = defineJobs({ count: { run: () => void runs++ } });
+  const app = memoryApp({ routes: {}, jobs }, { kv });
+  await jobs.enqueue(kv, "count", undefined, { key: "k-1" });
+  await written(kv, ["_jobs", "done", "k-1"]);
+  // What KV does when a process dies between the work and its mark: the message once more.
+  await kv.enqueue({ job: "count", id: "k-1", payload: undefined });
+  await jobs.enqueue(kv, "count", undefined, { key: "k-2" });
+  await written(kv, ["_jobs", "done", "k-2"]);
+  assert.equal(runs, 2);
+  await app.close();
+});
+
+Deno.test("a failing job is logged, reported, tried again, then kept as dead", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  const reported: string[] = [];
+  const telemetry: Telemetry = {
+    captureFailure(_error, digest) {
+      reported.push(digest);
+      return { trace_id: null, span_id: null, sentry_event_id: "e".repeat(32) };
+    },
+    flush: () => Promise.resolve(),
+  };
+  let tries = 0;
+  const jobs = defineJobs({
+    send: {
+      retries: [1],
+      run(_payload: { to: string }) {
+        tries++;
+        throw new Error("mail provider said 503");
+      },
+    },
+  });
+  using logs = captureLogs();
+  const app = memoryApp({ routes: {}, jobs }, { kv, telemetry });
+  await jobs.enqueue(kv, "send", { to: "ada@example.com" }, { key: "m-1" });
+
+  assert.deepEqual(await written(kv, ["_jobs", "dead", "send", "m-1"]), {
+    job: "send",
+    id: "m-1",
+    payload: { to: "ada@example.com" },
+  });
+  assert.equal(tries, 2, "the first try and the one retry");
+  assert.deepEqual(await deadJobs(kv, "send"), [{
+    job: "send",
+    id: "m-1",
+    payload: { to: "ada@example.com" },
+  }]);
+  const failures = logs.lines.filter((line) => line.level === "error" && line.job === "send");
+  assert.equal(failures.length, 2);
+  assert.equal(failures[0].job_id, "m-1");
+  assert.equal(failures[0].error.message, "mail provider said 503");
+  assert.equal(failures[0].sentry_event_id, "e".repeat(32));
+  assert.deepEqual(reported, [failures[0].digest, failures[1].digest]);
+  await app.close();
+});
+
+Deno.test("a job's commit with the product's own writes: both or neither", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  const jobs = defineJobs({ reply: { run() {} } });
+  const first = jobs.add(kv.atomic().set(["messages", "m-1"], "hi"), "reply", undefined, {
+    key: "mail-1",
+  });
+  assert.equal((await first.commit()).ok, true);
+  const again = jobs.add(kv.atomic().set(["messages", "m-2"], "hi"), "reply", undefined, {
+    key: "mail-1",
+  });
+  assert.equal((await again.commit()).ok, false);
+  assert.equal((await kv.get(["messages", "m-2"])).versionstamp, null);
+});
+
+Deno.test("the build finds routes/_jobs.ts, and only at the root of routes/", async () => {
+  const root = await Deno.makeTempDir();
+  try {
+    await Deno.mkdir(join(root, "routes/desk"), { recursive: true });
+    await Deno.writeTextFile(join(root, "routes/_jobs.ts"), "export default {};\n");
+    assert.equal((await scan(root)).jobs, "_jobs.ts");
+    await Deno.writeTextFile(join(root, "routes/desk/_jobs.ts"), "export default {};\n");
+    await assert.rejects(scan(root), /routes\/desk\/_jobs\.ts: _jobs belongs at the root/);
+  } finally {
+    await Deno.remove(root, { recursive: true });
+  }
+});
+
+Deno.test("a cron job: two apps of one manifest in a process start and close, and a slot runs once", async () => {
+  await using first = await Deno.openKv(":memory:");
+  await using second = await Deno.openKv(":memory:");
+  const jobs = defineJobs({ nightly: { cron: "0 3 * * *", run() {} } });
+  // Deno refuses a second Deno.cron of one name: the second app threw before.
+  const apps = [first, second].map((kv) => memoryApp({ routes: {}, jobs }, { kv }));
+  await Promise.all(apps.map((app) => app.close()));
+  const again = memoryApp({ routes: {}, jobs }, { kv: first });
+  await again.close(); // the cron ended with the last app: no timer left for the sanitizer
+
+  // Every process's Deno.cron fires for the slot; one enqueue wins.
+  const at = Date.UTC(2026, 10, 28, 3, 0, 12);
+  const target = { kv: first, jobs, name: "nightly" };
+  assert.equal(await enqueueSlot(target, at), true);
+  assert.equal(await enqueueSlot(target, at + 30_000), false);
+  assert.equal(await enqueueSlot(target, at + 60_000), true);
+});
