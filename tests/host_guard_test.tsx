@@ -63,3 +63,30 @@ Deno.test("allowedHosts adds to the origins' hosts: the public host, and the pag
     await app.close();
   }
 });
+
+Deno.test("in dev, ALLOWED_HOSTS adds a name to localhost and IP addresses, as the dev server's front does", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  const routes = { "x.tsx": { default: () => <p>the page at /x</p> } };
+  // docs/dev.md: reaching `deno task dev` as mybox.lan:8000 takes ALLOWED_HOSTS=mybox.lan:8000;
+  // the app's server under it (dev) answered that name alone, and localhost:8000 got its 400.
+  const dev = memoryApp({ routes }, { kv, dev: true, allowedHosts: ["mybox.lan:8000"] });
+  try {
+    for (const host of ["mybox.lan:8000", "localhost:8000", "127.0.0.1:8000", "[::1]:8000"]) {
+      const res = await dev.request(`http://${host}/x`);
+      assert.equal(res.status, 200, host);
+      assert.match(await res.text(), /the page at \/x/);
+    }
+    for (const host of ["evil.example:8000", "mybox.lan:9000", "localhost.evil.example:8000"]) {
+      assert.equal((await dev.request(`http://${host}/x`)).status, 400, host);
+    }
+  } finally {
+    await dev.close();
+  }
+  // In production the list is the list: loopback names are not added.
+  const production = memoryApp({ routes }, { kv, allowedHosts: ["mybox.lan:8000"] });
+  try {
+    assert.equal((await production.request("http://localhost:8000/x")).status, 400);
+  } finally {
+    await production.close();
+  }
+});

@@ -6,14 +6,12 @@
  */
 import * as esbuild from "esbuild";
 import { startDev } from "../dev/session.ts";
+import { hostsAnswered } from "../server/options.ts";
 import { PROJECT_ROOT as root } from "./root.ts";
 import { frameworkSettingsOrExit } from "./declared.ts";
 
 const { hostname, port, app } = await frameworkSettingsOrExit();
-const hosts = [
-  ...(app.origins ?? []).map((origin) => new URL(origin).host),
-  ...app.allowedHosts ?? [],
-];
+const hosts = hostsAnswered(app.origins, app.allowedHosts);
 const dev = await startDev({ root, hostname, port, hosts }).catch((error) => {
   // Said plainly, and a non-zero exit (a port in use, say); the app's servers go with this one.
   console.error(error instanceof Error ? error.message : error);

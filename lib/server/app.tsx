@@ -321,7 +321,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
   app.onError((error, c) => answerError(c, error));
 
   const fetch = inFreshContext(
-    guardRequests(withHonestHead(cache.ahead(app.fetch)), options.allowedHosts),
+    guardRequests(withHonestHead(cache.ahead(app.fetch)), options.allowedHosts, dev),
   );
   app.fetch = fetch as typeof app.fetch;
   // KV's queue has one listener a store handle: the app's, for the product's jobs.

@@ -8,8 +8,11 @@
  * as DNS has them (`Host: APP.EXAMPLE` is `app.example`). A `Host` that is more than a host and a
  * port is turned away too: Deno writes it into `req.url` as sent, where `Host: app.example/admin`
  * made `/x` the path `/admin/x` (past a proxy's rules by path, and the list of hosts), and a `#`
- * or `?` hid from the URL parser the path Hono routes on. Runs before Hono.
+ * or `?` hid from the URL parser the path Hono routes on. Runs before Hono. In dev the list adds to
+ * what `deno task dev`'s front answers (localhost, IP addresses: `dev/hosts.ts`), as it does: the
+ * name docs/dev.md has one add to reach the dev server from another machine took localhost away.
  */
+import { devHosts } from "../dev/hosts.ts";
 
 type Fetch = (req: Request, info?: Deno.ServeHandlerInfo) => Response | Promise<Response>;
 
@@ -23,13 +26,16 @@ const UNKNOWN_HOST = "unknown host; this app answers only the hosts of its origi
 /** What no host and port holds, and would change the URL's path, query or user. */
 const NOT_A_HOST = /[/?#\\@]/;
 
-export function guardRequests(fetch: Fetch, allowedHosts?: string[]): Fetch {
+export function guardRequests(fetch: Fetch, allowedHosts?: string[], dev = false): Fetch {
   const allowed = allowedHosts && new Set(allowedHosts.map((host) => host.toLowerCase()));
+  const local = dev ? devHosts() : () => false;
   return (req, info) => {
     if (!URL.canParse(req.url)) return badRequest("the request's URL cannot be parsed");
     const host = req.headers.get("host");
     if (host !== null && NOT_A_HOST.test(host)) return badRequest("the Host header is not a host");
-    if (allowed && !allowed.has(hostOf(req.url))) return badRequest(UNKNOWN_HOST);
+    if (allowed && !allowed.has(hostOf(req.url)) && !local(req.url)) {
+      return badRequest(UNKNOWN_HOST);
+    }
     return fetch(req, info);
   };
 }

@@ -165,10 +165,16 @@ export function resolveOptions(options: AppOptions): ResolvedOptions {
   if (resolved.origins) {
     // Added to, never in place of, the origins' hosts: the public host is always answered, and
     // the page cache's own renders, made on the origin's URL, pass the guard.
-    const hosts = resolved.origins.map((origin) => new URL(origin).host);
-    resolved.allowedHosts = [...new Set([...hosts, ...resolved.allowedHosts ?? []])];
+    resolved.allowedHosts = hostsAnswered(resolved.origins, resolved.allowedHosts);
   }
   return resolved;
+}
+
+/** The hosts of `origins` and the further `allowedHosts`: what the app's guard and dev answer. */
+export function hostsAnswered(origins?: string[], allowedHosts?: string[]): string[] {
+  return [
+    ...new Set([...(origins ?? []).map((origin) => new URL(origin).host), ...allowedHosts ?? []]),
+  ];
 }
 
 function withoutUndefined<T extends object>(object: T): T {
