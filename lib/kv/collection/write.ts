@@ -232,15 +232,20 @@ async function commitChange(
   const atomic = new MeasuredAtomic(kv).check(current);
   for (const other of others) atomic.check(other);
   try {
-    const { logs, claims } = stageItem(atomic, d, id, current.value, next);
+    const { logs, claims, releases } = stageItem(atomic, d, id, current.value, next);
     const logKeys = logs.map(({ view }) => keys.log(d, view));
-    const read = await getAll(kv, [...logKeys.map((log) => log.latest), ...claims]);
-    for (const claim of read.slice(logs.length)) {
-      const holder = claim.value as { id: string } | null;
-      if (holder && holder.id !== id) {
+    const read = await getAll(kv, [...logKeys.map((log) => log.latest), ...claims, ...releases]);
+    const holderOf = (entry: Deno.KvEntryMaybe<unknown>) =>
+      (entry.value as { id: string } | null)?.id;
+    for (const claim of read.slice(logs.length, logs.length + claims.length)) {
+      const holder = holderOf(claim);
+      if (holder !== undefined && holder !== id) {
         throw new ConflictError(d.name, "taken", String(claim.key[2]));
       }
       atomic.check(claim);
+    }
+    for (const release of read.slice(logs.length + claims.length)) {
+      if (holderOf(release) === id) atomic.check(release).delete(release.key);
     }
     logs.forEach(({ change }, i) => {
       const counter = read[i] as Deno.KvEntryMaybe<number>;
@@ -258,8 +263,11 @@ async function commitChange(
 }
 
 /**
- * Stages the item and its index entries; returns the changes to log, by view, and the unique
- * values the write takes (each must be free, or the item's own).
+ * Stages the item and its index entries; returns the changes to log, by view, the unique values
+ * the write takes (each must be free, or the item's own) and those it leaves (deleted if the
+ * item's own). Both are read, not assumed: an index given a `normalize` (or another `key`) after
+ * items were stored finds an item's value where another item's entry is - an update that kept it
+ * wrote over that entry, and a delete removed it, so a third item could take the value.
  */
 function stageItem(
   atomic: MeasuredAtomic,
@@ -267,21 +275,22 @@ function stageItem(
   id: string,
   before: object | null,
   next: object | null,
-): { logs: Logged[]; claims: Deno.KvKey[] } {
+): { logs: Logged[]; claims: Deno.KvKey[]; releases: Deno.KvKey[] } {
   const bytes = next && valueSize(next);
   if (next) atomic.set(keys.item(d, id), next, undefined, bytes!);
   else atomic.delete(keys.item(d, id));
   const op = before === null ? "create" : next === null ? "delete" : "update";
   const logs: Logged[] = [{ view: {}, change: next ? { op, id, value: next } : { op, id } }];
   const claims: Deno.KvKey[] = [];
+  const releases: Deno.KvKey[] = [];
   for (const index of d.indexes.values()) {
     const was = before ? index.valueOf(before) : undefined;
     const is = next ? index.valueOf(next) : undefined;
     const same = sameValue(was, is);
     if (index.unique) {
-      if (was !== undefined && !same) atomic.delete(keys.unique(d, index.name, was));
+      if (was !== undefined && !same) releases.push(keys.unique(d, index.name, was));
       if (is !== undefined) {
-        if (!same) claims.push(keys.unique(d, index.name, is));
+        claims.push(keys.unique(d, index.name, is));
         atomic.set(keys.unique(d, index.name, is), { id, value: next });
       }
       continue;
@@ -290,7 +299,7 @@ function stageItem(
     if (is !== undefined) atomic.set(keys.index(d, index.name, is, id), next, undefined, bytes!);
     logs.push(...moves(index.name, was, is, same, id, next));
   }
-  return { logs, claims };
+  return { logs, claims, releases };
 }
 
 /** How a change looks from the views of one index: the item stayed, left one, entered another. */
