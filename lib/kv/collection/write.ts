@@ -16,7 +16,14 @@ import type { Entity } from "../../shared/live_view.ts";
 import { type Commit, inTurn, retrying } from "../commit.ts";
 import { KvLimitError, valueSize } from "../limits.ts";
 import { MeasuredAtomic } from "../measured_atomic.ts";
-import { type Declared, keys, sameValue, type StoredChange, type View } from "./declared.ts";
+import {
+  type Declared,
+  hasHalfCharacter,
+  keys,
+  sameValue,
+  type StoredChange,
+  type View,
+} from "./declared.ts";
 import { checkFailed } from "./checks.ts";
 import { ConflictError, TransitionError, ValidationError } from "./errors.ts";
 import { validate } from "./schema.ts";
@@ -286,6 +293,10 @@ function stageItem(
   for (const index of d.indexes.values()) {
     const was = before ? index.valueOf(before) : undefined;
     const is = next ? index.valueOf(next) : undefined;
+    if (hasHalfCharacter(is)) {
+      // Its key would be another value's (KV keeps the half as U+FFFD): taken, or found, as that.
+      throw new ValidationError(d.name, [], [`${index.name}: text with half a character.`]);
+    }
     const same = sameValue(was, is);
     if (index.unique) {
       if (was !== undefined && !same) releases.push(keys.unique(d, index.name, was));
