@@ -5,8 +5,8 @@
  * `string`, which type-checks only because `userOf` returns a `User` (`state.user` alone is
  * optional: the `@ts-expect-error` must meet its error), so `deno check` (and `deno test`) fails
  * on this file if either changes. At run time it gives the guard's user in a page, a handler, a
- * middleware and an action, and where no guard ran it answers the guard's own 401, never a
- * failure.
+ * middleware and an action, and where no guard ran it answers 401 (no redirect to log in: that
+ * would loop), never a failure.
  */
 import assert from "node:assert/strict";
 import { createDefine } from "../lib/mod.ts";
@@ -96,7 +96,7 @@ Deno.test("userOf: the guard's user, typed, in a page, a handler, a middleware a
   assert.equal(answer, "ada@example.com");
 });
 
-Deno.test("userOf where no guard set the user: the guard's 401, not a failure", async () => {
+Deno.test("userOf where no guard set the user: 401, not a failure, and no redirect to log in", async () => {
   await using kv = await Deno.openKv(":memory:");
   const app = memoryApp(files(), { kv });
   const anonymous = new TestClient(app);
@@ -107,4 +107,12 @@ Deno.test("userOf where no guard set the user: the guard's 401, not a failure", 
   const json = await anonymous.request("/loose", { headers: { Accept: "application/json" } });
   assert.equal(json.status, 401);
   assert.deepEqual(await json.json(), { error: { status: 401, message: "Sign in to continue." } });
+
+  // Not the guard's redirect to the login page: no guard read the session here, so a signed-in
+  // user meets it too, and the login page sends a signed-in user straight back - a loop.
+  const ada = new TestClient(app);
+  await ada.signInAs(await storedUser(kv, "ada@example.com"));
+  const signedIn = await ada.request("/loose", { headers: { Accept: "text/html" } });
+  assert.equal(signedIn.status, 401);
+  await signedIn.body?.cancel();
 });

@@ -123,3 +123,53 @@ Deno.test("normalize: a declaration that is not a function, or one that gives ot
   using kv = await Deno.openKv(":memory:");
   await assert.rejects(odd.create(kv, { email: "a" }), /normalize must return a string/);
 });
+
+Deno.test("normalize: one that does not give its own answers back is refused where it is used, not a view that shows nothing", async () => {
+  // Before, its values were normalised twice on a live view's way (the view, then its listing):
+  // list by "core" found the item, the view's snapshot of "core" none.
+  const tagged = collection("tagged", {
+    schema: v.object({ team: v.string() }),
+    indexes: { byTeam: { key: "team", normalize: (team) => `team:${team}` } },
+  });
+  using kv = await Deno.openKv(":memory:");
+  await assert.rejects(tagged.create(kv, { team: "core" }), /normalize must give its own answers/);
+  await assert.rejects(
+    tagged.snapshot(kv, { index: "byTeam", value: "core" }),
+    /normalize must give its own answers/,
+  );
+});
+
+Deno.test("normalize declared once items were stored: an update or a delete of one never takes or frees another's entry", async () => {
+  await twoWorkers(async (one, other) => {
+    // Two accounts stored while the index matched values exactly: two entries, two spellings.
+    const schema = v.object({ email: v.string(), plan: v.string() });
+    const before = collection("accounts", {
+      schema,
+      indexes: { byEmail: { key: "email", unique: true } },
+    });
+    const upper = await before.create(one, { email: "Ada@x", plan: "free" });
+    const lower = await before.create(one, { email: "ada@x", plan: "free" });
+    // Then the index is given a normalize: both items' value is now "ada@x", lower's entry.
+    const after = collection("accounts", {
+      schema,
+      indexes: { byEmail: { key: "email", unique: true, normalize: fold } },
+    });
+    // Before, the update wrote upper's item over lower's entry (find then gave upper), and the
+    // delete removed that entry: the address was free while lower held it.
+    await assert.rejects(
+      after.update(other, upper.id, { plan: "paid" }),
+      (error) => error instanceof ConflictError && error.reason === "taken",
+    );
+    assert.equal((await after.find(one, "byEmail", "ADA@x"))?.id, lower.id);
+    assert.equal(await after.delete(other, upper.id) !== null, true);
+    assert.equal((await after.find(one, "byEmail", "ada@x"))?.id, lower.id);
+    await assert.rejects(
+      after.create(other, { email: "ADA@X", plan: "free" }),
+      (error) => error instanceof ConflictError && error.reason === "taken",
+    );
+    // The item's own entry still moves with it.
+    const moved = await after.update(one, lower.id, { email: "Lovelace@x" });
+    assert.equal((await after.find(other, "byEmail", "lovelace@x"))?.id, moved.id);
+    assert.equal(await after.find(other, "byEmail", "ada@x"), null);
+  });
+});

@@ -950,6 +950,33 @@ Deno.test("list by prefix: an index's string values that start with it, paged, p
   await assert.rejects(patients.list(kv, { ...query, value: "north/smith" }), TypeError);
 });
 
+Deno.test("a value with half a character (a lone surrogate) is no other value's: not found, not listed, not stored", async () => {
+  // KV keeps a lone surrogate in a key as U+FFFD: before, find("a\uD800") gave the item of
+  // "a\uFFFD", a listing of "t\uDC00" listed "t\uFFFD"'s items, and creating "a\uD800" was
+  // refused as taken by "a\uFFFD" (or, first, took that value from it).
+  using kv = await open();
+  const people = collection("halves", {
+    schema: v.object({ handle: v.string(), team: v.string() }),
+    indexes: { byHandle: { key: "handle", unique: true }, byTeam: { key: "team" } },
+  });
+  const whole = await people.create(kv, { handle: "a\uFFFD", team: "t\uFFFD" });
+  const half = (text: string) => `${text}${String.fromCharCode(0xd800)}`;
+  assert.equal(await people.find(kv, "byHandle", half("a")), null);
+  assert.equal((await people.find(kv, "byHandle", "a\uFFFD"))?.id, whole.id);
+  assert.deepEqual((await people.list(kv, { index: "byTeam", value: half("t") })).items, []);
+  assert.deepEqual((await people.snapshot(kv, { index: "byTeam", value: half("t") })).items, []);
+  const other = collection("halves_other", { schema: v.object({ n: v.number() }) });
+  await other.create(kv, { n: 1 }, { checks: [people.checkAbsent("byHandle", half("a"))] });
+  for (const input of [{ handle: half("a"), team: "x" }, { handle: "b", team: half("t") }]) {
+    await assert.rejects(
+      people.create(kv, input),
+      (error) => error instanceof ValidationError && error.status === 422,
+    );
+  }
+  assert.equal((await people.find(kv, "byHandle", "a\uFFFD"))?.id, whole.id);
+  assert.equal((await people.list(kv, { index: "byTeam", value: "t\uFFFD" })).items.length, 1);
+});
+
 Deno.test("list by prefix: a name at KV's limit is found by all of it; any text after a prefix", async () => {
   // The prefix was checked with U+10FFFF after it (4 bytes more) as if it were a value, and a
   // unique index's values as if each had an entry per item and a change log (it has one key): a

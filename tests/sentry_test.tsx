@@ -672,8 +672,15 @@ Deno.test({
     const app = await appWith(sentryEnv(receiver.dsn, {
       SENTRY_TRACE_PROPAGATION_TARGETS: `https://api.example.com, ${listed.origin}`,
     }));
-    upstreamUrls = [`${listed.origin}/data`, `${unlisted.origin}/data`];
-    assert.equal(await (await app.request("/upstreams")).text(), "[200,200]");
+    // The unlisted one also as a URL that holds the listed origin (a webhook's URL a user typed):
+    // a target that is a URL matches by origin, not anywhere in the URL as Sentry's strings do -
+    // before, that call got the trace (and, on the launcher's path, the caller's baggage).
+    upstreamUrls = [
+      `${listed.origin}/data`,
+      `${unlisted.origin}/data`,
+      `${unlisted.origin}/hook?next=${listed.origin}/data`,
+    ];
+    assert.equal(await (await app.request("/upstreams")).text(), "[200,200,200]");
 
     const transaction = await receiver.waitFor(named("GET /upstreams"));
     const spanOf = (origin: string) =>
@@ -681,6 +688,7 @@ Deno.test({
     assert.ok(spanOf(unlisted.origin), "a span either way");
     assertCarriesTrace(listed.seen[0], transaction, spanOf(listed.origin)!);
     assert.deepEqual(traceHeadersIn(unlisted.seen[0]), []);
+    assert.deepEqual(traceHeadersIn(unlisted.seen[1]), [], "the listed origin in its query");
   },
 });
 
@@ -781,7 +789,22 @@ Deno.test("sentry settings from the environment", () => {
     [set.environment, set.release, set.tracesSampleRate, set.tunnel],
     ["staging", "v1.2.3", 0.5, "/_sentry"],
   );
-  assert.deepEqual(set.tracePropagationTargets, ["https://api.example.com", "localhost"]);
+  // A URL matches by origin (and path), other text anywhere in the URL as Sentry has it.
+  const [api, local] = set.tracePropagationTargets!;
+  assert.equal(local, "localhost");
+  assert.ok(api instanceof RegExp, String(api));
+  for (const url of ["https://api.example.com", "https://API.example.com/v1?x=1"]) {
+    assert.ok(api.test(url), url);
+  }
+  for (
+    const url of [
+      "https://elsewhere.example/?next=https://api.example.com/",
+      "https://api.example.com.elsewhere.example/",
+      "https://api.example.com@elsewhere.example/",
+      "https://api.example.com:8443/",
+      "http://api.example.com/",
+    ]
+  ) assert.ok(!api.test(url), url);
   assert.deepEqual(browserConnectSources(set), [], "the tunnel is same-origin");
   // A setting that makes no sense is a problem the start reports, never a silent default.
   assert.match(

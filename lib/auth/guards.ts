@@ -48,8 +48,9 @@ export interface UserState {
  * The signed-in user behind `requireUser()` or `requireRole()`, typed `User`: `state.user` stays
  * optional, since one `State` serves every folder and no type can know which guard ran, so this
  * says so once, checked. Where no guard set it (a page outside the guarded folder, a guard taken
- * away), it throws the guard's own 401 (`httpError`: `_error.tsx`, or JSON) rather than read
- * `undefined` - never a failure, never another user's data.
+ * away), it throws 401 (`httpError`: `_error.tsx`, or JSON) rather than read `undefined` - never
+ * a failure, never another user's data. Not the guard's redirect to the login page, even for a
+ * page: no guard read the session there, so a signed-in user meets it too, and would be sent back.
  *
  * @param state What the guard set: a page's `state`, a handler's `ctx.state`, a middleware's
  *   `c.var`, or `define.context().var` in a server action.

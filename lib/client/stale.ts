@@ -3,8 +3,8 @@
  * A page older than the server's build moving to the new version without losing what the user
  * typed. `reloadKeepingInput()` keeps the value of every named field of the page
  * (`shared/kept_input.ts`: never a password, a file, a hidden field or a name that looks like a
- * credential) in the tab's `sessionStorage` for a minute - none when every field is empty and
- * there is nothing to say - and reloads; the new page's runtime
+ * credential) in the tab's `sessionStorage` for a minute - none when every field is empty, none
+ * emptied by the user, and there is nothing to say - and reloads; the new page's runtime
  * (`restoreKeptInput()`, from the boot runtime) puts them back into its fields of the same names -
  * the n-th field of a name gets its n-th value - and, when an action the user asked for did not
  * run, says why in one sentence, unless the server did already (it puts back what a form sent,
@@ -94,8 +94,9 @@ export function reloadKeepingInput({ notice }: { notice?: Notice }): void {
     const reloaded: Reloaded = { at: Date.now(), from, repeats };
     try {
       // Nothing typed and nothing to say: nothing to keep, and the new page loads no code to
-      // put it back (`boot.ts` loads the action client only for a kept entry).
-      if (notice || fields.some(([, value]) => value !== "")) {
+      // put it back (`boot.ts` loads the action client only for a kept entry). A field emptied
+      // is something typed: the page it came with filled it (a profile's name, a search's `q`).
+      if (notice || fields.some(([, value]) => value !== "") || emptiedAny(document)) {
         const kept: Kept = { page, at: Date.now(), fields, notice };
         sessionStorage.setItem(KEPT, JSON.stringify(kept));
       }
@@ -157,6 +158,20 @@ function fieldsOf(root: ParentNode): KeptInput {
     } else kept.push([field.name, field.value]);
   }
   return kept.slice(0, MAX_KEPT_FIELDS);
+}
+
+/**
+ * Whether the user emptied a field the page came with filled (or chose a select's empty option
+ * over the one it came with). Only emptied ones: React keeps a controlled field's default as its
+ * value, so a default tells nothing about a field still filled.
+ */
+function emptiedAny(root: ParentNode): boolean {
+  return fieldsIn(root).some((field) => {
+    if (field.disabled || isCheckable(field) || field.value !== "") return false;
+    if (!(field instanceof HTMLSelectElement)) return field.defaultValue !== "";
+    const chosen = [...field.options].find((option) => option.defaultSelected);
+    return chosen !== undefined && chosen.value !== "";
+  });
 }
 
 function putBack(root: ParentNode, kept: KeptInput): void {

@@ -18,7 +18,7 @@ export interface SentryConfig {
    */
   tracesParentLimit: number;
   /** Outgoing requests that get tracing headers; unset = all (never the Sentry ingest host). */
-  tracePropagationTargets?: string[];
+  tracePropagationTargets?: (string | RegExp)[];
   /** The same-origin path that forwards browser envelopes to Sentry, when enabled. */
   tunnel?: string;
   /** The Spotlight sidecar's stream URL (development). */
@@ -79,7 +79,9 @@ export function readSentryConfig(
       release: env("SENTRY_RELEASE") || undefined,
       tracesSampleRate,
       tracesParentLimit,
-      tracePropagationTargets: targets?.split(",").map((t) => t.trim()).filter(Boolean),
+      tracePropagationTargets: targets?.split(",").map((t) => t.trim()).filter(Boolean).map(
+        targetOf,
+      ),
       tunnel: dsn && tunnel ? TUNNEL_PATH : undefined,
       spotlight: spotlight || undefined,
       scrubFields: env("SENTRY_SCRUB_FIELDS")?.split(",").map((f) => f.trim()).filter(Boolean) ??
@@ -92,6 +94,21 @@ export function readSentryConfig(
 /** The config with the build's id as the release when none was set. */
 export function withRelease(config: SentryConfig, buildId: string): SentryConfig {
   return config.release ? config : { ...config, release: buildId };
+}
+
+/**
+ * A propagation target that is a URL (`https://api.example.com`, `http://127.0.0.1:8080/v1`)
+ * matches the URLs of that origin starting with its path. Sentry matches a string anywhere in the
+ * URL, which also gave the trace and a caller's `baggage` to
+ * `https://elsewhere.example/?next=https://api.example.com` (a webhook's URL a user typed),
+ * `https://api.example.com.elsewhere.example/`, `https://api.example.com@elsewhere.example/` and,
+ * for `http://127.0.0.1:80`, port 8080. Other targets (`localhost`, `.internal`) keep Sentry's rule.
+ */
+function targetOf(target: string): string | RegExp {
+  const url = /^(https?:\/\/[^/?#]*)(.*)$/i.exec(target);
+  if (!url) return target;
+  // The origin, then the end of the host (`/`, `?`, `#` or nothing), then the target's path.
+  return new RegExp(`^${RegExp.escape(url[1])}(?=[/?#]|$)${RegExp.escape(url[2])}`, "i");
 }
 
 /** `{protocol}://{public key}@{host}/{project id}` */

@@ -28,8 +28,8 @@ import { type DscSource, isValidSpan, MAX_BAGGAGE, sentryTraceOf, traceDsc } fro
 
 export interface PropagationOptions {
   source: DscSource;
-  /** `SENTRY_TRACE_PROPAGATION_TARGETS`; unset: every host. */
-  targets?: string[];
+  /** `SENTRY_TRACE_PROPAGATION_TARGETS` (`config.ts`); unset: every host. */
+  targets?: (string | RegExp)[];
   /** `host[:port]` of Sentry's ingest and of Spotlight. */
   privateHosts: string[];
 }

@@ -100,3 +100,50 @@ Deno.test("a reload to a new build keeps nothing for a page with nothing typed, 
     await server.stop();
   }
 });
+
+Deno.test("a reload to a new build keeps a field the user emptied: the new page does not fill it again", async () => {
+  await using browser = await launchBrowser();
+  const server = await startServer();
+  try {
+    // /wall as a page whose server fills its field (a profile's name), on every load.
+    const wall = await recordingTab(browser);
+    await wall.page.route(`${server.origin}/wall`, async (route) => {
+      const response = await route.fetch();
+      const html = await response.text();
+      const filled = html.replace(/<input name="name"\/?>/, '<input name="name" value="Ada"/>');
+      assert.notEqual(filled, html, "the page has its name field");
+      const headers = { ...response.headers() };
+      delete headers["content-encoding"];
+      delete headers["content-length"];
+      await route.fulfill({ response, headers, body: filled });
+    });
+    await wall.page.goto(`${server.origin}/wall`);
+    await hydrated(wall.page);
+    const name = wall.page.getByLabel("Name");
+    assert.equal(await name.inputValue(), "Ada");
+    await name.fill("");
+    let another = true;
+    await wall.page.route(/\/wall\/events/, async (route) => {
+      if (!another) return await route.continue();
+      another = false;
+      await route.fulfill({
+        contentType: "text/event-stream",
+        body: "retry: 60000\n\nevent: app-build\ndata: another-build\n\n",
+      });
+    });
+    await wall.page.evaluate(() => {
+      dispatchEvent(new PageTransitionEvent("pagehide"));
+      dispatchEvent(new PageTransitionEvent("pageshow"));
+    });
+    await wall.until(() => wall.loads() >= 2);
+    // Before, every field was empty, so nothing was kept and the new page showed "Ada" again.
+    assert.ok(wall.stored.includes(KEPT), `kept: ${wall.stored}`);
+    await wall.page.waitForFunction(
+      () => document.querySelector<HTMLInputElement>('input[name="name"]')?.value === "",
+      undefined,
+      { timeout: 20_000 },
+    );
+  } finally {
+    await server.stop();
+  }
+});

@@ -55,7 +55,9 @@ async function startTracedTarget(
           SENTRY_DSN: receiver.dsn,
           SENTRY_TRACES_SAMPLE_RATE: "1",
           UPSTREAM: upstream.url,
-          THIRD_PARTY: thirdParty.url,
+          // Holding the target's URL in its query (a webhook's URL a user typed): a target that
+          // is a URL matches by origin, not anywhere in the URL as Sentry's strings do.
+          THIRD_PARTY: `${thirdParty.url}hook?next=${upstream.url}`,
           ...onlyUpstreamIsTarget ? { SENTRY_TRACE_PROPAGATION_TARGETS: upstream.url } : {},
         },
         { root: built.root, script: "lib/cli/launch.ts" },

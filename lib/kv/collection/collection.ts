@@ -66,8 +66,9 @@ export interface IndexSpec<T> {
    * The one spelling of a string value: applied to the item's value on every write and to every
    * value asked for - `find`, `list`'s `value` and `prefix`, `checkAbsent`, a live view - so they
    * meet however the value was cased or spaced. The item keeps its field as written. It must give
-   * its own answers back unchanged (`trim`, `toLowerCase`, `normalize("NFC")` do). Declare it
-   * before items are stored: entries written without it keep their old key.
+   * its own answers back unchanged (`trim`, `toLowerCase`, `normalize("NFC")` do; one that does
+   * not is a `TypeError` where it is used). Declare it before items are stored: entries written
+   * without it keep their old spelling (docs/data.md).
    */
   normalize?: (value: string) => string;
 }
@@ -171,9 +172,10 @@ export interface ListOptions<I extends string> {
   value?: Deno.KvKeyPart;
   /**
    * With `index` and no `value`: the items whose index value is a string starting with this, in
-   * index value order (a search as the user types: `{ index: "byName", prefix: "smi" }`). Case and
-   * accents count as stored: index a folded value (`key: (p) => p.name.toLowerCase()`) and fold
-   * the prefix alike. An index per tenant puts the tenant first (`` `${clinic}/${name}` ``).
+   * index value order (a search as the user types: `{ index: "byName", prefix: "smi" }`). It goes
+   * through the index's `normalize`, as values do: give the index one (`(name) =>
+   * name.toLowerCase()`) for a search that ignores case. An index per tenant puts the tenant first
+   * (`` `${clinic}/${name}` ``).
    */
   prefix?: string;
   /** Items in the page: 1 to 1,000 (default 50). */
@@ -445,6 +447,11 @@ function declare(
       const normal = normalize(value);
       if (typeof normal !== "string") {
         throw problem(`index ${index}: normalize must return a string, not ${typeof normal}`);
+      }
+      // A value is normalised again where it passes on (a live view's snapshot lists the view's
+      // value): one that moved again looked at another key, and the view showed no item.
+      if (normalize(normal) !== normal) {
+        throw problem(`index ${index}: normalize must give its own answers back unchanged`);
       }
       return normal;
     };

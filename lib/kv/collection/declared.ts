@@ -114,6 +114,9 @@ export function valueName(value: Deno.KvKeyPart | undefined): string {
  */
 export function isIndexValue(d: Declared, index: string, value: unknown): value is Deno.KvKeyPart {
   if (!isKeyPart(value)) return false;
+  // Text with a lone surrogate (half a character) is no value any item has (`hasHalfCharacter`):
+  // KV reads it as U+FFFD, and would look at the items holding that character instead.
+  if (hasHalfCharacter(value)) return false;
   // A unique index writes one key per value, no entry per item and no change log.
   if (d.indexes.get(index)?.unique) return keySize(keys.unique(d, index, value)) <= MAX_KEY_BYTES;
   const longest = Math.max(
@@ -126,4 +129,12 @@ export function isIndexValue(d: Declared, index: string, value: unknown): value 
 export function isKeyPart(value: unknown): value is Deno.KvKeyPart {
   return typeof value === "string" || typeof value === "boolean" || typeof value === "bigint" ||
     (typeof value === "number" && !Number.isNaN(value)) || value instanceof Uint8Array;
+}
+
+/**
+ * Whether `value` is text with a lone surrogate, which KV keeps in a key as U+FFFD: as an index
+ * value it would be another value's key (`"a\uD800"` is `"a\uFFFD"`'s).
+ */
+export function hasHalfCharacter(value: unknown): boolean {
+  return typeof value === "string" && !value.isWellFormed();
 }

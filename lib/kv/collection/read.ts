@@ -96,13 +96,11 @@ export async function listItems(
   const startsWith = startsWithQuery === undefined
     ? undefined
     : resolved!.asked(String(startsWithQuery)) as string;
-  // A prefix no value can be is the start of none: any value starting with it is as long.
+  // A prefix no value can be is the start of none: any value starting with it is as long, or holds
+  // its half character.
   if (startsWith !== undefined && !isIndexValue(d, index!, startsWith)) {
-    return { items: [], cursor: null }; // longer than any value whose keys fit KV
+    return { items: [], cursor: null };
   }
-  // A lone surrogate (half of a character, as no keyboard types) starts no text: KV would read it
-  // as U+FFFD and list the values that hold that character instead.
-  if (startsWith !== undefined && !startsWith.isWellFormed()) return { items: [], cursor: null };
   const prefix = keys.listing(d, { index, value });
   const unique = index !== undefined && d.indexes.get(index)!.unique;
   const tag = tagOf(prefix, reverse, startsWith);

@@ -16,7 +16,14 @@ import type { Entity } from "../../shared/live_view.ts";
 import { type Commit, inTurn, retrying } from "../commit.ts";
 import { KvLimitError, valueSize } from "../limits.ts";
 import { MeasuredAtomic } from "../measured_atomic.ts";
-import { type Declared, keys, sameValue, type StoredChange, type View } from "./declared.ts";
+import {
+  type Declared,
+  hasHalfCharacter,
+  keys,
+  sameValue,
+  type StoredChange,
+  type View,
+} from "./declared.ts";
 import { checkFailed } from "./checks.ts";
 import { ConflictError, TransitionError, ValidationError } from "./errors.ts";
 import { validate } from "./schema.ts";
@@ -232,15 +239,20 @@ async function commitChange(
   const atomic = new MeasuredAtomic(kv).check(current);
   for (const other of others) atomic.check(other);
   try {
-    const { logs, claims } = stageItem(atomic, d, id, current.value, next);
+    const { logs, claims, releases } = stageItem(atomic, d, id, current.value, next);
     const logKeys = logs.map(({ view }) => keys.log(d, view));
-    const read = await getAll(kv, [...logKeys.map((log) => log.latest), ...claims]);
-    for (const claim of read.slice(logs.length)) {
-      const holder = claim.value as { id: string } | null;
-      if (holder && holder.id !== id) {
+    const read = await getAll(kv, [...logKeys.map((log) => log.latest), ...claims, ...releases]);
+    const holderOf = (entry: Deno.KvEntryMaybe<unknown>) =>
+      (entry.value as { id: string } | null)?.id;
+    for (const claim of read.slice(logs.length, logs.length + claims.length)) {
+      const holder = holderOf(claim);
+      if (holder !== undefined && holder !== id) {
         throw new ConflictError(d.name, "taken", String(claim.key[2]));
       }
       atomic.check(claim);
+    }
+    for (const release of read.slice(logs.length + claims.length)) {
+      if (holderOf(release) === id) atomic.check(release).delete(release.key);
     }
     logs.forEach(({ change }, i) => {
       const counter = read[i] as Deno.KvEntryMaybe<number>;
@@ -258,8 +270,11 @@ async function commitChange(
 }
 
 /**
- * Stages the item and its index entries; returns the changes to log, by view, and the unique
- * values the write takes (each must be free, or the item's own).
+ * Stages the item and its index entries; returns the changes to log, by view, the unique values
+ * the write takes (each must be free, or the item's own) and those it leaves (deleted if the
+ * item's own). Both are read, not assumed: an index given a `normalize` (or another `key`) after
+ * items were stored finds an item's value where another item's entry is - an update that kept it
+ * wrote over that entry, and a delete removed it, so a third item could take the value.
  */
 function stageItem(
   atomic: MeasuredAtomic,
@@ -267,21 +282,26 @@ function stageItem(
   id: string,
   before: object | null,
   next: object | null,
-): { logs: Logged[]; claims: Deno.KvKey[] } {
+): { logs: Logged[]; claims: Deno.KvKey[]; releases: Deno.KvKey[] } {
   const bytes = next && valueSize(next);
   if (next) atomic.set(keys.item(d, id), next, undefined, bytes!);
   else atomic.delete(keys.item(d, id));
   const op = before === null ? "create" : next === null ? "delete" : "update";
   const logs: Logged[] = [{ view: {}, change: next ? { op, id, value: next } : { op, id } }];
   const claims: Deno.KvKey[] = [];
+  const releases: Deno.KvKey[] = [];
   for (const index of d.indexes.values()) {
     const was = before ? index.valueOf(before) : undefined;
     const is = next ? index.valueOf(next) : undefined;
+    if (hasHalfCharacter(is)) {
+      // Its key would be another value's (KV keeps the half as U+FFFD): taken, or found, as that.
+      throw new ValidationError(d.name, [], [`${index.name}: text with half a character.`]);
+    }
     const same = sameValue(was, is);
     if (index.unique) {
-      if (was !== undefined && !same) atomic.delete(keys.unique(d, index.name, was));
+      if (was !== undefined && !same) releases.push(keys.unique(d, index.name, was));
       if (is !== undefined) {
-        if (!same) claims.push(keys.unique(d, index.name, is));
+        claims.push(keys.unique(d, index.name, is));
         atomic.set(keys.unique(d, index.name, is), { id, value: next });
       }
       continue;
@@ -290,7 +310,7 @@ function stageItem(
     if (is !== undefined) atomic.set(keys.index(d, index.name, is, id), next, undefined, bytes!);
     logs.push(...moves(index.name, was, is, same, id, next));
   }
-  return { logs, claims };
+  return { logs, claims, releases };
 }
 
 /** How a change looks from the views of one index: the item stayed, left one, entered another. */
