@@ -12,7 +12,8 @@
 import { unflatten } from "devalue";
 import { ACTION_LIMITS, type ActionLimits } from "./limits.ts";
 import { boundField, REF_FIELD } from "./registry.ts";
-import { ARGS_FIELD, FILE_FIELD, FRAMEWORK_FIELD } from "../shared/action_wire.ts";
+import { ARGS_FIELD, FILE_FIELD, FRAMEWORK_FIELD, ONCE_FIELD } from "../shared/action_wire.ts";
+import { isSubmissionKey, submissionId } from "./once.ts";
 
 /** A request the decoder refused; `message` is short and safe to answer with. */
 export class PayloadRejected extends Error {
@@ -31,6 +32,8 @@ export interface Invocation {
   args: unknown[];
   /** Only for a form post: React's key for the form's `useActionState`, and the bound count. */
   form?: { key: string | null; bound: number };
+  /** The submission's id, when the form or the call carries a key (`once.ts`). */
+  once?: string;
   /**
    * About how many bytes the arguments hold, beyond the body they came from: every value revived
    * (`VALUE_BYTES` each), and the text of each string, which parsing copies.
@@ -62,7 +65,13 @@ const KEY_FIELD = `${FRAMEWORK_FIELD}KEY`;
 
 /** What the endpoint calls with a request's body: a call if it has `$ACTION_ARGS`, else a form. */
 export function decodeInvocation(body: FormData, limits = ACTION_LIMITS): Invocation {
-  return body.has(ARGS_FIELD) ? callInvocation(body, limits) : formInvocation(body, limits);
+  const invocation = body.has(ARGS_FIELD)
+    ? callInvocation(body, limits)
+    : formInvocation(body, limits);
+  const once = body.get(ONCE_FIELD);
+  if (once === null) return invocation;
+  if (!isSubmissionKey(once)) throw new PayloadRejected(`${ONCE_FIELD} is not a submission key`);
+  return { ...invocation, once: submissionId(once, body) };
 }
 
 /** The arguments of a call from the stub; refuses anything `encodeCall` cannot have made. */

@@ -26,9 +26,18 @@ import { internalsOf } from "../server/internals.ts";
 import { type ActionEntry, middlewaresOf } from "../server/manifest.ts";
 import { type Telemetry, tracedMiddleware } from "../server/telemetry.ts";
 import { encodeResult, REDIRECT_HEADER } from "../shared/action_wire.ts";
+import { parse, stringify } from "devalue";
+import type { Invocation } from "./decode.ts";
+import {
+  alreadySent,
+  claimSubmission,
+  MAX_OUTCOME,
+  type Outcome,
+  type Submissions,
+} from "./once.ts";
 import { BUILD_HEADER } from "../shared/versions.ts";
 import { formPage } from "./form_page.ts";
-import { flashFormState, formState, type Secret } from "./form_state.ts";
+import { flashFormState, type FormState, formState, type Secret } from "./form_state.ts";
 import { isRedirect } from "./redirect.ts";
 import type { Registry } from "./registry.ts";
 
@@ -45,6 +54,8 @@ export interface EndpointOptions {
   failures: Failures;
   /** Spans for each action (`action signGuestbook`) and its middleware. */
   telemetry?: Telemetry;
+  /** Where submissions are claimed, so that each has its effect once (`once.ts`). */
+  submissions: Submissions;
 }
 
 declare module "../server/internals.ts" {
@@ -146,27 +157,58 @@ function knownAction(options: EndpointOptions): MiddlewareHandler {
 }
 
 async function runAction(c: Context, call: Call, options: EndpointOptions): Promise<Response> {
-  const entry = internalsOf(c).action!;
   const invocation = await (await reader()).readCall(c, options.maxBytes);
   if (invocation instanceof Response) return tooLarge(c, invocation);
   const { args, form } = invocation;
-  if (!form) return await callResponse(c, call, args, options.failures);
+  const run = form
+    ? () => formOutcome(c, call, args, form, options)
+    : () => callOutcome(c, call, args, options.failures);
+  if (!invocation.once) {
+    const outcome = await run();
+    return outcome instanceof Response ? outcome : await answer(c, outcome, options);
+  }
+  const { submissions } = options;
+  const once = `${internalsOf(c).action!.id}.${invocation.once}`;
+  const first = await claimSubmission(submissions, once);
+  if (first !== "ours") return await answer(c, first, options);
+  let outcome: Outcome | Response;
+  try {
+    outcome = await run();
+  } catch (error) {
+    await submissions.settle(once, undefined); // refused or failed: sending again runs it again
+    throw error;
+  }
+  if (outcome instanceof Response) {
+    await submissions.settle(once, undefined);
+    return outcome;
+  }
+  const size = JSON.stringify(outcome).length;
+  await submissions.settle(once, size <= MAX_OUTCOME ? outcome : { kept: false });
+  return await answer(c, outcome, options);
+}
 
+/** A form posted without JavaScript: where the browser goes, and the form's state for that page. */
+async function formOutcome(
+  c: Context,
+  call: Call,
+  args: unknown[],
+  form: NonNullable<Invocation["form"]>,
+  options: EndpointOptions,
+): Promise<Outcome> {
   let result: unknown;
   try {
     result = await call(args);
   } catch (error) {
-    if (isRedirect(error)) return c.redirect(error.location, 303);
+    if (isRedirect(error)) return { to: error.location };
     throw error; // the app's error handler: the failure screen
   }
   const location = redirectOf(result);
-  if (location) return c.redirect(location, 303);
+  if (location) return { to: location };
   const page = formPage(c, options.origins);
-  if (form.key !== null) {
-    const state = formState(result, form.key, entry.id, form.bound);
-    await flashFormState(c, options.secret, page.pathname, { state }, page.secure);
-  }
-  return c.redirect(page.pathname + page.search, 303);
+  const to = page.pathname + page.search;
+  if (form.key === null) return { to };
+  const state = formState(result, form.key, internalsOf(c).action!.id, form.bound);
+  return { to, page: page.pathname, state: stringify(state) };
 }
 
 /**
@@ -181,25 +223,39 @@ async function tooLarge(c: Context, refusal: Response): Promise<Response> {
   throw httpError(413, undefined, { code: "body_too_large", headers: refusal.headers });
 }
 
-/** The answer to the stub: the result as `devalue`, or a digest the browser can show. */
-async function callResponse(
+/** A call from the stub: the result as `devalue`, or a digest the browser can show. */
+async function callOutcome(
   c: Context,
   call: Call,
   args: unknown[],
   failures: Failures,
-): Promise<Response> {
+): Promise<Outcome | Response> {
   try {
     const result = await call(args);
     const location = redirectOf(result);
-    if (location) return c.body(null, 200, { [REDIRECT_HEADER]: location });
-    const text = encodeResult(result, internalsOf(c).action!.name);
-    return c.body(text, 200, { "Content-Type": "application/json" });
+    if (location) return { redirect: location };
+    return { result: encodeResult(result, internalsOf(c).action!.name) };
   } catch (error) {
-    if (isRedirect(error)) return c.body(null, 200, { [REDIRECT_HEADER]: error.location });
+    if (isRedirect(error)) return { redirect: error.location };
     if (isHttpError(error)) throw error; // the app's error pages: `{"error":{status,message}}`
     if (error instanceof HTTPException) throw error; // a response of its own (503, busy): as it is
     return stubFailure(c, failures, error);
   }
+}
+
+/** The response for an outcome: the first post's, or a repeat's of the same submission. */
+async function answer(c: Context, outcome: Outcome, options: EndpointOptions): Promise<Response> {
+  if ("result" in outcome) {
+    return c.body(outcome.result, 200, { "Content-Type": "application/json" });
+  }
+  if ("redirect" in outcome) return c.body(null, 200, { [REDIRECT_HEADER]: outcome.redirect });
+  if ("kept" in outcome) throw alreadySent();
+  if (outcome.state !== undefined && outcome.page !== undefined) {
+    const state = parse(outcome.state) as FormState;
+    const { secure } = formPage(c, options.origins);
+    await flashFormState(c, options.secret, outcome.page, { state }, secure);
+  }
+  return c.redirect(outcome.to, 303);
 }
 
 /**

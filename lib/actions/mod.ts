@@ -20,6 +20,7 @@ import { FORM_STATE_META } from "../shared/form_state_meta.ts";
 import { type KeptInput, NOTICE_ATTRIBUTE, STALE_NOTICE } from "../shared/kept_input.ts";
 import { actionEndpoint } from "./endpoint.ts";
 import { type Claim, type FormState, restoreFormState, type Secret } from "./form_state.ts";
+import type { Submissions } from "./once.ts";
 import { registerActions } from "./registry.ts";
 
 export type { FormState, Secret };
@@ -37,6 +38,8 @@ export interface ActionOptions {
   claim: Claim;
   /** Spans for each action and its middleware. */
   telemetry?: Telemetry;
+  /** Where submissions are claimed, so that each has its effect once (`once.ts`). */
+  submissions: Submissions;
 }
 
 /** Registers the build's actions and mounts their endpoint. */

@@ -8,7 +8,7 @@
  */
 import { stringify } from "devalue";
 import type { ActionEntry, ActionFunction } from "../server/manifest.ts";
-import { actionUrl, FRAMEWORK_FIELD } from "../shared/action_wire.ts";
+import { actionUrl, FRAMEWORK_FIELD, ONCE_FIELD } from "../shared/action_wire.ts";
 
 export type { ActionEntry, ActionFunction };
 
@@ -18,7 +18,7 @@ export interface FormActionFields {
   action: string;
   method: "POST";
   encType: "multipart/form-data";
-  data: FormData | null;
+  data: FormData;
 }
 
 /** The hidden field holding a form's bound arguments, for React's per-form prefix. */
@@ -52,11 +52,10 @@ function decorate(fn: ActionFunction, id: string, bound: unknown[]): ActionFunct
     $$FORM_ACTION: {
       configurable: true,
       value: (prefix: string): FormActionFields => {
-        let data: FormData | null = null;
-        if (bound.length > 0) {
-          data = new FormData();
-          data.set(boundField(prefix), stringify(bound));
-        }
+        const data = new FormData();
+        if (bound.length > 0) data.set(boundField(prefix), stringify(bound));
+        // A new submission at each render: two posts of this one make one effect (`once.ts`).
+        data.set(ONCE_FIELD, crypto.randomUUID());
         const url = actionUrl(id);
         return { name: REF_FIELD + prefix, action: url, method: "POST", encType: ENC, data };
       },

@@ -27,12 +27,13 @@ export async function callAction(
   args: unknown[],
   headers: Record<string, string>,
 ): Promise<unknown> {
-  const response = await fetch(actionUrl(id), {
-    method: "POST",
-    body: encodeCall(args),
-    // A failure then comes back as its digest in JSON, whatever failed (see the endpoint).
-    headers: { ...headers, Accept: "application/json" },
-  });
+  // A call that carries a form is a submission: its key makes it happen once on the server, so a
+  // call whose connection dropped is sent again, with the same key, and never runs twice.
+  const once = args.some((arg) => arg instanceof FormData) ? submissionKey() : undefined;
+  const body = encodeCall(args, once);
+  // A failure then comes back as its digest in JSON, whatever failed (see the endpoint).
+  const init = { method: "POST", body, headers: { ...headers, Accept: "application/json" } };
+  const response = await (once ? sentAgainOnDrop(actionUrl(id), init) : fetch(actionUrl(id), init));
   noteServedBuild(response.headers.get(BUILD_HEADER));
   const redirect = response.headers.get(REDIRECT_HEADER);
   if (redirect) {
@@ -46,6 +47,28 @@ export async function callAction(
     return new Promise<never>(() => {}); // as above
   }
   return await resultOf(name, response);
+}
+
+/** The waits before sending a submission again after its connection dropped. */
+const AGAIN_MS = [300, 1_000];
+
+async function sentAgainOnDrop(url: string, init: RequestInit): Promise<Response> {
+  for (const wait of AGAIN_MS) {
+    try {
+      return await fetch(url, init);
+    } catch (error) {
+      if (!(error instanceof TypeError)) throw error; // a network error is a TypeError
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
+  return await fetch(url, init);
+}
+
+/** 128 random bits, base64url: `crypto.randomUUID` is missing on plain-http origins. */
+function submissionKey(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_")
+    .replace(/=+$/, "");
 }
 
 /**

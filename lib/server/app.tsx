@@ -12,6 +12,7 @@ import { type Context, Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { join } from "node:path";
 import { claimInMemory } from "../actions/form_state.ts";
+import { submissionsInMemory } from "../actions/once.ts";
 import { stubFailure } from "../actions/endpoint.ts";
 import {
   type ActionOptions,
@@ -28,6 +29,7 @@ import { isHttpError, notFound } from "../shared/http_error.ts";
 import { registerIsland } from "../islands/registry.ts";
 import { keptFields } from "../jsx/kept_field.ts";
 import { claimInKv } from "../kv/claim.ts";
+import { submissionsInKv } from "../kv/once.ts";
 import { pageCache } from "../cache/page_cache.ts";
 import { restoredPageCheck } from "../auth/restored.tsx";
 import { kvSecret } from "../kv/secret.ts";
@@ -154,6 +156,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
     origins: options.origins,
     failures: failed,
     claim: kv ? claimInKv(kv) : claimInMemory(),
+    submissions: kv ? submissionsInKv(kv) : submissionsInMemory(),
     telemetry,
   };
   // What a form posted without JavaScript left for the page it lands on: the frame's last step,

@@ -15,6 +15,11 @@ export const ARGS_FIELD = "$ACTION_ARGS";
 export { FRAMEWORK_FIELD } from "./framework_fields.ts";
 /** Response header of a call whose action redirected: the browser goes there. */
 export const REDIRECT_HEADER = "Action-Redirect";
+/**
+ * Field holding a submission's key (`lib/actions/once.ts`): a hidden input of every form the server
+ * renders, and a field of each call the stub makes with a form among its arguments.
+ */
+export const ONCE_FIELD = "$ACTION_ONCE";
 /** Prefix of the fields holding a call's files. */
 export const FILE_FIELD = "$ACTION_FILE_";
 
@@ -22,8 +27,8 @@ export function actionUrl(id: string): string {
   return `${ACTION_PATH}/${id}`;
 }
 
-/** The request body for a call with `args`. */
-export function encodeCall(args: unknown[]): FormData {
+/** The request body for a call with `args`; `once`, its submission key. */
+export function encodeCall(args: unknown[], once?: string): FormData {
   const body = new FormData();
   let files = 0;
   const text = stringify(args, {
@@ -37,6 +42,7 @@ export function encodeCall(args: unknown[]): FormData {
     FormData: (value) => value instanceof FormData && [...value],
   });
   body.set(ARGS_FIELD, text);
+  if (once) body.set(ONCE_FIELD, once);
   return body;
 }
 

@@ -134,13 +134,17 @@ Deno.test("registered actions render as forms that post to them", () => {
     $$FORM_ACTION(prefix: string): { name: string; action: string; data: FormData | null };
     $$IS_SIGNATURE_EQUAL(id: string, bound: number): boolean;
   };
-  assert.deepEqual(action.$$FORM_ACTION("R1"), {
+  const { data, ...form } = action.$$FORM_ACTION("R1");
+  assert.deepEqual(form, {
     name: "$ACTION_REF_R1",
     action: "/_action/ID1",
     method: "POST",
     encType: "multipart/form-data",
-    data: null,
   });
+  // A submission key, new at each render (`lib/actions/once.ts`), and nothing else.
+  assert.deepEqual([...data!.keys()], ["$ACTION_ONCE"]);
+  assert.match(String(data!.get("$ACTION_ONCE")), /^[0-9a-f-]{36}$/);
+  assert.notEqual(action.$$FORM_ACTION("R1").data!.get("$ACTION_ONCE"), data!.get("$ACTION_ONCE"));
   assert.ok(action.$$IS_SIGNATURE_EQUAL("ID1", 0));
   assert.ok(!action.$$IS_SIGNATURE_EQUAL("ID2", 0));
 

@@ -65,7 +65,17 @@ async function renderedForm(server: TestServer, said: string) {
     fields.append(name, value.replaceAll("&quot;", '"').replaceAll("&amp;", "&"));
   }
   fields.set("said", said);
-  return { action: form[1], body: fields.toString() };
+  return {
+    action: form[1],
+    /**
+     * A new submission at each read, as a new render of the form makes: these findings post one
+     * form many times, each as its own (a repeat of one submission gets the first's answer).
+     */
+    get body() {
+      fields.set("$ACTION_ONCE", crypto.randomUUID());
+      return fields.toString();
+    },
+  };
 }
 
 /** What the page shows as the form's state, for a GET of `path` carrying `cookie`. */

@@ -1,0 +1,120 @@
+/**
+ * @module
+ * A submission's effect happens once. A form the server renders carries a submission key (a hidden
+ * field, new at each render), and the browser stub sends one with each call that carries a form
+ * (the same key for its retries of that call). The endpoint claims the key - with the action and
+ * what was sent, so a key seen again with other content (a page from the shared cache, a form
+ * changed after Back) is another submission - in KV, atomically, with an expiry: of two posts of
+ * one submission, on any worker or isolate, one runs the action; the other waits (bounded) for the
+ * first's outcome and answers with it (the same 303 and form state, the same result), or, when
+ * that outcome is too large to keep or still not there, refuses with `already_sent` (409). An
+ * action that throws (a refusal, a failure) releases the key: sending again runs it again.
+ * Nothing here runs for a page's GET, nor for a call without a key (reads).
+ */
+import { createHash } from "node:crypto";
+import { httpError } from "../shared/http_error.ts";
+import { ONCE_FIELD } from "../shared/action_wire.ts";
+
+/** What a submission answered, kept for its repeats. */
+export type Outcome =
+  /** A form posted without JavaScript: a 303 to `to`, with the form's state for `page`. */
+  | { to: string; page?: string; state?: string }
+  /** A call from the stub: its result as devalue, or where it redirected. */
+  | { result: string }
+  | { redirect: string }
+  /** An outcome too large to keep: its repeats are refused. */
+  | { kept: false };
+
+/**
+ * Where submissions are claimed: `claim` answers `"ours"` for the first, the first's outcome for
+ * a repeat, `"running"` while the first has none yet; `settle` keeps an outcome or, with none,
+ * releases the key; `read` answers as `claim` does, `"gone"` once the key was released.
+ */
+export interface Submissions {
+  claim(id: string): Promise<"ours" | "running" | Outcome>;
+  settle(id: string, outcome: Outcome | undefined): Promise<void>;
+  read(id: string): Promise<"gone" | "running" | Outcome>;
+}
+
+/** How long a submission is remembered: a repeat later than this runs again. */
+export const ONCE_TTL_MS = 60 * 60 * 1000;
+/** Largest outcome kept, in characters (a form's state is at most 3,800 of its cookie anyway). */
+export const MAX_OUTCOME = 8_000;
+/** How long a repeat waits for the first's outcome, and how often it looks. */
+const WAIT_MS = 5_000;
+const LOOK_MS = 50;
+
+/** A key as the server's render and the stub make them (a UUID): anything else is refused. */
+const KEY = /^[A-Za-z0-9_-]{16,64}$/;
+
+export function isSubmissionKey(value: unknown): value is string {
+  return typeof value === "string" && KEY.test(value);
+}
+
+/**
+ * The claim's id for `key` sent with `body` (the endpoint adds the action's id): a digest of both,
+ * so its size is fixed whatever the client sent. Files count by name, type and size.
+ */
+export function submissionId(key: string, body: FormData): string {
+  const hash = createHash("sha256").update(key);
+  for (const [name, value] of body) {
+    if (name === ONCE_FIELD) continue;
+    const text = typeof value === "string" ? value : `${value.name}\0${value.type}\0${value.size}`;
+    hash.update(`\0${name.length}:${name}\0${text.length}:`).update(text);
+  }
+  return hash.digest("base64url");
+}
+
+/** The refusal of a repeat whose first outcome cannot be given again. */
+export function alreadySent(): Error {
+  return httpError(
+    409,
+    "This was sent already, and done once: reload the page to see the result.",
+    { code: "already_sent" },
+  );
+}
+
+/**
+ * Claims `id`: `"ours"` when this post is the first of its submission, else the first's outcome,
+ * waited for while it runs (a released key is claimed again: the first failed, this one runs).
+ */
+export async function claimSubmission(
+  submissions: Submissions,
+  id: string,
+): Promise<"ours" | Outcome> {
+  let found = await submissions.claim(id);
+  for (let waited = 0; found === "running" && waited < WAIT_MS; waited += LOOK_MS) {
+    await new Promise((resolve) => setTimeout(resolve, LOOK_MS));
+    const now = await submissions.read(id);
+    found = now === "gone" ? await submissions.claim(id) : now;
+  }
+  if (found === "running") throw alreadySent();
+  return found;
+}
+
+/** One process's memory of submissions: for an app without KV, where one process answers. */
+export function submissionsInMemory(): Submissions {
+  const kept = new Map<string, { until: number; outcome?: Outcome }>();
+  const live = (id: string) => {
+    const now = Date.now();
+    for (const [old, entry] of kept) if (entry.until < now) kept.delete(old);
+    return kept.get(id);
+  };
+  return {
+    claim(id) {
+      const entry = live(id);
+      if (entry) return Promise.resolve(entry.outcome ?? "running");
+      kept.set(id, { until: Date.now() + ONCE_TTL_MS });
+      return Promise.resolve("ours");
+    },
+    settle(id, outcome) {
+      if (outcome) kept.set(id, { until: Date.now() + ONCE_TTL_MS, outcome });
+      else kept.delete(id);
+      return Promise.resolve();
+    },
+    read(id) {
+      const entry = live(id);
+      return Promise.resolve(entry ? entry.outcome ?? "running" : "gone");
+    },
+  };
+}

@@ -1,0 +1,148 @@
+/**
+ * @module
+ * A submission's effect happens once (`lib/actions/once.ts`): two posts of one form rendered
+ * without JavaScript - to two apps on one KV file, as two workers or isolates - make one wall post
+ * and both land where the first did; a stub's call sent again with its key makes one and answers
+ * the first's result; a new render of the form, or the same key with other content, is another
+ * submission; a repeat whose first outcome was too large to keep is refused with `already_sent`;
+ * a key the server and the stub cannot have made is refused (400).
+ */
+import assert from "node:assert/strict";
+import { decodeResult, encodeCall, ONCE_FIELD } from "../lib/shared/action_wire.ts";
+import { fillForm } from "../lib/testing/form.ts";
+import type { App } from "../lib/server.ts";
+import { latestPosts } from "./fixture/routes/_wall/posts.ts";
+import { memoryApp } from "./helpers/app.ts";
+import { tempStorePath } from "./helpers/kv.ts";
+import { fromPage, ids, ORIGIN, post, probeFiles, ran } from "./helpers/probe_app.tsx";
+import { captureLogs } from "shell/testing";
+
+const WALL = `${ORIGIN}/wall`;
+
+/** The wall's form as a browser without JavaScript would send it, from a fresh render. */
+async function wallForm(app: App, message: string): Promise<FormData> {
+  const html = await (await app.request("/wall")).text();
+  const form = await fillForm(html, WALL, { action: `/_action/${ids.post}` }, {
+    name: "Ada",
+    message,
+  });
+  return form.entries;
+}
+
+function postForm(app: App, entries: FormData): Promise<Response> {
+  return post(app, ids.post, entries, fromPage("/wall"));
+}
+
+/** A stub's call of the wall's action with `key`, as `action_client.ts` sends it. */
+async function callWall(app: App, message: string, key: string): Promise<Response> {
+  const fields = new FormData();
+  fields.set("name", "Ada");
+  fields.set("message", message);
+  return await app.request(`/_action/${ids.post}`, {
+    method: "POST",
+    body: encodeCall([{}, fields], key),
+    headers: { Accept: "application/json", ...fromPage("/wall") },
+  });
+}
+
+async function messages(kv: Deno.Kv): Promise<string[]> {
+  return (await latestPosts(kv)).map((one) => one.message);
+}
+
+Deno.test("a submission's effect happens once", async (t) => {
+  const path = await tempStorePath();
+  // Two handles on one file: two workers, processes or isolates of one store.
+  using one = await Deno.openKv(path);
+  using two = await Deno.openKv(path);
+  const first = memoryApp(probeFiles, { kv: one });
+  const second = memoryApp(probeFiles, { kv: two });
+
+  await t.step("a form renders a new submission key each time", async () => {
+    const [a, b] = [await wallForm(first, "x"), await wallForm(first, "x")];
+    assert.match(String(a.get(ONCE_FIELD)), /^[0-9a-f-]{36}$/);
+    assert.notEqual(a.get(ONCE_FIELD), b.get(ONCE_FIELD));
+  });
+
+  await t.step("two posts of one form, on two workers at once, make one post", async () => {
+    const entries = await wallForm(first, "double click");
+    const answers = await Promise.all([postForm(first, entries), postForm(second, entries)]);
+    for (const res of answers) {
+      assert.equal(res.status, 303);
+      assert.equal(res.headers.get("location"), "/wall");
+      // Both carry the form's state to the page: whichever the browser follows shows it.
+      assert.match(res.headers.get("set-cookie") ?? "", /app-form-state=/);
+    }
+    assert.deepEqual(await messages(one), ["double click"]);
+  });
+
+  await t.step("posted again later (Back, refresh), it still makes none", async () => {
+    const entries = await wallForm(second, "re-posted");
+    assert.equal((await postForm(second, entries)).status, 303);
+    const again = await postForm(first, entries);
+    assert.equal(again.status, 303);
+    assert.equal(again.headers.get("location"), "/wall");
+    assert.deepEqual(await messages(one), ["re-posted", "double click"]);
+  });
+
+  await t.step("a new render of the form is another submission", async () => {
+    await postForm(first, await wallForm(first, "twice on purpose"));
+    await postForm(second, await wallForm(second, "twice on purpose"));
+    assert.deepEqual((await messages(two)).slice(0, 2), ["twice on purpose", "twice on purpose"]);
+  });
+
+  await t.step("the same key with other fields is another submission", async () => {
+    const entries = await wallForm(first, "before Back");
+    await postForm(first, entries);
+    entries.set("message", "after Back, changed");
+    await postForm(second, entries);
+    assert.deepEqual((await messages(one)).slice(0, 2), ["after Back, changed", "before Back"]);
+  });
+
+  await t.step("a stub's call sent again with its key makes one, and the same result", async () => {
+    const key = crypto.randomUUID();
+    const [a, b] = await Promise.all([
+      callWall(first, "retried call", key),
+      callWall(second, "retried call", key),
+    ]);
+    const later = await callWall(first, "retried call", key);
+    const results = await Promise.all([a, b, later].map(async (res) => {
+      assert.equal(res.status, 200);
+      return decodeResult(await res.text());
+    }));
+    assert.deepEqual(results[1], results[0]);
+    assert.deepEqual(results[2], results[0]);
+    assert.deepEqual((await messages(two)).filter((m) => m === "retried call"), ["retried call"]);
+    // Another call (a new key) is another submission.
+    assert.equal((await callWall(second, "retried call", crypto.randomUUID())).status, 200);
+    assert.equal((await messages(two)).filter((m) => m === "retried call").length, 2);
+  });
+
+  await t.step("a repeat whose first result was too large to keep: already_sent", async () => {
+    using logs = captureLogs();
+    const key = crypto.randomUUID();
+    const said = new FormData();
+    said.set("said", "x".repeat(20_000));
+    const big = async (app: App) =>
+      await app.request(`/_action/${ids.remember}`, {
+        method: "POST",
+        body: encodeCall([{}, said], key),
+        headers: { Accept: "application/json", ...fromPage() },
+      });
+    const res = await big(first);
+    assert.equal(res.status, 200);
+    await res.body?.cancel();
+    const again = await big(second);
+    assert.equal(again.status, 409);
+    const { error } = await again.json();
+    assert.equal(error.code, "already_sent");
+    assert.match(error.message, /sent already/);
+    assert.deepEqual(ran(logs.lines), ["remember"]);
+  });
+
+  await t.step("a key neither the server nor the stub makes is refused", async () => {
+    const res = await callWall(first, "odd key", "x".repeat(65));
+    assert.equal(res.status, 400);
+    await res.body?.cancel();
+    assert.ok(!(await messages(one)).includes("odd key"));
+  });
+});
