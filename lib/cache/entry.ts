@@ -3,6 +3,10 @@
  * A stored page: its body, its headers and validator, when it was rendered and the versions of its
  * tags then. The trace meta tags of the request that rendered it (`sentry-trace`, `baggage`) are
  * taken out: a stored page starts its own trace in the browser rather than join another request's.
+ * So are its forms' submission keys (`actions/once.ts`): a key is one render's, for one visitor,
+ * and a key every visitor got would make two visitors' same posts one submission - the second
+ * skipped, and answered with the first's outcome. A form of a stored page is posted without a key
+ * (with JavaScript, the stub makes one per call).
  *
  * The body is kept, and served, as rendered: its scripts carry the CSP nonce of its render, and
  * every response of it names that nonce in its `Content-Security-Policy`. That is what lets a hit
@@ -22,6 +26,7 @@
  *   not served from the cache, keep a nonce per response. docs/security.md says so to the team.
  */
 import type { HitHeaders } from "./answer.ts";
+import { ONCE_FIELD } from "../shared/action_wire.ts";
 import {
   compressAtOnce,
   COMPRESSIBLE_MIN_BYTES,
@@ -61,10 +66,17 @@ export interface HeldPage extends StoredPage {
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 const TRACE_META = /<meta name="(?:sentry-trace|baggage)" content="[^"]*"\/>/g;
+/** A form's submission key as React writes the field (`registry.ts` makes it: a UUID). */
+const SUBMISSION_KEY = new RegExp(
+  `<input type="hidden" name="${ONCE_FIELD.replace("$", "\\$")}" value="[0-9a-f-]{36}"/>`,
+  "g",
+);
 
-/** The rendered body as it is stored: trace meta tags out. */
+/** The rendered body as it is stored: trace meta tags and submission keys out. */
 export function storedBody(rendered: Uint8Array): Uint8Array<ArrayBuffer> {
-  return encoder.encode(decoder.decode(rendered).replace(TRACE_META, ""));
+  return encoder.encode(
+    decoder.decode(rendered).replace(TRACE_META, "").replace(SUBMISSION_KEY, ""),
+  );
 }
 
 /**

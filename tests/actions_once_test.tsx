@@ -15,6 +15,7 @@ import { latestPosts } from "./fixture/routes/_wall/posts.ts";
 import { memoryApp } from "./helpers/app.ts";
 import { tempStorePath } from "./helpers/kv.ts";
 import { fromPage, ids, ORIGIN, post, probeFiles, ran } from "./helpers/probe_app.tsx";
+import { toAbout } from "./helpers/probe_actions.ts";
 import { captureLogs } from "shell/testing";
 
 const WALL = `${ORIGIN}/wall`;
@@ -145,4 +146,47 @@ Deno.test("a submission's effect happens once", async (t) => {
     await res.body?.cancel();
     assert.ok(!(await messages(one)).includes("odd key"));
   });
+});
+
+Deno.test("a form on a page of the shared cache carries no submission key: two visitors' same posts both run", async () => {
+  using logs = captureLogs();
+  using kv = await Deno.openKv(":memory:");
+  const files = {
+    ...probeFiles,
+    routes: {
+      ...probeFiles.routes,
+      "cached.tsx": {
+        cache: { maxAge: 60 },
+        default: () => (
+          <form action={toAbout} id="to-about">
+            <button type="submit">To about</button>
+          </form>
+        ),
+      },
+    },
+  };
+  const app = memoryApp(files, { kv, origins: [ORIGIN] });
+  const miss = await app.request("/cached");
+  assert.equal(miss.headers.get("x-cache"), "MISS");
+  // The render's own visitor may keep its key: it is theirs alone.
+  assert.ok((await miss.text()).includes(ONCE_FIELD));
+  const hit = await app.request("/cached");
+  assert.equal(hit.headers.get("x-cache"), "HIT");
+  const html = await hit.text();
+  assert.ok(html.includes("$ACTION_REF_"), "the stored page still has its form");
+  // Before: the key of the render was in the stored page, every visitor's the same, and the
+  // second visitor's post was skipped and answered with the first's outcome.
+  assert.ok(!html.includes(ONCE_FIELD), "no submission key in the stored page");
+  for (let visitor = 0; visitor < 2; visitor++) {
+    const form = await fillForm(
+      html,
+      `${ORIGIN}/cached`,
+      { action: `/_action/${ids.toAbout}` },
+      {},
+    );
+    const res = await post(app, ids.toAbout, form.entries, fromPage("/cached"));
+    assert.equal(res.status, 303);
+  }
+  assert.deepEqual(ran(logs.lines), ["toAbout", "toAbout"]);
+  await app.close();
 });
