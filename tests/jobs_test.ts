@@ -268,3 +268,23 @@ Deno.test("an app's close waits for its jobs under way, so the store may then be
   assert.equal((await kv.get(["slow", "wrote"])).value, true);
   assert.equal((await kv.get(["_jobs", "done", "slow", "s-1"])).value, true);
 });
+
+Deno.test("docs/data.md's creditPoints: run twice (at least once), it credits once", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  const jobs = defineJobs({
+    creditPoints: {
+      async run({ orderId, points }: { orderId: string; points: number }, { kv }) {
+        const credited = ["orders", orderId, "credited"];
+        await kv.atomic()
+          .check({ key: credited, versionstamp: null }) // not yet credited, or nothing is written
+          .set(credited, true)
+          .sum(["points"], BigInt(points))
+          .commit();
+      },
+    },
+  });
+  const context = { kv, name: "creditPoints", id: "o-1" };
+  await jobs.definitions.creditPoints.run({ orderId: "o-1", points: 5 }, context);
+  await jobs.definitions.creditPoints.run({ orderId: "o-1", points: 5 }, context);
+  assert.equal((await kv.get<Deno.KvU64>(["points"])).value?.value, 5n);
+});
