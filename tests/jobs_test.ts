@@ -283,8 +283,36 @@ Deno.test("docs/data.md's creditPoints: run twice (at least once), it credits on
       },
     },
   });
-  const context = { kv, name: "creditPoints", id: "o-1" };
+  const context = { kv, name: "creditPoints", id: "o-1", signal: new AbortController().signal };
   await jobs.definitions.creditPoints.run({ orderId: "o-1", points: 5 }, context);
   await jobs.definitions.creditPoints.run({ orderId: "o-1", points: 5 }, context);
   assert.equal((await kv.get<Deno.KvU64>(["points"])).value?.value, 5n);
+});
+
+Deno.test("a job's try that never ends fails at its timeout, its signal aborted, and is tried again", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  using logs = captureLogs();
+  const signals: AbortSignal[] = [];
+  const jobs = defineJobs({
+    hangs: {
+      timeout: 1,
+      retries: [1],
+      run(_: undefined, { signal }) {
+        signal.addEventListener("abort", () => signals.push(signal));
+        return new Promise<void>(() => {}); // a fetch to a provider that never answers
+      },
+    },
+  });
+  const app = memoryApp({ routes: {}, jobs }, { kv });
+  await jobs.enqueue(kv, "hangs", undefined, { key: "h-1" });
+  // Before: the try held its message for ever - no line, no retry, no dead letter.
+  await written(kv, ["_jobs", "dead", "hangs", "h-1"]);
+  const failures = logs.lines.filter((line) => line.level === "error" && line.job === "hangs");
+  assert.deepEqual(failures.map((line) => line.error.name), [
+    "DeadlineExceeded",
+    "DeadlineExceeded",
+  ]);
+  assert.equal(signals.length, 2);
+  assert.ok(signals.every((signal) => signal.aborted));
+  await app.close();
 });

@@ -21,6 +21,8 @@ import { assertFits, KvLimitError } from "./limits.ts";
 const RETRIES = [1_000, 10_000, 60_000, 300_000, 900_000];
 /** How long a key refuses a second enqueue, and a done job a second run: a provider's retries. */
 const REMEMBER_MS = 7 * 24 * 60 * 60 * 1000;
+/** How long a try may take unless its job says (`timeout`). */
+const TIMEOUT_MS = 5 * 60 * 1000;
 /** The longest delay KV's queue takes (`kv.enqueue` refuses more): a retry's at most. */
 const MAX_DELAY_MS = 30 * 24 * 60 * 60 * 1000;
 
@@ -46,6 +48,12 @@ export interface JobDefinition<P> {
   retries?: number[];
   /** A cron schedule (`"0 3 * * *"`, UTC) on which the job runs with an `undefined` payload. */
   cron?: string;
+  /**
+   * Milliseconds a try may take (5 minutes by default): past it, the try fails and `signal`
+   * aborts. A job has no request's deadline, and KV does not deliver again a message whose
+   * handler has not ended: a `fetch` that hung held its job for ever, unlogged.
+   */
+  timeout?: number;
 }
 
 /** What a job's run knows besides its payload. */
@@ -56,6 +64,8 @@ export interface JobContext {
   name: string;
   /** Its id: the `key` it was enqueued with, else a random one. */
   id: string;
+  /** Aborts when the try is past its `timeout`: pass it on (`fetch(url, { signal })`). */
+  signal: AbortSignal;
 }
 
 /** How a job is enqueued. */
@@ -139,11 +149,16 @@ interface JobMessage {
  * @see docs/data.md - Background jobs
  */
 export function defineJobs<J extends AnyJobs>(definitions: J): Jobs<J> {
-  for (const [name, { retries = [] }] of Object.entries(definitions)) {
+  for (const [name, { retries = [], timeout = TIMEOUT_MS }] of Object.entries(definitions)) {
     // Found here, at start-up, rather than by kv.enqueue when the job first fails.
     const bad = retries.find((ms) => !(ms >= 0 && ms <= MAX_DELAY_MS));
     if (bad !== undefined) {
       throw new TypeError(`Job "${name}": a retry of ${bad} ms (0 to 30 days, KV's queue's limit)`);
+    }
+    if (!(timeout > 0 && timeout <= MAX_DELAY_MS)) {
+      throw new TypeError(
+        `Job "${name}": a timeout of ${timeout} ms (more than 0, 30 days at most)`,
+      );
     }
   }
   const add = (
@@ -284,7 +299,7 @@ async function run(kv: Deno.Kv, app: Listening, message: JobMessage): Promise<vo
     : undefined;
   try {
     if (!definition) throw new Error(`No job named "${name}" in routes/_jobs.ts`);
-    await definition.run(payload, { kv, name, id });
+    await withinTimeout(definition, (signal) => definition.run(payload, { kv, name, id, signal }));
   } catch (error) {
     failed(error, name, id, attempt, app.telemetry);
     // Tried again by us, not by KV's own retry (a rethrow): Deno prints every rethrown error
@@ -297,6 +312,28 @@ async function run(kv: Deno.Kv, app: Listening, message: JobMessage): Promise<vo
     return;
   }
   await kv.set(done, true, { expireIn: REMEMBER_MS });
+}
+
+/** Settles like the try, or fails once its `timeout` passed, aborting the signal it was given. */
+async function withinTimeout(
+  { timeout = TIMEOUT_MS }: JobDefinition<unknown>,
+  work: (signal: AbortSignal) => Promise<void> | void,
+): Promise<void> {
+  const deadline = new AbortController();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const error = new Error(`The job did not finish within ${timeout} ms (its timeout)`);
+      error.name = "DeadlineExceeded";
+      deadline.abort(error);
+      reject(error);
+    }, timeout);
+  });
+  try {
+    await Promise.race([work(deadline.signal), expired]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Refuses, with KV's limit named, a job whose keys or message KV would refuse at the commit. */
