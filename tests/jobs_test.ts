@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { scan } from "../lib/build/scan.ts";
-import { deadJobs, defineJobs, kvOf } from "../lib/data.ts";
+import { deadJobs, defineJobs, KvLimitError, kvOf } from "../lib/data.ts";
 import { enqueueSlot } from "../lib/kv/jobs.ts";
 import type { Telemetry } from "../lib/server.ts";
 import type { RouteModule } from "../lib/server/manifest.ts";
@@ -64,11 +64,11 @@ Deno.test("a job delivered again after it was done does not run again", async ()
   const jobs = defineJobs({ count: { run: () => void runs++ } });
   const app = memoryApp({ routes: {}, jobs }, { kv });
   await jobs.enqueue(kv, "count", undefined, { key: "k-1" });
-  await written(kv, ["_jobs", "done", "k-1"]);
+  await written(kv, ["_jobs", "done", "count", "k-1"]);
   // What KV does when a process dies between the work and its mark: the message once more.
   await kv.enqueue({ job: "count", id: "k-1", payload: undefined });
   await jobs.enqueue(kv, "count", undefined, { key: "k-2" });
-  await written(kv, ["_jobs", "done", "k-2"]);
+  await written(kv, ["_jobs", "done", "count", "k-2"]);
   assert.equal(runs, 2);
   await app.close();
 });
@@ -160,4 +160,159 @@ Deno.test("a cron job: two apps of one manifest in a process start and close, an
   assert.equal(await enqueueSlot(target, at), true);
   assert.equal(await enqueueSlot(target, at + 30_000), false);
   assert.equal(await enqueueSlot(target, at + 60_000), true);
+});
+
+Deno.test("one key for two jobs (a webhook's delivery id): each is enqueued and runs", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  const jobs = defineJobs({
+    reply: { run: async (_: undefined, job) => void await kv.set(["ran", job.name], job.id) },
+    index: { run: async (_: undefined, job) => void await kv.set(["ran", job.name], job.id) },
+  });
+  const app = memoryApp({ routes: {}, jobs }, { kv });
+  // Before: the second was refused (one key space for every job), and in one commit the second
+  // job's delivery found the first's done mark and never ran.
+  assert.equal(await jobs.enqueue(kv, "reply", undefined, { key: "delivery-7" }), true);
+  assert.equal(await jobs.enqueue(kv, "index", undefined, { key: "delivery-7" }), true);
+  assert.equal(await jobs.enqueue(kv, "index", undefined, { key: "delivery-7" }), false);
+  assert.equal(await written(kv, ["ran", "reply"]), "delivery-7");
+  assert.equal(await written(kv, ["ran", "index"]), "delivery-7");
+  const both = jobs.add(
+    jobs.add(kv.atomic(), "reply", undefined, { key: "d-8" }),
+    "index",
+    undefined,
+    {
+      key: "d-8",
+    },
+  );
+  assert.equal((await both.commit()).ok, true);
+  for (const name of ["reply", "index"]) {
+    for await (const [entry] of kv.watch([["ran", name]])) if (entry.value === "d-8") break;
+  }
+  await app.close();
+});
+
+Deno.test("a store handle shared by apps: a closed app runs none of the jobs", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  const N = 8;
+  const ranBy: string[] = [];
+  let allRan!: () => void;
+  const finished = new Promise<void>((resolve) => allRan = resolve);
+  const counting = (app: string) =>
+    defineJobs({
+      count: {
+        run() {
+          if (ranBy.push(app) === N) allRan();
+        },
+      },
+    });
+  const closed = memoryApp({ routes: {}, jobs: counting("closed") }, { kv });
+  await closed.close();
+  const open = counting("open");
+  const app = memoryApp({ routes: {}, jobs: open }, { kv });
+  for (let n = 0; n < N; n++) await open.enqueue(kv, "count", undefined);
+  await finished;
+  // Before: KV split the handle's messages between both apps' listeners (a listener ends only
+  // with its handle), and the closed app ran every other job with its own code.
+  assert.deepEqual(ranBy, Array(N).fill("open"));
+  await app.close();
+});
+
+Deno.test("a job's key or payload past KV's limits: a KvLimitError naming the job, not KV's TypeError at the commit", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  const jobs = defineJobs({ hook: { run(_: string) {} } });
+  await assert.rejects(
+    jobs.enqueue(kv, "hook", "", { key: "d".repeat(2_100) }),
+    (error: Error) =>
+      error instanceof KvLimitError && /Job "hook": KV key too large/.test(error.message),
+  );
+  await assert.rejects(
+    jobs.enqueue(kv, "hook", "x".repeat(70_000)),
+    (error: Error) =>
+      error instanceof KvLimitError && /Job "hook": KV value too large/.test(error.message),
+  );
+  assert.equal(await jobs.enqueue(kv, "hook", "", { key: "d".repeat(1_000) }), true);
+});
+
+Deno.test("a retry KV's queue cannot take is refused by defineJobs, not found when the job fails", () => {
+  for (const ms of [-1, Number.NaN, 31 * 24 * 60 * 60 * 1000]) {
+    assert.throws(
+      () => defineJobs({ send: { retries: [1_000, ms], run() {} } }),
+      /Job "send": a retry of .* ms \(0 to 30 days/,
+    );
+  }
+});
+
+Deno.test("an app's close waits for its jobs under way, so the store may then be closed", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  let started!: () => void;
+  const running = new Promise<void>((resolve) => started = resolve);
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => release = resolve);
+  const jobs = defineJobs({
+    slow: {
+      async run(_: undefined, { kv }) {
+        started();
+        await released;
+        await kv.set(["slow", "wrote"], true);
+      },
+    },
+  });
+  const app = memoryApp({ routes: {}, jobs }, { kv });
+  await jobs.enqueue(kv, "slow", undefined, { key: "s-1" });
+  await running;
+  const closed = app.close();
+  release();
+  await closed;
+  // Before: close resolved at once, and the job's writes met a closed store ("Database is
+  // closed", its mark never set: the job ran again elsewhere).
+  assert.equal((await kv.get(["slow", "wrote"])).value, true);
+  assert.equal((await kv.get(["_jobs", "done", "slow", "s-1"])).value, true);
+});
+
+Deno.test("docs/data.md's creditPoints: run twice (at least once), it credits once", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  const jobs = defineJobs({
+    creditPoints: {
+      async run({ orderId, points }: { orderId: string; points: number }, { kv }) {
+        const credited = ["orders", orderId, "credited"];
+        await kv.atomic()
+          .check({ key: credited, versionstamp: null }) // not yet credited, or nothing is written
+          .set(credited, true)
+          .sum(["points"], BigInt(points))
+          .commit();
+      },
+    },
+  });
+  const context = { kv, name: "creditPoints", id: "o-1", signal: new AbortController().signal };
+  await jobs.definitions.creditPoints.run({ orderId: "o-1", points: 5 }, context);
+  await jobs.definitions.creditPoints.run({ orderId: "o-1", points: 5 }, context);
+  assert.equal((await kv.get<Deno.KvU64>(["points"])).value?.value, 5n);
+});
+
+Deno.test("a job's try that never ends fails at its timeout, its signal aborted, and is tried again", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  using logs = captureLogs();
+  const signals: AbortSignal[] = [];
+  const jobs = defineJobs({
+    hangs: {
+      timeout: 1,
+      retries: [1],
+      run(_: undefined, { signal }) {
+        signal.addEventListener("abort", () => signals.push(signal));
+        return new Promise<void>(() => {}); // a fetch to a provider that never answers
+      },
+    },
+  });
+  const app = memoryApp({ routes: {}, jobs }, { kv });
+  await jobs.enqueue(kv, "hangs", undefined, { key: "h-1" });
+  // Before: the try held its message for ever - no line, no retry, no dead letter.
+  await written(kv, ["_jobs", "dead", "hangs", "h-1"]);
+  const failures = logs.lines.filter((line) => line.level === "error" && line.job === "hangs");
+  assert.deepEqual(failures.map((line) => line.error.name), [
+    "DeadlineExceeded",
+    "DeadlineExceeded",
+  ]);
+  assert.equal(signals.length, 2);
+  assert.ok(signals.every((signal) => signal.aborted));
+  await app.close();
 });

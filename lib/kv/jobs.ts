@@ -2,23 +2,29 @@
  * @module
  * Background jobs on Deno KV's queue, the one Deno Deploy runs: `routes/_jobs.ts` declares them
  * (`defineJobs`), code that answers a request enqueues them - alone or in the same commit as its
- * own writes, once per `key` however often it is asked - and every app made with a KV store
+ * own writes, once per job and `key` however often it is asked - and every app made with a KV store
  * listens (`listenJobs`, from `createApp`). A job that throws is a failure like a request's (a
- * digest, the JSON line naming the job, an error event) and is tried again on its `retries` schedule; past the last
- * try KV itself writes it under `["_jobs", "dead", name, id]`, where `deadJobs` reads it. A job
+ * digest, the JSON line naming the job, an error event) and is tried again on its `retries`
+ * schedule; past the last try it is kept under `["_jobs", "dead", name, id]` (where KV itself
+ * keeps a delivery that never reached `run`), and `deadJobs` reads it. A job
  * with a `cron` schedule is enqueued by `Deno.cron` in every process once per slot and runs once:
  * its key is the slot. Delivery is at least once (a process may die between the work and its
  * mark): a job done is marked and never run again, and work that must not happen twice commits
  * with a check of its own.
  */
-import { log } from "../server/log.ts";
+import { log, loggedHeader } from "../server/log.ts";
 import { NO_LINKS, type Telemetry } from "../server/telemetry.ts";
 import { describe, digestOf } from "../errors/digest.ts";
+import { assertFits, KvLimitError } from "./limits.ts";
 
 /** The tries after the first, in milliseconds from the failure before: about 20 minutes in all. */
 const RETRIES = [1_000, 10_000, 60_000, 300_000, 900_000];
 /** How long a key refuses a second enqueue, and a done job a second run: a provider's retries. */
 const REMEMBER_MS = 7 * 24 * 60 * 60 * 1000;
+/** How long a try may take unless its job says (`timeout`). */
+const TIMEOUT_MS = 5 * 60 * 1000;
+/** The longest delay KV's queue takes (`kv.enqueue` refuses more): a retry's at most. */
+const MAX_DELAY_MS = 30 * 24 * 60 * 60 * 1000;
 
 /**
  * What the job does with its payload; throwing fails this try.
@@ -42,6 +48,12 @@ export interface JobDefinition<P> {
   retries?: number[];
   /** A cron schedule (`"0 3 * * *"`, UTC) on which the job runs with an `undefined` payload. */
   cron?: string;
+  /**
+   * Milliseconds a try may take (5 minutes by default): past it, the try fails and `signal`
+   * aborts. A job has no request's deadline, and KV does not deliver again a message whose
+   * handler has not ended: a `fetch` that hung held its job for ever, unlogged.
+   */
+  timeout?: number;
 }
 
 /** What a job's run knows besides its payload. */
@@ -52,11 +64,16 @@ export interface JobContext {
   name: string;
   /** Its id: the `key` it was enqueued with, else a random one. */
   id: string;
+  /** Aborts when the try is past its `timeout`: pass it on (`fetch(url, { signal })`). */
+  signal: AbortSignal;
 }
 
 /** How a job is enqueued. */
 export interface EnqueueOptions {
-  /** Enqueued once per key (for a week): a webhook delivery's id, say. */
+  /**
+   * Enqueued once per key and job (for a week): a webhook delivery's id, say. A key too long for
+   * KV's keys (about 2 KB with the job's name) is refused with a `KvLimitError`.
+   */
   key?: string;
   /** Milliseconds before it runs. */
   delay?: number;
@@ -113,7 +130,7 @@ interface JobMessage {
   job: string;
   id: string;
   payload: unknown;
-  /** Tries before this one. */
+  /** Tries before this one (absent from the first build's messages). */
   attempt?: number;
 }
 
@@ -132,20 +149,35 @@ interface JobMessage {
  * @see docs/data.md - Background jobs
  */
 export function defineJobs<J extends AnyJobs>(definitions: J): Jobs<J> {
+  for (const [name, { retries = [], timeout = TIMEOUT_MS }] of Object.entries(definitions)) {
+    // Found here, at start-up, rather than by kv.enqueue when the job first fails.
+    const bad = retries.find((ms) => !(ms >= 0 && ms <= MAX_DELAY_MS));
+    if (bad !== undefined) {
+      throw new TypeError(`Job "${name}": a retry of ${bad} ms (0 to 30 days, KV's queue's limit)`);
+    }
+    if (!(timeout > 0 && timeout <= MAX_DELAY_MS)) {
+      throw new TypeError(
+        `Job "${name}": a timeout of ${timeout} ms (more than 0, 30 days at most)`,
+      );
+    }
+  }
   const add = (
     atomic: Deno.AtomicOperation,
     name: string,
     payload: unknown,
     { key, delay }: EnqueueOptions = {},
   ) => {
-    const definition = definitions[name];
-    if (!definition) throw new TypeError(`No job named "${name}" in routes/_jobs.ts`);
-    const id = key ?? crypto.randomUUID();
-    if (key !== undefined) {
-      const seen = ["_jobs", "key", key];
-      atomic.check({ key: seen, versionstamp: null }).set(seen, name, { expireIn: REMEMBER_MS });
+    if (!Object.hasOwn(definitions, name)) {
+      throw new TypeError(`No job named "${name}" in routes/_jobs.ts`);
     }
-    const message: JobMessage = { job: name, id, payload };
+    const id = key ?? crypto.randomUUID();
+    // `attempt` from the first: a retry's message is no larger than the one that fitted.
+    const message: JobMessage = { job: name, id, payload, attempt: 0 };
+    fits(name, id, message);
+    if (key !== undefined) {
+      const seen = keyKey(name, key);
+      atomic.check({ key: seen, versionstamp: null }).set(seen, true, { expireIn: REMEMBER_MS });
+    }
     // KV's own retries and dead letter are for a delivery that never reached `run` (a process
     // that died): a failing `run` is tried again by `listenJobs`.
     return atomic.enqueue(message, { delay, keysIfUndelivered: [deadKey(name, id)] });
@@ -192,43 +224,129 @@ export async function deadJobs(kv: Deno.Kv, name?: string): Promise<DeadJob[]> {
   return found;
 }
 
+/** An open app's jobs, as the listener of its store handle runs them. */
+interface Listening {
+  jobs: Jobs;
+  telemetry?: Telemetry;
+  /** Its deliveries under way, for `close()` to wait for. */
+  running: Set<Promise<void>>;
+}
+
+/** How long an app's close waits for its jobs under way (an unfinished one is delivered again). */
+const CLOSE_MS = 2000;
+
 /**
- * Runs the app's jobs as KV's queue delivers them to this store's handle (one listener a handle:
- * the app's), and enqueues the cron jobs on their schedules. Resolves when the store closes.
+ * Each store handle's open apps. KV's queue splits a handle's messages between its listeners
+ * (measured: a second `listenQueue` of one handle gets every other message), and a listener ends
+ * only with the handle: so one listener a handle, running the jobs of whichever open app declares
+ * them - not a closed app's, nor half of them lost to another app sharing the handle.
+ */
+const listening = new WeakMap<Deno.Kv, Set<Listening>>();
+
+/**
+ * Runs the app's jobs as KV's queue delivers them to this store's handle, and enqueues the cron
+ * jobs on their schedules, until `closing` aborts; returns what resolves once the jobs under way
+ * then have ended (2 s at most), after which the store may be closed.
  */
 export function listenJobs(
   kv: Deno.Kv,
   jobs: Jobs,
   telemetry?: Telemetry,
   closing?: AbortSignal,
-): Promise<void> {
+): () => Promise<void> {
   for (const [name, definition] of Object.entries(jobs.definitions)) {
     if (definition.cron) scheduleJob({ kv, jobs, name }, definition.cron, closing);
   }
-  return kv.listenQueue(async (message) => {
-    if (!isJobMessage(message)) return; // nobody else's: KV's queue has one listener a handle
-    const { job: name, id, payload, attempt = 0 } = message;
-    const done = ["_jobs", "done", id];
-    if ((await kv.get(done)).versionstamp !== null) return; // a delivery again, after it was done
-    const definition = jobs.definitions[name];
-    try {
-      if (!definition) throw new Error(`No job named "${name}" in routes/_jobs.ts`);
-      await definition.run(payload, { kv, name, id });
-    } catch (error) {
-      failed(error, name, id, attempt, telemetry);
-      // Tried again by us, not by KV's own retry (a rethrow): Deno prints every rethrown error
-      // to stderr, and the dead letter KV writes past its retries wakes no `kv.watch`.
-      const delay = (definition?.retries ?? RETRIES)[attempt];
-      const next: JobMessage = { ...message, attempt: attempt + 1 };
-      await (delay === undefined
-        ? kv.set(deadKey(name, id), { job: name, id, payload }, { expireIn: REMEMBER_MS })
-        : kv.enqueue(next, { delay, keysIfUndelivered: [deadKey(name, id)] }));
-      return;
-    }
-    await kv.set(done, true, { expireIn: REMEMBER_MS });
-  });
+  let apps = listening.get(kv);
+  if (!apps) {
+    const opened = new Set<Listening>();
+    listening.set(kv, apps = opened);
+    void kv.listenQueue((message) => deliver(kv, opened, message)); // resolves as the store closes
+  }
+  const app: Listening = { jobs, telemetry, running: new Set() };
+  apps.add(app);
+  closing?.addEventListener("abort", () => apps.delete(app), { once: true });
+  return async () => {
+    if (app.running.size === 0) return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const bound = new Promise((resolve) => timer = setTimeout(resolve, CLOSE_MS));
+    await Promise.race([Promise.allSettled(app.running), bound]);
+    clearTimeout(timer);
+  };
 }
 
+function deliver(kv: Deno.Kv, apps: Set<Listening>, message: unknown): Promise<void> {
+  if (!isJobMessage(message)) {
+    // Somebody's own kv.enqueue on the app's store: its listener is not the only one (docs).
+    log("warn", "A queue message that is no job's reached the app's listener: dropped");
+    return Promise.resolve();
+  }
+  const app = [...apps].find((each) => Object.hasOwn(each.jobs.definitions, message.job)) ??
+    apps.values().next().value;
+  // Every app on this handle closed (a stop under way): KV delivers it again, here or elsewhere.
+  if (!app) return Promise.reject(new Error(`Job ${message.job} arrived with no app open`));
+  const running = run(kv, app, message);
+  app.running.add(running);
+  return running.finally(() => app.running.delete(running));
+}
+
+async function run(kv: Deno.Kv, app: Listening, message: JobMessage): Promise<void> {
+  const { job: name, id, payload, attempt = 0 } = message;
+  const done = ["_jobs", "done", name, id];
+  if ((await kv.get(done)).versionstamp !== null) return; // a delivery again, after it was done
+  const definition = Object.hasOwn(app.jobs.definitions, name)
+    ? app.jobs.definitions[name]
+    : undefined;
+  try {
+    if (!definition) throw new Error(`No job named "${name}" in routes/_jobs.ts`);
+    await withinTimeout(definition, (signal) => definition.run(payload, { kv, name, id, signal }));
+  } catch (error) {
+    failed(error, name, id, attempt, app.telemetry);
+    // Tried again by us, not by KV's own retry (a rethrow): Deno prints every rethrown error
+    // to stderr, and the dead letter KV writes past its retries wakes no `kv.watch`.
+    const delay = (definition?.retries ?? RETRIES)[attempt];
+    const next: JobMessage = { ...message, attempt: attempt + 1 };
+    await (delay === undefined
+      ? kv.set(deadKey(name, id), { job: name, id, payload }, { expireIn: REMEMBER_MS })
+      : kv.enqueue(next, { delay, keysIfUndelivered: [deadKey(name, id)] }));
+    return;
+  }
+  await kv.set(done, true, { expireIn: REMEMBER_MS });
+}
+
+/** Settles like the try, or fails once its `timeout` passed, aborting the signal it was given. */
+async function withinTimeout(
+  { timeout = TIMEOUT_MS }: JobDefinition<unknown>,
+  work: (signal: AbortSignal) => Promise<void> | void,
+): Promise<void> {
+  const deadline = new AbortController();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const error = new Error(`The job did not finish within ${timeout} ms (its timeout)`);
+      error.name = "DeadlineExceeded";
+      deadline.abort(error);
+      reject(error);
+    }, timeout);
+  });
+  try {
+    await Promise.race([work(deadline.signal), expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Refuses, with KV's limit named, a job whose keys or message KV would refuse at the commit. */
+function fits(name: string, id: string, message: JobMessage): void {
+  try {
+    assertFits(deadKey(name, id), message); // the longest of its keys
+  } catch (error) {
+    if (!(error instanceof KvLimitError)) throw error;
+    throw new KvLimitError(`Job "${name}": ${error.message} (its key, or its payload)`);
+  }
+}
+
+const keyKey = (name: string, key: string): Deno.KvKey => ["_jobs", "key", name, key];
 const deadKey = (name: string, id: string): Deno.KvKey => ["_jobs", "dead", name, id];
 
 /** A cron job of one app: its store, where each slot is enqueued. */
@@ -295,7 +413,7 @@ function failed(
   log("error", `Job ${name} failed: ${described.name}: ${described.message}`.split("\n")[0], {
     digest,
     job: name,
-    job_id: id,
+    job_id: loggedHeader(id), // a client's key, maybe: clipped as a header is
     attempt,
     ...links,
     error: described,

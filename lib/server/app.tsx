@@ -81,8 +81,8 @@ export interface App {
   request: HonoApp["request"];
   /**
    * Ends the app's long-lived streams (event streams), so a shutdown need not wait, and stops the
-   * page cache's background renders; resolves once those let go of KV (2 s at most), after which
-   * the KV store may be closed.
+   * page cache's background renders and the app's background jobs; resolves once those let go of
+   * KV (2 s at most), after which the KV store may be closed.
    */
   close(): Promise<void>;
   /**
@@ -327,8 +327,9 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
     guardRequests(withHonestHead(cache.ahead(app.fetch)), options.allowedHosts, dev),
   );
   app.fetch = fetch as typeof app.fetch;
-  // KV's queue has one listener a store handle: the app's, for the product's jobs.
-  if (kv && manifest.jobs) void listenJobs(kv, manifest.jobs, telemetry, closing.signal);
+  const jobsEnded = kv && manifest.jobs
+    ? listenJobs(kv, manifest.jobs, telemetry, closing.signal)
+    : undefined;
   const retention = options.assetRetention;
   const ready = kv && !dev && retention && retention.days > 0 && manifest.assets.files?.length
     ? keepWhileRunning({
@@ -342,9 +343,9 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
   return withScope({
     fetch,
     request: app.request,
-    close: () => {
+    close: async () => {
       closing.abort();
-      return cache.close();
+      await Promise.all([cache.close(), jobsEnded?.()]);
     },
     ready,
   }, scope);
