@@ -75,5 +75,6 @@ export {
   type JobContext,
   type JobDefinition,
   type Jobs,
+  type JobsOptions,
   type PayloadOf,
 } from "./kv/jobs.ts";

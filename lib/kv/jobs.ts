@@ -25,6 +25,8 @@ const REMEMBER_MS = 7 * 24 * 60 * 60 * 1000;
 const TIMEOUT_MS = 5 * 60 * 1000;
 /** The longest delay KV's queue takes (`kv.enqueue` refuses more): a retry's at most. */
 const MAX_DELAY_MS = 30 * 24 * 60 * 60 * 1000;
+/** How many of an app's jobs run at once in a process unless `defineJobs` says (`concurrency`). */
+const CONCURRENCY = 10;
 
 /**
  * What the job does with its payload; throwing fails this try.
@@ -104,6 +106,8 @@ export type PayloadOf<J> = J extends JobDefinition<infer P> ? P : never;
 export interface Jobs<J extends AnyJobs = AnyJobs> {
   /** The jobs as `defineJobs` got them. */
   readonly definitions: J;
+  /** How many of them run at once in a process (`JobsOptions.concurrency`). */
+  readonly concurrency: number;
   /**
    * Enqueues a job; resolves `false`, enqueuing nothing, when its `key` was enqueued before.
    */
@@ -125,6 +129,17 @@ export interface Jobs<J extends AnyJobs = AnyJobs> {
   ): Deno.AtomicOperation;
 }
 
+/** What `defineJobs` takes besides the jobs. */
+export interface JobsOptions {
+  /**
+   * How many of these jobs run at once in a process, 10 by default; the others wait, in the order
+   * KV delivered them, and a try's `timeout` starts when it runs. KV's queue hands a process every
+   * message that is due at once: after an outage, a backlog of hundreds ran together against one
+   * provider, and in one process's memory.
+   */
+  concurrency?: number;
+}
+
 /** A job as it travels through KV's queue. */
 interface JobMessage {
   job: string;
@@ -144,11 +159,17 @@ interface JobMessage {
  *
  * export default defineJobs({
  *   autoClose: { cron: "0 3 * * *", run: async (_payload: undefined, { kv }) => void kv } ,
- * });
+ * }, { concurrency: 10 }); // at most 10 of them at once in a process (the default)
  * ```
  * @see docs/data.md - Background jobs
  */
-export function defineJobs<J extends AnyJobs>(definitions: J): Jobs<J> {
+export function defineJobs<J extends AnyJobs>(
+  definitions: J,
+  { concurrency = CONCURRENCY }: JobsOptions = {},
+): Jobs<J> {
+  if (!(Number.isInteger(concurrency) && concurrency >= 1)) {
+    throw new TypeError(`Jobs: a concurrency of ${concurrency} (a whole number, 1 or more)`);
+  }
   for (const [name, { retries = [], timeout = TIMEOUT_MS }] of Object.entries(definitions)) {
     // Found here, at start-up, rather than by kv.enqueue when the job first fails.
     const bad = retries.find((ms) => !(ms >= 0 && ms <= MAX_DELAY_MS));
@@ -184,6 +205,7 @@ export function defineJobs<J extends AnyJobs>(definitions: J): Jobs<J> {
   };
   return {
     definitions,
+    concurrency,
     add,
     async enqueue(kv, name, payload, options) {
       return (await add(kv.atomic(), name, payload, options).commit()).ok;
@@ -228,6 +250,8 @@ export async function deadJobs(kv: Deno.Kv, name?: string): Promise<DeadJob[]> {
 interface Listening {
   jobs: Jobs;
   telemetry?: Telemetry;
+  /** Aborts as the app closes: a delivery still waiting for a slot is given back to KV. */
+  closing?: AbortSignal;
   /** Its deliveries under way, for `close()` to wait for. */
   running: Set<Promise<void>>;
 }
@@ -263,7 +287,7 @@ export function listenJobs(
     listening.set(kv, apps = opened);
     void kv.listenQueue((message) => deliver(kv, opened, message)); // resolves as the store closes
   }
-  const app: Listening = { jobs, telemetry, running: new Set() };
+  const app: Listening = { jobs, telemetry, closing, running: new Set() };
   apps.add(app);
   closing?.addEventListener("abort", () => apps.delete(app), { once: true });
   return async () => {
@@ -285,9 +309,74 @@ function deliver(kv: Deno.Kv, apps: Set<Listening>, message: unknown): Promise<v
     apps.values().next().value;
   // Every app on this handle closed (a stop under way): KV delivers it again, here or elsewhere.
   if (!app) return Promise.reject(new Error(`Job ${message.job} arrived with no app open`));
-  const running = run(kv, app, message);
+  const running = runInSlot(kv, app, message);
   app.running.add(running);
   return running.finally(() => app.running.delete(running));
+}
+
+/**
+ * Each declaration's slots, shared by every app of it in the process (one in production; a test's
+ * several apps of one manifest): its `concurrency` bounds the process, not each app.
+ */
+const slotsOf = new WeakMap<Jobs, Slots>();
+
+async function runInSlot(kv: Deno.Kv, app: Listening, message: JobMessage): Promise<void> {
+  let slots = slotsOf.get(app.jobs);
+  if (!slots) slotsOf.set(app.jobs, slots = new Slots(app.jobs.concurrency));
+  // A rejection leaves the message to KV, delivered again (here or elsewhere), as when no app is open.
+  const release = await slots.take(
+    app.closing,
+    () => new Error(`Job ${message.job} was waiting for a slot when its app closed`),
+  );
+  try {
+    await run(kv, app, message);
+  } finally {
+    release();
+  }
+}
+
+/** At most `size` holders at once; the others wait, first come first served. */
+class Slots {
+  #free: number;
+  /** Who waits, in order: a Set, so that one whose app closed leaves from anywhere in it. */
+  readonly #waiting = new Set<() => void>();
+
+  constructor(size: number) {
+    this.#free = size;
+  }
+
+  /** Resolves with the slot's release once one is free; rejects if `closing` aborts first. */
+  async take(closing: AbortSignal | undefined, refused: () => Error): Promise<() => void> {
+    if (closing?.aborted) throw refused();
+    if (this.#free > 0) {
+      this.#free--;
+    } else {
+      await new Promise<void>((resolve, reject) => {
+        const granted = () => {
+          closing?.removeEventListener("abort", abandon);
+          resolve();
+        };
+        const abandon = () => {
+          this.#waiting.delete(granted);
+          reject(refused());
+        };
+        this.#waiting.add(granted);
+        closing?.addEventListener("abort", abandon, { once: true });
+      });
+    }
+    return () => this.#release();
+  }
+
+  /** Hands the slot to the first waiting, else frees it. */
+  #release(): void {
+    const next = this.#waiting.values().next();
+    if (next.done) {
+      this.#free++;
+      return;
+    }
+    this.#waiting.delete(next.value);
+    next.value();
+  }
 }
 
 async function run(kv: Deno.Kv, app: Listening, message: JobMessage): Promise<void> {
