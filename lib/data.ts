@@ -70,6 +70,7 @@ export {
   type AnyJobs,
   type DeadJob,
   deadJobs,
+  type DeadJobsOptions,
   defineJobs,
   type EnqueueOptions,
   type JobContext,

@@ -415,3 +415,30 @@ Deno.test("a job waiting for a slot when its app closes is left to KV, and runs 
   assert.equal(await written(kv, ["ran", held === "a" ? "b" : "a"]), "next");
   await next.close();
 });
+
+Deno.test("deadJobs reads `limit` (1000 by default) a call, and pages on from the last one read", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  const N = 1_005;
+  let writes = kv.atomic();
+  for (let n = 0; n < N; n++) {
+    const id = `d-${String(n).padStart(4, "0")}`;
+    writes = writes.set(["_jobs", "dead", "send", id], { job: "send", id, payload: n });
+    if (n % 500 === 499) {
+      await writes.commit();
+      writes = kv.atomic();
+    }
+  }
+  await writes.commit();
+  const first = await deadJobs(kv);
+  assert.equal(first.length, 1_000);
+  // Before: no way past the 1000th - the same first page again, the last five never seen.
+  const rest = await deadJobs(kv, undefined, { after: first.at(-1) });
+  assert.deepEqual(rest.map((dead) => dead.payload), [1_000, 1_001, 1_002, 1_003, 1_004]);
+  const pages: number[] = [];
+  let page = await deadJobs(kv, "send", { limit: 400 });
+  while (page.length > 0) {
+    pages.push(page.length);
+    page = await deadJobs(kv, "send", { limit: 400, after: page.at(-1) });
+  }
+  assert.deepEqual(pages, [400, 400, 205]);
+});

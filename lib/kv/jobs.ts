@@ -223,25 +223,46 @@ export interface DeadJob {
   payload: unknown;
 }
 
+/** Which dead jobs `deadJobs` reads. */
+export interface DeadJobsOptions {
+  /** At most this many (1000 by default): each is up to 64 KiB, and they are kept for a week. */
+  limit?: number;
+  /** Those after this one (the last of the page before), in KV's order of name, then id. */
+  after?: Pick<DeadJob, "job" | "id">;
+}
+
 /**
- * The jobs that ran out of tries (`name` narrows them): look, fix, enqueue again, delete.
+ * The jobs that ran out of tries (`name` narrows them), `limit` (1000) at most a call: look, fix,
+ * enqueue again, delete; or page on with `after`, the last one read.
  *
  * @example
  * ```ts
  * import { deadJobs } from "shell/data";
  *
  * const kv = await Deno.openKv(":memory:");
- * for (const dead of await deadJobs(kv)) console.log(dead.job, dead.id, dead.payload);
+ * let page = await deadJobs(kv, undefined, { limit: 100 });
+ * while (page.length > 0) {
+ *   for (const dead of page) console.log(dead.job, dead.id, dead.payload);
+ *   page = await deadJobs(kv, undefined, { limit: 100, after: page.at(-1) });
+ * }
  * kv.close();
  * ```
  * @see docs/data.md - Background jobs
  */
-export async function deadJobs(kv: Deno.Kv, name?: string): Promise<DeadJob[]> {
+export async function deadJobs(
+  kv: Deno.Kv,
+  name?: string,
+  { limit = 1000, after }: DeadJobsOptions = {},
+): Promise<DeadJob[]> {
   const prefix = name === undefined ? ["_jobs", "dead"] : ["_jobs", "dead", name];
+  // KV's `start` is inclusive: from `after` itself, which is then skipped.
+  const selector = after ? { prefix, start: deadKey(after.job, after.id) } : { prefix };
   const found: DeadJob[] = [];
-  for await (const entry of kv.list<JobMessage>({ prefix }, { limit: 1000 })) {
+  const entries = kv.list<JobMessage>(selector, { limit: after ? limit + 1 : limit });
+  for await (const entry of entries) {
     const { job, id, payload } = entry.value; // KV's own dead letter is the message, tries and all
-    found.push({ job, id, payload });
+    if (after && job === after.job && id === after.id) continue;
+    if (found.push({ job, id, payload }) === limit) break;
   }
   return found;
 }
