@@ -442,3 +442,28 @@ Deno.test("deadJobs reads `limit` (1000 by default) a call, and pages on from th
   }
   assert.deepEqual(pages, [400, 400, 205]);
 });
+
+Deno.test("two apps in a process with one cron job name on two schedules: the second is refused, naming both", async () => {
+  await using first = await Deno.openKv(":memory:");
+  await using second = await Deno.openKv(":memory:");
+  const app = memoryApp({
+    routes: {},
+    jobs: defineJobs({ nightly: { cron: "0 3 * * *", run() {} } }),
+  }, { kv: first });
+  // Before: the second app's job ran silently on the first's schedule.
+  assert.throws(
+    () =>
+      memoryApp({
+        routes: {},
+        jobs: defineJobs({ nightly: { cron: "30 4 * * *", run() {} } }),
+      }, { kv: second }),
+    /Job "nightly": cron "30 4 \* \* \*", but an app open in this process runs it on "0 3 \* \* \*"/,
+  );
+  await app.close();
+  // Closed, its schedule is free for another.
+  const later = memoryApp({
+    routes: {},
+    jobs: defineJobs({ nightly: { cron: "30 4 * * *", run() {} } }),
+  }, { kv: second });
+  await later.close();
+});

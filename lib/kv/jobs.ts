@@ -299,9 +299,20 @@ export function listenJobs(
   telemetry?: Telemetry,
   closing?: AbortSignal,
 ): () => Promise<void> {
-  for (const [name, definition] of Object.entries(jobs.definitions)) {
-    if (definition.cron) scheduleJob({ kv, jobs, name }, definition.cron, closing);
+  const scheduled = Object.entries(jobs.definitions).flatMap(([name, { cron }]) =>
+    cron ? [[name, cron] as const] : []
+  );
+  // Refused before any is registered: a schedule that lost ran silently on the other's.
+  for (const [name, cron] of scheduled) {
+    const other = crons.get(cronName(name))?.schedule;
+    if (other !== undefined && other !== cron) {
+      throw new TypeError(
+        `Job "${name}": cron "${cron}", but an app open in this process runs it on "${other}" ` +
+          "(Deno.cron takes a name once: one schedule a job name in a process)",
+      );
+    }
   }
+  for (const [name, cron] of scheduled) scheduleJob({ kv, jobs, name }, cron, closing);
   let apps = listening.get(kv);
   if (!apps) {
     const opened = new Set<Listening>();
@@ -471,7 +482,12 @@ interface CronTarget {
  * already exists"), and a process may hold several apps of one manifest (tests), so each name is
  * registered once and enqueues for every open app; the last app closed ends it.
  */
-const crons = new Map<string, { targets: Set<CronTarget>; end: AbortController }>();
+const crons = new Map<
+  string,
+  { schedule: string; targets: Set<CronTarget>; end: AbortController }
+>();
+
+const cronName = (job: string) => `job ${job}`;
 
 function scheduleJob(target: CronTarget, schedule: string, closing?: AbortSignal): void {
   if (typeof Deno.cron !== "function") {
@@ -481,10 +497,10 @@ function scheduleJob(target: CronTarget, schedule: string, closing?: AbortSignal
     );
     return;
   }
-  const name = `job ${target.name}`;
+  const name = cronName(target.name);
   let cron = crons.get(name);
   if (!cron) {
-    const started = { targets: new Set<CronTarget>(), end: new AbortController() };
+    const started = { schedule, targets: new Set<CronTarget>(), end: new AbortController() };
     Deno.cron(name, schedule, { signal: started.end.signal }, async () => {
       const now = Date.now();
       await Promise.all([...started.targets].map((each) => enqueueSlot(each, now)));
