@@ -70,10 +70,12 @@ export {
   type AnyJobs,
   type DeadJob,
   deadJobs,
+  type DeadJobsOptions,
   defineJobs,
   type EnqueueOptions,
   type JobContext,
   type JobDefinition,
   type Jobs,
+  type JobsOptions,
   type PayloadOf,
 } from "./kv/jobs.ts";

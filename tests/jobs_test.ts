@@ -316,3 +316,154 @@ Deno.test("a job's try that never ends fails at its timeout, its signal aborted,
   assert.ok(signals.every((signal) => signal.aborted));
   await app.close();
 });
+
+Deno.test("a backlog due at once runs at most `concurrency` jobs at a time, and every one of them", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  const N = 10;
+  let running = 0;
+  let most = 0;
+  const gates: (() => void)[] = [];
+  let started = Promise.withResolvers<void>();
+  let finished = 0;
+  const allFinished = Promise.withResolvers<void>();
+  const jobs = defineJobs({
+    call: {
+      async run() {
+        most = Math.max(most, ++running);
+        const gate = Promise.withResolvers<void>();
+        gates.push(gate.resolve);
+        started.resolve();
+        await gate.promise; // a provider's answer, which the test gives
+        running--;
+        if (++finished === N) allFinished.resolve();
+      },
+    },
+  }, { concurrency: 2 });
+  // The backlog an outage leaves: every message due before the app listens.
+  let backlog = kv.atomic();
+  for (let n = 0; n < N; n++) backlog = jobs.add(backlog, "call", undefined);
+  assert.equal((await backlog.commit()).ok, true);
+  const app = memoryApp({ routes: {}, jobs }, { kv });
+  for (let released = 0; released < N; released++) {
+    // Two running (the bound), else every one left, before one is let go.
+    while (gates.length < Math.min(released + 2, N)) {
+      await started.promise;
+      started = Promise.withResolvers<void>();
+    }
+    gates[released]();
+  }
+  await allFinished.promise;
+  // Before: KV's listener ran all ten at once.
+  assert.equal(most, 2);
+  assert.equal(finished, N);
+  await app.close();
+});
+
+Deno.test("a concurrency that is not a whole number of 1 or more is refused by defineJobs", () => {
+  for (const concurrency of [0, -1, 1.5, Number.NaN]) {
+    assert.throws(() => defineJobs({ send: { run() {} } }, { concurrency }), /a concurrency of/);
+  }
+  assert.equal(defineJobs({ send: { run() {} } }).concurrency, 10);
+});
+
+Deno.test("a job waiting for a slot when its app closes is left to KV, and runs in the next app", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  const holding = Promise.withResolvers<string>();
+  const release = Promise.withResolvers<void>();
+  let runs = 0;
+  const declare = (app: string) =>
+    defineJobs({
+      step: {
+        async run(_: undefined, { id }) {
+          if (runs++ === 0) { // whichever KV hands over first holds the one slot
+            holding.resolve(id);
+            await release.promise;
+          }
+          await kv.set(["ran", id], app);
+        },
+      },
+    }, { concurrency: 1 });
+  const first = declare("first");
+  const both = first.add(
+    first.add(kv.atomic(), "step", undefined, { key: "a" }),
+    "step",
+    undefined,
+    {
+      key: "b",
+    },
+  );
+  assert.equal((await both.commit()).ok, true);
+  // A tap on the real listener: once it has handed over both messages, one runs and one waits.
+  const handedOver = Promise.withResolvers<void>();
+  let deliveries = 0;
+  const listen = kv.listenQueue.bind(kv);
+  kv.listenQueue = (handler) =>
+    listen((message) => {
+      const handling = handler(message);
+      if (++deliveries === 2) handedOver.resolve();
+      return handling;
+    });
+  const app = memoryApp({ routes: {}, jobs: first }, { kv });
+  const held = await holding.promise;
+  await handedOver.promise;
+  const closed = app.close();
+  release.resolve();
+  await closed;
+  assert.equal((await kv.get(["ran", held])).value, "first");
+  const next = memoryApp({ routes: {}, jobs: declare("next") }, { kv });
+  // Before: the closed app ran it once its slot came free. Now KV delivers it again, to the open app.
+  assert.equal(await written(kv, ["ran", held === "a" ? "b" : "a"]), "next");
+  await next.close();
+});
+
+Deno.test("deadJobs reads `limit` (1000 by default) a call, and pages on from the last one read", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  const N = 1_005;
+  let writes = kv.atomic();
+  for (let n = 0; n < N; n++) {
+    const id = `d-${String(n).padStart(4, "0")}`;
+    writes = writes.set(["_jobs", "dead", "send", id], { job: "send", id, payload: n });
+    if (n % 500 === 499) {
+      await writes.commit();
+      writes = kv.atomic();
+    }
+  }
+  await writes.commit();
+  const first = await deadJobs(kv);
+  assert.equal(first.length, 1_000);
+  // Before: no way past the 1000th - the same first page again, the last five never seen.
+  const rest = await deadJobs(kv, undefined, { after: first.at(-1) });
+  assert.deepEqual(rest.map((dead) => dead.payload), [1_000, 1_001, 1_002, 1_003, 1_004]);
+  const pages: number[] = [];
+  let page = await deadJobs(kv, "send", { limit: 400 });
+  while (page.length > 0) {
+    pages.push(page.length);
+    page = await deadJobs(kv, "send", { limit: 400, after: page.at(-1) });
+  }
+  assert.deepEqual(pages, [400, 400, 205]);
+});
+
+Deno.test("two apps in a process with one cron job name on two schedules: the second is refused, naming both", async () => {
+  await using first = await Deno.openKv(":memory:");
+  await using second = await Deno.openKv(":memory:");
+  const app = memoryApp({
+    routes: {},
+    jobs: defineJobs({ nightly: { cron: "0 3 * * *", run() {} } }),
+  }, { kv: first });
+  // Before: the second app's job ran silently on the first's schedule.
+  assert.throws(
+    () =>
+      memoryApp({
+        routes: {},
+        jobs: defineJobs({ nightly: { cron: "30 4 * * *", run() {} } }),
+      }, { kv: second }),
+    /Job "nightly": cron "30 4 \* \* \*", but an app open in this process runs it on "0 3 \* \* \*"/,
+  );
+  await app.close();
+  // Closed, its schedule is free for another.
+  const later = memoryApp({
+    routes: {},
+    jobs: defineJobs({ nightly: { cron: "30 4 * * *", run() {} } }),
+  }, { kv: second });
+  await later.close();
+});

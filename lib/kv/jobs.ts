@@ -25,6 +25,8 @@ const REMEMBER_MS = 7 * 24 * 60 * 60 * 1000;
 const TIMEOUT_MS = 5 * 60 * 1000;
 /** The longest delay KV's queue takes (`kv.enqueue` refuses more): a retry's at most. */
 const MAX_DELAY_MS = 30 * 24 * 60 * 60 * 1000;
+/** How many of an app's jobs run at once in a process unless `defineJobs` says (`concurrency`). */
+const CONCURRENCY = 10;
 
 /**
  * What the job does with its payload; throwing fails this try.
@@ -104,6 +106,8 @@ export type PayloadOf<J> = J extends JobDefinition<infer P> ? P : never;
 export interface Jobs<J extends AnyJobs = AnyJobs> {
   /** The jobs as `defineJobs` got them. */
   readonly definitions: J;
+  /** How many of them run at once in a process (`JobsOptions.concurrency`). */
+  readonly concurrency: number;
   /**
    * Enqueues a job; resolves `false`, enqueuing nothing, when its `key` was enqueued before.
    */
@@ -125,6 +129,17 @@ export interface Jobs<J extends AnyJobs = AnyJobs> {
   ): Deno.AtomicOperation;
 }
 
+/** What `defineJobs` takes besides the jobs. */
+export interface JobsOptions {
+  /**
+   * How many of these jobs run at once in a process, 10 by default; the others wait, in the order
+   * KV delivered them, and a try's `timeout` starts when it runs. KV's queue hands a process every
+   * message that is due at once: after an outage, a backlog of hundreds ran together against one
+   * provider, and in one process's memory.
+   */
+  concurrency?: number;
+}
+
 /** A job as it travels through KV's queue. */
 interface JobMessage {
   job: string;
@@ -144,11 +159,17 @@ interface JobMessage {
  *
  * export default defineJobs({
  *   autoClose: { cron: "0 3 * * *", run: async (_payload: undefined, { kv }) => void kv } ,
- * });
+ * }, { concurrency: 10 }); // at most 10 of them at once in a process (the default)
  * ```
  * @see docs/data.md - Background jobs
  */
-export function defineJobs<J extends AnyJobs>(definitions: J): Jobs<J> {
+export function defineJobs<J extends AnyJobs>(
+  definitions: J,
+  { concurrency = CONCURRENCY }: JobsOptions = {},
+): Jobs<J> {
+  if (!(Number.isInteger(concurrency) && concurrency >= 1)) {
+    throw new TypeError(`Jobs: a concurrency of ${concurrency} (a whole number, 1 or more)`);
+  }
   for (const [name, { retries = [], timeout = TIMEOUT_MS }] of Object.entries(definitions)) {
     // Found here, at start-up, rather than by kv.enqueue when the job first fails.
     const bad = retries.find((ms) => !(ms >= 0 && ms <= MAX_DELAY_MS));
@@ -184,6 +205,7 @@ export function defineJobs<J extends AnyJobs>(definitions: J): Jobs<J> {
   };
   return {
     definitions,
+    concurrency,
     add,
     async enqueue(kv, name, payload, options) {
       return (await add(kv.atomic(), name, payload, options).commit()).ok;
@@ -201,25 +223,46 @@ export interface DeadJob {
   payload: unknown;
 }
 
+/** Which dead jobs `deadJobs` reads. */
+export interface DeadJobsOptions {
+  /** At most this many (1000 by default): each is up to 64 KiB, and they are kept for a week. */
+  limit?: number;
+  /** Those after this one (the last of the page before), in KV's order of name, then id. */
+  after?: Pick<DeadJob, "job" | "id">;
+}
+
 /**
- * The jobs that ran out of tries (`name` narrows them): look, fix, enqueue again, delete.
+ * The jobs that ran out of tries (`name` narrows them), `limit` (1000) at most a call: look, fix,
+ * enqueue again, delete; or page on with `after`, the last one read.
  *
  * @example
  * ```ts
  * import { deadJobs } from "shell/data";
  *
  * const kv = await Deno.openKv(":memory:");
- * for (const dead of await deadJobs(kv)) console.log(dead.job, dead.id, dead.payload);
+ * let page = await deadJobs(kv, undefined, { limit: 100 });
+ * while (page.length > 0) {
+ *   for (const dead of page) console.log(dead.job, dead.id, dead.payload);
+ *   page = await deadJobs(kv, undefined, { limit: 100, after: page.at(-1) });
+ * }
  * kv.close();
  * ```
  * @see docs/data.md - Background jobs
  */
-export async function deadJobs(kv: Deno.Kv, name?: string): Promise<DeadJob[]> {
+export async function deadJobs(
+  kv: Deno.Kv,
+  name?: string,
+  { limit = 1000, after }: DeadJobsOptions = {},
+): Promise<DeadJob[]> {
   const prefix = name === undefined ? ["_jobs", "dead"] : ["_jobs", "dead", name];
+  // KV's `start` is inclusive: from `after` itself, which is then skipped.
+  const selector = after ? { prefix, start: deadKey(after.job, after.id) } : { prefix };
   const found: DeadJob[] = [];
-  for await (const entry of kv.list<JobMessage>({ prefix }, { limit: 1000 })) {
+  const entries = kv.list<JobMessage>(selector, { limit: after ? limit + 1 : limit });
+  for await (const entry of entries) {
     const { job, id, payload } = entry.value; // KV's own dead letter is the message, tries and all
-    found.push({ job, id, payload });
+    if (after && job === after.job && id === after.id) continue;
+    if (found.push({ job, id, payload }) === limit) break;
   }
   return found;
 }
@@ -228,6 +271,8 @@ export async function deadJobs(kv: Deno.Kv, name?: string): Promise<DeadJob[]> {
 interface Listening {
   jobs: Jobs;
   telemetry?: Telemetry;
+  /** Aborts as the app closes: a delivery still waiting for a slot is given back to KV. */
+  closing?: AbortSignal;
   /** Its deliveries under way, for `close()` to wait for. */
   running: Set<Promise<void>>;
 }
@@ -254,16 +299,27 @@ export function listenJobs(
   telemetry?: Telemetry,
   closing?: AbortSignal,
 ): () => Promise<void> {
-  for (const [name, definition] of Object.entries(jobs.definitions)) {
-    if (definition.cron) scheduleJob({ kv, jobs, name }, definition.cron, closing);
+  const scheduled = Object.entries(jobs.definitions).flatMap(([name, { cron }]) =>
+    cron ? [[name, cron] as const] : []
+  );
+  // Refused before any is registered: a schedule that lost ran silently on the other's.
+  for (const [name, cron] of scheduled) {
+    const other = crons.get(cronName(name))?.schedule;
+    if (other !== undefined && other !== cron) {
+      throw new TypeError(
+        `Job "${name}": cron "${cron}", but an app open in this process runs it on "${other}" ` +
+          "(Deno.cron takes a name once: one schedule a job name in a process)",
+      );
+    }
   }
+  for (const [name, cron] of scheduled) scheduleJob({ kv, jobs, name }, cron, closing);
   let apps = listening.get(kv);
   if (!apps) {
     const opened = new Set<Listening>();
     listening.set(kv, apps = opened);
     void kv.listenQueue((message) => deliver(kv, opened, message)); // resolves as the store closes
   }
-  const app: Listening = { jobs, telemetry, running: new Set() };
+  const app: Listening = { jobs, telemetry, closing, running: new Set() };
   apps.add(app);
   closing?.addEventListener("abort", () => apps.delete(app), { once: true });
   return async () => {
@@ -285,9 +341,74 @@ function deliver(kv: Deno.Kv, apps: Set<Listening>, message: unknown): Promise<v
     apps.values().next().value;
   // Every app on this handle closed (a stop under way): KV delivers it again, here or elsewhere.
   if (!app) return Promise.reject(new Error(`Job ${message.job} arrived with no app open`));
-  const running = run(kv, app, message);
+  const running = runInSlot(kv, app, message);
   app.running.add(running);
   return running.finally(() => app.running.delete(running));
+}
+
+/**
+ * Each declaration's slots, shared by every app of it in the process (one in production; a test's
+ * several apps of one manifest): its `concurrency` bounds the process, not each app.
+ */
+const slotsOf = new WeakMap<Jobs, Slots>();
+
+async function runInSlot(kv: Deno.Kv, app: Listening, message: JobMessage): Promise<void> {
+  let slots = slotsOf.get(app.jobs);
+  if (!slots) slotsOf.set(app.jobs, slots = new Slots(app.jobs.concurrency));
+  // A rejection leaves the message to KV, delivered again (here or elsewhere), as when no app is open.
+  const release = await slots.take(
+    app.closing,
+    () => new Error(`Job ${message.job} was waiting for a slot when its app closed`),
+  );
+  try {
+    await run(kv, app, message);
+  } finally {
+    release();
+  }
+}
+
+/** At most `size` holders at once; the others wait, first come first served. */
+class Slots {
+  #free: number;
+  /** Who waits, in order: a Set, so that one whose app closed leaves from anywhere in it. */
+  readonly #waiting = new Set<() => void>();
+
+  constructor(size: number) {
+    this.#free = size;
+  }
+
+  /** Resolves with the slot's release once one is free; rejects if `closing` aborts first. */
+  async take(closing: AbortSignal | undefined, refused: () => Error): Promise<() => void> {
+    if (closing?.aborted) throw refused();
+    if (this.#free > 0) {
+      this.#free--;
+    } else {
+      await new Promise<void>((resolve, reject) => {
+        const granted = () => {
+          closing?.removeEventListener("abort", abandon);
+          resolve();
+        };
+        const abandon = () => {
+          this.#waiting.delete(granted);
+          reject(refused());
+        };
+        this.#waiting.add(granted);
+        closing?.addEventListener("abort", abandon, { once: true });
+      });
+    }
+    return () => this.#release();
+  }
+
+  /** Hands the slot to the first waiting, else frees it. */
+  #release(): void {
+    const next = this.#waiting.values().next();
+    if (next.done) {
+      this.#free++;
+      return;
+    }
+    this.#waiting.delete(next.value);
+    next.value();
+  }
 }
 
 async function run(kv: Deno.Kv, app: Listening, message: JobMessage): Promise<void> {
@@ -361,7 +482,12 @@ interface CronTarget {
  * already exists"), and a process may hold several apps of one manifest (tests), so each name is
  * registered once and enqueues for every open app; the last app closed ends it.
  */
-const crons = new Map<string, { targets: Set<CronTarget>; end: AbortController }>();
+const crons = new Map<
+  string,
+  { schedule: string; targets: Set<CronTarget>; end: AbortController }
+>();
+
+const cronName = (job: string) => `job ${job}`;
 
 function scheduleJob(target: CronTarget, schedule: string, closing?: AbortSignal): void {
   if (typeof Deno.cron !== "function") {
@@ -371,10 +497,10 @@ function scheduleJob(target: CronTarget, schedule: string, closing?: AbortSignal
     );
     return;
   }
-  const name = `job ${target.name}`;
+  const name = cronName(target.name);
   let cron = crons.get(name);
   if (!cron) {
-    const started = { targets: new Set<CronTarget>(), end: new AbortController() };
+    const started = { schedule, targets: new Set<CronTarget>(), end: new AbortController() };
     Deno.cron(name, schedule, { signal: started.end.signal }, async () => {
       const now = Date.now();
       await Promise.all([...started.targets].map((each) => enqueueSlot(each, now)));
