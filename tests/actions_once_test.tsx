@@ -118,6 +118,32 @@ Deno.test("a submission's effect happens once", async (t) => {
     assert.equal((await messages(two)).filter((m) => m === "retried call").length, 2);
   });
 
+  await t.step(
+    "the same key with another file of the same name and size is another submission",
+    async () => {
+      using logs = captureLogs();
+      const key = crypto.randomUUID();
+      const send = async (app: App, text: string) => {
+        const form = new FormData();
+        form.set("file", new File([text], "photo.txt", { type: "text/plain" }));
+        const res = await app.request(`/_action/${ids.upload}`, {
+          method: "POST",
+          body: encodeCall([form], key),
+          headers: { Accept: "application/json", ...fromPage() },
+        });
+        assert.equal(res.status, 200);
+        return decodeResult(await res.text()) as { text: string };
+      };
+      assert.equal((await send(first, "first photo")).text, "first photo");
+      // Back, another file picked of the same name and size, sent again: before, a repeat, and
+      // answered with the first file's result while this one was never seen.
+      assert.equal((await send(second, "other photo")).text, "other photo");
+      // The same file sent again (the stub's resend) is still a repeat.
+      assert.equal((await send(first, "other photo")).text, "other photo");
+      assert.deepEqual(ran(logs.lines), ["upload", "upload"]);
+    },
+  );
+
   await t.step("a repeat whose first result was too large to keep: already_sent", async () => {
     using logs = captureLogs();
     const key = crypto.randomUUID();

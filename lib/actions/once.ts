@@ -53,14 +53,17 @@ export function isSubmissionKey(value: unknown): value is string {
 
 /**
  * The claim's id for `key` sent with `body` (the endpoint adds the action's id): a digest of both,
- * so its size is fixed whatever the client sent. Files count by name, type and size.
+ * so its size is fixed whatever the client sent. Files count by name, type and bytes: another file
+ * of the same name and size, picked after Back, is another submission. (The body is bounded and
+ * already read; its files are hashed as they are held, not copied.)
  */
-export function submissionId(key: string, body: FormData): string {
+export async function submissionId(key: string, body: FormData): Promise<string> {
   const hash = createHash("sha256").update(key);
   for (const [name, value] of body) {
     if (name === ONCE_FIELD) continue;
     const text = typeof value === "string" ? value : `${value.name}\0${value.type}\0${value.size}`;
     hash.update(`\0${name.length}:${name}\0${text.length}:`).update(text);
+    if (typeof value !== "string") { for await (const chunk of value.stream()) hash.update(chunk); }
   }
   return hash.digest("base64url");
 }
