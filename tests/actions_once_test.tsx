@@ -144,6 +144,30 @@ Deno.test("a submission's effect happens once", async (t) => {
     },
   );
 
+  await t.step(
+    "a repeat of an action that set a cookie: already_sent, not an answer without it",
+    async () => {
+      using logs = captureLogs();
+      const key = crypto.randomUUID();
+      const call = (app: App) =>
+        app.request(`/_action/${ids.welcome}`, {
+          method: "POST",
+          body: encodeCall([{}, new FormData()], key),
+          headers: { Accept: "application/json", ...fromPage() },
+        });
+      const res = await call(first);
+      assert.equal(res.status, 200);
+      assert.match(res.headers.get("set-cookie") ?? "", /welcomed=yes/);
+      await res.body?.cancel();
+      // The first's answer lost (the connection dropped), the stub sends again: before, 200 with
+      // the result and no cookie - a sign-in that landed signed out.
+      const again = await call(second);
+      assert.equal(again.status, 409);
+      assert.equal((await again.json()).error.code, "already_sent");
+      assert.deepEqual(ran(logs.lines), ["welcome"]);
+    },
+  );
+
   await t.step("a repeat whose first result was too large to keep: already_sent", async () => {
     using logs = captureLogs();
     const key = crypto.randomUUID();

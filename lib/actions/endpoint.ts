@@ -171,6 +171,7 @@ async function runAction(c: Context, call: Call, options: EndpointOptions): Prom
   const once = `${internalsOf(c).action!.id}.${invocation.once}`;
   const first = await claimSubmission(submissions, once);
   if (first !== "ours") return await answer(c, first, options);
+  const cookies = cookiesSet(c);
   let outcome: Outcome | Response;
   try {
     outcome = await run();
@@ -182,9 +183,16 @@ async function runAction(c: Context, call: Call, options: EndpointOptions): Prom
     await submissions.settle(once, undefined);
     return outcome;
   }
-  const size = JSON.stringify(outcome).length;
-  await submissions.settle(once, size <= MAX_OUTCOME ? outcome : { kept: false });
+  // An answer that set cookies (a sign-in's session) is more than its outcome, and cookies are not
+  // kept: a repeat would answer without them (signed out), so it is refused, as a large outcome.
+  const kept = cookiesSet(c) === cookies && JSON.stringify(outcome).length <= MAX_OUTCOME;
+  await submissions.settle(once, kept ? outcome : { kept: false });
   return await answer(c, outcome, options);
+}
+
+/** How many cookies the answer sets so far. */
+function cookiesSet(c: Context): number {
+  return c.res.headers.getSetCookie().length;
 }
 
 /** A form posted without JavaScript: where the browser goes, and the form's state for that page. */

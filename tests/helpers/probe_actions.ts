@@ -8,7 +8,8 @@
  * `lib/`). `SECRET` (`fixtures.ts`' `ACTION_SECRET`) is in a failure's message, never in a
  * response.
  */
-import { redirect } from "../../lib/mod.ts";
+import { setCookie } from "hono/cookie";
+import { redirect, requestContext } from "../../lib/mod.ts";
 
 const SECRET = "s3cret-act10n-failure";
 
@@ -48,3 +49,11 @@ export async function remember(_previous: unknown, form: FormData): Promise<{ sa
 export const late = async (_form: FormData): Promise<void> => {
   ran("late");
 };
+
+/** Sets a cookie, as signing in does: its answer is more than its result. */
+// deno-lint-ignore require-await
+export async function welcome(): Promise<string> {
+  ran("welcome");
+  setCookie(requestContext(), "welcomed", "yes", { path: "/" });
+  return "welcome";
+}
