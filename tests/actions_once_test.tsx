@@ -17,6 +17,7 @@ import { tempStorePath } from "./helpers/kv.ts";
 import { fromPage, ids, ORIGIN, post, probeFiles, ran } from "./helpers/probe_app.tsx";
 import { toAbout } from "./helpers/probe_actions.ts";
 import { captureLogs } from "shell/testing";
+import { ONCE_TTL_MS, submissionId } from "../lib/actions/once.ts";
 
 const WALL = `${ORIGIN}/wall`;
 
@@ -238,5 +239,27 @@ Deno.test("a form on a page of the shared cache carries no submission key: two v
     assert.equal(res.status, 303);
   }
   assert.deepEqual(ran(logs.lines), ["toAbout", "toAbout"]);
+  await app.close();
+});
+
+Deno.test("a repeat waits for the first no longer than its request's deadline: already_sent, not a failure", async () => {
+  using logs = captureLogs();
+  using kv = await Deno.openKv(":memory:");
+  const app = memoryApp(probeFiles, { kv, requestTimeoutMs: 400 });
+  const key = crypto.randomUUID();
+  const body = () => encodeCall([{}, new FormData()], key);
+  // The first of this submission is still running (slow, or its process died): its claim is taken.
+  const id = `${ids.welcome}.${await submissionId(key, body())}`;
+  await kv.set(["_app", "once", id], { until: Date.now() + ONCE_TTL_MS });
+  const res = await app.request(`/_action/${ids.welcome}`, {
+    method: "POST",
+    body: body(),
+    headers: { Accept: "application/json", ...fromPage() },
+  });
+  // Before: it waited the whole 5 s, and the deadline (400 ms) ended it as a failure (500).
+  assert.equal(res.status, 409);
+  assert.equal((await res.json()).error.code, "already_sent");
+  assert.deepEqual(ran(logs.lines), []);
+  assert.ok(!logs.lines.some((line) => line.level === "error"));
   await app.close();
 });

@@ -169,7 +169,7 @@ async function runAction(c: Context, call: Call, options: EndpointOptions): Prom
   }
   const { submissions } = options;
   const once = `${internalsOf(c).action!.id}.${invocation.once}`;
-  const first = await claimSubmission(submissions, once);
+  const first = await claimSubmission(submissions, once, internalsOf(c).deadline?.expiresAt);
   if (first !== "ours") return await answer(c, first, options);
   const cookies = cookiesSet(c);
   let outcome: Outcome | Response;

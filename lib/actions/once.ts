@@ -80,13 +80,18 @@ export function alreadySent(): Error {
 /**
  * Claims `id`: `"ours"` when this post is the first of its submission, else the first's outcome,
  * waited for while it runs (a released key is claimed again: the first failed, this one runs).
+ * The wait also ends at half the time left before `by`, the request's deadline (on
+ * `performance.now()`'s clock): a repeat is refused in time, not ended by it as a failure.
  */
 export async function claimSubmission(
   submissions: Submissions,
   id: string,
+  by = Infinity,
 ): Promise<"ours" | Outcome> {
+  const start = performance.now();
+  const until = Math.min(start + WAIT_MS, start + (by - start) / 2);
   let found = await submissions.claim(id);
-  for (let waited = 0; found === "running" && waited < WAIT_MS; waited += LOOK_MS) {
+  while (found === "running" && performance.now() + LOOK_MS < until) {
     await new Promise((resolve) => setTimeout(resolve, LOOK_MS));
     const now = await submissions.read(id);
     found = now === "gone" ? await submissions.claim(id) : now;
