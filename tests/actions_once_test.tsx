@@ -169,6 +169,26 @@ Deno.test("a submission's effect happens once", async (t) => {
     },
   );
 
+  await t.step(
+    "an action that failed or refused released its key: sent again, it runs again",
+    async () => {
+      using logs = captureLogs();
+      for (const [action, status] of [["fail", 500], ["refuse", 403]] as const) {
+        const key = crypto.randomUUID();
+        for (const app of [first, second]) {
+          const res = await app.request(`/_action/${ids[action]}`, {
+            method: "POST",
+            body: encodeCall([new FormData()], key),
+            headers: { Accept: "application/json", ...fromPage() },
+          });
+          assert.equal(res.status, status);
+          await res.body?.cancel();
+        }
+      }
+      assert.deepEqual(ran(logs.lines), ["fail", "fail", "refuse", "refuse"]);
+    },
+  );
+
   await t.step("a repeat whose first result was too large to keep: already_sent", async () => {
     using logs = captureLogs();
     const key = crypto.randomUUID();

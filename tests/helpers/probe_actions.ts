@@ -9,7 +9,7 @@
  * response.
  */
 import { setCookie } from "hono/cookie";
-import { redirect, requestContext } from "../../lib/mod.ts";
+import { httpError, redirect, requestContext } from "../../lib/mod.ts";
 
 const SECRET = "s3cret-act10n-failure";
 
@@ -56,4 +56,11 @@ export async function welcome(): Promise<string> {
   ran("welcome");
   setCookie(requestContext(), "welcomed", "yes", { path: "/" });
   return "welcome";
+}
+
+/** Refuses, as an action's check does (an expected error). */
+// deno-lint-ignore require-await
+export async function refuse(_form: FormData): Promise<never> {
+  ran("refuse");
+  throw httpError(403, "Not now");
 }
