@@ -170,6 +170,27 @@ Deno.test("a submission's effect happens once", async (t) => {
   );
 
   await t.step(
+    "a repeat of an action that only deleted a cookie (a sign-out) gets its result",
+    async () => {
+      using logs = captureLogs();
+      const key = crypto.randomUUID();
+      const call = (app: App) =>
+        app.request(`/_action/${ids.farewell}`, {
+          method: "POST",
+          body: encodeCall([{}, new FormData()], key),
+          headers: { Accept: "application/json", ...fromPage() },
+        });
+      const res = await call(first);
+      assert.match(res.headers.get("set-cookie") ?? "", /welcomed=;/);
+      assert.equal(decodeResult(await res.text()), "farewell");
+      const again = await call(second);
+      assert.equal(again.status, 200);
+      assert.equal(decodeResult(await again.text()), "farewell");
+      assert.deepEqual(ran(logs.lines), ["farewell"]);
+    },
+  );
+
+  await t.step(
     "an action that failed or refused released its key: sent again, it runs again",
     async () => {
       using logs = captureLogs();

@@ -185,15 +185,18 @@ async function runAction(c: Context, call: Call, options: EndpointOptions): Prom
   }
   // An answer that set cookies (a sign-in's session) is more than its outcome, and cookies are not
   // kept: a repeat would answer without them (signed out), so it is refused, as a large outcome.
+  // One that only deletes cookies (a sign-out) is repeated: the server ended what they held.
   const kept = cookiesSet(c) === cookies && JSON.stringify(outcome).length <= MAX_OUTCOME;
   await submissions.settle(once, kept ? outcome : { kept: false });
   return await answer(c, outcome, options);
 }
 
-/** How many cookies the answer sets so far. */
+/** How many cookies the answer sets so far, deletions (`Max-Age=0`) aside. */
 function cookiesSet(c: Context): number {
-  return c.res.headers.getSetCookie().length;
+  return c.res.headers.getSetCookie().filter((line) => !DELETION.test(line)).length;
 }
+
+const DELETION = /;\s*max-age=0\s*(;|$)/i;
 
 /** A form posted without JavaScript: where the browser goes, and the form's state for that page. */
 async function formOutcome(

@@ -8,7 +8,7 @@
  * `lib/`). `SECRET` (`fixtures.ts`' `ACTION_SECRET`) is in a failure's message, never in a
  * response.
  */
-import { setCookie } from "hono/cookie";
+import { deleteCookie, setCookie } from "hono/cookie";
 import { httpError, redirect, requestContext } from "../../lib/mod.ts";
 
 const SECRET = "s3cret-act10n-failure";
@@ -63,4 +63,12 @@ export async function welcome(): Promise<string> {
 export async function refuse(_form: FormData): Promise<never> {
   ran("refuse");
   throw httpError(403, "Not now");
+}
+
+/** Deletes the cookie `welcome` set, as signing out does. */
+// deno-lint-ignore require-await
+export async function farewell(): Promise<string> {
+  ran("farewell");
+  deleteCookie(requestContext(), "welcomed", { path: "/" });
+  return "farewell";
 }
