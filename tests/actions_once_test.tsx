@@ -17,6 +17,7 @@ import { tempStorePath } from "./helpers/kv.ts";
 import { fromPage, ids, ORIGIN, post, probeFiles, ran } from "./helpers/probe_app.tsx";
 import { toAbout } from "./helpers/probe_actions.ts";
 import { captureLogs } from "shell/testing";
+import { ONCE_TTL_MS, submissionId } from "../lib/actions/once.ts";
 
 const WALL = `${ORIGIN}/wall`;
 
@@ -118,6 +119,97 @@ Deno.test("a submission's effect happens once", async (t) => {
     assert.equal((await messages(two)).filter((m) => m === "retried call").length, 2);
   });
 
+  await t.step(
+    "the same key with another file of the same name and size is another submission",
+    async () => {
+      using logs = captureLogs();
+      const key = crypto.randomUUID();
+      const send = async (app: App, text: string) => {
+        const form = new FormData();
+        form.set("file", new File([text], "photo.txt", { type: "text/plain" }));
+        const res = await app.request(`/_action/${ids.upload}`, {
+          method: "POST",
+          body: encodeCall([form], key),
+          headers: { Accept: "application/json", ...fromPage() },
+        });
+        assert.equal(res.status, 200);
+        return decodeResult(await res.text()) as { text: string };
+      };
+      assert.equal((await send(first, "first photo")).text, "first photo");
+      // Back, another file picked of the same name and size, sent again: before, a repeat, and
+      // answered with the first file's result while this one was never seen.
+      assert.equal((await send(second, "other photo")).text, "other photo");
+      // The same file sent again (the stub's resend) is still a repeat.
+      assert.equal((await send(first, "other photo")).text, "other photo");
+      assert.deepEqual(ran(logs.lines), ["upload", "upload"]);
+    },
+  );
+
+  await t.step(
+    "a repeat of an action that set a cookie: already_sent, not an answer without it",
+    async () => {
+      using logs = captureLogs();
+      const key = crypto.randomUUID();
+      const call = (app: App) =>
+        app.request(`/_action/${ids.welcome}`, {
+          method: "POST",
+          body: encodeCall([{}, new FormData()], key),
+          headers: { Accept: "application/json", ...fromPage() },
+        });
+      const res = await call(first);
+      assert.equal(res.status, 200);
+      assert.match(res.headers.get("set-cookie") ?? "", /welcomed=yes/);
+      await res.body?.cancel();
+      // The first's answer lost (the connection dropped), the stub sends again: before, 200 with
+      // the result and no cookie - a sign-in that landed signed out.
+      const again = await call(second);
+      assert.equal(again.status, 409);
+      assert.equal((await again.json()).error.code, "already_sent");
+      assert.deepEqual(ran(logs.lines), ["welcome"]);
+    },
+  );
+
+  await t.step(
+    "a repeat of an action that only deleted a cookie (a sign-out) gets its result",
+    async () => {
+      using logs = captureLogs();
+      const key = crypto.randomUUID();
+      const call = (app: App) =>
+        app.request(`/_action/${ids.farewell}`, {
+          method: "POST",
+          body: encodeCall([{}, new FormData()], key),
+          headers: { Accept: "application/json", ...fromPage() },
+        });
+      const res = await call(first);
+      assert.match(res.headers.get("set-cookie") ?? "", /welcomed=;/);
+      assert.equal(decodeResult(await res.text()), "farewell");
+      const again = await call(second);
+      assert.equal(again.status, 200);
+      assert.equal(decodeResult(await again.text()), "farewell");
+      assert.deepEqual(ran(logs.lines), ["farewell"]);
+    },
+  );
+
+  await t.step(
+    "an action that failed or refused released its key: sent again, it runs again",
+    async () => {
+      using logs = captureLogs();
+      for (const [action, status] of [["fail", 500], ["refuse", 403]] as const) {
+        const key = crypto.randomUUID();
+        for (const app of [first, second]) {
+          const res = await app.request(`/_action/${ids[action]}`, {
+            method: "POST",
+            body: encodeCall([new FormData()], key),
+            headers: { Accept: "application/json", ...fromPage() },
+          });
+          assert.equal(res.status, status);
+          await res.body?.cancel();
+        }
+      }
+      assert.deepEqual(ran(logs.lines), ["fail", "fail", "refuse", "refuse"]);
+    },
+  );
+
   await t.step("a repeat whose first result was too large to keep: already_sent", async () => {
     using logs = captureLogs();
     const key = crypto.randomUUID();
@@ -188,5 +280,27 @@ Deno.test("a form on a page of the shared cache carries no submission key: two v
     assert.equal(res.status, 303);
   }
   assert.deepEqual(ran(logs.lines), ["toAbout", "toAbout"]);
+  await app.close();
+});
+
+Deno.test("a repeat waits for the first no longer than its request's deadline: already_sent, not a failure", async () => {
+  using logs = captureLogs();
+  using kv = await Deno.openKv(":memory:");
+  const app = memoryApp(probeFiles, { kv, requestTimeoutMs: 400 });
+  const key = crypto.randomUUID();
+  const body = () => encodeCall([{}, new FormData()], key);
+  // The first of this submission is still running (slow, or its process died): its claim is taken.
+  const id = `${ids.welcome}.${await submissionId(key, body())}`;
+  await kv.set(["_app", "once", id], { until: Date.now() + ONCE_TTL_MS });
+  const res = await app.request(`/_action/${ids.welcome}`, {
+    method: "POST",
+    body: body(),
+    headers: { Accept: "application/json", ...fromPage() },
+  });
+  // Before: it waited the whole 5 s, and the deadline (400 ms) ended it as a failure (500).
+  assert.equal(res.status, 409);
+  assert.equal((await res.json()).error.code, "already_sent");
+  assert.deepEqual(ran(logs.lines), []);
+  assert.ok(!logs.lines.some((line) => line.level === "error"));
   await app.close();
 });

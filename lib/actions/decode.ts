@@ -13,7 +13,7 @@ import { unflatten } from "devalue";
 import { ACTION_LIMITS, type ActionLimits } from "./limits.ts";
 import { boundField, REF_FIELD } from "./registry.ts";
 import { ARGS_FIELD, FILE_FIELD, FRAMEWORK_FIELD, ONCE_FIELD } from "../shared/action_wire.ts";
-import { isSubmissionKey, submissionId } from "./once.ts";
+import { isSubmissionKey } from "./once.ts";
 
 /** A request the decoder refused; `message` is short and safe to answer with. */
 export class PayloadRejected extends Error {
@@ -32,7 +32,10 @@ export interface Invocation {
   args: unknown[];
   /** Only for a form post: React's key for the form's `useActionState`, and the bound count. */
   form?: { key: string | null; bound: number };
-  /** The submission's id, when the form or the call carries a key (`once.ts`). */
+  /**
+   * The submission key the form or the call carries (`once.ts`); `readCall` makes it the
+   * submission's id, a digest with what was sent (its files' bytes are read asynchronously).
+   */
   once?: string;
   /**
    * About how many bytes the arguments hold, beyond the body they came from: every value revived
@@ -71,7 +74,7 @@ export function decodeInvocation(body: FormData, limits = ACTION_LIMITS): Invoca
   const once = body.get(ONCE_FIELD);
   if (once === null) return invocation;
   if (!isSubmissionKey(once)) throw new PayloadRejected(`${ONCE_FIELD} is not a submission key`);
-  return { ...invocation, once: submissionId(once, body) };
+  return { ...invocation, once };
 }
 
 /** The arguments of a call from the stub; refuses anything `encodeCall` cannot have made. */

@@ -169,8 +169,9 @@ async function runAction(c: Context, call: Call, options: EndpointOptions): Prom
   }
   const { submissions } = options;
   const once = `${internalsOf(c).action!.id}.${invocation.once}`;
-  const first = await claimSubmission(submissions, once);
+  const first = await claimSubmission(submissions, once, internalsOf(c).deadline?.expiresAt);
   if (first !== "ours") return await answer(c, first, options);
+  const cookies = cookiesSet(c);
   let outcome: Outcome | Response;
   try {
     outcome = await run();
@@ -182,10 +183,20 @@ async function runAction(c: Context, call: Call, options: EndpointOptions): Prom
     await submissions.settle(once, undefined);
     return outcome;
   }
-  const size = JSON.stringify(outcome).length;
-  await submissions.settle(once, size <= MAX_OUTCOME ? outcome : { kept: false });
+  // An answer that set cookies (a sign-in's session) is more than its outcome, and cookies are not
+  // kept: a repeat would answer without them (signed out), so it is refused, as a large outcome.
+  // One that only deletes cookies (a sign-out) is repeated: the server ended what they held.
+  const kept = cookiesSet(c) === cookies && JSON.stringify(outcome).length <= MAX_OUTCOME;
+  await submissions.settle(once, kept ? outcome : { kept: false });
   return await answer(c, outcome, options);
 }
+
+/** How many cookies the answer sets so far, deletions (`Max-Age=0`) aside. */
+function cookiesSet(c: Context): number {
+  return c.res.headers.getSetCookie().filter((line) => !DELETION.test(line)).length;
+}
+
+const DELETION = /;\s*max-age=0\s*(;|$)/i;
 
 /** A form posted without JavaScript: where the browser goes, and the form's state for that page. */
 async function formOutcome(

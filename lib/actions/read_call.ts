@@ -13,6 +13,7 @@ import { log } from "../server/log.ts";
 import { decodeInvocation, type Invocation, mostBytes, PayloadRejected } from "./decode.ts";
 import { readForm } from "./form_body.ts";
 import { ACTION_LIMITS } from "./limits.ts";
+import { submissionId } from "./once.ts";
 
 /** The call `c` carries, or the response that refuses it. */
 export async function readCall(c: Context, maxBytes: number): Promise<Invocation | Response> {
@@ -32,6 +33,7 @@ export async function readCall(c: Context, maxBytes: number): Promise<Invocation
       ? await c.req.formData()
       : await readForm(c.req.raw, ACTION_LIMITS.fields);
     invocation = decodeInvocation(body);
+    if (invocation.once) invocation.once = await submissionId(invocation.once, body);
   } catch (error) {
     return bodyRefusal(c) ?? badRequest(c, error);
   }

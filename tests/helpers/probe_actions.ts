@@ -8,7 +8,8 @@
  * `lib/`). `SECRET` (`fixtures.ts`' `ACTION_SECRET`) is in a failure's message, never in a
  * response.
  */
-import { redirect } from "../../lib/mod.ts";
+import { deleteCookie, setCookie } from "hono/cookie";
+import { httpError, redirect, requestContext } from "../../lib/mod.ts";
 
 const SECRET = "s3cret-act10n-failure";
 
@@ -48,3 +49,26 @@ export async function remember(_previous: unknown, form: FormData): Promise<{ sa
 export const late = async (_form: FormData): Promise<void> => {
   ran("late");
 };
+
+/** Sets a cookie, as signing in does: its answer is more than its result. */
+// deno-lint-ignore require-await
+export async function welcome(): Promise<string> {
+  ran("welcome");
+  setCookie(requestContext(), "welcomed", "yes", { path: "/" });
+  return "welcome";
+}
+
+/** Refuses, as an action's check does (an expected error). */
+// deno-lint-ignore require-await
+export async function refuse(_form: FormData): Promise<never> {
+  ran("refuse");
+  throw httpError(403, "Not now");
+}
+
+/** Deletes the cookie `welcome` set, as signing out does. */
+// deno-lint-ignore require-await
+export async function farewell(): Promise<string> {
+  ran("farewell");
+  deleteCookie(requestContext(), "welcomed", { path: "/" });
+  return "farewell";
+}
