@@ -9,6 +9,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { scan } from "../lib/build/scan.ts";
+import * as v from "valibot";
+import { defineSettings, secret } from "../lib/mod.ts";
 import { deadJobs, defineJobs, KvLimitError, kvOf } from "../lib/data.ts";
 import { enqueueSlot } from "../lib/kv/jobs.ts";
 import type { Telemetry } from "../lib/server.ts";
@@ -73,7 +75,7 @@ Deno.test("a job delivered again after it was done does not run again", async ()
   await app.close();
 });
 
-Deno.test("a failing job is logged, reported, tried again, then kept as dead", async () => {
+Deno.test("a failing job is logged, reported, tried again, then kept as dead with its digest", async () => {
   await using kv = await Deno.openKv(":memory:");
   const reported: string[] = [];
   const telemetry: Telemetry = {
@@ -97,19 +99,21 @@ Deno.test("a failing job is logged, reported, tried again, then kept as dead", a
   const app = memoryApp({ routes: {}, jobs }, { kv, telemetry });
   await jobs.enqueue(kv, "send", { to: "ada@example.com" }, { key: "m-1" });
 
-  assert.deepEqual(await written(kv, ["_jobs", "dead", "send", "m-1"]), {
-    job: "send",
-    id: "m-1",
-    payload: { to: "ada@example.com" },
-  });
+  await written(kv, ["_jobs", "dead", "send", "m-1"]);
   assert.equal(tries, 2, "the first try and the one retry");
-  assert.deepEqual(await deadJobs(kv, "send"), [{
-    job: "send",
-    id: "m-1",
-    payload: { to: "ada@example.com" },
-  }]);
   const failures = logs.lines.filter((line) => line.level === "error" && line.job === "send");
   assert.equal(failures.length, 2);
+  // Why it died, for an admin's page: the last failure's digest (its line, its Sentry event) and
+  // when. Before, a dead job was only its name, id and payload.
+  const [dead] = await deadJobs(kv, "send");
+  assert.deepEqual(dead, {
+    job: "send",
+    id: "m-1",
+    payload: { to: "ada@example.com" },
+    digest: failures[1].digest,
+    failedAt: dead.failedAt,
+  });
+  assert.equal(typeof dead.failedAt, "number");
   assert.equal(failures[0].job_id, "m-1");
   assert.equal(failures[0].error.message, "mail provider said 503");
   assert.equal(failures[0].sentry_event_id, "e".repeat(32));
@@ -466,4 +470,53 @@ Deno.test("two apps in a process with one cron job name on two schedules: the se
     jobs: defineJobs({ nightly: { cron: "30 4 * * *", run() {} } }),
   }, { kv: second });
   await later.close();
+});
+
+Deno.test("a job reads the app's settings: a provider's URL and key, as a test gives them", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  const settings = defineSettings({
+    MAIL_URL: v.pipe(v.string(), v.url()),
+    MAIL_API_KEY: secret(v.pipe(v.string(), v.minLength(8))),
+  });
+  let sent!: (to: string) => void;
+  const got = new Promise<string>((resolve) => sent = resolve);
+  const jobs = defineJobs({
+    mail: {
+      run(_: undefined, job) {
+        // The job's own context, as a handler's ctx: there was none to give, and the app's
+        // settings could only be read from the environment, which nothing else reads.
+        const { MAIL_URL, MAIL_API_KEY } = settings(job);
+        sent(`${MAIL_URL} ${MAIL_API_KEY}`);
+      },
+    },
+  });
+  const app = memoryApp({ routes: {}, jobs, settings }, {
+    kv,
+    settings: { MAIL_URL: "http://127.0.0.1:9/send", MAIL_API_KEY: "key-of-the-test" },
+  });
+  await jobs.enqueue(kv, "mail", undefined);
+  assert.equal(await got, "http://127.0.0.1:9/send key-of-the-test");
+  await app.close();
+});
+
+Deno.test("a test's jobRetries: a job with the product's minutes-long schedule dies at once", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  let tries = 0;
+  // As routes/_jobs.ts declares it for production: 1 s, then 10 minutes.
+  const jobs = defineJobs({
+    send: {
+      retries: [1_000, 600_000],
+      run() {
+        tries++;
+        throw new Error("mail provider said 503");
+      },
+    },
+  });
+  using _logs = captureLogs();
+  const app = memoryApp({ routes: {}, jobs }, { kv, jobRetries: [0] });
+  await jobs.enqueue(kv, "send", undefined, { key: "m-1" });
+  // Before, the second try came 1 s later and the third 10 minutes after: no dead letter here.
+  await written(kv, ["_jobs", "dead", "send", "m-1"]);
+  assert.equal(tries, 2, "the first try and the one retry the test asked for");
+  await app.close();
 });
