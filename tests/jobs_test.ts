@@ -13,6 +13,7 @@ import * as v from "valibot";
 import { defineSettings, secret } from "../lib/mod.ts";
 import { deadJobs, defineJobs, KvLimitError, kvOf } from "../lib/data.ts";
 import { enqueueSlot } from "../lib/kv/jobs.ts";
+import { MAX_VALUE_BYTES, valueSize } from "../lib/kv/limits.ts";
 import type { Telemetry } from "../lib/server.ts";
 import type { RouteModule } from "../lib/server/manifest.ts";
 import { captureLogs } from "../lib/testing.ts";
@@ -237,6 +238,22 @@ Deno.test("a job's key or payload past KV's limits: a KvLimitError naming the jo
   assert.equal(await jobs.enqueue(kv, "hook", "", { key: "d".repeat(1_000) }), true);
 });
 
+Deno.test("a payload whose message fits but whose dead letter (with its digest) would not: refused at enqueue", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  const jobs = defineJobs({ hook: { run(_: string) {} } });
+  const message = (n: number) => ({ job: "hook", id: "k", payload: "x".repeat(n), attempt: 0 });
+  // The largest message KV takes: one byte a character here (no length-prefix boundary near).
+  const n = 60_000 + MAX_VALUE_BYTES - valueSize(message(60_000));
+  assert.equal(valueSize(message(n)), MAX_VALUE_BYTES);
+  // Before, it was enqueued: its dead letter, a digest and a time larger, was refused by kv.set
+  // at its last failure - a rejection KV's queue retried and kept as its own, digest-less.
+  await assert.rejects(
+    jobs.enqueue(kv, "hook", message(n).payload, { key: "k" }),
+    (error: Error) =>
+      error instanceof KvLimitError && /Job "hook": KV value too large/.test(error.message),
+  );
+});
+
 Deno.test("a retry KV's queue cannot take is refused by defineJobs, not found when the job fails", () => {
   for (const ms of [-1, Number.NaN, 31 * 24 * 60 * 60 * 1000]) {
     assert.throws(
@@ -244,6 +261,16 @@ Deno.test("a retry KV's queue cannot take is refused by defineJobs, not found wh
       /Job "send": a retry of .* ms \(0 to 30 days/,
     );
   }
+});
+
+Deno.test("a test's jobRetries KV's queue cannot take is refused by createApp, as a job's own", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  const jobs = defineJobs({ send: { run() {} } });
+  // Before, the app was made, and the bad retry was found by kv.enqueue at the job's first failure.
+  assert.throws(
+    () => memoryApp({ routes: {}, jobs }, { kv, jobRetries: [0, -1] }),
+    /jobRetries: a retry of -1 ms \(0 to 30 days/,
+  );
 });
 
 Deno.test("an app's close waits for its jobs under way, so the store may then be closed", async () => {

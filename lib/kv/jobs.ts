@@ -175,11 +175,7 @@ export function defineJobs<J extends AnyJobs>(
     throw new TypeError(`Jobs: a concurrency of ${concurrency} (a whole number, 1 or more)`);
   }
   for (const [name, { retries = [], timeout = TIMEOUT_MS }] of Object.entries(definitions)) {
-    // Found here, at start-up, rather than by kv.enqueue when the job first fails.
-    const bad = retries.find((ms) => !(ms >= 0 && ms <= MAX_DELAY_MS));
-    if (bad !== undefined) {
-      throw new TypeError(`Job "${name}": a retry of ${bad} ms (0 to 30 days, KV's queue's limit)`);
-    }
+    checkRetries(retries, `Job "${name}"`);
     if (!(timeout > 0 && timeout <= MAX_DELAY_MS)) {
       throw new TypeError(
         `Job "${name}": a timeout of ${timeout} ms (more than 0, 30 days at most)`,
@@ -326,6 +322,7 @@ export function listenJobs(
   options: ListenOptions = {},
 ): () => Promise<void> {
   const { closing } = options;
+  if (options.retries) checkRetries(options.retries, "jobRetries");
   const scheduled = Object.entries(jobs.definitions).flatMap(([name, { cron }]) =>
     cron ? [[name, cron] as const] : []
   );
@@ -488,10 +485,25 @@ async function withinTimeout(
   }
 }
 
+/**
+ * Refuses a retry KV's queue would not take: found at start-up, rather than by `kv.enqueue` when a
+ * job first fails.
+ */
+function checkRetries(retries: number[], whose: string): void {
+  const bad = retries.find((ms) => !(ms >= 0 && ms <= MAX_DELAY_MS));
+  if (bad !== undefined) {
+    throw new TypeError(`${whose}: a retry of ${bad} ms (0 to 30 days, KV's queue's limit)`);
+  }
+}
+
 /** Refuses, with KV's limit named, a job whose keys or message KV would refuse at the commit. */
 function fits(name: string, id: string, message: JobMessage): void {
   try {
-    assertFits(deadKey(name, id), message); // the longest of its keys
+    // The longest of its keys, and its largest value: the dead letter it may become (the message
+    // less its tries, plus a failure's digest and time), which would otherwise be refused unlogged.
+    const { job, payload } = message;
+    const dead: DeadJob = { job, id, payload, digest: "00000-00000", failedAt: Date.now() };
+    assertFits(deadKey(name, id), dead);
   } catch (error) {
     if (!(error instanceof KvLimitError)) throw error;
     throw new KvLimitError(`Job "${name}": ${error.message} (its key, or its payload)`);
