@@ -9,8 +9,11 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { scan } from "../lib/build/scan.ts";
+import * as v from "valibot";
+import { defineSettings, secret } from "../lib/mod.ts";
 import { deadJobs, defineJobs, KvLimitError, kvOf } from "../lib/data.ts";
 import { enqueueSlot } from "../lib/kv/jobs.ts";
+import { MAX_VALUE_BYTES, valueSize } from "../lib/kv/limits.ts";
 import type { Telemetry } from "../lib/server.ts";
 import type { RouteModule } from "../lib/server/manifest.ts";
 import { captureLogs } from "../lib/testing.ts";
@@ -73,7 +76,7 @@ Deno.test("a job delivered again after it was done does not run again", async ()
   await app.close();
 });
 
-Deno.test("a failing job is logged, reported, tried again, then kept as dead", async () => {
+Deno.test("a failing job is logged, reported, tried again, then kept as dead with its digest", async () => {
   await using kv = await Deno.openKv(":memory:");
   const reported: string[] = [];
   const telemetry: Telemetry = {
@@ -97,19 +100,21 @@ Deno.test("a failing job is logged, reported, tried again, then kept as dead", a
   const app = memoryApp({ routes: {}, jobs }, { kv, telemetry });
   await jobs.enqueue(kv, "send", { to: "ada@example.com" }, { key: "m-1" });
 
-  assert.deepEqual(await written(kv, ["_jobs", "dead", "send", "m-1"]), {
-    job: "send",
-    id: "m-1",
-    payload: { to: "ada@example.com" },
-  });
+  await written(kv, ["_jobs", "dead", "send", "m-1"]);
   assert.equal(tries, 2, "the first try and the one retry");
-  assert.deepEqual(await deadJobs(kv, "send"), [{
-    job: "send",
-    id: "m-1",
-    payload: { to: "ada@example.com" },
-  }]);
   const failures = logs.lines.filter((line) => line.level === "error" && line.job === "send");
   assert.equal(failures.length, 2);
+  // Why it died, for an admin's page: the last failure's digest (its line, its Sentry event) and
+  // when. Before, a dead job was only its name, id and payload.
+  const [dead] = await deadJobs(kv, "send");
+  assert.deepEqual(dead, {
+    job: "send",
+    id: "m-1",
+    payload: { to: "ada@example.com" },
+    digest: failures[1].digest,
+    failedAt: dead.failedAt,
+  });
+  assert.equal(typeof dead.failedAt, "number");
   assert.equal(failures[0].job_id, "m-1");
   assert.equal(failures[0].error.message, "mail provider said 503");
   assert.equal(failures[0].sentry_event_id, "e".repeat(32));
@@ -233,6 +238,22 @@ Deno.test("a job's key or payload past KV's limits: a KvLimitError naming the jo
   assert.equal(await jobs.enqueue(kv, "hook", "", { key: "d".repeat(1_000) }), true);
 });
 
+Deno.test("a payload whose message fits but whose dead letter (with its digest) would not: refused at enqueue", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  const jobs = defineJobs({ hook: { run(_: string) {} } });
+  const message = (n: number) => ({ job: "hook", id: "k", payload: "x".repeat(n), attempt: 0 });
+  // The largest message KV takes: one byte a character here (no length-prefix boundary near).
+  const n = 60_000 + MAX_VALUE_BYTES - valueSize(message(60_000));
+  assert.equal(valueSize(message(n)), MAX_VALUE_BYTES);
+  // Before, it was enqueued: its dead letter, a digest and a time larger, was refused by kv.set
+  // at its last failure - a rejection KV's queue retried and kept as its own, digest-less.
+  await assert.rejects(
+    jobs.enqueue(kv, "hook", message(n).payload, { key: "k" }),
+    (error: Error) =>
+      error instanceof KvLimitError && /Job "hook": KV value too large/.test(error.message),
+  );
+});
+
 Deno.test("a retry KV's queue cannot take is refused by defineJobs, not found when the job fails", () => {
   for (const ms of [-1, Number.NaN, 31 * 24 * 60 * 60 * 1000]) {
     assert.throws(
@@ -240,6 +261,16 @@ Deno.test("a retry KV's queue cannot take is refused by defineJobs, not found wh
       /Job "send": a retry of .* ms \(0 to 30 days/,
     );
   }
+});
+
+Deno.test("a test's jobRetries KV's queue cannot take is refused by createApp, as a job's own", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  const jobs = defineJobs({ send: { run() {} } });
+  // Before, the app was made, and the bad retry was found by kv.enqueue at the job's first failure.
+  assert.throws(
+    () => memoryApp({ routes: {}, jobs }, { kv, jobRetries: [0, -1] }),
+    /jobRetries: a retry of -1 ms \(0 to 30 days/,
+  );
 });
 
 Deno.test("an app's close waits for its jobs under way, so the store may then be closed", async () => {
@@ -466,4 +497,53 @@ Deno.test("two apps in a process with one cron job name on two schedules: the se
     jobs: defineJobs({ nightly: { cron: "30 4 * * *", run() {} } }),
   }, { kv: second });
   await later.close();
+});
+
+Deno.test("a job reads the app's settings: a provider's URL and key, as a test gives them", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  const settings = defineSettings({
+    MAIL_URL: v.pipe(v.string(), v.url()),
+    MAIL_API_KEY: secret(v.pipe(v.string(), v.minLength(8))),
+  });
+  let sent!: (to: string) => void;
+  const got = new Promise<string>((resolve) => sent = resolve);
+  const jobs = defineJobs({
+    mail: {
+      run(_: undefined, job) {
+        // The job's own context, as a handler's ctx: there was none to give, and the app's
+        // settings could only be read from the environment, which nothing else reads.
+        const { MAIL_URL, MAIL_API_KEY } = settings(job);
+        sent(`${MAIL_URL} ${MAIL_API_KEY}`);
+      },
+    },
+  });
+  const app = memoryApp({ routes: {}, jobs, settings }, {
+    kv,
+    settings: { MAIL_URL: "http://127.0.0.1:9/send", MAIL_API_KEY: "key-of-the-test" },
+  });
+  await jobs.enqueue(kv, "mail", undefined);
+  assert.equal(await got, "http://127.0.0.1:9/send key-of-the-test");
+  await app.close();
+});
+
+Deno.test("a test's jobRetries: a job with the product's minutes-long schedule dies at once", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  let tries = 0;
+  // As routes/_jobs.ts declares it for production: 1 s, then 10 minutes.
+  const jobs = defineJobs({
+    send: {
+      retries: [1_000, 600_000],
+      run() {
+        tries++;
+        throw new Error("mail provider said 503");
+      },
+    },
+  });
+  using _logs = captureLogs();
+  const app = memoryApp({ routes: {}, jobs }, { kv, jobRetries: [0] });
+  await jobs.enqueue(kv, "send", undefined, { key: "m-1" });
+  // Before, the second try came 1 s later and the third 10 minutes after: no dead letter here.
+  await written(kv, ["_jobs", "dead", "send", "m-1"]);
+  assert.equal(tries, 2, "the first try and the one retry the test asked for");
+  await app.close();
 });

@@ -16,6 +16,7 @@ import { log, loggedHeader } from "../server/log.ts";
 import { NO_LINKS, type Telemetry } from "../server/telemetry.ts";
 import { describe, digestOf } from "../errors/digest.ts";
 import { assertFits, KvLimitError } from "./limits.ts";
+import { type ProductSettings, withJobSettings } from "../settings/declare.ts";
 
 /** The tries after the first, in milliseconds from the failure before: about 20 minutes in all. */
 const RETRIES = [1_000, 10_000, 60_000, 300_000, 900_000];
@@ -58,7 +59,10 @@ export interface JobDefinition<P> {
   timeout?: number;
 }
 
-/** What a job's run knows besides its payload. */
+/**
+ * What a job's run knows besides its payload; the product's settings are
+ * `settings(job)` (`routes/_settings.ts`), as a handler's are `settings(ctx)`.
+ */
 export interface JobContext {
   /** The app's KV store. */
   kv: Deno.Kv;
@@ -171,11 +175,7 @@ export function defineJobs<J extends AnyJobs>(
     throw new TypeError(`Jobs: a concurrency of ${concurrency} (a whole number, 1 or more)`);
   }
   for (const [name, { retries = [], timeout = TIMEOUT_MS }] of Object.entries(definitions)) {
-    // Found here, at start-up, rather than by kv.enqueue when the job first fails.
-    const bad = retries.find((ms) => !(ms >= 0 && ms <= MAX_DELAY_MS));
-    if (bad !== undefined) {
-      throw new TypeError(`Job "${name}": a retry of ${bad} ms (0 to 30 days, KV's queue's limit)`);
-    }
+    checkRetries(retries, `Job "${name}"`);
     if (!(timeout > 0 && timeout <= MAX_DELAY_MS)) {
       throw new TypeError(
         `Job "${name}": a timeout of ${timeout} ms (more than 0, 30 days at most)`,
@@ -221,6 +221,13 @@ export interface DeadJob {
   id: string;
   /** What it was enqueued with. */
   payload: unknown;
+  /**
+   * Its last failure's digest: the JSON line and the Sentry event that say why. Absent for one KV
+   * could not deliver (a process that died running it).
+   */
+  digest?: string;
+  /** When its last try failed (ms since the epoch), beside `digest`. */
+  failedAt?: number;
 }
 
 /** Which dead jobs `deadJobs` reads. */
@@ -258,21 +265,22 @@ export async function deadJobs(
   // KV's `start` is inclusive: from `after` itself, which is then skipped.
   const selector = after ? { prefix, start: deadKey(after.job, after.id) } : { prefix };
   const found: DeadJob[] = [];
-  const entries = kv.list<JobMessage>(selector, { limit: after ? limit + 1 : limit });
+  const entries = kv.list<JobMessage & DeadJob>(selector, { limit: after ? limit + 1 : limit });
   for await (const entry of entries) {
-    const { job, id, payload } = entry.value; // KV's own dead letter is the message, tries and all
+    // KV's own dead letter is the message, tries and all; ours adds the last failure.
+    const { job, id, payload, digest, failedAt } = entry.value;
     if (after && job === after.job && id === after.id) continue;
-    if (found.push({ job, id, payload }) === limit) break;
+    const dead = digest === undefined
+      ? { job, id, payload }
+      : { job, id, payload, digest, failedAt };
+    if (found.push(dead) === limit) break;
   }
   return found;
 }
 
 /** An open app's jobs, as the listener of its store handle runs them. */
-interface Listening {
+interface Listening extends ListenOptions {
   jobs: Jobs;
-  telemetry?: Telemetry;
-  /** Aborts as the app closes: a delivery still waiting for a slot is given back to KV. */
-  closing?: AbortSignal;
   /** Its deliveries under way, for `close()` to wait for. */
   running: Set<Promise<void>>;
 }
@@ -288,6 +296,21 @@ const CLOSE_MS = 2000;
  */
 const listening = new WeakMap<Deno.Kv, Set<Listening>>();
 
+/** What the app running the jobs gives them. */
+export interface ListenOptions {
+  /** Where failures are reported. */
+  telemetry?: Telemetry;
+  /**
+   * Aborts as the app closes: its cron schedules end, and a delivery still waiting for a slot is
+   * given back to KV.
+   */
+  closing?: AbortSignal;
+  /** The app's own settings, which its jobs read as `settings(job)`. */
+  settings?: ProductSettings;
+  /** Every job's retries in place of its own (`AppOptions.jobRetries`: a test's). */
+  retries?: number[];
+}
+
 /**
  * Runs the app's jobs as KV's queue delivers them to this store's handle, and enqueues the cron
  * jobs on their schedules, until `closing` aborts; returns what resolves once the jobs under way
@@ -296,9 +319,10 @@ const listening = new WeakMap<Deno.Kv, Set<Listening>>();
 export function listenJobs(
   kv: Deno.Kv,
   jobs: Jobs,
-  telemetry?: Telemetry,
-  closing?: AbortSignal,
+  options: ListenOptions = {},
 ): () => Promise<void> {
+  const { closing } = options;
+  if (options.retries) checkRetries(options.retries, "jobRetries");
   const scheduled = Object.entries(jobs.definitions).flatMap(([name, { cron }]) =>
     cron ? [[name, cron] as const] : []
   );
@@ -319,7 +343,7 @@ export function listenJobs(
     listening.set(kv, apps = opened);
     void kv.listenQueue((message) => deliver(kv, opened, message)); // resolves as the store closes
   }
-  const app: Listening = { jobs, telemetry, closing, running: new Set() };
+  const app: Listening = { ...options, jobs, running: new Set() };
   apps.add(app);
   closing?.addEventListener("abort", () => apps.delete(app), { once: true });
   return async () => {
@@ -420,15 +444,19 @@ async function run(kv: Deno.Kv, app: Listening, message: JobMessage): Promise<vo
     : undefined;
   try {
     if (!definition) throw new Error(`No job named "${name}" in routes/_jobs.ts`);
-    await withinTimeout(definition, (signal) => definition.run(payload, { kv, name, id, signal }));
+    await withinTimeout(
+      definition,
+      (signal) => definition.run(payload, withJobSettings({ kv, name, id, signal }, app.settings)),
+    );
   } catch (error) {
-    failed(error, name, id, attempt, app.telemetry);
+    const digest = failed(error, name, id, attempt, app.telemetry);
     // Tried again by us, not by KV's own retry (a rethrow): Deno prints every rethrown error
     // to stderr, and the dead letter KV writes past its retries wakes no `kv.watch`.
-    const delay = (definition?.retries ?? RETRIES)[attempt];
+    const delay = (app.retries ?? definition?.retries ?? RETRIES)[attempt];
     const next: JobMessage = { ...message, attempt: attempt + 1 };
+    const dead: DeadJob = { job: name, id, payload, digest, failedAt: Date.now() };
     await (delay === undefined
-      ? kv.set(deadKey(name, id), { job: name, id, payload }, { expireIn: REMEMBER_MS })
+      ? kv.set(deadKey(name, id), dead, { expireIn: REMEMBER_MS })
       : kv.enqueue(next, { delay, keysIfUndelivered: [deadKey(name, id)] }));
     return;
   }
@@ -457,10 +485,25 @@ async function withinTimeout(
   }
 }
 
+/**
+ * Refuses a retry KV's queue would not take: found at start-up, rather than by `kv.enqueue` when a
+ * job first fails.
+ */
+function checkRetries(retries: number[], whose: string): void {
+  const bad = retries.find((ms) => !(ms >= 0 && ms <= MAX_DELAY_MS));
+  if (bad !== undefined) {
+    throw new TypeError(`${whose}: a retry of ${bad} ms (0 to 30 days, KV's queue's limit)`);
+  }
+}
+
 /** Refuses, with KV's limit named, a job whose keys or message KV would refuse at the commit. */
 function fits(name: string, id: string, message: JobMessage): void {
   try {
-    assertFits(deadKey(name, id), message); // the longest of its keys
+    // The longest of its keys, and its largest value: the dead letter it may become (the message
+    // less its tries, plus a failure's digest and time), which would otherwise be refused unlogged.
+    const { job, payload } = message;
+    const dead: DeadJob = { job, id, payload, digest: "00000-00000", failedAt: Date.now() };
+    assertFits(deadKey(name, id), dead);
   } catch (error) {
     if (!(error instanceof KvLimitError)) throw error;
     throw new KvLimitError(`Job "${name}": ${error.message} (its key, or its payload)`);
@@ -532,7 +575,7 @@ function failed(
   id: string,
   attempt: number,
   telemetry?: Telemetry,
-): void {
+): string {
   const digest = digestOf(error);
   const described = describe(error);
   const links = telemetry?.captureFailure(error, digest, undefined, { job: name }) ?? NO_LINKS;
@@ -544,6 +587,7 @@ function failed(
     ...links,
     error: described,
   });
+  return digest;
 }
 
 function isJobMessage(message: unknown): message is JobMessage {

@@ -328,7 +328,12 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
   );
   app.fetch = fetch as typeof app.fetch;
   const jobsEnded = kv && manifest.jobs
-    ? listenJobs(kv, manifest.jobs, telemetry, closing.signal)
+    ? listenJobs(kv, manifest.jobs, {
+      telemetry,
+      closing: closing.signal,
+      settings,
+      retries: options.jobRetries,
+    })
     : undefined;
   const retention = options.assetRetention;
   const ready = kv && !dev && retention && retention.days > 0 && manifest.assets.files?.length

@@ -53,6 +53,12 @@ export interface AppOptions {
    * the process's `LimitNOFILE`, which a proxy's streams would otherwise use up.
    */
   maxEventStreams?: number;
+  /**
+   * Every job's retries (ms before each try after the first) in place of its own and the default
+   * (1 s ... 15 min): a test's `[]` or `[0]` reaches a job's dead letter at once, where the
+   * product's `routes/_jobs.ts` keeps the schedule it runs with.
+   */
+  jobRetries?: number[];
   /** Largest server-action request body, in bytes. */
   actionBodyLimit?: number;
   /**
@@ -134,6 +140,7 @@ export type ResolvedOptions =
       | "auth"
       | "pageCache"
       | "settings"
+      | "jobRetries"
     >
   >
   & {
@@ -145,6 +152,7 @@ export type ResolvedOptions =
     origins?: string[];
     allowedHosts?: string[];
     settings?: AppOptions["settings"];
+    jobRetries?: number[];
   };
 
 export const DEFAULT_OPTIONS = {

@@ -3,9 +3,10 @@
  * A product's own settings: declared once in `routes/_settings.ts` with `defineSettings` (a schema
  * per environment variable, as the framework declares its own), read and validated with the
  * framework's at start-up (`lib/cli/settings.ts`), held by each app (`AppOptions.settings`), and
- * read - typed - by whatever code answers a request: `settings(ctx).NAME`, and by a page's server
- * components with `useSettings(settings)` (`use.ts`).
+ * read - typed - by whatever code answers a request: `settings(ctx).NAME`, by a background job:
+ * `settings(job).NAME`, and by a page's server components with `useSettings(settings)` (`use.ts`).
  */
+import type { JobContext } from "../kv/jobs.ts";
 import { type AnyContext, scopeOf } from "../server/scope.ts";
 import { isSecret, readVariables, type SettingSchema, SettingsError } from "./read.ts";
 
@@ -27,8 +28,8 @@ export type SettingValues<S extends Readonly<Record<string, SettingSchema>>> = {
 };
 
 /**
- * A product's settings, as `defineSettings` declares them: call it with a request's context for
- * the values of the app answering it.
+ * A product's settings, as `defineSettings` declares them: call it with a request's context (or a
+ * job's, its `run`'s second argument) for the values of the app answering it.
  *
  * @example
  * ```ts
@@ -44,8 +45,8 @@ export type SettingValues<S extends Readonly<Record<string, SettingSchema>>> = {
 export interface SettingsDeclaration<
   S extends Readonly<Record<string, SettingSchema>> = Readonly<Record<string, SettingSchema>>,
 > {
-  /** The values of the app answering the request `from` belongs to. */
-  (from: AnyContext): SettingValues<S>;
+  /** The values of the app answering the request `from` belongs to, or running the job. */
+  (from: AnyContext | JobContext): SettingValues<S>;
   /** Each setting's schema, by its environment variable's name. */
   readonly schemas: S;
 }
@@ -74,6 +75,7 @@ const NAME = /^[A-Z][A-Z0-9_]*$/;
  *
  * // in a handler, an action or a middleware:
  * // const { PAGE_SIZE, PAYMENTS_API_KEY } = settings(ctx);
+ * // in a job's run(payload, job) (routes/_jobs.ts): settings(job)
  * // in a page, a layout or a component they render (never an island):
  * // const { PAGE_SIZE } = useSettings(settings);
  * ```
@@ -89,8 +91,8 @@ export function defineSettings<const S extends Readonly<Record<string, SettingSc
       );
     }
   }
-  const declaration = (from: AnyContext): SettingValues<S> => {
-    const own = scopeOf(from).settings;
+  const declaration = (from: AnyContext | JobContext): SettingValues<S> => {
+    const own = ofJobs.has(from) ? ofJobs.get(from) : scopeOf(from as AnyContext).settings;
     if (own?.declaration !== declaration) {
       throw new Error(
         "This app was not made with these settings: its manifest's routes/_settings.ts is another",
@@ -99,6 +101,18 @@ export function defineSettings<const S extends Readonly<Record<string, SettingSc
     return own.values as SettingValues<S>;
   };
   return Object.assign(declaration, { schemas });
+}
+
+/**
+ * A running job's context and the settings of the app running it (`lib/kv/jobs.ts`): a job answers
+ * no request, so no request's scope holds them. An object reference: no payload can name it.
+ */
+const ofJobs = new WeakMap<object, ProductSettings | undefined>();
+
+/** `job`, a job's context, reading `settings` as the app running it has them. */
+export function withJobSettings<T extends object>(job: T, settings?: ProductSettings): T {
+  ofJobs.set(job, settings);
+  return job;
 }
 
 /** An app's settings: the declaration and its values. */
