@@ -77,21 +77,7 @@ Deno.test("a reload to a new build keeps nothing for a page with nothing typed, 
     await wall.page.goto(`${server.origin}/wall`);
     await hydrated(wall.page);
     await wall.page.getByLabel("Name").fill("typed before");
-    let another = true;
-    await wall.page.route(/\/wall\/events/, async (route) => {
-      if (!another) return await route.continue();
-      another = false;
-      await route.fulfill({
-        contentType: "text/event-stream",
-        body: "retry: 60000\n\nevent: app-build\ndata: another-build\n\n",
-      });
-    });
-    // The stream opens again as the page is shown again.
-    await wall.page.evaluate(() => {
-      dispatchEvent(new PageTransitionEvent("pagehide"));
-      dispatchEvent(new PageTransitionEvent("pageshow"));
-    });
-    await wall.until(() => wall.loads() >= 2);
+    await anotherBuildOnItsStream(wall);
     assert.ok(wall.stored.includes(KEPT), `kept: ${wall.stored}`);
     await wall.page.waitForFunction(() =>
       document.querySelector<HTMLInputElement>('input[name="name"]')?.value === "typed before"
@@ -122,20 +108,7 @@ Deno.test("a reload to a new build keeps a field the user emptied: the new page 
     const name = wall.page.getByLabel("Name");
     assert.equal(await name.inputValue(), "Ada");
     await name.fill("");
-    let another = true;
-    await wall.page.route(/\/wall\/events/, async (route) => {
-      if (!another) return await route.continue();
-      another = false;
-      await route.fulfill({
-        contentType: "text/event-stream",
-        body: "retry: 60000\n\nevent: app-build\ndata: another-build\n\n",
-      });
-    });
-    await wall.page.evaluate(() => {
-      dispatchEvent(new PageTransitionEvent("pagehide"));
-      dispatchEvent(new PageTransitionEvent("pageshow"));
-    });
-    await wall.until(() => wall.loads() >= 2);
+    await anotherBuildOnItsStream(wall);
     // Before, every field was empty, so nothing was kept and the new page showed "Ada" again.
     assert.ok(wall.stored.includes(KEPT), `kept: ${wall.stored}`);
     await wall.page.waitForFunction(
@@ -147,3 +120,24 @@ Deno.test("a reload to a new build keeps a field the user emptied: the new page 
     await server.stop();
   }
 });
+
+/**
+ * The wall's stream names another build, once: opened again as the page is shown again, it makes
+ * the page reload to that build. Resolves when the reloaded page has loaded.
+ */
+async function anotherBuildOnItsStream(wall: Awaited<ReturnType<typeof recordingTab>>) {
+  let another = true;
+  await wall.page.route(/\/wall\/events/, async (route) => {
+    if (!another) return await route.continue();
+    another = false;
+    await route.fulfill({
+      contentType: "text/event-stream",
+      body: "retry: 60000\n\nevent: app-build\ndata: another-build\n\n",
+    });
+  });
+  await wall.page.evaluate(() => {
+    dispatchEvent(new PageTransitionEvent("pagehide"));
+    dispatchEvent(new PageTransitionEvent("pageshow"));
+  });
+  await wall.until(() => wall.loads() >= 2);
+}
