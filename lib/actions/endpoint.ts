@@ -12,7 +12,9 @@
  * the app's body budget until it is answered: past it, 503 with `Retry-After`, and the action
  * does not run. An action that throws is a server failure, unless what it throws is an expected
  * error (`httpError`): that goes to the app's error pages, which answer the stub with JSON and a
- * form with its page's `_error.tsx`. Nothing here is ever cached, and every answer names the build
+ * form with its page's `_error.tsx`. A post that carries a submission key (every rendered form, a
+ * stub's call with a form) runs its action once per submission: a repeat gets the first's answer,
+ * or 409 `already_sent` (`once.ts`). Nothing here is ever cached, and every answer names the build
  * that gave it (`App-Build`), so a page older than it learns so.
  */
 import { type Context, Hono, type MiddlewareHandler } from "hono";

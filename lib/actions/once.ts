@@ -49,7 +49,10 @@ const WAIT_MS = 5_000;
 const LOOK_MS = 50;
 const MOST_LOOK_MS = 500;
 
-/** A key as the server's render and the stub make them (a UUID): anything else is refused. */
+/**
+ * A key as the server's render (a UUID) and the stub (128 random bits, base64url) make them:
+ * anything else is refused.
+ */
 const KEY = /^[A-Za-z0-9_-]{16,64}$/;
 
 export function isSubmissionKey(value: unknown): value is string {

@@ -2,9 +2,10 @@
  * @module
  * The server actions of a build, by id. Registering one also teaches React how to render it as a
  * form's `action` on the server: `$$FORM_ACTION` gives the real URL and method plus hidden fields
- * for arguments bound with `.bind()` (React's `useActionState` binds the previous state that way),
- * so the form posts to the action with JavaScript off. `$$IS_SIGNATURE_EQUAL` lets React match the
- * state an action returned to a form's `useActionState` when the page renders again.
+ * for arguments bound with `.bind()` (React's `useActionState` binds the previous state that way)
+ * and a new submission key (`once.ts`), so the form posts to the action with JavaScript off.
+ * `$$IS_SIGNATURE_EQUAL` lets React match the state an action returned to a form's
+ * `useActionState` when the page renders again.
  */
 import { stringify } from "devalue";
 import type { ActionEntry, ActionFunction } from "../server/manifest.ts";

@@ -6,10 +6,11 @@
  * left uncaught, ends on the server-side failure screen. A call the server's build cannot answer -
  * the action is gone since the page was loaded (410, `App-Stale`) - reloads the page to the new
  * version, keeping what the user typed (`stale.ts`); every answer says which build gave it, which
- * the tab notes (`versions.ts`). The build bundles this module on its
- * own and the stubs (`actions.ts`) import it at the first call, so it loads, devalue's stringify
- * with it, only when an action runs. It shares no module instance with the islands' chunks: what it
- * needs from their state (the trace headers) comes in as an argument.
+ * the tab notes (`versions.ts`). A call with a form among its arguments carries a submission key
+ * and is sent again, with that key, when its connection drops (`once.ts`). The build bundles this
+ * module on its own and the stubs (`actions.ts`) import it at the first call, so it loads,
+ * devalue's stringify with it, only when an action runs. It shares no module instance with the
+ * islands' chunks: what it needs from their state (the trace headers) comes in as an argument.
  */
 import { ActionError } from "../shared/action_error.ts";
 import { actionUrl, decodeResult, encodeCall, REDIRECT_HEADER } from "../shared/action_wire.ts";
