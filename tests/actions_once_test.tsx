@@ -304,3 +304,30 @@ Deno.test("a repeat waits for the first no longer than its request's deadline: a
   assert.ok(!logs.lines.some((line) => line.level === "error"));
   await app.close();
 });
+
+Deno.test("a refusal whose key KV fails to release answers as the refusal, not as KV's failure", async () => {
+  using logs = captureLogs();
+  using kv = await Deno.openKv(":memory:");
+  const app = memoryApp(probeFiles, { kv });
+  // The release of the claim (`settle` with no outcome) meets a store that fails its write.
+  const release = kv.delete.bind(kv);
+  kv.delete = (key) =>
+    key[0] === "_app" && key[1] === "once"
+      ? Promise.reject(new Error("database is locked"))
+      : release(key);
+  const res = await app.request(`/_action/${ids.refuse}`, {
+    method: "POST",
+    body: encodeCall([new FormData()], crypto.randomUUID()),
+    headers: { Accept: "application/json", ...fromPage() },
+  });
+  // Before: KV's error replaced the action's refusal, answered as a failure (500).
+  assert.equal(res.status, 403);
+  assert.equal((await res.json()).error.message, "Not now");
+  assert.deepEqual(ran(logs.lines), ["refuse"]);
+  assert.ok(
+    logs.lines.some((line) =>
+      line.level === "warn" && /database is locked/.test(line.error?.message)
+    ),
+  );
+  await app.close();
+});

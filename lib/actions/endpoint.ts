@@ -22,9 +22,11 @@ import { every } from "hono/combine";
 import { contextStorage } from "hono/context-storage";
 import { csrf } from "hono/csrf";
 import { HTTPException } from "hono/http-exception";
+import { describe } from "../errors/digest.ts";
 import type { Failures } from "../errors/failure.ts";
 import { httpError, isHttpError } from "../shared/http_error.ts";
 import { internalsOf } from "../server/internals.ts";
+import { log } from "../server/log.ts";
 import { type ActionEntry, middlewaresOf } from "../server/manifest.ts";
 import { type Telemetry, tracedMiddleware } from "../server/telemetry.ts";
 import { encodeResult, REDIRECT_HEADER } from "../shared/action_wire.ts";
@@ -178,19 +180,38 @@ async function runAction(c: Context, call: Call, options: EndpointOptions): Prom
   try {
     outcome = await run();
   } catch (error) {
-    await submissions.settle(once, undefined); // refused or failed: sending again runs it again
+    await settle(submissions, once, undefined); // refused or failed: sending again runs it again
     throw error;
   }
   if (outcome instanceof Response) {
-    await submissions.settle(once, undefined);
+    await settle(submissions, once, undefined);
     return outcome;
   }
   // An answer that set cookies (a sign-in's session) is more than its outcome, and cookies are not
   // kept: a repeat would answer without them (signed out), so it is refused, as a large outcome.
   // One that only deletes cookies (a sign-out) is repeated: the server ended what they held.
   const kept = cookiesSet(c) === cookies && JSON.stringify(outcome).length <= MAX_OUTCOME;
-  await submissions.settle(once, kept ? outcome : { kept: false });
+  await settle(submissions, once, kept ? outcome : { kept: false });
   return await answer(c, outcome, options);
+}
+
+/**
+ * Keeps the outcome, or releases the key. A store that fails it (a file another process locked)
+ * leaves the claim to its expiry - its repeats then get `already_sent` - and a warning: the answer
+ * stays the action's, where KV's error replaced a refusal, a failure's digest or a done effect.
+ */
+async function settle(
+  submissions: Submissions,
+  once: string,
+  outcome: Outcome | undefined,
+): Promise<void> {
+  try {
+    await submissions.settle(once, outcome);
+  } catch (error) {
+    log("warn", "A submission's outcome could not be kept: its repeats get already_sent", {
+      error: describe(error),
+    });
+  }
 }
 
 /** How many cookies the answer sets so far, deletions (`Max-Age=0`) aside. */
