@@ -547,3 +547,29 @@ Deno.test("a test's jobRetries: a job with the product's minutes-long schedule d
   assert.equal(tries, 2, "the first try and the one retry the test asked for");
   await app.close();
 });
+
+Deno.test("an app given a store already closed: its jobs' listener fails in a log line, not an unhandled rejection", async () => {
+  using logs = captureLogs();
+  const kv = await Deno.openKv(":memory:");
+  kv.close();
+  const jobs = defineJobs({ noop: { run() {} } });
+  const app = memoryApp({ routes: {}, jobs }, { kv });
+  // Before: listenQueue rejected ("Queue already closed") with nobody to handle it, which ends a
+  // process - and failed this test's module as an uncaught error.
+  const line = await waitForLine(logs, (l) => String(l.msg).startsWith("Background jobs"));
+  assert.equal(line.level, "error");
+  await app.close();
+});
+
+/** The first captured line `matches`, once written (the listener fails after a turn or two). */
+async function waitForLine(
+  logs: ReturnType<typeof captureLogs>,
+  matches: (line: Record<string, unknown>) => boolean,
+): Promise<Record<string, unknown>> {
+  for (let turn = 0; turn < 100; turn++) {
+    const found = logs.lines.find(matches);
+    if (found) return found;
+    await new Promise((resolve) => setTimeout(resolve, 0));
+  }
+  throw new Error(`no such line: ${JSON.stringify(logs.lines.map((l) => l.msg))}`);
+}

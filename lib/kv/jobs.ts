@@ -341,7 +341,12 @@ export function listenJobs(
   if (!apps) {
     const opened = new Set<Listening>();
     listening.set(kv, apps = opened);
-    void kv.listenQueue((message) => deliver(kv, opened, message)); // resolves as the store closes
+    // Resolves as the store closes; rejects only for a store closed already, which is no reason
+    // to end the process (an unhandled rejection would).
+    kv.listenQueue((message) => deliver(kv, opened, message)).catch((error) => {
+      listening.delete(kv);
+      log("error", `Background jobs cannot run on this store: ${describe(error).message}`);
+    });
   }
   const app: Listening = { ...options, jobs, running: new Set() };
   apps.add(app);
