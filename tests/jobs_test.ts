@@ -573,3 +573,13 @@ async function waitForLine(
   }
   throw new Error(`no such line: ${JSON.stringify(logs.lines.map((l) => l.msg))}`);
 }
+
+Deno.test("deadJobs of one job, after another job's dead letter: a TypeError naming both, not KV's", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  await assert.rejects(
+    deadJobs(kv, "sendReply", { after: { job: "autoClose", id: "x" } }),
+    (error: Error) =>
+      error instanceof TypeError && error.message.includes('"autoClose"') &&
+      error.message.includes('"sendReply"'),
+  );
+});

@@ -139,7 +139,8 @@ export interface JobsOptions {
    * How many of these jobs run at once in a process, 10 by default; the others wait, in the order
    * KV delivered them, and a try's `timeout` starts when it runs. KV's queue hands a process every
    * message that is due at once: after an outage, a backlog of hundreds ran together against one
-   * provider, and in one process's memory.
+   * provider, and in one process's memory. A try past its `timeout` gives its slot back: a `run`
+   * that ignores its `signal` goes on beside the next, beyond the bound.
    */
   concurrency?: number;
 }
@@ -261,6 +262,12 @@ export async function deadJobs(
   name?: string,
   { limit = 1000, after }: DeadJobsOptions = {},
 ): Promise<DeadJob[]> {
+  if (name !== undefined && after !== undefined && after.job !== name) {
+    // KV's own error for a start outside the prefix names neither.
+    throw new TypeError(
+      `deadJobs: after is a dead "${after.job}" job, but the list is of "${name}"`,
+    );
+  }
   const prefix = name === undefined ? ["_jobs", "dead"] : ["_jobs", "dead", name];
   // KV's `start` is inclusive: from `after` itself, which is then skipped.
   const selector = after ? { prefix, start: deadKey(after.job, after.id) } : { prefix };
