@@ -62,6 +62,17 @@ export interface JobDefinition<P> {
 /**
  * What a job's run knows besides its payload; the product's settings are
  * `settings(job)` (`routes/_settings.ts`), as a handler's are `settings(ctx)`.
+ *
+ * @example
+ * ```ts
+ * import type { JobContext } from "shell/data";
+ *
+ * async function sendReply(to: string, { kv, id, signal }: JobContext): Promise<void> {
+ *   await fetch("https://mail.example/send", { method: "POST", body: to, signal });
+ *   await kv.set(["replies", id], to);
+ * }
+ * ```
+ * @see docs/data.md - Background jobs
  */
 export interface JobContext {
   /** The app's KV store. */
@@ -74,7 +85,18 @@ export interface JobContext {
   signal: AbortSignal;
 }
 
-/** How a job is enqueued. */
+/**
+ * How a job is enqueued.
+ *
+ * @example
+ * ```ts
+ * import type { EnqueueOptions } from "shell/data";
+ *
+ * // A provider's delivery id: its retries of the webhook enqueue nothing more. In 5 minutes.
+ * const once: EnqueueOptions = { key: "delivery-8f2c", delay: 5 * 60_000 };
+ * ```
+ * @see docs/data.md - Background jobs
+ */
 export interface EnqueueOptions {
   /**
    * Enqueued once per key and job (for a week): a webhook delivery's id, say. A key too long for
@@ -85,10 +107,31 @@ export interface EnqueueOptions {
   delay?: number;
 }
 
-/** Jobs by name, each with a payload of its own. */
+/**
+ * Jobs by name, each with a payload of its own: what `defineJobs` takes.
+ *
+ * @example
+ * ```ts
+ * import type { AnyJobs } from "shell/data";
+ *
+ * const definitions = { ping: { run() {} } } satisfies AnyJobs;
+ * ```
+ * @see docs/data.md - Background jobs
+ */
 // deno-lint-ignore no-explicit-any -- each job's payload is its own
 export type AnyJobs = Record<string, JobDefinition<any>>;
-/** The payload a job's `run` takes. */
+/**
+ * The payload a job's `run` takes.
+ *
+ * @example
+ * ```ts
+ * import type { JobDefinition, PayloadOf } from "shell/data";
+ *
+ * type SendReply = JobDefinition<{ ticket: string }>;
+ * const payload: PayloadOf<SendReply> = { ticket: "T-42" };
+ * ```
+ * @see docs/data.md - Background jobs
+ */
 export type PayloadOf<J> = J extends JobDefinition<infer P> ? P : never;
 
 /**
@@ -133,7 +176,17 @@ export interface Jobs<J extends AnyJobs = AnyJobs> {
   ): Deno.AtomicOperation;
 }
 
-/** What `defineJobs` takes besides the jobs. */
+/**
+ * What `defineJobs` takes besides the jobs.
+ *
+ * @example
+ * ```ts
+ * import { defineJobs } from "shell/data";
+ *
+ * export default defineJobs({ ping: { run() {} } }, { concurrency: 4 });
+ * ```
+ * @see docs/data.md - Background jobs
+ */
 export interface JobsOptions {
   /**
    * How many of these jobs run at once in a process, 10 by default; the others wait, in the order
@@ -214,7 +267,20 @@ export function defineJobs<J extends AnyJobs>(
   };
 }
 
-/** A job that ran out of tries, as KV kept it. */
+/**
+ * A job that ran out of tries, as KV kept it.
+ *
+ * @example
+ * ```ts
+ * import { type DeadJob, deadJobs } from "shell/data";
+ *
+ * const kv = await Deno.openKv(":memory:");
+ * const dead: DeadJob[] = await deadJobs(kv, "sendReply");
+ * for (const { id, digest } of dead) console.log(id, digest ?? "undelivered");
+ * kv.close();
+ * ```
+ * @see docs/data.md - Background jobs
+ */
 export interface DeadJob {
   /** The job's name. */
   job: string;
@@ -231,7 +297,22 @@ export interface DeadJob {
   failedAt?: number;
 }
 
-/** Which dead jobs `deadJobs` reads. */
+/**
+ * Which dead jobs `deadJobs` reads.
+ *
+ * @example
+ * ```ts
+ * import { deadJobs, type DeadJobsOptions } from "shell/data";
+ *
+ * const kv = await Deno.openKv(":memory:");
+ * const first: DeadJobsOptions = { limit: 50 };
+ * const page = await deadJobs(kv, undefined, first);
+ * const next = await deadJobs(kv, undefined, { limit: 50, after: page.at(-1) });
+ * console.log(page.length, next.length);
+ * kv.close();
+ * ```
+ * @see docs/data.md - Background jobs
+ */
 export interface DeadJobsOptions {
   /** At most this many (1000 by default): each is up to 64 KiB, and they are kept for a week. */
   limit?: number;
