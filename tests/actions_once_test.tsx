@@ -16,6 +16,7 @@ import { memoryApp } from "./helpers/app.ts";
 import { tempStorePath } from "./helpers/kv.ts";
 import { fromPage, ids, ORIGIN, post, probeFiles, ran } from "./helpers/probe_app.tsx";
 import { toAbout } from "./helpers/probe_actions.ts";
+import { MEMORY_MOST, submissionsInMemory } from "../lib/actions/once.ts";
 import { captureLogs } from "shell/testing";
 import { ONCE_TTL_MS, submissionId } from "../lib/actions/once.ts";
 
@@ -330,4 +331,15 @@ Deno.test("a refusal whose key KV fails to release answers as the refusal, not a
     ),
   );
   await app.close();
+});
+
+Deno.test("an app without KV keeps at most MEMORY_MOST submissions, the oldest forgotten first", async () => {
+  const submissions = submissionsInMemory();
+  assert.equal(await submissions.claim("first"), "ours");
+  assert.equal(await submissions.claim("first"), "running", "a repeat while it runs");
+  for (let n = 0; n < MEMORY_MOST; n++) await submissions.claim(`post-${n}`);
+  // Before: every submission of the hour was kept (and scanned on each call), whatever a client
+  // sent; now the oldest goes once the memory is full, and the newest are still known.
+  assert.equal(await submissions.read("first"), "gone");
+  assert.equal(await submissions.claim(`post-${MEMORY_MOST - 1}`), "running");
 });

@@ -109,23 +109,42 @@ export async function claimSubmission(
   return found;
 }
 
-/** One process's memory of submissions: for an app without KV, where one process answers. */
+/** Most submissions one process keeps in memory: past it, the oldest are forgotten first. */
+export const MEMORY_MOST = 10_000;
+
+/**
+ * One process's memory of submissions: for an app without KV, where one process answers. Kept in
+ * the order they end (each is set again, at the back, when it changes; all live an hour), so that
+ * a look drops the ended ones from the front and stops at the first live one - not a scan of every
+ * submission of the hour on each call - and at most `MEMORY_MOST` of them, whatever a client sends.
+ */
 export function submissionsInMemory(): Submissions {
   const kept = new Map<string, { until: number; outcome?: Outcome }>();
-  const live = (id: string) => {
+  const prune = () => {
     const now = Date.now();
-    for (const [old, entry] of kept) if (entry.until < now) kept.delete(old);
+    for (const [old, entry] of kept) {
+      if (entry.until >= now && kept.size <= MEMORY_MOST) break;
+      kept.delete(old);
+    }
+  };
+  const keep = (id: string, outcome?: Outcome) => {
+    kept.delete(id);
+    kept.set(id, { until: Date.now() + ONCE_TTL_MS, outcome });
+    prune();
+  };
+  const live = (id: string) => {
+    prune();
     return kept.get(id);
   };
   return {
     claim(id) {
       const entry = live(id);
       if (entry) return Promise.resolve(entry.outcome ?? "running");
-      kept.set(id, { until: Date.now() + ONCE_TTL_MS });
+      keep(id);
       return Promise.resolve("ours");
     },
     settle(id, outcome) {
-      if (outcome) kept.set(id, { until: Date.now() + ONCE_TTL_MS, outcome });
+      if (outcome) keep(id, outcome);
       else kept.delete(id);
       return Promise.resolve();
     },
