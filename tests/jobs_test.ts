@@ -12,7 +12,8 @@ import { scan } from "../lib/build/scan.ts";
 import * as v from "valibot";
 import { defineSettings, secret } from "../lib/mod.ts";
 import { deadJobs, defineJobs, KvLimitError, kvOf } from "../lib/data.ts";
-import { enqueueSlot } from "../lib/kv/jobs.ts";
+import { Cron } from "croner";
+import { dueSlots, enqueueSlot } from "../lib/kv/jobs.ts";
 import { MAX_VALUE_BYTES, valueSize } from "../lib/kv/limits.ts";
 import type { Telemetry } from "../lib/server.ts";
 import type { RouteModule } from "../lib/server/manifest.ts";
@@ -160,11 +161,59 @@ Deno.test("a cron job: two apps of one manifest in a process start and close, an
   await again.close(); // the cron ended with the last app: no timer left for the sanitizer
 
   // Every process's Deno.cron fires for the slot; one enqueue wins.
-  const at = Date.UTC(2026, 10, 28, 3, 0, 12);
+  const at = Date.UTC(2026, 10, 28, 3, 0, 0);
   const target = { kv: first, jobs, name: "nightly" };
   assert.equal(await enqueueSlot(target, at), true);
-  assert.equal(await enqueueSlot(target, at + 30_000), false);
-  assert.equal(await enqueueSlot(target, at + 60_000), true);
+  assert.equal(await enqueueSlot(target, at), false);
+  assert.equal(await enqueueSlot(target, at + 24 * 60 * 60_000), true);
+});
+
+Deno.test("a cron firing late is its slot's, however late: one run per slot, never two, never none", async () => {
+  const nightly = new Cron("0 3 * * *", { paused: true, timezone: "UTC", mode: "5-part" });
+  const at = Date.UTC(2026, 10, 28, 3, 0, 0);
+  const day = 24 * 60 * 60_000;
+  // On time, a moment early (two clocks), or 90 s late (a retry, a busy process): the 03:00 slot.
+  // Before, the slot was the minute of the firing: 90 s late was 03:01, a second run.
+  for (const firing of [at + 12, at - 400, at + 90_000, at + 5 * 60 * 60_000]) {
+    assert.deepEqual(dueSlots(nightly, firing), [at], new Date(firing).toISOString());
+  }
+  // A process that enqueued yesterday's slot, firing again for today's, late: today's only.
+  assert.deepEqual(dueSlots(nightly, at + 90_000, at - day), [at]);
+  // A second firing for a slot already enqueued here: nothing more.
+  assert.deepEqual(dueSlots(nightly, at + 90_000, at), []);
+  // A firing so late that the next slot's time has passed: the slot it missed is caught up.
+  assert.deepEqual(dueSlots(nightly, at + day + 60_000, at - day), [at, at + day]);
+  // At most ten, the latest: a process stopped for a month does not flood the queue.
+  const caught = dueSlots(nightly, at + 30 * day, at - day);
+  assert.equal(caught.length, 10);
+  assert.equal(caught.at(-1), at + 30 * day);
+
+  // Every process's firing, on time or late, enqueues the slot's one run.
+  await using kv = await Deno.openKv(":memory:");
+  const jobs = defineJobs({ nightly: { cron: "0 3 * * *", run() {} } });
+  const target = { kv, jobs, name: "nightly" };
+  const [onTime] = dueSlots(nightly, at + 50);
+  const [late] = dueSlots(nightly, at + 61_000);
+  assert.equal(await enqueueSlot(target, onTime), true);
+  assert.equal(
+    await enqueueSlot(target, late),
+    false,
+    "the late firing ran the slot a second time",
+  );
+});
+
+Deno.test("a cron schedule that is none is refused by defineJobs, naming the job and the schedule", () => {
+  // Before, defineJobs took it, and Deno.cron refused it at createApp with its own words.
+  for (const cron of ["61 * * * *", "* * * *", "0 0 3 * * *", "every night"]) {
+    assert.throws(
+      () => defineJobs({ nightly: { cron, run() {} } }),
+      (error: Error) =>
+        error instanceof TypeError &&
+        error.message.startsWith(`Job "nightly": cron "${cron}" is no schedule (`),
+      cron,
+    );
+  }
+  defineJobs({ nightly: { cron: "*/15 2-4 * * MON-FRI", run() {} } });
 });
 
 Deno.test("one key for two jobs (a webhook's delivery id): each is enqueued and runs", async () => {

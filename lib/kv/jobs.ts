@@ -12,6 +12,7 @@
  * mark): a job done is marked and never run again, and work that must not happen twice commits
  * with a check of its own.
  */
+import { Cron } from "croner";
 import { log, loggedHeader } from "../server/log.ts";
 import { NO_LINKS, type Telemetry } from "../server/telemetry.ts";
 import { describe, digestOf } from "../errors/digest.ts";
@@ -228,8 +229,9 @@ export function defineJobs<J extends AnyJobs>(
   if (!(Number.isInteger(concurrency) && concurrency >= 1)) {
     throw new TypeError(`Jobs: a concurrency of ${concurrency} (a whole number, 1 or more)`);
   }
-  for (const [name, { retries = [], timeout = TIMEOUT_MS }] of Object.entries(definitions)) {
+  for (const [name, { retries = [], timeout = TIMEOUT_MS, cron }] of Object.entries(definitions)) {
     checkRetries(retries, `Job "${name}"`);
+    if (cron !== undefined) scheduleOf(name, cron);
     if (!(timeout > 0 && timeout <= MAX_DELAY_MS)) {
       throw new TypeError(
         `Job "${name}": a timeout of ${timeout} ms (more than 0, 30 days at most)`,
@@ -614,13 +616,28 @@ interface CronTarget {
 }
 
 /**
+ * A cron job's schedule, read as Deno.cron reads it (five fields, UTC): refused where it is
+ * written, in `defineJobs`, naming the job - not when an app starts, with Deno's bare message.
+ */
+function scheduleOf(name: string, cron: string): Cron {
+  try {
+    return new Cron(cron, { paused: true, timezone: "UTC", mode: "5-part" });
+  } catch (error) {
+    throw new TypeError(
+      `Job "${name}": cron "${cron}" is no schedule (${describe(error).message})`,
+    );
+  }
+}
+
+/**
  * The process's crons, by name: Deno refuses a second `Deno.cron` of a name ("Cron with this name
  * already exists"), and a process may hold several apps of one manifest (tests), so each name is
- * registered once and enqueues for every open app; the last app closed ends it.
+ * registered once and enqueues for every open app; the last app closed ends it. `last`: the
+ * latest slot it enqueued, from which a late firing catches up.
  */
 const crons = new Map<
   string,
-  { schedule: string; targets: Set<CronTarget>; end: AbortController }
+  { schedule: string; targets: Set<CronTarget>; end: AbortController; last?: number }
 >();
 
 const cronName = (job: string) => `job ${job}`;
@@ -636,10 +653,21 @@ function scheduleJob(target: CronTarget, schedule: string, closing?: AbortSignal
   const name = cronName(target.name);
   let cron = crons.get(name);
   if (!cron) {
-    const started = { schedule, targets: new Set<CronTarget>(), end: new AbortController() };
+    const pattern = scheduleOf(target.name, schedule);
+    const started = {
+      schedule,
+      targets: new Set<CronTarget>(),
+      end: new AbortController(),
+      last: undefined as number | undefined,
+    };
     Deno.cron(name, schedule, { signal: started.end.signal }, async () => {
-      const now = Date.now();
-      await Promise.all([...started.targets].map((each) => enqueueSlot(each, now)));
+      const slots = dueSlots(pattern, Date.now(), started.last);
+      if (slots.length === 0) return;
+      started.last = slots.at(-1);
+      const enqueues = [...started.targets].flatMap((each) =>
+        slots.map((slot) => enqueueSlot(each, slot))
+      );
+      await Promise.all(enqueues);
     });
     crons.set(name, cron = started);
   }
@@ -653,13 +681,38 @@ function scheduleJob(target: CronTarget, schedule: string, closing?: AbortSignal
   }, { once: true });
 }
 
+/** How many slots a late firing catches up at most, the latest kept. */
+const CATCH_UP = 10;
 /**
- * Enqueues a cron job's run for the minute of `now`, keyed by it: every process's `Deno.cron`
- * fires, one enqueue wins (false for the others).
+ * How early a firing may come and still count as its slot: Deno's timer and `Date.now()` are two
+ * clocks, and a firing read a moment before its time would count as the slot before (done already).
  */
-export function enqueueSlot({ kv, jobs, name }: CronTarget, now: number): Promise<boolean> {
-  const slot = new Date(Math.floor(now / 60_000) * 60_000).toISOString();
-  return jobs.enqueue(kv, name, undefined, { key: `cron:${name}:${slot}` });
+const EARLY_MS = 1_000;
+
+/**
+ * The slots a cron firing at `now` enqueues, oldest first: the latest time the schedule names at
+ * or before `now` - however late the firing, it is that slot's, as the firings of other processes
+ * on time were (a firing past the minute once counted as a new slot: two runs) - and, after one
+ * this process enqueued (`last`), those it missed between them (none, or a slot's run was lost to
+ * a firing that came after the next slot's time). At most `CATCH_UP`: a process stopped for a
+ * while does not flood the queue.
+ */
+export function dueSlots(schedule: Cron, now: number, last?: number): number[] {
+  // `previousRuns` takes times strictly before its reference, to the second.
+  const reference = new Date(now + EARLY_MS + 1000);
+  const runs = schedule.previousRuns(last === undefined ? 1 : CATCH_UP, reference)
+    .map((date) => date.getTime())
+    .filter((slot) => last === undefined || slot > last);
+  return runs.reverse();
+}
+
+/**
+ * Enqueues a cron job's run for the slot (the scheduled time, ms since the epoch), keyed by it:
+ * every process's `Deno.cron` fires, one enqueue wins (false for the others).
+ */
+export function enqueueSlot({ kv, jobs, name }: CronTarget, slot: number): Promise<boolean> {
+  const key = `cron:${name}:${new Date(slot).toISOString()}`;
+  return jobs.enqueue(kv, name, undefined, { key });
 }
 
 function failed(
