@@ -206,6 +206,10 @@ interface JobMessage {
   payload: unknown;
   /** Tries before this one (absent from the first build's messages). */
   attempt?: number;
+  /** Whether `id` is the key it was enqueued with. */
+  keyed?: true;
+  /** The trace context of the code that enqueued it (`Telemetry.jobContext`). */
+  trace?: Record<string, string>;
 }
 
 /**
@@ -250,6 +254,9 @@ export function defineJobs<J extends AnyJobs>(
     const id = key ?? crypto.randomUUID();
     // `attempt` from the first: a retry's message is no larger than the one that fitted.
     const message: JobMessage = { job: name, id, payload, attempt: 0 };
+    if (key !== undefined) message.keyed = true;
+    const trace = traced.get(jobs)?.();
+    if (trace) message.trace = trace;
     fits(name, id, message);
     if (key !== undefined) {
       const seen = keyKey(name, key);
@@ -259,7 +266,7 @@ export function defineJobs<J extends AnyJobs>(
     // that died): a failing `run` is tried again by `listenJobs`.
     return atomic.enqueue(message, { delay, keysIfUndelivered: [deadKey(name, id)] });
   };
-  return {
+  const jobs: Jobs<J> = {
     definitions,
     concurrency,
     add,
@@ -267,7 +274,14 @@ export function defineJobs<J extends AnyJobs>(
       return (await add(kv.atomic(), name, payload, options).commit()).ok;
     },
   };
+  return jobs;
 }
+
+/**
+ * Each declaration's way to read the enqueuing code's trace context, once an app listening for its
+ * jobs has telemetry that traces them (`Telemetry.jobContext`); none, and enqueuing reads nothing.
+ */
+const traced = new WeakMap<Jobs, () => Record<string, string> | undefined>();
 
 /**
  * A job that ran out of tries, as KV kept it.
@@ -427,6 +441,8 @@ export function listenJobs(
     }
   }
   for (const [name, cron] of scheduled) scheduleJob({ kv, jobs, name }, cron, closing);
+  const telemetry = options.telemetry;
+  if (telemetry?.jobContext) traced.set(jobs, telemetry.jobContext.bind(telemetry));
   let apps = listening.get(kv);
   if (!apps) {
     const opened = new Set<Listening>();
@@ -531,9 +547,23 @@ class Slots {
 }
 
 async function run(kv: Deno.Kv, app: Listening, message: JobMessage): Promise<void> {
-  const { job: name, id, payload, attempt = 0 } = message;
+  const { job: name, id, attempt = 0, keyed, trace } = message;
   const done = ["_jobs", "done", name, id];
   if ((await kv.get(done)).versionstamp !== null) return; // a delivery again, after it was done
+  const telemetry = app.telemetry;
+  if (!telemetry?.job) return await tryOnce(kv, app, message, done);
+  const run = { name, attempt, key: keyed ? loggedHeader(id) : undefined, carried: trace };
+  await telemetry.job(run, () => tryOnce(kv, app, message, done));
+}
+
+/** A try of the job: done, or failed (logged, reported) and enqueued again or kept as dead. */
+async function tryOnce(
+  kv: Deno.Kv,
+  app: Listening,
+  message: JobMessage,
+  done: Deno.KvKey,
+): Promise<void> {
+  const { job: name, id, payload, attempt = 0 } = message;
   const definition = Object.hasOwn(app.jobs.definitions, name)
     ? app.jobs.definitions[name]
     : undefined;
@@ -599,6 +629,7 @@ function fits(name: string, id: string, message: JobMessage): void {
     const { job, payload } = message;
     const dead: DeadJob = { job, id, payload, digest: "00000-00000", failedAt: Date.now() };
     assertFits(deadKey(name, id), dead);
+    if (message.trace) assertFits(deadKey(name, id), message); // its trace context may tip it over
   } catch (error) {
     if (!(error instanceof KvLimitError)) throw error;
     throw new KvLimitError(`Job "${name}": ${error.message} (its key, or its payload)`);

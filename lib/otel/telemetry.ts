@@ -8,7 +8,7 @@
  * request's context. An error tracker (Sentry) plugs in as a `Reporter`: it only reports, on the
  * same trace, and makes no span of its own.
  */
-import { context, type Span, trace } from "@opentelemetry/api";
+import { context, type Span, SpanStatusCode, trace } from "@opentelemetry/api";
 import type { Context, Hono } from "hono";
 import type { ReactNode } from "react";
 import { isNotFoundRoute } from "../errors/not_found.ts";
@@ -25,6 +25,7 @@ import {
   tracer,
 } from "./request_span.ts";
 import { internalsOf } from "../server/internals.ts";
+import { jobContext, jobSpan } from "./job_span.ts";
 
 /** What an error tracker adds to Deno's tracing. */
 export interface Reporter {
@@ -55,9 +56,16 @@ export function otelTelemetry(reporter?: Reporter): Telemetry {
     hit: requestHit,
     span: childSpan,
     within,
+    jobContext,
+    job: jobSpan,
     captureFailure(error, digest, c, { send = true, eventId, job } = {}) {
       const span = c ? internalsOf(c).otelSpan : trace.getActiveSpan();
       if (c && span) markFailed(c, span, digest);
+      // The job's span (`jobSpan`), as a request's is marked.
+      else if (job !== undefined && sampled(span)) {
+        span.setStatus({ code: SpanStatusCode.ERROR });
+        span.setAttribute(DIGEST_ATTRIBUTE, digest);
+      }
       const ids = span?.spanContext();
       return {
         trace_id: ids?.traceId ?? null,

@@ -99,12 +99,47 @@ export interface Telemetry {
    * Absent, as for Deno's OpenTelemetry alone: no event is sent, so no repeat names one.
    */
   sendsEvents?: boolean;
+  /**
+   * The trace context of the code enqueuing a background job (`traceparent`, as a header would
+   * carry it), kept in the job's message for `job`. Absent, or undefined: the message carries none.
+   */
+  jobContext?(): Record<string, string> | undefined;
+  /**
+   * Runs a try of a background job (`lib/kv/jobs.ts`) as a span of its own, in the trace of the
+   * code that enqueued it (`run.carried`, from `jobContext`) or, with none (a cron job's), in a
+   * trace of its own; a failure captured while it runs is linked to it. Absent, the job's try runs
+   * as it is.
+   */
+  job?(run: JobRun, work: () => Promise<void>): Promise<void>;
   /** Elements for a page's `<head>`: trace meta tags, the browser SDK's settings. */
   head?(c: Context): ReactNode;
   /** Origins the browser sends telemetry to, for the CSP's `connect-src`. */
   connectSources?: string[];
   /** Sends what is pending, waiting at most `timeoutMs`. */
   flush(timeoutMs: number): Promise<void>;
+}
+
+/**
+ * A try of a background job, as `Telemetry.job` records it.
+ *
+ * @example
+ * ```ts
+ * import type { JobRun } from "shell/server";
+ *
+ * // The second try of a reply keyed by a webhook's delivery id.
+ * const run: JobRun = { name: "sendReply", attempt: 1, key: "delivery-8f2c" };
+ * ```
+ * @see docs/telemetry.md - Background jobs
+ */
+export interface JobRun {
+  /** The job's name in `defineJobs`. */
+  name: string;
+  /** Tries before this one. */
+  attempt: number;
+  /** The key it was enqueued with, if any. */
+  key?: string;
+  /** The trace context `jobContext` gave as it was enqueued. */
+  carried?: Record<string, string>;
 }
 
 export const NO_LINKS: FailureLinks = { trace_id: null, span_id: null, sentry_event_id: null };
