@@ -17,7 +17,7 @@ import { dueSlots, enqueueSlot } from "../lib/kv/jobs.ts";
 import { MAX_VALUE_BYTES, valueSize } from "../lib/kv/limits.ts";
 import type { Telemetry } from "../lib/server.ts";
 import type { RouteModule } from "../lib/server/manifest.ts";
-import { captureLogs } from "../lib/testing.ts";
+import { captureLogs, watchJobs } from "../lib/testing.ts";
 import { memoryApp } from "./helpers/app.ts";
 
 /** Resolves once `key` holds a value in `kv`: KV's own watch, no polling. */
@@ -631,4 +631,83 @@ Deno.test("deadJobs of one job, after another job's dead letter: a TypeError nam
       error instanceof TypeError && error.message.includes('"autoClose"') &&
       error.message.includes('"sendReply"'),
   );
+});
+
+Deno.test("watchJobs: a test waits for the try of a job a handler enqueued, keyless, as soon as it ends", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  const jobs = defineJobs({
+    reply: {
+      async run({ to }: { to: string }, { kv }) {
+        await kv.set(["replied", to], true);
+      },
+    },
+    breaks: {
+      run() {
+        throw new Error("the provider is down");
+      },
+    },
+  });
+  const inbound: RouteModule = {
+    handler: {
+      async POST(req, ctx) {
+        const job = new URL(req.url).searchParams.get("job") as "reply" | "breaks";
+        await jobs.enqueue(kvOf(ctx), job, { to: "ada" }); // no key: the test cannot know its id
+        return new Response(null, { status: 202 });
+      },
+    },
+  };
+  const app = memoryApp({ routes: { "inbound.ts": inbound }, jobs }, { kv, jobRetries: [0] });
+  using watch = watchJobs(app);
+  using _logs = captureLogs();
+
+  assert.equal((await app.request("/inbound?job=reply", { method: "POST" })).status, 202);
+  const replied = await watch.next("reply");
+  assert.equal(replied.digest, undefined, "it ran to the end");
+  assert.deepEqual(replied.payload, { to: "ada" });
+  assert.equal((await kv.get(["replied", "ada"])).value, true, "its work is done by then");
+
+  // A failing job: each try ends with its digest; the last one's dead letter is written by then.
+  assert.equal((await app.request("/inbound?job=breaks", { method: "POST" })).status, 202);
+  const first = await watch.next("breaks");
+  const last = await watch.next("breaks");
+  assert.deepEqual([first.attempt, last.attempt], [0, 1]);
+  assert.match(last.digest ?? "", /^[0-9A-Z]{5}-[0-9A-Z]{5}$/);
+  const [dead] = await deadJobs(kv, "breaks");
+  assert.equal(dead.digest, last.digest);
+
+  // Bounded: a try that never comes is an error naming the job and what ended.
+  await assert.rejects(
+    watch.next("reply", { timeout: 20 }),
+    /No try of the job "reply" ended within 20 ms; ended: reply \(attempt 0\), breaks/,
+  );
+  await app.close();
+});
+
+Deno.test("docs/testing.md's cron test: a cron job's slot fired now, its try awaited, once per slot", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  // docs/data.md's autoClose, on its schedule of 03:00.
+  const jobs = defineJobs({
+    autoClose: {
+      cron: "0 3 * * *",
+      retries: [60_000],
+      async run(_: undefined, { kv }) {
+        await kv.set(["desk", "closed_at"], Date.now());
+      },
+    },
+  });
+  const app = memoryApp({ routes: {}, jobs }, { kv });
+  using watch = watchJobs(app);
+  assert.equal(await watch.fireCron("autoClose"), true);
+  const tried = await watch.next("autoClose"); // as soon as it ends, 5 s at most
+  assert.equal(tried.digest, undefined, "it ran to the end");
+  assert.equal(typeof (await kv.get(["desk", "closed_at"])).value, "number");
+  // The same slot again (another process's Deno.cron): nothing more; the day after: its own run.
+  assert.equal(await watch.fireCron("autoClose"), false);
+  assert.equal(await watch.fireCron("autoClose", Date.now() + 24 * 60 * 60_000), true);
+  assert.equal((await watch.next("autoClose")).digest, undefined);
+  assert.throws(() => watch.fireCron("nightly"), /No cron job named "nightly"/);
+  await app.close();
+
+  assert.throws(() => watchJobs(memoryApp({ routes: {} }, { kv })), /runs no background jobs/);
+  assert.throws(() => watchJobs({}), /an app made by createApp in this process/);
 });

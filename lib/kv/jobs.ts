@@ -387,6 +387,45 @@ interface Listening extends ListenOptions {
   jobs: Jobs;
   /** Its deliveries under way, for `close()` to wait for. */
   running: Set<Promise<void>>;
+  /** Who is told of each try that ended (the test kit's `watchJobs`). */
+  watchers: Set<(tried: JobTry) => void>;
+}
+
+/**
+ * A try of a job that ended, as the app's listener ran it (the test kit's `watchJobs`).
+ *
+ * @example
+ * ```ts
+ * import type { JobTry } from "shell/testing";
+ *
+ * const failed = (tried: JobTry) => tried.digest !== undefined;
+ * ```
+ * @see docs/testing.md - Background jobs
+ */
+export interface JobTry {
+  /** The job's name. */
+  job: string;
+  /** Its id: its key, else a random one. */
+  id: string;
+  /** What it was enqueued with. */
+  payload: unknown;
+  /** Tries before this one. */
+  attempt: number;
+  /** The failure's digest, if this try failed (tried again, or kept as dead). */
+  digest?: string;
+}
+
+/** An app's jobs as it listens for them: what `listenJobs` returns. */
+export interface AppJobs {
+  /** Resolves once the jobs under way when the app closed have ended (2 s at most). */
+  ended(): Promise<void>;
+  /** Calls `watcher` with each try of the app's jobs that ends, until the returned stop. */
+  watch(watcher: (tried: JobTry) => void): () => void;
+  /**
+   * Enqueues the run of the cron job `name` for its latest slot at or before `at`, as every
+   * process's `Deno.cron` does then; false when that slot was enqueued already.
+   */
+  fireCron(name: string, at: number): Promise<boolean>;
 }
 
 /** How long an app's close waits for its jobs under way (an unfinished one is delivered again). */
@@ -417,14 +456,15 @@ export interface ListenOptions {
 
 /**
  * Runs the app's jobs as KV's queue delivers them to this store's handle, and enqueues the cron
- * jobs on their schedules, until `closing` aborts; returns what resolves once the jobs under way
- * then have ended (2 s at most), after which the store may be closed.
+ * jobs on their schedules, until `closing` aborts; returns the app's handle on them, whose
+ * `ended()` resolves once the jobs under way then have ended (2 s at most), after which the store
+ * may be closed.
  */
 export function listenJobs(
   kv: Deno.Kv,
   jobs: Jobs,
   options: ListenOptions = {},
-): () => Promise<void> {
+): AppJobs {
   const { closing } = options;
   if (options.retries) checkRetries(options.retries, "jobRetries");
   const scheduled = Object.entries(jobs.definitions).flatMap(([name, { cron }]) =>
@@ -454,15 +494,27 @@ export function listenJobs(
       log("error", `Background jobs cannot run on this store: ${describe(error).message}`);
     });
   }
-  const app: Listening = { ...options, jobs, running: new Set() };
+  const app: Listening = { ...options, jobs, running: new Set(), watchers: new Set() };
   apps.add(app);
   closing?.addEventListener("abort", () => apps.delete(app), { once: true });
-  return async () => {
-    if (app.running.size === 0) return;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const bound = new Promise((resolve) => timer = setTimeout(resolve, CLOSE_MS));
-    await Promise.race([Promise.allSettled(app.running), bound]);
-    clearTimeout(timer);
+  return {
+    async ended() {
+      if (app.running.size === 0) return;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const bound = new Promise((resolve) => timer = setTimeout(resolve, CLOSE_MS));
+      await Promise.race([Promise.allSettled(app.running), bound]);
+      clearTimeout(timer);
+    },
+    watch(watcher) {
+      app.watchers.add(watcher);
+      return () => app.watchers.delete(watcher);
+    },
+    fireCron(name, at) {
+      const cron = Object.hasOwn(jobs.definitions, name) ? jobs.definitions[name].cron : undefined;
+      if (cron === undefined) throw new TypeError(`No cron job named "${name}" in routes/_jobs.ts`);
+      const [slot] = dueSlots(scheduleOf(name, cron), at);
+      return enqueueSlot({ kv, jobs, name }, slot);
+    },
   };
 }
 
@@ -583,9 +635,11 @@ async function tryOnce(
     await (delay === undefined
       ? kv.set(deadKey(name, id), dead, { expireIn: REMEMBER_MS })
       : kv.enqueue(next, { delay, keysIfUndelivered: [deadKey(name, id)] }));
+    for (const watcher of app.watchers) watcher({ job: name, id, payload, attempt, digest });
     return;
   }
   await kv.set(done, true, { expireIn: REMEMBER_MS });
+  for (const watcher of app.watchers) watcher({ job: name, id, payload, attempt });
 }
 
 /** Settles like the try, or fails once its `timeout` passed, aborting the signal it was given. */

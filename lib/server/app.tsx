@@ -327,7 +327,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
     guardRequests(withHonestHead(cache.ahead(app.fetch)), options.allowedHosts, dev),
   );
   app.fetch = fetch as typeof app.fetch;
-  const jobsEnded = kv && manifest.jobs
+  const jobs = kv && manifest.jobs
     ? listenJobs(kv, manifest.jobs, {
       telemetry,
       closing: closing.signal,
@@ -345,12 +345,13 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
       sourceMaps: options.serveSourceMaps,
     }, closing.signal)
     : Promise.resolve();
+  scope.jobs = jobs;
   return withScope({
     fetch,
     request: app.request,
     close: async () => {
       closing.abort();
-      await Promise.all([cache.close(), jobsEnded?.()]);
+      await Promise.all([cache.close(), jobs?.ended()]);
     },
     ready,
   }, scope);

@@ -12,6 +12,7 @@
  */
 import type { AuthOptions } from "../auth/settings.ts";
 import type { Failures } from "../errors/failure.ts";
+import type { AppJobs } from "../kv/jobs.ts";
 import type { ProductSettings } from "../settings/declare.ts";
 import { internalsOf } from "./internals.ts";
 import type { Context } from "./types.ts";
@@ -40,6 +41,8 @@ export interface AppScope {
   readonly auth?: AuthOptions;
   /** The product's settings (`routes/_settings.ts`), read with `settings(ctx)`. */
   readonly settings?: ProductSettings;
+  /** The app's background jobs, once it listens for them (the test kit's `watchJobs`). */
+  jobs?: AppJobs;
 }
 
 declare module "./internals.ts" {

@@ -1,0 +1,106 @@
+/**
+ * @module
+ * An app's background jobs in a test, in-process: each try as it ends (done, or failed with its
+ * digest), to wait for the one a test is about - bounded, and as soon as it ends rather than on a
+ * poll - and a cron job's slot fired now, as `Deno.cron` fires it at its time. Test-only.
+ */
+import type { JobTry } from "../kv/jobs.ts";
+import { scopeOfApp } from "../server/scope.ts";
+import { Arrivals } from "./arrivals.ts";
+
+export type { JobTry };
+
+/**
+ * The tries of an app's jobs that ended since `watchJobs`, until disposed.
+ *
+ * @example
+ * ```ts
+ * import { type JobWatch, watchJobs } from "shell/testing";
+ * import { createApp } from "shell/server";
+ * import manifest from "@/_build/manifest.gen.ts";
+ *
+ * await using kv = await Deno.openKv(":memory:");
+ * const app = createApp(manifest, { root: Deno.cwd(), kv });
+ * using jobs: JobWatch = watchJobs(app);
+ * await jobs.fireCron("autoClose"); // its slot now, not at 03:00
+ * const { digest } = await jobs.next("autoClose");
+ * console.log(digest === undefined ? "done" : `failed: ${digest}`);
+ * await app.close();
+ * ```
+ * @see docs/testing.md - Background jobs
+ */
+export interface JobWatch extends Disposable {
+  /** Every try that ended, in order. */
+  readonly tries: readonly JobTry[];
+  /**
+   * The next try of the job `job` that ended - one `next` has not returned yet, ended before the
+   * call or after it - within `timeout` ms (5000 by default); rejects after, naming what ended.
+   */
+  next(job: string, options?: { timeout?: number }): Promise<JobTry>;
+  /**
+   * Enqueues the run of the cron job `job` for its latest slot at or before `at` (now by default),
+   * as every process's `Deno.cron` does at the slot's time; false when that slot was enqueued
+   * already. Its try then ends as any job's (`next`).
+   */
+  fireCron(job: string, at?: Date | number): Promise<boolean>;
+}
+
+/**
+ * Watches the tries of the background jobs (`routes/_jobs.ts`) of `app` - what `createApp` returned
+ * in this process, with a KV store - until disposed. Throws for any other app.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { createApp } from "shell/server";
+ * import { watchJobs } from "shell/testing";
+ * import manifest from "@/_build/manifest.gen.ts";
+ *
+ * await using kv = await Deno.openKv(":memory:");
+ * const app = createApp(manifest, { root: Deno.cwd(), kv });
+ * using jobs = watchJobs(app);
+ * // ... a request whose handler enqueues "sendReply" ...
+ * const tried = await jobs.next("sendReply", { timeout: 2000 });
+ * assert.equal(tried.digest, undefined, "it ran to the end");
+ * await app.close();
+ * ```
+ * @see docs/testing.md - Background jobs
+ */
+export function watchJobs(app: object): JobWatch {
+  const scope = scopeOfApp(app);
+  if (!scope) {
+    throw new TypeError("watchJobs watches an app made by createApp in this process");
+  }
+  const handle = scope.jobs;
+  if (!handle) {
+    throw new TypeError(
+      "This app runs no background jobs: it needs routes/_jobs.ts and a KV store (createApp's kv)",
+    );
+  }
+  const tries: JobTry[] = [];
+  const taken = new Set<JobTry>();
+  const arrivals = new Arrivals();
+  const stop = handle.watch((tried) => {
+    tries.push(tried);
+    arrivals.arrived();
+  });
+  return {
+    tries,
+    next(job, { timeout = 5000 } = {}) {
+      // Taken as it is found: two calls waiting for one job get a try each.
+      const take = () => {
+        const tried = tries.find((each) => each.job === job && !taken.has(each));
+        if (tried) taken.add(tried);
+        return tried;
+      };
+      return arrivals.until(take, timeout, () => {
+        const seen = tries.map((each) => `${each.job} (attempt ${each.attempt})`).join(", ");
+        return `No try of the job "${job}" ended within ${timeout} ms; ended: ${seen || "none"}`;
+      });
+    },
+    fireCron(job, at = Date.now()) {
+      return handle.fireCron(job, typeof at === "number" ? at : at.getTime());
+    },
+    [Symbol.dispose]: stop,
+  };
+}
