@@ -22,6 +22,7 @@ import {
   isKeptType,
   isSensitiveField,
   KEEP_ATTRIBUTE,
+  keptByName,
   MAX_KEPT_FIELDS,
   NOTICE_ATTRIBUTE,
   RELOADED_NOTICE,
@@ -66,7 +67,9 @@ type Changed = [key: string, state: string | boolean | string[]];
 interface Kept {
   page: string;
   at: number;
-  fields: Changed[];
+  changed: Changed[];
+  /** What a page of an earlier build kept instead: every field's value, as a form sends them. */
+  fields?: [name: string, value: string][];
   notice?: Notice;
 }
 
@@ -96,13 +99,13 @@ export function reloadKeepingInput({ notice }: { notice?: Notice }): void {
   setTimeout(() => {
     // The fields as they are now: the user may have gone on typing while the page waited.
     const page = location.pathname + location.search;
-    const fields = changedFields(document);
+    const changed = changedFields(document);
     const reloaded: Reloaded = { at: Date.now(), from, repeats };
     try {
       // Nothing changed and nothing to say: nothing to keep, and the new page loads no code to
       // put it back (`boot.ts` loads the action client only for a kept entry).
-      if (notice || fields.length > 0) {
-        const kept: Kept = { page, at: Date.now(), fields, notice };
+      if (notice || changed.length > 0) {
+        const kept: Kept = { page, at: Date.now(), changed, notice };
         sessionStorage.setItem(KEPT, JSON.stringify(kept));
       }
       sessionStorage.setItem(RELOADED, JSON.stringify(reloaded));
@@ -123,10 +126,11 @@ export function restoreKeptInput(): void {
     return;
   }
   if (!kept || kept.page !== location.pathname + location.search) return;
-  if (!(Date.now() - kept.at < KEPT_MS) || !Array.isArray(kept.fields)) return;
-  const { fields, notice } = kept;
+  if (!(Date.now() - kept.at < KEPT_MS)) return;
+  const { changed, fields, notice } = kept;
   const restore = () => {
-    putBack(document, fields);
+    if (Array.isArray(changed)) putBack(document, changed);
+    else if (Array.isArray(fields)) putBack(document, fromValues(document, fields));
     if (notice && Object.hasOwn(SENTENCES, notice)) showStaleNotice(notice);
   };
   if (document.readyState === "loading") {
@@ -204,6 +208,24 @@ function changedFields(root: ParentNode): Changed[] {
     else changed.push([key, field.value]);
   }
   return changed;
+}
+
+/**
+ * What a page of the build before this format kept (every field's value by name, the n-th value
+ * for the n-th field), as changes: the deploy that brings this format reloads such pages.
+ */
+function fromValues(root: ParentNode, fields: [string, string][]): Changed[] {
+  const byName = keptByName(fields.filter(Array.isArray));
+  const taken = new Map<string, number>();
+  return keyed(root).flatMap(([key, field]): Changed[] => {
+    const values = byName.get(field.name);
+    if (!values) return [];
+    if (field instanceof HTMLSelectElement) return [[key, values]];
+    if (isCheckable(field)) return [[key, values.includes(field.value)]];
+    const at = taken.get(field.name) ?? 0;
+    taken.set(field.name, at + 1);
+    return at < values.length ? [[key, values[at]]] : [];
+  });
 }
 
 function putBack(root: ParentNode, changed: Changed[]): void {

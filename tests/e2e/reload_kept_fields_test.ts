@@ -9,7 +9,8 @@
  * form-state cookie when a form the island rendered in the browser posts to a removed action. `/wall` is served
  * with a form of such fields outside its island, the server's values changing from load to load;
  * its event stream naming another build makes it reload. What the tab stores and each load reach
- * the test as they happen.
+ * the test as they happen. What a page of the build before kept, in its own format, still comes
+ * back: the deploy that brings this one reloads such pages.
  */
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
@@ -188,6 +189,32 @@ Deno.test("a form an island rendered, posted to a removed action, leaves its sen
     assert.ok(payload.includes("typed name"), `what was typed rides along: ${payload}`);
     assert.ok(!payload.includes("DE89"), `no IBAN: ${payload}`);
     assert.ok(!payload.includes("4111"), `no card number: ${payload}`);
+  } finally {
+    await server.stop();
+  }
+});
+
+Deno.test("what a page of the build before kept (every field's value by name) still comes back", async () => {
+  await using browser = await launchBrowser();
+  const server = await startServer();
+  try {
+    const page = await (await browser.newContext()).newPage();
+    // As the earlier build's reload left it, just before the new page loads.
+    await page.addInitScript((key) => {
+      if (sessionStorage.getItem("seeded")) return;
+      sessionStorage.setItem("seeded", "1");
+      const fields = [["name", "typed before the deploy"], ["message", "and a message"]];
+      sessionStorage.setItem(key, JSON.stringify({ page: "/wall", at: Date.now(), fields }));
+    }, KEPT);
+    await page.goto(`${server.origin}/wall`);
+    await page.waitForFunction(
+      () =>
+        document.querySelector<HTMLTextAreaElement>('textarea[name="message"]')?.value ===
+          "and a message",
+      undefined,
+      { timeout: 20_000 },
+    );
+    assert.equal(await page.getByLabel("Name").inputValue(), "typed before the deploy");
   } finally {
     await server.stop();
   }
