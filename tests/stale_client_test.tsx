@@ -14,7 +14,7 @@ import { ActionError } from "shell/runtime";
 import { captureLogs, TestClient } from "shell/testing";
 import { kvSecret } from "../lib/kv/secret.ts";
 import { type App, createApp } from "../lib/server.ts";
-import { STALE_NOTICE } from "../lib/shared/kept_input.ts";
+import { isKeepable, STALE_NOTICE } from "../lib/shared/kept_input.ts";
 import { type AppFiles, memoryApp, memoryManifest } from "./helpers/app.ts";
 import { call, fromPage } from "./helpers/probe_app.tsx";
 import { FIXTURE_ROOT } from "./helpers/project_copy.ts";
@@ -327,5 +327,63 @@ Deno.test("many processes asking for the key at once agree on one", async () => 
     for (const kv of stores) kv.close();
   } finally {
     await Deno.remove(path);
+  }
+});
+
+/** A payment form: sensitive by name, by `autocomplete`, by the app's opt-out; and plain fields. */
+function PayPage() {
+  return (
+    <form method="post">
+      <input name="shipping_note" />
+      <input name="pin" />
+      <input name="iban" />
+      <input name="card_cvc" />
+      <input name="otp" />
+      <input name="userPIN" />
+      <input name="code" autoComplete="one-time-code" />
+      <input name="card" autoComplete="cc-number" />
+      <input name="new" type="text" autoComplete="new-password" />
+      <input name="account" data-app-keep="off" />
+      <input name="holder" defaultValue="as the server filled it" data-app-keep="off" />
+    </form>
+  );
+}
+
+Deno.test("a form posted without JavaScript to a removed action keeps no sensitive field in the cookie", async () => {
+  const app = memoryApp({ routes: { "pay.tsx": { default: PayPage } } });
+  const html = await page(app, "/pay");
+  // As the browser sends the form: every field in order, the server's hidden marks among them.
+  const form = new FormData();
+  for (const [tag] of html.matchAll(/<input[^>]*>/g)) {
+    const name = /name="([^"]*)"/.exec(tag)![1];
+    const value = /value="([^"]*)"/.exec(tag)?.[1];
+    form.append(name, /type="hidden"/.test(tag) ? value! : `typed-${name}`);
+  }
+  assert.deepEqual(form.getAll("$ACTION_UNKEPT"), ["code", "card", "new", "account", "holder"]);
+  const res = await app.request(`/_action/${GONE}`, {
+    method: "POST",
+    body: form,
+    headers: fromPage("/pay"),
+  });
+  assert.equal(res.status, 303);
+  const payload = atob(
+    cookieOf(res).split("=")[1].split(".")[0].replace(/-/g, "+").replace(/_/g, "/"),
+  );
+  assert.ok(payload.includes("typed-shipping_note"), `the plain field rides along: ${payload}`);
+  assert.equal(payload.match(/typed-/g)?.length, 1, `nothing sensitive: ${payload}`);
+  const back = shown(await page(app, "/pay", cookieOf(res))).inputs;
+  assert.equal(back.find((i) => i.name === "shipping_note")?.value, "typed-shipping_note");
+  assert.equal(back.find((i) => i.name === "holder")?.value, "as the server filled it");
+});
+
+Deno.test("which names are sensitive: words of the name, not letters inside a word", () => {
+  for (const name of ["pin", "iban", "IBAN", "card_cvc", "cvv2", "otp", "userPIN", "newPassword"]) {
+    assert.ok(!isKeepable(name), name);
+  }
+  for (const name of ["card[number]", "cardNumber", "api_key", "csrf_token", "security-code"]) {
+    assert.ok(!isKeepable(name), name);
+  }
+  for (const name of ["shipping", "spinner", "footprint", "passenger", "title", "tokens_left"]) {
+    assert.ok(isKeepable(name), name);
   }
 });

@@ -13,6 +13,7 @@ import { unflatten } from "devalue";
 import { ACTION_LIMITS, type ActionLimits } from "./limits.ts";
 import { boundField, REF_FIELD } from "./registry.ts";
 import { ARGS_FIELD, FILE_FIELD, FRAMEWORK_FIELD, ONCE_FIELD } from "../shared/action_wire.ts";
+import { UNKEPT_FIELD } from "../shared/kept_input.ts";
 import { isSubmissionKey } from "./once.ts";
 
 /** A request the decoder refused; `message` is short and safe to answer with. */
@@ -37,6 +38,8 @@ export interface Invocation {
    * submission's id, a digest with what was sent (its files' bytes are read asynchronously).
    */
   once?: string;
+  /** Fields the page marked never to keep (`UNKEPT_FIELD`s), for a call to a removed action. */
+  unkept: string[];
   /**
    * About how many bytes the arguments hold, beyond the body they came from: every value revived
    * (`VALUE_BYTES` each), and the text of each string, which parsing copies.
@@ -93,14 +96,16 @@ function callInvocation(body: FormData, limits: ActionLimits): Invocation {
       files.set(name, value);
     }
   }
-  return revive(text, limits, limits.arguments, {
+  const unkept: string[] = [];
+  const revived = revive(text, limits, limits.arguments, {
     Blob: (field: string) => {
       const file = files.get(field);
       if (!file) throw new PayloadRejected("a file of the arguments is missing");
       return file;
     },
-    FormData: revivedForm,
+    FormData: (entries: unknown) => revivedForm(entries, unkept),
   });
+  return { ...revived, unkept };
 }
 
 /**
@@ -121,7 +126,8 @@ function formInvocation(body: FormData, limits: ActionLimits): Invocation {
     ? revive(boundText, limits, limits.arguments - 1)
     : { args: [], bytes: 0 };
   const key = body.get(KEY_FIELD);
-  const form = withoutFrameworkFields(body);
+  const unkept: string[] = [];
+  const form = withoutFrameworkFields(body, unkept);
   let bytes = bound.bytes;
   for (const [name, value] of form) {
     bytes += VALUE_BYTES +
@@ -131,6 +137,7 @@ function formInvocation(body: FormData, limits: ActionLimits): Invocation {
     args: [...bound.args, form],
     // React's `useActionState` binds the previous state, which its key does not count.
     form: { key: typeof key === "string" ? key : null, bound: bound.args.length - 1 },
+    unkept,
     bytes,
   };
 }
@@ -138,12 +145,14 @@ function formInvocation(body: FormData, limits: ActionLimits): Invocation {
 /**
  * The form as the action sees it: without the hidden fields React renders for progressive
  * enhancement, which the browser submits along with the user's. One pass: `FormData.delete` scans
- * every entry, so deleting field by field would be quadratic.
+ * every entry, so deleting field by field would be quadratic. The names the page marked never to
+ * keep go to `unkept`.
  */
-export function withoutFrameworkFields(form: FormData): FormData {
+export function withoutFrameworkFields(form: FormData, unkept: string[] = []): FormData {
   const fields = new FormData();
   for (const [name, value] of form) {
     if (!name.startsWith(FRAMEWORK_FIELD)) fields.append(name, value);
+    else if (name === UNKEPT_FIELD && typeof value === "string") unkept.push(value);
   }
   return fields;
 }
@@ -188,8 +197,8 @@ function revive(
   }
 }
 
-/** Entries `encodeCall` made of a FormData, without the framework's fields. */
-function revivedForm(entries: unknown): FormData {
+/** Entries `encodeCall` made of a FormData, without the framework's fields (see above). */
+function revivedForm(entries: unknown, unkept: string[]): FormData {
   if (!Array.isArray(entries)) throw malformed();
   const form = new FormData();
   for (const entry of entries) {
@@ -198,6 +207,7 @@ function revivedForm(entries: unknown): FormData {
       throw malformed();
     }
     if (!name.startsWith(FRAMEWORK_FIELD)) form.append(name, value);
+    else if (name === UNKEPT_FIELD && typeof value === "string") unkept.push(value);
   }
   return form;
 }

@@ -46,7 +46,7 @@ export async function staleCall(c: Context, options: StaleOptions): Promise<Resp
   });
   const page = formPage(c, options.origins);
   const kept: KeptInput = call.args.filter((arg) => arg instanceof FormData)
-    .flatMap((form) => keptFromForm(form)).slice(0, MAX_KEPT_FIELDS);
+    .flatMap((form) => keptFromForm(form, call.unkept)).slice(0, MAX_KEPT_FIELDS);
   await flashFormState(c, options.secret, page.pathname, { kept }, page.secure);
   if (!fromStub) return c.redirect(page.pathname + page.search, 303);
   return c.json(

@@ -15,7 +15,7 @@
 import { ActionError } from "../shared/action_error.ts";
 import { actionUrl, decodeResult, encodeCall, REDIRECT_HEADER } from "../shared/action_wire.ts";
 import { BUILD_HEADER, STALE_HEADER } from "../shared/versions.ts";
-import { reloadKeepingInput } from "./stale.ts";
+import { reloadKeepingInput, withUnkeptMarks } from "./stale.ts";
 import { noteServedBuild } from "./versions.ts";
 
 // For the boot runtime, which loads this bundle to move an out-of-date page, or after it moved.
@@ -31,7 +31,10 @@ export async function callAction(
   // A call that carries a form is a submission: its key makes it happen once on the server, so a
   // call whose connection dropped is sent again, with the same key, and never runs twice.
   const once = args.some((arg) => arg instanceof FormData) ? submissionKey() : undefined;
-  const body = encodeCall(args, once);
+  const body = encodeCall(
+    once ? args.map((arg) => arg instanceof FormData ? withUnkeptMarks(arg) : arg) : args,
+    once,
+  );
   // A failure then comes back as its digest in JSON, whatever failed (see the endpoint).
   const init = { method: "POST", body, headers: { ...headers, Accept: "application/json" } };
   const response = await (once ? sentAgainOnDrop(actionUrl(id), init) : fetch(actionUrl(id), init));

@@ -5,9 +5,10 @@
  * with `hydrateRoot`. Server-rendered children are kept as they are. An island that fails to load,
  * hydrate or render takes the page down to the failure screen, or only the `<Contained>` part
  * around it (`failure.ts`) - unless the page is older than the build serving now: then it reloads
- * to the new version, keeping what was typed (`stale.ts`), since a deploy is no failure; so does a
- * page whose island's event stream is answered by another build (`useFeed`). The page puts back
- * what a reload for that reason kept, and follows newer builds (`versions.ts`).
+ * to the new version, keeping what the user changed (`stale.ts`), since a deploy is no failure;
+ * so does a page whose island's event stream is answered by another build (`useFeed`). The page
+ * notes from the start which fields the user changes (`touched.ts`), puts back what a reload for
+ * that reason kept, and follows newer builds (`versions.ts`).
  */
 import { type ComponentType, createElement } from "react";
 import { hydrateRoot } from "react-dom/client";
@@ -16,6 +17,7 @@ import { failIsland, reportPageError, reportUncaughtErrors } from "./failure.ts"
 import { pageFormState } from "./form_state.ts";
 import { startSentryWhenIdle } from "./sentry_loader.ts";
 import type { Notice } from "./stale.ts";
+import { watchTouched } from "./touched.ts";
 import { OUTDATED_EVENT } from "../shared/versions.ts";
 import { followNewerBuilds, isOutOfDate, KEPT, noteServedBuild } from "./versions.ts";
 
@@ -149,6 +151,7 @@ function whenParsed(el: Element): Promise<void> {
 reportUncaughtErrors();
 // An old page the back button brought back from the HTTP cache reloads at once: nothing to start.
 if (!followNewerBuilds()) {
+  watchTouched();
   restoreAfterMove();
   // An island's event stream found another build serving (`useFeed`): the page moves to it.
   addEventListener(OUTDATED_EVENT, (event) => {

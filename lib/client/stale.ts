@@ -1,15 +1,16 @@
 /**
  * @module
  * A page older than the server's build moving to the new version without losing what the user
- * typed. `reloadKeepingInput()` keeps the value of every named field of the page
- * (`shared/kept_input.ts`: never a password, a file, a hidden field or a name that looks like a
- * credential) in the tab's `sessionStorage` for a minute - none when every field is empty, none
- * emptied by the user, and there is nothing to say - and reloads; the new page's runtime
- * (`restoreKeptInput()`, from the boot runtime) puts them back into its fields of the same names -
- * the n-th field of a name gets its n-th value - and, when an action the user asked for did not
- * run, says why in one sentence, unless the server did already (it puts back what a form sent,
- * too: `actions/stale.ts`); when it broke on what the new server sent, another sentence, since
- * what the user did may have run. A page that reloaded so
+ * typed. `reloadKeepingInput()` keeps what each named field the user changed holds now - emptied,
+ * unchecked, unselected too; never a field they left alone (`touched.ts`), nor a password, a file,
+ * a hidden or a sensitive field (`shared/kept_input.ts`) - in the tab's `sessionStorage` for a
+ * minute (nothing when nothing changed and there is nothing to say), and reloads; the new page's
+ * runtime (`restoreKeptInput()`, from the boot runtime) puts each back into its field: a checkbox
+ * or radio of the same name and value, any other the n-th field of its name - and, when an action
+ * the user asked for did not run, says why in one sentence, unless the server did already (it puts
+ * back what a form sent, too: `actions/stale.ts`); when it broke on what the new server sent,
+ * another sentence, since what the user did may have run. An action's form gets a mark for each
+ * field never kept for its attributes (`withUnkeptMarks`). A page that reloaded so
  * and is out of date again at once (a rollout still under way) waits a little before the next
  * reload, the sentence on show, and longer each time the reload brought back the same old build:
  * never a loop. Part of the action client's bundle, which the boot
@@ -19,13 +20,16 @@
 import {
   isKeepable,
   isKeptType,
+  isSensitiveField,
+  KEEP_ATTRIBUTE,
   keptByName,
-  type KeptInput,
   MAX_KEPT_FIELDS,
   NOTICE_ATTRIBUTE,
   RELOADED_NOTICE,
   STALE_NOTICE,
+  UNKEPT_FIELD,
 } from "../shared/kept_input.ts";
+import { wasTouched } from "./touched.ts";
 import { KEPT, pageBuild } from "./versions.ts";
 
 const RELOADED = "app-stale-reload";
@@ -57,10 +61,15 @@ const SENTENCES: Record<Notice, string> = {
   unsure: RELOADED_NOTICE,
 };
 
+/** A field the user changed: its key (`keyed`) and what it holds - a select's chosen values. */
+type Changed = [key: string, state: string | boolean | string[]];
+
 interface Kept {
   page: string;
   at: number;
-  fields: KeptInput;
+  changed: Changed[];
+  /** What a page of an earlier build kept instead: every field's value, as a form sends them. */
+  fields?: [name: string, value: string][];
   notice?: Notice;
 }
 
@@ -90,14 +99,13 @@ export function reloadKeepingInput({ notice }: { notice?: Notice }): void {
   setTimeout(() => {
     // The fields as they are now: the user may have gone on typing while the page waited.
     const page = location.pathname + location.search;
-    const fields = fieldsOf(document);
+    const changed = changedFields(document);
     const reloaded: Reloaded = { at: Date.now(), from, repeats };
     try {
-      // Nothing typed and nothing to say: nothing to keep, and the new page loads no code to
-      // put it back (`boot.ts` loads the action client only for a kept entry). A field emptied
-      // is something typed: the page it came with filled it (a profile's name, a search's `q`).
-      if (notice || fields.some(([, value]) => value !== "") || emptiedAny(document)) {
-        const kept: Kept = { page, at: Date.now(), fields, notice };
+      // Nothing changed and nothing to say: nothing to keep, and the new page loads no code to
+      // put it back (`boot.ts` loads the action client only for a kept entry).
+      if (notice || changed.length > 0) {
+        const kept: Kept = { page, at: Date.now(), changed, notice };
         sessionStorage.setItem(KEPT, JSON.stringify(kept));
       }
       sessionStorage.setItem(RELOADED, JSON.stringify(reloaded));
@@ -118,10 +126,11 @@ export function restoreKeptInput(): void {
     return;
   }
   if (!kept || kept.page !== location.pathname + location.search) return;
-  if (!(Date.now() - kept.at < KEPT_MS) || !Array.isArray(kept.fields)) return;
-  const { fields, notice } = kept;
+  if (!(Date.now() - kept.at < KEPT_MS)) return;
+  const { changed, fields, notice } = kept;
   const restore = () => {
-    putBack(document, fields);
+    if (Array.isArray(changed)) putBack(document, changed);
+    else if (Array.isArray(fields)) putBack(document, fromValues(document, fields));
     if (notice && Object.hasOwn(SENTENCES, notice)) showStaleNotice(notice);
   };
   if (document.readyState === "loading") {
@@ -142,53 +151,96 @@ function showStaleNotice(kind: Notice): void {
 function fieldsIn(root: ParentNode): Field[] {
   return [...root.querySelectorAll<Field>("input[name], textarea[name], select[name]")]
     .filter((field) =>
-      isKeepable(field.name) && (!(field instanceof HTMLInputElement) || isKeptType(field.type))
+      isKeepable(field.name) && (!(field instanceof HTMLInputElement) || isKeptType(field.type)) &&
+      !isUnkept(field)
     );
 }
 
-/** Every keepable field's value, in the order of the page. */
-function fieldsOf(root: ParentNode): KeptInput {
-  const kept: KeptInput = [];
-  for (const field of fieldsIn(root)) {
-    if (field.disabled) continue;
-    if (field instanceof HTMLSelectElement) {
-      for (const option of field.selectedOptions) kept.push([field.name, option.value]);
-    } else if (isCheckable(field)) {
-      if (field.checked) kept.push([field.name, field.value]);
-    } else kept.push([field.name, field.value]);
-  }
-  return kept.slice(0, MAX_KEPT_FIELDS);
+/** Whether `field` is never kept for its attributes (`autocomplete`, `data-app-keep`). */
+function isUnkept(field: Element): boolean {
+  return isSensitiveField(field.getAttribute("autocomplete"), field.getAttribute(KEEP_ATTRIBUTE));
 }
 
 /**
- * Whether the user emptied a field the page came with filled (or chose a select's empty option
- * over the one it came with). Only emptied ones: React keeps a controlled field's default as its
- * value, so a default tells nothing about a field still filled.
+ * `form` (an action's argument) with an `UNKEPT_FIELD` for each field of the page never kept for
+ * its attributes that it holds: should the action be gone, the server then leaves them out of the
+ * form-state cookie. A form the server rendered carries them already; one an island rendered in
+ * the browser does not. A copy: the caller's form stays as it was.
  */
-function emptiedAny(root: ParentNode): boolean {
-  return fieldsIn(root).some((field) => {
-    if (field.disabled || isCheckable(field) || field.value !== "") return false;
-    if (!(field instanceof HTMLSelectElement)) return field.defaultValue !== "";
-    const chosen = [...field.options].find((option) => option.defaultSelected);
-    return chosen !== undefined && chosen.value !== "";
+export function withUnkeptMarks(form: FormData): FormData {
+  if (typeof document === "undefined") return form; // the test kit, outside a browser
+  const names = [...document.querySelectorAll(`[name][autocomplete], [name][${KEEP_ATTRIBUTE}]`)]
+    .filter(isUnkept).map((field) => field.getAttribute("name")!)
+    .filter((name) => form.has(name));
+  if (names.length === 0) return form;
+  const marked = new FormData();
+  for (const [name, value] of form) marked.append(name, value);
+  for (const name of new Set(names)) marked.append(UNKEPT_FIELD, name);
+  return marked;
+}
+
+/**
+ * Each field with the key that finds it again on the new page: a checkbox or radio by its name and
+ * value, any other by its name and place among the others of that name (the n-th `item`).
+ */
+function keyed(root: ParentNode): [string, Field][] {
+  const seen = new Map<string, number>();
+  return fieldsIn(root).map((field) => {
+    if (isCheckable(field)) return [`${field.name}\n=${field.value}`, field];
+    const at = seen.get(field.name) ?? 0;
+    seen.set(field.name, at + 1);
+    return [`${field.name}\n#${at}`, field];
   });
 }
 
-function putBack(root: ParentNode, kept: KeptInput): void {
-  const byName = keptByName(kept);
-  const taken = new Map<string, number>();
-  for (const field of fieldsIn(root)) {
-    const values = byName.get(field.name);
-    if (!values) continue;
+/**
+ * What the user changed, as it is now: emptied, unchecked and unselected too. Never a field they
+ * left alone, so the new page keeps what its server filled in (`touched.ts`).
+ */
+function changedFields(root: ParentNode): Changed[] {
+  const changed: Changed[] = [];
+  for (const [key, field] of keyed(root)) {
+    if (field.disabled || !wasTouched(field)) continue;
+    if (changed.length >= MAX_KEPT_FIELDS) break;
     if (field instanceof HTMLSelectElement) {
-      for (const option of field.options) option.selected = values.includes(option.value);
+      changed.push([key, [...field.selectedOptions].map((option) => option.value)]);
+    } else if (isCheckable(field)) changed.push([key, field.checked]);
+    else changed.push([key, field.value]);
+  }
+  return changed;
+}
+
+/**
+ * What a page of the build before this format kept (every field's value by name, the n-th value
+ * for the n-th field), as changes: the deploy that brings this format reloads such pages.
+ */
+function fromValues(root: ParentNode, fields: [string, string][]): Changed[] {
+  const byName = keptByName(fields.filter(Array.isArray));
+  const taken = new Map<string, number>();
+  return keyed(root).flatMap(([key, field]): Changed[] => {
+    const values = byName.get(field.name);
+    if (!values) return [];
+    if (field instanceof HTMLSelectElement) return [[key, values]];
+    if (isCheckable(field)) return [[key, values.includes(field.value)]];
+    const at = taken.get(field.name) ?? 0;
+    taken.set(field.name, at + 1);
+    return at < values.length ? [[key, values[at]]] : [];
+  });
+}
+
+function putBack(root: ParentNode, changed: Changed[]): void {
+  const states = new Map(changed.filter((entry) => Array.isArray(entry)));
+  for (const [key, field] of keyed(root)) {
+    const state = states.get(key);
+    if (field instanceof HTMLSelectElement) {
+      if (!Array.isArray(state)) continue;
+      for (const option of field.options) option.selected = state.includes(option.value);
     } else if (isCheckable(field)) {
-      setNative(field, "checked", values.includes(field.value));
+      if (typeof state !== "boolean") continue;
+      setNative(field, "checked", state);
     } else {
-      const at = taken.get(field.name) ?? 0;
-      taken.set(field.name, at + 1);
-      if (at >= values.length) continue;
-      setNative(field, "value", values[at]);
+      if (typeof state !== "string") continue;
+      setNative(field, "value", state);
     }
     // A component that holds the field's value in its state hears of it as of a keystroke.
     field.dispatchEvent(new Event("input", { bubbles: true }));

@@ -6,11 +6,18 @@
  * the field the value that was sent under its name (the n-th field of a name gets its n-th value).
  * No JSX here, as in `islands/island.ts`: the JSX runtime imports this module.
  */
-import { type ReactNode, use } from "react";
+import { Fragment, type Key, type ReactElement, type ReactNode, use } from "react";
 // React's own, not ours: the field itself is no island, nor kept again.
 import { jsx, jsxs } from "react/jsx-runtime";
 import { RenderContext } from "../render/context.ts";
-import { isKeptType, keptByName, type KeptInput } from "../shared/kept_input.ts";
+import {
+  isKeptType,
+  isSensitiveField,
+  KEEP_ATTRIBUTE,
+  keptByName,
+  type KeptInput,
+  UNKEPT_FIELD,
+} from "../shared/kept_input.ts";
 
 /** What a render hands out: each name's values, in order. */
 export interface KeptFields {
@@ -36,17 +43,34 @@ export function keptFields(kept: KeptInput): KeptFields {
 
 type Props = Record<string, unknown>;
 
-/** Whether the JSX runtime renders an element of `type` with `props` through `KeptField`. */
-export function isKeptField(type: string, props: Props): type is "input" | "textarea" | "select" {
-  if (typeof props.name !== "string" || props.name === "") return false;
-  if (type === "textarea" || type === "select") return props.value === undefined;
-  if (type !== "input") return false;
+/**
+ * How the JSX runtime renders an element of `type` with `props`: `kept`, through `KeptField`;
+ * `unkept`, a field never kept for its attributes, after its `UNKEPT_FIELD` (`withUnkeptMark`);
+ * neither, as it is.
+ */
+export function fieldKind(type: string, props: Props): "kept" | "unkept" | undefined {
+  if (typeof props.name !== "string" || props.name === "") return undefined;
   const kind = typeof props.type === "string" ? props.type.toLowerCase() : "text";
-  if (!isKeptType(kind)) return false;
+  if (type !== "textarea" && type !== "select" && (type !== "input" || !isKeptType(kind))) {
+    return undefined;
+  }
+  if (isSensitiveField(props.autoComplete, props[KEEP_ATTRIBUTE])) return "unkept";
   // Controlled fields belong to their component's state.
-  return kind === "checkbox" || kind === "radio"
-    ? props.checked === undefined
-    : props.value === undefined;
+  if (type !== "input") return props.value === undefined ? "kept" : undefined;
+  if (kind === "checkbox" || kind === "radio") {
+    return props.checked === undefined ? "kept" : undefined;
+  }
+  return props.value === undefined ? "kept" : undefined;
+}
+
+/** `field` (named `name`) after the hidden field that tells a form's post never to keep it. */
+export function withUnkeptMark(
+  field: ReactNode,
+  name: string,
+  key: Key | undefined,
+): ReactElement {
+  const mark = jsx("input", { type: "hidden", name: UNKEPT_FIELD, value: name });
+  return jsxs(Fragment, { children: [mark, field] }, key);
 }
 
 /**

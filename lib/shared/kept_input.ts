@@ -4,8 +4,9 @@
  * it calls is gone): the named fields' values, in order, as a form sends them. The server carries
  * them in the form-state cookie and the JSX runtime puts them back into the page's fields of the
  * same names (`jsx/kept_field.ts`); with JavaScript, the browser also keeps them in the tab's
- * `sessionStorage` (`client/stale.ts`). Never the framework's own fields, files, or a field whose
- * name looks like a credential. Browser-safe.
+ * `sessionStorage` (`client/stale.ts`). Never the framework's own fields, files, or a sensitive
+ * field (`isKeepable`, `isSensitiveField`): a credential, a one-time code, a card's number or code,
+ * a bank account - whose value must outlive the page in no cookie and no storage. Browser-safe.
  */
 import { FRAMEWORK_FIELD } from "./framework_fields.ts";
 
@@ -29,8 +30,85 @@ export const RELOADED_NOTICE =
 /** Marks the notice, so that the browser does not show it a second time. */
 export const NOTICE_ATTRIBUTE = "data-app-notice";
 
-/** Names of what must never be kept in a cookie or in storage, whatever the field's type. */
-const SECRET_NAME = /pass(word|wd)?|secret|token|csrf|otp|cvc|cvv|card.?num/i;
+/**
+ * Words of a field's name that mark a value never to be kept in a cookie or in storage, whatever
+ * the field's type: credentials, one-time codes, a card's number and security code, a bank
+ * account, an identity number. Matched against the name's words and pairs of words (`new_pin`,
+ * `userPIN`, `card[number]`, `IBAN`), never inside a word: `shipping` holds no `pin`, `footprint`
+ * no `otp`, `passenger` no `pass`.
+ */
+const SENSITIVE_WORDS = new Set([
+  "password",
+  "passwd",
+  "pwd",
+  "pass",
+  "passcode",
+  "passphrase",
+  "secret",
+  "token",
+  "csrf",
+  "xsrf",
+  "otp",
+  "totp",
+  "mfa",
+  "pin",
+  "pincode",
+  "tan",
+  "cvc",
+  "cvv",
+  "csc",
+  "cardnumber",
+  "cardnum",
+  "cardno",
+  "ccnumber",
+  "ccnum",
+  "securitycode",
+  "iban",
+  "ssn",
+  "apikey",
+]);
+
+/**
+ * `autocomplete` tokens of fields never kept (the HTML standard's names): a browser itself keeps
+ * such values out of its form history, and so does the shell.
+ */
+const SENSITIVE_AUTOCOMPLETE = new Set([
+  "current-password",
+  "new-password",
+  "one-time-code",
+  "cc-number",
+  "cc-csc",
+]);
+
+/** A product's own opt-out: a field with `data-app-keep="off"` is never kept (an IBAN named `account`). */
+export const KEEP_ATTRIBUTE = "data-app-keep";
+
+/**
+ * A hidden field the server renders just before each field never kept for its attributes, holding
+ * its name: a form posted without JavaScript carries names and values only, and this is how the
+ * server then knows which to leave out of the form-state cookie (`keptFromForm`). React skips
+ * hidden inputs as it hydrates, so an island hydrates over it as over React's own form fields.
+ */
+export const UNKEPT_FIELD = `${FRAMEWORK_FIELD}UNKEPT`;
+
+/** Whether a field of this name must never be kept: see `SENSITIVE_WORDS`. */
+export function isSensitiveName(name: string): boolean {
+  const words = name.replace(/([a-z0-9])([A-Z])/g, "$1 $2").toLowerCase().split(/[^a-z0-9]+/)
+    .map((word) => word.replace(/\d+$/, ""));
+  return words.some((word, i) =>
+    SENSITIVE_WORDS.has(word) || SENSITIVE_WORDS.has(word + (words[i + 1] ?? ""))
+  );
+}
+
+/**
+ * Whether a field with these attributes must never be kept, whatever its name: an `autocomplete`
+ * token above, or `data-app-keep="off"`.
+ */
+export function isSensitiveField(autocomplete: unknown, keep: unknown): boolean {
+  if (typeof keep === "string" && keep.toLowerCase() === "off") return true;
+  return typeof autocomplete === "string" &&
+    autocomplete.toLowerCase().split(/\s+/).some((token) => SENSITIVE_AUTOCOMPLETE.has(token));
+}
 
 /** Types of `<input>` whose values are never kept: secrets, files, and what the page set itself. */
 const NOT_KEPT_TYPES = new Set([
@@ -57,7 +135,7 @@ const MAX_NAME = 100;
 /** Whether a field of this name may be kept. */
 export function isKeepable(name: string): boolean {
   return name !== "" && name.length <= MAX_NAME && !name.startsWith(FRAMEWORK_FIELD) &&
-    !SECRET_NAME.test(name);
+    !isSensitiveName(name);
 }
 
 /** The values of each name, in order. */
@@ -71,12 +149,17 @@ export function keptByName(kept: KeptInput): Map<string, string[]> {
   return byName;
 }
 
-/** The keepable text fields of `form`, at most `MAX_KEPT_FIELDS`. */
-export function keptFromForm(form: FormData): KeptInput {
+/**
+ * The keepable text fields of `form`, at most `MAX_KEPT_FIELDS`; none named in `unkept` (what the
+ * page's `UNKEPT_FIELD`s said).
+ */
+export function keptFromForm(form: FormData, unkept: readonly string[] = []): KeptInput {
   const kept: KeptInput = [];
   for (const [name, value] of form) {
     if (kept.length >= MAX_KEPT_FIELDS) break;
-    if (typeof value === "string" && isKeepable(name)) kept.push([name, value]);
+    if (typeof value === "string" && isKeepable(name) && !unkept.includes(name)) {
+      kept.push([name, value]);
+    }
   }
   return kept;
 }
