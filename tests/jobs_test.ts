@@ -583,3 +583,31 @@ Deno.test("deadJobs of one job, after another job's dead letter: a TypeError nam
       error.message.includes('"sendReply"'),
   );
 });
+
+Deno.test("a delay past KV's 30 days (a reminder for an appointment months away) is taken, and the job waits until due", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  let ranAt = 0;
+  const jobs = defineJobs({ remind: { run: () => void (ranAt = Date.now()) } });
+  const app = memoryApp({ routes: {}, jobs }, { kv });
+  // Before, KV's own TypeError at the commit ("Delay cannot be greater than 30 days"): a 500.
+  assert.equal(await jobs.enqueue(kv, "remind", undefined, { delay: 40 * 86_400_000 }), true);
+  // Such a message as KV delivers it after its 30 days, still short of due: it waits again.
+  const due = Date.now() + 100;
+  await kv.enqueue({ job: "remind", id: "r-1", payload: undefined, attempt: 0, due });
+  await written(kv, ["_jobs", "done", "remind", "r-1"]);
+  assert.ok(ranAt >= due, `ran ${due - ranAt} ms before it was due`);
+  await app.close();
+});
+
+Deno.test("a negative, NaN or infinite delay is a TypeError naming the job, not KV's at the commit", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  const jobs = defineJobs({ remind: { run() {} } });
+  for (const delay of [-1, NaN, Infinity]) {
+    assert.throws(
+      () => jobs.add(kv.atomic(), "remind", undefined, { delay }),
+      (error: Error) =>
+        error instanceof TypeError &&
+        /^Job "remind": a delay of .* enqueue it with 0/.test(error.message),
+    );
+  }
+});
