@@ -298,6 +298,20 @@ Deno.test("React's hidden fields go with the form: a bound argument reaches the 
   assert.deepEqual(remembered.at(-1), { bound: "direct", said: "yo" });
 });
 
+Deno.test("a call sent again with its submission key, as the stub retries: the action runs once", async () => {
+  const client = new TestClient(app);
+  const said = () => remembered.filter((each) => each.said === "retried").length;
+  const retry = () =>
+    client.callWith(ACTIONS.remember, ["retry", formOf({ said: "retried" })], {
+      submission: "island-retry-0001",
+    });
+  await Promise.all([retry(), retry()]);
+  await retry();
+  assert.equal(said(), 1, "one submission, sent three times");
+  await client.call(ACTIONS.remember, "retry", formOf({ said: "retried" }));
+  assert.equal(said(), 2, "a new click is a new submission");
+});
+
 Deno.test("an action called as an island calls it: value, ActionError or redirect", async (t) => {
   using logs = captureLogs();
   const client = new TestClient(app);

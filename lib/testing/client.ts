@@ -134,11 +134,20 @@ export interface TestClientOptions {
  * ```ts
  * import type { CallOptions } from "shell/testing";
  * const asAdmin: CallOptions = { headers: { Authorization: `Basic ${btoa("admin:admin")}` } };
+ * // The island's stub sending one call again after its connection dropped: the same key.
+ * const retried: CallOptions = { submission: "booking-7f3a9c2e1d" };
  * ```
  */
 export interface CallOptions {
   /** Extra request headers, as a page's fetch would carry (auth, a proxy's `X-Forwarded-For`). */
   headers?: Record<string, string>;
+  /**
+   * The call's submission key (16 to 64 of `A-Z a-z 0-9 - _`), sent as the island's stub sends it
+   * again when a call's connection dropped: two calls with one key and the same arguments run the
+   * action once, the second answered with the first's outcome (docs/actions.md, "Once per
+   * submission"). Without it, a call with a form gets a new key each time, as a new click does.
+   */
+  submission?: string;
 }
 
 /** How many redirects `follow` goes through before it gives up, as browsers do (20). */
@@ -522,16 +531,20 @@ export class TestClient {
     return await this.callWith(action, args);
   }
 
-  /** `call`, with request headers of the test's (`callWith(fn, [a, b], { headers })`). */
+  /**
+   * `call`, with request headers of the test's (`callWith(fn, [a, b], { headers })`), or the
+   * submission key of a call the island's stub sends again (`{ submission }`).
+   */
   async callWith<R = unknown>(
     action: ((...args: never[]) => unknown) | string,
     args: unknown[],
-    { headers = {} }: CallOptions = {},
+    { headers = {}, submission }: CallOptions = {},
   ): Promise<R> {
     const url = typeof action === "string" ? action : urlOf(action);
     const name = typeof action === "string" ? url.split("/").pop()! : action.name;
     // A submission key for a call with a form, as the browser's stub sends: a call is run once.
-    const once = args.some((arg) => arg instanceof FormData) ? crypto.randomUUID() : undefined;
+    const once = submission ??
+      (args.some((arg) => arg instanceof FormData) ? crypto.randomUUID() : undefined);
     const response = await this.request(url, {
       method: "POST",
       body: encodeCall(args, once),
