@@ -312,6 +312,18 @@ Deno.test("a call sent again with its submission key, as the stub retries: the a
   assert.equal(said(), 2, "a new click is a new submission");
 });
 
+Deno.test("callWith types its arguments and its answer from the action, as call does", async () => {
+  const client = new TestClient(app);
+  // Before, its arguments were anything, and its answer whatever type the test declared, unchecked.
+  const value: { twice: number; year: number } = await client.callWith(ACTIONS.double, [
+    4,
+    new Date("2026-01-02"),
+  ], { headers: {} });
+  assert.deepEqual(value, { twice: 8, year: 2026 });
+  // @ts-expect-error -- a string where the action takes a number
+  await client.callWith(ACTIONS.double, ["4", new Date()]).catch(() => {});
+});
+
 Deno.test("an action called as an island calls it: value, ActionError or redirect", async (t) => {
   using logs = captureLogs();
   const client = new TestClient(app);

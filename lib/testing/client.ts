@@ -528,18 +528,32 @@ export class TestClient {
     ...args: A
   ): Promise<R>;
   async call(action: string | ((...args: never[]) => unknown), ...args: unknown[]) {
-    return await this.callWith(action, args);
+    return await this.#invoke(action, args, {});
   }
 
   /**
    * `call`, with request headers of the test's (`callWith(fn, [a, b], { headers })`), or the
    * submission key of a call the island's stub sends again (`{ submission }`).
    */
-  async callWith<R = unknown>(
+  async callWith<A extends unknown[], R>(
+    action: (...args: A) => Promise<R>,
+    args: A,
+    options?: CallOptions,
+  ): Promise<R>;
+  async callWith<R = unknown>(action: string, args: unknown[], options?: CallOptions): Promise<R>;
+  async callWith(
     action: ((...args: never[]) => unknown) | string,
     args: unknown[],
-    { headers = {}, submission }: CallOptions = {},
-  ): Promise<R> {
+    options: CallOptions = {},
+  ): Promise<unknown> {
+    return await this.#invoke(action, args, options);
+  }
+
+  async #invoke(
+    action: ((...args: never[]) => unknown) | string,
+    args: unknown[],
+    { headers = {}, submission }: CallOptions,
+  ): Promise<unknown> {
     const url = typeof action === "string" ? action : urlOf(action);
     const name = typeof action === "string" ? url.split("/").pop()! : action.name;
     // A submission key for a call with a form, as the browser's stub sends: a call is run once.
@@ -560,7 +574,7 @@ export class TestClient {
       await response.body?.cancel();
       throw new Redirect(redirect, 303);
     }
-    return await resultOf(name, response) as R;
+    return await resultOf(name, response);
   }
 
   async #exchange(url: URL, init: RequestInit): Promise<Response> {
