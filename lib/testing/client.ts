@@ -540,6 +540,7 @@ export class TestClient {
     args: A,
     options?: CallOptions,
   ): Promise<R>;
+  /** `callWith` an action's URL (`/_action/...`): its answer typed as the test says (`R`). */
   async callWith<R = unknown>(action: string, args: unknown[], options?: CallOptions): Promise<R>;
   async callWith(
     action: ((...args: never[]) => unknown) | string,
