@@ -13,8 +13,15 @@
  */
 import assert from "node:assert/strict";
 import type { AuthOptions } from "../lib/auth.ts";
-import { createUser, getUser, setRoles, UnknownUserError } from "../lib/auth.ts";
-import { isHttpError } from "../lib/mod.ts";
+import {
+  createUser,
+  getUser,
+  requireRole,
+  setRoles,
+  signUp,
+  UnknownUserError,
+} from "../lib/auth.ts";
+import { isHttpError, requestContext } from "../lib/mod.ts";
 import { limiter } from "../lib/auth/limiter.ts";
 import { hashesBegun } from "../lib/auth/password.ts";
 import { sessionsOf } from "../lib/auth/sessions.ts";
@@ -1040,4 +1047,26 @@ Deno.test("the limiter runs at most `concurrent` at once and queues at most `que
   // A failing task hands its place on too.
   await assert.rejects(bound.run(() => Promise.reject(new Error("no"))));
   assert.equal(await bound.run(work), "done");
+});
+
+Deno.test("signUp with the product's roles: a patient who signs up reaches the patients' folder at once", async () => {
+  using store = await Deno.openKv(":memory:");
+  const join = async (form: FormData) => {
+    const fields = { email: form.get("email"), password: form.get("password") };
+    const result = await signUp(requestContext(), fields, { roles: ["patient"] });
+    return result.ok ? result.user.roles : null;
+  };
+  const app = memoryApp({
+    routes: {
+      "book/_middleware.ts": { handler: requireRole("patient") },
+      "book/index.tsx": { default: () => <h1>Book</h1> },
+    },
+    actions: { "routes/_join/actions.ts": { join } },
+  }, { kv: store, auth: ROOMY });
+  const client = new TestClient(app);
+  assert.deepEqual(await client.call(join, credentials("pat@example.com", PASSWORD)), ["patient"]);
+  // Before, the account had no role: 403 here, and setRoles would have ended the new session.
+  const page = await client.get("/book");
+  assert.equal(page.status, 200);
+  await page.body?.cancel();
 });

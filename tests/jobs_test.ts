@@ -11,7 +11,14 @@ import { join } from "node:path";
 import { scan } from "../lib/build/scan.ts";
 import * as v from "valibot";
 import { defineSettings, secret } from "../lib/mod.ts";
-import { deadJobs, defineJobs, KvLimitError, kvOf } from "../lib/data.ts";
+import {
+  collection,
+  ConflictError,
+  deadJobs,
+  defineJobs,
+  KvLimitError,
+  kvOf,
+} from "../lib/data.ts";
 import { Cron } from "croner";
 import { dueSlots, enqueueSlot } from "../lib/kv/jobs.ts";
 import { MAX_VALUE_BYTES, valueSize } from "../lib/kv/limits.ts";
@@ -710,4 +717,67 @@ Deno.test("docs/testing.md's cron test: a cron job's slot fired now, its try awa
 
   assert.throws(() => watchJobs(memoryApp({ routes: {} }, { kv })), /runs no background jobs/);
   assert.throws(() => watchJobs({}), /an app made by createApp in this process/);
+});
+
+Deno.test("a delay past KV's 30 days (a reminder for an appointment months away) is taken, and the job waits until due", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  let ranAt = 0;
+  const jobs = defineJobs({ remind: { run: () => void (ranAt = Date.now()) } });
+  const app = memoryApp({ routes: {}, jobs }, { kv });
+  // Before, KV's own TypeError at the commit ("Delay cannot be greater than 30 days"): a 500.
+  assert.equal(await jobs.enqueue(kv, "remind", undefined, { delay: 40 * 86_400_000 }), true);
+  // Such a message as KV delivers it after its 30 days, still short of due: it waits again.
+  const due = Date.now() + 100;
+  await kv.enqueue({ job: "remind", id: "r-1", payload: undefined, attempt: 0, due });
+  await written(kv, ["_jobs", "done", "remind", "r-1"]);
+  assert.ok(ranAt >= due, `ran ${due - ranAt} ms before it was due`);
+  await app.close();
+});
+
+Deno.test("a negative, NaN or infinite delay is a TypeError naming the job, not KV's at the commit", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  const jobs = defineJobs({ remind: { run() {} } });
+  for (const delay of [-1, NaN, Infinity]) {
+    assert.throws(
+      () => jobs.add(kv.atomic(), "remind", undefined, { delay }),
+      (error: Error) =>
+        error instanceof TypeError &&
+        /^Job "remind": a delay of .* enqueue it with 0/.test(error.message),
+    );
+  }
+});
+
+Deno.test("a collection's write and its job in one commit: the booking and its reminder, both or neither", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  const reminded: string[] = [];
+  const jobs = defineJobs({ remind: { run: ({ id }: { id: string }) => void reminded.push(id) } });
+  const bookings = collection("bookings", {
+    schema: v.object({ slot: v.string(), state: v.picklist(["open", "cancelled"]) }),
+    indexes: { bySlot: { key: (b) => b.state === "open" ? b.slot : undefined, unique: true } },
+  });
+  const app = memoryApp({ routes: {}, jobs }, { kv });
+  const remind = (atomic: Deno.AtomicOperation, id: string) =>
+    jobs.add(atomic, "remind", { id }, { key: id });
+
+  const booked = await bookings.create(kv, { slot: "10:00", state: "open" }, { also: remind });
+  // Before, `also` was not read: nothing enqueued, and the key was still free.
+  assert.equal(await jobs.enqueue(kv, "remind", { id: booked.id }, { key: booked.id }), false);
+  await written(kv, ["_jobs", "done", "remind", booked.id]);
+  assert.deepEqual(reminded, [booked.id]);
+
+  // Refused (the slot taken): no item, and no job.
+  let called = 0;
+  await assert.rejects(
+    bookings.create(kv, { slot: "10:00", state: "open" }, { also: () => called++ }),
+    ConflictError,
+  );
+  // An update that changes nothing commits nothing, and adds nothing either.
+  await bookings.update(kv, booked.id, { state: "open" }, { also: () => called++ });
+  assert.equal(called, 0);
+  await bookings.update(kv, booked.id, { state: "cancelled" }, {
+    also: (atomic, id) => jobs.add(atomic, "remind", { id }, { key: `${id}-cancelled` }),
+  });
+  await written(kv, ["_jobs", "done", "remind", `${booked.id}-cancelled`]);
+  assert.deepEqual(reminded, [booked.id, booked.id]);
+  await app.close();
 });

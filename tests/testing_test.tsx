@@ -298,6 +298,32 @@ Deno.test("React's hidden fields go with the form: a bound argument reaches the 
   assert.deepEqual(remembered.at(-1), { bound: "direct", said: "yo" });
 });
 
+Deno.test("a call sent again with its submission key, as the stub retries: the action runs once", async () => {
+  const client = new TestClient(app);
+  const said = () => remembered.filter((each) => each.said === "retried").length;
+  const retry = () =>
+    client.callWith(ACTIONS.remember, ["retry", formOf({ said: "retried" })], {
+      submission: "island-retry-0001",
+    });
+  await Promise.all([retry(), retry()]);
+  await retry();
+  assert.equal(said(), 1, "one submission, sent three times");
+  await client.call(ACTIONS.remember, "retry", formOf({ said: "retried" }));
+  assert.equal(said(), 2, "a new click is a new submission");
+});
+
+Deno.test("callWith types its arguments and its answer from the action, as call does", async () => {
+  const client = new TestClient(app);
+  // Before, its arguments were anything, and its answer whatever type the test declared, unchecked.
+  const value: { twice: number; year: number } = await client.callWith(ACTIONS.double, [
+    4,
+    new Date("2026-01-02"),
+  ], { headers: {} });
+  assert.deepEqual(value, { twice: 8, year: 2026 });
+  // @ts-expect-error -- a string where the action takes a number
+  await client.callWith(ACTIONS.double, ["4", new Date()]).catch(() => {});
+});
+
 Deno.test("an action called as an island calls it: value, ActionError or redirect", async (t) => {
   using logs = captureLogs();
   const client = new TestClient(app);

@@ -153,6 +153,9 @@ export async function signIn(from: AnyContext, fields: CredentialFields): Promis
  *
  * @param from `requestContext()` in a server action (or a handler's `ctx`, a middleware's `c`).
  * @param fields The form's `email` and `password`, as sent.
+ * @param options `roles`: what every account made here has (a clinic's `["patient"]`), the
+ * server's to say, never the form's; none unless given. Granting them after the sign-up instead
+ * (`setRoles`) would end the session it just began.
  * @returns The new, signed-in user, or the errors to show in the form.
  *
  * @example
@@ -173,7 +176,11 @@ export async function signIn(from: AnyContext, fields: CredentialFields): Promis
  * ```
  * @see docs/users.md - Signing up and in
  */
-export async function signUp(from: AnyContext, fields: CredentialFields): Promise<AuthResult> {
+export async function signUp(
+  from: AnyContext,
+  fields: CredentialFields,
+  { roles }: { roles?: readonly string[] } = {},
+): Promise<AuthResult> {
   const c = contextOf(from);
   const checked = checkCredentials(fields, true);
   if (!checked.ok) return checked;
@@ -185,7 +192,7 @@ export async function signUp(from: AnyContext, fields: CredentialFields): Promis
   if (await findUser(kv, email)) return taken;
   const passwordHash = await settings.hashing.run(() => hashPassword(password), within(c));
   try {
-    const user = await insertUser(kv, { email, passwordHash });
+    const user = await insertUser(kv, { email, passwordHash, roles });
     return { ok: true, user: await begin(c, settings, publicUser(user)) };
   } catch (error) {
     if (error instanceof UserExistsError) return taken;

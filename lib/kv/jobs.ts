@@ -104,7 +104,12 @@ export interface EnqueueOptions {
    * KV's keys (about 2 KB with the job's name) is refused with a `KvLimitError`.
    */
   key?: string;
-  /** Milliseconds before it runs. */
+  /**
+   * Milliseconds before it runs: any time ahead (a reminder the day before an appointment months
+   * away). KV's queue holds a message 30 days at most, so a later one waits in hops of 30 days and
+   * runs once due. Negative, `NaN` or infinite is a `TypeError` naming the job: a time already
+   * past is the caller's to decide (run it now with 0, or enqueue nothing).
+   */
   delay?: number;
 }
 
@@ -210,6 +215,8 @@ interface JobMessage {
   keyed?: true;
   /** The trace context of the code that enqueued it (`Telemetry.jobContext`). */
   trace?: Record<string, string>;
+  /** When it is due (ms since the epoch), for a delay past KV's 30 days: it hops until then. */
+  due?: number;
 }
 
 /**
@@ -251,12 +258,19 @@ export function defineJobs<J extends AnyJobs>(
     if (!Object.hasOwn(definitions, name)) {
       throw new TypeError(`No job named "${name}" in routes/_jobs.ts`);
     }
+    if (delay !== undefined && !(Number.isFinite(delay) && delay >= 0)) {
+      throw new TypeError(
+        `Job "${name}": a delay of ${delay} ms (0 or more; for a time already past, ` +
+          "enqueue it with 0 or not at all)",
+      );
+    }
     const id = key ?? crypto.randomUUID();
     // `attempt` from the first: a retry's message is no larger than the one that fitted.
     const message: JobMessage = { job: name, id, payload, attempt: 0 };
     if (key !== undefined) message.keyed = true;
     const trace = traced.get(jobs)?.();
     if (trace) message.trace = trace;
+    if (delay !== undefined && delay > MAX_DELAY_MS) message.due = Date.now() + delay;
     fits(name, id, message);
     if (key !== undefined) {
       const seen = keyKey(name, key);
@@ -264,7 +278,10 @@ export function defineJobs<J extends AnyJobs>(
     }
     // KV's own retries and dead letter are for a delivery that never reached `run` (a process
     // that died): a failing `run` is tried again by `listenJobs`.
-    return atomic.enqueue(message, { delay, keysIfUndelivered: [deadKey(name, id)] });
+    return atomic.enqueue(message, {
+      delay: message.due === undefined ? delay : MAX_DELAY_MS,
+      keysIfUndelivered: [deadKey(name, id)],
+    });
   };
   const jobs: Jobs<J> = {
     definitions,
@@ -523,6 +540,15 @@ function deliver(kv: Deno.Kv, apps: Set<Listening>, message: unknown): Promise<v
     // Somebody's own kv.enqueue on the app's store: its listener is not the only one (docs).
     log("warn", "A queue message that is no job's reached the app's listener: dropped");
     return Promise.resolve();
+  }
+  // Delivered 30 days on, KV's longest delay, and not due yet: wait again, taking no slot.
+  const early = message.due === undefined ? 0 : message.due - Date.now();
+  if (early > 0) {
+    const { job, id } = message;
+    return kv.enqueue(message, {
+      delay: Math.min(early, MAX_DELAY_MS),
+      keysIfUndelivered: [deadKey(job, id)],
+    }).then(() => {});
   }
   const app = [...apps].find((each) => Object.hasOwn(each.jobs.definitions, message.job)) ??
     apps.values().next().value;

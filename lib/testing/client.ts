@@ -134,11 +134,20 @@ export interface TestClientOptions {
  * ```ts
  * import type { CallOptions } from "shell/testing";
  * const asAdmin: CallOptions = { headers: { Authorization: `Basic ${btoa("admin:admin")}` } };
+ * // The island's stub sending one call again after its connection dropped: the same key.
+ * const retried: CallOptions = { submission: "booking-7f3a9c2e1d" };
  * ```
  */
 export interface CallOptions {
   /** Extra request headers, as a page's fetch would carry (auth, a proxy's `X-Forwarded-For`). */
   headers?: Record<string, string>;
+  /**
+   * The call's submission key (16 to 64 of `A-Z a-z 0-9 - _`), sent as the island's stub sends it
+   * again when a call's connection dropped: two calls with one key and the same arguments run the
+   * action once, the second answered with the first's outcome (docs/actions.md, "Once per
+   * submission"). Without it, a call with a form gets a new key each time, as a new click does.
+   */
+  submission?: string;
 }
 
 /** How many redirects `follow` goes through before it gives up, as browsers do (20). */
@@ -519,19 +528,38 @@ export class TestClient {
     ...args: A
   ): Promise<R>;
   async call(action: string | ((...args: never[]) => unknown), ...args: unknown[]) {
-    return await this.callWith(action, args);
+    return await this.#invoke(action, args, {});
   }
 
-  /** `call`, with request headers of the test's (`callWith(fn, [a, b], { headers })`). */
-  async callWith<R = unknown>(
+  /**
+   * `call`, with request headers of the test's (`callWith(fn, [a, b], { headers })`), or the
+   * submission key of a call the island's stub sends again (`{ submission }`).
+   */
+  async callWith<A extends unknown[], R>(
+    action: (...args: A) => Promise<R>,
+    args: A,
+    options?: CallOptions,
+  ): Promise<R>;
+  /** `callWith` an action's URL (`/_action/...`): its answer typed as the test says (`R`). */
+  async callWith<R = unknown>(action: string, args: unknown[], options?: CallOptions): Promise<R>;
+  async callWith(
     action: ((...args: never[]) => unknown) | string,
     args: unknown[],
-    { headers = {} }: CallOptions = {},
-  ): Promise<R> {
+    options: CallOptions = {},
+  ): Promise<unknown> {
+    return await this.#invoke(action, args, options);
+  }
+
+  async #invoke(
+    action: ((...args: never[]) => unknown) | string,
+    args: unknown[],
+    { headers = {}, submission }: CallOptions,
+  ): Promise<unknown> {
     const url = typeof action === "string" ? action : urlOf(action);
     const name = typeof action === "string" ? url.split("/").pop()! : action.name;
     // A submission key for a call with a form, as the browser's stub sends: a call is run once.
-    const once = args.some((arg) => arg instanceof FormData) ? crypto.randomUUID() : undefined;
+    const once = submission ??
+      (args.some((arg) => arg instanceof FormData) ? crypto.randomUUID() : undefined);
     const response = await this.request(url, {
       method: "POST",
       body: encodeCall(args, once),
@@ -547,7 +575,7 @@ export class TestClient {
       await response.body?.cancel();
       throw new Redirect(redirect, 303);
     }
-    return await resultOf(name, response) as R;
+    return await resultOf(name, response);
   }
 
   async #exchange(url: URL, init: RequestInit): Promise<Response> {

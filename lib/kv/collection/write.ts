@@ -75,6 +75,14 @@ export interface CreateOptions {
    * Other items, as read, or their absence: the write commits only while each check holds.
    */
   checks?: readonly Deno.AtomicCheck[];
+  /**
+   * More of the product's own for the write's commit, given the item's id: a job
+   * (`(atomic, id) => jobs.add(atomic, "remind", { id }, { key: id })`), so that the item and its
+   * job happen both or neither. Called again on each try of a write that lost a race, and not at
+   * all when an update changes nothing. A check it adds that fails fails every try (a
+   * `KvBusyError`): give a job a key no earlier commit took, such as the new item's id.
+   */
+  also?: (atomic: Deno.AtomicOperation, id: string) => unknown;
 }
 
 /**
@@ -101,10 +109,10 @@ export async function createItem(
   kv: Deno.Kv,
   d: Declared,
   input: unknown,
-  { checks = [] }: CreateOptions = {},
+  { checks = [], also }: CreateOptions = {},
 ): Promise<Entity<object>> {
   const value = await validate(d.name, d.schema, input);
-  const { entity } = await write(kv, d, newId(), "create", checks, (current) => {
+  const { entity } = await write(kv, d, newId(), "create", { checks, also }, (current) => {
     if (current.value !== null) throw new Error(`${d.name}: the new id exists already`);
     return value;
   });
@@ -116,10 +124,10 @@ export async function updateItem(
   d: Declared,
   id: string,
   patch: Patch<object>,
-  { versionstamp, checks = [] }: WriteOptions = {},
+  { versionstamp, checks = [], also }: WriteOptions = {},
 ): Promise<Entity<object>> {
   if (!isId(id)) throw gone(d);
-  const { entity } = await write(kv, d, id, "update", checks, async (current) => {
+  const { entity } = await write(kv, d, id, "update", { checks, also }, async (current) => {
     if (current.value === null) throw gone(d);
     if (versionstamp !== undefined && current.versionstamp !== versionstamp) {
       throw new ConflictError(d.name, "changed");
@@ -136,10 +144,10 @@ export async function deleteItem(
   kv: Deno.Kv,
   d: Declared,
   id: string,
-  { versionstamp, checks = [] }: WriteOptions = {},
+  { versionstamp, checks = [], also }: WriteOptions = {},
 ): Promise<string | null> {
   if (!isId(id)) return null;
-  const { written } = await write(kv, d, id, "delete", checks, (current) => {
+  const { written } = await write(kv, d, id, "delete", { checks, also }, (current) => {
     if (current.value === null) return KEEP;
     if (versionstamp !== undefined && current.versionstamp !== versionstamp) {
       throw new ConflictError(d.name, "changed");
@@ -175,7 +183,7 @@ function write(
   d: Declared,
   id: string,
   what: string,
-  checks: readonly Deno.AtomicCheck[],
+  { checks = [], also }: CreateOptions,
   decide: (current: Deno.KvEntryMaybe<object>) => Decision | Promise<Decision>,
 ): Promise<{ entity: Entity<object> | null; written?: string }> {
   return inTurn(kv, d, () =>
@@ -193,7 +201,7 @@ function write(
         const { value, versionstamp } = current;
         return { entity: value === null ? null : { id, value, versionstamp: versionstamp! } };
       }
-      const result = await commitChange(kv, d, id, [current, ...others], next, commit);
+      const result = await commitChange(kv, d, id, [current, ...others], next, commit, also);
       if (!result.ok) return undefined;
       const { versionstamp } = result;
       return { entity: next && { id, value: next, versionstamp }, written: versionstamp };
@@ -235,6 +243,7 @@ async function commitChange(
   [current, ...others]: Deno.KvEntryMaybe<object>[],
   next: object | null,
   commit: Commit,
+  also: CreateOptions["also"],
 ): Promise<Deno.KvCommitResult | Deno.KvCommitError> {
   const atomic = new MeasuredAtomic(kv).check(current);
   for (const other of others) atomic.check(other);
@@ -266,6 +275,7 @@ async function commitChange(
     if (!(error instanceof KvLimitError)) throw error;
     throw new ValidationError(d.name, [], [`Too large to store: ${error.message}.`], error);
   }
+  also?.(atomic.op, id);
   return await commit(atomic.op);
 }
 
