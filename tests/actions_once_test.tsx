@@ -346,3 +346,18 @@ Deno.test("an app without KV keeps at most MEMORY_MOST submissions, the oldest f
   assert.equal(await submissions.read("first"), "gone");
   assert.equal(await submissions.claim(`post-${MEMORY_MOST - 1}`, ONCE_TTL_MS), "running");
 });
+
+Deno.test("an app without KV: a lapsed claim is taken by the next post, and its first's settle then changes nothing", async () => {
+  const submissions = submissionsInMemory();
+  const outcome = { result: "second's" };
+  // A lease already over: the first's process is taken for dead.
+  const first = await submissions.claim("slow", -1);
+  const second = await submissions.claim("slow", ONCE_TTL_MS);
+  assert.ok(typeof first === "object" && "held" in first);
+  assert.ok(typeof second === "object" && "held" in second);
+  assert.equal(await submissions.settle("slow", second, outcome), true);
+  // Before: settle kept (or released) whatever held the key.
+  assert.equal(await submissions.settle("slow", first, { result: "first's" }), false);
+  assert.equal(await submissions.settle("slow", first, undefined), false);
+  assert.deepEqual(await submissions.read("slow"), outcome);
+});
