@@ -73,6 +73,7 @@ export function leaseMs(deadline: Pick<Deadline, "expiresAt" | "ms"> | undefined
 export function runsPerPost(action: ActionFunction): boolean {
   return (action as { once?: unknown }).once === false;
 }
+
 /** Largest outcome kept, in characters (a form's state is at most 3,800 of its cookie anyway). */
 export const MAX_OUTCOME = 8_000;
 /**
