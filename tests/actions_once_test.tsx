@@ -310,12 +310,15 @@ Deno.test("a refusal whose key KV fails to release answers as the refusal, not a
   using logs = captureLogs();
   using kv = await Deno.openKv(":memory:");
   const app = memoryApp(probeFiles, { kv });
-  // The release of the claim (`settle` with no outcome) meets a store that fails its write.
-  const release = kv.delete.bind(kv);
-  kv.delete = (key) =>
-    key[0] === "_app" && key[1] === "once"
-      ? Promise.reject(new Error("database is locked"))
-      : release(key);
+  // The release of the claim (`settle` with no outcome: the commit after the claim's) meets a
+  // store that fails its write.
+  const atomic = kv.atomic.bind(kv);
+  let commits = 0;
+  kv.atomic = () => {
+    const op = atomic();
+    if (++commits > 1) op.commit = () => Promise.reject(new Error("database is locked"));
+    return op;
+  };
   const res = await app.request(`/_action/${ids.refuse}`, {
     method: "POST",
     body: encodeCall([new FormData()], crypto.randomUUID()),
@@ -335,11 +338,26 @@ Deno.test("a refusal whose key KV fails to release answers as the refusal, not a
 
 Deno.test("an app without KV keeps at most MEMORY_MOST submissions, the oldest forgotten first", async () => {
   const submissions = submissionsInMemory();
-  assert.equal(await submissions.claim("first"), "ours");
-  assert.equal(await submissions.claim("first"), "running", "a repeat while it runs");
-  for (let n = 0; n < MEMORY_MOST; n++) await submissions.claim(`post-${n}`);
+  assert.ok("held" in (await submissions.claim("first", ONCE_TTL_MS) as object));
+  assert.equal(await submissions.claim("first", ONCE_TTL_MS), "running", "a repeat while it runs");
+  for (let n = 0; n < MEMORY_MOST; n++) await submissions.claim(`post-${n}`, ONCE_TTL_MS);
   // Before: every submission of the hour was kept (and scanned on each call), whatever a client
   // sent; now the oldest goes once the memory is full, and the newest are still known.
   assert.equal(await submissions.read("first"), "gone");
-  assert.equal(await submissions.claim(`post-${MEMORY_MOST - 1}`), "running");
+  assert.equal(await submissions.claim(`post-${MEMORY_MOST - 1}`, ONCE_TTL_MS), "running");
+});
+
+Deno.test("an app without KV: a lapsed claim is taken by the next post, and its first's settle then changes nothing", async () => {
+  const submissions = submissionsInMemory();
+  const outcome = { result: "second's" };
+  // A lease already over: the first's process is taken for dead.
+  const first = await submissions.claim("slow", -1);
+  const second = await submissions.claim("slow", ONCE_TTL_MS);
+  assert.ok(typeof first === "object" && "held" in first);
+  assert.ok(typeof second === "object" && "held" in second);
+  assert.equal(await submissions.settle("slow", second, outcome), true);
+  // Before: settle kept (or released) whatever held the key.
+  assert.equal(await submissions.settle("slow", first, { result: "first's" }), false);
+  assert.equal(await submissions.settle("slow", first, undefined), false);
+  assert.deepEqual(await submissions.read("slow"), outcome);
 });

@@ -10,7 +10,7 @@ Deno.test("a waiting repeat looks soon, then less often: a few reads in a second
   let reads = 0;
   const running: Submissions = {
     claim: () => Promise.resolve("running"),
-    settle: () => Promise.resolve(),
+    settle: () => Promise.resolve(true),
     read: () => {
       reads++;
       return Promise.resolve("running");
@@ -18,7 +18,7 @@ Deno.test("a waiting repeat looks soon, then less often: a few reads in a second
   };
   // A deadline 2 s away: the repeat waits half of it, then is refused.
   await assert.rejects(
-    claimSubmission(running, "id", performance.now() + 2_000),
+    claimSubmission(running, "id", { expiresAt: performance.now() + 2_000, ms: 2_000 }),
     (error: Error & { status?: number }) => error.status === 409,
   );
   // Before: a read every 50 ms, about 20 in that second.

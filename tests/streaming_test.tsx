@@ -47,7 +47,12 @@ Deno.test("a client that leaves while a page streams is no failure", async () =>
   // done with the render (aborted, here) and so has reported every boundary it gave up.
   const renderDone = Promise.withResolvers<void>();
   const clock = {
-    start: () => ({ expiresAt: Infinity, onExpire() {}, clear: () => renderDone.resolve() }),
+    start: () => ({
+      expiresAt: Infinity,
+      ms: Infinity,
+      onExpire() {},
+      clear: () => renderDone.resolve(),
+    }),
   };
   const later = new Promise<string>(() => {});
   const Waiting = () => <p>{use(later)}</p>;

@@ -35,6 +35,7 @@ import type { Invocation } from "./decode.ts";
 import {
   alreadySent,
   claimSubmission,
+  type Held,
   MAX_OUTCOME,
   type Outcome,
   type Submissions,
@@ -173,40 +174,47 @@ async function runAction(c: Context, call: Call, options: EndpointOptions): Prom
   }
   const { submissions } = options;
   const once = `${internalsOf(c).action!.id}.${invocation.once}`;
-  const first = await claimSubmission(submissions, once, internalsOf(c).deadline?.expiresAt);
-  if (first !== "ours") return await answer(c, first, options);
+  const first = await claimSubmission(submissions, once, internalsOf(c).deadline);
+  if (!("held" in first)) return await answer(c, first, options);
   const cookies = cookiesSet(c);
   let outcome: Outcome | Response;
   try {
     outcome = await run();
   } catch (error) {
-    await settle(submissions, once, undefined); // refused or failed: sending again runs it again
+    await settle(submissions, once, first, undefined); // refused or failed: sending again runs it
     throw error;
   }
   if (outcome instanceof Response) {
-    await settle(submissions, once, undefined);
+    await settle(submissions, once, first, undefined);
     return outcome;
   }
   // An answer that set cookies (a sign-in's session) is more than its outcome, and cookies are not
   // kept: a repeat would answer without them (signed out), so it is refused, as a large outcome.
   // One that only deletes cookies (a sign-out) is repeated: the server ended what they held.
   const kept = cookiesSet(c) === cookies && JSON.stringify(outcome).length <= MAX_OUTCOME;
-  await settle(submissions, once, kept ? outcome : { kept: false });
+  await settle(submissions, once, first, kept ? outcome : { kept: false });
   return await answer(c, outcome, options);
 }
 
 /**
- * Keeps the outcome, or releases the key. A store that fails it (a file another process locked)
- * leaves the claim to its expiry - its repeats then get `already_sent` - and a warning: the answer
- * stays the action's, where KV's error replaced a refusal, a failure's digest or a done effect.
+ * Keeps the outcome, or releases the key - if the claim is still this post's. One whose lease
+ * lapsed while its action ran, and which a repeat took (and ran), is left as the repeat made it:
+ * the repeat's outcome is the one its own repeats get, and releasing it would let a third run. A
+ * warning says so, as two effects happened. A store that fails it (a file another process locked)
+ * leaves the claim to its lease - its repeats get `already_sent` meanwhile - and a warning: the
+ * answer stays the action's, where KV's error replaced a refusal, a failure's digest or an effect.
  */
 async function settle(
   submissions: Submissions,
   once: string,
+  claim: Held,
   outcome: Outcome | undefined,
 ): Promise<void> {
   try {
-    await submissions.settle(once, outcome);
+    if (await submissions.settle(once, claim, outcome)) return;
+    log("warn", "A submission's action outlasted its claim: another post of it ran too", {
+      submission: once,
+    });
   } catch (error) {
     log("warn", "A submission's outcome could not be kept: its repeats get already_sent", {
       error: describe(error),

@@ -13,7 +13,7 @@ import { log } from "../server/log.ts";
 import { decodeInvocation, type Invocation, mostBytes, PayloadRejected } from "./decode.ts";
 import { readForm } from "./form_body.ts";
 import { ACTION_LIMITS } from "./limits.ts";
-import { submissionId } from "./once.ts";
+import { runsPerPost, submissionId } from "./once.ts";
 
 /** The call `c` carries, or the response that refuses it. */
 export async function readCall(c: Context, maxBytes: number): Promise<Invocation | Response> {
@@ -33,7 +33,13 @@ export async function readCall(c: Context, maxBytes: number): Promise<Invocation
       ? await c.req.formData()
       : await readForm(c.req.raw, ACTION_LIMITS.fields);
     invocation = decodeInvocation(body);
-    if (invocation.once) invocation.once = await submissionId(invocation.once, body);
+    // A key is of no use to an action that runs per post (nor to one the build no longer has).
+    const action = internalsOf(c).action?.action;
+    if (invocation.once) {
+      invocation.once = action && !runsPerPost(action)
+        ? await submissionId(invocation.once, body)
+        : undefined;
+    }
   } catch (error) {
     return bodyRefusal(c) ?? badRequest(c, error);
   }

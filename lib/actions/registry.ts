@@ -3,13 +3,15 @@
  * The server actions of a build, by id. Registering one also teaches React how to render it as a
  * form's `action` on the server: `$$FORM_ACTION` gives the real URL and method plus hidden fields
  * for arguments bound with `.bind()` (React's `useActionState` binds the previous state that way)
- * and a new submission key (`once.ts`), so the form posts to the action with JavaScript off.
+ * and a new submission key (`once.ts`; none for an action marked `once = false`), so the form
+ * posts to the action with JavaScript off.
  * `$$IS_SIGNATURE_EQUAL` lets React match the state an action returned to a form's
  * `useActionState` when the page renders again.
  */
 import { stringify } from "devalue";
 import type { ActionEntry, ActionFunction } from "../server/manifest.ts";
 import { actionUrl, FRAMEWORK_FIELD, ONCE_FIELD } from "../shared/action_wire.ts";
+import { runsPerPost } from "./once.ts";
 
 export type { ActionEntry, ActionFunction };
 
@@ -42,12 +44,17 @@ export function registerActions(entries: ActionEntry[]): Registry {
       throw new TypeError(`${entry.file}: export ${entry.name} is not a function`);
     }
     registry.set(entry.id, entry);
-    decorate(entry.action, entry.id, []);
+    decorate(entry.action, entry.id, [], !runsPerPost(entry.action));
   }
   return registry;
 }
 
-function decorate(fn: ActionFunction, id: string, bound: unknown[]): ActionFunction {
+function decorate(
+  fn: ActionFunction,
+  id: string,
+  bound: unknown[],
+  keyed: boolean,
+): ActionFunction {
   // Configurable: a second server in the same process (tests) registers the same functions.
   return Object.defineProperties(fn, {
     $$FORM_ACTION: {
@@ -56,7 +63,7 @@ function decorate(fn: ActionFunction, id: string, bound: unknown[]): ActionFunct
         const data = new FormData();
         if (bound.length > 0) data.set(boundField(prefix), stringify(bound));
         // A new submission at each render: two posts of this one make one effect (`once.ts`).
-        data.set(ONCE_FIELD, crypto.randomUUID());
+        if (keyed) data.set(ONCE_FIELD, crypto.randomUUID());
         const url = actionUrl(id);
         return { name: REF_FIELD + prefix, action: url, method: "POST", encType: ENC, data };
       },
@@ -70,7 +77,7 @@ function decorate(fn: ActionFunction, id: string, bound: unknown[]): ActionFunct
       configurable: true,
       value(this: ActionFunction, thisArg: unknown, ...args: unknown[]) {
         const fnBound = Function.prototype.bind.call(this, thisArg, ...args) as ActionFunction;
-        return decorate(fnBound, id, [...bound, ...args]);
+        return decorate(fnBound, id, [...bound, ...args], keyed);
       },
     },
   });

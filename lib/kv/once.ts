@@ -3,9 +3,11 @@
  * Submissions claimed in KV (`actions/once.ts`), so that two posts of one form make one effect
  * across `deno serve --parallel` workers, processes on one file and Deno Deploy isolates, where a
  * process's own memory would let each run it. The claim is one atomic commit; the entry holds its
- * own end (`until`), because `expireIn` drops an entry some time after it expires, not at once.
+ * own end (`until`: the lease, then the outcome's hour), because `expireIn` drops an entry some
+ * time after it expires, not at once. The claim's versionstamp is what `settle` checks: a key
+ * another post took after the lease lapsed is left as that post made it.
  */
-import { ONCE_TTL_MS, type Outcome, type Submissions } from "../actions/once.ts";
+import { type Held, ONCE_TTL_MS, type Outcome, type Submissions } from "../actions/once.ts";
 import { retrying } from "./commit.ts";
 
 interface Entry {
@@ -18,29 +20,32 @@ export function submissionsInKv(kv: Deno.Kv): Submissions {
   const shown = (entry: Entry | null) =>
     !entry || entry.until < Date.now() ? "gone" as const : entry.outcome ?? "running" as const;
   return {
-    claim: (id) =>
-      retrying("submission claim", async (commit) => {
+    claim: (id, lease) =>
+      retrying<Held | "running" | Outcome>("submission claim", async (commit) => {
         const key = keyOf(id);
-        const mine: Entry = { until: Date.now() + ONCE_TTL_MS };
+        const mine: Entry = { until: Date.now() + lease };
         const fresh = kv.atomic().check({ key, versionstamp: null });
-        const result = await commit(fresh.set(key, mine, { expireIn: ONCE_TTL_MS }));
-        if (result.ok) return "ours";
+        const result = await commit(fresh.set(key, mine, { expireIn: lease }));
+        if (result.ok) return { held: result.versionstamp };
         if ("locked" in result) return undefined;
-        // Taken: the first's, or one whose time ran out and KV has not dropped yet.
+        // Taken: the first's, or one whose lease or hour ran out and KV has not dropped yet.
         const found = await kv.get<Entry>(key);
         const seen = shown(found.value);
         if (seen !== "gone") return seen;
-        const again = await commit(
-          kv.atomic().check(found).set(key, mine, { expireIn: ONCE_TTL_MS }),
-        );
-        return again.ok ? "ours" : undefined;
+        // Of two posts finding it lapsed, the check lets one take it; the other reads again.
+        const again = await commit(kv.atomic().check(found).set(key, mine, { expireIn: lease }));
+        return again.ok ? { held: again.versionstamp } : undefined;
       }),
-    async settle(id, outcome) {
-      const key = keyOf(id);
-      if (!outcome) return await kv.delete(key);
-      const entry: Entry = { until: Date.now() + ONCE_TTL_MS, outcome };
-      await kv.set(key, entry, { expireIn: ONCE_TTL_MS });
-    },
+    settle: (id, { held }, outcome) =>
+      retrying("submission settle", async (commit) => {
+        const key = keyOf(id);
+        const ours = kv.atomic().check({ key, versionstamp: held });
+        const entry: Entry = { until: Date.now() + ONCE_TTL_MS, outcome };
+        const op = outcome ? ours.set(key, entry, { expireIn: ONCE_TTL_MS }) : ours.delete(key);
+        const result = await commit(op);
+        if (result.ok) return true;
+        return "locked" in result ? undefined : false;
+      }),
     async read(id) {
       return shown((await kv.get<Entry>(keyOf(id))).value);
     },

@@ -29,6 +29,8 @@ export class DeadlineExceeded extends Error {
 export interface Deadline {
   /** When it passes, on `performance.now()`'s clock: work with a timeout of its own ends before. */
   readonly expiresAt: number;
+  /** Its length (`requestTimeoutMs`). */
+  readonly ms: number;
   /** Calls `expired` if the deadline passes before `clear()`; at once if it has passed. */
   onExpire(expired: (error: DeadlineExceeded) => void): void;
   /** Stops the clock: the work finished in time. */
