@@ -143,7 +143,10 @@ export async function signIn(from: AnyContext, fields: CredentialFields): Promis
     const rehashed = await settings.hashing.run(() => hashPassword(password), within(c));
     await replaceHash(kv, user, rehashed);
   }
-  return { ok: true, user: await begin(c, settings, publicUser(user)) };
+  const signedIn = await begin(c, settings, publicUser(user));
+  // Deleted (on any worker) while the password was checked: as for an email with no account.
+  if (!signedIn) return { ok: false, errors: { form: WRONG_CREDENTIALS } };
+  return { ok: true, user: signedIn };
 }
 
 /**
@@ -186,7 +189,9 @@ export async function signUp(from: AnyContext, fields: CredentialFields): Promis
   const passwordHash = await settings.hashing.run(() => hashPassword(password), within(c));
   try {
     const user = await insertUser(kv, { email, passwordHash });
-    return { ok: true, user: await begin(c, settings, publicUser(user)) };
+    const signedIn = await begin(c, settings, publicUser(user));
+    if (!signedIn) return { ok: false, errors: { form: "This account has been deleted." } };
+    return { ok: true, user: signedIn };
   } catch (error) {
     if (error instanceof UserExistsError) return taken;
     throw error;
@@ -195,11 +200,14 @@ export async function signUp(from: AnyContext, fields: CredentialFields): Promis
 
 /**
  * A new session for `user`, ending the request's old one in the same commit; sets the cookie.
- * Returns the user as the session holds them: their roles as they were when it began.
+ * Returns the user as the session holds them: their roles as they were when it began; `undefined`
+ * (no session, no cookie) when the user was deleted meanwhile.
  */
-async function begin(c: Context, settings: AuthSettings, user: User): Promise<User> {
+async function begin(c: Context, settings: AuthSettings, user: User): Promise<User | undefined> {
   const previous = await sessionOf(c);
-  const { token, session } = await startSession(kvOf(c), user, settings, previous);
+  const started = await startSession(kvOf(c), user, settings, previous);
+  if (!started) return undefined;
+  const { token, session } = started;
   setSessionCookie(c, settings, token, markOf(session.record.createdAt));
   replaceSession(c, session);
   const { email, name, roles } = session.record;
