@@ -71,6 +71,9 @@ function meanwhileStarting(kv: Deno.Kv, other: Deno.Kv, meanwhile: (other: Deno.
   return { kv: proxy, done };
 }
 
+/** What `leftOf` finds of a user deleted. */
+const GONE = { record: false, email: false, sessions: 0, index: 0, devices: 0 };
+
 async function keysUnder(kv: Deno.Kv, prefix: Deno.KvKey): Promise<Deno.KvKey[]> {
   return await Array.fromAsync(kv.list({ prefix }), (entry) => entry.key);
 }
@@ -85,6 +88,7 @@ async function leftOf(kv: Deno.Kv, user: User) {
     email: (await kv.get(["auth", "emails", user.email])).value !== null,
     sessions: sessions.filter((entry) => entry.value.userId === user.id).length,
     index: (await keysUnder(kv, ["auth", "user_sessions", user.id])).length,
+    devices: (await keysUnder(kv, ["auth", "devices", user.id])).length,
   };
 }
 
@@ -94,7 +98,12 @@ Deno.test("deleteUser: the record, the email and every session go; signed out at
   const onA = new TestClient(t.appA);
   const onB = new TestClient(t.appB);
   await onA.signInAs(ada);
-  await onB.signInAs(ada);
+  // Through the form: a session, and the browser known for the account (devices.ts).
+  const signedIn = await callAction(onB, actionIds.logIn, [
+    credentials("ada@example.com", STORED_PASSWORD),
+  ]);
+  assert.deepEqual(signedIn.answer, { email: "ada@example.com" });
+  assert.equal((await keysUnder(t.b, ["auth", "devices", ada.id])).length, 1);
   // More sessions than one batch (200: a commit takes 1,000 mutations, ending one is two), as a
   // user signing in from many places at once may keep for a while: they go in bounded commits.
   const many = resolveAuth({ sessionsPerUser: 10_000 }, undefined, "http:");
@@ -104,7 +113,7 @@ Deno.test("deleteUser: the record, the email and every session go; signed out at
 
   const deleted = await deleteUser(t.b, "  ADA@example.com ");
   assert.deepEqual(deleted, ada);
-  assert.deepEqual(await leftOf(t.a, ada), { record: false, email: false, sessions: 0, index: 0 });
+  assert.deepEqual(await leftOf(t.a, ada), GONE);
   for (const [client, app] of [[onA, "a"], [onB, "b"]] as const) {
     const res = await client.request("/account");
     assert.equal(res.status, 303, `instance ${app}: signed out`);
@@ -159,12 +168,7 @@ Deno.test("a deletion cut short: the user is gone to every look-up, and the next
   await assert.rejects(setRoles(t.a, "grace@example.com", ["admin"]), /No user has the email/);
 
   assert.deepEqual(await deleteUser(t.a, "grace@example.com"), grace);
-  assert.deepEqual(await leftOf(t.a, grace), {
-    record: false,
-    email: false,
-    sessions: 0,
-    index: 0,
-  });
+  assert.deepEqual(await leftOf(t.a, grace), GONE);
   assert.equal((await client.request("/account")).status, 303);
 });
 
@@ -184,7 +188,7 @@ Deno.test("a user deleted on another instance while signing in: the form's answe
   assert.equal(call.status, 200, call.text);
   assert.deepEqual(call.answer?.errors, { form: "Wrong email or password." });
   assert.equal(call.res.headers.get("set-cookie"), null, "no session cookie");
-  assert.deepEqual(await leftOf(t.a, kim), { record: false, email: false, sessions: 0, index: 0 });
+  assert.deepEqual(await leftOf(t.a, kim), GONE);
   assert.equal((await client.request("/account")).status, 303);
 });
 
@@ -197,7 +201,7 @@ Deno.test("signInAs of a user deleted meanwhile on another instance: an error th
     name: "RangeError",
     message: "The user with the email lee@example.com was deleted as they signed in",
   });
-  assert.deepEqual(await leftOf(t.a, lee), { record: false, email: false, sessions: 0, index: 0 });
+  assert.deepEqual(await leftOf(t.a, lee), GONE);
 });
 
 Deno.test("signInAs answers with the roles its session holds: a change of roles meanwhile on another instance", async () => {
@@ -223,7 +227,13 @@ Deno.test("deleteUser's also: the product's part goes in the commit that removes
     { name: "KvBusyError" },
   );
   assert.equal((await t.a.get(["notes", bo.id])).value, "the product's data");
-  assert.deepEqual(await leftOf(t.a, bo), { record: true, email: true, sessions: 0, index: 0 });
+  assert.deepEqual(await leftOf(t.a, bo), {
+    record: true,
+    email: true,
+    sessions: 0,
+    index: 0,
+    devices: 0,
+  });
   assert.equal(await getUser(t.a, bo.id), null, "gone to every look-up meanwhile");
 
   const gone = await deleteUser(t.b, "bo@example.com", {
@@ -232,5 +242,5 @@ Deno.test("deleteUser's also: the product's part goes in the commit that removes
   assert.deepEqual(gone, bo);
   assert.equal((await t.a.get(["notes", bo.id])).value, null);
   assert.equal((await t.a.get(["forgotten", bo.id])).value, true);
-  assert.deepEqual(await leftOf(t.a, bo), { record: false, email: false, sessions: 0, index: 0 });
+  assert.deepEqual(await leftOf(t.a, bo), GONE);
 });

@@ -2,9 +2,9 @@
  * @module
  * Signing up and in with an email and a password, for a server action to call with the form's
  * fields. The fields are checked first (nothing costs before that); then the limits - sign-in per
- * client and per account, sign-up per client, each exact across workers (`limitCalls`) - so a
- * refused attempt costs no hash; then the password is hashed within the app's bound on hashes at
- * once. An unknown email and a wrong password get the same answer, word for word, after the same
+ * client and per account (or, from a browser known for the account, per that browser: devices.ts),
+ * sign-up per client, each exact across workers (`limitCalls`) - so a refused attempt costs no
+ * hash; then the password is hashed within the app's bound on hashes at once. An unknown email and a wrong password get the same answer, word for word, after the same
  * work: an unknown email is checked against a hash that matches no password, with the same
  * parameters. Success starts a new session with a new token - whatever session the request had is
  * ended in the same commit (no fixation) - and sets the cookie.
@@ -18,6 +18,7 @@ import { internalsOf } from "../server/internals.ts";
 import { type AnyContext, contextOf } from "../server/scope.ts";
 import { markOf, setSessionCookie } from "./cookie.ts";
 import { checkCredentials, type CredentialErrors } from "./credentials.ts";
+import { knownDevice, rememberDevice } from "./devices.ts";
 import { replaceSession, sessionOf } from "./current.ts";
 import { hashPassword, needsRehash, PARAMS, verifyPassword } from "./password.ts";
 import { startSession } from "./sessions.ts";
@@ -134,8 +135,12 @@ export async function signIn(from: AnyContext, fields: CredentialFields): Promis
   const settings = authSettings(c);
   const kv = kvOf(c);
   await throttle(c, ["auth-sign-in-client", clientOf(c)], settings.signInPerClient);
-  await throttle(c, ["auth-sign-in-account", email], settings.signInPerAccount);
   const user = await findUser(kv, email);
+  // A browser the user signed in with lately has a limit of its own: whoever spends the account's
+  // cannot lock them out of it (devices.ts).
+  const device = user && await knownDevice(c, settings, user.id);
+  const counted = device ? ["auth-sign-in-device", device] : ["auth-sign-in-account", email];
+  await throttle(c, counted, settings.signInPerAccount);
   const hash = user?.passwordHash ?? NO_ONES_HASH;
   const right = await settings.hashing.run(() => verifyPassword(password, hash), within(c));
   if (!user || !right) return { ok: false, errors: { form: WRONG_CREDENTIALS } };
@@ -210,6 +215,7 @@ async function begin(c: Context, settings: AuthSettings, user: User): Promise<Us
   const { token, session } = started;
   setSessionCookie(c, settings, token, markOf(session.record.createdAt));
   replaceSession(c, session);
+  await rememberDevice(c, settings, user.id);
   const { email, name, roles } = session.record;
   return { id: user.id, email, name, roles: [...roles] };
 }

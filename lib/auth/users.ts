@@ -13,6 +13,7 @@
 import { HttpError } from "../shared/http_error.ts";
 import { commit, retrying } from "../kv/commit.ts";
 import { normalizeEmail } from "./credentials.ts";
+import { forgetDevices } from "./devices.ts";
 import { hashPassword } from "./password.ts";
 import { endAllSessions, sessionsOf, withoutSessions } from "./sessions.ts";
 import { EMAILS, USERS } from "./user_keys.ts";
@@ -362,6 +363,7 @@ export async function deleteUser(
   });
   // Every session begun before the mark is in the index: none can begin after it.
   await endAllSessions(kv, marked.id);
+  await forgetDevices(kv, marked.id);
   const emailKey = [...EMAILS, marked.email];
   await retrying("delete a user", async (commit) => {
     const entry = await kv.get<UserRecord>([...USERS, marked.id]);
