@@ -4,7 +4,8 @@
  * server actions with `signUp`, `signIn`, `signOut` and `signOutEverywhere`; ask who is asking with
  * `currentUser(ctx)` (one KV read, none without the session cookie), or read `userOf(state)` where a
  * guard set it. Sessions live in Deno KV, the cookie holds only an opaque token, passwords are
- * stored as scrypt hashes. `createUser` is for scripts (`deno task users:add`); `setRoles` for them and an admin's page.
+ * stored as scrypt hashes. `createUser` is for scripts (`deno task users:add`); `setRoles` for them
+ * and an admin's page; `deleteUser` for a product's account deletion.
  *
  * @example
  * ```ts
@@ -30,6 +31,8 @@ export { type CredentialErrors, normalizeEmail } from "./auth/credentials.ts";
 export { safeNext } from "./auth/next.ts";
 export {
   createUser,
+  deleteUser,
+  type DeleteUserOptions,
   getUser,
   setRoles,
   UnknownUserError,

@@ -786,6 +786,52 @@ Deno.test("sign-in is limited per account and per client: 429 with Retry-After, 
   );
 });
 
+Deno.test("wrong passwords for one account from anywhere lock out new browsers, never the user's own", async () => {
+  // The per-account limit bounds guessing from every client together; whoever spends it used to
+  // keep the real user out too, for as long as they kept at it (2 tries a window sufficed here).
+  using t = await setup({ signInPerAccount: { limit: 2, windowMs: 60_000 } });
+  const owner = await storedUser(t.kv, "owner@example.com");
+  const laptop = t.browser();
+  const first = await t.signIn(laptop, "owner@example.com");
+  assert.deepEqual(first.answer, { email: "owner@example.com" });
+  assert.match(
+    first.res.headers.getSetCookie().join("\n"),
+    /(^|\n)device=[\w-]{43}; Max-Age=2592000; Path=\/; HttpOnly; SameSite=Lax/,
+  );
+  assert.equal((await t.signIn(laptop, "owner@example.com", "typo typo")).status, 200);
+
+  // Someone else spends the account's tries (the laptop's first sign-in took one), each from a
+  // browser of their own.
+  const guess = await t.signIn(t.browser(), "owner@example.com", "guess guess");
+  assert.deepEqual(guess.answer?.errors, { form: "Wrong email or password." });
+  const refused = await t.signIn(t.browser(), "owner@example.com", "guess again");
+  assert.equal(refused.status, 429, "the account's limit holds for every unknown browser");
+  const elsewhere = await t.signIn(t.browser(), "owner@example.com");
+  assert.equal(elsewhere.status, 429, "for the owner too, on a browser never signed in with");
+
+  // The owner's laptop, which signed in before: its own limit, which the guesses did not touch.
+  const back = await t.signIn(laptop, "owner@example.com");
+  assert.equal(back.status, 200, back.text);
+  assert.deepEqual(back.answer, { email: "owner@example.com" });
+  assert.equal((await laptop.request("/account")).status, 200);
+  // And that limit is one: a stolen cookie does not lift the bound on guessing. (Each sign-in
+  // gives the browser a new token, with a window of its own: only the password gets one.)
+  for (const status of [200, 200, 429]) {
+    assert.equal((await t.signIn(laptop, "owner@example.com", "wrong wrong")).status, status);
+  }
+  // "Log out everywhere" (a lost laptop): no browser of the user's is known any more.
+  const devices = () => entries(t.kv, ["auth", "devices", owner.id]).then((all) => all.length);
+  assert.equal(await devices(), 1, "the laptop's latest token only");
+  const everywhere = t.browser();
+  await everywhere.signInAs(owner);
+  assert.equal((await callAction(everywhere, actionIds.logOutEverywhere, [])).status, 200);
+  assert.equal(await devices(), 0);
+  // A device cookie is known for its own account only.
+  await storedUser(t.kv, "other@example.com");
+  for (let i = 0; i < 2; i++) await t.signIn(t.browser(), "other@example.com", `guess ${i}`);
+  assert.equal((await t.signIn(laptop, "other@example.com")).status, 429);
+});
+
 Deno.test("an unknown email and a wrong password: the same answer, after the same work", async () => {
   using t = await setup();
   await storedUser(t.kv, "known@example.com");

@@ -16,7 +16,7 @@ import { commit, retrying } from "../kv/commit.ts";
 import type { AuthSettings } from "./settings.ts";
 import { newToken, tokenHash } from "./token.ts";
 import { USERS } from "./user_keys.ts";
-import type { User } from "./users.ts";
+import type { User, UserRecord } from "./users.ts";
 
 export interface SessionRecord {
   userId: string;
@@ -51,14 +51,16 @@ const indexKey = (userId: string, hash: string) => [...BY_USER, userId, hash];
  * (email, name, roles) is read from the user's record in the loop that commits, and the commit
  * checks that record: a sign-in read the user before its password's hash, and a change of roles
  * committed meanwhile (`setRoles`, on any worker or instance) would otherwise be undone for this
- * session until its absolute end. Returns the new token, for the cookie, and the session.
+ * session until its absolute end; and a user deleted meanwhile (`deleteUser`: marked, then gone)
+ * gets no session. Returns the new token, for the cookie, and the session; `undefined` when the
+ * user no longer exists.
  */
 export async function startSession(
   kv: Deno.Kv,
   user: User,
   settings: AuthSettings,
   replacing?: Session,
-): Promise<{ token: string; session: Session }> {
+): Promise<{ token: string; session: Session } | undefined> {
   const token = newToken();
   const hash = tokenHash(token);
   const now = settings.now();
@@ -71,8 +73,9 @@ export async function startSession(
     )
     .slice(settings.sessionsPerUser - 1);
   const record = await retrying("start a session", async (commit) => {
-    const stored = await kv.get<User>([...USERS, user.id]);
-    if (!stored.value) throw new Error(`No user has the id ${user.id}: no session can start`);
+    const stored = await kv.get<UserRecord>([...USERS, user.id]);
+    // Deleted, or being deleted: `null`, the attempt's answer that is not a retry.
+    if (!stored.value || stored.value.deletingSince !== undefined) return null;
     const { email, name, roles } = stored.value;
     const record: SessionRecord = {
       userId: user.id,
@@ -91,7 +94,7 @@ export async function startSession(
     op = withoutSessions(op, user.id, others);
     return (await commit(op)).ok ? record : undefined;
   });
-  return { token, session: { hash, record } };
+  return record ? { token, session: { hash, record } } : undefined;
 }
 
 /**

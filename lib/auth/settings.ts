@@ -41,7 +41,11 @@ export interface AuthOptions {
   loginPath?: string;
   /** Sign-in attempts per client (address): 20 in 15 minutes. */
   signInPerClient?: CallLimit;
-  /** Sign-in attempts per account (email, known or not): 10 in 15 minutes. */
+  /**
+   * Sign-in attempts per account (email, known or not), and per browser known for the account
+   * (signed in with it in the last 30 days, whose attempts the account's limit does not count):
+   * 10 in 15 minutes.
+   */
   signInPerAccount?: CallLimit;
   /** Sign-ups per client: 10 an hour. */
   signUpPerClient?: CallLimit;

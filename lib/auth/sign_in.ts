@@ -2,9 +2,9 @@
  * @module
  * Signing up and in with an email and a password, for a server action to call with the form's
  * fields. The fields are checked first (nothing costs before that); then the limits - sign-in per
- * client and per account, sign-up per client, each exact across workers (`limitCalls`) - so a
- * refused attempt costs no hash; then the password is hashed within the app's bound on hashes at
- * once. An unknown email and a wrong password get the same answer, word for word, after the same
+ * client and per account (or, from a browser known for the account, per that browser: devices.ts),
+ * sign-up per client, each exact across workers (`limitCalls`) - so a refused attempt costs no
+ * hash; then the password is hashed within the app's bound on hashes at once. An unknown email and a wrong password get the same answer, word for word, after the same
  * work: an unknown email is checked against a hash that matches no password, with the same
  * parameters. Success starts a new session with a new token - whatever session the request had is
  * ended in the same commit (no fixation) - and sets the cookie.
@@ -18,6 +18,7 @@ import { internalsOf } from "../server/internals.ts";
 import { type AnyContext, contextOf } from "../server/scope.ts";
 import { markOf, setSessionCookie } from "./cookie.ts";
 import { checkCredentials, type CredentialErrors } from "./credentials.ts";
+import { knownDevice, rememberDevice } from "./devices.ts";
 import { replaceSession, sessionOf } from "./current.ts";
 import { hashPassword, needsRehash, PARAMS, verifyPassword } from "./password.ts";
 import { startSession } from "./sessions.ts";
@@ -134,8 +135,12 @@ export async function signIn(from: AnyContext, fields: CredentialFields): Promis
   const settings = authSettings(c);
   const kv = kvOf(c);
   await throttle(c, ["auth-sign-in-client", clientOf(c)], settings.signInPerClient);
-  await throttle(c, ["auth-sign-in-account", email], settings.signInPerAccount);
   const user = await findUser(kv, email);
+  // A browser the user signed in with lately has a limit of its own: whoever spends the account's
+  // cannot lock them out of it (devices.ts).
+  const device = user && await knownDevice(c, settings, user.id);
+  const counted = device ? ["auth-sign-in-device", device] : ["auth-sign-in-account", email];
+  await throttle(c, counted, settings.signInPerAccount);
   const hash = user?.passwordHash ?? NO_ONES_HASH;
   const right = await settings.hashing.run(() => verifyPassword(password, hash), within(c));
   if (!user || !right) return { ok: false, errors: { form: WRONG_CREDENTIALS } };
@@ -143,7 +148,10 @@ export async function signIn(from: AnyContext, fields: CredentialFields): Promis
     const rehashed = await settings.hashing.run(() => hashPassword(password), within(c));
     await replaceHash(kv, user, rehashed);
   }
-  return { ok: true, user: await begin(c, settings, publicUser(user)) };
+  const signedIn = await begin(c, settings, publicUser(user));
+  // Deleted (on any worker) while the password was checked: as for an email with no account.
+  if (!signedIn) return { ok: false, errors: { form: WRONG_CREDENTIALS } };
+  return { ok: true, user: signedIn };
 }
 
 /**
@@ -193,7 +201,9 @@ export async function signUp(
   const passwordHash = await settings.hashing.run(() => hashPassword(password), within(c));
   try {
     const user = await insertUser(kv, { email, passwordHash, roles });
-    return { ok: true, user: await begin(c, settings, publicUser(user)) };
+    const signedIn = await begin(c, settings, publicUser(user));
+    if (!signedIn) return { ok: false, errors: { form: "This account has been deleted." } };
+    return { ok: true, user: signedIn };
   } catch (error) {
     if (error instanceof UserExistsError) return taken;
     throw error;
@@ -202,13 +212,17 @@ export async function signUp(
 
 /**
  * A new session for `user`, ending the request's old one in the same commit; sets the cookie.
- * Returns the user as the session holds them: their roles as they were when it began.
+ * Returns the user as the session holds them: their roles as they were when it began; `undefined`
+ * (no session, no cookie) when the user was deleted meanwhile.
  */
-async function begin(c: Context, settings: AuthSettings, user: User): Promise<User> {
+async function begin(c: Context, settings: AuthSettings, user: User): Promise<User | undefined> {
   const previous = await sessionOf(c);
-  const { token, session } = await startSession(kvOf(c), user, settings, previous);
+  const started = await startSession(kvOf(c), user, settings, previous);
+  if (!started) return undefined;
+  const { token, session } = started;
   setSessionCookie(c, settings, token, markOf(session.record.createdAt));
   replaceSession(c, session);
+  await rememberDevice(c, settings, user.id);
   const { email, name, roles } = session.record;
   return { id: user.id, email, name, roles: [...roles] };
 }

@@ -126,8 +126,14 @@ async function begin(
   const previous = isToken(held)
     ? await readSession(kv, tokenHash(held), settings, false)
     : undefined;
-  const user = publicUser(stored);
-  const { token, session } = await startSession(kv, user, settings, previous);
+  const started = await startSession(kv, publicUser(stored), settings, previous);
+  if (!started) {
+    throw new RangeError(`The user with the email ${given} was deleted as they signed in`);
+  }
+  const { token, session } = started;
   const cookies = sessionCookies(settings, token, markOf(session.record.createdAt));
+  // Who the session holds: its roles are read as it commits, a change of roles meanwhile included.
+  const { userId, name, roles } = session.record;
+  const user: User = { id: userId, email: session.record.email, name, roles: [...roles] };
   return { user, cookies, url, cookie: { name: settings.cookie, token } };
 }

@@ -14,6 +14,7 @@
 import { kvOf } from "../kv/access.ts";
 import { type AnyContext, contextOf } from "../server/scope.ts";
 import { clearSessionCookie } from "./cookie.ts";
+import { forgetDevices } from "./devices.ts";
 import { replaceSession, sessionOf } from "./current.ts";
 import { endAllSessions, endSession } from "./sessions.ts";
 import { authSettings } from "./settings.ts";
@@ -52,7 +53,8 @@ export async function signOut(from: AnyContext): Promise<void> {
 
 /**
  * Ends every session of this request's user - every browser and device they signed in on - on
- * every worker and instance at once, and clears this request's cookie.
+ * every worker and instance at once, forgets which browsers they signed in with (a lost device's
+ * cookie no longer has a sign-in limit apart from the account's), and clears this request's cookie.
  *
  * @param from `requestContext()` in a server action (or a handler's `ctx`, a middleware's `c`).
  * @returns How many sessions ended (0 when nobody is signed in).
@@ -75,6 +77,8 @@ export async function signOutEverywhere(from: AnyContext): Promise<number> {
   const c = contextOf(from);
   const session = await sessionOf(c);
   const ended = session ? await endAllSessions(kvOf(c), session.record.userId) : 0;
+  // A lost device's cookie would still have a sign-in limit of its own (devices.ts).
+  if (session) await forgetDevices(kvOf(c), session.record.userId);
   clearSessionCookie(c, authSettings(c));
   c.header("Clear-Site-Data", CLEAR_CACHE);
   replaceSession(c, undefined);

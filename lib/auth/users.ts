@@ -4,11 +4,16 @@
  * `["auth", "emails", email]`. Creating one commits both with a check that the email is free, so two
  * workers signing up the same address at once make one account. The password is stored only as its
  * scrypt hash (`password.ts`). Changing a user's roles ends every session of theirs in the same
- * commit: a privilege change means a new token, at their next sign-in.
+ * commit: a privilege change means a new token, at their next sign-in. Deleting one marks the
+ * record first - from that commit on no sign-in anywhere starts a session for them, since every
+ * session's commit checks the record - then ends their sessions, then removes the record and the
+ * email; a deletion cut short is finished by the next call, and meanwhile the user is gone to
+ * everything that looks them up.
  */
 import { HttpError } from "../shared/http_error.ts";
 import { commit, retrying } from "../kv/commit.ts";
 import { normalizeEmail } from "./credentials.ts";
+import { forgetDevices } from "./devices.ts";
 import { hashPassword } from "./password.ts";
 import { endAllSessions, sessionsOf, withoutSessions } from "./sessions.ts";
 import { EMAILS, USERS } from "./user_keys.ts";
@@ -42,6 +47,8 @@ export interface UserRecord extends User {
   passwordHash: string;
   /** When the account was made (ms since the epoch). */
   createdAt: number;
+  /** Set by `deleteUser` as it begins: the user is gone to every look-up from then on. */
+  deletingSince?: number;
 }
 
 /**
@@ -109,11 +116,21 @@ export class UnknownUserError extends HttpError {
   }
 }
 
-/** The user with this (normalised) email, as stored. */
+/** The user with this (normalised) email, as stored; not one being deleted. */
 export async function findUser(kv: Deno.Kv, email: string): Promise<UserRecord | undefined> {
+  const record = (await storedEntry(kv, email))?.value;
+  return record?.deletingSince === undefined ? record : undefined;
+}
+
+/** The record of the user with this (normalised) email, being deleted or not. */
+async function storedEntry(
+  kv: Deno.Kv,
+  email: string,
+): Promise<Deno.KvEntry<UserRecord> | undefined> {
   const id = await kv.get<string>([...EMAILS, email]);
   if (id.value === null) return undefined;
-  return (await kv.get<UserRecord>([...USERS, id.value])).value ?? undefined;
+  const entry = await kv.get<UserRecord>([...USERS, id.value]);
+  return entry.value === null ? undefined : entry;
 }
 
 /** Stores a new user whose password is already hashed; throws `UserExistsError` if taken. */
@@ -225,7 +242,7 @@ const USER_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 export async function getUser(kv: Deno.Kv, id: string): Promise<User | null> {
   if (typeof id !== "string" || !USER_ID.test(id)) return null;
   const record = (await kv.get<UserRecord>([...USERS, id])).value;
-  return record ? publicUser(record) : null;
+  return record && record.deletingSince === undefined ? publicUser(record) : null;
 }
 
 /**
@@ -273,4 +290,88 @@ export async function setRoles(
   });
   await endAllSessions(kv, updated.id); // any past the first batch (a user keeps few)
   return publicUser(updated);
+}
+
+/**
+ * `deleteUser`'s options.
+ *
+ * @example
+ * ```ts
+ * import type { DeleteUserOptions } from "shell/auth";
+ *
+ * // The product's notes of the user go in the commit that removes them.
+ * const withNotes: DeleteUserOptions = { also: (op, user) => op.delete(["notes", user.id]) };
+ * ```
+ * @see docs/users.md - Deleting a user
+ */
+export interface DeleteUserOptions {
+  /**
+   * The product's part of the commit that removes the user's record and email: add to `op` and
+   * return it (a few deletes of its own, `jobs.add(op, ...)` for the rest). It is called again with
+   * a new operation when that commit is tried again, so it only adds; a `check` of its own that
+   * fails fails the deletion's commit, which is retried, then ends in a `KvBusyError`.
+   */
+  also?: (op: Deno.AtomicOperation, user: User) => Deno.AtomicOperation;
+}
+
+/**
+ * Deletes a user: their record, their email (free to sign up with again) and every session of
+ * theirs, so that their cookie is answered as signed out at the next request on every worker and
+ * instance. From its first commit no sign-in (on any worker) starts a session for them, and
+ * `getUser`, `signIn` and `setRoles` find nobody; it then ends their sessions, a bounded batch a
+ * commit, and removes the record and the email. Each commit is retried as every write is; a call
+ * cut short (a crash, a `KvBusyError`) leaves the user marked, gone to every look-up, and the next
+ * call with the email finishes the work.
+ *
+ * The product's own data keyed by `user.id` is the product's to delete, and `also` is where it
+ * hooks in: what it adds goes in the commit that removes the record, so it happens if and only if
+ * the user is gone - a few keys of its own deleted, or a background job enqueued (`jobs.add`) that
+ * deletes the rest, retried until done (docs/users.md).
+ *
+ * @param kv The store (`kvOf(ctx)` in a request; `Deno.openKv()` in a script).
+ * @param email The user's email (normalised here).
+ * @param options `also`: the product's part of the last commit.
+ * @returns The user deleted, as requests saw them.
+ * @throws {UnknownUserError} When no user has that email: 404, the product's refusal uncaught.
+ * @throws {KvBusyError} When a commit lost every race, or the file stayed locked by another
+ * process for seconds, as any write of `shell/data`.
+ *
+ * @example
+ * ```ts
+ * import { createUser, deleteUser, getUser } from "shell/auth";
+ *
+ * const kv = await Deno.openKv(":memory:");
+ * await createUser(kv, { email: "ada@example.com", password: "a long passphrase" });
+ * const ada = await deleteUser(kv, "ada@example.com");
+ * await kv.delete(["notes", ada.id]); // the product's own data, by the id
+ * console.log(await getUser(kv, ada.id)); // null
+ * ```
+ * @see docs/users.md - Deleting a user
+ */
+export async function deleteUser(
+  kv: Deno.Kv,
+  email: string,
+  { also = (op) => op }: DeleteUserOptions = {},
+): Promise<User> {
+  const normal = normalizeEmail(email);
+  const marked = await retrying("delete a user", async (commit) => {
+    const entry = normal === undefined ? undefined : await storedEntry(kv, normal);
+    if (!entry) throw new UnknownUserError(email);
+    if (entry.value.deletingSince !== undefined) return entry.value;
+    const record = { ...entry.value, deletingSince: Date.now() };
+    return (await commit(kv.atomic().check(entry).set(entry.key, record))).ok ? record : undefined;
+  });
+  // Every session begun before the mark is in the index: none can begin after it.
+  await endAllSessions(kv, marked.id);
+  await forgetDevices(kv, marked.id);
+  const emailKey = [...EMAILS, marked.email];
+  await retrying("delete a user", async (commit) => {
+    const entry = await kv.get<UserRecord>([...USERS, marked.id]);
+    const owner = await kv.get<string>(emailKey);
+    if (entry.value === null) return true; // finished by another call meanwhile
+    let op = kv.atomic().check(entry, owner).delete(entry.key);
+    if (owner.value === marked.id) op = op.delete(emailKey);
+    return (await commit(also(op, publicUser(marked)))).ok || undefined;
+  });
+  return publicUser(marked);
 }

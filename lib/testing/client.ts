@@ -311,7 +311,7 @@ export class TestClient {
    * @throws {TypeError} For a client of a server's origin made without the server's `kv`, or of
    *   anything but an app made by `createApp` in this process.
    * @throws {Error} When the app was made without a KV store: it has no users or sessions.
-   * @throws {RangeError} When no user has that email.
+   * @throws {RangeError} When no user has that email, or the user was deleted as the session began.
    *
    * @example
    * ```ts

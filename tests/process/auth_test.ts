@@ -3,8 +3,8 @@
  * `shell/auth` over real HTTP, against real server processes built with files of this test's own
  * (`routes/t/`: actions that sign up, in and out, a page behind `requireUser()`, a page that fails
  * while signed in): the cookie's flags over http and behind an https origin, a new token at sign-in,
- * sign-out and "sign out everywhere" ending sessions on both workers of `deno serve --parallel` at
- * once, the per-account limit (429 with `Retry-After`), the same answer for an unknown email and a
+ * sign-out, "sign out everywhere" and `deleteUser` from another process ending sessions on both
+ * workers of `deno serve --parallel` at once, the per-account limit (429 with `Retry-After`), the same answer for an unknown email and a
  * wrong password, sign-in posts from another origin refused (login CSRF), no password or token in
  * `deno task kv:dump`, the server's logs or the Sentry events the real SDK sends, and the bound on
  * password hashes at once keeping a burst of sign-ins within memory (503 with `Retry-After` past
@@ -16,7 +16,7 @@ import { actionId } from "../../lib/build/actions.ts";
 import { projectSalt } from "../../lib/build/salt.ts";
 import { encodeCall } from "../../lib/shared/action_wire.ts";
 import { builtCopy } from "../helpers/built_copy.ts";
-import { getUser, setRoles } from "../../lib/auth.ts";
+import { deleteUser, getUser, setRoles } from "../../lib/auth.ts";
 import { storedUser } from "../helpers/auth.tsx";
 import { holdWriteLock, tempStorePath } from "../helpers/kv.ts";
 import { serveParallel } from "../helpers/parallel.ts";
@@ -232,6 +232,25 @@ Deno.test("deno serve --parallel: sign-out ends the session on both workers at o
     const answers = await fromBothWorkers(server, "/t/account", session.cookie!);
     assert.deepEqual(new Set(answers.map((x) => x.status)), new Set([303]));
   }
+});
+
+Deno.test("deno serve --parallel: deleteUser from another process signs the user out on both workers", async () => {
+  const root = await authProject();
+  const path = await tempStorePath();
+  await using server = await serveParallel(root, { KV_PATH: path });
+  const joined = await call(server, "join", [form("gone@example.com", PASSWORD)]);
+  const cookie = joined.cookie!;
+  const before = await fromBothWorkers(server, "/t/account", cookie);
+  assert.deepEqual(new Set(before.map((a) => a.status)), new Set([200]));
+
+  // A script of the product's, or an admin's page on another instance: the KV file is all it shares.
+  using kv = await Deno.openKv(path);
+  const gone = await deleteUser(kv, "gone@example.com");
+  const after = await fromBothWorkers(server, "/t/account", cookie);
+  assert.deepEqual(new Set(after.map((a) => a.status)), new Set([303]), "over on every worker");
+  assert.equal(await getUser(kv, gone.id), null);
+  const again = await call(server, "logIn", [form("gone@example.com", PASSWORD)]);
+  assert.deepEqual(again.answer, { errors: { form: "Wrong email or password." } });
 });
 
 Deno.test("sign-in: the per-account limit, the same answer for unknown and wrong, no cross-site posts", async (t) => {

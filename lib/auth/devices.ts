@@ -1,0 +1,80 @@
+/**
+ * @module
+ * Known devices: the browsers a user signed in with lately, so that the per-account sign-in limit
+ * cannot lock them out of their own account. A limit on an account's attempts from every client
+ * together bounds guessing from many addresses, but whoever spends it - a few wrong passwords every
+ * window, from anywhere - also keeps the real user out for as long as they keep at it. So a
+ * successful sign-in leaves a second cookie (`device`; `__Host-device` over https), a random token
+ * like the session's whose SHA-256 is stored under the user for `KNOWN_FOR_MS`, and a sign-in from
+ * a browser known for that account is counted on a limit of its own (the same numbers) instead of
+ * the account's (OWASP's "device cookies"). The attacker, without the cookie, is bounded as before;
+ * the user, on a device they used in the last 30 days, is never refused for the attacker's tries.
+ * Read only when someone signs in: a signed-in page costs nothing more.
+ */
+import type { Context } from "hono";
+import { generateCookie, getCookie } from "hono/cookie";
+import { kvOf } from "../kv/access.ts";
+import { retrying } from "../kv/commit.ts";
+import type { AuthSettings } from "./settings.ts";
+import { isToken, newToken, tokenHash } from "./token.ts";
+
+/** How long a browser stays known after its last successful sign-in: 30 days. */
+export const KNOWN_FOR_MS = 30 * 24 * 3_600_000;
+
+const DEVICES = ["auth", "devices"] as const;
+/** Keys one commit deletes at most (KV takes 1,000 mutations). */
+const BATCH = 500;
+
+/** The device cookie's name: `__Host-device` over https, `device` otherwise. */
+function deviceCookie(settings: AuthSettings): string {
+  return settings.secure ? "__Host-device" : "device";
+}
+
+/**
+ * What the request's browser is known by for `userId` (the hash of its device token), if it signed
+ * in to that account within `KNOWN_FOR_MS`: one KV read, none without the cookie.
+ */
+export async function knownDevice(
+  c: Context,
+  settings: AuthSettings,
+  userId: string,
+): Promise<string | undefined> {
+  const name = deviceCookie(settings);
+  if (!c.req.header("cookie")?.includes(name)) return undefined;
+  const token = getCookie(c, name);
+  if (!isToken(token)) return undefined;
+  const hash = tokenHash(token);
+  return (await kvOf(c).get([...DEVICES, userId, hash])).value === null ? undefined : hash;
+}
+
+/**
+ * After a successful sign-in: the browser is known for `userId` from now on, by a new token (as a
+ * session's: one an attacker planted is never kept); the one it had goes.
+ */
+export async function rememberDevice(c: Context, settings: AuthSettings, userId: string) {
+  const name = deviceCookie(settings);
+  const old = c.req.header("cookie")?.includes(name) ? getCookie(c, name) : undefined;
+  const token = newToken();
+  let op = kvOf(c).atomic();
+  if (isToken(old)) op = op.delete([...DEVICES, userId, tokenHash(old)]);
+  await op.set([...DEVICES, userId, tokenHash(token)], true, { expireIn: KNOWN_FOR_MS }).commit();
+  const maxAge = Math.floor(KNOWN_FOR_MS / 1000);
+  const flags = { path: "/", sameSite: "Lax", secure: settings.secure, httpOnly: true } as const;
+  c.header("Set-Cookie", generateCookie(name, token, { ...flags, maxAge }), { append: true });
+}
+
+/** Forgets every device of `userId` (the user is deleted), a batch a commit. */
+export async function forgetDevices(kv: Deno.Kv, userId: string): Promise<void> {
+  for (let round = 0; round < 100; round++) {
+    const keys = await Array.fromAsync(
+      kv.list({ prefix: [...DEVICES, userId] }, { limit: BATCH }),
+      (entry) => entry.key,
+    );
+    if (keys.length === 0) return;
+    await retrying("forget devices", async (commit) => {
+      let op = kv.atomic();
+      for (const key of keys) op = op.delete(key);
+      return (await commit(op)).ok || undefined;
+    });
+  }
+}
