@@ -12,8 +12,7 @@ import { scan } from "../lib/build/scan.ts";
 import * as v from "valibot";
 import { defineSettings, secret } from "../lib/mod.ts";
 import { deadJobs, defineJobs, KvLimitError, kvOf } from "../lib/data.ts";
-import { Cron } from "croner";
-import { dueSlots, enqueueSlot } from "../lib/kv/jobs.ts";
+import { dueSlots, enqueueSlot, scheduleOf } from "../lib/kv/jobs.ts";
 import { MAX_VALUE_BYTES, valueSize } from "../lib/kv/limits.ts";
 import type { Telemetry } from "../lib/server.ts";
 import type { RouteModule } from "../lib/server/manifest.ts";
@@ -169,7 +168,7 @@ Deno.test("a cron job: two apps of one manifest in a process start and close, an
 });
 
 Deno.test("a cron firing late is its slot's, however late: one run per slot, never two, never none", async () => {
-  const nightly = new Cron("0 3 * * *", { paused: true, timezone: "UTC", mode: "5-part" });
+  const nightly = scheduleOf("nightly", "0 3 * * *");
   const at = Date.UTC(2026, 10, 28, 3, 0, 0);
   const day = 24 * 60 * 60_000;
   // On time, a moment early (two clocks), or 90 s late (a retry, a busy process): the 03:00 slot.
@@ -214,6 +213,68 @@ Deno.test("a cron schedule that is none is refused by defineJobs, naming the job
     );
   }
   defineJobs({ nightly: { cron: "*/15 2-4 * * MON-FRI", run() {} } });
+});
+
+Deno.test("defineJobs takes a schedule exactly when Deno.cron does, and reads its days of the week as Deno.cron does", () => {
+  // Before, croner's defaults took nicknames, `?`, a day 0 and outer spaces (Deno.cron then
+  // refused the app at start-up), refused `5/15` (which Deno.cron runs), and read `1` as Monday.
+  const schedules = [
+    "0 3 * * *",
+    "@daily",
+    "@hourly",
+    "@weekly",
+    "0 3 ? * *",
+    "0 3 * * ?",
+    " 0 3 * * *",
+    "0 3 * * * ",
+    "0 3 * * *\n",
+    "0 3 * * 0",
+    "0 3 * * 0-6",
+    "0 3 * * 0#1",
+    "0 3 * * 1-7",
+    "0 3 * * 7",
+    "0 3 * * 7#1",
+    "0 3 * * 5L",
+    "0 3 * * 1-7/2",
+    "5/15 * * * *",
+    "/10 * * * *",
+    "0 3 L * *",
+    "0 3 15W * *",
+    "0 3 LW * *",
+    "*/15 2-4 * * MON-FRI",
+    "0 3 1 * MON",
+    "61 * * * *",
+    "0 0 3 * * *",
+    "0 24 * * *",
+    "*/61 * * * *",
+    "0 3 * 13 *",
+    "0 3 * * 8",
+  ];
+  const differ = schedules.filter((cron, i) => {
+    const end = new AbortController();
+    let deno = true;
+    try {
+      Deno.cron(`schedule ${i}`, cron, { signal: end.signal }, () => {});
+    } catch {
+      deno = false;
+    }
+    end.abort();
+    let ours = true;
+    try {
+      defineJobs({ nightly: { cron, run() {} } });
+    } catch {
+      ours = false;
+    }
+    return deno !== ours;
+  });
+  assert.deepEqual(differ, [], "defineJobs and Deno.cron disagree");
+
+  // Deno.cron's 1 is Sunday (saffron's numbering): a firing on Sunday 29 November 2026 at 03:00
+  // is that day's slot, not the Monday before's.
+  const sunday = Date.UTC(2026, 10, 29, 3, 0, 0);
+  for (const cron of ["0 3 * * 1", "0 3 * * SUN", "0 3 * * 1#5", "0 3 * * 1L", "0 3 * * 1-7/2"]) {
+    assert.deepEqual(dueSlots(scheduleOf("weekly", cron), sunday), [sunday], cron);
+  }
 });
 
 Deno.test("one key for two jobs (a webhook's delivery id): each is enqueued and runs", async () => {

@@ -703,10 +703,25 @@ interface CronTarget {
 /**
  * A cron job's schedule, read as Deno.cron reads it (five fields, UTC): refused where it is
  * written, in `defineJobs`, naming the job - not when an app starts, with Deno's bare message.
+ * Deno.cron's parser (Cloudflare's saffron) numbers the days of the week 1 (Sunday) to 7
+ * (Saturday), Quartz's way, takes a step from a number (`5/15`), and has no nicknames
+ * (`@daily`), no `?`, no day of the week past 7 and no space around the fields; croner is told
+ * so, or it read `1` as Monday, refused `5/15`, and took schedules Deno.cron then refused at
+ * start-up.
  */
-function scheduleOf(name: string, cron: string): Cron {
+export function scheduleOf(name: string, cron: string): Cron {
   try {
-    return new Cron(cron, { paused: true, timezone: "UTC", mode: "5-part" });
+    const weekdays = cron.split(/\s+/)[4] ?? "";
+    if (/[@?]|^\s|\s$|(?:^|\s)\//.test(cron) || /(?<![#/\d])(?:[89]|\d{2,})/.test(weekdays)) {
+      throw new Error("not as Deno.cron reads a schedule");
+    }
+    return new Cron(cron, {
+      paused: true,
+      timezone: "UTC",
+      mode: "5-part",
+      alternativeWeekdays: true,
+      sloppyRanges: true,
+    });
   } catch (error) {
     throw new TypeError(
       `Job "${name}": cron "${cron}" is no schedule (${describe(error).message})`,
