@@ -183,9 +183,15 @@ Deno.test("a cron firing late is its slot's, however late: one run per slot, nev
   // A firing so late that the next slot's time has passed: the slot it missed is caught up.
   assert.deepEqual(dueSlots(nightly, at + day + 60_000, at - day), [at, at + day]);
   // At most ten, the latest: a process stopped for a month does not flood the queue.
-  const caught = dueSlots(nightly, at + 30 * day, at - day);
+  const caught = dueSlots(scheduleOf("hourly", "0 * * * *"), at + 30 * day, at - day);
   assert.equal(caught.length, 10);
   assert.equal(caught.at(-1), at + 30 * day);
+  // None older than a week, whose key (the other processes' enqueue on time) KV has forgotten:
+  // before, a process suspended for ten days ran the slots of days 1 to 3 a second time.
+  const week = 7 * day;
+  const resumed = dueSlots(nightly, at + 10 * day, at);
+  assert.deepEqual(resumed, [4, 5, 6, 7, 8, 9, 10].map((n) => at + n * day));
+  assert.ok(resumed.every((slot) => slot > at + 10 * day - week));
 
   // Every process's firing, on time or late, enqueues the slot's one run.
   await using kv = await Deno.openKv(":memory:");

@@ -795,14 +795,16 @@ const EARLY_MS = 1_000;
  * on time were (a firing past the minute once counted as a new slot: two runs) - and, after one
  * this process enqueued (`last`), those it missed between them (none, or a slot's run was lost to
  * a firing that came after the next slot's time). At most `CATCH_UP`: a process stopped for a
- * while does not flood the queue.
+ * while does not flood the queue; and none older than `REMEMBER_MS`, for which another process's
+ * enqueue on time may be forgotten (its key expired): a process that stood still for days (a
+ * suspended machine) ran such a slot again.
  */
 export function dueSlots(schedule: Cron, now: number, last?: number): number[] {
   // `previousRuns` takes times strictly before its reference, to the second.
   const reference = new Date(now + EARLY_MS + 1000);
   const runs = schedule.previousRuns(last === undefined ? 1 : CATCH_UP, reference)
     .map((date) => date.getTime())
-    .filter((slot) => last === undefined || slot > last);
+    .filter((slot) => last === undefined || (slot > last && slot > now - REMEMBER_MS));
   return runs.reverse();
 }
 
