@@ -207,6 +207,40 @@ Deno.test("a cron firing late is its slot's, however late: one run per slot, nev
   );
 });
 
+Deno.test("a cron firing whose enqueue fails: Deno.cron's retry enqueues its slot, not nothing", async () => {
+  // Deno's own test hook: each firing of a cron comes this many ms after the last ends.
+  Deno.env.set("DENO_CRON_TEST_SCHEDULE_OFFSET", "20");
+  try {
+    await using store = await Deno.openKv(":memory:");
+    // The store refuses the first enqueue of a firing (a commit KV did not take).
+    let failedAt: number | undefined;
+    const kv = new Proxy(store, {
+      get(target, key) {
+        if (key === "atomic" && failedAt === undefined) {
+          return () => {
+            failedAt = Date.now();
+            throw new Error("KV is unavailable for a moment");
+          };
+        }
+        const value = Reflect.get(target, key, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    // Hourly: the retry, 100 ms after the failure, is all but never past the next slot's time.
+    const jobs = defineJobs({ tick: { cron: "0 * * * *", run() {} } });
+    using _logs = captureLogs();
+    const app = memoryApp({ routes: {}, jobs }, { kv });
+    using watch = watchJobs(app);
+    const tried = await watch.next("tick");
+    // Before, the failed firing had marked its slot done: the next ran at the next hour's slot.
+    const [slot] = dueSlots(scheduleOf("tick", "0 * * * *"), failedAt!);
+    assert.equal(tried.id, `cron:tick:${new Date(slot).toISOString()}`);
+    await app.close();
+  } finally {
+    Deno.env.delete("DENO_CRON_TEST_SCHEDULE_OFFSET");
+  }
+});
+
 Deno.test("a cron schedule that is none is refused by defineJobs, naming the job and the schedule", () => {
   // Before, defineJobs took it, and Deno.cron refused it at createApp with its own words.
   for (const cron of ["61 * * * *", "* * * *", "0 0 3 * * *", "every night"]) {

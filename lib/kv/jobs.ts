@@ -763,11 +763,13 @@ function scheduleJob(target: CronTarget, schedule: string, closing?: AbortSignal
     Deno.cron(name, schedule, { signal: started.end.signal }, async () => {
       const slots = dueSlots(pattern, Date.now(), started.last);
       if (slots.length === 0) return;
-      started.last = slots.at(-1);
       const enqueues = [...started.targets].flatMap((each) =>
         slots.map((slot) => enqueueSlot(each, slot))
       );
       await Promise.all(enqueues);
+      // Once enqueued: an enqueue that failed throws, and Deno.cron's retry of this handler
+      // enqueues the slots again (the key keeps those that went to one run).
+      started.last = slots.at(-1);
     });
     crons.set(name, cron = started);
   }
