@@ -713,7 +713,7 @@ export function scheduleOf(name: string, cron: string): Cron {
   try {
     const weekdays = cron.split(/\s+/)[4] ?? "";
     if (/[@?]|^\s|\s$|(?:^|\s)\//.test(cron) || /(?<![#/\d])(?:[89]|\d{2,})/.test(weekdays)) {
-      throw new Error("not as Deno.cron reads a schedule");
+      throw new Error("Deno.cron takes no @nickname, ?, day of the week past 7, or outer space");
     }
     return new Cron(cron, {
       paused: true,
