@@ -784,6 +784,18 @@ Deno.test("watchJobs: a test waits for the try of a job a handler enqueued, keyl
   await app.close();
 });
 
+Deno.test("watchJobs on the second app of a manifest open on one store sees the tries the first app ran", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  const jobs = defineJobs({ ping: { run() {} } });
+  const first = memoryApp({ routes: {}, jobs }, { kv });
+  const second = memoryApp({ routes: {}, jobs }, { kv });
+  using watch = watchJobs(second);
+  assert.equal(await jobs.enqueue(kv, "ping", undefined, { key: "p-1" }), true);
+  // Before, the store's one listener ran it in the first app, and only its watchers were told.
+  assert.equal((await watch.next("ping", { timeout: 2000 })).id, "p-1");
+  await Promise.all([first.close(), second.close()]);
+});
+
 Deno.test("docs/testing.md's cron test: a cron job's slot fired now, its try awaited, once per slot", async () => {
   await using kv = await Deno.openKv(":memory:");
   // docs/data.md's autoClose, on its schedule of 03:00.

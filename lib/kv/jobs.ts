@@ -419,7 +419,10 @@ export interface JobTry {
 export interface AppJobs {
   /** Resolves once the jobs under way when the app closed have ended (2 s at most). */
   ended(): Promise<void>;
-  /** Calls `watcher` with each try of the app's jobs that ends, until the returned stop. */
+  /**
+   * Calls `watcher` with each try of the app's jobs that ends - run by it, or by another app of
+   * them open on its store handle - until the returned stop.
+   */
   watch(watcher: (tried: JobTry) => void): () => void;
   /**
    * Enqueues the run of the cron job `name` for its latest slot at or before `at`, as every
@@ -635,11 +638,23 @@ async function tryOnce(
     await (delay === undefined
       ? kv.set(deadKey(name, id), dead, { expireIn: REMEMBER_MS })
       : kv.enqueue(next, { delay, keysIfUndelivered: [deadKey(name, id)] }));
-    for (const watcher of app.watchers) watcher({ job: name, id, payload, attempt, digest });
+    tell(kv, app, { job: name, id, payload, attempt, digest });
     return;
   }
   await kv.set(done, true, { expireIn: REMEMBER_MS });
-  for (const watcher of app.watchers) watcher({ job: name, id, payload, attempt });
+  tell(kv, app, { job: name, id, payload, attempt });
+}
+
+/**
+ * Tells the watchers (`watchJobs`) of every app of these jobs open on this handle of a try that
+ * ended: the handle's one listener runs it in the first of them, and a test watching another (a
+ * second app of its manifest on its store) waited for a try that never came.
+ */
+function tell(kv: Deno.Kv, app: Listening, tried: JobTry): void {
+  for (const each of new Set([app, ...listening.get(kv) ?? []])) {
+    if (each.jobs !== app.jobs) continue;
+    for (const watcher of each.watchers) watcher(tried);
+  }
 }
 
 /** Settles like the try, or fails once its `timeout` passed, aborting the signal it was given. */
