@@ -19,8 +19,7 @@ import {
   KvLimitError,
   kvOf,
 } from "../lib/data.ts";
-import { Cron } from "croner";
-import { dueSlots, enqueueSlot } from "../lib/kv/jobs.ts";
+import { dueSlots, enqueueSlot, scheduleOf } from "../lib/kv/jobs.ts";
 import { MAX_VALUE_BYTES, valueSize } from "../lib/kv/limits.ts";
 import type { Telemetry } from "../lib/server.ts";
 import type { RouteModule } from "../lib/server/manifest.ts";
@@ -176,7 +175,7 @@ Deno.test("a cron job: two apps of one manifest in a process start and close, an
 });
 
 Deno.test("a cron firing late is its slot's, however late: one run per slot, never two, never none", async () => {
-  const nightly = new Cron("0 3 * * *", { paused: true, timezone: "UTC", mode: "5-part" });
+  const nightly = scheduleOf("nightly", "0 3 * * *");
   const at = Date.UTC(2026, 10, 28, 3, 0, 0);
   const day = 24 * 60 * 60_000;
   // On time, a moment early (two clocks), or 90 s late (a retry, a busy process): the 03:00 slot.
@@ -191,9 +190,15 @@ Deno.test("a cron firing late is its slot's, however late: one run per slot, nev
   // A firing so late that the next slot's time has passed: the slot it missed is caught up.
   assert.deepEqual(dueSlots(nightly, at + day + 60_000, at - day), [at, at + day]);
   // At most ten, the latest: a process stopped for a month does not flood the queue.
-  const caught = dueSlots(nightly, at + 30 * day, at - day);
+  const caught = dueSlots(scheduleOf("hourly", "0 * * * *"), at + 30 * day, at - day);
   assert.equal(caught.length, 10);
   assert.equal(caught.at(-1), at + 30 * day);
+  // None older than a week, whose key (the other processes' enqueue on time) KV has forgotten:
+  // before, a process suspended for ten days ran the slots of days 1 to 3 a second time.
+  const week = 7 * day;
+  const resumed = dueSlots(nightly, at + 10 * day, at);
+  assert.deepEqual(resumed, [4, 5, 6, 7, 8, 9, 10].map((n) => at + n * day));
+  assert.ok(resumed.every((slot) => slot > at + 10 * day - week));
 
   // Every process's firing, on time or late, enqueues the slot's one run.
   await using kv = await Deno.openKv(":memory:");
@@ -209,6 +214,40 @@ Deno.test("a cron firing late is its slot's, however late: one run per slot, nev
   );
 });
 
+Deno.test("a cron firing whose enqueue fails: Deno.cron's retry enqueues its slot, not nothing", async () => {
+  // Deno's own test hook: each firing of a cron comes this many ms after the last ends.
+  Deno.env.set("DENO_CRON_TEST_SCHEDULE_OFFSET", "20");
+  try {
+    await using store = await Deno.openKv(":memory:");
+    // The store refuses the first enqueue of a firing (a commit KV did not take).
+    let failedAt: number | undefined;
+    const kv = new Proxy(store, {
+      get(target, key) {
+        if (key === "atomic" && failedAt === undefined) {
+          return () => {
+            failedAt = Date.now();
+            throw new Error("KV is unavailable for a moment");
+          };
+        }
+        const value = Reflect.get(target, key, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    // Hourly: the retry, 100 ms after the failure, is all but never past the next slot's time.
+    const jobs = defineJobs({ tick: { cron: "0 * * * *", run() {} } });
+    using _logs = captureLogs();
+    const app = memoryApp({ routes: {}, jobs }, { kv });
+    using watch = watchJobs(app);
+    const tried = await watch.next("tick");
+    // Before, the failed firing had marked its slot done: the next ran at the next hour's slot.
+    const [slot] = dueSlots(scheduleOf("tick", "0 * * * *"), failedAt!);
+    assert.equal(tried.id, `cron:tick:${new Date(slot).toISOString()}`);
+    await app.close();
+  } finally {
+    Deno.env.delete("DENO_CRON_TEST_SCHEDULE_OFFSET");
+  }
+});
+
 Deno.test("a cron schedule that is none is refused by defineJobs, naming the job and the schedule", () => {
   // Before, defineJobs took it, and Deno.cron refused it at createApp with its own words.
   for (const cron of ["61 * * * *", "* * * *", "0 0 3 * * *", "every night"]) {
@@ -221,6 +260,68 @@ Deno.test("a cron schedule that is none is refused by defineJobs, naming the job
     );
   }
   defineJobs({ nightly: { cron: "*/15 2-4 * * MON-FRI", run() {} } });
+});
+
+Deno.test("defineJobs takes a schedule exactly when Deno.cron does, and reads its days of the week as Deno.cron does", () => {
+  // Before, croner's defaults took nicknames, `?`, a day 0 and outer spaces (Deno.cron then
+  // refused the app at start-up), refused `5/15` (which Deno.cron runs), and read `1` as Monday.
+  const schedules = [
+    "0 3 * * *",
+    "@daily",
+    "@hourly",
+    "@weekly",
+    "0 3 ? * *",
+    "0 3 * * ?",
+    " 0 3 * * *",
+    "0 3 * * * ",
+    "0 3 * * *\n",
+    "0 3 * * 0",
+    "0 3 * * 0-6",
+    "0 3 * * 0#1",
+    "0 3 * * 1-7",
+    "0 3 * * 7",
+    "0 3 * * 7#1",
+    "0 3 * * 5L",
+    "0 3 * * 1-7/2",
+    "5/15 * * * *",
+    "/10 * * * *",
+    "0 3 L * *",
+    "0 3 15W * *",
+    "0 3 LW * *",
+    "*/15 2-4 * * MON-FRI",
+    "0 3 1 * MON",
+    "61 * * * *",
+    "0 0 3 * * *",
+    "0 24 * * *",
+    "*/61 * * * *",
+    "0 3 * 13 *",
+    "0 3 * * 8",
+  ];
+  const differ = schedules.filter((cron, i) => {
+    const end = new AbortController();
+    let deno = true;
+    try {
+      Deno.cron(`schedule ${i}`, cron, { signal: end.signal }, () => {});
+    } catch {
+      deno = false;
+    }
+    end.abort();
+    let ours = true;
+    try {
+      defineJobs({ nightly: { cron, run() {} } });
+    } catch {
+      ours = false;
+    }
+    return deno !== ours;
+  });
+  assert.deepEqual(differ, [], "defineJobs and Deno.cron disagree");
+
+  // Deno.cron's 1 is Sunday (saffron's numbering): a firing on Sunday 29 November 2026 at 03:00
+  // is that day's slot, not the Monday before's.
+  const sunday = Date.UTC(2026, 10, 29, 3, 0, 0);
+  for (const cron of ["0 3 * * 1", "0 3 * * SUN", "0 3 * * 1#5", "0 3 * * 1L", "0 3 * * 1-7/2"]) {
+    assert.deepEqual(dueSlots(scheduleOf("weekly", cron), sunday), [sunday], cron);
+  }
 });
 
 Deno.test("one key for two jobs (a webhook's delivery id): each is enqueued and runs", async () => {
@@ -688,6 +789,18 @@ Deno.test("watchJobs: a test waits for the try of a job a handler enqueued, keyl
     /No try of the job "reply" ended within 20 ms; ended: reply \(attempt 0\), breaks/,
   );
   await app.close();
+});
+
+Deno.test("watchJobs on the second app of a manifest open on one store sees the tries the first app ran", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  const jobs = defineJobs({ ping: { run() {} } });
+  const first = memoryApp({ routes: {}, jobs }, { kv });
+  const second = memoryApp({ routes: {}, jobs }, { kv });
+  using watch = watchJobs(second);
+  assert.equal(await jobs.enqueue(kv, "ping", undefined, { key: "p-1" }), true);
+  // Before, the store's one listener ran it in the first app, and only its watchers were told.
+  assert.equal((await watch.next("ping", { timeout: 2000 })).id, "p-1");
+  await Promise.all([first.close(), second.close()]);
 });
 
 Deno.test("docs/testing.md's cron test: a cron job's slot fired now, its try awaited, once per slot", async () => {

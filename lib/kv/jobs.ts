@@ -436,7 +436,10 @@ export interface JobTry {
 export interface AppJobs {
   /** Resolves once the jobs under way when the app closed have ended (2 s at most). */
   ended(): Promise<void>;
-  /** Calls `watcher` with each try of the app's jobs that ends, until the returned stop. */
+  /**
+   * Calls `watcher` with each try of the app's jobs that ends - run by it, or by another app of
+   * them open on its store handle - until the returned stop.
+   */
   watch(watcher: (tried: JobTry) => void): () => void;
   /**
    * Enqueues the run of the cron job `name` for its latest slot at or before `at`, as every
@@ -661,11 +664,23 @@ async function tryOnce(
     await (delay === undefined
       ? kv.set(deadKey(name, id), dead, { expireIn: REMEMBER_MS })
       : kv.enqueue(next, { delay, keysIfUndelivered: [deadKey(name, id)] }));
-    for (const watcher of app.watchers) watcher({ job: name, id, payload, attempt, digest });
+    tell(kv, app, { job: name, id, payload, attempt, digest });
     return;
   }
   await kv.set(done, true, { expireIn: REMEMBER_MS });
-  for (const watcher of app.watchers) watcher({ job: name, id, payload, attempt });
+  tell(kv, app, { job: name, id, payload, attempt });
+}
+
+/**
+ * Tells the watchers (`watchJobs`) of every app of these jobs open on this handle of a try that
+ * ended: the handle's one listener runs it in the first of them, and a test watching another (a
+ * second app of its manifest on its store) waited for a try that never came.
+ */
+function tell(kv: Deno.Kv, app: Listening, tried: JobTry): void {
+  for (const each of new Set([app, ...listening.get(kv) ?? []])) {
+    if (each.jobs !== app.jobs) continue;
+    for (const watcher of each.watchers) watcher(tried);
+  }
 }
 
 /** Settles like the try, or fails once its `timeout` passed, aborting the signal it was given. */
@@ -729,10 +744,25 @@ interface CronTarget {
 /**
  * A cron job's schedule, read as Deno.cron reads it (five fields, UTC): refused where it is
  * written, in `defineJobs`, naming the job - not when an app starts, with Deno's bare message.
+ * Deno.cron's parser (Cloudflare's saffron) numbers the days of the week 1 (Sunday) to 7
+ * (Saturday), Quartz's way, takes a step from a number (`5/15`), and has no nicknames
+ * (`@daily`), no `?`, no day of the week past 7 and no space around the fields; croner is told
+ * so, or it read `1` as Monday, refused `5/15`, and took schedules Deno.cron then refused at
+ * start-up.
  */
-function scheduleOf(name: string, cron: string): Cron {
+export function scheduleOf(name: string, cron: string): Cron {
   try {
-    return new Cron(cron, { paused: true, timezone: "UTC", mode: "5-part" });
+    const weekdays = cron.split(/\s+/)[4] ?? "";
+    if (/[@?]|^\s|\s$|(?:^|\s)\//.test(cron) || /(?<![#/\d])(?:[89]|\d{2,})/.test(weekdays)) {
+      throw new Error("Deno.cron takes no @nickname, ?, day of the week past 7, or outer space");
+    }
+    return new Cron(cron, {
+      paused: true,
+      timezone: "UTC",
+      mode: "5-part",
+      alternativeWeekdays: true,
+      sloppyRanges: true,
+    });
   } catch (error) {
     throw new TypeError(
       `Job "${name}": cron "${cron}" is no schedule (${describe(error).message})`,
@@ -774,11 +804,13 @@ function scheduleJob(target: CronTarget, schedule: string, closing?: AbortSignal
     Deno.cron(name, schedule, { signal: started.end.signal }, async () => {
       const slots = dueSlots(pattern, Date.now(), started.last);
       if (slots.length === 0) return;
-      started.last = slots.at(-1);
       const enqueues = [...started.targets].flatMap((each) =>
         slots.map((slot) => enqueueSlot(each, slot))
       );
       await Promise.all(enqueues);
+      // Once enqueued: an enqueue that failed throws, and Deno.cron's retry of this handler
+      // enqueues the slots again (the key keeps those that went to one run).
+      started.last = slots.at(-1);
     });
     crons.set(name, cron = started);
   }
@@ -806,14 +838,16 @@ const EARLY_MS = 1_000;
  * on time were (a firing past the minute once counted as a new slot: two runs) - and, after one
  * this process enqueued (`last`), those it missed between them (none, or a slot's run was lost to
  * a firing that came after the next slot's time). At most `CATCH_UP`: a process stopped for a
- * while does not flood the queue.
+ * while does not flood the queue; and none older than `REMEMBER_MS`, for which another process's
+ * enqueue on time may be forgotten (its key expired): a process that stood still for days (a
+ * suspended machine) ran such a slot again.
  */
 export function dueSlots(schedule: Cron, now: number, last?: number): number[] {
   // `previousRuns` takes times strictly before its reference, to the second.
   const reference = new Date(now + EARLY_MS + 1000);
   const runs = schedule.previousRuns(last === undefined ? 1 : CATCH_UP, reference)
     .map((date) => date.getTime())
-    .filter((slot) => last === undefined || slot > last);
+    .filter((slot) => last === undefined || (slot > last && slot > now - REMEMBER_MS));
   return runs.reverse();
 }
 

@@ -2,9 +2,10 @@
  * @module
  * A background job's try as a span (`Telemetry.job`): named after the job, with its name, attempt
  * and key, in the trace of the code that enqueued it - whose context its message carries, as a
- * `traceparent` header would - or, enqueued by `Deno.cron` outside any request, in a trace of its
- * own. A failure captured while it runs marks it (`otelTelemetry`'s `captureFailure`), and its
- * Sentry event and JSON line carry its ids, as a request's failure carries the request's.
+ * `traceparent` header would: a request's, or for a cron job the span Deno makes for the cron's
+ * firing (`deno.cron`); enqueued outside any span, in a trace of its own. A failure captured while
+ * it runs marks it (`otelTelemetry`'s `captureFailure`), and its Sentry event and JSON line carry
+ * its ids, as a request's failure carries the request's.
  */
 import { context, propagation, ROOT_CONTEXT, SpanKind, trace } from "@opentelemetry/api";
 import type { JobRun } from "../server/telemetry.ts";

@@ -22,6 +22,7 @@ const JOBS = `import { defineJobs } from "shell/data";
 export default defineJobs({
   greet: { run(_: { to: string }) {} },
   breaks: { retries: [], run(_: { to: string }) { throw new Error("the job broke"); } },
+  nightly: { cron: "0 3 * * *", run() {} },
 });
 `;
 
@@ -45,7 +46,9 @@ Deno.test("a job enqueued by a request: its try a span in the request's trace, a
   });
   await using rx = startOtlpReceiver();
   await using sentry = startSentryReceiver();
-  await using server = await startServer(tracedEnv(rx, sentry.dsn), {
+  // Deno's own test hook: the cron fires 50 ms after its last firing ended, not at 03:00.
+  const env = { ...tracedEnv(rx, sentry.dsn), DENO_CRON_TEST_SCHEDULE_OFFSET: "50" };
+  await using server = await startServer(env, {
     root,
     script: "lib/cli/launch.ts",
   });
@@ -83,4 +86,10 @@ Deno.test("a job enqueued by a request: its try a span in the request's trace, a
   assert.equal(event.payload.contexts.trace.trace_id, failing.traceId);
   assert.equal(event.payload.contexts.trace.span_id, broke.spanId);
   assert.equal((event.envelope.trace as Record<string, string>).trace_id, failing.traceId);
+
+  // A cron job's run: a child of the span Deno makes for the firing that enqueued it (the docs
+  // said a trace of its own).
+  const nightly = await rx.span(jobSpan("nightly"));
+  const firing = await rx.span((s) => s.name === "deno.cron" && s.spanId === nightly.parentSpanId);
+  assert.equal(firing.traceId, nightly.traceId);
 });
