@@ -87,7 +87,8 @@ export const KEEP_ATTRIBUTE = "data-app-keep";
  * A hidden field the server renders just before each field never kept for its attributes, holding
  * its name: a form posted without JavaScript carries names and values only, and this is how the
  * server then knows which to leave out of the form-state cookie (`keptFromForm`). React skips
- * hidden inputs as it hydrates, so an island hydrates over it as over React's own form fields.
+ * hidden inputs as it hydrates inside an element; the boot runtime moves those at an island's root
+ * out of it first (`client/boot.ts`).
  */
 export const UNKEPT_FIELD = `${FRAMEWORK_FIELD}UNKEPT`;
 
