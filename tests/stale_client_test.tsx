@@ -380,6 +380,9 @@ Deno.test("which names are sensitive: words of the name, not letters inside a wo
   for (const name of ["pin", "iban", "IBAN", "card_cvc", "cvv2", "otp", "userPIN", "newPassword"]) {
     assert.ok(!isKeepable(name), name);
   }
+  for (const name of ["OTPCode", "CVVNumber", "userPINCode", "IBANField", "APIKey", "SSNValue"]) {
+    assert.ok(!isKeepable(name), name);
+  }
   for (const name of ["card[number]", "cardNumber", "api_key", "csrf_token", "security-code"]) {
     assert.ok(!isKeepable(name), name);
   }

@@ -80,7 +80,10 @@ const SENSITIVE_AUTOCOMPLETE = new Set([
   "cc-csc",
 ]);
 
-/** A product's own opt-out: a field with `data-app-keep="off"` is never kept (an IBAN named `account`). */
+/**
+ * A product's own opt-out: a field with `data-app-keep="off"` is never kept (an IBAN named
+ * `account`).
+ */
 export const KEEP_ATTRIBUTE = "data-app-keep";
 
 /**
@@ -94,7 +97,9 @@ export const UNKEPT_FIELD = `${FRAMEWORK_FIELD}UNKEPT`;
 
 /** Whether a field of this name must never be kept: see `SENSITIVE_WORDS`. */
 export function isSensitiveName(name: string): boolean {
-  const words = name.replace(/([a-z0-9])([A-Z])/g, "$1 $2").toLowerCase().split(/[^a-z0-9]+/)
+  // `userPIN`, and an acronym before a word: `OTPCode`, `CVVNumber`.
+  const words = name.replace(/([a-z0-9])([A-Z])/g, "$1 $2").replace(/([A-Z])([A-Z][a-z])/g, "$1 $2")
+    .toLowerCase().split(/[^a-z0-9]+/)
     .map((word) => word.replace(/\d+$/, ""));
   return words.some((word, i) =>
     SENSITIVE_WORDS.has(word) || SENSITIVE_WORDS.has(word + (words[i + 1] ?? ""))
