@@ -14,7 +14,7 @@ import { ActionError } from "shell/runtime";
 import { captureLogs, TestClient } from "shell/testing";
 import { kvSecret } from "../lib/kv/secret.ts";
 import { type App, createApp } from "../lib/server.ts";
-import { isKeepable, STALE_NOTICE } from "../lib/shared/kept_input.ts";
+import { isKeepable, keptFromForm, STALE_NOTICE } from "../lib/shared/kept_input.ts";
 import { type AppFiles, memoryApp, memoryManifest } from "./helpers/app.ts";
 import { call, fromPage } from "./helpers/probe_app.tsx";
 import { FIXTURE_ROOT } from "./helpers/project_copy.ts";
@@ -380,10 +380,29 @@ Deno.test("which names are sensitive: words of the name, not letters inside a wo
   for (const name of ["pin", "iban", "IBAN", "card_cvc", "cvv2", "otp", "userPIN", "newPassword"]) {
     assert.ok(!isKeepable(name), name);
   }
+  for (const name of ["OTPCode", "CVVNumber", "userPINCode", "IBANField", "APIKey", "SSNValue"]) {
+    assert.ok(!isKeepable(name), name);
+  }
   for (const name of ["card[number]", "cardNumber", "api_key", "csrf_token", "security-code"]) {
     assert.ok(!isKeepable(name), name);
   }
   for (const name of ["shipping", "spinner", "footprint", "passenger", "title", "tokens_left"]) {
     assert.ok(isKeepable(name), name);
   }
+});
+
+Deno.test("a client's marks cost a post to a removed action one pass, however many it sends", () => {
+  const form = new FormData();
+  for (let i = 0; i < 500; i++) form.append(`field${i}`, "typed");
+  const names = Array.from({ length: 5_000 }, (_, i) => i === 0 ? "field0" : `mark${i}`);
+  let reads = 0;
+  const marks = new Proxy(names, {
+    get(target, key, receiver) {
+      if (typeof key === "string" && /^\d+$/.test(key)) reads++;
+      return Reflect.get(target, key, receiver);
+    },
+  });
+  const kept = keptFromForm(form, marks);
+  assert.equal(kept.length, 499, "field0 was marked");
+  assert.ok(reads <= names.length, `each mark read once, not once a field: ${reads} reads`);
 });

@@ -18,6 +18,7 @@ import { pageFormState } from "./form_state.ts";
 import { startSentryWhenIdle } from "./sentry_loader.ts";
 import type { Notice } from "./stale.ts";
 import { watchTouched } from "./touched.ts";
+import { UNKEPT_FIELD } from "../shared/kept_input.ts";
 import { OUTDATED_EVENT } from "../shared/versions.ts";
 import { followNewerBuilds, isOutOfDate, KEPT, noteServedBuild } from "./versions.ts";
 
@@ -52,6 +53,12 @@ class AppIsland extends HTMLElement {
         dangerouslySetInnerHTML: { __html: children.innerHTML },
         suppressHydrationWarning: true,
       });
+    }
+    // React skips hidden inputs it did not render only inside an element: at an island's root it
+    // would take the server's mark before a field never kept (`jsx/kept_field.ts`) for the field
+    // itself. The marks move out, before the island - in the same form still.
+    for (const mark of this.querySelectorAll(`:scope > input[name="${UNKEPT_FIELD}"]`)) {
+      this.before(mark);
     }
     hydrateRoot(this, createElement(module.default, props), {
       onUncaughtError: failOrReload(this, "render", removedContent(this)),

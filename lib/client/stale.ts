@@ -163,14 +163,19 @@ function isUnkept(field: Element): boolean {
 
 /**
  * `form` (an action's argument) with an `UNKEPT_FIELD` for each field of the page never kept for
- * its attributes that it holds: should the action be gone, the server then leaves them out of the
- * form-state cookie. A form the server rendered carries them already; one an island rendered in
- * the browser does not. A copy: the caller's form stays as it was.
+ * its attributes, or a password (whatever its name), that it holds: should the action be gone,
+ * the server then leaves them out of the form-state cookie. A form the server rendered carries
+ * them already; one an island rendered in the browser does not. A copy: the caller's form stays
+ * as it was.
  */
 export function withUnkeptMarks(form: FormData): FormData {
   if (typeof document === "undefined") return form; // the test kit, outside a browser
-  const names = [...document.querySelectorAll(`[name][autocomplete], [name][${KEEP_ATTRIBUTE}]`)]
-    .filter(isUnkept).map((field) => field.getAttribute("name")!)
+  const names = [
+    ...document.querySelectorAll(
+      `input[type=password i][name], [name][autocomplete], [name][${KEEP_ATTRIBUTE}]`,
+    ),
+  ].filter((field) => (field as HTMLInputElement).type === "password" || isUnkept(field))
+    .map((field) => field.getAttribute("name")!)
     .filter((name) => form.has(name));
   if (names.length === 0) return form;
   const marked = new FormData();

@@ -5,7 +5,8 @@
  * no wrapper call, no registration in the route. A named, uncontrolled form field renders through
  * `KeptField`, which puts back what the user typed when the page reloaded because a deploy made it
  * out of date (and does nothing otherwise); a field never kept (`shared/kept_input.ts`) comes after
- * a hidden field that says so to the server, should its form be posted to a removed action. The browser bundle uses React's runtime as is.
+ * a hidden field that says so to the server, should its form be posted to a removed action. The
+ * browser bundle uses React's runtime as is.
  */
 import { Fragment, jsx as reactJsx, jsxs as reactJsxs } from "react/jsx-runtime";
 import { Island } from "../islands/island.ts";
@@ -26,7 +27,7 @@ function islandAware(create: Jsx): Jsx {
         return reactJsx(KeptField, { as, props, many: create === reactJsxs }, key);
       }
       if (field === "unkept") {
-        return withUnkeptMark(create(type, props), (props as { name: string }).name, key);
+        return withUnkeptMark(create(type, props), props as Record<string, unknown>, key);
       }
     }
     return create(type, props, key);

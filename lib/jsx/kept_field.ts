@@ -11,6 +11,7 @@ import { Fragment, type Key, type ReactElement, type ReactNode, use } from "reac
 import { jsx, jsxs } from "react/jsx-runtime";
 import { RenderContext } from "../render/context.ts";
 import {
+  isKeepable,
   isKeptType,
   isSensitiveField,
   KEEP_ATTRIBUTE,
@@ -45,31 +46,39 @@ type Props = Record<string, unknown>;
 
 /**
  * How the JSX runtime renders an element of `type` with `props`: `kept`, through `KeptField`;
- * `unkept`, a field never kept for its attributes, after its `UNKEPT_FIELD` (`withUnkeptMark`);
- * neither, as it is.
+ * `unkept`, a field never kept for its type or attributes (but not its name), after its `UNKEPT_FIELD`
+ * (`withUnkeptMark`); neither, as it is.
  */
 export function fieldKind(type: string, props: Props): "kept" | "unkept" | undefined {
   if (typeof props.name !== "string" || props.name === "") return undefined;
-  const kind = typeof props.type === "string" ? props.type.toLowerCase() : "text";
-  if (type !== "textarea" && type !== "select" && (type !== "input" || !isKeptType(kind))) {
-    return undefined;
+  if (type !== "input" && type !== "textarea" && type !== "select") return undefined;
+  const kind = type === "input" && typeof props.type === "string"
+    ? props.type.toLowerCase()
+    : "text";
+  // A form without JavaScript posts a password with the rest, under any name, and the server sees
+  // no type. A name never kept needs no mark: a form posting to a route, not an action, sees it.
+  if (kind === "password" || isSensitiveField(props.autoComplete, props[KEEP_ATTRIBUTE])) {
+    return isKeepable(props.name) ? "unkept" : undefined;
   }
-  if (isSensitiveField(props.autoComplete, props[KEEP_ATTRIBUTE])) return "unkept";
+  if (!isKeptType(kind)) return undefined; // files, hidden fields, buttons
   // Controlled fields belong to their component's state.
-  if (type !== "input") return props.value === undefined ? "kept" : undefined;
   if (kind === "checkbox" || kind === "radio") {
     return props.checked === undefined ? "kept" : undefined;
   }
   return props.value === undefined ? "kept" : undefined;
 }
 
-/** `field` (named `name`) after the hidden field that tells a form's post never to keep it. */
-export function withUnkeptMark(
-  field: ReactNode,
-  name: string,
-  key: Key | undefined,
-): ReactElement {
-  const mark = jsx("input", { type: "hidden", name: UNKEPT_FIELD, value: name });
+/**
+ * `field` (with `props`) after the hidden field that tells a form's post never to keep it: in the
+ * field's own form, which its `form` attribute may name.
+ */
+export function withUnkeptMark(field: ReactNode, props: Props, key: Key | undefined): ReactElement {
+  const mark = jsx("input", {
+    type: "hidden",
+    name: UNKEPT_FIELD,
+    value: props.name,
+    form: props.form,
+  });
   return jsxs(Fragment, { children: [mark, field] }, key);
 }
 

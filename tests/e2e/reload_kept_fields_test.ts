@@ -163,12 +163,14 @@ Deno.test("a form an island rendered, posted to a removed action, leaves its sen
       const form = document.querySelector("form")!;
       form.insertAdjacentHTML(
         "beforeend",
-        '<input name="account" data-app-keep="off"><input name="card" autocomplete="cc-number">',
+        '<input name="account" data-app-keep="off"><input name="card" autocomplete="cc-number">' +
+          '<input type="password" name="login_key">',
       );
     });
     await page.getByLabel("Name").fill("typed name");
     await page.locator('[name="account"]').fill("DE89370400440532013000");
     await page.locator('[name="card"]').fill("4111111111111111");
+    await page.locator('[name="login_key"]').fill("typed-login-key");
     // The deploy removed the action: its call goes to an id this build does not have.
     const cookies: string[] = [];
     await page.route(/\/_action\//, async (route) => {
@@ -189,6 +191,7 @@ Deno.test("a form an island rendered, posted to a removed action, leaves its sen
     assert.ok(payload.includes("typed name"), `what was typed rides along: ${payload}`);
     assert.ok(!payload.includes("DE89"), `no IBAN: ${payload}`);
     assert.ok(!payload.includes("4111"), `no card number: ${payload}`);
+    assert.ok(!payload.includes("typed-login-key"), `no password: ${payload}`);
   } finally {
     await server.stop();
   }
