@@ -781,3 +781,28 @@ Deno.test("a collection's write and its job in one commit: the booking and its r
   assert.deepEqual(reminded, [booked.id, booked.id]);
   await app.close();
 });
+
+Deno.test("an async `also` is awaited: what it adds after an await is in the write's commit, and its rejection is the write's", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  const jobs = defineJobs({ remind: { run() {} } });
+  const bookings = collection("bookings", { schema: v.object({ slot: v.string() }) });
+  const booked = await bookings.create(kv, { slot: "09:00" }, {
+    also: async (atomic, id) => {
+      await Promise.resolve(); // a look-up of the product's before it adds its job
+      jobs.add(atomic, "remind", { id }, { key: id });
+    },
+  });
+  // Before, the write committed without waiting: no job, and the key was still free.
+  assert.equal(await jobs.enqueue(kv, "remind", { id: booked.id }, { key: booked.id }), false);
+  // Before, the write committed and the rejection was left unhandled (which ends Deno).
+  await assert.rejects(
+    bookings.create(kv, { slot: "09:30" }, {
+      also: async () => {
+        await Promise.resolve();
+        throw new Error("no reminder for this slot");
+      },
+    }),
+    /no reminder for this slot/,
+  );
+  assert.deepEqual((await bookings.list(kv)).items.map((item) => item.value.slot), ["09:00"]);
+});
