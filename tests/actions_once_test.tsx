@@ -17,6 +17,7 @@ import { tempStorePath } from "./helpers/kv.ts";
 import { fromPage, ids, ORIGIN, post, probeFiles, ran } from "./helpers/probe_app.tsx";
 import { toAbout } from "./helpers/probe_actions.ts";
 import { MEMORY_MOST, submissionsInMemory } from "../lib/actions/once.ts";
+import { submissionsInKv } from "../lib/kv/once.ts";
 import { captureLogs } from "shell/testing";
 import { ONCE_TTL_MS, submissionId } from "../lib/actions/once.ts";
 
@@ -360,4 +361,25 @@ Deno.test("an app without KV: a lapsed claim is taken by the next post, and its 
   assert.equal(await submissions.settle("slow", first, { result: "first's" }), false);
   assert.equal(await submissions.settle("slow", first, undefined), false);
   assert.deepEqual(await submissions.read("slow"), outcome);
+});
+
+Deno.test("a first slower than its lease, whose repeat took the key and failed: its settle keeps its outcome, and a later post gets it (KV and memory)", async () => {
+  const path = await tempStorePath();
+  using kv = await Deno.openKv(path);
+  const stores = { kv: submissionsInKv(kv), memory: submissionsInMemory() };
+  for (const [name, submissions] of Object.entries(stores)) {
+    const outcome = { result: `first's, ${name}` };
+    const first = await submissions.claim("slow", 0);
+    assert.ok(typeof first === "object" && "held" in first, name);
+    // The lease of 0 lapses as the clock moves on (bounded: a clock tick).
+    for (let tick = 0; tick < 100 && await submissions.read("slow") !== "gone"; tick++) {
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    const repeat = await submissions.claim("slow", ONCE_TTL_MS);
+    assert.ok(typeof repeat === "object" && "held" in repeat, name);
+    assert.equal(await submissions.settle("slow", repeat, undefined), true, name); // it failed
+    // Before: false, the first's outcome dropped, and the next post ran the action a second time.
+    assert.equal(await submissions.settle("slow", first, outcome), true, name);
+    assert.deepEqual(await submissions.claim("slow", ONCE_TTL_MS), outcome, name);
+  }
 });

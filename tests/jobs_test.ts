@@ -8,6 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
 import { scan } from "../lib/build/scan.ts";
 import * as v from "valibot";
 import { defineSettings, secret } from "../lib/mod.ts";
@@ -25,6 +26,7 @@ import type { Telemetry } from "../lib/server.ts";
 import type { RouteModule } from "../lib/server/manifest.ts";
 import { captureLogs, watchJobs } from "../lib/testing.ts";
 import { memoryApp } from "./helpers/app.ts";
+import { tempStorePath } from "./helpers/kv.ts";
 
 /** Resolves once `key` holds a value in `kv`: KV's own watch, no polling. */
 async function written(kv: Deno.Kv, key: Deno.KvKey): Promise<unknown> {
@@ -847,6 +849,26 @@ Deno.test("a delay past KV's 30 days (a reminder for an appointment months away)
   await app.close();
 });
 
+Deno.test("a delayed job's key is remembered a week past when it is due, not a week past its enqueue", async () => {
+  const path = await tempStorePath();
+  const jobs = defineJobs({ remind: { run() {} } });
+  const week = 7 * 24 * 60 * 60 * 1000;
+  const delay = 40 * 24 * 60 * 60 * 1000; // a reminder for an appointment 40 days away
+  const enqueued = Date.now();
+  {
+    using kv = await Deno.openKv(path);
+    assert.equal(await jobs.enqueue(kv, "remind", { id: "a-1" }, { key: "a-1", delay }), true);
+  }
+  // The key's entry is the store's only one with an expiry (the message is in KV's queue table).
+  // Before: it expired a week after the enqueue, 33 days before the job ran, and the same key was
+  // taken again meanwhile (a second reminder).
+  const db = new DatabaseSync(path, { readOnly: true });
+  const [{ expiration_ms }] = db.prepare("select expiration_ms from kv where expiration_ms >= 0")
+    .all() as { expiration_ms: number }[];
+  db.close();
+  assert.ok(expiration_ms >= enqueued + delay + week, `expires ${expiration_ms - enqueued} ms on`);
+});
+
 Deno.test("a negative, NaN or infinite delay is a TypeError naming the job, not KV's at the commit", async () => {
   await using kv = await Deno.openKv(":memory:");
   const jobs = defineJobs({ remind: { run() {} } });
@@ -893,4 +915,29 @@ Deno.test("a collection's write and its job in one commit: the booking and its r
   await written(kv, ["_jobs", "done", "remind", `${booked.id}-cancelled`]);
   assert.deepEqual(reminded, [booked.id, booked.id]);
   await app.close();
+});
+
+Deno.test("an async `also` is awaited: what it adds after an await is in the write's commit, and its rejection is the write's", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  const jobs = defineJobs({ remind: { run() {} } });
+  const bookings = collection("bookings", { schema: v.object({ slot: v.string() }) });
+  const booked = await bookings.create(kv, { slot: "09:00" }, {
+    also: async (atomic, id) => {
+      await Promise.resolve(); // a look-up of the product's before it adds its job
+      jobs.add(atomic, "remind", { id }, { key: id });
+    },
+  });
+  // Before, the write committed without waiting: no job, and the key was still free.
+  assert.equal(await jobs.enqueue(kv, "remind", { id: booked.id }, { key: booked.id }), false);
+  // Before, the write committed and the rejection was left unhandled (which ends Deno).
+  await assert.rejects(
+    bookings.create(kv, { slot: "09:30" }, {
+      also: async () => {
+        await Promise.resolve();
+        throw new Error("no reminder for this slot");
+      },
+    }),
+    /no reminder for this slot/,
+  );
+  assert.deepEqual((await bookings.list(kv)).items.map((item) => item.value.slot), ["09:00"]);
 });

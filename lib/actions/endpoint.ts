@@ -200,7 +200,8 @@ async function runAction(c: Context, call: Call, options: EndpointOptions): Prom
  * Keeps the outcome, or releases the key - if the claim is still this post's. One whose lease
  * lapsed while its action ran, and which a repeat took (and ran), is left as the repeat made it:
  * the repeat's outcome is the one its own repeats get, and releasing it would let a third run. A
- * warning says so, as two effects happened. A store that fails it (a file another process locked)
+ * warning says so, as two effects happened. (A key gone meanwhile - its repeat failed - is this
+ * post's again: its outcome is kept.) A store that fails it (a file another process locked)
  * leaves the claim to its lease - its repeats get `already_sent` meanwhile - and a warning: the
  * answer stays the action's, where KV's error replaced a refusal, a failure's digest or an effect.
  */

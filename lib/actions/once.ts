@@ -11,7 +11,8 @@
  * holds while the first can still be running (`leaseMs`), so that a first whose process died
  * blocks its repeats for that long, not for the hour; the outcome is kept for the hour. `settle`
  * acts only on its own claim: a first slower than its lease, whose repeat took the key and ran,
- * neither overwrites nor releases that repeat's. An action that throws (a refusal, a failure)
+ * neither overwrites nor releases that repeat's; a key gone meanwhile (dropped, or released by a
+ * repeat that failed) takes the first's outcome, the one effect there is. An action that throws (a refusal, a failure)
  * releases the key: sending again runs it again. An action marked `once = false` (`runsPerPost`)
  * has none of this. Nothing here runs for a page's GET, nor for a call without a key (reads).
  */
@@ -31,7 +32,7 @@ export type Outcome =
   /** An outcome too large to keep: its repeats are refused. */
   | { kept: false };
 
-/** A claim this post holds: `settle` names it, and acts only while the key is still its own. */
+/** A claim this post holds: `settle` names it, and acts only while no other post holds the key. */
 export interface Held {
   /** The claim's version (KV's versionstamp; a serial in memory). */
   held: string;
@@ -41,7 +42,7 @@ export interface Held {
  * Where submissions are claimed: `claim` answers `Held` for the first (or for a post after the
  * first's lease lapsed with no outcome), the first's outcome for a repeat, `"running"` while the
  * first holds it with none yet; `settle` keeps an outcome or, with none, releases the key - only
- * while the claim is still its own, answering whether it was; `read` answers as `claim` does,
+ * while the claim is still its own or the key is gone, answering whether it was; `read` answers as `claim` does,
  * `"gone"` once the key was released or its lease lapsed.
  */
 export interface Submissions {
@@ -185,7 +186,9 @@ export function submissionsInMemory(): Submissions {
       return Promise.resolve({ held });
     },
     settle(id, { held }, outcome) {
-      if (kept.get(id)?.held !== held) return Promise.resolve(false);
+      // Gone (pruned once its lease lapsed, or released by a repeat that failed): this one's.
+      const entry = kept.get(id);
+      if (entry && entry.held !== held) return Promise.resolve(false);
       if (outcome) keep(id, ONCE_TTL_MS, held, outcome);
       else kept.delete(id);
       return Promise.resolve(true);

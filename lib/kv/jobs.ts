@@ -273,8 +273,11 @@ export function defineJobs<J extends AnyJobs>(
     if (delay !== undefined && delay > MAX_DELAY_MS) message.due = Date.now() + delay;
     fits(name, id, message);
     if (key !== undefined) {
+      // Remembered from when it is due, not from now: a reminder 40 days ahead whose key went after
+      // a week could be enqueued again with it meanwhile, and run twice.
       const seen = keyKey(name, key);
-      atomic.check({ key: seen, versionstamp: null }).set(seen, true, { expireIn: REMEMBER_MS });
+      const expireIn = REMEMBER_MS + Math.ceil(delay ?? 0);
+      atomic.check({ key: seen, versionstamp: null }).set(seen, true, { expireIn });
     }
     // KV's own retries and dead letter are for a delivery that never reached `run` (a process
     // that died): a failing `run` is tried again by `listenJobs`.

@@ -5,7 +5,8 @@
  * process's own memory would let each run it. The claim is one atomic commit; the entry holds its
  * own end (`until`: the lease, then the outcome's hour), because `expireIn` drops an entry some
  * time after it expires, not at once. The claim's versionstamp is what `settle` checks: a key
- * another post took after the lease lapsed is left as that post made it.
+ * another post took after the lease lapsed is left as that post made it; a key gone (dropped, or
+ * released by that post's failure) takes this one's outcome.
  */
 import { type Held, ONCE_TTL_MS, type Outcome, type Submissions } from "../actions/once.ts";
 import { retrying } from "./commit.ts";
@@ -39,12 +40,22 @@ export function submissionsInKv(kv: Deno.Kv): Submissions {
     settle: (id, { held }, outcome) =>
       retrying("submission settle", async (commit) => {
         const key = keyOf(id);
-        const ours = kv.atomic().check({ key, versionstamp: held });
         const entry: Entry = { until: Date.now() + ONCE_TTL_MS, outcome };
-        const op = outcome ? ours.set(key, entry, { expireIn: ONCE_TTL_MS }) : ours.delete(key);
-        const result = await commit(op);
+        const settled = (check: Deno.AtomicCheck) => {
+          const ours = kv.atomic().check(check);
+          return commit(
+            outcome ? ours.set(key, entry, { expireIn: ONCE_TTL_MS }) : ours.delete(key),
+          );
+        };
+        const result = await settled({ key, versionstamp: held });
         if (result.ok) return true;
-        return "locked" in result ? undefined : false;
+        if ("locked" in result) return undefined;
+        // Not our claim any more. Gone (its lease's `expireIn` dropped it, or a repeat that took it
+        // failed and released it): no other effect is kept, so this one's is - else a later repeat
+        // would run a second. Another's (running or settled): left as it is.
+        const found = await kv.get<Entry>(key);
+        if (found.versionstamp !== null) return false;
+        return (await settled(found)).ok || undefined;
       }),
     async read(id) {
       return shown((await kv.get<Entry>(keyOf(id))).value);

@@ -80,7 +80,8 @@ export interface CreateOptions {
    * (`(atomic, id) => jobs.add(atomic, "remind", { id }, { key: id })`), so that the item and its
    * job happen both or neither. Called again on each try of a write that lost a race, and not at
    * all when an update changes nothing. A check it adds that fails fails every try (a
-   * `KvBusyError`): give a job a key no earlier commit took, such as the new item's id.
+   * `KvBusyError`): give a job a key no earlier commit took, such as the new item's id. An async
+   * one is awaited before the commit; its rejection is the write's (nothing committed).
    */
   also?: (atomic: Deno.AtomicOperation, id: string) => unknown;
 }
@@ -275,7 +276,10 @@ async function commitChange(
     if (!(error instanceof KvLimitError)) throw error;
     throw new ValidationError(d.name, [], [`Too large to store: ${error.message}.`], error);
   }
-  also?.(atomic.op, id);
+  // An async one's later additions, or its rejection, are the write's. Only a promise is awaited:
+  // `jobs.add` answers the AtomicOperation, whose `then` throws ("did you forget to call commit()").
+  const added = also?.(atomic.op, id);
+  if (added instanceof Promise) await added;
   return await commit(atomic.op);
 }
 
