@@ -140,7 +140,7 @@ Deno.test("signing up sets the session cookie: the token only, HttpOnly, SameSit
   assert.ok(text.includes('"ada@example.com"'), "the email, normalised");
 });
 
-Deno.test("over https (the app's configured origin) the cookie is __Host- and Secure", async () => {
+Deno.test("over https (the app's configured origin) the cookies are __Host- and Secure", async () => {
   using t = await setup({}, ["https://app.example"]);
   const client = t.browser();
   const { res } = await callAction(
@@ -156,6 +156,13 @@ Deno.test("over https (the app's configured origin) the cookie is __Host- and Se
   );
   // Read back under its prefixed name.
   assert.ok(await client.cookie("__Host-session", "https://app.example/"));
+  // The browser, known for the account from now on (devices.ts): the same flags, for 30 days.
+  const device = res.headers.getSetCookie().find((set) => set.startsWith("__Host-device="));
+  assert.match(
+    device ?? "",
+    /^__Host-device=[A-Za-z0-9_-]{43}; Max-Age=2592000; Path=\/; HttpOnly; Secure; SameSite=Lax$/,
+  );
+  assert.ok(await client.cookie("__Host-device", "https://app.example/"));
   const page = await client.request("https://app.example/account");
   assert.equal(page.status, 200);
   assert.match(await page.text(), /Signed in as <b>grace@example.com<\/b>/);
