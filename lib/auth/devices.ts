@@ -20,7 +20,7 @@ import type { AuthSettings } from "./settings.ts";
 import { isToken, newToken, tokenHash } from "./token.ts";
 
 /** How long a browser stays known after its last successful sign-in: 30 days. */
-export const KNOWN_FOR_MS = 30 * 24 * 3_600_000;
+const KNOWN_FOR_MS = 30 * 24 * 3_600_000;
 
 const DEVICES = ["auth", "devices"] as const;
 /** Keys one commit deletes at most (KV takes 1,000 mutations). */
