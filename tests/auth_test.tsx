@@ -140,7 +140,7 @@ Deno.test("signing up sets the session cookie: the token only, HttpOnly, SameSit
   assert.ok(text.includes('"ada@example.com"'), "the email, normalised");
 });
 
-Deno.test("over https (the app's configured origin) the cookie is __Host- and Secure", async () => {
+Deno.test("over https (the app's configured origin) the cookies are __Host- and Secure", async () => {
   using t = await setup({}, ["https://app.example"]);
   const client = t.browser();
   const { res } = await callAction(
@@ -156,6 +156,13 @@ Deno.test("over https (the app's configured origin) the cookie is __Host- and Se
   );
   // Read back under its prefixed name.
   assert.ok(await client.cookie("__Host-session", "https://app.example/"));
+  // The browser, known for the account from now on (devices.ts): the same flags, for 30 days.
+  const device = res.headers.getSetCookie().find((set) => set.startsWith("__Host-device="));
+  assert.match(
+    device ?? "",
+    /^__Host-device=[A-Za-z0-9_-]{43}; Max-Age=2592000; Path=\/; HttpOnly; Secure; SameSite=Lax$/,
+  );
+  assert.ok(await client.cookie("__Host-device", "https://app.example/"));
   const page = await client.request("https://app.example/account");
   assert.equal(page.status, 200);
   assert.match(await page.text(), /Signed in as <b>grace@example.com<\/b>/);
@@ -830,6 +837,66 @@ Deno.test("wrong passwords for one account from anywhere lock out new browsers, 
   await storedUser(t.kv, "other@example.com");
   for (let i = 0; i < 2; i++) await t.signIn(t.browser(), "other@example.com", `guess ${i}`);
   assert.equal((await t.signIn(laptop, "other@example.com")).status, 429);
+});
+
+Deno.test("a user's known browsers are bounded as their sessions are: the latest sessionsPerUser", async () => {
+  // Every sign-in from a browser without the device cookie (a script, a private window) used to
+  // add a record under the user that nothing removed for 30 days, however many.
+  using t = await setup({ sessionsPerUser: 2 });
+  const owner = await storedUser(t.kv, "owner@example.com");
+  const browsers = [t.browser(), t.browser(), t.browser()];
+  for (const browser of browsers) {
+    assert.equal((await t.signIn(browser, "owner@example.com")).status, 200);
+  }
+  const kept = await entries(t.kv, ["auth", "devices", owner.id]);
+  const latest = await Promise.all(
+    browsers.slice(1).map(async (browser) => tokenHash((await browser.cookie("device"))!)),
+  );
+  assert.deepEqual(kept.map((entry) => entry.key.at(-1)).sort(), latest.sort());
+  // A known browser signing in again trades its token for a new one: still two.
+  assert.equal((await t.signIn(browsers[2], "owner@example.com")).status, 200);
+  assert.equal((await entries(t.kv, ["auth", "devices", owner.id])).length, 2);
+});
+
+Deno.test("a sign-in whose device record meets another worker's lock still signs in: retried, never a 500", async () => {
+  // Two handles on one file (`deno serve --parallel`): SQLite refuses a commit at once with
+  // "database is locked" while the other writes. The device's record was committed bare, so the
+  // sign-in failed with a digest after its session had begun.
+  const store = await Deno.openKv(":memory:");
+  using _ = { [Symbol.dispose]: () => store.close() };
+  let refuse = 1;
+  const kv = new Proxy(store, {
+    get(target, name) {
+      const value = Reflect.get(target, name, target);
+      if (name !== "atomic") return typeof value === "function" ? value.bind(target) : value;
+      return () => {
+        const op = target.atomic();
+        const [set, commit] = [op.set.bind(op), op.commit.bind(op)];
+        let device = false;
+        op.set = (key, ...rest) => {
+          device ||= key[1] === "devices";
+          return set(key, ...rest);
+        };
+        op.commit = () => {
+          if (!device || refuse === 0) return commit();
+          refuse--;
+          return Promise.reject(new TypeError("database is locked"));
+        };
+        return op;
+      };
+    },
+  });
+  const owner = await storedUser(store, "owner@example.com");
+  const app = memoryApp(authFiles(), { kv, auth: ROOMY });
+  const browser = new TestClient(app);
+  const call = await callAction(browser, actionIds.logIn, [
+    credentials("owner@example.com", PASSWORD),
+  ]);
+  assert.equal(call.status, 200, call.text);
+  assert.deepEqual(call.answer, { email: "owner@example.com" });
+  assert.equal(refuse, 0, "the device's first commit was refused");
+  const device = tokenHash((await browser.cookie("device"))!);
+  assert.equal((await store.get(["auth", "devices", owner.id, device])).value !== null, true);
 });
 
 Deno.test("an unknown email and a wrong password: the same answer, after the same work", async () => {

@@ -9,7 +9,8 @@
  * a browser known for that account is counted on a limit of its own (the same numbers) instead of
  * the account's (OWASP's "device cookies"). The attacker, without the cookie, is bounded as before;
  * the user, on a device they used in the last 30 days, is never refused for the attacker's tries.
- * Read only when someone signs in: a signed-in page costs nothing more.
+ * Read only when someone signs in: a signed-in page costs nothing more. A user keeps at most
+ * `sessionsPerUser` of them, the latest.
  */
 import type { Context } from "hono";
 import { generateCookie, getCookie } from "hono/cookie";
@@ -19,7 +20,7 @@ import type { AuthSettings } from "./settings.ts";
 import { isToken, newToken, tokenHash } from "./token.ts";
 
 /** How long a browser stays known after its last successful sign-in: 30 days. */
-export const KNOWN_FOR_MS = 30 * 24 * 3_600_000;
+const KNOWN_FOR_MS = 30 * 24 * 3_600_000;
 
 const DEVICES = ["auth", "devices"] as const;
 /** Keys one commit deletes at most (KV takes 1,000 mutations). */
@@ -49,21 +50,41 @@ export async function knownDevice(
 
 /**
  * After a successful sign-in: the browser is known for `userId` from now on, by a new token (as a
- * session's: one an attacker planted is never kept); the one it had goes.
+ * session's: one an attacker planted is never kept); the one it had goes, and so do the user's
+ * oldest beyond `sessionsPerUser`: every sign-in from a browser without the cookie (a script, a
+ * private window) adds one, and a user keeps as many known browsers as sessions. Retried as every
+ * write is: another worker's commit holding the file is no reason to fail a sign-in.
  */
 export async function rememberDevice(c: Context, settings: AuthSettings, userId: string) {
+  const kv = kvOf(c);
   const name = deviceCookie(settings);
   const old = c.req.header("cookie")?.includes(name) ? getCookie(c, name) : undefined;
+  const had = isToken(old) ? tokenHash(old) : undefined;
   const token = newToken();
-  let op = kvOf(c).atomic();
-  if (isToken(old)) op = op.delete([...DEVICES, userId, tokenHash(old)]);
-  await op.set([...DEVICES, userId, tokenHash(token)], true, { expireIn: KNOWN_FOR_MS }).commit();
+  const now = settings.now();
+  await retrying("remember a device", async (commit) => {
+    const known = await Array.fromAsync(
+      kv.list({ prefix: [...DEVICES, userId] }, { limit: BATCH }),
+    );
+    let op = kv.atomic();
+    if (had) op = op.delete([...DEVICES, userId, had]);
+    const newest = known.filter(({ key }) => key.at(-1) !== had)
+      .sort((x, y) => knownSince(y) - knownSince(x));
+    for (const { key } of newest.slice(settings.sessionsPerUser - 1)) op = op.delete(key);
+    op = op.set([...DEVICES, userId, tokenHash(token)], now, { expireIn: KNOWN_FOR_MS });
+    return (await commit(op)).ok || undefined;
+  });
   const maxAge = Math.floor(KNOWN_FOR_MS / 1000);
   const flags = { path: "/", sameSite: "Lax", secure: settings.secure, httpOnly: true } as const;
   c.header("Set-Cookie", generateCookie(name, token, { ...flags, maxAge }), { append: true });
 }
 
-/** Forgets every device of `userId` (the user is deleted), a batch a commit. */
+/** When a device signed in; a record written before they said (`true`) counts as the oldest. */
+function knownSince(entry: Deno.KvEntry<unknown>): number {
+  return typeof entry.value === "number" ? entry.value : 0;
+}
+
+/** Forgets every device of `userId` (signed out everywhere, or deleted), a batch a commit. */
 export async function forgetDevices(kv: Deno.Kv, userId: string): Promise<void> {
   for (let round = 0; round < 100; round++) {
     const keys = await Array.fromAsync(

@@ -53,7 +53,10 @@ export interface AuthOptions {
   hashesAtOnce?: number;
   /** Password hashes waiting for their turn: 16; past that, 503 with `Retry-After`. */
   hashesWaiting?: number;
-  /** Sessions one user keeps: 20; signing in once more ends the oldest. */
+  /**
+   * Sessions one user keeps: 20; signing in once more ends the oldest. As many browsers stay known
+   * for their sign-in limit (devices.ts), the latest.
+   */
   sessionsPerUser?: number;
   /** The clock, in ms since the epoch (tests). */
   now?: () => number;

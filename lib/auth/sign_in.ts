@@ -4,10 +4,11 @@
  * fields. The fields are checked first (nothing costs before that); then the limits - sign-in per
  * client and per account (or, from a browser known for the account, per that browser: devices.ts),
  * sign-up per client, each exact across workers (`limitCalls`) - so a refused attempt costs no
- * hash; then the password is hashed within the app's bound on hashes at once. An unknown email and a wrong password get the same answer, word for word, after the same
- * work: an unknown email is checked against a hash that matches no password, with the same
- * parameters. Success starts a new session with a new token - whatever session the request had is
- * ended in the same commit (no fixation) - and sets the cookie.
+ * hash; then the password is hashed within the app's bound on hashes at once. An unknown email
+ * and a wrong password get the same answer, word for word, after the same work: an unknown email is
+ * checked against a hash that matches no password, with the same parameters. Success starts a new
+ * session with a new token - whatever session the request had is ended in the same commit (no
+ * fixation) - sets the cookie, and makes the browser known for the account (devices.ts).
  */
 import type { Context } from "hono";
 import { httpError } from "../shared/http_error.ts";
@@ -102,10 +103,10 @@ const NO_ONES_HASH = `$scrypt$ln=${PARAMS.ln},r=${PARAMS.r},p=${PARAMS.p}$${"A".
 /**
  * Signs in with an email and a password: on success a new session (a new token; the request's old
  * session ends) and its cookie. An unknown email and a wrong password get the same answer
- * (`errors.form`), after the same work. Past the limits - per client and per account, across every
- * worker and instance - it throws `httpError(429)` with `Retry-After`; past the app's bound on
- * password hashes at once, or when the hash could not be done before the request's deadline, a
- * 503 with `Retry-After`.
+ * (`errors.form`), after the same work. Past the limits - per client, and per account or per
+ * browser known for it, across every worker and instance - it throws `httpError(429)` with
+ * `Retry-After`; past the app's bound on password hashes at once, or when the hash could not be
+ * done before the request's deadline, a 503 with `Retry-After`.
  *
  * @param from `requestContext()` in a server action (or a handler's `ctx`, a middleware's `c`).
  * @param fields The form's `email` and `password`, as sent.
