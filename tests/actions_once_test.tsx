@@ -19,6 +19,8 @@ import { toAbout } from "./helpers/probe_actions.ts";
 import { MEMORY_MOST, submissionsInMemory } from "../lib/actions/once.ts";
 import { captureLogs } from "shell/testing";
 import { ONCE_TTL_MS, submissionId } from "../lib/actions/once.ts";
+import { TestClient } from "../lib/testing.ts";
+import { actionIds, authFiles, storedUser } from "./helpers/auth.tsx";
 
 const WALL = `${ORIGIN}/wall`;
 
@@ -342,4 +344,28 @@ Deno.test("an app without KV keeps at most MEMORY_MOST submissions, the oldest f
   // sent; now the oldest goes once the memory is full, and the newest are still known.
   assert.equal(await submissions.read("first"), "gone");
   assert.equal(await submissions.claim(`post-${MEMORY_MOST - 1}`), "running");
+});
+
+Deno.test("a submission is the signed-in user's: another user's post with its key and content runs for them, and never answers with the first's outcome", async () => {
+  using kv = await Deno.openKv(":memory:");
+  const app = memoryApp(authFiles(), { kv });
+  const [ada, bob] = [new TestClient(app), new TestClient(app)];
+  await ada.signInAs(await storedUser(kv, "ada@example.com"));
+  await bob.signInAs(await storedUser(kv, "bob@example.com"));
+  // One key, one content: a page with its form's key seen by two users of one browser (a shared
+  // computer, Back after signing out), or a key that leaked.
+  const key = crypto.randomUUID();
+  const whoAmI = async (client: TestClient) => {
+    const res = await client.request(`/_action/${actionIds.whoAmI}`, {
+      method: "POST",
+      body: encodeCall([], key),
+      headers: { Origin: client.origin, Accept: "application/json" },
+    });
+    assert.equal(res.status, 200);
+    return decodeResult(await res.text());
+  };
+  assert.deepEqual(await whoAmI(ada), { email: "ada@example.com" });
+  assert.deepEqual(await whoAmI(bob), { email: "bob@example.com" });
+  // The same user's repeat is still the one submission, answered with its outcome.
+  assert.deepEqual(await whoAmI(ada), { email: "ada@example.com" });
 });
