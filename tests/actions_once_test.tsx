@@ -263,10 +263,14 @@ Deno.test("a form on a page of the shared cache carries no submission key: two v
   const app = memoryApp(files, { kv, origins: [ORIGIN] });
   const miss = await app.request("/cached");
   assert.equal(miss.headers.get("x-cache"), "MISS");
-  // The render's own visitor may keep its key: it is theirs alone.
+  // The render's own visitor may keep its key: it is theirs alone, so no CDN may keep the answer
+  // for every visitor. Before: the miss was public (s-maxage) as the hits are, and a CDN's copy
+  // gave every visitor that one key - the second's same post skipped, answered with the first's.
   assert.ok((await miss.text()).includes(ONCE_FIELD));
+  assert.equal(miss.headers.get("cache-control"), "private, no-cache");
   const hit = await app.request("/cached");
   assert.equal(hit.headers.get("x-cache"), "HIT");
+  assert.equal(hit.headers.get("cache-control"), "public, max-age=0, s-maxage=60");
   const html = await hit.text();
   assert.ok(html.includes("$ACTION_REF_"), "the stored page still has its form");
   // Before: the key of the render was in the stored page, every visitor's the same, and the
