@@ -13,7 +13,14 @@
  */
 import assert from "node:assert/strict";
 import type { AuthOptions } from "../lib/auth.ts";
-import { createUser, getUser, setRoles, UnknownUserError } from "../lib/auth.ts";
+import {
+  createUser,
+  getUser,
+  normalizeEmail,
+  setRoles,
+  UnknownUserError,
+  UserExistsError,
+} from "../lib/auth.ts";
 import { isHttpError } from "../lib/mod.ts";
 import { limiter } from "../lib/auth/limiter.ts";
 import { hashesBegun } from "../lib/auth/password.ts";
@@ -1040,4 +1047,24 @@ Deno.test("the limiter runs at most `concurrent` at once and queues at most `que
   // A failing task hands its place on too.
   await assert.rejects(bound.run(() => Promise.reject(new Error("no"))));
   assert.equal(await bound.run(work), "done");
+});
+
+Deno.test("an email's one spelling: two spellings of one address (cased, composed) are one account", async () => {
+  // "Ά" and the iota below (U+0345), as typed, and the same address lowercased and composed ("ᾴ"):
+  // canonically one address. Before: lowercased after composing, the first kept "ά\u0345", which
+  // normalised again composes to "ᾴ" - the second got an account of its own, and the first's own
+  // stored email, typed back, named no user.
+  const kv = await Deno.openKv(":memory:");
+  try {
+    const typed = "\u0386\u0345@example.com";
+    const ada = await createUser(kv, { email: typed, password: PASSWORD });
+    assert.equal(normalizeEmail(ada.email), ada.email, "the stored spelling is its own normal");
+    await assert.rejects(
+      createUser(kv, { email: "\u1FB4@example.com", password: PASSWORD }),
+      UserExistsError,
+    );
+    assert.deepEqual((await setRoles(kv, ada.email, ["admin"])).id, ada.id);
+  } finally {
+    kv.close();
+  }
 });
