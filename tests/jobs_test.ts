@@ -583,3 +583,40 @@ Deno.test("deadJobs of one job, after another job's dead letter: a TypeError nam
       error.message.includes('"sendReply"'),
   );
 });
+
+Deno.test("a cron job slower than its schedule does not run over itself: a slot due while the one before runs is skipped", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  using logs = captureLogs();
+  const started: string[] = [];
+  const first = Promise.withResolvers<void>();
+  const begun = Promise.withResolvers<void>();
+  const jobs = defineJobs({
+    slow: {
+      cron: "0 4 * * *",
+      run(_: undefined, { id }) {
+        started.push(id);
+        begun.resolve();
+        return started.length === 1 ? first.promise : undefined;
+      },
+    },
+  });
+  const app = memoryApp({ routes: {}, jobs }, { kv });
+  const target = { kv, jobs, name: "slow" };
+  const at = Date.UTC(2026, 10, 28, 4, 0, 5);
+  const slot = (ms: number) => `cron:slow:${new Date(ms - (ms % 60_000)).toISOString()}`;
+  assert.equal(await enqueueSlot(target, at), true);
+  await begun.promise;
+  // The next slot comes while the first still runs: Deno.cron skips it, so do we, on every process.
+  assert.equal(await enqueueSlot(target, at + 60_000), true);
+  await written(kv, ["_jobs", "done", "slow", slot(at + 60_000)]);
+  // Before: it ran beside the first (as many at once as the concurrency lets).
+  assert.deepEqual(started, [slot(at)]);
+  assert.ok(logs.lines.some((line) => line.level === "warn" && /skipped/.test(line.msg)));
+  first.resolve();
+  await written(kv, ["_jobs", "done", "slow", slot(at)]);
+  // Once the run ended, the next slot runs.
+  assert.equal(await enqueueSlot(target, at + 120_000), true);
+  await written(kv, ["_jobs", "done", "slow", slot(at + 120_000)]);
+  assert.deepEqual(started, [slot(at), slot(at + 120_000)]);
+  await app.close();
+});
