@@ -1068,3 +1068,12 @@ Deno.test("an email's one spelling: two spellings of one address (cased, compose
     kv.close();
   }
 });
+
+Deno.test("sign-ins at once keep the user's sessions within sessionsPerUser", async () => {
+  using t = await setup({ sessionsPerUser: 3 });
+  const many = await storedUser(t.kv, "crowd@example.com");
+  // Before: each read the user's sessions before the others committed, and each kept them all -
+  // ten at once left ten sessions (thirty: thirty-two) until the next sign-in trimmed them.
+  await Promise.all(Array.from({ length: 10 }, () => t.browser().signInAs(many)));
+  assert.equal((await sessionsOf(t.kv, many.id)).length, 3);
+});

@@ -43,6 +43,8 @@ const BY_USER = ["auth", "user_sessions"] as const;
 const BATCH = 400;
 
 const sessionKey = (hash: string) => [...SESSIONS, hash];
+/** When the user's latest session began: every sign-in's commit checks and moves it. */
+const beganKey = (userId: string) => ["auth", "user_began", userId];
 const indexKey = (userId: string, hash: string) => [...BY_USER, userId, hash];
 
 /**
@@ -51,7 +53,9 @@ const indexKey = (userId: string, hash: string) => [...BY_USER, userId, hash];
  * (email, name, roles) is read from the user's record in the loop that commits, and the commit
  * checks that record: a sign-in read the user before its password's hash, and a change of roles
  * committed meanwhile (`setRoles`, on any worker or instance) would otherwise be undone for this
- * session until its absolute end. Returns the new token, for the cookie, and the session.
+ * session until its absolute end. The user's sessions are read in that loop too, and the commit
+ * checks and moves when their latest began: sign-ins at once stay within `sessionsPerUser`.
+ * Returns the new token, for the cookie, and the session.
  */
 export async function startSession(
   kv: Deno.Kv,
@@ -62,17 +66,22 @@ export async function startSession(
   const token = newToken();
   const hash = tokenHash(token);
   const now = settings.now();
-  const others = (await sessionsOf(kv, user.id))
-    .filter((other) => other.hash !== replacing?.hash)
-    // Newest first; two started in one millisecond by their commits' order (versionstamps grow).
-    .sort((a, b) =>
-      b.createdAt - a.createdAt ||
-      (a.versionstamp < b.versionstamp ? 1 : a.versionstamp > b.versionstamp ? -1 : 0)
-    )
-    .slice(settings.sessionsPerUser - 1);
   const record = await retrying("start a session", async (commit) => {
-    const stored = await kv.get<User>([...USERS, user.id]);
+    const [stored, began] = await kv.getMany<[User, number]>([
+      [...USERS, user.id],
+      beganKey(user.id),
+    ]);
     if (!stored.value) throw new Error(`No user has the id ${user.id}: no session can start`);
+    // Read again at each try, and `began` checked and moved by the commit: sign-ins at once
+    // each kept the sessions the others were adding (ten at once: ten, past a bound of three).
+    const others = (await sessionsOf(kv, user.id))
+      .filter((other) => other.hash !== replacing?.hash)
+      // Newest first; two started in one millisecond by their commits' order (versionstamps grow).
+      .sort((a, b) =>
+        b.createdAt - a.createdAt ||
+        (a.versionstamp < b.versionstamp ? 1 : a.versionstamp > b.versionstamp ? -1 : 0)
+      )
+      .slice(settings.sessionsPerUser - 1);
     const { email, name, roles } = stored.value;
     const record: SessionRecord = {
       userId: user.id,
@@ -84,7 +93,8 @@ export async function startSession(
       expiresAt: now + settings.absoluteTimeoutMs,
     };
     let op = kv.atomic()
-      .check(stored)
+      .check(stored, began)
+      .set(beganKey(user.id), now, { expireIn: settings.absoluteTimeoutMs })
       .set(sessionKey(hash), record, { expireIn: idleFor(record, settings, now) })
       .set(indexKey(user.id, hash), { createdAt: now }, { expireIn: settings.absoluteTimeoutMs });
     if (replacing) op = withoutSessions(op, replacing.record.userId, [replacing]);
