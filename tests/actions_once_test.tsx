@@ -20,6 +20,8 @@ import { MEMORY_MOST, submissionsInMemory } from "../lib/actions/once.ts";
 import { submissionsInKv } from "../lib/kv/once.ts";
 import { captureLogs } from "shell/testing";
 import { ONCE_TTL_MS, submissionId } from "../lib/actions/once.ts";
+import { TestClient } from "../lib/testing.ts";
+import { actionIds, authFiles, storedUser } from "./helpers/auth.tsx";
 
 const WALL = `${ORIGIN}/wall`;
 
@@ -262,10 +264,14 @@ Deno.test("a form on a page of the shared cache carries no submission key: two v
   const app = memoryApp(files, { kv, origins: [ORIGIN] });
   const miss = await app.request("/cached");
   assert.equal(miss.headers.get("x-cache"), "MISS");
-  // The render's own visitor may keep its key: it is theirs alone.
+  // The render's own visitor may keep its key: it is theirs alone, so no CDN may keep the answer
+  // for every visitor. Before: the miss was public (s-maxage) as the hits are, and a CDN's copy
+  // gave every visitor that one key - the second's same post skipped, answered with the first's.
   assert.ok((await miss.text()).includes(ONCE_FIELD));
+  assert.equal(miss.headers.get("cache-control"), "private, no-cache");
   const hit = await app.request("/cached");
   assert.equal(hit.headers.get("x-cache"), "HIT");
+  assert.equal(hit.headers.get("cache-control"), "public, max-age=0, s-maxage=60");
   const html = await hit.text();
   assert.ok(html.includes("$ACTION_REF_"), "the stored page still has its form");
   // Before: the key of the render was in the stored page, every visitor's the same, and the
@@ -382,4 +388,28 @@ Deno.test("a first slower than its lease, whose repeat took the key and failed: 
     assert.equal(await submissions.settle("slow", first, outcome), true, name);
     assert.deepEqual(await submissions.claim("slow", ONCE_TTL_MS), outcome, name);
   }
+});
+
+Deno.test("a submission is the signed-in user's: another user's post with its key and content runs for them, and never answers with the first's outcome", async () => {
+  using kv = await Deno.openKv(":memory:");
+  const app = memoryApp(authFiles(), { kv });
+  const [ada, bob] = [new TestClient(app), new TestClient(app)];
+  await ada.signInAs(await storedUser(kv, "ada@example.com"));
+  await bob.signInAs(await storedUser(kv, "bob@example.com"));
+  // One key, one content: a page with its form's key seen by two users of one browser (a shared
+  // computer, Back after signing out), or a key that leaked.
+  const key = crypto.randomUUID();
+  const whoAmI = async (client: TestClient) => {
+    const res = await client.request(`/_action/${actionIds.whoAmI}`, {
+      method: "POST",
+      body: encodeCall([], key),
+      headers: { Origin: client.origin, Accept: "application/json" },
+    });
+    assert.equal(res.status, 200);
+    return decodeResult(await res.text());
+  };
+  assert.deepEqual(await whoAmI(ada), { email: "ada@example.com" });
+  assert.deepEqual(await whoAmI(bob), { email: "bob@example.com" });
+  // The same user's repeat is still the one submission, answered with its outcome.
+  assert.deepEqual(await whoAmI(ada), { email: "ada@example.com" });
 });

@@ -72,13 +72,13 @@ function meanwhileStarting(kv: Deno.Kv, other: Deno.Kv, meanwhile: (other: Deno.
 }
 
 /** What `leftOf` finds of a user deleted. */
-const GONE = { record: false, email: false, sessions: 0, index: 0, devices: 0 };
+const GONE = { record: false, email: false, sessions: 0, index: 0, devices: 0, began: false };
 
 async function keysUnder(kv: Deno.Kv, prefix: Deno.KvKey): Promise<Deno.KvKey[]> {
   return await Array.fromAsync(kv.list({ prefix }), (entry) => entry.key);
 }
 
-/** What the store still holds of `user`: their record, email, sessions and index entries. */
+/** What the store still holds of `user`: their record, email, sessions, index entries, devices. */
 async function leftOf(kv: Deno.Kv, user: User) {
   const sessions = await Array.fromAsync(
     kv.list<{ userId: string }>({ prefix: ["auth", "sessions"] }),
@@ -89,6 +89,8 @@ async function leftOf(kv: Deno.Kv, user: User) {
     sessions: sessions.filter((entry) => entry.value.userId === user.id).length,
     index: (await keysUnder(kv, ["auth", "user_sessions", user.id])).length,
     devices: (await keysUnder(kv, ["auth", "devices", user.id])).length,
+    // sessions.ts's bound of sessions at once: checked and moved by every sign-in's commit.
+    began: (await kv.get(["auth", "user_began", user.id])).value !== null,
   };
 }
 
@@ -233,6 +235,7 @@ Deno.test("deleteUser's also: the product's part goes in the commit that removes
     sessions: 0,
     index: 0,
     devices: 0,
+    began: false,
   });
   assert.equal(await getUser(t.a, bo.id), null, "gone to every look-up meanwhile");
 

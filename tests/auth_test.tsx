@@ -15,11 +15,14 @@ import assert from "node:assert/strict";
 import type { AuthOptions } from "../lib/auth.ts";
 import {
   createUser,
+  deleteUser,
   getUser,
+  normalizeEmail,
   requireRole,
   setRoles,
   signUp,
   UnknownUserError,
+  UserExistsError,
 } from "../lib/auth.ts";
 import { isHttpError, requestContext } from "../lib/mod.ts";
 import { limiter } from "../lib/auth/limiter.ts";
@@ -1182,4 +1185,36 @@ Deno.test("signUp with the product's roles: a patient who signs up reaches the p
   const page = await client.get("/book");
   assert.equal(page.status, 200);
   await page.body?.cancel();
+});
+
+Deno.test("an email's one spelling: two spellings of one address (cased, composed) are one account", async () => {
+  // "Ά" and the iota below (U+0345), as typed, and the same address lowercased and composed ("ᾴ"):
+  // canonically one address. Before: lowercased after composing, the first kept "ά\u0345", which
+  // normalised again composes to "ᾴ" - the second got an account of its own, and the first's own
+  // stored email, typed back, named no user.
+  const kv = await Deno.openKv(":memory:");
+  try {
+    const typed = "\u0386\u0345@example.com";
+    const ada = await createUser(kv, { email: typed, password: PASSWORD });
+    assert.equal(normalizeEmail(ada.email), ada.email, "the stored spelling is its own normal");
+    await assert.rejects(
+      createUser(kv, { email: "\u1FB4@example.com", password: PASSWORD }),
+      UserExistsError,
+    );
+    assert.deepEqual((await setRoles(kv, ada.email, ["admin"])).id, ada.id);
+    // deleteUser reads the address as sign-up did: the other spelling names the same user.
+    assert.equal((await deleteUser(kv, "\u1FB4@example.com")).id, ada.id);
+    assert.equal(await getUser(kv, ada.id), null);
+  } finally {
+    kv.close();
+  }
+});
+
+Deno.test("sign-ins at once keep the user's sessions within sessionsPerUser", async () => {
+  using t = await setup({ sessionsPerUser: 3 });
+  const many = await storedUser(t.kv, "crowd@example.com");
+  // Before: each read the user's sessions before the others committed, and each kept them all -
+  // ten at once left ten sessions (thirty: thirty-two) until the next sign-in trimmed them.
+  await Promise.all(Array.from({ length: 10 }, () => t.browser().signInAs(many)));
+  assert.equal((await sessionsOf(t.kv, many.id)).length, 3);
 });

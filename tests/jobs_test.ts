@@ -941,3 +941,83 @@ Deno.test("an async `also` is awaited: what it adds after an await is in the wri
   );
   assert.deepEqual((await bookings.list(kv)).items.map((item) => item.value.slot), ["09:00"]);
 });
+
+Deno.test("a cron job slower than its schedule does not run over itself: a slot due while the one before runs is skipped", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  using logs = captureLogs();
+  const started: string[] = [];
+  const first = Promise.withResolvers<void>();
+  const begun = Promise.withResolvers<void>();
+  const jobs = defineJobs({
+    slow: {
+      cron: "* * * * *",
+      run(_: undefined, { id }) {
+        started.push(id);
+        begun.resolve();
+        return started.length === 1 ? first.promise : undefined;
+      },
+    },
+  });
+  const app = memoryApp({ routes: {}, jobs }, { kv });
+  const target = { kv, jobs, name: "slow" };
+  const at = Date.UTC(2026, 10, 28, 4, 0, 0);
+  const slot = (ms: number) => `cron:slow:${new Date(ms).toISOString()}`;
+  assert.equal(await enqueueSlot(target, at), true);
+  await begun.promise;
+  // The next slot comes while the first still runs: Deno.cron skips it, so do we, on every process.
+  assert.equal(await enqueueSlot(target, at + 60_000), true);
+  await written(kv, ["_jobs", "done", "slow", slot(at + 60_000)]);
+  // Before: it ran beside the first (as many at once as the concurrency lets).
+  assert.deepEqual(started, [slot(at)]);
+  assert.ok(logs.lines.some((line) => line.level === "warn" && /skipped/.test(line.msg)));
+  first.resolve();
+  await written(kv, ["_jobs", "done", "slow", slot(at)]);
+  // Once the run ended, the next slot runs.
+  assert.equal(await enqueueSlot(target, at + 120_000), true);
+  await written(kv, ["_jobs", "done", "slow", slot(at + 120_000)]);
+  assert.deepEqual(started, [slot(at), slot(at + 120_000)]);
+  await app.close();
+});
+
+Deno.test("a late firing's caught-up slots while a run holds the turn: each skipped, logged, none run twice", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  using logs = captureLogs();
+  const nightly = scheduleOf("nightly", "0 3 * * *");
+  const day = 24 * 60 * 60_000;
+  const at = Date.UTC(2026, 10, 28, 3, 0, 0);
+  const started: string[] = [];
+  const held = Promise.withResolvers<void>();
+  const begun = Promise.withResolvers<void>();
+  const jobs = defineJobs({
+    nightly: {
+      cron: "0 3 * * *",
+      run(_: undefined, { id }) {
+        started.push(id);
+        begun.resolve();
+        return started.length === 1 ? held.promise : undefined;
+      },
+    },
+  });
+  const app = memoryApp({ routes: {}, jobs }, { kv });
+  const target = { kv, jobs, name: "nightly" };
+  const slot = (ms: number) => `cron:nightly:${new Date(ms).toISOString()}`;
+  // Yesterday's slot runs on, another process's; this one's firing comes a day late and catches up.
+  assert.equal(await enqueueSlot(target, at - day), true);
+  await begun.promise;
+  const caught = dueSlots(nightly, at + day + 60_000, at - day);
+  assert.deepEqual(caught, [at, at + day]);
+  for (const each of caught) assert.equal(await enqueueSlot(target, each), true);
+  for (const each of caught) await written(kv, ["_jobs", "done", "nightly", slot(each)]);
+  // Never beside the run under way, and never later either: marked done, the key taken.
+  assert.deepEqual(started, [slot(at - day)]);
+  const skipped = logs.lines.filter((line) => line.level === "warn" && /skipped/.test(line.msg));
+  assert.deepEqual(skipped.map((line) => line.job_id).sort(), caught.map(slot));
+  for (const each of caught) assert.equal(await enqueueSlot(target, each), false);
+  held.resolve();
+  await written(kv, ["_jobs", "done", "nightly", slot(at - day)]);
+  // The turn given back: the next slot runs.
+  assert.equal(await enqueueSlot(target, at + 2 * day), true);
+  await written(kv, ["_jobs", "done", "nightly", slot(at + 2 * day)]);
+  assert.deepEqual(started, [slot(at - day), slot(at + 2 * day)]);
+  await app.close();
+});

@@ -97,13 +97,16 @@ export function isSubmissionKey(value: unknown): value is string {
 }
 
 /**
- * The claim's id for `key` sent with `body` (the endpoint adds the action's id): a digest of both,
- * so its size is fixed whatever the client sent. Files count by name, type and bytes: another file
- * of the same name and size, picked after Back, is another submission. (The body is bounded and
- * already read; its files are hashed as they are held, not copied.)
+ * The claim's id for `key` sent with `body` by `asker` (the endpoint adds the action's id): a
+ * digest of them, so its size is fixed whatever the client sent. Files count by name, type and
+ * bytes: another file of the same name and size, picked after Back, is another submission. (The
+ * body is bounded and already read; its files are hashed as they are held, not copied.) `asker`
+ * is who sends it (`read_call.ts`): the same key and content from another user - a form left on a
+ * shared computer's page, a key that leaked - is their own submission, never answered with the
+ * first user's outcome (their data, their form's state).
  */
-export async function submissionId(key: string, body: FormData): Promise<string> {
-  const hash = createHash("sha256").update(key);
+export async function submissionId(key: string, body: FormData, asker = ""): Promise<string> {
+  const hash = createHash("sha256").update(`${asker.length}:${asker}\0`).update(key);
   for (const [name, value] of body) {
     if (name === ONCE_FIELD) continue;
     const text = typeof value === "string" ? value : `${value.name}\0${value.type}\0${value.size}`;

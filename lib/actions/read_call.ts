@@ -14,6 +14,8 @@ import { decodeInvocation, type Invocation, mostBytes, PayloadRejected } from ".
 import { readForm } from "./form_body.ts";
 import { ACTION_LIMITS } from "./limits.ts";
 import { runsPerPost, submissionId } from "./once.ts";
+import { tokenOf } from "../auth/cookie.ts";
+import { authSettings } from "../auth/settings.ts";
 
 /** The call `c` carries, or the response that refuses it. */
 export async function readCall(c: Context, maxBytes: number): Promise<Invocation | Response> {
@@ -37,7 +39,7 @@ export async function readCall(c: Context, maxBytes: number): Promise<Invocation
     const action = internalsOf(c).action?.action;
     if (invocation.once) {
       invocation.once = action && !runsPerPost(action)
-        ? await submissionId(invocation.once, body)
+        ? await submissionId(invocation.once, body, askerOf(c))
         : undefined;
     }
   } catch (error) {
@@ -59,4 +61,15 @@ function badRequest(c: Context, error: unknown): Response {
     request_id: internalsOf(c).requestId ?? null,
   });
   return c.text(`Bad Request: ${error.message}`, 400);
+}
+
+/**
+ * Who sends a submission, as its request says it without a KV read: the session's token
+ * (`shell/auth`'s cookie) and the `Authorization` header (`hono/basic-auth`, a bearer token). Both
+ * stay the same across one user's repeats - a sign-in's new token comes with cookies set, and its
+ * outcome is not repeated anyway.
+ */
+function askerOf(c: Context): string {
+  const asker = `${tokenOf(c, authSettings(c)) ?? ""}\0${c.req.header("authorization") ?? ""}`;
+  return asker === "\0" ? "" : asker; // nobody's: `submissionId`'s default
 }

@@ -30,7 +30,10 @@ const EMAIL = /^[^\s@\p{Cc}]+@[^\s@\p{Cc}]+\.[^\s@\p{Cc}]+$/u;
  */
 export function normalizeEmail(email: unknown): string | undefined {
   if (typeof email !== "string" || email.length > 4 * MAX_EMAIL) return undefined;
-  const normal = email.trim().normalize("NFC").toLowerCase();
+  // Composed after lowercasing: lowercasing a composed string may leave one that composes further
+  // ("\u0386\u0345" gives "\u03ac\u0345", which NFC makes "\u1fb4"), and then one address had two
+  // spellings - two accounts, and a stored email that, typed back, named no user.
+  const normal = email.trim().toLowerCase().normalize("NFC");
   return normal.length <= MAX_EMAIL && EMAIL.test(normal) ? normal : undefined;
 }
 

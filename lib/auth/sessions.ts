@@ -43,6 +43,8 @@ const BY_USER = ["auth", "user_sessions"] as const;
 const BATCH = 400;
 
 const sessionKey = (hash: string) => [...SESSIONS, hash];
+/** When the user's latest session began: every sign-in's commit checks and moves it. */
+export const beganKey = (userId: string) => ["auth", "user_began", userId];
 const indexKey = (userId: string, hash: string) => [...BY_USER, userId, hash];
 
 /**
@@ -52,8 +54,9 @@ const indexKey = (userId: string, hash: string) => [...BY_USER, userId, hash];
  * checks that record: a sign-in read the user before its password's hash, and a change of roles
  * committed meanwhile (`setRoles`, on any worker or instance) would otherwise be undone for this
  * session until its absolute end; and a user deleted meanwhile (`deleteUser`: marked, then gone)
- * gets no session. Returns the new token, for the cookie, and the session; `undefined` when the
- * user no longer exists.
+ * gets no session. The user's sessions are read in that loop too, and the commit checks and moves
+ * when their latest began: sign-ins at once stay within `sessionsPerUser`. Returns the new token,
+ * for the cookie, and the session; `undefined` when the user no longer exists.
  */
 export async function startSession(
   kv: Deno.Kv,
@@ -64,18 +67,23 @@ export async function startSession(
   const token = newToken();
   const hash = tokenHash(token);
   const now = settings.now();
-  const others = (await sessionsOf(kv, user.id))
-    .filter((other) => other.hash !== replacing?.hash)
-    // Newest first; two started in one millisecond by their commits' order (versionstamps grow).
-    .sort((a, b) =>
-      b.createdAt - a.createdAt ||
-      (a.versionstamp < b.versionstamp ? 1 : a.versionstamp > b.versionstamp ? -1 : 0)
-    )
-    .slice(settings.sessionsPerUser - 1);
   const record = await retrying("start a session", async (commit) => {
-    const stored = await kv.get<UserRecord>([...USERS, user.id]);
+    const [stored, began] = await kv.getMany<[UserRecord, number]>([
+      [...USERS, user.id],
+      beganKey(user.id),
+    ]);
     // Deleted, or being deleted: `null`, the attempt's answer that is not a retry.
     if (!stored.value || stored.value.deletingSince !== undefined) return null;
+    // Read again at each try, and `began` checked and moved by the commit: sign-ins at once
+    // each kept the sessions the others were adding (ten at once: ten, past a bound of three).
+    const others = (await sessionsOf(kv, user.id))
+      .filter((other) => other.hash !== replacing?.hash)
+      // Newest first; two started in one millisecond by their commits' order (versionstamps grow).
+      .sort((a, b) =>
+        b.createdAt - a.createdAt ||
+        (a.versionstamp < b.versionstamp ? 1 : a.versionstamp > b.versionstamp ? -1 : 0)
+      )
+      .slice(settings.sessionsPerUser - 1);
     const { email, name, roles } = stored.value;
     const record: SessionRecord = {
       userId: user.id,
@@ -87,7 +95,8 @@ export async function startSession(
       expiresAt: now + settings.absoluteTimeoutMs,
     };
     let op = kv.atomic()
-      .check(stored)
+      .check(stored, began)
+      .set(beganKey(user.id), now, { expireIn: settings.absoluteTimeoutMs })
       .set(sessionKey(hash), record, { expireIn: idleFor(record, settings, now) })
       .set(indexKey(user.id, hash), { createdAt: now }, { expireIn: settings.absoluteTimeoutMs });
     if (replacing) op = withoutSessions(op, replacing.record.userId, [replacing]);

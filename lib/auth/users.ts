@@ -15,7 +15,7 @@ import { commit, retrying } from "../kv/commit.ts";
 import { normalizeEmail } from "./credentials.ts";
 import { forgetDevices } from "./devices.ts";
 import { hashPassword } from "./password.ts";
-import { endAllSessions, sessionsOf, withoutSessions } from "./sessions.ts";
+import { beganKey, endAllSessions, sessionsOf, withoutSessions } from "./sessions.ts";
 import { EMAILS, USERS } from "./user_keys.ts";
 
 /**
@@ -369,7 +369,7 @@ export async function deleteUser(
     const entry = await kv.get<UserRecord>([...USERS, marked.id]);
     const owner = await kv.get<string>(emailKey);
     if (entry.value === null) return true; // finished by another call meanwhile
-    let op = kv.atomic().check(entry, owner).delete(entry.key);
+    let op = kv.atomic().check(entry, owner).delete(entry.key).delete(beganKey(marked.id));
     if (owner.value === marked.id) op = op.delete(emailKey);
     return (await commit(also(op, publicUser(marked)))).ok || undefined;
   });

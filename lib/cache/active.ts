@@ -382,6 +382,10 @@ export function activePageCache(
       if (!headers.has("Cache-Control")) headers.set("Cache-Control", PRIVATE);
       return new Response(res.body, { status: res.status, headers });
     }
+    // The render as its requester gets it holds what the stored page has not (entry.ts): its forms'
+    // submission keys, its trace. A CDN keeping it would give every visitor that one key - the
+    // second's same post skipped and answered with the first's outcome - so only hits are public.
+    if (!headers.has("Cache-Control")) headers.set("Cache-Control", PRIVATE);
     sharedHeaders(headers, policy);
     const body = copyUpTo(res.body!, maxBody, readAhead, setup.renderLimitMs, async (bytes) => {
       const page = bytes && !failed()

@@ -8,9 +8,9 @@
  * schedule; past the last try it is kept under `["_jobs", "dead", name, id]` (where KV itself
  * keeps a delivery that never reached `run`), and `deadJobs` reads it. A job
  * with a `cron` schedule is enqueued by `Deno.cron` in every process once per slot and runs once:
- * its key is the slot. Delivery is at least once (a process may die between the work and its
- * mark): a job done is marked and never run again, and work that must not happen twice commits
- * with a check of its own.
+ * its key is the slot, and a slot due while the run before goes on is skipped. Delivery is at
+ * least once (a process may die between the work and its mark): a job done is marked and never
+ * run again, and work that must not happen twice commits with a check of its own.
  */
 import { Cron } from "croner";
 import { log, loggedHeader } from "../server/log.ts";
@@ -634,10 +634,50 @@ async function run(kv: Deno.Kv, app: Listening, message: JobMessage): Promise<vo
   const { job: name, id, attempt = 0, keyed, trace } = message;
   const done = ["_jobs", "done", name, id];
   if ((await kv.get(done)).versionstamp !== null) return; // a delivery again, after it was done
-  const telemetry = app.telemetry;
-  if (!telemetry?.job) return await tryOnce(kv, app, message, done);
-  const run = { name, attempt, key: keyed ? loggedHeader(id) : undefined, carried: trace };
-  await telemetry.job(run, () => tryOnce(kv, app, message, done));
+  const definition = Object.hasOwn(app.jobs.definitions, name)
+    ? app.jobs.definitions[name]
+    : undefined;
+  const slot = definition?.cron !== undefined && id.startsWith(`cron:${name}:`);
+  const turn = slot ? await cronTurn(kv, name, definition.timeout ?? TIMEOUT_MS) : null;
+  if (turn === undefined) {
+    // Whether the run holding the turn is the slot before (a job slower than its schedule) or one
+    // of the slots a late firing caught up with it: no try, so no span; marked done, so a delivery
+    // again never runs it - one run per slot at most, and the skip on record.
+    log("warn", `Cron job ${name}: a slot was skipped, another run of it is still going`, {
+      job: name,
+      job_id: id,
+    });
+    await kv.set(done, true, { expireIn: REMEMBER_MS });
+    return;
+  }
+  try {
+    const telemetry = app.telemetry;
+    if (!telemetry?.job) return await tryOnce(kv, app, message, definition, done);
+    const run = { name, attempt, key: keyed ? loggedHeader(id) : undefined, carried: trace };
+    await telemetry.job(run, () => tryOnce(kv, app, message, definition, done));
+  } finally {
+    if (turn) {
+      await kv.atomic().check({ key: cronKey(name), versionstamp: turn }).delete(cronKey(name))
+        .commit();
+    }
+  }
+}
+
+const cronKey = (name: string): Deno.KvKey => ["_jobs", "cron", name];
+
+/**
+ * A cron job's turn, on any process: `Deno.cron` skips a run while the one before goes on, and
+ * enqueuing each slot lost that - a job slower than its schedule ran over itself, as many at once
+ * as `concurrency` lets in each process. The turn is held until the run ends, or its timeout passes
+ * (a process that died). Its versionstamp, or `undefined` while another run holds it.
+ */
+async function cronTurn(kv: Deno.Kv, name: string, timeout: number): Promise<string | undefined> {
+  const held = await kv.get<{ until: number }>(cronKey(name));
+  if (held.value && held.value.until > Date.now()) return undefined;
+  const mine = { until: Date.now() + timeout };
+  const taken = await kv.atomic().check(held).set(cronKey(name), mine, { expireIn: timeout })
+    .commit();
+  return taken.ok ? taken.versionstamp : undefined;
 }
 
 /** A try of the job: done, or failed (logged, reported) and enqueued again or kept as dead. */
@@ -645,12 +685,10 @@ async function tryOnce(
   kv: Deno.Kv,
   app: Listening,
   message: JobMessage,
+  definition: JobDefinition<unknown> | undefined,
   done: Deno.KvKey,
 ): Promise<void> {
   const { job: name, id, payload, attempt = 0 } = message;
-  const definition = Object.hasOwn(app.jobs.definitions, name)
-    ? app.jobs.definitions[name]
-    : undefined;
   try {
     if (!definition) throw new Error(`No job named "${name}" in routes/_jobs.ts`);
     await withinTimeout(

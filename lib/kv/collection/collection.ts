@@ -66,8 +66,9 @@ export interface IndexSpec<T> {
    * The one spelling of a string value: applied to the item's value on every write and to every
    * value asked for - `find`, `list`'s `value` and `prefix`, `checkAbsent`, a live view - so they
    * meet however the value was cased or spaced. The item keeps its field as written. It must give
-   * its own answers back unchanged (`trim`, `toLowerCase`, `normalize("NFC")` do; one that does
-   * not is a `TypeError` where it is used). Declare it before items are stored: entries written
+   * its own answers back unchanged (`trim`, `toLowerCase`, `normalize("NFC")` do, and so do they
+   * in that order; NFC before `toLowerCase` does not, for some Greek with a iota below; one that
+   * does not is a `TypeError` where it is used). Declare it before items are stored: entries written
    * without it keep their old spelling (docs/data.md).
    */
   normalize?: (value: string) => string;
