@@ -790,6 +790,14 @@ Deno.test("watchJobs: a test waits for the try of a job a handler enqueued, keyl
     watch.next("reply", { timeout: 20 }),
     /No try of the job "reply" ended within 20 ms; ended: reply \(attempt 0\), breaks/,
   );
+  // A name no job has (a typo) is said at once, naming the jobs there are - not a wait of 5 s
+  // that blames the job; and a job without a cron is not "no such job".
+  await assert.rejects(
+    watch.next("replies"),
+    /No job named "replies" in routes\/_jobs\.ts; its jobs: reply, breaks/,
+  );
+  assert.throws(() => watch.fireCron("reply"), /The job "reply" has no cron: enqueue it/);
+  assert.throws(() => watch.fireCron("replies"), /its jobs: reply, breaks/);
   await app.close();
 });
 

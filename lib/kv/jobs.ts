@@ -449,6 +449,8 @@ export interface AppJobs {
    * process's `Deno.cron` does then; false when that slot was enqueued already.
    */
   fireCron(name: string, at: number): Promise<boolean>;
+  /** The names of the jobs `routes/_jobs.ts` declares, for a test's mistake to name them. */
+  readonly names: readonly string[];
 }
 
 /** How long an app's close waits for its jobs under way (an unfinished one is delivered again). */
@@ -520,7 +522,9 @@ export function listenJobs(
   const app: Listening = { ...options, jobs, running: new Set(), watchers: new Set() };
   apps.add(app);
   closing?.addEventListener("abort", () => apps.delete(app), { once: true });
+  const names = Object.keys(jobs.definitions);
   return {
+    names,
     async ended() {
       if (app.running.size === 0) return;
       let timer: ReturnType<typeof setTimeout> | undefined;
@@ -534,7 +538,13 @@ export function listenJobs(
     },
     fireCron(name, at) {
       const cron = Object.hasOwn(jobs.definitions, name) ? jobs.definitions[name].cron : undefined;
-      if (cron === undefined) throw new TypeError(`No cron job named "${name}" in routes/_jobs.ts`);
+      if (cron === undefined) {
+        throw new TypeError(
+          Object.hasOwn(jobs.definitions, name)
+            ? `The job "${name}" has no cron: enqueue it (jobs.enqueue, jobs.add) to run it`
+            : `No cron job named "${name}" in routes/_jobs.ts; its jobs: ${names.join(", ")}`,
+        );
+      }
       const [slot] = dueSlots(scheduleOf(name, cron), at);
       return enqueueSlot({ kv, jobs, name }, slot);
     },

@@ -69,14 +69,23 @@ export const CONTEXT = Symbol("the request's Hono context");
  * ```
  * @see docs/data.md - Reading and writing from the app
  */
-export type AnyContext = Context | { readonly params: unknown; readonly url: URL };
+export type AnyContext = Context | {
+  readonly params: unknown;
+  readonly url: URL;
+  // A handler's ctx has it and a page's props do not: they share `params` and `url`, and a page
+  // renders what its handler loaded, so props must not type-check here to fail at run time.
+  render(...args: never): unknown;
+};
 
 /** The Hono context of the request `from` belongs to. */
 export function contextOf(from: AnyContext): Context {
   if (CONTEXT in from) return (from as { [CONTEXT]: Context })[CONTEXT];
   if ("req" in from) return from;
   throw new TypeError(
-    "Not a request's context: pass a handler's ctx, a middleware's c or requestContext()",
+    "data" in from
+      ? "A page's props are not a request's context: a page renders what its handler loaded. " +
+        "Read in the route's handler (kvOf(ctx), then ctx.render(data)) and take it as props.data"
+      : "Not a request's context: pass a handler's ctx, a middleware's c or requestContext()",
   );
 }
 

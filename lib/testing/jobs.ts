@@ -34,7 +34,8 @@ export interface JobWatch extends Disposable {
   readonly tries: readonly JobTry[];
   /**
    * The next try of the job `job` that ended - one `next` has not returned yet, ended before the
-   * call or after it - within `timeout` ms (5000 by default); rejects after, naming what ended.
+   * call or after it - within `timeout` ms (5000 by default); rejects after, naming what ended,
+   * and at once for a name `routes/_jobs.ts` does not declare.
    */
   next(job: string, options?: { timeout?: number }): Promise<JobTry>;
   /**
@@ -87,6 +88,14 @@ export function watchJobs(app: object): JobWatch {
   return {
     tries,
     next(job, { timeout = 5000 } = {}) {
+      // A name no job has (a typo, a job renamed) would wait out the timeout and blame the job.
+      if (!handle.names.includes(job)) {
+        return Promise.reject(
+          new TypeError(
+            `No job named "${job}" in routes/_jobs.ts; its jobs: ${handle.names.join(", ")}`,
+          ),
+        );
+      }
       // Taken as it is found: two calls waiting for one job get a try each.
       const take = () => {
         const tried = tries.find((each) => each.job === job && !taken.has(each));
