@@ -12,9 +12,10 @@
  * blocks its repeats for that long, not for the hour; the outcome is kept for the hour. `settle`
  * acts only on its own claim: a first slower than its lease, whose repeat took the key and ran,
  * neither overwrites nor releases that repeat's; a key gone meanwhile (dropped, or released by a
- * repeat that failed) takes the first's outcome, the one effect there is. An action that throws (a refusal, a failure)
- * releases the key: sending again runs it again. An action marked `once = false` (`runsPerPost`)
- * has none of this. Nothing here runs for a page's GET, nor for a call without a key (reads).
+ * repeat that failed) takes the first's outcome, the one effect there is. An action that throws
+ * (a refusal, a failure) releases the key: sending again runs it again. An action marked
+ * `once = false` (`runsPerPost`) has none of this. Nothing here runs for a page's GET, nor for a
+ * call without a key (reads).
  */
 import { createHash } from "node:crypto";
 import { httpError } from "../shared/http_error.ts";
@@ -42,8 +43,8 @@ export interface Held {
  * Where submissions are claimed: `claim` answers `Held` for the first (or for a post after the
  * first's lease lapsed with no outcome), the first's outcome for a repeat, `"running"` while the
  * first holds it with none yet; `settle` keeps an outcome or, with none, releases the key - only
- * while the claim is still its own or the key is gone, answering whether it was; `read` answers as `claim` does,
- * `"gone"` once the key was released or its lease lapsed.
+ * while the claim is still its own or the key is gone, answering whether it was; `read` answers
+ * as `claim` does, `"gone"` once the key was released or its lease lapsed.
  */
 export interface Submissions {
   claim(id: string, leaseMs: number): Promise<Held | "running" | Outcome>;

@@ -10,7 +10,7 @@
  * the user asked for did not run, says why in one sentence, unless the server did already (it puts
  * back what a form sent, too: `actions/stale.ts`); when it broke on what the new server sent,
  * another sentence, since what the user did may have run. An action's form gets a mark for each
- * field never kept for its attributes (`withUnkeptMarks`). A page that reloaded so
+ * password or field never kept for its attributes (`withUnkeptMarks`). A page that reloaded so
  * and is out of date again at once (a rollout still under way) waits a little before the next
  * reload, the sentence on show, and longer each time the reload brought back the same old build:
  * never a loop. Part of the action client's bundle, which the boot

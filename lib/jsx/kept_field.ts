@@ -46,8 +46,8 @@ type Props = Record<string, unknown>;
 
 /**
  * How the JSX runtime renders an element of `type` with `props`: `kept`, through `KeptField`;
- * `unkept`, a field never kept for its type or attributes (but not its name), after its `UNKEPT_FIELD`
- * (`withUnkeptMark`); neither, as it is.
+ * `unkept`, a field never kept for its type or attributes (but not its name), after its
+ * `UNKEPT_FIELD` (`withUnkeptMark`); neither, as it is.
  */
 export function fieldKind(type: string, props: Props): "kept" | "unkept" | undefined {
   if (typeof props.name !== "string" || props.name === "") return undefined;

@@ -107,8 +107,8 @@ export interface Telemetry {
   /**
    * Runs a try of a background job (`lib/kv/jobs.ts`) as a span of its own, in the trace of the
    * code that enqueued it (`run.carried`, from `jobContext`: a request's span, a cron's `deno.cron`)
-   * or, with none, in a trace of its own; a failure captured while it runs is linked to it. Absent, the job's try runs
-   * as it is.
+   * or, with none, in a trace of its own; a failure captured while it runs is linked to it.
+   * Absent, the job's try runs as it is.
    */
   job?(run: JobRun, work: () => Promise<void>): Promise<void>;
   /** Elements for a page's `<head>`: trace meta tags, the browser SDK's settings. */

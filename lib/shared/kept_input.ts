@@ -96,7 +96,7 @@ export const KEEP_ATTRIBUTE = "data-app-keep";
 export const UNKEPT_FIELD = `${FRAMEWORK_FIELD}UNKEPT`;
 
 /** Whether a field of this name must never be kept: see `SENSITIVE_WORDS`. */
-export function isSensitiveName(name: string): boolean {
+function isSensitiveName(name: string): boolean {
   // `userPIN`, and an acronym before a word: `OTPCode`, `CVVNumber`.
   const words = name.replace(/([a-z0-9])([A-Z])/g, "$1 $2").replace(/([A-Z])([A-Z][a-z])/g, "$1 $2")
     .toLowerCase().split(/[^a-z0-9]+/)
