@@ -29,7 +29,7 @@ import { limiter } from "../lib/auth/limiter.ts";
 import { hashesBegun } from "../lib/auth/password.ts";
 import { sessionsOf } from "../lib/auth/sessions.ts";
 import { tokenHash } from "../lib/auth/token.ts";
-import { TestClient } from "../lib/testing.ts";
+import { captureLogs, TestClient } from "../lib/testing.ts";
 import { memoryApp } from "./helpers/app.ts";
 import { tempStorePath } from "./helpers/kv.ts";
 import {
@@ -900,6 +900,49 @@ Deno.test("a sign-in whose device record meets another worker's lock still signs
   assert.equal(refuse, 0, "the device's first commit was refused");
   const device = tokenHash((await browser.cookie("device"))!);
   assert.equal((await store.get(["auth", "devices", owner.id, device])).value !== null, true);
+});
+
+Deno.test("a sign-in whose device record can never be written still signs in: the session stands, a warn line says so", async () => {
+  // Two handles on one file (`deno serve --parallel`): SQLite refuses a commit at once with
+  // "database is locked" while the other writes. The device's record was committed bare, so the
+  // sign-in failed with a digest after its session had begun.
+  const store = await Deno.openKv(":memory:");
+  using _ = { [Symbol.dispose]: () => store.close() };
+  let refuse = Infinity;
+  using logs = captureLogs();
+  const kv = new Proxy(store, {
+    get(target, name) {
+      const value = Reflect.get(target, name, target);
+      if (name !== "atomic") return typeof value === "function" ? value.bind(target) : value;
+      return () => {
+        const op = target.atomic();
+        const [set, commit] = [op.set.bind(op), op.commit.bind(op)];
+        let device = false;
+        op.set = (key, ...rest) => {
+          device ||= key[1] === "devices";
+          return set(key, ...rest);
+        };
+        op.commit = () => {
+          if (!device || refuse === 0) return commit();
+          refuse--;
+          return Promise.reject(new TypeError("database is locked"));
+        };
+        return op;
+      };
+    },
+  });
+  const owner = await storedUser(store, "owner@example.com");
+  const app = memoryApp(authFiles(), { kv, auth: ROOMY });
+  const browser = new TestClient(app);
+  const call = await callAction(browser, actionIds.logIn, [
+    credentials("owner@example.com", PASSWORD),
+  ]);
+  assert.equal(call.status, 200, call.text);
+  assert.deepEqual(call.answer, { email: "owner@example.com" });
+  // Before: the device's KvBusyError answered the sign-in as a failure, its session left behind.
+  assert.ok(await browser.cookie("session"), "the session's cookie is set");
+  assert.equal(await browser.cookie("device"), undefined);
+  assert.ok(logs.lines.some((line) => /could not be remembered/.test(String(line.msg))));
 });
 
 Deno.test("an unknown email and a wrong password: the same answer, after the same work", async () => {

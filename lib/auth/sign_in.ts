@@ -16,6 +16,7 @@ import { kvOf } from "../kv/access.ts";
 import { type CallLimit, limitCalls } from "../kv/rate_limit.ts";
 import { limitedClient } from "../server/client.ts";
 import { internalsOf } from "../server/internals.ts";
+import { log } from "../server/log.ts";
 import { type AnyContext, contextOf } from "../server/scope.ts";
 import { markOf, setSessionCookie } from "./cookie.ts";
 import { checkCredentials, type CredentialErrors } from "./credentials.ts";
@@ -223,7 +224,11 @@ async function begin(c: Context, settings: AuthSettings, user: User): Promise<Us
   const { token, session } = started;
   setSessionCookie(c, settings, token, markOf(session.record.createdAt));
   replaceSession(c, session);
-  await rememberDevice(c, settings, user.id);
+  // The session and its cookie stand: a browser left unknown only signs in on the account's limit
+  // next time, where failing here would answer a signed-in user as refused.
+  await rememberDevice(c, settings, user.id).catch((error) =>
+    log("warn", "sign-in: the browser could not be remembered", { error: String(error) })
+  );
   const { email, name, roles } = session.record;
   return { id: user.id, email, name, roles: [...roles] };
 }
