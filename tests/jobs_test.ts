@@ -849,6 +849,19 @@ Deno.test("fireCron(at) enqueues the latest slot at or before at, also half a se
   await app.close();
 });
 
+Deno.test("a next() still waiting when its watch is disposed rejects at once, its timer cleared", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  const jobs = defineJobs({ ping: { run() {} } });
+  const app = memoryApp({ routes: {}, jobs }, { kv });
+  const watch = watchJobs(app);
+  const waiting = watch.next("ping", { timeout: 5000 });
+  watch[Symbol.dispose]();
+  // Before, it kept its timer and rejected 5 s later, "No try of the job ... ended".
+  await assert.rejects(waiting, /disposed/);
+  await assert.rejects(watch.next("ping"), /disposed/);
+  await app.close();
+});
+
 Deno.test("a delay past KV's 30 days (a reminder for an appointment months away) is taken, and the job waits until due", async () => {
   await using kv = await Deno.openKv(":memory:");
   let ranAt = 0;
