@@ -247,3 +247,42 @@ Deno.test("deleteUser's also: the product's part goes in the commit that removes
   assert.equal((await t.a.get(["forgotten", bo.id])).value, true);
   assert.deepEqual(await leftOf(t.a, bo), GONE);
 });
+
+Deno.test("a deletion cut short: sign-up says the account is being deleted, and a retry with the id finishes it", async () => {
+  using t = await twoInstances();
+  const ann = await storedUser(t.a, "ann@example.com");
+  await assert.rejects(
+    deleteUser(t.b, "ann@example.com", {
+      also: () => {
+        throw new Error("the product's part failed");
+      },
+    }),
+    /the product's part failed/,
+  );
+  const signUp = () =>
+    callAction(new TestClient(t.appA), actionIds.join, [
+      credentials("ann@example.com", STORED_PASSWORD),
+    ]);
+  // Before: "An account with this email exists." - of an account that is gone to every look-up.
+  assert.deepEqual((await signUp()).answer?.errors, {
+    email: "The account with this email is being deleted.",
+  });
+  assert.deepEqual(await deleteUser(t.a, "ann@example.com", { id: ann.id }), ann);
+  assert.deepEqual(await leftOf(t.a, ann), GONE);
+  assert.equal((await signUp()).answer?.email, "ann@example.com", "free to sign up with again");
+});
+
+Deno.test("deleteUser with { id }: a retry after the person signed up again leaves the new account alone", async () => {
+  using t = await twoInstances();
+  const first = await storedUser(t.a, "rae@example.com");
+  await deleteUser(t.b, "rae@example.com", { id: first.id });
+  const again = await storedUser(t.a, "rae@example.com");
+  // Before, the id was not looked at: the job's retry deleted the new account.
+  await assert.rejects(deleteUser(t.b, "rae@example.com", { id: first.id }), {
+    name: "UnknownUserError",
+  });
+  assert.deepEqual(await getUser(t.a, again.id), again);
+  await assert.rejects(deleteUser(t.b, "nobody@example.com", { id: first.id }), {
+    name: "UnknownUserError",
+  });
+});

@@ -1027,3 +1027,39 @@ Deno.test("list by prefix: a name at KV's limit is found by all of it; any text 
   // Every string value but one starting with U+10FFFF (a noncharacter): no text follows them all.
   assert.deepEqual(await names(""), ["ab", "ab\u{10FFFF}", "ab\u{10FFFF}z", "ac", "a\uFFFD"]);
 });
+
+Deno.test("also: what it adds counts toward KV's commit limits, beyond them a KvLimitError and nothing stored", async () => {
+  using kv = await open();
+  const big = "x".repeat(60_000);
+  // Each value fits; together with the card they are over the commit's 800 KiB. Before, KV's
+  // bare TypeError ("Total mutation size too large") at the commit.
+  const tooMuch = (atomic: Deno.AtomicOperation) => {
+    for (let i = 0; i < 14; i++) atomic.set(["notes", i], big);
+    return atomic;
+  };
+  await assert.rejects(
+    cards.create(kv, card(), { also: tooMuch }),
+    (error) =>
+      error instanceof KvLimitError && /KV commit too large: \d+ bytes of keys/.test(error.message),
+  );
+  await assert.rejects(
+    cards.create(kv, card(), { also: (atomic) => atomic.enqueue("y".repeat(70_000)) }),
+    KvLimitError,
+  );
+  await assert.rejects(
+    cards.create(kv, card(), {
+      also: (atomic) =>
+        atomic.mutate(
+          ...Array.from({ length: 1000 }, (_, i) => ({ type: "delete" as const, key: ["n", i] })),
+        ),
+    }),
+    /KV commit too large: \d+ mutations/,
+  );
+  assert.equal((await Array.fromAsync(kv.list({ prefix: [] }))).length, 0, "nothing stored");
+  // What fits still commits with the card.
+  const kept = await cards.create(kv, card(), {
+    also: (atomic) => atomic.set(["notes", "a"], big),
+  });
+  assert.equal((await kv.get(["notes", "a"])).value, big);
+  assert.equal((await cards.get(kv, kept.id))?.id, kept.id);
+});

@@ -796,8 +796,8 @@ Deno.test("watchJobs: a test waits for the try of a job a handler enqueued, keyl
     watch.next("replies"),
     /No job named "replies" in routes\/_jobs\.ts; its jobs: reply, breaks/,
   );
-  assert.throws(() => watch.fireCron("reply"), /The job "reply" has no cron: enqueue it/);
-  assert.throws(() => watch.fireCron("replies"), /its jobs: reply, breaks/);
+  await assert.rejects(watch.fireCron("reply"), /The job "reply" has no cron: enqueue it/);
+  await assert.rejects(watch.fireCron("replies"), /its jobs: reply, breaks/);
   await app.close();
 });
 
@@ -835,11 +835,39 @@ Deno.test("docs/testing.md's cron test: a cron job's slot fired now, its try awa
   assert.equal(await watch.fireCron("autoClose"), false);
   assert.equal(await watch.fireCron("autoClose", Date.now() + 24 * 60 * 60_000), true);
   assert.equal((await watch.next("autoClose")).digest, undefined);
-  assert.throws(() => watch.fireCron("nightly"), /No cron job named "nightly"/);
+  await assert.rejects(watch.fireCron("nightly"), /No cron job named "nightly"/);
   await app.close();
 
   assert.throws(() => watchJobs(memoryApp({ routes: {} }, { kv })), /runs no background jobs/);
   assert.throws(() => watchJobs({}), /an app made by createApp in this process/);
+});
+
+Deno.test("fireCron(at) enqueues the latest slot at or before at, also half a second before the next", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  const jobs = defineJobs({ autoClose: { cron: "0 3 * * *", run() {} } });
+  const app = memoryApp({ routes: {}, jobs }, { kv });
+  using watch = watchJobs(app);
+  const slot = Date.UTC(2030, 0, 2, 3);
+  // Before, this enqueued the slot of 2 January, still half a second away.
+  assert.equal(await watch.fireCron("autoClose", slot - 500), true);
+  assert.equal(await watch.fireCron("autoClose", Date.UTC(2030, 0, 1, 4)), false, "1 January's");
+  assert.equal(await watch.fireCron("autoClose", slot), true, "2 January's, at its time");
+  await watch.next("autoClose");
+  await watch.next("autoClose");
+  await app.close();
+});
+
+Deno.test("a next() still waiting when its watch is disposed rejects at once, its timer cleared", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  const jobs = defineJobs({ ping: { run() {} } });
+  const app = memoryApp({ routes: {}, jobs }, { kv });
+  const watch = watchJobs(app);
+  const waiting = watch.next("ping", { timeout: 5000 });
+  watch[Symbol.dispose]();
+  // Before, it kept its timer and rejected 5 s later, "No try of the job ... ended".
+  await assert.rejects(waiting, /disposed/);
+  await assert.rejects(watch.next("ping"), /disposed/);
+  await app.close();
 });
 
 Deno.test("a delay past KV's 30 days (a reminder for an appointment months away) is taken, and the job waits until due", async () => {

@@ -27,6 +27,7 @@ import { startSession } from "./sessions.ts";
 import type { RunOptions } from "./limiter.ts";
 import { type AuthSettings, authSettings } from "./settings.ts";
 import {
+  beingDeleted,
   findUser,
   insertUser,
   publicUser,
@@ -199,6 +200,11 @@ export async function signUp(
   const kv = kvOf(c);
   await throttle(c, ["auth-sign-up-client", clientOf(c)], settings.signUpPerClient);
   const taken = { ok: false as const, errors: { email: "An account with this email exists." } };
+  // A deletion cut short holds the email until the product's retry finishes it (docs/users.md).
+  const held = async () =>
+    await beingDeleted(kv, email)
+      ? { ok: false as const, errors: { email: "The account with this email is being deleted." } }
+      : taken;
   if (await findUser(kv, email)) return taken;
   const passwordHash = await settings.hashing.run(() => hashPassword(password), within(c));
   try {
@@ -207,7 +213,7 @@ export async function signUp(
     if (!signedIn) return { ok: false, errors: { form: "This account has been deleted." } };
     return { ok: true, user: signedIn };
   } catch (error) {
-    if (error instanceof UserExistsError) return taken;
+    if (error instanceof UserExistsError) return await held();
     throw error;
   }
 }

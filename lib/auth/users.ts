@@ -116,6 +116,11 @@ export class UnknownUserError extends HttpError {
   }
 }
 
+/** Whether the user with this (normalised) email is being deleted: a deletion cut short. */
+export async function beingDeleted(kv: Deno.Kv, email: string): Promise<boolean> {
+  return (await storedEntry(kv, email))?.value.deletingSince !== undefined;
+}
+
 /** The user with this (normalised) email, as stored; not one being deleted. */
 export async function findUser(kv: Deno.Kv, email: string): Promise<UserRecord | undefined> {
   const record = (await storedEntry(kv, email))?.value;
@@ -254,7 +259,8 @@ export async function getUser(kv: Deno.Kv, id: string): Promise<User | null> {
  * @param email The user's email (normalised here).
  * @param roles Their roles from now on (`[]`: none).
  * @returns The user with the new roles.
- * @throws {UnknownUserError} When no user has that email: 404, the product's refusal uncaught.
+ * @throws {UnknownUserError} When no user has that email (or none with `id`): 404, the product's
+ * refusal uncaught.
  * @throws {KvBusyError} When the commit lost every race, or the file stayed locked by another
  * process for seconds, as any write of `shell/data`.
  *
@@ -312,6 +318,12 @@ export interface DeleteUserOptions {
    * fails fails the deletion's commit, which is retried, then ends in a `KvBusyError`.
    */
   also?: (op: Deno.AtomicOperation, user: User) => Deno.AtomicOperation;
+  /**
+   * Only the user with this id (`user.id`): the deletion goes ahead while the email is theirs, and
+   * throws `UnknownUserError` once it is not - a job retrying a deletion that finished meanwhile,
+   * after the person signed up again, leaves their new account alone.
+   */
+  id?: string;
 }
 
 /**
@@ -321,7 +333,9 @@ export interface DeleteUserOptions {
  * `getUser`, `signIn` and `setRoles` find nobody; it then ends their sessions, a bounded batch a
  * commit, and removes the record and the email. Each commit is retried as every write is; a call
  * cut short (a crash, a `KvBusyError`) leaves the user marked, gone to every look-up, and the next
- * call with the email finishes the work.
+ * call with the email finishes the work (until then sign-up answers that the account with this
+ * email is being deleted): retry it from a job keyed by the user's id, with `id`, as docs/users.md
+ * shows.
  *
  * The product's own data keyed by `user.id` is the product's to delete, and `also` is where it
  * hooks in: what it adds goes in the commit that removes the record, so it happens if and only if
@@ -330,9 +344,10 @@ export interface DeleteUserOptions {
  *
  * @param kv The store (`kvOf(ctx)` in a request; `Deno.openKv()` in a script).
  * @param email The user's email (normalised here).
- * @param options `also`: the product's part of the last commit.
+ * @param options `also`: the product's part of the last commit; `id`: only the user with it.
  * @returns The user deleted, as requests saw them.
- * @throws {UnknownUserError} When no user has that email: 404, the product's refusal uncaught.
+ * @throws {UnknownUserError} When no user has that email (or none with `id`): 404, the product's
+ * refusal uncaught.
  * @throws {KvBusyError} When a commit lost every race, or the file stayed locked by another
  * process for seconds, as any write of `shell/data`.
  *
@@ -351,12 +366,13 @@ export interface DeleteUserOptions {
 export async function deleteUser(
   kv: Deno.Kv,
   email: string,
-  { also = (op) => op }: DeleteUserOptions = {},
+  { also = (op) => op, id }: DeleteUserOptions = {},
 ): Promise<User> {
   const normal = normalizeEmail(email);
   const marked = await retrying("delete a user", async (commit) => {
     const entry = normal === undefined ? undefined : await storedEntry(kv, normal);
-    if (!entry) throw new UnknownUserError(email);
+    // The mark's commit checks this record: an email another user took meanwhile fails it.
+    if (!entry || (id !== undefined && entry.value.id !== id)) throw new UnknownUserError(email);
     if (entry.value.deletingSince !== undefined) return entry.value;
     const record = { ...entry.value, deletingSince: Date.now() };
     return (await commit(kv.atomic().check(entry).set(entry.key, record))).ok ? record : undefined;

@@ -536,7 +536,7 @@ export function listenJobs(
       app.watchers.add(watcher);
       return () => app.watchers.delete(watcher);
     },
-    fireCron(name, at) {
+    async fireCron(name, at) {
       const cron = Object.hasOwn(jobs.definitions, name) ? jobs.definitions[name].cron : undefined;
       if (cron === undefined) {
         throw new TypeError(
@@ -545,8 +545,9 @@ export function listenJobs(
             : `No cron job named "${name}" in routes/_jobs.ts; its jobs: ${names.join(", ")}`,
         );
       }
-      const [slot] = dueSlots(scheduleOf(name, cron), at);
-      return enqueueSlot({ kv, jobs, name }, slot);
+      // Without the second a firing's clock may run early by: the latest slot at or before `at`.
+      const [slot] = dueSlots(scheduleOf(name, cron), at - EARLY_MS);
+      return await enqueueSlot({ kv, jobs, name }, slot);
     },
   };
 }

@@ -63,6 +63,62 @@ export class MeasuredAtomic {
     return this;
   }
 
+  /**
+   * `op` for the product's own additions (a write's `also`): what they add is measured as this
+   * operation's own, so `assertFits` afterwards sees the whole commit.
+   */
+  get measuring(): Deno.AtomicOperation {
+    const op = this.op;
+    const measured = (key: Deno.KvKey, value: unknown, size = valueSize(value)) => {
+      this.#mutations++;
+      this.#payload += 2 * keySize(key) + size;
+      this.#writtenKeys += keySize(key);
+    };
+    const product: Deno.AtomicOperation = Object.assign(Object.create(op), {
+      check: (...checks: Deno.AtomicCheck[]) => {
+        for (const check of checks) this.check(check);
+        return product;
+      },
+      set: (key: Deno.KvKey, value: unknown, options?: { expireIn?: number }) => {
+        this.set(key, value, options);
+        return product;
+      },
+      delete: (key: Deno.KvKey) => {
+        this.delete(key);
+        return product;
+      },
+      sum: (key: Deno.KvKey, n: bigint) => (measured(key, 0, 8), op.sum(key, n), product),
+      min: (key: Deno.KvKey, n: bigint) => (measured(key, 0, 8), op.min(key, n), product),
+      max: (key: Deno.KvKey, n: bigint) => (measured(key, 0, 8), op.max(key, n), product),
+      mutate: (...mutations: Deno.KvMutation[]) => {
+        for (const mutation of mutations) {
+          if (mutation.type === "delete") this.delete(mutation.key);
+          else if (mutation.type === "set") this.set(mutation.key, mutation.value, mutation);
+          else {
+            measured(mutation.key, 0, 8);
+            op.mutate(mutation);
+          }
+        }
+        return product;
+      },
+      enqueue: (value: unknown, options?: Parameters<Deno.AtomicOperation["enqueue"]>[1]) => {
+        const size = valueSize(value);
+        if (size > MAX_VALUE_BYTES) {
+          throw new KvLimitError(
+            `KV queue message too large: ${size} bytes serialized (max ${MAX_VALUE_BYTES})`,
+          );
+        }
+        // KV counts a message as a mutation, its payload and undelivered keys in the total.
+        this.#mutations++;
+        this.#payload += size +
+          (options?.keysIfUndelivered ?? []).reduce((sum, key) => sum + keySize(key), 0);
+        op.enqueue(value, options);
+        return product;
+      },
+    });
+    return product;
+  }
+
   /** Throws a {@link KvLimitError} naming the first of KV's commit limits this operation is over. */
   assertFits(): void {
     const over = (what: string, n: number, max: number, unit = "") =>

@@ -11,9 +11,9 @@ import { context, propagation, ROOT_CONTEXT, SpanKind, trace } from "@openteleme
 import type { JobRun } from "../server/telemetry.ts";
 import { tracer } from "./request_span.ts";
 
-export const JOB_ATTRIBUTE = "app.job";
-export const JOB_ATTEMPT_ATTRIBUTE = "app.job.attempt";
-export const JOB_KEY_ATTRIBUTE = "app.job.key";
+const JOB_ATTRIBUTE = "app.job";
+const JOB_ATTEMPT_ATTRIBUTE = "app.job.attempt";
+const JOB_KEY_ATTRIBUTE = "app.job.key";
 
 /** The active trace context as headers (`traceparent`), for the job's message; none outside one. */
 export function jobContext(): Record<string, string> | undefined {

@@ -41,7 +41,11 @@ export interface AppScope {
   readonly auth?: AuthOptions;
   /** The product's settings (`routes/_settings.ts`), read with `settings(ctx)`. */
   readonly settings?: ProductSettings;
-  /** The app's background jobs, once it listens for them (the test kit's `watchJobs`). */
+  /**
+   * The app's background jobs, once it listens for them (the test kit's `watchJobs`). Not readonly:
+   * `createApp` sets it last, so that no queue listener or cron starts for an app whose making
+   * failed (a route, action or folder the manifest cannot register) and that nobody can close.
+   */
   jobs?: AppJobs;
 }
 

@@ -35,7 +35,8 @@ export interface JobWatch extends Disposable {
   /**
    * The next try of the job `job` that ended - one `next` has not returned yet, ended before the
    * call or after it - within `timeout` ms (5000 by default); rejects after, naming what ended,
-   * and at once for a name `routes/_jobs.ts` does not declare.
+   * at once for a name `routes/_jobs.ts` does not declare, and at once when the watch is disposed
+   * first ("disposed").
    */
   next(job: string, options?: { timeout?: number }): Promise<JobTry>;
   /**
@@ -110,6 +111,9 @@ export function watchJobs(app: object): JobWatch {
     fireCron(job, at = Date.now()) {
       return handle.fireCron(job, typeof at === "number" ? at : at.getTime());
     },
-    [Symbol.dispose]: stop,
+    [Symbol.dispose]() {
+      stop();
+      arrivals.end(new Error("watchJobs: the watch was disposed before the try ended"));
+    },
   };
 }

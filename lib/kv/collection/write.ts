@@ -81,7 +81,10 @@ export interface CreateOptions {
    * job happen both or neither. Called again on each try of a write that lost a race, and not at
    * all when an update changes nothing. A check it adds that fails fails every try (a
    * `KvBusyError`): give a job a key no earlier commit took, such as the new item's id. An async
-   * one is awaited before the commit; its rejection is the write's (nothing committed).
+   * one is awaited before the commit; its rejection is the write's (nothing committed). It gets
+   * the write's own atomic operation: it adds keys of the product's, never the collection's own
+   * (its items, indexes and change logs, which the write sets and checks itself). What it adds
+   * counts toward KV's limits on one commit: beyond them the write throws a `KvLimitError`.
    */
   also?: (atomic: Deno.AtomicOperation, id: string) => unknown;
 }
@@ -278,8 +281,10 @@ async function commitChange(
   }
   // An async one's later additions, or its rejection, are the write's. Only a promise is awaited:
   // `jobs.add` answers the AtomicOperation, whose `then` throws ("did you forget to call commit()").
-  const added = also?.(atomic.op, id);
+  // Measured with the rest: too much added is a `KvLimitError`, not KV's bare `TypeError`.
+  const added = also?.(atomic.measuring, id);
   if (added instanceof Promise) await added;
+  if (also) atomic.assertFits();
   return await commit(atomic.op);
 }
 
