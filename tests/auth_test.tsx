@@ -931,7 +931,7 @@ Deno.test("a sign-in whose device record can never be written still signs in: th
       };
     },
   });
-  const owner = await storedUser(store, "owner@example.com");
+  await storedUser(store, "owner@example.com");
   const app = memoryApp(authFiles(), { kv, auth: ROOMY });
   const browser = new TestClient(app);
   const call = await callAction(browser, actionIds.logIn, [
