@@ -850,9 +850,10 @@ Deno.test("fireCron(at) enqueues the latest slot at or before at, also half a se
   const slot = Date.UTC(2030, 0, 2, 3);
   // Before, this enqueued the slot of 2 January, still half a second away.
   assert.equal(await watch.fireCron("autoClose", slot - 500), true);
+  // Each run waited for: a slot due while another runs is skipped (the cron job's turn).
+  await watch.next("autoClose");
   assert.equal(await watch.fireCron("autoClose", Date.UTC(2030, 0, 1, 4)), false, "1 January's");
   assert.equal(await watch.fireCron("autoClose", slot), true, "2 January's, at its time");
-  await watch.next("autoClose");
   await watch.next("autoClose");
   await app.close();
 });

@@ -661,17 +661,24 @@ async function run(kv: Deno.Kv, app: Listening, message: JobMessage): Promise<vo
     await kv.set(done, true, { expireIn: REMEMBER_MS });
     return;
   }
+  let tried: JobTry | undefined;
   try {
     const telemetry = app.telemetry;
-    if (!telemetry?.job) return await tryOnce(kv, app, message, definition, done);
-    const run = { name, attempt, key: keyed ? loggedHeader(id) : undefined, carried: trace };
-    await telemetry.job(run, () => tryOnce(kv, app, message, definition, done));
+    const once = async () => void (tried = await tryOnce(kv, app, message, definition, done));
+    if (!telemetry?.job) await once();
+    else {
+      const run = { name, attempt, key: keyed ? loggedHeader(id) : undefined, carried: trace };
+      await telemetry.job(run, once);
+    }
   } finally {
     if (turn) {
       await kv.atomic().check({ key: cronKey(name), versionstamp: turn }).delete(cronKey(name))
         .commit();
     }
   }
+  // Told once all of the try is written, the turn given back included: a test that fires the next
+  // slot after `next` sees it run, not skipped.
+  if (tried) tell(kv, app, tried);
 }
 
 const cronKey = (name: string): Deno.KvKey => ["_jobs", "cron", name];
@@ -691,14 +698,17 @@ async function cronTurn(kv: Deno.Kv, name: string, timeout: number): Promise<str
   return taken.ok ? taken.versionstamp : undefined;
 }
 
-/** A try of the job: done, or failed (logged, reported) and enqueued again or kept as dead. */
+/**
+ * A try of the job: done, or failed (logged, reported) and enqueued again or kept as dead; returns
+ * the try for the watchers.
+ */
 async function tryOnce(
   kv: Deno.Kv,
   app: Listening,
   message: JobMessage,
   definition: JobDefinition<unknown> | undefined,
   done: Deno.KvKey,
-): Promise<void> {
+): Promise<JobTry> {
   const { job: name, id, payload, attempt = 0 } = message;
   try {
     if (!definition) throw new Error(`No job named "${name}" in routes/_jobs.ts`);
@@ -716,11 +726,10 @@ async function tryOnce(
     await (delay === undefined
       ? kv.set(deadKey(name, id), dead, { expireIn: REMEMBER_MS })
       : kv.enqueue(next, { delay, keysIfUndelivered: [deadKey(name, id)] }));
-    tell(kv, app, { job: name, id, payload, attempt, digest });
-    return;
+    return { job: name, id, payload, attempt, digest };
   }
   await kv.set(done, true, { expireIn: REMEMBER_MS });
-  tell(kv, app, { job: name, id, payload, attempt });
+  return { job: name, id, payload, attempt };
 }
 
 /**
