@@ -861,13 +861,12 @@ Deno.test("a user's known browsers are bounded as their sessions are: the latest
   assert.equal((await entries(t.kv, ["auth", "devices", owner.id])).length, 2);
 });
 
-Deno.test("a sign-in whose device record meets another worker's lock still signs in: retried, never a 500", async () => {
-  // Two handles on one file (`deno serve --parallel`): SQLite refuses a commit at once with
-  // "database is locked" while the other writes. The device's record was committed bare, so the
-  // sign-in failed with a digest after its session had begun.
-  const store = await Deno.openKv(":memory:");
-  using _ = { [Symbol.dispose]: () => store.close() };
-  let refuse = 1;
+/**
+ * `store` whose commits that write a device record are refused with SQLite's "database is locked"
+ * (another worker writing the file), `refusals` times; `refused()` says how many were.
+ */
+function lockingDevices(store: Deno.Kv, refusals: number) {
+  let left = refusals;
   const kv = new Proxy(store, {
     get(target, name) {
       const value = Reflect.get(target, name, target);
@@ -881,14 +880,24 @@ Deno.test("a sign-in whose device record meets another worker's lock still signs
           return set(key, ...rest);
         };
         op.commit = () => {
-          if (!device || refuse === 0) return commit();
-          refuse--;
+          if (!device || left === 0) return commit();
+          left--;
           return Promise.reject(new TypeError("database is locked"));
         };
         return op;
       };
     },
   });
+  return { kv, refused: () => refusals - left };
+}
+
+Deno.test("a sign-in whose device record meets another worker's lock still signs in: retried, never a 500", async () => {
+  // Two handles on one file (`deno serve --parallel`): SQLite refuses a commit at once with
+  // "database is locked" while the other writes. The device's record was committed bare, so the
+  // sign-in failed with a digest after its session had begun.
+  const store = await Deno.openKv(":memory:");
+  using _ = { [Symbol.dispose]: () => store.close() };
+  const { kv, refused } = lockingDevices(store, 1);
   const owner = await storedUser(store, "owner@example.com");
   const app = memoryApp(authFiles(), { kv, auth: ROOMY });
   const browser = new TestClient(app);
@@ -897,40 +906,17 @@ Deno.test("a sign-in whose device record meets another worker's lock still signs
   ]);
   assert.equal(call.status, 200, call.text);
   assert.deepEqual(call.answer, { email: "owner@example.com" });
-  assert.equal(refuse, 0, "the device's first commit was refused");
+  assert.equal(refused(), 1, "the device's first commit was refused");
   const device = tokenHash((await browser.cookie("device"))!);
   assert.equal((await store.get(["auth", "devices", owner.id, device])).value !== null, true);
 });
 
 Deno.test("a sign-in whose device record can never be written still signs in: the session stands, a warn line says so", async () => {
-  // Two handles on one file (`deno serve --parallel`): SQLite refuses a commit at once with
-  // "database is locked" while the other writes. The device's record was committed bare, so the
-  // sign-in failed with a digest after its session had begun.
+  // The other worker holds the file past every retry: the session has begun, its cookie is set.
   const store = await Deno.openKv(":memory:");
   using _ = { [Symbol.dispose]: () => store.close() };
-  let refuse = Infinity;
   using logs = captureLogs();
-  const kv = new Proxy(store, {
-    get(target, name) {
-      const value = Reflect.get(target, name, target);
-      if (name !== "atomic") return typeof value === "function" ? value.bind(target) : value;
-      return () => {
-        const op = target.atomic();
-        const [set, commit] = [op.set.bind(op), op.commit.bind(op)];
-        let device = false;
-        op.set = (key, ...rest) => {
-          device ||= key[1] === "devices";
-          return set(key, ...rest);
-        };
-        op.commit = () => {
-          if (!device || refuse === 0) return commit();
-          refuse--;
-          return Promise.reject(new TypeError("database is locked"));
-        };
-        return op;
-      };
-    },
-  });
+  const { kv } = lockingDevices(store, Infinity);
   await storedUser(store, "owner@example.com");
   const app = memoryApp(authFiles(), { kv, auth: ROOMY });
   const browser = new TestClient(app);
