@@ -379,10 +379,12 @@ Deno.test("an action called as an island calls it: value, ActionError or redirec
         client.call(stray),
         /An export added to a "use server" module since then is not in it: run deno task build/,
       );
-      // A test of a server in another process meets it first: it names both ways out.
+      // A test of a server in another process meets it first: it names both ways out. adopt14's
+      // product had a required setting (its inventory API's URL): the createApp the message
+      // showed threw SettingsError, so it names the settings too.
       await assert.rejects(
         client.call(stray),
-        /createApp\(manifest, \{ root, kv \}\), never served/,
+        /createApp\(manifest, \{ root, kv, settings \}\), never served, settings holding a value for each required setting/,
       );
       await assert.rejects(
         client.call(stray),

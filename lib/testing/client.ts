@@ -626,9 +626,10 @@ function urlOf(action: (...args: never[]) => unknown): string {
         `an action gets its URL when createApp registers it, from the manifest of the last build. ` +
         `An export added to a "use server" module since then is not in it: run deno task build. ` +
         `For a server in another process, ` +
-        `make the app in the test too from the same build (createApp(manifest, { root, kv }), ` +
-        `never served): its actions then have that server's URLs. Or pass the URL the page's ` +
-        `form posts to (/_action/...).`,
+        `make the app in the test too from the same build (createApp(manifest, { root, kv, ` +
+        `settings }), never served, settings holding a value for each required setting of ` +
+        `routes/_settings.ts): its actions then have that server's URLs. Or pass the URL the ` +
+        `page's form posts to (/_action/...).`,
     );
   }
   return formAction("").action;
