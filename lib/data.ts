@@ -72,10 +72,12 @@ export {
   deadJobs,
   type DeadJobsOptions,
   defineJobs,
+  dropDeadJob,
   type EnqueueOptions,
   type JobContext,
   type JobDefinition,
   type Jobs,
   type JobsOptions,
   type PayloadOf,
+  retryDeadJob,
 } from "./kv/jobs.ts";

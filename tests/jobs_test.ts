@@ -17,8 +17,10 @@ import {
   ConflictError,
   deadJobs,
   defineJobs,
+  dropDeadJob,
   KvLimitError,
   kvOf,
+  retryDeadJob,
 } from "../lib/data.ts";
 import { dueSlots, enqueueSlot, scheduleOf } from "../lib/kv/jobs.ts";
 import { MAX_VALUE_BYTES, valueSize } from "../lib/kv/limits.ts";
@@ -128,6 +130,49 @@ Deno.test("a failing job is logged, reported, tried again, then kept as dead wit
   assert.equal(failures[0].error.message, "mail provider said 503");
   assert.equal(failures[0].sentry_event_id, "e".repeat(32));
   assert.deepEqual(reported, [failures[0].digest, failures[1].digest]);
+  // Which line is the last, for ops reading the logs: before, the two lines differed only in
+  // `attempt`, and nothing said whether another try would come or the job was now dead.
+  assert.equal(failures[0].retry_in_ms, 1);
+  assert.equal(failures[0].dead, undefined);
+  assert.equal(failures[1].dead, true);
+  assert.equal(failures[1].retry_in_ms, undefined);
+  await app.close();
+});
+
+Deno.test("a dead job is run again by retryDeadJob (same id, from its first try), or dropped", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  let down = true;
+  const sent: string[] = [];
+  const jobs = defineJobs({
+    send: {
+      retries: [],
+      run({ to }: { to: string }) {
+        if (down) throw new Error("mail provider said 503");
+        sent.push(to);
+      },
+    },
+  });
+  using _logs = captureLogs();
+  const app = memoryApp({ routes: {}, jobs }, { kv });
+  await jobs.enqueue(kv, "send", { to: "ada@example.com" }, { key: "m-1" });
+  await jobs.enqueue(kv, "send", { to: "bob@example.com" }, { key: "m-2" });
+  await written(kv, ["_jobs", "dead", "send", "m-1"]);
+  await written(kv, ["_jobs", "dead", "send", "m-2"]);
+
+  // The provider is back: one is sent after all, the other forgotten. Before, docs/data.md said to
+  // enqueue it again with a new key and delete the entry, and no function or task did either.
+  down = false;
+  using watched = watchJobs(app);
+  assert.equal(await retryDeadJob(kv, "send", "m-1"), true);
+  const retried = await watched.next("send");
+  assert.equal(retried.id, "m-1");
+  assert.equal(retried.attempt, 0);
+  assert.equal(retried.digest, undefined);
+  assert.deepEqual(sent, ["ada@example.com"]);
+  assert.equal(await dropDeadJob(kv, "send", "m-2"), true);
+  assert.deepEqual(await deadJobs(kv), []);
+  assert.equal(await retryDeadJob(kv, "send", "m-1"), false, "not dead any more");
+  assert.equal(await dropDeadJob(kv, "send", "m-2"), false, "dropped already");
   await app.close();
 });
 

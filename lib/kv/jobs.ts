@@ -402,6 +402,48 @@ export async function deadJobs(
   return found;
 }
 
+/**
+ * Runs a dead job again: its entry goes and its message is enqueued in the same commit, as its
+ * first try, under the same id (its lines and events stay tied to the earlier ones). `false` when
+ * there is no such dead job (retried or dropped already, or past its week). For ops once the cause
+ * is fixed (`deno task jobs retry NAME ID`), or an admin's page.
+ *
+ * @example
+ * ```ts
+ * import { retryDeadJob } from "shell/data";
+ *
+ * const kv = await Deno.openKv(":memory:");
+ * await retryDeadJob(kv, "sendReply", "m-1"); // false: nothing of that name and id is dead
+ * ```
+ * @see docs/data.md - Background jobs
+ */
+export async function retryDeadJob(kv: Deno.Kv, name: string, id: string): Promise<boolean> {
+  const entry = await kv.get<DeadJob>(deadKey(name, id));
+  if (entry.value === null) return false;
+  const message: JobMessage = { job: name, id, payload: entry.value.payload, attempt: 0 };
+  const { ok } = await kv.atomic().check(entry).delete(deadKey(name, id))
+    .enqueue(message, { keysIfUndelivered: [deadKey(name, id)] }).commit();
+  return ok;
+}
+
+/**
+ * Drops a dead job for good (`deno task jobs drop NAME ID`): `false` when there is no such one.
+ *
+ * @example
+ * ```ts
+ * import { dropDeadJob } from "shell/data";
+ *
+ * const kv = await Deno.openKv(":memory:");
+ * await dropDeadJob(kv, "sendReply", "m-1"); // false: nothing of that name and id is dead
+ * ```
+ * @see docs/data.md - Background jobs
+ */
+export async function dropDeadJob(kv: Deno.Kv, name: string, id: string): Promise<boolean> {
+  const entry = await kv.get(deadKey(name, id));
+  if (entry.value === null) return false;
+  return (await kv.atomic().check(entry).delete(deadKey(name, id)).commit()).ok;
+}
+
 /** An open app's jobs, as the listener of its store handle runs them. */
 interface Listening extends ListenOptions {
   jobs: Jobs;
@@ -717,10 +759,10 @@ async function tryOnce(
       (signal) => definition.run(payload, withJobSettings({ kv, name, id, signal }, app.settings)),
     );
   } catch (error) {
-    const digest = failed(error, name, id, attempt, app.telemetry);
     // Tried again by us, not by KV's own retry (a rethrow): Deno prints every rethrown error
     // to stderr, and the dead letter KV writes past its retries wakes no `kv.watch`.
     const delay = (app.retries ?? definition?.retries ?? RETRIES)[attempt];
+    const digest = failed(error, name, id, attempt, delay, app.telemetry);
     const next: JobMessage = { ...message, attempt: attempt + 1 };
     const dead: DeadJob = { job: name, id, payload, digest, failedAt: Date.now() };
     await (delay === undefined
@@ -926,6 +968,7 @@ function failed(
   name: string,
   id: string,
   attempt: number,
+  retryIn: number | undefined,
   telemetry?: Telemetry,
 ): string {
   const digest = digestOf(error);
@@ -936,6 +979,8 @@ function failed(
     job: name,
     job_id: loggedHeader(id), // a client's key, maybe: clipped as a header is
     attempt,
+    // What comes next, for whoever reads the line: another try, or none (a dead job to look at).
+    ...(retryIn === undefined ? { dead: true } : { retry_in_ms: retryIn }),
     ...links,
     error: described,
   });
