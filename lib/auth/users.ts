@@ -121,6 +121,58 @@ export async function beingDeleted(kv: Deno.Kv, email: string): Promise<boolean>
   return (await storedEntry(kv, email))?.value.deletingSince !== undefined;
 }
 
+/**
+ * A user whose deletion was cut short: marked, gone to every look-up, not removed yet.
+ *
+ * @example
+ * ```ts
+ * import type { UnfinishedDeletion } from "shell/auth";
+ *
+ * const line = ({ email, deletingSince }: UnfinishedDeletion) =>
+ *   `${email} since ${new Date(deletingSince).toISOString()}`;
+ * ```
+ * @see docs/users.md - Deleting a user
+ */
+export interface UnfinishedDeletion {
+  /** The user's id: what the product's retry passes as `id`. */
+  id: string;
+  /** Their email, held until the deletion finishes. */
+  email: string;
+  /** When `deleteUser` marked them (ms since the epoch). */
+  deletingSince: number;
+}
+
+/**
+ * The users whose deletion was cut short (a crash, a `KvBusyError`, an `also` that threw) and not
+ * finished since: for ops, to see what the product's retries have left. It reads every user's
+ * record, so it is a script's call, never a request's. Finish each with `deleteUser(kv, email,
+ * { id, also })`, the product's own `also` included.
+ *
+ * @param kv The store (`Deno.openKv(KV_PATH)` in a script).
+ * @returns Each marked user, oldest mark first.
+ *
+ * @example
+ * ```ts
+ * import { unfinishedDeletions } from "shell/auth";
+ *
+ * const kv = await Deno.openKv(":memory:");
+ * for (const { id, email, deletingSince } of await unfinishedDeletions(kv)) {
+ *   console.log(id, email, new Date(deletingSince).toISOString());
+ * }
+ * kv.close();
+ * ```
+ * @see docs/users.md - Deleting a user
+ */
+export async function unfinishedDeletions(kv: Deno.Kv): Promise<UnfinishedDeletion[]> {
+  const marked: UnfinishedDeletion[] = [];
+  for await (const { value } of kv.list<UserRecord>({ prefix: USERS })) {
+    if (value.deletingSince !== undefined) {
+      marked.push({ id: value.id, email: value.email, deletingSince: value.deletingSince });
+    }
+  }
+  return marked.sort((a, b) => a.deletingSince - b.deletingSince);
+}
+
 /** The user with this (normalised) email, as stored; not one being deleted. */
 export async function findUser(kv: Deno.Kv, email: string): Promise<UserRecord | undefined> {
   const record = (await storedEntry(kv, email))?.value;

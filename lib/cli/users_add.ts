@@ -8,7 +8,7 @@
  */
 import { parseArgs } from "node:util";
 import { checkCredentials } from "../auth/credentials.ts";
-import { createUser, UserExistsError } from "../auth/users.ts";
+import { beingDeleted, createUser, UserExistsError } from "../auth/users.ts";
 import { settingsOrExit } from "./settings.ts";
 import { storeOrExit } from "./store.ts";
 
@@ -53,6 +53,15 @@ try {
   const with_ = user.roles.length ? ` with the role${user.roles.length > 1 ? "s" : ""} ` : "";
   console.log(`Created ${user.email}${with_}${user.roles.join(", ")}.`);
 } catch (error) {
+  if (error instanceof UserExistsError && await beingDeleted(kv, error.email)) {
+    // Finishing it here would skip the product's part of the deletion (its `also`): its data.
+    fail(
+      `the account with the email ${error.email} is being deleted (a deletion cut short). ` +
+        "Finish it as the product deletes accounts - its retry job, or deleteUser(kv, email, " +
+        "{ id, also }) with the product's own also - then run this again. unfinishedDeletions(kv) " +
+        "lists every such account (docs/users.md, Deleting a user).",
+    );
+  }
   if (error instanceof UserExistsError) fail(error.message);
   throw error;
 } finally {
