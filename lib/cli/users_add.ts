@@ -8,12 +8,11 @@
  */
 import { parseArgs } from "node:util";
 import { checkCredentials } from "../auth/credentials.ts";
-import { beingDeleted, createUser, UserExistsError } from "../auth/users.ts";
+import { beingDeleted, createUser, ROLE_NAME, UserExistsError } from "../auth/users.ts";
 import { settingsOrExit } from "./settings.ts";
 import { storeOrExit } from "./store.ts";
 
 const USAGE = "usage: deno task users:add <email> [--role <role>]\u2026  (the password on stdin)";
-const ROLE = /^[\w-]{1,64}$/;
 
 function fail(message: string, code = 1): never {
   console.error(`users:add: ${message}`);
@@ -33,7 +32,7 @@ try {
 const { positionals, values } = parsed;
 if (positionals.length !== 1) fail(USAGE, 2);
 const roles = (values.role ?? []).flatMap((role) => role.split(",")).map((role) => role.trim());
-const badRole = roles.find((role) => !ROLE.test(role));
+const badRole = roles.find((role) => !ROLE_NAME.test(role));
 if (badRole !== undefined) {
   fail(`"${badRole}" is not a role name: letters, digits, _ and - (64 at most)`, 2);
 }
