@@ -35,6 +35,8 @@ export {
   type DeleteUserOptions,
   getUser,
   setRoles,
+  type UnfinishedDeletion,
+  unfinishedDeletions,
   UnknownUserError,
   type User,
   UserExistsError,

@@ -8,7 +8,7 @@
  * `signInAs` answers with the roles its session holds, a change of roles meanwhile included.
  */
 import assert from "node:assert/strict";
-import { deleteUser, getUser, setRoles, type User } from "../lib/auth.ts";
+import { deleteUser, getUser, setRoles, unfinishedDeletions, type User } from "../lib/auth.ts";
 import { isHttpError } from "../lib/mod.ts";
 import { resolveAuth } from "../lib/auth/settings.ts";
 import { startSession } from "../lib/auth/sessions.ts";
@@ -248,7 +248,7 @@ Deno.test("deleteUser's also: the product's part goes in the commit that removes
   assert.deepEqual(await leftOf(t.a, bo), GONE);
 });
 
-Deno.test("a deletion cut short: sign-up says the account is being deleted, and a retry with the id finishes it", async () => {
+Deno.test("a deletion cut short: sign-up says the account is being deleted, unfinishedDeletions lists it, and a retry with the id finishes it", async () => {
   using t = await twoInstances();
   const ann = await storedUser(t.a, "ann@example.com");
   await assert.rejects(
@@ -267,8 +267,18 @@ Deno.test("a deletion cut short: sign-up says the account is being deleted, and 
   assert.deepEqual((await signUp()).answer?.errors, {
     email: "The account with this email is being deleted.",
   });
+  // Ops see it: before, nothing listed a deletion cut short.
+  const [unfinished, ...others] = await unfinishedDeletions(t.a);
+  assert.deepEqual(others, []);
+  assert.deepEqual({ ...unfinished, deletingSince: 0 }, {
+    id: ann.id,
+    email: "ann@example.com",
+    deletingSince: 0,
+  });
+  assert.ok(unfinished.deletingSince <= Date.now());
   assert.deepEqual(await deleteUser(t.a, "ann@example.com", { id: ann.id }), ann);
   assert.deepEqual(await leftOf(t.a, ann), GONE);
+  assert.deepEqual(await unfinishedDeletions(t.a), [], "finished: listed no more");
   assert.equal((await signUp()).answer?.email, "ann@example.com", "free to sign up with again");
 });
 

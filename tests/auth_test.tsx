@@ -1216,6 +1216,51 @@ Deno.test("signUp with the product's roles: a patient who signs up reaches the p
   await page.body?.cancel();
 });
 
+Deno.test("roles from a form or a JSON body are checked at run time: signUp, createUser and setRoles refuse what is no role's name", async () => {
+  using store = await Deno.openKv(":memory:");
+  const grace = await createUser(store, { email: "grace@example.com", password: PASSWORD });
+  // Before, each was stored as given: a string as its letters, an object, a number.
+  const refused: [unknown, RegExp][] = [
+    ["admin", /setRoles: roles must be an array of role names, not "admin"/],
+    [["editor", { $ne: null }], /setRoles: \{"\$ne":null\} is not a role's name/],
+    [["editor", 7], /setRoles: 7 is not a role's name/],
+    [["editor", undefined], /setRoles: undefined is not a role's name/],
+    [["super admin"], /setRoles: "super admin" is not a role's name \(letters, digits, _ and -/],
+  ];
+  for (const [roles, message] of refused) {
+    await assert.rejects(
+      setRoles(store, grace.email, roles as string[]),
+      (error: Error) => error instanceof TypeError && message.test(error.message),
+    );
+  }
+  assert.deepEqual((await getUser(store, grace.id))?.roles, [], "nothing stored");
+  await assert.rejects(
+    createUser(store, { email: "x@example.com", password: PASSWORD, roles: [""] }),
+    /createUser: "" is not a role's name/,
+  );
+  assert.deepEqual((await setRoles(store, grace.email, ["editor", "editor", "ops_2"])).roles, [
+    "editor",
+    "ops_2",
+  ]);
+
+  // A product that passed the form's role to signUp: refused before any hash, no account made.
+  const join = async (form: FormData) => {
+    const fields = { email: form.get("email"), password: form.get("password") };
+    const result = await signUp(requestContext(), fields, { roles: [form.get("role") as string] });
+    return result.ok ? result.user.roles : null;
+  };
+  const app = memoryApp({ routes: {}, actions: { "routes/_join/actions.ts": { join } } }, {
+    kv: store,
+    auth: ROOMY,
+  });
+  const form = credentials("pat@example.com", PASSWORD);
+  form.set("role", "admin<script>");
+  using _logs = captureLogs();
+  const failed = await new TestClient(app).call(join, form).catch((error) => error);
+  assert.equal(failed.status, 500);
+  assert.equal((await store.get(["auth", "emails", "pat@example.com"])).value, null);
+});
+
 Deno.test("an email's one spelling: two spellings of one address (cased, composed) are one account", async () => {
   // "Ά" and the iota below (U+0345), as typed, and the same address lowercased and composed ("ᾴ"):
   // canonically one address. Before: lowercased after composing, the first kept "ά\u0345", which

@@ -221,6 +221,28 @@ Deno.test("a cron job: two apps of one manifest in a process start and close, an
   assert.equal(await enqueueSlot(target, at + 24 * 60 * 60_000), true);
 });
 
+Deno.test("cron slots missed past the catch-up are dropped with one warn line naming the job, how many and the oldest", () => {
+  using logs = captureLogs();
+  const hourly = scheduleOf("hourly", "0 * * * *");
+  const at = Date.UTC(2026, 10, 28, 3, 0, 0);
+  const day = 24 * 60 * 60_000;
+  // Stopped from yesterday's 03:00 slot to today's 03:00: 24 slots missed, the latest 10 kept.
+  // Before, the other 14 went without a line.
+  const caught = dueSlots(hourly, at, at - day, "hourly");
+  assert.equal(caught.length, 10);
+  const warned = logs.lines.filter((line) => line.level === "warn");
+  assert.equal(warned.length, 1, JSON.stringify(logs.lines));
+  const [line] = warned;
+  assert.equal(line.job, "hourly");
+  assert.equal(line.dropped, 14);
+  assert.equal(line.oldest, new Date(at - day + 60 * 60_000).toISOString());
+  assert.match(String(line.msg), /hourly: 14 missed slots are not caught up/);
+  // Nothing missed, nothing dropped: no line.
+  dueSlots(hourly, at + 60 * 60_000, at, "hourly");
+  dueSlots(hourly, at + 60 * 60_000, at + 60 * 60_000, "hourly");
+  assert.equal(logs.lines.filter((line) => line.level === "warn").length, 1);
+});
+
 Deno.test("a cron firing late is its slot's, however late: one run per slot, never two, never none", async () => {
   const nightly = scheduleOf("nightly", "0 3 * * *");
   const at = Date.UTC(2026, 10, 28, 3, 0, 0);
@@ -440,6 +462,47 @@ Deno.test("a job's key or payload past KV's limits: a KvLimitError naming the jo
       error instanceof KvLimitError && /Job "hook": KV value too large/.test(error.message),
   );
   assert.equal(await jobs.enqueue(kv, "hook", "", { key: "d".repeat(1_000) }), true);
+});
+
+Deno.test("a payload KV would keep as {} (FormData, URL, Headers, a class's instance) is refused at enqueue, naming the job and what to pass", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  const jobs = defineJobs({ hook: { run(_: unknown) {} } });
+  class Point {
+    constructor(readonly x: number) {}
+  }
+  const form = new FormData();
+  form.set("email", "ada@example.com");
+  const refused: [unknown, RegExp][] = [
+    [form, /holds a FormData \(at payload\).*Object\.fromEntries\(form\)/],
+    [{ link: new URL("https://example.com/") }, /holds a URL \(at payload\.link\).*url\.href/],
+    [[1, { headers: new Headers() }], /holds a Headers \(at payload\[1\]\.headers\)/],
+    [new Map([["p", new Point(1)]]), /holds a Point .*a plain object/],
+  ];
+  for (const [payload, message] of refused) {
+    // Before, each was enqueued and reached `run` as {} (or a bare { x: 1 }).
+    await assert.rejects(
+      jobs.enqueue(kv, "hook", payload),
+      (error: Error) =>
+        error instanceof TypeError && /^Job "hook": /.test(error.message) &&
+        message.test(error.message),
+    );
+    assert.throws(() => jobs.add(kv.atomic(), "hook", payload), TypeError);
+  }
+  // What KV keeps as it was still goes, nested and with a cycle.
+  const cyclic: Record<string, unknown> = { at: new Date(), tags: new Set(["a"]) };
+  cyclic.self = cyclic;
+  const kept = [
+    undefined,
+    "text",
+    12n,
+    { plain: [1, { deeper: true }], none: null },
+    Object.assign(Object.create(null), { bare: 1 }),
+    new Map([["k", { at: new Date(0) }]]),
+    new Uint8Array([1, 2]),
+    /x/g,
+    cyclic,
+  ];
+  for (const payload of kept) assert.equal(await jobs.enqueue(kv, "hook", payload), true);
 });
 
 Deno.test("a payload whose message fits but whose dead letter (with its digest) would not: refused at enqueue", async () => {

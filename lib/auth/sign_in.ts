@@ -28,6 +28,7 @@ import type { RunOptions } from "./limiter.ts";
 import { type AuthSettings, authSettings } from "./settings.ts";
 import {
   beingDeleted,
+  checkedRoles,
   findUser,
   insertUser,
   publicUser,
@@ -168,6 +169,7 @@ export async function signIn(from: AnyContext, fields: CredentialFields): Promis
  * server's to say, never the form's; none unless given. Granting them after the sign-up instead
  * (`setRoles`) would end the session it just began.
  * @returns The new, signed-in user, or the errors to show in the form.
+ * @throws {TypeError} When `roles` holds what is not a role's name, before any hash.
  *
  * @example
  * ```ts
@@ -193,6 +195,8 @@ export async function signUp(
   { roles }: { roles?: readonly string[] } = {},
 ): Promise<AuthResult> {
   const c = contextOf(from);
+  // Before anything: a product's mistake (a role from the form), not the form's.
+  const given = roles === undefined ? undefined : checkedRoles(roles, "signUp");
   const checked = checkCredentials(fields, true);
   if (!checked.ok) return checked;
   const { email, password } = checked.credentials;
@@ -208,7 +212,7 @@ export async function signUp(
   if (await findUser(kv, email)) return taken;
   const passwordHash = await settings.hashing.run(() => hashPassword(password), within(c));
   try {
-    const user = await insertUser(kv, { email, passwordHash, roles });
+    const user = await insertUser(kv, { email, passwordHash, roles: given });
     const signedIn = await begin(c, settings, publicUser(user));
     if (!signedIn) return { ok: false, errors: { form: "This account has been deleted." } };
     return { ok: true, user: signedIn };

@@ -116,9 +116,92 @@ export class UnknownUserError extends HttpError {
   }
 }
 
+/** What a role's name may be: `deno task users:add --role` takes the same. */
+export const ROLE_NAME = /^[\w-]{1,64}$/;
+
+/**
+ * The roles as given, deduplicated; a `TypeError` naming the first that is no role's name - not
+ * an array (a string would be stored as its letters), not a string, or outside `ROLE_NAME`: a
+ * value from a form or a JSON body that reached `signUp`, `createUser` or `setRoles` unchecked.
+ */
+export function checkedRoles(roles: unknown, whose: string): string[] {
+  if (!Array.isArray(roles)) {
+    throw new TypeError(`${whose}: roles must be an array of role names, not ${shown(roles)}`);
+  }
+  const bad = roles.findIndex((role) => typeof role !== "string" || !ROLE_NAME.test(role));
+  if (bad !== -1) {
+    throw new TypeError(
+      `${whose}: ${
+        shown(roles[bad])
+      } is not a role's name (letters, digits, _ and -, 64 at most, as ` +
+        "requireRole() names them); a role from a form or a JSON body is the client's: check it " +
+        "against the roles the app has first",
+    );
+  }
+  return [...new Set(roles as string[])];
+}
+
+/** A value as an error shows it: JSON, clipped. */
+function shown(value: unknown): string {
+  const text = typeof value === "string" ? JSON.stringify(value) : String(JSON.stringify(value));
+  return text.length > 80 ? `${text.slice(0, 80)}...` : text;
+}
+
 /** Whether the user with this (normalised) email is being deleted: a deletion cut short. */
 export async function beingDeleted(kv: Deno.Kv, email: string): Promise<boolean> {
   return (await storedEntry(kv, email))?.value.deletingSince !== undefined;
+}
+
+/**
+ * A user whose deletion was cut short: marked, gone to every look-up, not removed yet.
+ *
+ * @example
+ * ```ts
+ * import type { UnfinishedDeletion } from "shell/auth";
+ *
+ * const line = ({ email, deletingSince }: UnfinishedDeletion) =>
+ *   `${email} since ${new Date(deletingSince).toISOString()}`;
+ * ```
+ * @see docs/users.md - Deleting a user
+ */
+export interface UnfinishedDeletion {
+  /** The user's id: what the product's retry passes as `id`. */
+  id: string;
+  /** Their email, held until the deletion finishes. */
+  email: string;
+  /** When `deleteUser` marked them (ms since the epoch). */
+  deletingSince: number;
+}
+
+/**
+ * The users whose deletion was cut short (a crash, a `KvBusyError`, an `also` that threw) and not
+ * finished since: for ops, to see what the product's retries have left. It reads every user's
+ * record, so it is a script's call, never a request's. Finish each with `deleteUser(kv, email,
+ * { id, also })`, the product's own `also` included.
+ *
+ * @param kv The store (`Deno.openKv(KV_PATH)` in a script).
+ * @returns Each marked user, oldest mark first.
+ *
+ * @example
+ * ```ts
+ * import { unfinishedDeletions } from "shell/auth";
+ *
+ * const kv = await Deno.openKv(":memory:");
+ * for (const { id, email, deletingSince } of await unfinishedDeletions(kv)) {
+ *   console.log(id, email, new Date(deletingSince).toISOString());
+ * }
+ * kv.close();
+ * ```
+ * @see docs/users.md - Deleting a user
+ */
+export async function unfinishedDeletions(kv: Deno.Kv): Promise<UnfinishedDeletion[]> {
+  const marked: UnfinishedDeletion[] = [];
+  for await (const { value } of kv.list<UserRecord>({ prefix: USERS })) {
+    if (value.deletingSince !== undefined) {
+      marked.push({ id: value.id, email: value.email, deletingSince: value.deletingSince });
+    }
+  }
+  return marked.sort((a, b) => a.deletingSince - b.deletingSince);
 }
 
 /** The user with this (normalised) email, as stored; not one being deleted. */
@@ -189,6 +272,7 @@ export function publicUser({ id, email, name, roles }: User): User {
  * @returns The new user.
  * @throws {UserExistsError} When the email has an account.
  * @throws {RangeError} When the email is not an address or the password is empty.
+ * @throws {TypeError} When a role is not a role's name (letters, digits, `_` and `-`, 64 at most).
  *
  * @example
  * ```ts
@@ -211,10 +295,11 @@ export async function createUser(
   const email = normalizeEmail(fields.email);
   if (email === undefined) throw new RangeError(`Not an email address: ${fields.email}`);
   if (!fields.password) throw new RangeError("The password is empty");
+  const roles = checkedRoles(fields.roles ?? [], "createUser");
   const record = await insertUser(kv, {
     email,
     name: fields.name,
-    roles: fields.roles,
+    roles,
     passwordHash: await hashPassword(fields.password),
   });
   return publicUser(record);
@@ -259,6 +344,8 @@ export async function getUser(kv: Deno.Kv, id: string): Promise<User | null> {
  * @param email The user's email (normalised here).
  * @param roles Their roles from now on (`[]`: none).
  * @returns The user with the new roles.
+ * @throws {TypeError} When `roles` is not an array of role names (letters, digits, `_` and `-`,
+ * 64 at most): one from a form or a JSON body, unchecked.
  * @throws {UnknownUserError} When no user has that email (or none with `id`): 404, the product's
  * refusal uncaught.
  * @throws {KvBusyError} When the commit lost every race, or the file stayed locked by another
@@ -280,6 +367,7 @@ export async function setRoles(
   email: string,
   roles: readonly string[],
 ): Promise<User> {
+  const checked = checkedRoles(roles, "setRoles");
   const normal = normalizeEmail(email);
   // Like every write: a lost race reads again, and a file locked by another process is waited
   // out (commit.ts); ten attempts back to back used to throw within milliseconds of a lock.
@@ -289,7 +377,7 @@ export async function setRoles(
     const key = [...USERS, user.id];
     const entry = await kv.get<UserRecord>(key);
     if (!entry.value) return undefined;
-    const updated = { ...entry.value, roles: [...new Set(roles)] };
+    const updated = { ...entry.value, roles: checked };
     const sessions = await sessionsOf(kv, user.id);
     const op = withoutSessions(kv.atomic().check(entry).set(key, updated), user.id, sessions);
     return (await commit(op)).ok ? updated : undefined;

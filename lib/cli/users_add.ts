@@ -8,12 +8,11 @@
  */
 import { parseArgs } from "node:util";
 import { checkCredentials } from "../auth/credentials.ts";
-import { createUser, UserExistsError } from "../auth/users.ts";
+import { beingDeleted, createUser, ROLE_NAME, UserExistsError } from "../auth/users.ts";
 import { settingsOrExit } from "./settings.ts";
 import { storeOrExit } from "./store.ts";
 
 const USAGE = "usage: deno task users:add <email> [--role <role>]\u2026  (the password on stdin)";
-const ROLE = /^[\w-]{1,64}$/;
 
 function fail(message: string, code = 1): never {
   console.error(`users:add: ${message}`);
@@ -33,7 +32,7 @@ try {
 const { positionals, values } = parsed;
 if (positionals.length !== 1) fail(USAGE, 2);
 const roles = (values.role ?? []).flatMap((role) => role.split(",")).map((role) => role.trim());
-const badRole = roles.find((role) => !ROLE.test(role));
+const badRole = roles.find((role) => !ROLE_NAME.test(role));
 if (badRole !== undefined) {
   fail(`"${badRole}" is not a role name: letters, digits, _ and - (64 at most)`, 2);
 }
@@ -53,6 +52,15 @@ try {
   const with_ = user.roles.length ? ` with the role${user.roles.length > 1 ? "s" : ""} ` : "";
   console.log(`Created ${user.email}${with_}${user.roles.join(", ")}.`);
 } catch (error) {
+  if (error instanceof UserExistsError && await beingDeleted(kv, error.email)) {
+    // Finishing it here would skip the product's part of the deletion (its `also`): its data.
+    fail(
+      `the account with the email ${error.email} is being deleted (a deletion cut short). ` +
+        "Finish it as the product deletes accounts - its retry job, or deleteUser(kv, email, " +
+        "{ id, also }) with the product's own also - then run this again. unfinishedDeletions(kv) " +
+        "lists every such account (docs/users.md, Deleting a user).",
+    );
+  }
   if (error instanceof UserExistsError) fail(error.message);
   throw error;
 } finally {

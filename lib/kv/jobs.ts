@@ -271,6 +271,7 @@ export function defineJobs<J extends AnyJobs>(
     const trace = traced.get(jobs)?.();
     if (trace) message.trace = trace;
     if (delay !== undefined && delay > MAX_DELAY_MS) message.due = Date.now() + delay;
+    keptFaithfully(name, payload);
     fits(name, id, message);
     if (key !== undefined) {
       // Remembered from when it is due, not from now: a reminder 40 days ahead whose key went after
@@ -819,6 +820,63 @@ function checkRetries(retries: number[], whose: string): void {
   }
 }
 
+/** What KV's serializer keeps as it was, besides plain objects and arrays (walked into). */
+const KEPT = [
+  Date,
+  RegExp,
+  Map,
+  Set,
+  ArrayBuffer,
+  Blob,
+  Error,
+  Deno.KvU64,
+  String,
+  Number,
+  Boolean,
+];
+
+/** What to pass instead of an object KV would store as `{}` (or without its class). */
+const INSTEAD: Record<string, string> = {
+  FormData: "Object.fromEntries(form), or the fields the job needs",
+  URL: "url.href",
+  URLSearchParams: "params.toString() or Object.fromEntries(params)",
+  Headers: "Object.fromEntries(headers), or the headers the job needs",
+};
+
+/**
+ * Refuses a payload holding an object KV cannot keep faithfully - a `FormData`, `URL`, `Headers`,
+ * a class's instance - which would reach `run` as `{}` or a bare object, its data or methods gone.
+ * Plain objects, arrays, Maps and Sets are walked into (cycles once); dates, typed arrays and the
+ * rest KV keeps are let through.
+ */
+function keptFaithfully(name: string, payload: unknown): void {
+  const seen = new Set<object>();
+  const walk = (value: unknown, path: string): void => {
+    if (typeof value !== "object" || value === null || seen.has(value)) return;
+    seen.add(value);
+    if (Array.isArray(value)) return value.forEach((item, i) => walk(item, `${path}[${i}]`));
+    if (value instanceof Map) {
+      for (const [key, item] of value) walk(key, `${path} (a key)`), walk(item, `${path}.get()`);
+      return;
+    }
+    if (value instanceof Set) return value.forEach((item) => walk(item, `${path} (an item)`));
+    if (ArrayBuffer.isView(value) || KEPT.some((kept) => value instanceof kept)) return;
+    const prototype = Object.getPrototypeOf(value);
+    if (prototype === Object.prototype || prototype === null) {
+      for (const [key, item] of Object.entries(value)) walk(item, `${path}.${key}`);
+      return;
+    }
+    const type = prototype?.constructor?.name || "an object of a class";
+    throw new TypeError(
+      `Job "${name}": its payload holds a ${type} (at ${path}), which the store keeps as a bare ` +
+        `object, its data lost: pass ${
+          INSTEAD[type] ?? "a plain object, an array, or a Date, Map, Set, string or number"
+        } instead`,
+    );
+  };
+  walk(payload, "payload");
+}
+
 /** Refuses, with KV's limit named, a job whose keys or message KV would refuse at the commit. */
 function fits(name: string, id: string, message: JobMessage): void {
   try {
@@ -905,7 +963,7 @@ function scheduleJob(target: CronTarget, schedule: string, closing?: AbortSignal
       last: undefined as number | undefined,
     };
     Deno.cron(name, schedule, { signal: started.end.signal }, async () => {
-      const slots = dueSlots(pattern, Date.now(), started.last);
+      const slots = dueSlots(pattern, Date.now(), started.last, target.name);
       if (slots.length === 0) return;
       const enqueues = [...started.targets].flatMap((each) =>
         slots.map((slot) => enqueueSlot(each, slot))
@@ -945,13 +1003,38 @@ const EARLY_MS = 1_000;
  * enqueue on time may be forgotten (its key expired): a process that stood still for days (a
  * suspended machine) ran such a slot again.
  */
-export function dueSlots(schedule: Cron, now: number, last?: number): number[] {
+export function dueSlots(schedule: Cron, now: number, last?: number, job?: string): number[] {
   // `previousRuns` takes times strictly before its reference, to the second.
   const reference = new Date(now + EARLY_MS + 1000);
   const runs = schedule.previousRuns(last === undefined ? 1 : CATCH_UP, reference)
     .map((date) => date.getTime())
     .filter((slot) => last === undefined || (slot > last && slot > now - REMEMBER_MS));
+  if (last !== undefined) warnDropped(schedule, last, runs.at(-1) ?? now, job);
   return runs.reverse();
+}
+
+/** How many dropped slots a warning counts at most: a per-minute job stopped for a year stays cheap. */
+const COUNT_DROPPED = 10_000;
+
+/**
+ * One `warn` line when slots after `last` and before `kept` (the oldest enqueued) were missed and
+ * are not caught up: ops learn that runs may be missing (another process may have run them).
+ */
+function warnDropped(schedule: Cron, last: number, kept: number, job?: string): void {
+  const oldest = schedule.nextRun(new Date(last))?.getTime();
+  if (oldest === undefined || oldest >= kept) return;
+  let dropped = 1;
+  for (let at = oldest; dropped < COUNT_DROPPED; dropped++) {
+    at = schedule.nextRun(new Date(at))?.getTime() ?? kept;
+    if (at >= kept) break;
+  }
+  const count = dropped < COUNT_DROPPED ? `${dropped}` : `${COUNT_DROPPED} or more`;
+  log(
+    "warn",
+    `Cron job ${job}: ${count} missed slots are not caught up (at most ${CATCH_UP}, none older ` +
+      `than ${REMEMBER_MS / 86_400_000} days), the oldest ${new Date(oldest).toISOString()}`,
+    { job, dropped, oldest: new Date(oldest).toISOString() },
+  );
 }
 
 /**

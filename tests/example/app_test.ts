@@ -14,10 +14,11 @@ import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import manifest from "@/_build/manifest.gen.ts";
 import { addEntry } from "@/routes/_guestbook/entries.ts";
+import { deleteAccount } from "@/routes/account/_actions.ts";
 import { whoAmI } from "@/routes/admin/_actions.ts";
 import { addTask, confirmDelete, moveTask, removeTask } from "@/routes/board/_tasks/actions.ts";
 import { tasks } from "@/routes/board/_tasks/tasks.ts";
-import { createUser } from "shell/auth";
+import { createUser, getUser } from "shell/auth";
 import { createApp } from "shell/server";
 import { TestClient } from "shell/testing";
 import { addAdmin, ADMIN } from "./users.ts";
@@ -118,6 +119,62 @@ Deno.test("/admin and its action: only for the role admin", async () => {
   assert.match(await landed.text(), /<h1>Admin<\/h1>/);
   assert.equal(await admin.call(whoAmI), ADMIN.email);
 });
+
+Deno.test("/account's Delete account: confirmed by the email typed, the user signed out everywhere, gone, the email free", async () => {
+  // Signing up again goes through the form: one hash, given the time it takes on a loaded machine.
+  const patient = createApp(manifest, { root, kv, requestTimeoutMs: 0 });
+  const leaving = { email: "leaving@example.com", password: "unused by these tests" };
+  const user = await createUser(kv, leaving);
+  const client = new TestClient(patient);
+  const other = new TestClient(patient); // another device of theirs
+  await client.signInAs(user);
+  await other.signInAs(user);
+  const page = await (await client.get("/account")).text();
+  assert.match(page, /<button type="submit">Delete account<\/button>/);
+
+  // Not confirmed (another email typed): nothing deleted. Before, there was no such form.
+  const unconfirmed = await client.submit("/account", {
+    form: deleteAccount,
+    fields: { confirm: "someone@example.com" },
+  });
+  assert.equal(unconfirmed.status, 400);
+  assert.match(await unconfirmed.text(), /Type your email exactly to confirm/);
+  assert.deepEqual(await getUser(kv, user.id), user);
+
+  const deleted = await client.submit("/account", {
+    form: deleteAccount,
+    fields: { confirm: " Leaving@Example.com " },
+  });
+  await deleted.body?.cancel();
+  assert.equal(deleted.status, 303);
+  assert.equal(deleted.headers.get("location"), "/");
+  // Signed out here and on the other device; the record gone.
+  for (const device of [client, other]) {
+    const account = await device.request("/account");
+    await account.body?.cancel();
+    assert.equal(account.status, 303);
+    assert.equal(account.headers.get("location"), "/login?next=%2Faccount");
+  }
+  assert.equal(await getUser(kv, user.id), null);
+  assert.deepEqual(await keysOf(["auth", "user_sessions", user.id]), []);
+  assert.deepEqual(await keysOf(["auth", "emails", user.email]), []);
+
+  // The email is free: signing up with it makes a new account.
+  const again = new TestClient(patient);
+  const joined = await again.submit("/signup", {
+    fields: { email: leaving.email, password: "a new long passphrase" },
+    follow: true,
+  });
+  assert.match(await joined.text(), /Signed in as <strong>leaving@example\.com<\/strong>/);
+});
+
+/** The keys under `prefix`, or the key itself when it holds a value. */
+async function keysOf(prefix: Deno.KvKey): Promise<Deno.KvKey[]> {
+  const keys: Deno.KvKey[] = [];
+  if ((await kv.get(prefix)).versionstamp !== null) keys.push(prefix);
+  for await (const { key } of kv.list({ prefix })) keys.push(key);
+  return keys;
+}
 
 Deno.test("/board: its pages, stream and actions only for a signed-in user", async () => {
   const anonymous = new TestClient(app);

@@ -6,7 +6,7 @@
  * mistake says what is wrong and exits non-zero.
  */
 import assert from "node:assert/strict";
-import { findUser } from "../../lib/auth/users.ts";
+import { createUser, deleteUser, findUser } from "../../lib/auth/users.ts";
 import { verifyPassword } from "../../lib/auth/password.ts";
 import { tempStorePath } from "../helpers/kv.ts";
 import { PROJECT_ROOT } from "../helpers/project_copy.ts";
@@ -67,6 +67,31 @@ Deno.test("users:add: the password on stdin; the user in the store, hashed, with
     assert.equal(run.code, code, `${args.join(" ")}: ${run.stderr}`);
     assert.match(run.stderr, error, args.join(" "));
   }
+});
+
+Deno.test("users:add for an email whose deletion was cut short: says it is being deleted and how to finish it", async () => {
+  const env = { KV_PATH: await tempStorePath() };
+  const kv = await Deno.openKv(env.KV_PATH);
+  try {
+    await createUser(kv, { email: "gone@example.com", password: "a long passphrase" });
+    await assert.rejects(
+      deleteUser(kv, "gone@example.com", {
+        also: () => {
+          throw new Error("the product's part failed");
+        },
+      }),
+    );
+  } finally {
+    kv.close();
+  }
+  const run = await usersAdd(["gone@example.com"], env, "another long secret\n");
+  assert.equal(run.code, 1, run.stderr);
+  // Before: "An account with the email gone@example.com exists already", of an account gone to
+  // every look-up.
+  assert.match(run.stderr, /gone@example\.com is being deleted \(a deletion cut short\)/);
+  assert.match(run.stderr, /Finish it as the product deletes accounts/);
+  assert.match(run.stderr, /unfinishedDeletions\(kv\)/);
+  assert.doesNotMatch(run.stderr, /exists already/);
 });
 
 Deno.test("users:add at a terminal: asked twice, never echoed", async () => {

@@ -1,0 +1,26 @@
+"use server";
+/**
+ * @module
+ * "Delete account", behind `routes/account/_middleware.ts`: only a signed-in user's call runs, and
+ * it deletes that user - never one the form names. The user types their email to confirm, so a
+ * stray click deletes nothing. The example keeps nothing else of a user's (the board is the team's),
+ * so `deleteUser` has no `also`; a product passes its own (docs/users.md, Deleting a user).
+ */
+import { httpError, redirect } from "shell";
+import { deleteUser, normalizeEmail, signOut, userOf } from "shell/auth";
+import { kvOf } from "shell/data";
+import { define } from "../_define.ts";
+
+export async function deleteAccount(form: FormData): Promise<void> {
+  const c = define.context();
+  const user = userOf(c.var);
+  const typed = form instanceof FormData ? form.get("confirm") : null;
+  if (typeof typed !== "string" || normalizeEmail(typed) !== user.email) {
+    throw httpError(400, "Type your email exactly to confirm: the account was not deleted.");
+  }
+  // With the id: a deletion cut short and finished meanwhile, after the email signed up again,
+  // leaves the new account alone.
+  await deleteUser(kvOf(c), user.email, { id: user.id });
+  await signOut(c); // this browser's cookie, and the pages it kept (its session is gone already)
+  redirect("/");
+}
