@@ -649,7 +649,7 @@ async function run(kv: Deno.Kv, app: Listening, message: JobMessage): Promise<vo
     ? app.jobs.definitions[name]
     : undefined;
   const slot = definition?.cron !== undefined && id.startsWith(`cron:${name}:`);
-  const turn = slot ? await cronTurn(kv, name, definition.timeout ?? TIMEOUT_MS) : null;
+  const turn = slot ? await cronTurn(kv, name, id, definition.timeout ?? TIMEOUT_MS) : null;
   if (turn === undefined) {
     // Whether the run holding the turn is the slot before (a job slower than its schedule) or one
     // of the slots a late firing caught up with it: no try, so no span; marked done, so a delivery
@@ -687,12 +687,20 @@ const cronKey = (name: string): Deno.KvKey => ["_jobs", "cron", name];
  * A cron job's turn, on any process: `Deno.cron` skips a run while the one before goes on, and
  * enqueuing each slot lost that - a job slower than its schedule ran over itself, as many at once
  * as `concurrency` lets in each process. The turn is held until the run ends, or its timeout passes
- * (a process that died). Its versionstamp, or `undefined` while another run holds it.
+ * (a process that died), by the slot's id: KV delivers a message again only once the delivery
+ * before was lost (its process died mid-run), so a slot finding the turn held by its own id takes
+ * it - that delivery again used to be skipped as "another run is still going", marked done, and
+ * the slot never ran. Its versionstamp, or `undefined` while another slot's run holds it.
  */
-async function cronTurn(kv: Deno.Kv, name: string, timeout: number): Promise<string | undefined> {
-  const held = await kv.get<{ until: number }>(cronKey(name));
-  if (held.value && held.value.until > Date.now()) return undefined;
-  const mine = { until: Date.now() + timeout };
+async function cronTurn(
+  kv: Deno.Kv,
+  name: string,
+  id: string,
+  timeout: number,
+): Promise<string | undefined> {
+  const held = await kv.get<{ until: number; id?: string }>(cronKey(name));
+  if (held.value && held.value.until > Date.now() && held.value.id !== id) return undefined;
+  const mine = { until: Date.now() + timeout, id };
   const taken = await kv.atomic().check(held).set(cronKey(name), mine, { expireIn: timeout })
     .commit();
   return taken.ok ? taken.versionstamp : undefined;
