@@ -27,6 +27,12 @@ const REMEMBER_MS = 7 * 24 * 60 * 60 * 1000;
 const TIMEOUT_MS = 5 * 60 * 1000;
 /** The longest delay KV's queue takes (`kv.enqueue` refuses more): a retry's at most. */
 const MAX_DELAY_MS = 30 * 24 * 60 * 60 * 1000;
+/**
+ * The longest delay a job takes, in hops of `MAX_DELAY_MS`: 1,000 years, past any product's need
+ * and well within the expiry KV takes for its key (year 262143), which refused a delay of 10^16 ms
+ * only at the commit, with its own words.
+ */
+const MOST_DELAY_MS = 1_000 * 365.25 * 24 * 60 * 60 * 1000;
 /** How many of an app's jobs run at once in a process unless `defineJobs` says (`concurrency`). */
 const CONCURRENCY = 10;
 
@@ -107,8 +113,8 @@ export interface EnqueueOptions {
   /**
    * Milliseconds before it runs: any time ahead (a reminder the day before an appointment months
    * away). KV's queue holds a message 30 days at most, so a later one waits in hops of 30 days and
-   * runs once due. Negative, `NaN` or infinite is a `TypeError` naming the job: a time already
-   * past is the caller's to decide (run it now with 0, or enqueue nothing).
+   * runs once due. Negative, `NaN`, infinite or past 1,000 years is a `TypeError` naming the job:
+   * a time already past is the caller's to decide (run it now with 0, or enqueue nothing).
    */
   delay?: number;
 }
@@ -258,10 +264,10 @@ export function defineJobs<J extends AnyJobs>(
     if (!Object.hasOwn(definitions, name)) {
       throw new TypeError(`No job named "${name}" in routes/_jobs.ts`);
     }
-    if (delay !== undefined && !(Number.isFinite(delay) && delay >= 0)) {
+    if (delay !== undefined && !(delay >= 0 && delay <= MOST_DELAY_MS)) {
       throw new TypeError(
-        `Job "${name}": a delay of ${delay} ms (0 or more; for a time already past, ` +
-          "enqueue it with 0 or not at all)",
+        `Job "${name}": a delay of ${delay} ms (0 or more, 1,000 years at most; for a time ` +
+          "already past, enqueue it with 0 or not at all)",
       );
     }
     const id = key ?? crypto.randomUUID();
