@@ -842,6 +842,27 @@ Deno.test("wrong passwords for one account from anywhere lock out new browsers, 
   assert.equal((await t.signIn(laptop, "other@example.com")).status, 429);
 });
 
+Deno.test("a browser two accounts sign in with stays known for both: the other's sign-in never makes it unknown", async () => {
+  // One device cookie a browser, replaced at every sign-in: a sibling's sign-in on the family
+  // computer (or one's own second account) made it unknown for the first account, whose owner was
+  // then refused there with everyone else's browsers while someone spent the account's tries.
+  using t = await setup({ signInPerAccount: { limit: 2, windowMs: 60_000 } });
+  await storedUser(t.kv, "owner@example.com");
+  await storedUser(t.kv, "sibling@example.com");
+  const family = t.browser();
+  assert.equal((await t.signIn(family, "owner@example.com")).status, 200);
+  assert.equal((await t.signIn(family, "sibling@example.com")).status, 200);
+  for (let i = 0; i < 2; i++) await t.signIn(t.browser(), "owner@example.com", `guess ${i}`);
+  assert.equal((await t.signIn(t.browser(), "owner@example.com")).status, 429);
+  const back = await t.signIn(family, "owner@example.com");
+  assert.equal(back.status, 200, back.text);
+  assert.deepEqual(back.answer, { email: "owner@example.com" });
+  // And for the sibling still, after the owner's sign-in; a cookie holds a few accounts' tokens.
+  for (let i = 0; i < 2; i++) await t.signIn(t.browser(), "sibling@example.com", `guess ${i}`);
+  assert.equal((await t.signIn(family, "sibling@example.com")).status, 200);
+  assert.ok((await family.cookie("device"))!.length < 5 * 44);
+});
+
 Deno.test("a user's known browsers are bounded as their sessions are: the latest sessionsPerUser", async () => {
   // Every sign-in from a browser without the device cookie (a script, a private window) used to
   // add a record under the user that nothing removed for 30 days, however many.

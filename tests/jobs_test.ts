@@ -1014,10 +1014,11 @@ Deno.test("a delayed job's key is remembered a week past when it is due, not a w
   assert.ok(expiration_ms >= enqueued + delay + week, `expires ${expiration_ms - enqueued} ms on`);
 });
 
-Deno.test("a negative, NaN or infinite delay is a TypeError naming the job, not KV's at the commit", async () => {
+Deno.test("a negative, NaN, infinite or millennia-long delay is a TypeError naming the job, not KV's at the commit", async () => {
   await using kv = await Deno.openKv(":memory:");
   const jobs = defineJobs({ remind: { run() {} } });
-  for (const delay of [-1, NaN, Infinity]) {
+  // 10^16 ms with a key: KV's "Invalid mutation: expireIn is too large" at the commit, before.
+  for (const delay of [-1, NaN, Infinity, 1e16, 1e300]) {
     assert.throws(
       () => jobs.add(kv.atomic(), "remind", undefined, { delay }),
       (error: Error) =>

@@ -391,6 +391,17 @@ Deno.test("which names are sensitive: words of the name, not letters inside a wo
   }
 });
 
+Deno.test("a one-time code, a recovery code or a short password under the names products give them is never kept", () => {
+  // Kept before: the HTML standard's own token as a name, and common names of such fields.
+  const names = ["one-time-code", "oneTimeCode", "2fa_code", "verification_code", "new_pw"];
+  for (const name of [...names, "recoveryCode", "backup_code", "authCode", "private_key"]) {
+    assert.ok(!isKeepable(name), name);
+  }
+  for (const name of ["postcode", "zip_code", "coupon_code", "time", "one_line", "pwa_name"]) {
+    assert.ok(isKeepable(name), name);
+  }
+});
+
 Deno.test("a client's marks cost a post to a removed action one pass, however many it sends", () => {
   const form = new FormData();
   for (let i = 0; i < 500; i++) form.append(`field${i}`, "typed");

@@ -10,7 +10,9 @@
  * the account's (OWASP's "device cookies"). The attacker, without the cookie, is bounded as before;
  * the user, on a device they used in the last 30 days, is never refused for the attacker's tries.
  * Read only when someone signs in: a signed-in page costs nothing more. A user keeps at most
- * `sessionsPerUser` of them, the latest.
+ * `sessionsPerUser` of them, the latest. A browser is known for a few accounts at once
+ * (`ACCOUNTS`, each its own token in the one cookie): a sibling's sign-in on the family computer
+ * no longer makes it unknown for the first account, whose owner was then refused with everyone.
  */
 import type { Context } from "hono";
 import { generateCookie, getCookie } from "hono/cookie";
@@ -25,10 +27,21 @@ const KNOWN_FOR_MS = 30 * 24 * 3_600_000;
 const DEVICES = ["auth", "devices"] as const;
 /** Keys one commit deletes at most (KV takes 1,000 mutations). */
 const BATCH = 500;
+/** Accounts a browser is known for at once: the latest to sign in, each by a token of its own. */
+const ACCOUNTS = 5;
 
 /** The device cookie's name: `__Host-device` over https, `device` otherwise. */
 function deviceCookie(settings: AuthSettings): string {
   return settings.secure ? "__Host-device" : "device";
+}
+
+/**
+ * The device tokens in the request's cookie (`.`-separated, latest first): `ACCOUNTS` at most,
+ * whatever a client sends, and only those of a token's shape.
+ */
+function tokensOf(c: Context, name: string): string[] {
+  if (!c.req.header("cookie")?.includes(name)) return [];
+  return (getCookie(c, name) ?? "").split(".", ACCOUNTS).filter(isToken);
 }
 
 /**
@@ -40,43 +53,46 @@ export async function knownDevice(
   settings: AuthSettings,
   userId: string,
 ): Promise<string | undefined> {
-  const name = deviceCookie(settings);
-  if (!c.req.header("cookie")?.includes(name)) return undefined;
-  const token = getCookie(c, name);
-  if (!isToken(token)) return undefined;
-  const hash = tokenHash(token);
-  return (await kvOf(c).get([...DEVICES, userId, hash])).value === null ? undefined : hash;
+  const hashes = tokensOf(c, deviceCookie(settings)).map(tokenHash);
+  if (hashes.length === 0) return undefined;
+  const found = await kvOf(c).getMany(hashes.map((hash) => [...DEVICES, userId, hash]));
+  return hashes.find((_, i) => found[i].value !== null);
 }
 
 /**
  * After a successful sign-in: the browser is known for `userId` from now on, by a new token (as a
- * session's: one an attacker planted is never kept); the one it had goes, and so do the user's
- * oldest beyond `sessionsPerUser`: every sign-in from a browser without the cookie (a script, a
- * private window) adds one, and a user keeps as many known browsers as sessions. Retried as every
- * write is: another worker's commit holding the file is no reason to fail a sign-in.
+ * session's: one an attacker planted is never kept); the one it had for `userId` goes, and so do
+ * the user's oldest beyond `sessionsPerUser`: every sign-in from a browser without the cookie (a
+ * script, a private window) adds one, and a user keeps as many known browsers as sessions. The
+ * cookie keeps the browser's tokens of other accounts after the new one. Retried as every write
+ * is: another worker's commit holding the file is no reason to fail a sign-in.
  */
 export async function rememberDevice(c: Context, settings: AuthSettings, userId: string) {
   const kv = kvOf(c);
   const name = deviceCookie(settings);
-  const old = c.req.header("cookie")?.includes(name) ? getCookie(c, name) : undefined;
-  const had = isToken(old) ? tokenHash(old) : undefined;
+  const tokens = tokensOf(c, name);
+  const hashes = tokens.map(tokenHash);
   const token = newToken();
   const now = settings.now();
+  let had = new Set<string>();
   await retrying("remember a device", async (commit) => {
     const known = await Array.fromAsync(
       kv.list({ prefix: [...DEVICES, userId] }, { limit: BATCH }),
     );
+    had = new Set(hashes.filter((hash) => known.some(({ key }) => key.at(-1) === hash)));
     let op = kv.atomic();
-    if (had) op = op.delete([...DEVICES, userId, had]);
-    const newest = known.filter(({ key }) => key.at(-1) !== had)
+    for (const hash of had) op = op.delete([...DEVICES, userId, hash]);
+    const newest = known.filter(({ key }) => !had.has(String(key.at(-1))))
       .sort((x, y) => knownSince(y) - knownSince(x));
     for (const { key } of newest.slice(settings.sessionsPerUser - 1)) op = op.delete(key);
     op = op.set([...DEVICES, userId, tokenHash(token)], now, { expireIn: KNOWN_FOR_MS });
     return (await commit(op)).ok || undefined;
   });
+  const others = tokens.filter((_, i) => !had.has(hashes[i]));
+  const value = [token, ...others].slice(0, ACCOUNTS).join(".");
   const maxAge = Math.floor(KNOWN_FOR_MS / 1000);
   const flags = { path: "/", sameSite: "Lax", secure: settings.secure, httpOnly: true } as const;
-  c.header("Set-Cookie", generateCookie(name, token, { ...flags, maxAge }), { append: true });
+  c.header("Set-Cookie", generateCookie(name, value, { ...flags, maxAge }), { append: true });
 }
 
 /** When a device signed in; a record written before they said (`true`) counts as the oldest. */

@@ -27,6 +27,12 @@ const REMEMBER_MS = 7 * 24 * 60 * 60 * 1000;
 const TIMEOUT_MS = 5 * 60 * 1000;
 /** The longest delay KV's queue takes (`kv.enqueue` refuses more): a retry's at most. */
 const MAX_DELAY_MS = 30 * 24 * 60 * 60 * 1000;
+/**
+ * The longest delay a job takes, in hops of `MAX_DELAY_MS`: 1,000 years, past any product's need
+ * and well within the expiry KV takes for its key (year 262143), which refused a delay of 10^16 ms
+ * only at the commit, with its own words.
+ */
+const MOST_DELAY_MS = 1_000 * 365.25 * 24 * 60 * 60 * 1000;
 /** How many of an app's jobs run at once in a process unless `defineJobs` says (`concurrency`). */
 const CONCURRENCY = 10;
 
@@ -107,8 +113,8 @@ export interface EnqueueOptions {
   /**
    * Milliseconds before it runs: any time ahead (a reminder the day before an appointment months
    * away). KV's queue holds a message 30 days at most, so a later one waits in hops of 30 days and
-   * runs once due. Negative, `NaN` or infinite is a `TypeError` naming the job: a time already
-   * past is the caller's to decide (run it now with 0, or enqueue nothing).
+   * runs once due. Negative, `NaN`, infinite or past 1,000 years is a `TypeError` naming the job:
+   * a time already past is the caller's to decide (run it now with 0, or enqueue nothing).
    */
   delay?: number;
 }
@@ -258,10 +264,10 @@ export function defineJobs<J extends AnyJobs>(
     if (!Object.hasOwn(definitions, name)) {
       throw new TypeError(`No job named "${name}" in routes/_jobs.ts`);
     }
-    if (delay !== undefined && !(Number.isFinite(delay) && delay >= 0)) {
+    if (delay !== undefined && !(delay >= 0 && delay <= MOST_DELAY_MS)) {
       throw new TypeError(
-        `Job "${name}": a delay of ${delay} ms (0 or more; for a time already past, ` +
-          "enqueue it with 0 or not at all)",
+        `Job "${name}": a delay of ${delay} ms (0 or more, 1,000 years at most; for a time ` +
+          "already past, enqueue it with 0 or not at all)",
       );
     }
     const id = key ?? crypto.randomUUID();
@@ -692,7 +698,7 @@ async function run(kv: Deno.Kv, app: Listening, message: JobMessage): Promise<vo
     ? app.jobs.definitions[name]
     : undefined;
   const slot = definition?.cron !== undefined && id.startsWith(`cron:${name}:`);
-  const turn = slot ? await cronTurn(kv, name, definition.timeout ?? TIMEOUT_MS) : null;
+  const turn = slot ? await cronTurn(kv, name, id, definition.timeout ?? TIMEOUT_MS) : null;
   if (turn === undefined) {
     // Whether the run holding the turn is the slot before (a job slower than its schedule) or one
     // of the slots a late firing caught up with it: no try, so no span; marked done, so a delivery
@@ -730,12 +736,20 @@ const cronKey = (name: string): Deno.KvKey => ["_jobs", "cron", name];
  * A cron job's turn, on any process: `Deno.cron` skips a run while the one before goes on, and
  * enqueuing each slot lost that - a job slower than its schedule ran over itself, as many at once
  * as `concurrency` lets in each process. The turn is held until the run ends, or its timeout passes
- * (a process that died). Its versionstamp, or `undefined` while another run holds it.
+ * (a process that died), by the slot's id: KV delivers a message again only once the delivery
+ * before was lost (its process died mid-run), so a slot finding the turn held by its own id takes
+ * it - that delivery again used to be skipped as "another run is still going", marked done, and
+ * the slot never ran. Its versionstamp, or `undefined` while another slot's run holds it.
  */
-async function cronTurn(kv: Deno.Kv, name: string, timeout: number): Promise<string | undefined> {
-  const held = await kv.get<{ until: number }>(cronKey(name));
-  if (held.value && held.value.until > Date.now()) return undefined;
-  const mine = { until: Date.now() + timeout };
+async function cronTurn(
+  kv: Deno.Kv,
+  name: string,
+  id: string,
+  timeout: number,
+): Promise<string | undefined> {
+  const held = await kv.get<{ until: number; id?: string }>(cronKey(name));
+  if (held.value && held.value.until > Date.now() && held.value.id !== id) return undefined;
+  const mine = { until: Date.now() + timeout, id };
   const taken = await kv.atomic().check(held).set(cronKey(name), mine, { expireIn: timeout })
     .commit();
   return taken.ok ? taken.versionstamp : undefined;

@@ -34,13 +34,14 @@ export const NOTICE_ATTRIBUTE = "data-app-notice";
  * Words of a field's name that mark a value never to be kept in a cookie or in storage, whatever
  * the field's type: credentials, one-time codes, a card's number and security code, a bank
  * account, an identity number. Matched against the name's words and pairs of words (`new_pin`,
- * `userPIN`, `card[number]`, `IBAN`), never inside a word: `shipping` holds no `pin`, `footprint`
- * no `otp`, `passenger` no `pass`.
+ * `userPIN`, `card[number]`, `IBAN`, `one-time-code` - the `autocomplete` token's own name),
+ * never inside a word: `shipping` holds no `pin`, `footprint` no `otp`, `passenger` no `pass`.
  */
 const SENSITIVE_WORDS = new Set([
   "password",
   "passwd",
   "pwd",
+  "pw",
   "pass",
   "passcode",
   "passphrase",
@@ -51,6 +52,13 @@ const SENSITIVE_WORDS = new Set([
   "otp",
   "totp",
   "mfa",
+  "2fa",
+  "onetime",
+  "verificationcode",
+  "authcode",
+  "recoverycode",
+  "backupcode",
+  "privatekey",
   "pin",
   "pincode",
   "tan",

@@ -1,0 +1,64 @@
+/**
+ * @module
+ * A cron job's run cut off by its process's death (SIGKILL) runs again: KV delivers the slot's
+ * message again to the next process on the file, and the turn the dead run still holds is that
+ * slot's own. Before, that delivery was skipped ("another run of it is still going"), marked done,
+ * and the slot never ran; the next slot waited for the job's `timeout` (5 minutes).
+ */
+import assert from "node:assert/strict";
+import { defineJobs, type JobTry, listenJobs } from "../../lib/kv/jobs.ts";
+import { tempStorePath } from "../helpers/kv.ts";
+import { within } from "../helpers/wait.ts";
+
+const JOBS = new URL("../../lib/kv/jobs.ts", import.meta.url).href;
+const CONFIG = new URL("../../deno.json", import.meta.url).pathname;
+
+Deno.test("a cron slot whose process died mid-run runs again in the next process on the file", async () => {
+  const path = await tempStorePath();
+  // The first process enqueues the slot as its Deno.cron would, and dies in the slot's run.
+  const code = `import { defineJobs, listenJobs } from "${JOBS}";
+    const kv = await Deno.openKv(Deno.env.get("KV"));
+    const jobs = defineJobs({ nightly: { cron: "0 3 * * *", run: () => {
+      console.log("running");
+      return new Promise(() => {});
+    } } });
+    await listenJobs(kv, jobs).fireCron("nightly", Date.now());`;
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["eval", "--config", CONFIG, "--ext=ts", code],
+    env: { KV: path, NODE_ENV: "production" },
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  const running = async () => {
+    while (!text.includes("running")) {
+      const read = await lines.read();
+      if (read.done) throw new Error(`the first process ended before its run: ${text}`);
+      text += read.value;
+    }
+  };
+  await within(running(), 30_000, "the first process's run");
+  child.kill("SIGKILL");
+  await child.status;
+  await lines.cancel();
+
+  const kv = await Deno.openKv(path);
+  const closing = new AbortController();
+  const ran: string[] = [];
+  const jobs = defineJobs({ nightly: { cron: "0 3 * * *", run: () => void ran.push("ran") } });
+  const app = listenJobs(kv, jobs, { closing: closing.signal });
+  try {
+    const tried = new Promise<JobTry>((resolve) => app.watch(resolve));
+    // KV gives a dead process's message again once its delivery's deadline passed: about a minute
+    // on (measured: 63 s).
+    const again = await within(tried, 120_000, "the killed slot's run in the next process");
+    assert.match(again.id, /^cron:nightly:/);
+    assert.equal(again.digest, undefined);
+    assert.deepEqual(ran, ["ran"]);
+  } finally {
+    closing.abort();
+    await app.ended();
+    kv.close();
+  }
+});
