@@ -796,6 +796,31 @@ Deno.test("sign-in is limited per account and per client: 429 with Retry-After, 
   );
 });
 
+Deno.test("a sign-in refused over a limit carries Retry-After and one warn line, called or posted", async () => {
+  using t = await setup({ signInPerAccount: { limit: 1, windowMs: 60_000 } });
+  await storedUser(t.kv, "locked@example.com");
+  assert.equal((await t.signIn(t.browser(), "locked@example.com", "guess guess")).status, 200);
+  using logs = captureLogs();
+  const called = (await t.signIn(t.browser(), "locked@example.com", "guess again")).res;
+  // A form posted with JavaScript off: the page's `_error.tsx`, status 429.
+  const posted = await t.browser().request(`/_action/${actionIds.logIn}`, {
+    method: "POST",
+    body: credentials("locked@example.com", "guess again"),
+    headers: { Origin: "http://localhost", Referer: "http://localhost/open", Accept: "text/html" },
+  });
+  assert.match(await posted.text(), /<h1>429<!-- -->: <!-- -->Too many attempts/);
+  for (const refused of [called, posted]) {
+    assert.equal(refused.status, 429);
+    const retryAfter = Number(refused.headers.get("retry-after"));
+    assert.ok(retryAfter > 0 && retryAfter <= 60, `Retry-After: ${retryAfter}`);
+    const lines = logs.of(refused);
+    assert.equal(lines.length, 1, JSON.stringify(lines));
+    assert.equal(lines[0].level, "warn");
+    assert.equal(lines[0].msg, `rate limited: POST /_action/${actionIds.logIn}`);
+    assert.equal(lines[0].retry_after_s, retryAfter);
+  }
+});
+
 Deno.test("wrong passwords for one account from anywhere lock out new browsers, never the user's own", async () => {
   // The per-account limit bounds guessing from every client together; whoever spends it used to
   // keep the real user out too, for as long as they kept at it (2 tries a window sufficed here).

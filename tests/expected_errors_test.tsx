@@ -304,6 +304,13 @@ Deno.test("expected errors in-process", async (t) => {
   using _timers = laterTimers();
   const app = memoryApp(FILES);
   const noLines = (what: string) => assert.deepEqual(logs.lines, [], `${what}: nothing logged`);
+  /** Takes the `warn` lines every 429 writes (ops count refusals by them): `count` of them. */
+  const rateLimited = (count: number) => {
+    const limited = logs.lines.filter((line) => line.msg.startsWith("rate limited: "));
+    assert.equal(limited.length, count);
+    assert.ok(limited.every((line) => line.level === "warn" && line.status === 429));
+    logs.lines.splice(0, Infinity, ...logs.lines.filter((line) => !limited.includes(line)));
+  };
 
   await t.step("middleware: the folder's _error.tsx, inside its layouts", async () => {
     const { res, body } = await text(app.request("/board?refuse"));
@@ -320,6 +327,7 @@ Deno.test("expected errors in-process", async (t) => {
     assert.equal(res.status, 429);
     assert.equal(res.headers.get("retry-after"), "60");
     assert.match(body, /<h1>Too Many Requests<\/h1>/);
+    rateLimited(1);
     noLines("handler");
   });
 
@@ -447,6 +455,7 @@ Deno.test("expected errors in-process", async (t) => {
     assert.deepEqual(await limited.json(), {
       error: { status: 429, message: "Too Many Requests" },
     });
+    rateLimited(1);
     noLines("action call");
   });
 
@@ -478,6 +487,7 @@ Deno.test("expected errors in-process", async (t) => {
     });
     assert.equal(elsewhere.status, 429);
     assert.match((await text(elsewhere)).body, /root error page: 429 at \/</);
+    rateLimited(2);
     noLines("form post");
   });
 

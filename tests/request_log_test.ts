@@ -4,7 +4,7 @@
  * request with `logRequests` (the entry points' `LOG_REQUESTS=1`, see process/settings_test.ts).
  */
 import assert from "node:assert/strict";
-import { captureLogs } from "shell/testing";
+import { captureLogs, TestClient } from "shell/testing";
 import { fixtureApp } from "./helpers/app.ts";
 
 Deno.test("logRequests writes one JSON line per request", async () => {
@@ -31,4 +31,32 @@ Deno.test("by default a request writes no line", async () => {
     await res.body?.cancel();
   }
   assert.deepEqual(logs.lines, []);
+});
+
+Deno.test("a refusal over a rate limit writes one warn line, with Retry-After, also with logRequests off", async () => {
+  using kv = await Deno.openKv(":memory:");
+  const client = new TestClient(await fixtureApp({ kv }));
+  const fields = { name: "Ada", message: "hello" };
+  using logs = captureLogs();
+  for (let i = 0; i < 5; i++) {
+    const res = await client.submit("/wall", { fields });
+    await res.body?.cancel();
+    assert.equal(res.status, 303, `post ${i + 1} of the 5 a minute`);
+  }
+  assert.equal(logs.lines.length, 0, "a request let through writes nothing");
+  for (const accept of ["text/html", "*/*"]) {
+    const refused = await client.submit("/wall", { fields, headers: { accept } });
+    await refused.body?.cancel();
+    assert.equal(refused.status, 429);
+    const retryAfter = Number(refused.headers.get("retry-after"));
+    assert.ok(retryAfter > 0 && retryAfter <= 60, `Retry-After: ${retryAfter}`);
+    const [line, ...more] = logs.of(refused);
+    assert.deepEqual(more, [], "one line per refusal");
+    assert.equal(line.level, "warn");
+    assert.match(line.msg, /^rate limited: POST \/_action\//);
+    assert.equal(line.status, 429);
+    assert.equal(line.method, "POST");
+    assert.equal(line.retry_after_s, retryAfter);
+  }
+  assert.equal(logs.lines.filter((line) => line.msg.startsWith("rate limited")).length, 2);
 });

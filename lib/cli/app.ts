@@ -19,6 +19,7 @@ import type { Telemetry } from "../server/telemetry.ts";
 import { PROJECT_ROOT } from "./root.ts";
 import { type Settings, settingsOrExit } from "./settings.ts";
 import { loadTelemetry } from "./telemetry.ts";
+import { denoTracing } from "../otel/detect.ts";
 import { storeOrExit, storePath } from "./store.ts";
 import { watchStoreFile } from "../kv/store.ts";
 
@@ -35,6 +36,10 @@ export async function appFromEnv(
   const telemetry = await loadTelemetry(
     settings.sentry && withRelease(settings.sentry, manifest.buildId),
   );
+  // Deno's exporter loses traces an endpoint refuses without a word: one look, not awaited.
+  if (denoTracing() && !Deno.env.get("DENO_DEPLOYMENT_ID")) {
+    import("../otel/probe.ts").then(({ probeOtlp }) => probeOtlp((name) => Deno.env.get(name)));
+  }
   const kv = await storeOrExit(settings.kvPath);
   const file = storePath(settings.kvPath);
   if (file && file !== ":memory:") {

@@ -8,7 +8,8 @@
  * to the new version, keeping what the user changed (`stale.ts`), since a deploy is no failure;
  * so does a page whose island's event stream is answered by another build (`useFeed`). The page
  * notes from the start which fields the user changes (`touched.ts`), puts back what a reload for
- * that reason kept, and follows newer builds (`versions.ts`).
+ * that reason kept, keys forms it posts itself once per submission (`submission_key.ts`), and
+ * follows newer builds (`versions.ts`).
  */
 import { type ComponentType, createElement } from "react";
 import { hydrateRoot } from "react-dom/client";
@@ -17,6 +18,7 @@ import { failIsland, reportPageError, reportUncaughtErrors } from "./failure.ts"
 import { pageFormState } from "./form_state.ts";
 import { startSentryWhenIdle } from "./sentry_loader.ts";
 import type { Notice } from "./stale.ts";
+import { keySubmissions } from "./submission_key.ts";
 import { watchTouched } from "./touched.ts";
 import { UNKEPT_FIELD } from "../shared/kept_input.ts";
 import { OUTDATED_EVENT } from "../shared/versions.ts";
@@ -159,6 +161,7 @@ reportUncaughtErrors();
 // An old page the back button brought back from the HTTP cache reloads at once: nothing to start.
 if (!followNewerBuilds()) {
   watchTouched();
+  keySubmissions();
   restoreAfterMove();
   // An island's event stream found another build serving (`useFeed`): the page moves to it.
   addEventListener(OUTDATED_EVENT, (event) => {

@@ -6,7 +6,7 @@
  * last, the form state's restore when no telemetry middleware must come first); the answer
  * compressed; any value thrown that Hono's `onError` does not take (`throw "oops"`) answered like
  * an error; the security headers; the event streams made for the request and not sent ended; the
- * request's log line. Each concern keeps its module (`security.ts`, `static.ts`, `deadline.ts`,
+ * request's log line (and a refusal's over a rate limit). Each concern keeps its module (`security.ts`, `static.ts`, `deadline.ts`,
  * `bodies.ts`, `compression.ts`, `event_stream.ts`, `request_log.ts`, `actions/form_state.ts`) and
  * is a plain call here.
  *
@@ -21,7 +21,7 @@ import { compressResponse } from "./compression.ts";
 import { type DeadlineClock, withinDeadline } from "./deadline.ts";
 import { settleStreams } from "./event_stream.ts";
 import { internalsOf } from "./internals.ts";
-import { logRequest } from "./request_log.ts";
+import { logRateLimited, logRequest } from "./request_log.ts";
 import type { AppScope } from "./scope.ts";
 import { secureRequest, secureResponse } from "./security.ts";
 
@@ -99,6 +99,10 @@ export function requestFrame(setup: FrameSetup): MiddlewareHandler {
     settleStreams(c);
     if (logRequests) {
       logRequest(c.req.method, c.req.path, c.res.status, start, internalsOf(c).requestId);
+    }
+    if (c.res.status === 429) {
+      const { method, path } = c.req;
+      logRateLimited(method, path, c.res.headers.get("retry-after"), internalsOf(c).requestId);
     }
   };
 }

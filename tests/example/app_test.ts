@@ -11,6 +11,7 @@
  * e2e/users_test.ts's. Goes with the example.
  */
 import assert from "node:assert/strict";
+import { Buffer } from "node:buffer";
 import { fileURLToPath } from "node:url";
 import manifest from "@/_build/manifest.gen.ts";
 import { addEntry } from "@/routes/_guestbook/entries.ts";
@@ -70,6 +71,25 @@ Deno.test("the guestbook's form, without JavaScript: its errors, then the signin
     follow: true,
   });
   assert.match(await signed.text(), /<q>Signed in a test\.<\/q>/);
+});
+
+Deno.test("a log-in refused without JavaScript brings the email back, never the password", async () => {
+  const client = new TestClient(app);
+  const [email, password] = ["nobody.here@example.com", "not-the-password-8e1f"];
+  const posted = await client.submit("/login", { fields: { email, password } });
+  await posted.body?.cancel();
+  assert.equal(posted.status, 303);
+  // The form state rides in the cookie (signed, not encrypted): the password is not in it at all.
+  const cookie = posted.headers.getSetCookie().find((line) => line.startsWith("app-form-state="));
+  assert.ok(cookie, "the form's state is flashed");
+  const payload = cookie.slice("app-form-state=".length).split(";")[0].split(".")[0];
+  const flashed = Buffer.from(payload, "base64url").toString();
+  assert.ok(flashed.includes(email), flashed);
+  assert.ok(!flashed.includes(password), flashed);
+  const page = await (await client.get(posted.headers.get("location")!)).text();
+  assert.match(page, /Wrong email or password\./);
+  assert.ok(page.includes(`value="${email}"`), "the email is back in its field");
+  assert.ok(!page.includes(password));
 });
 
 Deno.test("the guestbook shows as many entries as GUESTBOOK_SHOWN says: 5 unless set", async () => {
