@@ -19,7 +19,8 @@
  *   (`/proc/PID/stat`) over 5 s of `wrk` divided by the requests served;
  * - `peak`: peak RSS (`VmHWM`) after 10 s of `/list`, the limit, the source and `BUNDLE` in turn,
  *   `ROUNDS` rounds (default 3): a figure of the load, for what `held` predicts;
- * - `same`: each bundle's answers to a few paths against the source's (nonces, ids, ports aside);
+ * - `same`: each bundle's answers to a few paths against the source's (nonces, ids, ports aside),
+ *   a failing route's digest among them (the same only where Deno maps the bundle's stacks);
  * - `cold`: milliseconds to the first 200 of `/` (wall time: a figure of the load), `ROUNDS` each.
  *
  * `flock /tmp/bench.lock deno run -A bench/bundled_server.ts [held|same|alloc|cpu|peak|cold]`.
@@ -375,7 +376,11 @@ async function same(root: string, sides: [string, string][]): Promise<void> {
         : answers[path] === answer
         ? "same"
         : "DIFFERENT";
-      console.log(`${side.padEnd(8)} ${path.padEnd(12)} ${res.status} ${answer.length} ${verdict}`);
+      const digest = /Digest: ([0-9A-Z-]+)/.exec(answer)?.[1];
+      console.log(
+        `${side.padEnd(8)} ${path.padEnd(15)} ${res.status} ${answer.length} ${verdict}` +
+          (digest ? ` (digest ${digest})` : ""),
+      );
       if (verdict !== "DIFFERENT") continue;
       let at = 0;
       while (answers[path][at] === answer[at]) at++;
@@ -388,7 +393,29 @@ async function same(root: string, sides: [string, string][]): Promise<void> {
   }
 }
 
-const SAME_PATHS = ["/", "/list", "/counter", "/streaming", "/blog/hello", "/nowhere", "/api/time"];
+const SAME_PATHS = [
+  "/",
+  "/list",
+  "/counter",
+  "/streaming",
+  "/blog/hello",
+  "/nowhere",
+  "/api/time",
+  "/bundle_failure",
+];
+
+/**
+ * A route that fails, added to the copy for `same`: its digest is made of the stack's frames in the
+ * app's code, so a bundle's equals the source's only when Deno maps the bundle's frames back.
+ */
+const FAILING_ROUTE = `import type { Handlers } from "shell";
+
+export const handler: Handlers = {
+  GET() {
+    throw new Error("a failure, for the bundles' stack traces");
+  },
+};
+`;
 
 async function cold(root: string, sides: [string, string][]): Promise<void> {
   const { coldStart } = await import("./process.ts");
@@ -407,6 +434,8 @@ await using project = await copyProject();
 const root = project.root;
 const copied = new Deno.Command("cp", { args: ["-R", join(PROJECT_ROOT, "bench"), root] });
 if (!(await copied.output()).success) throw new Error("could not copy bench/");
+const mode = Deno.args[0] ?? "held";
+if (mode === "same") await project.write("routes/bundle_failure.ts", FAILING_ROUTE);
 const built = new Deno.Command(Deno.execPath(), { args: ["task", "build"], cwd: root });
 if (!(await built.output()).success) throw new Error("deno task build failed in the copy");
 const bundles: [string, string][] = [];
@@ -415,7 +444,6 @@ await esbuild.stop();
 const v8Flags = await startV8Flags(root);
 const source: [string, string] = ["source", "lib/cli/start.ts"];
 
-const mode = Deno.args[0] ?? "held";
 if (mode === "held") await held(root, [["limit", "bench/bare.ts"], source, ...bundles], v8Flags);
 else if (mode === "alloc") await alloc(root, [source, ...bundles], v8Flags);
 else if (mode === "peak") {
