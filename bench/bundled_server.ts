@@ -41,6 +41,7 @@ import { copyProject, PROJECT_ROOT } from "../tests/helpers/project_copy.ts";
 import { localAliases, resolveAlias } from "../lib/build/import_map.ts";
 import { sentryOtlpEnv } from "../lib/otel/env.ts";
 import { rssMb, start, startV8Flags } from "./process.ts";
+import { freePort, heldBy } from "./inspector.ts";
 import { startReceiver } from "./receiver.ts";
 import { wrk } from "./wrk.ts";
 
@@ -143,49 +144,6 @@ async function bundle(root: string, variant: Variant): Promise<string> {
     logLevel: "error",
   });
   return relative(root, join(outdir, "start.js"));
-}
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr as Deno.NetAddr;
-  listener.close();
-  return port;
-}
-
-interface Script {
-  url: string;
-  length: number;
-  sourceMapURL?: string;
-}
-
-/** Over the inspector: the scripts V8 holds and the heap used after two full collections. */
-async function heldBy(inspectPort: number): Promise<{ scripts: Script[]; heapMb: number }> {
-  const targets = await (await fetch(`http://127.0.0.1:${inspectPort}/json/list`)).json();
-  const socket = new WebSocket(targets[0].webSocketDebuggerUrl);
-  await new Promise((open) => socket.onopen = open);
-  const pending = new Map<number, (result: unknown) => void>();
-  const scripts: Script[] = [];
-  let next = 0;
-  socket.onmessage = (event) => {
-    const message = JSON.parse(event.data);
-    if (message.id !== undefined) pending.get(message.id)?.(message.result);
-    else if (message.method === "Debugger.scriptParsed") scripts.push(message.params);
-  };
-  const send = <T>(method: string) =>
-    new Promise<T>((done) => {
-      const id = ++next;
-      pending.set(id, done as (result: unknown) => void);
-      socket.send(JSON.stringify({ id, method, params: {} }));
-    });
-  try {
-    await send("Debugger.enable");
-    await send("Debugger.disable");
-    for (let i = 0; i < 2; i++) await send("HeapProfiler.collectGarbage");
-    const { usedSize } = await send<{ usedSize: number }>("Runtime.getHeapUsage");
-    return { scripts, heapMb: usedSize / 2 ** 20 };
-  } finally {
-    socket.close();
-  }
 }
 
 const rounds = (fallback: number) => Number(Deno.env.get("ROUNDS") ?? fallback);

@@ -15,61 +15,13 @@ import { join } from "node:path";
 import { copyProject, PROJECT_ROOT } from "../tests/helpers/project_copy.ts";
 import { sentryOtlpEnv } from "../lib/otel/env.ts";
 import { type Running, start, startV8Flags } from "./process.ts";
+import { freePort, type Held, heldBy, type Script } from "./inspector.ts";
 import { startReceiver } from "./receiver.ts";
 import { wrk } from "./wrk.ts";
 
-interface Script {
-  url: string;
-  length: number;
-  sourceMapURL?: string;
-}
-
-interface Held {
-  scripts: Script[];
-  heapMb: number;
-}
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr as Deno.NetAddr;
-  listener.close();
-  return port;
-}
-
-/** One inspector session: commands by id, events to a listener. */
-async function inspector(port: number) {
-  const targets = await (await fetch(`http://127.0.0.1:${port}/json/list`)).json();
-  const socket = new WebSocket(targets[0].webSocketDebuggerUrl);
-  await new Promise((open) => socket.onopen = open);
-  const pending = new Map<number, (result: unknown) => void>();
-  const scripts: Script[] = [];
-  let next = 0;
-  socket.onmessage = (event) => {
-    const message = JSON.parse(event.data);
-    if (message.id !== undefined) pending.get(message.id)?.(message.result);
-    else if (message.method === "Debugger.scriptParsed") scripts.push(message.params);
-  };
-  const send = <T>(method: string, params = {}) =>
-    new Promise<T>((done) => {
-      const id = ++next;
-      pending.set(id, done as (result: unknown) => void);
-      socket.send(JSON.stringify({ id, method, params }));
-    });
-  return { send, scripts, close: () => socket.close() };
-}
-
 async function held(server: Running, inspectPort: number): Promise<Held> {
   await wrk(server.origin + "/list", { seconds: 3, connections: 10 });
-  const session = await inspector(inspectPort);
-  try {
-    await session.send("Debugger.enable");
-    await session.send("Debugger.disable");
-    for (let i = 0; i < 2; i++) await session.send("HeapProfiler.collectGarbage");
-    const { usedSize } = await session.send<{ usedSize: number }>("Runtime.getHeapUsage");
-    return { scripts: session.scripts, heapMb: usedSize / 2 ** 20 };
-  } finally {
-    session.close();
-  }
+  return await heldBy(inspectPort);
 }
 
 const kb = (chars: number) => `${(chars / 1024).toFixed(0)} K`;

@@ -12,20 +12,8 @@
 import assert from "node:assert/strict";
 import { fixtureProject } from "../helpers/fixtures.ts";
 import { hydrated, launchBrowser, pageErrors } from "../helpers/browser.ts";
+import { doubleClickHoldingFirstAnswer } from "../helpers/double_click.ts";
 import { startServer } from "../helpers/server.ts";
-
-/** `promise`, or a failure naming `what` after `ms`: a click never sent fails, never hangs. */
-async function within<T>(promise: Promise<T>, what: string, ms = 15_000): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([promise, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 Deno.test("a double click with JavaScript off posts once", async () => {
   const root = await fixtureProject();
@@ -41,31 +29,8 @@ Deno.test("a double click with JavaScript off posts once", async () => {
   await page.goto(server.origin + "/wall");
   await page.getByLabel("Name").fill("Ada");
   await page.getByLabel("Message").fill("Clicked twice, posted once.");
-  // The first post reaches the server and is answered; its answer waits for the second click.
-  const { promise: answered, resolve: answer } = Promise.withResolvers<void>();
-  const { promise: again, resolve: sentAgain } = Promise.withResolvers<void>();
-  let seen = 0;
-  await page.route("**/_action/**", async (route) => {
-    if (seen++ > 0) {
-      sentAgain();
-      return await route.continue();
-    }
-    const response = await route.fetch({ maxRedirects: 0 });
-    answer();
-    await within(again, "the second click's post").catch(() => {});
-    // The browser dropped this navigation for the second post's.
-    await within(route.fulfill({ response }), "the dropped navigation's answer").catch(() => {});
-  });
-  // Clicks as a user's mouse does: the locator's click would wait for the held navigation.
-  const box = await page.getByRole("button", { name: "Post" }).boundingBox();
-  assert.ok(box);
-  const click = () => page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
-  await click();
-  await within(answered, "the first click's post, answered");
-  await click();
+  await doubleClickHoldingFirstAnswer(page, page.getByRole("button", { name: "Post" }));
   await server.waitForLog(() => posts().length >= 2);
-  // The handler stays: later posts go on as they are. (Unrouting here waited on Chromium once, for
-  // good, in a CI run: the held answer's navigation was already dropped.)
   await page.getByRole("status").filter({ hasText: "Posted as Ada." }).waitFor();
   assert.equal(page.url(), server.origin + "/wall");
   assert.equal(await page.locator("q", { hasText: "Clicked twice, posted once." }).count(), 1);

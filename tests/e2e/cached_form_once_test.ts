@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { builtCopy } from "../helpers/built_copy.ts";
 import { hydrated, launchBrowser } from "../helpers/browser.ts";
+import { doubleClickHoldingFirstAnswer } from "../helpers/double_click.ts";
 import { startServer } from "../helpers/server.ts";
 
 const FILES = {
@@ -47,19 +48,6 @@ export const handler = {
 `,
 };
 
-/** `promise`, or a failure naming `what` after `ms`: a click never sent fails, never hangs. */
-async function within<T>(promise: Promise<T>, what: string, ms = 15_000): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([promise, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 Deno.test("a cached page's form outside islands, clicked twice with JavaScript on, runs once", async () => {
   const root = await builtCopy("cached-form-once", FILES);
   await using server = await startServer(
@@ -82,25 +70,7 @@ Deno.test("a cached page's form outside islands, clicked twice with JavaScript o
   assert.equal(await page.locator('input[name="$ACTION_ONCE"]').count(), 0, "no key in the copy");
 
   await page.getByLabel("What").fill("clicks");
-  const { promise: answered, resolve: answer } = Promise.withResolvers<void>();
-  const { promise: again, resolve: sentAgain } = Promise.withResolvers<void>();
-  let seen = 0;
-  await page.route("**/_action/**", async (route) => {
-    if (seen++ > 0) {
-      sentAgain();
-      return await route.continue();
-    }
-    const response = await route.fetch({ maxRedirects: 0 });
-    answer();
-    await within(again, "the second click's post").catch(() => {});
-    await within(route.fulfill({ response }), "the dropped navigation's answer").catch(() => {});
-  });
-  const box = await page.getByRole("button", { name: "Add one" }).boundingBox();
-  assert.ok(box);
-  const click = () => page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
-  await click();
-  await within(answered, "the first click's post, answered");
-  await click();
+  await doubleClickHoldingFirstAnswer(page, page.getByRole("button", { name: "Add one" }));
   await server.waitForLog(() => posts().length >= 2);
   await page.waitForURL(server.origin + "/tally");
   assert.deepEqual(posts().map((line) => line.status), [303, 303]);
