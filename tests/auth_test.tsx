@@ -1271,7 +1271,10 @@ Deno.test("roles from a form or a JSON body are checked at run time: signUp, cre
     [["editor", { $ne: null }], /setRoles: \{"\$ne":null\} is not a role's name/],
     [["editor", 7], /setRoles: 7 is not a role's name/],
     [["editor", undefined], /setRoles: undefined is not a role's name/],
-    [["super admin"], /setRoles: "super admin" is not a role's name \(letters, digits, _ and -/],
+    [
+      ["super admin"],
+      /setRoles: "super admin" is not a role's name \(letters, digits, _ - \. and :/,
+    ],
   ];
   for (const [roles, message] of refused) {
     await assert.rejects(
@@ -1287,6 +1290,19 @@ Deno.test("roles from a form or a JSON body are checked at run time: signUp, cre
   assert.deepEqual((await setRoles(store, grace.email, ["editor", "editor", "ops_2"])).roles, [
     "editor",
     "ops_2",
+  ]);
+  // Namespaced roles, as apps stored them before names were checked: taken, and kept by a
+  // setRoles that adds one. Before, a TypeError: every change of such a user's roles threw.
+  const namespaced = ["billing:read", "org.admin"];
+  const ops = await createUser(store, {
+    email: "o@example.com",
+    password: PASSWORD,
+    roles: namespaced,
+  });
+  assert.deepEqual(ops.roles, namespaced);
+  assert.deepEqual((await setRoles(store, ops.email, [...ops.roles, "editor"])).roles, [
+    ...namespaced,
+    "editor",
   ]);
 
   // A product that passed the form's role to signUp: refused before any hash, no account made.

@@ -505,6 +505,30 @@ Deno.test("a payload KV would keep as {} (FormData, URL, Headers, a class's inst
   for (const payload of kept) assert.equal(await jobs.enqueue(kv, "hook", payload), true);
 });
 
+Deno.test("a payload nested deeper than a recursive walk goes, which KV keeps, is enqueued and runs as it was; a large one is refused for its size before any walk", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  const { promise: ran, resolve } = Promise.withResolvers<unknown>();
+  const jobs = defineJobs({ hook: { run: (payload: unknown) => resolve(payload) } });
+  // 2,500 levels: about 12 KB, well inside KV's 64 KiB, and KV's serializer takes it. Before, the
+  // payload check recursed and overflowed the call stack at about 1,800: a RangeError, a 500.
+  let deep: unknown = "bottom";
+  for (let i = 0; i < 2_500; i++) deep = i % 2 ? [deep] : { deep };
+  const app = memoryApp({ routes: {}, jobs }, { kv });
+  assert.equal(await jobs.enqueue(kv, "hook", deep), true);
+  // Read level by level: assert's deepEqual recurses, and would overflow on it.
+  let got = await ran;
+  let levels = 0;
+  for (; typeof got === "object" && got !== null; levels++) {
+    got = Array.isArray(got) ? got[0] : (got as { deep: unknown }).deep;
+  }
+  assert.deepEqual([levels, got], [2_500, "bottom"]);
+  await app.close();
+  // 100,000 URLs: the size check refuses it first (KvLimitError). Before, every element was
+  // walked - a request's CPU for a payload KV refuses anyway - and the first URL refused.
+  const many = Array.from({ length: 100_000 }, () => new URL("https://example.com/"));
+  assert.throws(() => jobs.add(kv.atomic(), "hook", many), KvLimitError);
+});
+
 Deno.test("a payload whose message fits but whose dead letter (with its digest) would not: refused at enqueue", async () => {
   await using kv = await Deno.openKv(":memory:");
   const jobs = defineJobs({ hook: { run(_: string) {} } });

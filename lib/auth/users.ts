@@ -116,8 +116,12 @@ export class UnknownUserError extends HttpError {
   }
 }
 
-/** What a role's name may be: `deno task users:add --role` takes the same. */
-export const ROLE_NAME = /^[\w-]{1,64}$/;
+/**
+ * What a role's name may be: `deno task users:add --role` takes the same. `.` and `:` too: apps
+ * stored namespaced roles (`billing:read`, `org.admin`) before names were checked, and a
+ * `setRoles` keeping them would throw.
+ */
+export const ROLE_NAME = /^[\w.:-]{1,64}$/;
 
 /**
  * The roles as given, deduplicated; a `TypeError` naming the first that is no role's name - not
@@ -133,7 +137,7 @@ export function checkedRoles(roles: unknown, whose: string): string[] {
     throw new TypeError(
       `${whose}: ${
         shown(roles[bad])
-      } is not a role's name (letters, digits, _ and -, 64 at most, as ` +
+      } is not a role's name (letters, digits, _ - . and :, 64 at most, as ` +
         "requireRole() names them); a role from a form or a JSON body is the client's: check it " +
         "against the roles the app has first",
     );
@@ -272,7 +276,7 @@ export function publicUser({ id, email, name, roles }: User): User {
  * @returns The new user.
  * @throws {UserExistsError} When the email has an account.
  * @throws {RangeError} When the email is not an address or the password is empty.
- * @throws {TypeError} When a role is not a role's name (letters, digits, `_` and `-`, 64 at most).
+ * @throws {TypeError} When a role is not a role's name (letters, digits, `_ - . :`, 64 at most).
  *
  * @example
  * ```ts
@@ -344,7 +348,7 @@ export async function getUser(kv: Deno.Kv, id: string): Promise<User | null> {
  * @param email The user's email (normalised here).
  * @param roles Their roles from now on (`[]`: none).
  * @returns The user with the new roles.
- * @throws {TypeError} When `roles` is not an array of role names (letters, digits, `_` and `-`,
+ * @throws {TypeError} When `roles` is not an array of role names (letters, digits, `_ - . :`,
  * 64 at most): one from a form or a JSON body, unchecked.
  * @throws {UnknownUserError} When no user has that email (or none with `id`): 404, the product's
  * refusal uncaught.

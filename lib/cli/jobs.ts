@@ -6,9 +6,33 @@
  * up in the logs and Sentry; `retry` runs one again (same id), once its cause is fixed; `drop`
  * forgets it. Exit 1 when the job named is not dead (retried or dropped already, past its week).
  */
-import { deadJobs, dropDeadJob, retryDeadJob } from "../kv/jobs.ts";
+import { type DeadJob, deadJobs, dropDeadJob, retryDeadJob } from "../kv/jobs.ts";
 import { settingsOrExit } from "./settings.ts";
 import { storeOrExit } from "./store.ts";
+
+/**
+ * A dead job as one JSON line. KV keeps what JSON has no form for: a payload with a BigInt, a
+ * cycle or thousands of levels threw mid-list, and the jobs after it were never shown. BigInts as
+ * `12n`, Maps and Sets as their entries, typed arrays as their bytes; anything else JSON cannot
+ * hold is shown as Deno prints it, a string.
+ */
+function lineOf(dead: DeadJob): string {
+  try {
+    return JSON.stringify(
+      dead,
+      (_key, value: unknown) =>
+        typeof value === "bigint"
+          ? `${value}n`
+          : value instanceof Map || value instanceof Set
+          ? [...value]
+          : ArrayBuffer.isView(value)
+          ? Array.from(new Uint8Array(value.buffer, value.byteOffset, value.byteLength))
+          : value,
+    );
+  } catch {
+    return JSON.stringify({ ...dead, payload: Deno.inspect(dead.payload) });
+  }
+}
 
 const USAGE = "usage: deno task jobs [dead [NAME] | retry NAME ID | drop NAME ID]";
 const [command = "dead", name, id] = Deno.args;
@@ -21,7 +45,7 @@ let code = 0;
 if (command === "dead") {
   let page = await deadJobs(kv, name);
   while (page.length > 0) {
-    for (const dead of page) console.log(JSON.stringify(dead));
+    for (const dead of page) console.log(lineOf(dead));
     page = await deadJobs(kv, name, { after: page.at(-1) });
   }
 } else {

@@ -34,7 +34,7 @@ if (positionals.length !== 1) fail(USAGE, 2);
 const roles = (values.role ?? []).flatMap((role) => role.split(",")).map((role) => role.trim());
 const badRole = roles.find((role) => !ROLE_NAME.test(role));
 if (badRole !== undefined) {
-  fail(`"${badRole}" is not a role name: letters, digits, _ and - (64 at most)`, 2);
+  fail(`"${badRole}" is not a role name: letters, digits, _ - . and : (64 at most)`, 2);
 }
 
 const password = Deno.stdin.isTerminal() ? await typed(positionals[0]) : await piped();

@@ -277,8 +277,8 @@ export function defineJobs<J extends AnyJobs>(
     const trace = traced.get(jobs)?.();
     if (trace) message.trace = trace;
     if (delay !== undefined && delay > MAX_DELAY_MS) message.due = Date.now() + delay;
+    fits(name, id, message); // first: the walk below then reads 64 KiB of payload at most
     keptFaithfully(name, payload);
-    fits(name, id, message);
     if (key !== undefined) {
       // Remembered from when it is due, not from now: a reminder 40 days ahead whose key went after
       // a week could be enqueued again with it meanwhile, and run twice.
@@ -857,38 +857,64 @@ const INSTEAD: Record<string, string> = {
   Headers: "Object.fromEntries(headers), or the headers the job needs",
 };
 
+/** A value the payload's walk has still to read, and the way to it (for the error only). */
+interface Visit {
+  value: object;
+  parent?: Visit;
+  /** From the parent: an array's index, an object's key, or how a Map or Set holds it. */
+  step?: number | string;
+}
+
+/** Where a visit sits in the payload, as the error names it: `payload.items[2].link`. */
+function pathOf(visit: Visit): string {
+  const steps: string[] = [];
+  for (let at: Visit | undefined = visit; at?.parent; at = at.parent) {
+    steps.push(typeof at.step === "number" ? `[${at.step}]` : `${at.step}`);
+  }
+  return `payload${steps.reverse().join("")}`;
+}
+
 /**
  * Refuses a payload holding an object KV cannot keep faithfully - a `FormData`, `URL`, `Headers`,
  * a class's instance - which would reach `run` as `{}` or a bare object, its data or methods gone.
  * Plain objects, arrays, Maps and Sets are walked into (cycles once); dates, typed arrays and the
- * rest KV keeps are let through.
+ * rest KV keeps are let through. The walk keeps its own stack: recursing, it overflowed the call
+ * stack at about 1,800 levels, half the depth KV's serializer takes - a payload KV keeps, refused
+ * with a `RangeError`.
  */
 function keptFaithfully(name: string, payload: unknown): void {
+  if (typeof payload !== "object" || payload === null) return;
   const seen = new Set<object>();
-  const walk = (value: unknown, path: string): void => {
-    if (typeof value !== "object" || value === null || seen.has(value)) return;
+  const stack: Visit[] = [{ value: payload }];
+  for (let visit = stack.pop(); visit !== undefined; visit = stack.pop()) {
+    const { value } = visit;
+    if (seen.has(value)) continue;
     seen.add(value);
-    if (Array.isArray(value)) return value.forEach((item, i) => walk(item, `${path}[${i}]`));
-    if (value instanceof Map) {
-      for (const [key, item] of value) walk(key, `${path} (a key)`), walk(item, `${path}.get()`);
-      return;
-    }
-    if (value instanceof Set) return value.forEach((item) => walk(item, `${path} (an item)`));
-    if (ArrayBuffer.isView(value) || KEPT.some((kept) => value instanceof kept)) return;
-    const prototype = Object.getPrototypeOf(value);
-    if (prototype === Object.prototype || prototype === null) {
-      for (const [key, item] of Object.entries(value)) walk(item, `${path}.${key}`);
-      return;
-    }
-    const type = prototype?.constructor?.name || "an object of a class";
-    throw new TypeError(
-      `Job "${name}": its payload holds a ${type} (at ${path}), which the store keeps as a bare ` +
-        `object, its data lost: pass ${
+    const parent = visit;
+    const push = (item: unknown, step: number | string) => {
+      if (typeof item === "object" && item !== null) stack.push({ value: item, parent, step });
+    };
+    if (Array.isArray(value)) value.forEach(push);
+    else if (value instanceof Map) {
+      for (const [key, item] of value) push(key, " (a key)"), push(item, ".get()");
+    } else if (value instanceof Set) {
+      for (const item of value) push(item, " (an item)");
+    } else if (!ArrayBuffer.isView(value) && !KEPT.some((kept) => value instanceof kept)) {
+      const prototype = Object.getPrototypeOf(value);
+      if (prototype === Object.prototype || prototype === null) {
+        for (const [key, item] of Object.entries(value)) push(item, `.${key}`);
+        continue;
+      }
+      const type = prototype?.constructor?.name || "an object of a class";
+      throw new TypeError(
+        `Job "${name}": its payload holds a ${type} (at ${
+          pathOf(visit)
+        }), which the store keeps as a bare object, its data lost: pass ${
           INSTEAD[type] ?? "a plain object, an array, or a Date, Map, Set, string or number"
         } instead`,
-    );
-  };
-  walk(payload, "payload");
+      );
+    }
+  }
 }
 
 /** Refuses, with KV's limit named, a job whose keys or message KV would refuse at the commit. */

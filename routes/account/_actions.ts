@@ -7,7 +7,7 @@
  * so `deleteUser` has no `also`; a product passes its own (docs/users.md, Deleting a user).
  */
 import { httpError, redirect } from "shell";
-import { deleteUser, normalizeEmail, signOut, userOf } from "shell/auth";
+import { deleteUser, normalizeEmail, signOut, UnknownUserError, userOf } from "shell/auth";
 import { kvOf } from "shell/data";
 import { define } from "../_define.ts";
 
@@ -19,8 +19,13 @@ export async function deleteAccount(form: FormData): Promise<void> {
     throw httpError(400, "Type your email exactly to confirm: the account was not deleted.");
   }
   // With the id: a deletion cut short and finished meanwhile, after the email signed up again,
-  // leaves the new account alone.
-  await deleteUser(kvOf(c), user.email, { id: user.id });
+  // leaves the new account alone. Already gone (a second click, the form on another device) is done:
+  // the user asked for exactly that, and was shown "Page not found" (UnknownUserError's 404).
+  try {
+    await deleteUser(kvOf(c), user.email, { id: user.id });
+  } catch (error) {
+    if (!(error instanceof UnknownUserError)) throw error;
+  }
   await signOut(c); // this browser's cookie, and the pages it kept (its session is gone already)
   redirect("/");
 }

@@ -49,3 +49,32 @@ Deno.test("deno task jobs lists the dead jobs, retries one and drops another", a
   reopened.listenQueue(resolve);
   assert.deepEqual(await promise, { job: "send", id: "m-1", payload: { id: "m-1" }, attempt: 0 });
 });
+
+Deno.test("deno task jobs dead lists every dead job, also those whose payload JSON has no form for", async () => {
+  const path = await tempStorePath();
+  const kv = await Deno.openKv(path);
+  const cyclic: Record<string, unknown> = { name: "loop" };
+  cyclic.self = cyclic;
+  const payloads = [12n, new Map([["k", new Set([1])]]), cyclic, { fine: true }];
+  for (const [i, payload] of payloads.entries()) {
+    const id = `m-${i}`;
+    await kv.set(["_jobs", "dead", "send", id], {
+      job: "send",
+      id,
+      payload,
+      digest: "WMXRJ-QSSC8",
+    });
+  }
+  kv.close();
+  // KV keeps each as it was. Before, JSON.stringify threw on the BigInt: exit 1, a stack trace,
+  // and none of the jobs after it listed.
+  const listed = await jobsTask(path, "dead");
+  assert.equal(listed.code, 0);
+  const lines = listed.out.split("\n").map((line) => JSON.parse(line));
+  assert.deepEqual(lines.map((line) => line.payload), [
+    "12n",
+    [["k", [1]]],
+    '<ref *1> { name: "loop", self: [Circular *1] }',
+    { fine: true },
+  ]);
+});
