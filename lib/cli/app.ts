@@ -25,6 +25,8 @@ import { watchStoreFile } from "../kv/store.ts";
 
 export interface Started {
   app: App;
+  /** The app's store: the entry point closes it once the app is done with it. */
+  kv: Deno.Kv;
   settings: Settings;
   telemetry?: Telemetry;
 }
@@ -55,7 +57,7 @@ export async function appFromEnv(
   // This build's assets in KV before the first request (once per build: a read after that); a
   // store that takes too long is no reason not to serve, and the work goes on meanwhile.
   await Promise.race([app.ready, new Promise((done) => Deno.unrefTimer(setTimeout(done, 30_000)))]);
-  return { app, settings, telemetry };
+  return { app, kv, settings, telemetry };
 }
 
 let surviving = false;

@@ -42,17 +42,20 @@ export async function exitPastGrace(ms: number, why: string, telemetry?: Telemet
  * For `main.ts` under `deno serve` and on Deno Deploy: on SIGTERM or SIGINT, Deno's own stop runs
  * (no new connections; it waits for the open ones) and the app closes its event streams, so that
  * the wait ends once the requests in flight are answered and the process exits 0 by itself - with
- * what Sentry is still sending, each send bounded by its timeout. Past the grace it exits 0
- * anyway. Under `--parallel` each worker does this; any worker's exit ends the process.
+ * what Sentry is still sending, each send bounded by its timeout. The store closes once the app's
+ * jobs under way have ended and no request is in flight (pages rendered to their end): its queue
+ * listener (`routes/_jobs.ts`) would otherwise hold the process for the whole grace. Past the
+ * grace it exits 0 anyway. Under `--parallel` each worker does this; any worker's exit ends the
+ * process.
  */
-export function endOnSignals({ app, settings, telemetry }: Started): void {
+export function endOnSignals({ app, kv, settings, telemetry }: Started): void {
   const ms = graceMs(settings);
   let stopping = false;
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
     Deno.addSignalListener(signal, () => {
       if (stopping) return;
       stopping = true;
-      void app.close();
+      void app.close().then(() => app.idle()).then(() => kv.close());
       if (ms === Infinity) return;
       // Unref'd: a stop that drains sooner is not held for it.
       Deno.unrefTimer(setTimeout(() => exitPastGrace(ms, signal, telemetry), ms));

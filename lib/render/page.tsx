@@ -12,6 +12,7 @@ import { renderToReadableStream } from "react-dom/server";
 import { jsx } from "react/jsx-runtime";
 import type { ReactFormState as FormState } from "react-dom/client";
 import type { Deadline, DeadlineClock } from "../server/deadline.ts";
+import type { InFlight } from "../server/in_flight.ts";
 import type { ComponentModule } from "../server/manifest.ts";
 import type { LayoutProps, PageProps } from "../server/types.ts";
 import { RenderContext, type RenderContextValue } from "./context.ts";
@@ -40,6 +41,8 @@ export interface RenderOptions {
   deadline?: Deadline;
   /** Gives what streams after the shell a deadline of its own. */
   clock: DeadlineClock;
+  /** Where the render counts as in flight until React has rendered all of it. */
+  inFlight?: InFlight;
   /** Extra elements for the document (meta tags): React hoists them into `<head>`. */
   head?: ReactNode;
   /** What a form posted just before returned, for its `useActionState` (see actions/). */
@@ -109,6 +112,7 @@ export async function renderPage(tree: PageTree, options: RenderOptions): Promis
   });
   // `allReady` rejects when the render is aborted; that outcome is handled through `onError`.
   const allReady = stream.allReady.catch(() => {});
+  options.inFlight?.hold(allReady);
   const tail = watch?.shellReady(await isComplete(stream), allReady);
   const body = tail ? stream.pipeThrough(tail) : stream;
   // Headers set on the response it made, not handed to its constructor, which converts and

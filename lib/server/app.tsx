@@ -44,6 +44,7 @@ import { inFreshContext } from "./fresh_context.ts";
 import { guardRequests } from "./guard.ts";
 import { keepWhileRunning, keptAssets } from "./kept_assets.ts";
 import { withHonestHead } from "./head.ts";
+import { InFlight } from "./in_flight.ts";
 import { internalsOf } from "./internals.ts";
 import type { Manifest } from "./manifest.ts";
 import { type AppOptions, resolveOptions } from "./options.ts";
@@ -85,6 +86,13 @@ export interface App {
    * KV (2 s at most), after which the KV store may be closed.
    */
   close(): Promise<void>;
+  /**
+   * Resolves once no request is in flight: each answered, and each page rendered to its end (its
+   * Suspense boundaries too). After `close()`, KV may then be closed under none of them. A
+   * response's body that reads KV as it streams, other than a page's or an event stream's, is the
+   * handler's own to finish first.
+   */
+  idle(): Promise<void>;
   /**
    * Resolves once the app's start-up work is done - this build's assets kept in KV, with
    * `assetRetention` - so that a server starts serving only then. Never rejects.
@@ -171,6 +179,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
     failures: failed,
     streamLifetimeMs: options.eventStreamLifetimeMs,
     eventStreams: { open: 0, max: options.maxEventStreams },
+    requests: new InFlight(),
     origins,
     auth,
     settings,
@@ -245,6 +254,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
       signal: c.req.raw.signal,
       deadline: internalsOf(c).deadline,
       clock,
+      inFlight: scope.requests,
       onStreamError: (error) => {
         internalsOf(c).renderFailed = true; // never stored by the page cache
         return isHttpError(error) ? errors.inPlace(c, error) : failed.boundary(c, error);
@@ -353,6 +363,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
       closing.abort();
       await Promise.all([cache.close(), jobs?.ended()]);
     },
+    idle: () => scope.requests.idle(),
     ready,
   }, scope);
 }

@@ -81,24 +81,30 @@ export function requestFrame(setup: FrameSetup): MiddlewareHandler {
 
   return async function frame(c, next) {
     const start = logRequests ? performance.now() : 0;
-    secureRequest(c, csp);
-    internalsOf(c).appScope = scope;
+    // In flight until its answer is ready (a page's render counts on: `in_flight.ts`).
+    scope.requests.enter();
     try {
-      const early = ahead(c);
-      if (!early) await answer(c, next);
-      else {
-        const res = await early(c, () => answer(c, next));
-        if (res && !c.finalized) c.res = res;
+      secureRequest(c, csp);
+      internalsOf(c).appScope = scope;
+      try {
+        const early = ahead(c);
+        if (!early) await answer(c, next);
+        else {
+          const res = await early(c, () => answer(c, next));
+          if (res && !c.finalized) c.res = res;
+        }
+      } catch (error) {
+        // What failed ahead of the app (a static file) or in compressing the answer.
+        c.res = await answerError(c, error);
       }
-    } catch (error) {
-      // What failed ahead of the app (a static file) or in compressing the answer.
-      c.res = await answerError(c, error);
-    }
-    secureResponse(c);
-    // The answer is final: an event stream made for the request and not in it ends now.
-    settleStreams(c);
-    if (logRequests) {
-      logRequest(c.req.method, c.req.path, c.res.status, start, internalsOf(c).requestId);
+      secureResponse(c);
+      // The answer is final: an event stream made for the request and not in it ends now.
+      settleStreams(c);
+      if (logRequests) {
+        logRequest(c.req.method, c.req.path, c.res.status, start, internalsOf(c).requestId);
+      }
+    } finally {
+      scope.requests.leave();
     }
     if (c.res.status === 429) {
       const { method, path } = c.req;

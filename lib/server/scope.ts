@@ -14,6 +14,7 @@ import type { AuthOptions } from "../auth/settings.ts";
 import type { Failures } from "../errors/failure.ts";
 import type { AppJobs } from "../kv/jobs.ts";
 import type { ProductSettings } from "../settings/declare.ts";
+import type { InFlight } from "./in_flight.ts";
 import { internalsOf } from "./internals.ts";
 import type { Context } from "./types.ts";
 
@@ -35,6 +36,8 @@ export interface AppScope {
   readonly streamLifetimeMs?: number;
   /** The app's event streams open now, and `AppOptions.maxEventStreams`. */
   readonly eventStreams: { open: number; readonly max: number };
+  /** The app's requests in flight, and pages still rendering (`App.idle`). */
+  readonly requests: InFlight;
   /** `AppOptions.origins`: the app's public origins, when configured. */
   readonly origins?: string[];
   /** `AppOptions.auth`: how users and sessions behave (`lib/auth/settings.ts`). */

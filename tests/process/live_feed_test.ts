@@ -10,6 +10,7 @@ import { feedOf, sinceOf } from "../../lib/kv/feed.ts";
 import { append, kvLog } from "../../lib/kv/log.ts";
 import { failures } from "../../lib/errors/failure.ts";
 import { eventStream, type ServerEvent } from "../../lib/server/event_stream.ts";
+import { InFlight } from "../../lib/server/in_flight.ts";
 import type { AppScope } from "../../lib/server/scope.ts";
 import { heapAfterGc } from "../helpers/heap.ts";
 import { tempStorePath } from "../helpers/kv.ts";
@@ -305,6 +306,7 @@ function scope(): AppScope & { close(): void } {
     closing: closing.signal,
     failures: failures({ dev: false, root: Deno.cwd() }),
     eventStreams: { open: 0, max: 100 },
+    requests: new InFlight(),
     close: () => closing.abort(),
   };
 }
