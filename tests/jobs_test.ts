@@ -29,6 +29,7 @@ import type { RouteModule } from "../lib/server/manifest.ts";
 import { captureLogs, watchJobs } from "../lib/testing.ts";
 import { memoryApp } from "./helpers/app.ts";
 import { tempStorePath } from "./helpers/kv.ts";
+import { within } from "./helpers/wait.ts";
 
 /** Resolves once `key` holds a value in `kv`: KV's own watch, no polling. */
 async function written(kv: Deno.Kv, key: Deno.KvKey): Promise<unknown> {
@@ -1146,6 +1147,50 @@ Deno.test("a cron job slower than its schedule does not run over itself: a slot 
   assert.equal(await enqueueSlot(target, at + 120_000), true);
   await written(kv, ["_jobs", "done", "slow", slot(at + 120_000)]);
   assert.deepEqual(started, [slot(at), slot(at + 120_000)]);
+  await app.close();
+});
+
+Deno.test("a cron slot delivered again while its run goes on (KV's local store does, 62 s in) does not run twice", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  using logs = captureLogs();
+  const started: string[] = [];
+  const first = Promise.withResolvers<void>();
+  const begun = Promise.withResolvers<void>();
+  const again = Promise.withResolvers<void>();
+  const jobs = defineJobs({
+    slow: {
+      cron: "* * * * *",
+      run(_: undefined, { id }) {
+        started.push(id);
+        begun.resolve();
+        if (started.length === 1) return first.promise;
+        again.resolve();
+      },
+    },
+  });
+  const app = memoryApp({ routes: {}, jobs }, { kv });
+  const at = Date.UTC(2026, 10, 28, 4, 0, 0);
+  const slot = `cron:slow:${new Date(at).toISOString()}`;
+  assert.equal(await enqueueSlot({ kv, jobs, name: "slow" }, at), true);
+  await begun.promise;
+  // The message again, as KV's cleanup sends it while the run above is alive.
+  const left = Promise.withResolvers<void>();
+  const captured = console.log;
+  console.log = (...args: unknown[]) => {
+    captured(...args);
+    if (logs.lines.some((line) => /left to that run/.test(String(line.msg)))) left.resolve();
+  };
+  try {
+    await kv.enqueue({ job: "slow", id: slot, payload: undefined, keyed: true });
+    await within(Promise.race([left.promise, again.promise]), 30_000, "the delivery again");
+  } finally {
+    console.log = captured;
+  }
+  // Before: the delivery again took the turn as its own slot's and ran beside the first.
+  assert.deepEqual(started, [slot]);
+  first.resolve();
+  await written(kv, ["_jobs", "done", "slow", slot]);
+  assert.deepEqual(started, [slot]);
   await app.close();
 });
 

@@ -60,3 +60,25 @@ Deno.test("a refusal over a rate limit writes one warn line, with Retry-After, a
   }
   assert.equal(logs.lines.filter((line) => line.msg.startsWith("rate limited")).length, 2);
 });
+
+Deno.test("a flood of refusals over a rate limit writes ten lines a second at most, the rest counted", async () => {
+  using kv = await Deno.openKv(":memory:");
+  const client = new TestClient(await fixtureApp({ kv }));
+  const fields = { name: "Ada", message: "hello" };
+  for (let i = 0; i < 5; i++) await (await client.submit("/wall", { fields })).body?.cancel();
+  using logs = captureLogs();
+  const first = Math.floor(Date.now() / 1000);
+  const refusals = 200;
+  for (let i = 0; i < refusals; i++) {
+    const refused = await client.submit("/wall", { fields });
+    await refused.body?.cancel();
+    assert.equal(refused.status, 429);
+  }
+  // The seconds the flood spanned bound the lines, however slow this machine: before, 200 lines.
+  const seconds = Math.floor(Date.now() / 1000) - first + 1;
+  const lines = logs.lines.filter((line) => line.msg.startsWith("rate limited"));
+  assert.ok(lines.length <= 10 * seconds, `${lines.length} lines in ${seconds} s`);
+  assert.ok(lines.length >= Math.min(10, refusals));
+  const said = lines.reduce((sum, line) => sum + 1 + Number(line.unlogged_before ?? 0), 0);
+  assert.ok(said <= refusals, `${said} refusals said of ${refusals}`);
+});

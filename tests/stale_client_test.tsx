@@ -400,6 +400,13 @@ Deno.test("a one-time code, a recovery code or a short password under the names 
   for (const name of ["postcode", "zip_code", "coupon_code", "time", "one_line", "pwa_name"]) {
     assert.ok(isKeepable(name), name);
   }
+  // Not kept before: "one time" alone was a code's word, and a donation's frequency was lost.
+  for (const name of ["one_time_purchase", "oneTimeDonation", "onetime", "one-time-fee"]) {
+    assert.ok(isKeepable(name), name);
+  }
+  for (const name of ["onetimecode", "one_time_password", "oneTimePin", "one-time-code-2"]) {
+    assert.ok(!isKeepable(name), name);
+  }
 });
 
 Deno.test("a client's marks cost a post to a removed action one pass, however many it sends", () => {

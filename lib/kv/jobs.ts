@@ -698,8 +698,21 @@ async function run(kv: Deno.Kv, app: Listening, message: JobMessage): Promise<vo
     ? app.jobs.definitions[name]
     : undefined;
   const slot = definition?.cron !== undefined && id.startsWith(`cron:${name}:`);
-  const turn = slot ? await cronTurn(kv, name, id, definition.timeout ?? TIMEOUT_MS) : null;
-  if (turn === undefined) {
+  const turn = slot ? await cronTurn(kv, name, id) : null;
+  if (turn === "running") {
+    // KV's local store sends a message again about a minute into a run that goes on: that run,
+    // alive, keeps the slot, and marks it done or tries it again as it ends.
+    log(
+      "info",
+      `Cron job ${name}: a delivery again of a slot whose run goes on, left to that run`,
+      {
+        job: name,
+        job_id: id,
+      },
+    );
+    return;
+  }
+  if (turn === "skipped") {
     // Whether the run holding the turn is the slot before (a job slower than its schedule) or one
     // of the slots a late firing caught up with it: no try, so no span; marked done, so a delivery
     // again never runs it - one run per slot at most, and the skip on record.
@@ -720,10 +733,7 @@ async function run(kv: Deno.Kv, app: Listening, message: JobMessage): Promise<vo
       await telemetry.job(run, once);
     }
   } finally {
-    if (turn) {
-      await kv.atomic().check({ key: cronKey(name), versionstamp: turn }).delete(cronKey(name))
-        .commit();
-    }
+    await turn?.end();
   }
   // Told once all of the try is written, the turn given back included: a test that fires the next
   // slot after `next` sees it run, not skipped.
@@ -733,26 +743,70 @@ async function run(kv: Deno.Kv, app: Listening, message: JobMessage): Promise<vo
 const cronKey = (name: string): Deno.KvKey => ["_jobs", "cron", name];
 
 /**
+ * How long a cron job's turn outlives its run's last renewal: a run renews it every `BEAT_MS`, so
+ * only a run whose process died (or whose event loop a job blocked that long) lets it lapse.
+ */
+const LEASE_MS = 15_000;
+const BEAT_MS = 5_000;
+
+/** A cron job's turn in KV: whose slot holds it, and until when unless renewed. */
+interface TurnRecord {
+  until: number;
+  id: string;
+}
+
+/** A turn taken: renewed while the run goes on, given back by `end`. */
+interface Turn {
+  end(): Promise<void>;
+}
+
+/**
  * A cron job's turn, on any process: `Deno.cron` skips a run while the one before goes on, and
  * enqueuing each slot lost that - a job slower than its schedule ran over itself, as many at once
- * as `concurrency` lets in each process. The turn is held until the run ends, or its timeout passes
- * (a process that died), by the slot's id: KV delivers a message again only once the delivery
- * before was lost (its process died mid-run), so a slot finding the turn held by its own id takes
- * it - that delivery again used to be skipped as "another run is still going", marked done, and
- * the slot never ran. Its versionstamp, or `undefined` while another slot's run holds it.
+ * as `concurrency` lets in each process. The turn is held while the run goes on, renewed every
+ * `BEAT_MS`, and lapses `LEASE_MS` after a process died. KV delivers a slot's message again both
+ * once its process died mid-run and, on its local store, about a minute into a run alive (its
+ * keepalive misses it; 62 s measured on Deno 2.9.6): a delivery finding the turn held by its own
+ * slot waits until the lease would lapse, and takes it only if nobody renewed or gave it back
+ * meanwhile (`"running"` otherwise). `"skipped"` while another slot's run holds it.
  */
 async function cronTurn(
   kv: Deno.Kv,
   name: string,
   id: string,
-  timeout: number,
-): Promise<string | undefined> {
-  const held = await kv.get<{ until: number; id?: string }>(cronKey(name));
-  if (held.value && held.value.until > Date.now() && held.value.id !== id) return undefined;
-  const mine = { until: Date.now() + timeout, id };
-  const taken = await kv.atomic().check(held).set(cronKey(name), mine, { expireIn: timeout })
-    .commit();
-  return taken.ok ? taken.versionstamp : undefined;
+): Promise<Turn | "skipped" | "running"> {
+  const key = cronKey(name);
+  const held = await kv.get<TurnRecord>(key);
+  if (held.value && held.value.until > Date.now()) {
+    const { until, id: holder } = held.value;
+    if (holder !== id) return "skipped";
+    await new Promise((resolve) => setTimeout(resolve, until - Date.now() + 1));
+    if ((await kv.get(key)).versionstamp !== held.versionstamp) return "running";
+  }
+  // Kept past its lease, so that a delivery waiting on it above still finds it unchanged.
+  const lease = () => ({ value: { until: Date.now() + LEASE_MS, id }, expireIn: 4 * LEASE_MS });
+  const take = (was: { key: Deno.KvKey; versionstamp: string | null }) => {
+    const { value, expireIn } = lease();
+    return kv.atomic().check(was).set(key, value, { expireIn }).commit();
+  };
+  const taken = await take(held);
+  if (!taken.ok) return "skipped";
+  let versionstamp = taken.versionstamp;
+  let renewing = Promise.resolve();
+  const beat = setInterval(() => {
+    renewing = renewing.then(async () => {
+      const renewed = await take({ key, versionstamp }).catch(() => undefined);
+      if (renewed?.ok) versionstamp = renewed.versionstamp;
+      else clearInterval(beat); // taken over after a lapse, or the store closed
+    });
+  }, BEAT_MS);
+  return {
+    async end() {
+      clearInterval(beat);
+      await renewing;
+      await kv.atomic().check({ key, versionstamp }).delete(key).commit();
+    },
+  };
 }
 
 /**

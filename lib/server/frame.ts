@@ -6,9 +6,9 @@
  * last, the form state's restore when no telemetry middleware must come first); the answer
  * compressed; any value thrown that Hono's `onError` does not take (`throw "oops"`) answered like
  * an error; the security headers; the event streams made for the request and not sent ended; the
- * request's log line (and a refusal's over a rate limit). Each concern keeps its module (`security.ts`, `static.ts`, `deadline.ts`,
- * `bodies.ts`, `compression.ts`, `event_stream.ts`, `request_log.ts`, `actions/form_state.ts`) and
- * is a plain call here.
+ * request's log line (and a refusal's over a rate limit). Each concern keeps its module
+ * (`security.ts`, `static.ts`, `deadline.ts`, `bodies.ts`, `compression.ts`, `event_stream.ts`,
+ * `request_log.ts`, `actions/form_state.ts`) and is a plain call here.
  *
  * One step rather than a middleware each: a hop through Hono's compose costs a dispatch, a closure
  * and two promises per request even where the middleware does nothing, and with 50 requests in
@@ -21,7 +21,7 @@ import { compressResponse } from "./compression.ts";
 import { type DeadlineClock, withinDeadline } from "./deadline.ts";
 import { settleStreams } from "./event_stream.ts";
 import { internalsOf } from "./internals.ts";
-import { logRateLimited, logRequest } from "./request_log.ts";
+import { logRequest, refusalLog } from "./request_log.ts";
 import type { AppScope } from "./scope.ts";
 import { secureRequest, secureResponse } from "./security.ts";
 
@@ -53,6 +53,7 @@ export interface FrameSetup {
 /** The step, as one Hono middleware mounted first (`createApp`). */
 export function requestFrame(setup: FrameSetup): MiddlewareHandler {
   const { csp, logRequests, ahead, compress, clock, guardBody, scope, answerError, inner } = setup;
+  const logRefusal = refusalLog();
 
   /** The app's own answer: within the deadline and the body budget, then compressed. */
   async function answer(c: Context, next: Next): Promise<void> {
@@ -108,7 +109,7 @@ export function requestFrame(setup: FrameSetup): MiddlewareHandler {
     }
     if (c.res.status === 429) {
       const { method, path } = c.req;
-      logRateLimited(method, path, c.res.headers.get("retry-after"), internalsOf(c).requestId);
+      logRefusal(method, path, c.res.headers.get("retry-after"), internalsOf(c).requestId);
     }
   };
 }

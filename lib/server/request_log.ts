@@ -4,7 +4,8 @@
  * `logRequests` option (`LOG_REQUESTS=1`) says so: by default stdout carries only what needs
  * attention - failures - so a digest search is not buried in traffic. Written by the app's request
  * frame (`frame.ts`), and by the page cache's hits ahead of it (lib/cache/fast_hit.ts). And, always,
- * one `warn` line per request refused over a rate limit (429): ops count a lockout or a flood by it.
+ * a `warn` line per request refused over a rate limit (429), ten a second at most and the rest
+ * counted: ops count a lockout or a flood by them.
  */
 import { log, loggedMethod, loggedPath } from "./log.ts";
 
@@ -26,22 +27,45 @@ export function logRequest(
   });
 }
 
-/**
- * The line of a request answered 429 (`rateLimit()`, the sign-in and sign-up limits, a product's
- * `httpError(429)`), whatever `logRequests` says: a refusal is what ops search and count ("rate
- * limited"), by path, and `retry_after_s` says how long the client was told to wait.
- */
-export function logRateLimited(
+/** The most refusal lines an app writes in a second: past them, refusals are counted, not written. */
+const REFUSAL_LINES_A_SECOND = 10;
+
+/** What a refusal's line is written by (`refusalLog`). */
+type RefusalLog = (
   method: string,
   path: string,
   retryAfter: string | null,
   requestId: string | undefined,
-): void {
-  const logged = { method: loggedMethod(method), path: loggedPath(path) };
-  log("warn", `rate limited: ${logged.method} ${logged.path}`, {
-    ...logged,
-    status: 429,
-    retry_after_s: retryAfter === null ? null : Number(retryAfter),
-    request_id: requestId ?? null,
-  });
+) => void;
+
+/**
+ * The lines of requests answered 429 (`rateLimit()`, the sign-in and sign-up limits, a product's
+ * `httpError(429)`), whatever `logRequests` says: a refusal is what ops search and count ("rate
+ * limited"), by path, and `retry_after_s` says how long the client was told to wait. One app's,
+ * `REFUSAL_LINES_A_SECOND` at most: a flood's size is its sender's choice (10,000 refusals a second
+ * were 10,000 lines, each a synchronous write to stdout), so past them a refusal is counted, and
+ * the next line written says how many went unwritten since the one before (`unlogged_before`).
+ */
+export function refusalLog(): RefusalLog {
+  let second = 0;
+  let written = 0;
+  let unlogged = 0;
+  return (method, path, retryAfter, requestId) => {
+    const now = Math.floor(Date.now() / 1000);
+    if (now !== second) [second, written] = [now, 0];
+    if (written === REFUSAL_LINES_A_SECOND) {
+      unlogged++;
+      return;
+    }
+    written++;
+    const logged = { method: loggedMethod(method), path: loggedPath(path) };
+    log("warn", `rate limited: ${logged.method} ${logged.path}`, {
+      ...logged,
+      status: 429,
+      retry_after_s: retryAfter === null ? null : Number(retryAfter),
+      request_id: requestId ?? null,
+      ...(unlogged > 0 ? { unlogged_before: unlogged } : {}),
+    });
+    unlogged = 0;
+  };
 }

@@ -33,9 +33,10 @@ export const NOTICE_ATTRIBUTE = "data-app-notice";
 /**
  * Words of a field's name that mark a value never to be kept in a cookie or in storage, whatever
  * the field's type: credentials, one-time codes, a card's number and security code, a bank
- * account, an identity number. Matched against the name's words and pairs of words (`new_pin`,
- * `userPIN`, `card[number]`, `IBAN`, `one-time-code` - the `autocomplete` token's own name),
- * never inside a word: `shipping` holds no `pin`, `footprint` no `otp`, `passenger` no `pass`.
+ * account, an identity number. Matched against the name's words and runs of two or three words
+ * (`new_pin`, `userPIN`, `card[number]`, `IBAN`, `one-time-code` - the `autocomplete` token's own
+ * name), never inside a word: `shipping` holds no `pin`, `footprint` no `otp`, `passenger` no
+ * `pass`, and a `one_time_purchase` is no code.
  */
 const SENSITIVE_WORDS = new Set([
   "password",
@@ -53,7 +54,7 @@ const SENSITIVE_WORDS = new Set([
   "totp",
   "mfa",
   "2fa",
-  "onetime",
+  "onetimecode",
   "verificationcode",
   "authcode",
   "recoverycode",
@@ -109,9 +110,11 @@ function isSensitiveName(name: string): boolean {
   const words = name.replace(/([a-z0-9])([A-Z])/g, "$1 $2").replace(/([A-Z])([A-Z][a-z])/g, "$1 $2")
     .toLowerCase().split(/[^a-z0-9]+/)
     .map((word) => word.replace(/\d+$/, ""));
-  return words.some((word, i) =>
-    SENSITIVE_WORDS.has(word) || SENSITIVE_WORDS.has(word + (words[i + 1] ?? ""))
-  );
+  return words.some((word, i) => {
+    const two = word + (words[i + 1] ?? "");
+    return SENSITIVE_WORDS.has(word) || SENSITIVE_WORDS.has(two) ||
+      SENSITIVE_WORDS.has(two + (words[i + 2] ?? ""));
+  });
 }
 
 /**
