@@ -10,6 +10,7 @@ import { Hono } from "hono";
 import assert from "node:assert/strict";
 import { failures } from "../../lib/errors/failure.ts";
 import { limitCalls, rateLimit } from "../../lib/kv/rate_limit.ts";
+import { InFlight } from "../../lib/server/in_flight.ts";
 import { internalsOf } from "../../lib/server/internals.ts";
 import { cspAround, secureRequest, secureResponse } from "../../lib/server/security.ts";
 import { openStore } from "../../lib/kv/store.ts";
@@ -128,6 +129,7 @@ function limitedApp(kv: Deno.Kv, trustProxy: boolean) {
     failures: failures({ dev: false, root: Deno.cwd() }),
     eventStreams: { open: 0, max: 1 },
     build: "test",
+    requests: new InFlight(),
   };
   app.use(async (c, next) => {
     secureRequest(c, csp);
