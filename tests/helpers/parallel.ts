@@ -7,14 +7,17 @@
 import { builtCopy } from "./built_copy.ts";
 import { type ServerEnv, startServer, type TestServer } from "./server.ts";
 
-/** A copy of the test app (or of `from`) whose responses name their worker; built. */
-export function workerNamingProject(from?: string): Promise<string> {
-  return builtCopy(from ? "worker-naming-tree" : "worker-naming", {
-    "routes/_middleware.ts": `const worker = crypto.randomUUID();
+/** A `routes/_middleware.ts` whose responses name the worker that answered (`X-Worker`). */
+export const WORKER_NAMING_MIDDLEWARE = `const worker = crypto.randomUUID();
     export const handler = async (c, next) => {
       await next();
       c.header("X-Worker", worker);
-    };`,
+    };`;
+
+/** A copy of the test app (or of `from`) whose responses name their worker; built. */
+export function workerNamingProject(from?: string): Promise<string> {
+  return builtCopy(from ? "worker-naming-tree" : "worker-naming", {
+    "routes/_middleware.ts": WORKER_NAMING_MIDDLEWARE,
   }, { from });
 }
 

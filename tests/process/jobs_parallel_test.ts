@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { builtCopy } from "../helpers/built_copy.ts";
 import { tempStorePath } from "../helpers/kv.ts";
-import { serveParallel } from "../helpers/parallel.ts";
+import { serveParallel, WORKER_NAMING_MIDDLEWARE } from "../helpers/parallel.ts";
 
 const JOBS = `import { defineJobs } from "shell/data";
 
@@ -45,11 +45,7 @@ Deno.test("two workers: every job runs once, and a key enqueued through both at 
   const root = await builtCopy("jobs-parallel", {
     "routes/_jobs.ts": JOBS,
     "routes/api/jobs.ts": API,
-    "routes/_middleware.ts": `const worker = crypto.randomUUID();
-    export const handler = async (c, next) => {
-      await next();
-      c.header("X-Worker", worker);
-    };`,
+    "routes/_middleware.ts": WORKER_NAMING_MIDDLEWARE,
   });
   const KV_PATH = await tempStorePath();
   await using server = await serveParallel(root, { KV_PATH });
@@ -61,7 +57,11 @@ Deno.test("two workers: every job runs once, and a key enqueued through both at 
       headers: { "content-type": "application/json" },
       client: fresh,
     });
-    if (!res.ok) throw new Error(`${res.status}: ${await res.text()}`);
+    if (!res.ok) {
+      await res.body?.cancel();
+      const failures = server.logs().filter((line) => line.level === "error");
+      throw new Error(`${res.status}: ${JSON.stringify(failures)}`);
+    }
     return { worker: res.headers.get("x-worker"), ...(await res.json()) };
   };
 

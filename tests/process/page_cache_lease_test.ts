@@ -12,16 +12,13 @@
  */
 import assert from "node:assert/strict";
 import { LEASE_LAPSE_MS } from "../../lib/cache/shared.ts";
+import { WORKER_NAMING_MIDDLEWARE } from "../helpers/parallel.ts";
 import { builtCopy } from "../helpers/built_copy.ts";
 import { tempStorePath } from "../helpers/kv.ts";
 import { freePort, startServer, type TestServer } from "../helpers/server.ts";
 
 const FILES = {
-  "routes/_middleware.ts": `const worker = crypto.randomUUID();
-    export const handler = async (c, next) => {
-      await next();
-      c.header("X-Worker", worker);
-    };`,
+  "routes/_middleware.ts": WORKER_NAMING_MIDDLEWARE,
   // Held while ["hold", n] is true in KV (30 s at most), its renders counted per \`n\`.
   "routes/held.tsx": `import { kvOf } from "shell/data";
     export const cache = { maxAge: 600 };

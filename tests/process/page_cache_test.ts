@@ -17,15 +17,11 @@ import type { StoredPage } from "../../lib/cache/entry.ts";
 import { memoryApp } from "../helpers/app.ts";
 import { builtCopy } from "../helpers/built_copy.ts";
 import { holdWriteLock, tempStorePath } from "../helpers/kv.ts";
-import { serveParallel } from "../helpers/parallel.ts";
+import { serveParallel, WORKER_NAMING_MIDDLEWARE } from "../helpers/parallel.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
 
 export const CACHED_FILES = {
-  "routes/_middleware.ts": `const worker = crypto.randomUUID();
-    export const handler = async (c, next) => {
-      await next();
-      c.header("X-Worker", worker);
-    };`,
+  "routes/_middleware.ts": WORKER_NAMING_MIDDLEWARE,
   "routes/cached.tsx": `import { kvOf } from "shell/data";
     export const cache = { maxAge: 600, tags: ["wall"] };
     export const handler = {

@@ -11,7 +11,7 @@
 import assert from "node:assert/strict";
 import { builtCopy } from "../helpers/built_copy.ts";
 import { tempStorePath } from "../helpers/kv.ts";
-import { serveParallel } from "../helpers/parallel.ts";
+import { serveParallel, WORKER_NAMING_MIDDLEWARE } from "../helpers/parallel.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
 
 /** The default deadline: a grace of 21 s, which the stop held for before. */
@@ -26,11 +26,7 @@ const line = (msg: string) => `console.log(JSON.stringify({ level: "info", msg: 
 
 const FILES = {
   // Which worker answered, under --parallel.
-  "routes/_middleware.ts": `const worker = crypto.randomUUID();
-    export const handler = async (c, next) => {
-      await next();
-      c.header("X-Worker", worker);
-    };`,
+  "routes/_middleware.ts": WORKER_NAMING_MIDDLEWARE,
   "routes/_jobs.ts": `import { defineJobs } from "shell/data";
     export default defineJobs({
       slow: {
