@@ -110,10 +110,16 @@ export async function renderPage(tree: PageTree, options: RenderOptions): Promis
     onError: watch?.onError,
     formState: options.formState,
   });
-  // `allReady` rejects when the render is aborted; that outcome is handled through `onError`.
-  const allReady = stream.allReady.catch(() => {});
+  // Whether React has already rendered everything (no Suspense boundary left waiting): a settled
+  // `allReady`'s reaction runs ahead of the await below. `allReady` rejects when the render is
+  // aborted; that outcome is handled through `onError`.
+  let complete = false;
+  const allReady = stream.allReady.then(() => {
+    complete = true;
+  }, () => {});
   options.inFlight?.hold(allReady);
-  const tail = watch?.shellReady(await isComplete(stream), allReady);
+  await undefined;
+  const tail = watch?.shellReady(complete, allReady);
   const body = tail ? stream.pipeThrough(tail) : stream;
   // Headers set on the response it made, not handed to its constructor, which converts and
   // copies them again (twice the CPU, measured: docs/performance.md).
@@ -124,14 +130,6 @@ export async function renderPage(tree: PageTree, options: RenderOptions): Promis
   }
   headers.set("Content-Type", "text/html; charset=utf-8");
   return res;
-}
-
-const PENDING = Symbol("pending");
-
-/** Whether React has already rendered everything (no Suspense boundary left waiting). */
-async function isComplete(stream: { allReady: Promise<void> }): Promise<boolean> {
-  // A settled `allReady` wins the race against the settled PENDING: it comes first.
-  return await Promise.race([stream.allReady, PENDING]) !== PENDING;
 }
 
 /**

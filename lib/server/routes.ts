@@ -84,7 +84,9 @@ function dispatcher(route: ManifestRoute, render: PageRenderer): Dispatch {
       (method === "HEAD" ? handlers.get("GET") : undefined) ??
       (page && (method === "GET" || method === "HEAD") ? renderPage : undefined);
     if (!run) return c.text("Method Not Allowed", 405, { Allow: allow });
-    const res = mutable(await run(c.req.raw, new Scope(c, route, render)));
+    const made = await run(c.req.raw, new Scope(c, route, render));
+    // The page's own render made its response: no need to probe it.
+    const res = run === renderPage ? made : mutable(made);
     if (method !== "HEAD") return res;
     // Stop the render behind a body nobody will read (see head.ts for the response itself).
     await res.body?.cancel();
