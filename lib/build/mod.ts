@@ -3,7 +3,8 @@
  * The build: scan `routes/` and `islands/`, read the server's module graph (`graph.ts`), bundle
  * the browser side - scripts, and the stylesheets the app imports (`styles/`) - (for production,
  * give the scripts Sentry debug IDs and compress both, and bundle the server's Sentry SDK:
- * `sentry_server_sdk.ts`), write the manifest, the local files both
+ * `sentry_server_sdk.ts`), write the manifest (for production, and the server bundled with it:
+ * `server_bundle.ts`), the local files both
  * sides' module graphs reached and the fingerprint of the sources it was made from. Production
  * builds into `_build/`, development into `_build/dev/`, so neither disturbs a server of the other
  * (the modules standing for stylesheets, `_build/css/`, are the same for both). The assets of the
@@ -25,6 +26,7 @@ import { precompress } from "./precompress.ts";
 import { BuildProblem, isBuildFailure, problemOf } from "./problem.ts";
 import { type Scan, scan } from "./scan.ts";
 import { buildServerSdk } from "./sentry_server_sdk.ts";
+import { bundleServer } from "./server_bundle.ts";
 import { buildStyles } from "./styles/mod.ts";
 import { cssModules } from "./styles/modules.ts";
 import { tailwind } from "./styles/tailwind.ts";
@@ -107,6 +109,8 @@ async function buildNow({ root, dev }: BuildOptions): Promise<void> {
     join(root, outDir, "manifest.gen.ts"),
     manifest(print.slice(0, 12), assets, styles.manifest),
   );
+  // What `deno task start` serves; before the fingerprint, which says the build is complete.
+  if (!dev) await bundleServer(root);
   // Outside the served folder: what reached the browser bundle, for the test that keeps
   // server-only modules out of it.
   await writeFile(join(root, outDir, "browser-inputs.json"), JSON.stringify(bundled.inputs));
