@@ -29,10 +29,15 @@ export const SERVER_ENTRIES = { serve: "lib/cli/serve.ts", launcher: "lib/cli/la
  */
 const LEFT_TO_DENO = /\/_build\/dev\/manifest\.gen\.ts$|\/routes\/_settings\.ts$/;
 
-/** Bundles the server into `_build/server/` (a production build, its manifest written). */
-export async function bundleServer(root: string): Promise<void> {
+/**
+ * Bundles the server into `_build/server/` (a production build, its manifest written); returns the
+ * files written, relative to that folder. Chunks are named by their content: those of earlier
+ * builds stay until `build/mod.ts` lets them go.
+ */
+export async function bundleServer(root: string): Promise<string[]> {
   const { build } = await import("esbuild");
-  await build({
+  const { metafile } = await build({
+    metafile: true,
     absWorkingDir: root,
     entryPoints: Object.fromEntries(
       Object.entries(SERVER_ENTRIES).map(([name, file]) => [name, join(root, file)]),
@@ -52,6 +57,8 @@ export async function bundleServer(root: string): Promise<void> {
     plugins: [serverResolver(root)],
     logLevel: "silent",
   });
+  const outdir = join(root, SERVER_DIR);
+  return Object.keys(metafile.outputs).map((file) => relative(outdir, join(root, file)));
 }
 
 function serverResolver(root: string): esbuild.Plugin {
