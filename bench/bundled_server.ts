@@ -1,8 +1,8 @@
 /**
  * @module
- * A prototype, not a way to ship: what serving a bundled server (esbuild, `lib/cli/start.ts` with
+ * A prototype: what serving a bundled server (esbuild, `lib/cli/serve.ts` with
  * the manifest, the routes and `lib/`) would change against serving them from source, as
- * `deno task start` does (docs/performance.md, "a bundled server"). On a built copy of the test
+ * `deno serve main.ts` does (docs/performance.md, "a bundled server"). On a built copy of the test
  * app it writes five bundles into `_bundle/<name>/`: `ext` and `all` (npm packages left to Deno, or
  * bundled too), `-min` (minified), `-map` (source maps in files of their own, which Deno applies to
  * stack traces); all split, so each `import()` stays lazy, none with an inline source map. Then
@@ -25,14 +25,12 @@
  *
  * `flock /tmp/bench.lock deno run -A bench/bundled_server.ts [held|same|alloc|cpu|peak|cold]`.
  *
- * The traps a bundle of this server meets, and what the prototype does with them: modules found
- * at run time by a computed path (the manifest in `cli/start.ts`, `routes/_settings.ts` in
- * `cli/declared.ts`) would load a second copy of `lib/` from source, so those two imports are
- * rewritten to literal ones; paths made from `import.meta.url` (`cli/root.ts`, `errors/digest.ts`,
- * `sentry/sdk.ts`'s bundles, `cli/stale_build.ts`'s check, run in a process of its own) still hold
- * from `_bundle/<name>/`, two folders below the root as `lib/cli/` is, but for the check's, which
- * is pointed back at `lib/cli/`; the CSS modules the import map sends to `_build/css/` are resolved
- * through it.
+ * Since bundle33 `deno task start` serves such a bundle (`lib/build/server_bundle.ts`, the
+ * `ext-map` variant); this prototype bundles `lib/cli/serve.ts` (the server, whose imports of the
+ * manifest and `routes/_settings.ts` are literal now) and compares it with the same module run
+ * from source. Paths made from `import.meta.url` (`cli/root.ts`, `errors/digest.ts`,
+ * `sentry/sdk.ts`'s bundles) still hold from `_bundle/<name>/`, two folders below the root as
+ * `lib/cli/` is; the CSS modules the import map sends to `_build/css/` are resolved through it.
  */
 import * as esbuild from "esbuild";
 import { existsSync } from "node:fs";
@@ -63,16 +61,6 @@ const VARIANTS: Variant[] = [
   { name: "all-min", packages: "bundle", minify: true },
 ];
 
-/** Source rewrites for the imports esbuild cannot follow (see the module's comment). */
-const REWRITES: Record<string, [string, string][]> = {
-  "lib/cli/start.ts": [["import(manifestFile)", 'import("../../_build/manifest.gen.ts")']],
-  "lib/cli/declared.ts": [[
-    "import(pathToFileURL(file).href)",
-    'import("../../routes/_settings.ts")',
-  ]],
-  "lib/cli/stale_build.ts": [['"./stale_build_check.ts"', '"../../lib/cli/stale_build_check.ts"']],
-};
-
 const BUILD_TOOLS = /^(esbuild|lightningcss|tailwindcss|@tailwindcss\/|@babel\/)/;
 
 function serverResolver(root: string, packages: Variant["packages"]): esbuild.Plugin {
@@ -85,7 +73,12 @@ function serverResolver(root: string, packages: Variant["packages"]): esbuild.Pl
         if (path.startsWith("node:")) return { path, external: true };
         if (/^\.\.?\//.test(path)) {
           // A CSS module the import map sends to its generated module in `_build/css/`.
-          const local = "./" + relative(root, resolve(dirname(importer), path));
+          const file = resolve(dirname(importer), path);
+          // Never reached in production (`build/server_bundle.ts` leaves them to Deno too).
+          if (file.includes("/_build/dev/") || !existsSync(file) && file.endsWith("_settings.ts")) {
+            return { path, external: true };
+          }
+          const local = "./" + relative(root, file);
           const target = resolveAlias(aliases, local);
           return target ? { path: join(root, target) } : undefined;
         }
@@ -96,22 +89,6 @@ function serverResolver(root: string, packages: Variant["packages"]): esbuild.Pl
         const external = packages === "external" || BUILD_TOOLS.test(path);
         return external ? { path, external: true } : undefined;
       });
-      build.onLoad(
-        { filter: /\/lib\/cli\/(start|declared|stale_build)\.ts$/ },
-        async ({ path }) => {
-          let source = await Deno.readTextFile(path);
-          const file = relative(root, path);
-          // An app without `routes/_settings.ts` never reaches that import.
-          if (file === "lib/cli/declared.ts" && !existsSync(join(root, "routes/_settings.ts"))) {
-            return { contents: source, loader: "ts" };
-          }
-          for (const [from, to] of REWRITES[file]) {
-            if (!source.includes(from)) throw new Error(`${path} no longer holds ${from}`);
-            source = source.replace(from, to);
-          }
-          return { contents: source, loader: "ts" };
-        },
-      );
     },
   };
 }
@@ -119,7 +96,7 @@ function serverResolver(root: string, packages: Variant["packages"]): esbuild.Pl
 async function bundle(root: string, variant: Variant): Promise<string> {
   const outdir = join(root, "_bundle", variant.name);
   await esbuild.build({
-    entryPoints: { start: join(root, "lib/cli/start.ts") },
+    entryPoints: { start: join(root, "lib/cli/serve.ts") },
     outdir,
     bundle: true,
     splitting: true,
@@ -400,7 +377,7 @@ const bundles: [string, string][] = [];
 for (const variant of VARIANTS) bundles.push([variant.name, await bundle(root, variant)]);
 await esbuild.stop();
 const v8Flags = await startV8Flags(root);
-const source: [string, string] = ["source", "lib/cli/start.ts"];
+const source: [string, string] = ["source", "lib/cli/serve.ts"];
 
 if (mode === "held") await held(root, [["limit", "bench/bare.ts"], source, ...bundles], v8Flags);
 else if (mode === "alloc") await alloc(root, [source, ...bundles], v8Flags);

@@ -9,12 +9,13 @@
  * the build so that checking costs no esbuild import.
  */
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { filesBelow } from "./files.ts";
 import { type Sources, SOURCES_FILE } from "./graph.ts";
 import { SALT_FILE } from "./salt.ts";
+import { SERVER_DIR } from "./server_bundle.ts";
 
 /** Listed afresh at every check: what the build scans, and what the server serves as it is. */
 export const SOURCE_FOLDERS = ["routes", "islands", "lib", "static"];
@@ -56,8 +57,12 @@ export async function recordedSources(root: string, dev: boolean): Promise<Sourc
   return text === undefined ? undefined : JSON.parse(text);
 }
 
-/** True when the sources (or the mode) changed since the last build, or there was none. */
+/**
+ * True when the sources (or the mode) changed since the last build, or there was none, or (in
+ * production) it left no server bundle: a build made before the server was bundled.
+ */
 export async function isStale(root: string, dev: boolean): Promise<boolean> {
+  if (!dev && !existsSync(join(root, SERVER_DIR, "serve.js"))) return true;
   const last = await readFile(join(root, buildDir(dev), "fingerprint"), "utf8")
     .catch(ignoreNotFound);
   return last !== await fingerprint(root, dev);

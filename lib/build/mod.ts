@@ -3,7 +3,8 @@
  * The build: scan `routes/` and `islands/`, read the server's module graph (`graph.ts`), bundle
  * the browser side - scripts, and the stylesheets the app imports (`styles/`) - (for production,
  * give the scripts Sentry debug IDs and compress both, and bundle the server's Sentry SDK:
- * `sentry_server_sdk.ts`), write the manifest, the local files both
+ * `sentry_server_sdk.ts`), write the manifest (for production, and the server bundled with it:
+ * `server_bundle.ts`), the local files both
  * sides' module graphs reached and the fingerprint of the sources it was made from. Production
  * builds into `_build/`, development into `_build/dev/`, so neither disturbs a server of the other
  * (the modules standing for stylesheets, `_build/css/`, are the same for both). The assets of the
@@ -25,6 +26,7 @@ import { precompress } from "./precompress.ts";
 import { BuildProblem, isBuildFailure, problemOf } from "./problem.ts";
 import { type Scan, scan } from "./scan.ts";
 import { buildServerSdk } from "./sentry_server_sdk.ts";
+import { bundleServer, SERVER_DIR } from "./server_bundle.ts";
 import { buildStyles } from "./styles/mod.ts";
 import { cssModules } from "./styles/modules.ts";
 import { tailwind } from "./styles/tailwind.ts";
@@ -96,7 +98,7 @@ async function buildNow({ root, dev }: BuildOptions): Promise<void> {
     files.push(...await precompress(join(root, assetDir), files));
     await buildServerSdk(root, outDir);
   }
-  await keepRecentAssets(join(root, outDir), files);
+  await keepRecent(join(root, assetDir), join(root, outDir, "builds.json"), files);
 
   const sources: Sources = {
     server: graph.server,
@@ -107,6 +109,11 @@ async function buildNow({ root, dev }: BuildOptions): Promise<void> {
     join(root, outDir, "manifest.gen.ts"),
     manifest(print.slice(0, 12), assets, styles.manifest),
   );
+  // What `deno task start` serves; before the fingerprint, which says the build is complete.
+  if (!dev) {
+    const chunks = await bundleServer(root);
+    await keepRecent(join(root, SERVER_DIR), join(root, outDir, "server-builds.json"), chunks);
+  }
   // Outside the served folder: what reached the browser bundle, for the test that keeps
   // server-only modules out of it.
   await writeFile(join(root, outDir, "browser-inputs.json"), JSON.stringify(bundled.inputs));
@@ -142,17 +149,19 @@ export async function scanProject(root: string): Promise<{ scan: Scan; actions: 
   return { scan: found, actions };
 }
 
-/** Deletes the assets that none of the last `KEPT_BUILDS` builds wrote. */
-async function keepRecentAssets(outDir: string, files: string[]): Promise<void> {
-  const history = join(outDir, "builds.json");
+/**
+ * Deletes the files under `dir` that none of the last `KEPT_BUILDS` builds wrote (`files`, this
+ * build's, are recorded in `history`): a server still running an earlier build may yet need one
+ * (an island's chunk, a lazy chunk of the server's bundle).
+ */
+export async function keepRecent(dir: string, history: string, files: string[]): Promise<void> {
   const earlier: string[][] = JSON.parse(
     await readFile(history, "utf8").catch(ignoreNotFound) ?? "[]",
   );
   const recent = [files, ...earlier].slice(0, KEPT_BUILDS);
   const kept = new Set(recent.flat());
-  const assets = join(outDir, "static");
-  for (const file of await filesBelow(assets)) {
-    if (!kept.has(file)) await rm(join(assets, file));
+  for (const file of await filesBelow(dir)) {
+    if (!kept.has(file)) await rm(join(dir, file));
   }
   await writeFile(history, JSON.stringify(recent));
 }

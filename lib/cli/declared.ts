@@ -7,23 +7,21 @@
  * framework's, unless those fail.
  */
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import type { SettingsDeclaration } from "../settings/declare.ts";
 import { PROJECT_ROOT } from "./root.ts";
 import { readSettings, type Settings, SettingsError, settingsOrExit } from "./settings.ts";
 
 /** `routes/_settings.ts`'s declaration; undefined when the product has none. */
-export async function declaredSettings(
-  root = PROJECT_ROOT,
-): Promise<SettingsDeclaration | undefined> {
-  const file = join(root, "routes", "_settings.ts");
+export async function declaredSettings(): Promise<SettingsDeclaration | undefined> {
   try {
-    await Deno.stat(file);
+    await Deno.stat(join(PROJECT_ROOT, "routes", "_settings.ts"));
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) return undefined;
     throw error;
   }
-  return (await import(pathToFileURL(file).href)).default;
+  // A literal import: the server's bundle holds the module, as it holds the manifest that imports
+  // it too (`build/server_bundle.ts`).
+  return (await import("../../routes/_settings.ts")).default;
 }
 
 /**

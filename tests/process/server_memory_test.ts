@@ -10,10 +10,13 @@
  * `node:fs`; every module loaded stays in the heap, which V8 grows to a multiple of what it holds.
  * With Sentry on as production runs it (on Deno's OpenTelemetry), the SDK's errors-only bundle: not
  * the one with the SDK's own tracing and the code of all its integrations, nor the packages.
+ * Modules are named by URL whether loaded from source or from the server's bundle, whose chunks
+ * stand for the modules their source maps list (`helpers/loaded_modules.ts`).
  */
 import assert from "node:assert/strict";
 import { startSentryReceiver } from "shell/testing";
 import { builtFixture } from "../helpers/built_copy.ts";
+import { loadedModules } from "../helpers/loaded_modules.ts";
 import { startOtlpReceiver, tracedEnv } from "../helpers/otlp_receiver.ts";
 import { copyProject } from "../helpers/project_copy.ts";
 import { freePort, startServer } from "../helpers/server.ts";
@@ -39,27 +42,6 @@ Deno.test("a server that builds as it starts holds none of the build's native mo
   const children = await Deno.readTextFile(`/proc/${server.pid}/task/${server.pid}/children`);
   assert.equal(children.trim(), "");
 });
-
-/** The URLs of the scripts V8 has loaded, over the inspector protocol. */
-async function loadedScripts(inspectPort: number): Promise<string[]> {
-  const [target] = await (await fetch(`http://127.0.0.1:${inspectPort}/json/list`)).json();
-  const socket = new WebSocket(target.webSocketDebuggerUrl);
-  const urls: string[] = [];
-  try {
-    await new Promise((open, fail) => [socket.onopen, socket.onerror] = [open, fail]);
-    await new Promise<void>((done) => {
-      socket.onmessage = ({ data }) => {
-        const message = JSON.parse(data);
-        if (message.method === "Debugger.scriptParsed") urls.push(message.params.url);
-        if (message.id === 1) done(); // after every scriptParsed of what is loaded
-      };
-      socket.send(JSON.stringify({ id: 1, method: "Debugger.enable" }));
-    });
-  } finally {
-    socket.close();
-  }
-  return urls;
-}
 
 /** What a server that serves pages never needs, each with where it went. */
 const NOT_LOADED: [RegExp, string][] = [
@@ -87,7 +69,7 @@ Deno.test("a server that served pages holds none of the modules only other work 
     await (await server.fetch(path)).body?.cancel();
   }
 
-  const scripts = await loadedScripts(inspectPort);
+  const scripts = await loadedModules(inspectPort);
   assert.ok(scripts.some((url) => url.endsWith("/lib/server/app.tsx")), "the app is loaded");
   const held = heldOf(scripts, NOT_LOADED);
   assert.deepEqual(held, [], "each module loaded stays in the heap for as long as the server runs");
@@ -97,14 +79,15 @@ Deno.test("a Sentry-on server on Deno's OpenTelemetry holds only the SDK's error
   await using receiver = startSentryReceiver();
   await using otlp = startOtlpReceiver();
   const inspectPort = freePort();
-  // The server's process as the launcher starts it: Deno's OpenTelemetry on, Sentry for errors.
+  // The server's process as the launcher starts it (the bundle's entry): Deno's OpenTelemetry on,
+  // Sentry for errors.
   await using server = await startServer(tracedEnv(otlp, receiver.dsn), {
     root: await builtFixture(),
-    args: () => ["run", "-A", `--inspect=127.0.0.1:${inspectPort}`, "lib/cli/start.ts"],
+    args: () => ["run", "-A", `--inspect=127.0.0.1:${inspectPort}`, "_build/server/serve.js"],
   });
   for (const path of ["/", "/list"]) await (await server.fetch(path)).body?.cancel();
 
-  const scripts = await loadedScripts(inspectPort);
+  const scripts = await loadedModules(inspectPort);
   const sdk = scripts.filter((url) => /\/_build\/server-sdk\/|\/@sentry\//.test(url));
   assert.deepEqual(sdk.map((url) => url.replace(/^.*\/_build\//, "_build/")), [
     "_build/server-sdk/sdk.js",
