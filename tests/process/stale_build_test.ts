@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { buildDir } from "../../lib/build/fingerprint.ts";
+import { SERVER_DIR } from "../../lib/build/server_bundle.ts";
 import { isStaleApart } from "../../lib/cli/stale_build.ts";
 
 Deno.test("a tree never built is stale, answered by the child process", async () => {
@@ -27,8 +28,11 @@ Deno.test("a tree never built is stale, answered by the child process", async ()
 Deno.test("what the check throws reaches the start as it was thrown", async () => {
   const root = await mkdtemp(join(tmpdir(), "stale-build-"));
   try {
-    // The last build's fingerprint unreadable: a directory where the file should be.
+    // The last build's fingerprint unreadable: a directory where the file should be. (With its
+    // server bundle, or the check answers "stale" before it reads the fingerprint.)
     await mkdir(join(root, buildDir(false), "fingerprint"), { recursive: true });
+    await mkdir(join(root, SERVER_DIR), { recursive: true });
+    await Deno.writeTextFile(join(root, SERVER_DIR, "serve.js"), "");
     await assert.rejects(isStaleApart(root, false), (error: Error & { code?: string }) => {
       assert.match(error.message, /^EISDIR: /);
       assert.equal(error.code, "EISDIR");
