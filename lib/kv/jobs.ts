@@ -16,6 +16,7 @@ import { Cron } from "croner";
 import { log, loggedHeader } from "../server/log.ts";
 import { NO_LINKS, type Telemetry } from "../server/telemetry.ts";
 import { describe, digestOf } from "../errors/digest.ts";
+import { retrying } from "./commit.ts";
 import { assertFits, KvLimitError } from "./limits.ts";
 import { type ProductSettings, withJobSettings } from "../settings/declare.ts";
 
@@ -168,7 +169,10 @@ export interface Jobs<J extends AnyJobs = AnyJobs> {
   /** How many of them run at once in a process (`JobsOptions.concurrency`). */
   readonly concurrency: number;
   /**
-   * Enqueues a job; resolves `false`, enqueuing nothing, when its `key` was enqueued before.
+   * Enqueues a job; resolves `false`, enqueuing nothing, when its `key` was enqueued before. A
+   * commit refused by another handle's lock on the file is tried again, for up to 2 s.
+   *
+   * @throws {KvBusyError} When the file stayed locked by another handle.
    */
   enqueue<N extends keyof J & string>(
     kv: Deno.Kv,
@@ -297,8 +301,14 @@ export function defineJobs<J extends AnyJobs>(
     definitions,
     concurrency,
     add,
-    async enqueue(kv, name, payload, options) {
-      return (await add(kv.atomic(), name, payload, options).commit()).ok;
+    // Another handle on the file (a `--parallel` worker keeping the build's assets, a racing
+    // keyed enqueue) can refuse the commit at once with SQLite's lock: tried again, bounded, as
+    // every write of the shell is - a key taken is an answer, not a race to retry.
+    enqueue(kv, name, payload, options) {
+      return retrying(`enqueueing job "${name}"`, async (commit) => {
+        const result = await commit(add(kv.atomic(), name, payload, options));
+        return result.ok || ("locked" in result ? undefined : false);
+      });
     },
   };
   return jobs;
