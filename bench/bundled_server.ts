@@ -33,10 +33,9 @@
  * `lib/cli/` is; the CSS modules the import map sends to `_build/css/` are resolved through it.
  */
 import * as esbuild from "esbuild";
-import { existsSync } from "node:fs";
-import { dirname, join, relative, resolve } from "node:path";
+import { join, relative } from "node:path";
 import { copyProject, PROJECT_ROOT } from "../tests/helpers/project_copy.ts";
-import { localAliases, resolveAlias } from "../lib/build/import_map.ts";
+import { serverBuildOptions } from "../lib/build/server_bundle.ts";
 import { sentryOtlpEnv } from "../lib/otel/env.ts";
 import { rssMb, start, startV8Flags } from "./process.ts";
 import { freePort, heldBy } from "./inspector.ts";
@@ -61,55 +60,12 @@ const VARIANTS: Variant[] = [
   { name: "all-min", packages: "bundle", minify: true },
 ];
 
-const BUILD_TOOLS = /^(esbuild|lightningcss|tailwindcss|@tailwindcss\/|@babel\/)/;
-
-function serverResolver(root: string, packages: Variant["packages"]): esbuild.Plugin {
-  return {
-    name: "server",
-    async setup(build) {
-      const aliases = await localAliases(root);
-      build.onResolve({ filter: /.*/ }, ({ path, importer, kind }) => {
-        if (kind === "entry-point" || importer.includes("/node_modules/")) return undefined;
-        if (path.startsWith("node:")) return { path, external: true };
-        if (/^\.\.?\//.test(path)) {
-          // A CSS module the import map sends to its generated module in `_build/css/`.
-          const file = resolve(dirname(importer), path);
-          // Never reached in production (`build/server_bundle.ts` leaves them to Deno too).
-          if (file.includes("/_build/dev/") || !existsSync(file) && file.endsWith("_settings.ts")) {
-            return { path, external: true };
-          }
-          const local = "./" + relative(root, file);
-          const target = resolveAlias(aliases, local);
-          return target ? { path: join(root, target) } : undefined;
-        }
-        const target = resolveAlias(aliases, path);
-        if (target) return { path: join(root, target) };
-        // A package: Deno resolves it through deno.json, or esbuild finds it in node_modules. The
-        // build's tools (native binaries) are Deno's either way: only `deno task dev` loads them.
-        const external = packages === "external" || BUILD_TOOLS.test(path);
-        return external ? { path, external: true } : undefined;
-      });
-    },
-  };
-}
-
 async function bundle(root: string, variant: Variant): Promise<string> {
   const outdir = join(root, "_bundle", variant.name);
   await esbuild.build({
-    entryPoints: { start: join(root, "lib/cli/serve.ts") },
-    outdir,
-    bundle: true,
-    splitting: true,
-    format: "esm",
-    platform: "node",
-    target: "esnext",
-    // Deno's conditions for a package's exports.
-    conditions: ["deno", "node", "import", "default"],
-    jsx: "automatic",
-    jsxImportSource: "shell",
+    ...serverBuildOptions(root, { start: "lib/cli/serve.ts" }, outdir, variant.packages),
     minify: variant.minify,
     sourcemap: variant.sourcemap ? "linked" : false,
-    define: { "process.env.NODE_ENV": '"production"' },
     // A bundled CommonJS package's `require("util")`: Deno's own Node modules.
     banner: variant.packages === "bundle"
       ? {
@@ -117,7 +73,6 @@ async function bundle(root: string, variant: Variant): Promise<string> {
           "const require = __cr(import.meta.url);",
       }
       : undefined,
-    plugins: [serverResolver(root, variant.packages)],
     logLevel: "error",
   });
   return relative(root, join(outdir, "start.js"));

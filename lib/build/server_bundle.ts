@@ -36,13 +36,33 @@ const LEFT_TO_DENO = /\/_build\/dev\/manifest\.gen\.ts$|\/routes\/_settings\.ts$
  */
 export async function bundleServer(root: string): Promise<string[]> {
   const { build } = await import("esbuild");
+  const outdir = join(root, SERVER_DIR);
   const { metafile } = await build({
+    ...serverBuildOptions(root, SERVER_ENTRIES, outdir),
     metafile: true,
+    sourcemap: "linked",
+    logLevel: "silent",
+  });
+  return Object.keys(metafile.outputs).map((file) => relative(outdir, join(root, file)));
+}
+
+/**
+ * What a server bundle is built with, bar its source maps and logging: `entries` (names to files
+ * from `root`) into `outdir`, split, our modules bundled and npm packages left to Deno unless
+ * `packages` is `"bundle"` (`bench/bundled_server.ts` weighs both).
+ */
+export function serverBuildOptions(
+  root: string,
+  entries: Record<string, string>,
+  outdir: string,
+  packages: "external" | "bundle" = "external",
+): esbuild.BuildOptions {
+  return {
     absWorkingDir: root,
     entryPoints: Object.fromEntries(
-      Object.entries(SERVER_ENTRIES).map(([name, file]) => [name, join(root, file)]),
+      Object.entries(entries).map(([name, file]) => [name, join(root, file)]),
     ),
-    outdir: join(root, SERVER_DIR),
+    outdir,
     bundle: true,
     splitting: true,
     format: "esm",
@@ -52,22 +72,21 @@ export async function bundleServer(root: string): Promise<string[]> {
     conditions: ["deno", "node", "import", "default"],
     jsx: "automatic",
     jsxImportSource: "shell",
-    sourcemap: "linked",
     define: { "process.env.NODE_ENV": '"production"' },
-    plugins: [serverResolver(root)],
-    logLevel: "silent",
-  });
-  const outdir = join(root, SERVER_DIR);
-  return Object.keys(metafile.outputs).map((file) => relative(outdir, join(root, file)));
+    plugins: [serverResolver(root, packages)],
+  };
 }
 
-function serverResolver(root: string): esbuild.Plugin {
+/** A package's own imports, when packages are bundled; the build's tools (native) never are. */
+const BUILD_TOOLS = /^(esbuild|lightningcss|tailwindcss|@tailwindcss\/|@babel\/)/;
+
+function serverResolver(root: string, packages: "external" | "bundle"): esbuild.Plugin {
   return {
     name: "server",
     async setup(build) {
       const aliases = await localAliases(root);
       build.onResolve({ filter: /.*/ }, ({ path, importer, kind }) => {
-        if (kind === "entry-point") return undefined;
+        if (kind === "entry-point" || importer.includes("/node_modules/")) return undefined;
         if (path.startsWith("node:")) return { path, external: true };
         if (/^\.\.?\//.test(path)) {
           const file = resolve(dirname(importer), path);
@@ -80,8 +99,9 @@ function serverResolver(root: string): esbuild.Plugin {
         }
         const target = resolveAlias(aliases, path);
         if (target) return { path: join(root, target) };
-        // A package (`hono`, `npm:...`): Deno's, through deno.json.
-        return { path, external: true };
+        // A package (`hono`, `npm:...`): Deno's, through deno.json, unless bundled too.
+        const external = packages === "external" || BUILD_TOOLS.test(path);
+        return external ? { path, external: true } : undefined;
       });
     },
   };
