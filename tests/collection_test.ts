@@ -1063,3 +1063,40 @@ Deno.test("also: what it adds counts toward KV's commit limits, beyond them a Kv
   assert.equal((await kv.get(["notes", "a"])).value, big);
   assert.equal((await cards.get(kv, kept.id))?.id, kept.id);
 });
+
+Deno.test("also: a key under the collection's own name is refused, naming it, with nothing stored", async () => {
+  using kv = await open();
+  const kept = await cards.create(kv, card({ owner: "ada" }));
+  const snapshot = async () =>
+    (await Array.fromAsync(kv.list({ prefix: [] }))).map(({ key, value }) => ({ key, value }));
+  const before = await snapshot();
+  // Each would have left an index or a change log disagreeing with the items: a second holder of
+  // a unique value, an item with no index entry, a counter moved under live pages. Before, all
+  // committed with the write.
+  const intrusions: [string, (atomic: Deno.AtomicOperation) => unknown][] = [
+    ["set", (atomic) => atomic.set(["cards", "unique", "byOwner", "bob"], { id: kept.id })],
+    ["delete", (atomic) => atomic.delete(["cards", "index", "byColumn", "a", kept.id])],
+    ["check", (atomic) => atomic.check({ key: ["cards", "items", kept.id], versionstamp: null })],
+    ["sum", (atomic) => atomic.sum(["cards", "log", "latest"], 1n)],
+    ["mutate", (atomic) => atomic.mutate({ type: "delete", key: ["cards", "items", kept.id] })],
+    ["enqueue", (atomic) => atomic.enqueue("m", { keysIfUndelivered: [["cards", "items", "x"]] })],
+  ];
+  for (const [what, also] of intrusions) {
+    await assert.rejects(
+      cards.create(kv, card(), { also }),
+      (error) =>
+        error instanceof TypeError &&
+        /cards: also may not touch .*\[ "cards", /.test(error.message),
+      what,
+    );
+    await assert.rejects(cards.update(kv, kept.id, { points: 2 }, { also }), TypeError, what);
+    await assert.rejects(cards.delete(kv, kept.id, { also }), TypeError, what);
+  }
+  assert.deepEqual(await snapshot(), before, "nothing committed");
+  // The product's own keys, and another collection's item as a check, still go with the write.
+  const other = ["notes", "cards-touched"];
+  await cards.update(kv, kept.id, { points: 3 }, {
+    also: (atomic) => atomic.set(other, 1).check({ key: ["cardsX", "items"], versionstamp: null }),
+  });
+  assert.equal((await kv.get(other)).value, 1);
+});

@@ -65,25 +65,31 @@ export class MeasuredAtomic {
 
   /**
    * `op` for the product's own additions (a write's `also`): what they add is measured as this
-   * operation's own, so `assertFits` afterwards sees the whole commit.
+   * operation's own, so `assertFits` afterwards sees the whole commit; and every key they check or
+   * mutate (a message's `keysIfUndelivered` too) goes through `guard` first, which throws for a key
+   * that is not theirs to touch.
    */
-  get measuring(): Deno.AtomicOperation {
+  measuring(guard: (key: Deno.KvKey) => void): Deno.AtomicOperation {
     const op = this.op;
     const measured = (key: Deno.KvKey, value: unknown, size = valueSize(value)) => {
+      guard(key);
       this.#mutations++;
       this.#payload += 2 * keySize(key) + size;
       this.#writtenKeys += keySize(key);
     };
     const product: Deno.AtomicOperation = Object.assign(Object.create(op), {
       check: (...checks: Deno.AtomicCheck[]) => {
+        for (const check of checks) guard(check.key);
         for (const check of checks) this.check(check);
         return product;
       },
       set: (key: Deno.KvKey, value: unknown, options?: { expireIn?: number }) => {
+        guard(key);
         this.set(key, value, options);
         return product;
       },
       delete: (key: Deno.KvKey) => {
+        guard(key);
         this.delete(key);
         return product;
       },
@@ -91,6 +97,7 @@ export class MeasuredAtomic {
       min: (key: Deno.KvKey, n: bigint) => (measured(key, 0, 8), op.min(key, n), product),
       max: (key: Deno.KvKey, n: bigint) => (measured(key, 0, 8), op.max(key, n), product),
       mutate: (...mutations: Deno.KvMutation[]) => {
+        for (const mutation of mutations) guard(mutation.key);
         for (const mutation of mutations) {
           if (mutation.type === "delete") this.delete(mutation.key);
           else if (mutation.type === "set") this.set(mutation.key, mutation.value, mutation);
@@ -102,6 +109,7 @@ export class MeasuredAtomic {
         return product;
       },
       enqueue: (value: unknown, options?: Parameters<Deno.AtomicOperation["enqueue"]>[1]) => {
+        for (const key of options?.keysIfUndelivered ?? []) guard(key);
         const size = valueSize(value);
         if (size > MAX_VALUE_BYTES) {
           throw new KvLimitError(

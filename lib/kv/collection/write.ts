@@ -82,8 +82,9 @@ export interface CreateOptions {
    * all when an update changes nothing. A check it adds that fails fails every try (a
    * `KvBusyError`): give a job a key no earlier commit took, such as the new item's id. An async
    * one is awaited before the commit; its rejection is the write's (nothing committed). It gets
-   * the write's own atomic operation: it adds keys of the product's, never the collection's own
-   * (its items, indexes and change logs, which the write sets and checks itself). What it adds
+   * the write's own atomic operation: it adds keys of the product's. One under the collection's
+   * name (its items, indexes and change logs, which the write sets and checks itself) is a
+   * `TypeError` naming the key, with nothing committed. What it adds
    * counts toward KV's limits on one commit: beyond them the write throws a `KvLimitError`.
    */
   also?: (atomic: Deno.AtomicOperation, id: string) => unknown;
@@ -282,10 +283,25 @@ async function commitChange(
   // An async one's later additions, or its rejection, are the write's. Only a promise is awaited:
   // `jobs.add` answers the AtomicOperation, whose `then` throws ("did you forget to call commit()").
   // Measured with the rest: too much added is a `KvLimitError`, not KV's bare `TypeError`.
-  const added = also?.(atomic.measuring, id);
+  const added = also?.(atomic.measuring(outside(d)), id);
   if (added instanceof Promise) await added;
   if (also) atomic.assertFits();
   return await commit(atomic.op);
+}
+
+/**
+ * The guard of what `also` adds: none of it under the collection's name. An item, an index entry
+ * or a log counter set or deleted there would leave the indexes or the change logs disagreeing
+ * with the items, with nothing to tell; a check there is `checks`' (`collection.check(item)`).
+ */
+function outside(d: Declared): (key: Deno.KvKey) => void {
+  return (key) => {
+    if (key[0] !== d.name) return;
+    throw new TypeError(
+      `${d.name}: also may not touch the collection's own keys (${Deno.inspect(key)}): ` +
+        "the write keeps its items, indexes and change logs itself",
+    );
+  };
 }
 
 /**
