@@ -48,6 +48,7 @@ export {
   type ViewOptions,
 } from "./kv/collection/collection.ts";
 export type { Page } from "./kv/collection/read.ts";
+export type { Collision, ReindexOptions, ReindexReport } from "./kv/collection/reindex.ts";
 export type { CollectionSchema, InputOf, OutputOf, SchemaResult } from "./kv/collection/schema.ts";
 export type { CreateOptions, Patch, WriteOptions } from "./kv/collection/write.ts";
 export {

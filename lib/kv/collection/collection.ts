@@ -20,6 +20,7 @@ import {
   type View,
 } from "./declared.ts";
 import type { CollectionSchema, InputOf, OutputOf } from "./schema.ts";
+import { reindex, type ReindexOptions, type ReindexReport } from "./reindex.ts";
 import { findItem, getItem, listItems, PAGE, type Page, snapshotOf } from "./read.ts";
 import {
   createItem,
@@ -280,6 +281,17 @@ export interface Collection<T, In = T, I extends string = string, U extends stri
    * `FeedGapError` (start again from a snapshot).
    */
   changes(kv: Deno.Kv, view?: Omit<ViewOptions<I>, "limit">): Feed<Change<T>>;
+  /**
+   * Makes every item's index entries again as the declaration now spells them - after an index
+   * was added, given a `normalize` or another `key`, or dropped - and deletes the stale ones:
+   * in batches, one item's atomic commit at a time (a write of another worker that lands first
+   * wins), resuming where a stopped run was. An item already indexed is not written. A unique
+   * value two items now have is reported with both ids, never settled by dropping one.
+   * `deno task kv:reindex <name>` runs it on the app's store.
+   *
+   * @throws {DOMException} The signal's reason, when it ends the run (the next one goes on).
+   */
+  reindex(kv: Deno.Kv, options?: ReindexOptions): Promise<ReindexReport>;
 }
 
 /**
@@ -345,6 +357,7 @@ export function collection<
     delete: (kv, id, write) => deleteItem(kv, d, id, write),
     check: ({ id, versionstamp }) => itemCheck(d, id, versionstamp),
     checkAbsent: (index, value) => absenceCheck(d, index, value),
+    reindex: (kv, options) => reindex(kv, d, options),
     async snapshot(kv, { limit = 100, ...given } = {}) {
       const v = view(given);
       if (v.index !== undefined && !isIndexValue(d, v.index, v.value)) {

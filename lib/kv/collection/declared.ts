@@ -12,6 +12,7 @@
  * | `[name, "log", "events", seq]`               | change `seq` of the collection (expiring)  |
  * | `[name, "logs", index, value, "latest"]`     | the last change number of one index value  |
  * | `[name, "logs", index, value, "events", seq]`| change `seq` of that value's view          |
+ * | `[name, "reindex"]`                          | where a stopped `reindex` goes on from     |
  *
  * Index entries hold copies, not ids, so that listing by index is one range query; they are
  * written in the same commit as the item, so they always agree with it.
@@ -71,6 +72,8 @@ export const keys = {
     index,
     value,
   ],
+  /** Where a `reindex` run that was stopped goes on from. */
+  reindex: (d: Declared): Deno.KvKey => [d.name, "reindex"],
   /** The prefix a listing reads: the whole collection, an index, or one value of it. */
   listing(d: Declared, view: View): Deno.KvKey {
     if (view.index === undefined) return keys.items(d);

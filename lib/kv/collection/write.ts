@@ -107,8 +107,17 @@ export interface WriteOptions extends CreateOptions {
   versionstamp?: string;
 }
 
-const KEEP = Symbol("keep");
-type Decision = object | null | typeof KEEP;
+/** What `decide` answers to leave the item as it is: nothing written. */
+export const KEEP = Symbol("keep");
+export type Decision = object | null | typeof KEEP;
+
+/**
+ * A write's own options: `skip` names unique indexes the commit leaves alone (a reindex's item
+ * whose value there another item holds: its other entries are still written).
+ */
+interface Staging extends CreateOptions {
+  skip?: ReadonlySet<string>;
+}
 
 export async function createItem(
   kv: Deno.Kv,
@@ -183,12 +192,12 @@ function assertTransitions(d: Declared, from: object, to: object): void {
  * leave it), and commits that, checking `checks` too; again from the read when the commit lost a
  * race, where a check that no longer holds ends the write (its item changed: no retry can pass).
  */
-function write(
+export function write(
   kv: Deno.Kv,
   d: Declared,
   id: string,
   what: string,
-  { checks = [], also }: CreateOptions,
+  { checks = [], also, skip }: Staging,
   decide: (current: Deno.KvEntryMaybe<object>) => Decision | Promise<Decision>,
 ): Promise<{ entity: Entity<object> | null; written?: string }> {
   return inTurn(kv, d, () =>
@@ -206,7 +215,7 @@ function write(
         const { value, versionstamp } = current;
         return { entity: value === null ? null : { id, value, versionstamp: versionstamp! } };
       }
-      const result = await commitChange(kv, d, id, [current, ...others], next, commit, also);
+      const result = await commitChange(kv, d, id, [current, ...others], next, commit, also, skip);
       if (!result.ok) return undefined;
       const { versionstamp } = result;
       return { entity: next && { id, value: next, versionstamp }, written: versionstamp };
@@ -249,11 +258,12 @@ async function commitChange(
   next: object | null,
   commit: Commit,
   also: CreateOptions["also"],
+  skip?: ReadonlySet<string>,
 ): Promise<Deno.KvCommitResult | Deno.KvCommitError> {
   const atomic = new MeasuredAtomic(kv).check(current);
   for (const other of others) atomic.check(other);
   try {
-    const { logs, claims, releases } = stageItem(atomic, d, id, current.value, next);
+    const { logs, claims, releases } = stageItem(atomic, d, id, current.value, next, skip);
     const logKeys = logs.map(({ view }) => keys.log(d, view));
     const read = await getAll(kv, [...logKeys.map((log) => log.latest), ...claims, ...releases]);
     const holderOf = (entry: Deno.KvEntryMaybe<unknown>) =>
@@ -317,6 +327,7 @@ function stageItem(
   id: string,
   before: object | null,
   next: object | null,
+  skip?: ReadonlySet<string>,
 ): { logs: Logged[]; claims: Deno.KvKey[]; releases: Deno.KvKey[] } {
   const bytes = next && valueSize(next);
   if (next) atomic.set(keys.item(d, id), next, undefined, bytes!);
@@ -326,6 +337,7 @@ function stageItem(
   const claims: Deno.KvKey[] = [];
   const releases: Deno.KvKey[] = [];
   for (const index of d.indexes.values()) {
+    if (skip?.has(index.name)) continue;
     const was = before ? index.valueOf(before) : undefined;
     const is = next ? index.valueOf(next) : undefined;
     if (hasHalfCharacter(is)) {
@@ -371,7 +383,10 @@ function moves(
 }
 
 /** The entries of `keys`, read ten at a time (KV's limit for one `getMany`). */
-async function getAll(kv: Deno.Kv, all: Deno.KvKey[]): Promise<Deno.KvEntryMaybe<unknown>[]> {
+export async function getAll(
+  kv: Deno.Kv,
+  all: Deno.KvKey[],
+): Promise<Deno.KvEntryMaybe<unknown>[]> {
   const batches: Promise<Deno.KvEntryMaybe<unknown>[]>[] = [];
   for (let i = 0; i < all.length; i += 10) batches.push(kv.getMany(all.slice(i, i + 10)));
   return (await Promise.all(batches)).flat();

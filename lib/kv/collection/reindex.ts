@@ -1,0 +1,254 @@
+/**
+ * @module
+ * `collection.reindex(kv)`: a collection's index entries made again as its declaration now spells
+ * them - after an index was added, given a `normalize` or another `key`, made unique or not, or
+ * dropped. Three walks, each in bounded batches with KV's own cursor, saved in the store after
+ * every batch so that a run stopped half-way (a signal, a killed process) goes on from there: the
+ * unique entries, then the other index entries, each deleted when its item no longer has that
+ * value (or is gone, or the index is); then the items, each one whose entries are not all there,
+ * from its own commit, written again with all of them. Every change is one item's atomic commit,
+ * checked against what it read: a write of another worker that lands first wins, and the item is
+ * then looked at again as it is (it has its entries already: that write made them). An item's
+ * unique value that another item holds is a collision, reported with both ids; the item keeps
+ * its other entries, and neither item is dropped.
+ */
+import { inTurn, retrying } from "../commit.ts";
+import { MeasuredAtomic } from "../measured_atomic.ts";
+import { type Declared, keys, sameValue } from "./declared.ts";
+import { ConflictError, ValidationError } from "./errors.ts";
+import { getAll, KEEP, write } from "./write.ts";
+
+/**
+ * How `reindex` runs.
+ *
+ * @example
+ * ```ts
+ * import type { ReindexOptions } from "shell/data";
+ *
+ * const options: ReindexOptions = {
+ *   batch: 200,
+ *   signal: AbortSignal.timeout(60_000), // the next run goes on from where this one stopped
+ *   progress: (report) => console.log(`${report.items} items read`),
+ * };
+ * ```
+ * @see docs/data.md - Evolving a collection
+ */
+export interface ReindexOptions {
+  /**
+   * Ends the run between two items, with the signal's reason: the next run goes on after the
+   * last batch done.
+   */
+  signal?: AbortSignal;
+  /** Items, or index entries, read at once: 1 to 1,000 (default 100). */
+  batch?: number;
+  /** Called after each batch with the counts so far (a command's progress). */
+  progress?: (report: ReindexReport) => void;
+}
+
+/**
+ * A unique index value two items have: `ids[0]` holds the entry, `ids[1]` has no entry in that
+ * index until one of them changes its value.
+ */
+export interface Collision {
+  index: string;
+  value: Deno.KvKeyPart;
+  ids: [string, string];
+}
+
+/**
+ * What a `reindex` run did, counted by this run alone (a resumed one starts after the batches an
+ * earlier run did).
+ *
+ * @example
+ * ```ts
+ * import type { ReindexReport } from "shell/data";
+ *
+ * const done = (report: ReindexReport) =>
+ *   `${report.rewritten} of ${report.items} items indexed again, ${report.removed} stale entries ` +
+ *   `removed, ${report.collisions.length} collisions`;
+ * ```
+ * @see docs/data.md - Evolving a collection
+ */
+export interface ReindexReport {
+  /** Whether the run went on from an earlier one's saved place. */
+  resumed: boolean;
+  /** Items read. */
+  items: number;
+  /** Items written again with all their entries (and their change logged, see docs/data.md). */
+  rewritten: number;
+  /** Stale index entries deleted. */
+  removed: number;
+  /** Unique values two items have (each pair once per run). */
+  collisions: Collision[];
+  /** Items too large to store with all their entries (an index added to big items). */
+  refused: { id: string; message: string }[];
+}
+
+/** The walks, in order: the stale entries go first, so an item's value is free when it claims it. */
+const WALKS = ["unique", "index", "items"] as const;
+
+/** Where a stopped run was: the walk, and KV's cursor after its last batch. */
+interface Place {
+  walk: number;
+  cursor: string;
+}
+
+export async function reindex(
+  kv: Deno.Kv,
+  d: Declared,
+  { signal, batch = 100, progress }: ReindexOptions = {},
+): Promise<ReindexReport> {
+  if (!Number.isInteger(batch) || batch < 1 || batch > 1_000) {
+    throw new RangeError(`${d.name}: reindex batch must be 1 to 1,000, not ${batch}`);
+  }
+  const saved = (await kv.get<Place>(keys.reindex(d))).value;
+  const report: ReindexReport = {
+    resumed: saved !== null,
+    items: 0,
+    rewritten: 0,
+    removed: 0,
+    collisions: [],
+    refused: [],
+  };
+  for (let walk = saved?.walk ?? 0; walk < WALKS.length; walk++) {
+    let cursor = walk === saved?.walk ? saved.cursor : undefined;
+    for (let more = true; more;) {
+      signal?.throwIfAborted();
+      const listed = kv.list<unknown>({ prefix: [d.name, WALKS[walk]] }, { limit: batch, cursor });
+      const entries = await Array.fromAsync(listed);
+      if (entries.length === 0) break;
+      for (const entry of entries) {
+        signal?.throwIfAborted();
+        if (walk < 2) report.removed += await removeIfStale(kv, d, entry) ? 1 : 0;
+        else await indexItem(kv, d, entry.key[2] as string, report);
+      }
+      if (walk === 2) report.items += entries.length;
+      cursor = listed.cursor;
+      more = entries.length === batch;
+      await kv.set(keys.reindex(d), { walk, cursor } satisfies Place);
+      progress?.(report);
+    }
+  }
+  await kv.delete(keys.reindex(d));
+  return report;
+}
+
+/**
+ * Whether an index entry is no longer its item's: its index is not declared (or not of its kind
+ * any more), its item is gone, or the item's value in the index is another now.
+ */
+function isStale(
+  d: Declared,
+  { key }: Deno.KvEntry<unknown>,
+  item: Deno.KvEntryMaybe<unknown>,
+): boolean {
+  const [, kind, name, value] = key;
+  const index = d.indexes.get(name as string);
+  if (!index || index.unique !== (kind === "unique") || item.value === null) return true;
+  return !sameValue(index.valueOf(item.value as object), value as Deno.KvKeyPart);
+}
+
+/** The item an index entry is of: a unique entry names it, another one ends with its id. */
+function itemOf({ key, value }: Deno.KvEntry<unknown>): string | undefined {
+  const id = key[1] === "unique" ? (value as { id?: unknown } | null)?.id : key[4];
+  return typeof id === "string" ? id : undefined;
+}
+
+/**
+ * Deletes the entry if it is stale, checked against the entry and its item as read; a view of a
+ * non-unique index's value sees the item leave (a `delete` in its log), as it would on an update.
+ */
+function removeIfStale(kv: Deno.Kv, d: Declared, listed: Deno.KvEntry<unknown>): Promise<boolean> {
+  return inTurn(kv, d, () =>
+    retrying(`${d.name}: reindex`, async (commit) => {
+      const entry = await kv.get<unknown>(listed.key);
+      if (entry.versionstamp === null) return false;
+      const id = itemOf(entry);
+      const item = id === undefined
+        ? { key: [], value: null, versionstamp: null }
+        : await kv.get<unknown>(keys.item(d, id));
+      if (!isStale(d, entry, item)) return false;
+      const atomic = new MeasuredAtomic(kv).check(entry).delete(entry.key);
+      if (id !== undefined) atomic.check(item);
+      const [, kind, index, value] = entry.key as [string, string, string, Deno.KvKeyPart];
+      if (kind === "index" && d.indexes.get(index)?.unique === false) {
+        const log = keys.log(d, { index, value });
+        const counter = await kv.get<number>(log.latest);
+        const seq = (counter.value ?? 0) + 1;
+        atomic.check(counter).set(log.latest, seq);
+        atomic.set([...log.events, seq], { op: "delete", id }, { expireIn: d.retainMs });
+      }
+      return (await commit(atomic.op)).ok ? true : undefined;
+    }));
+}
+
+/**
+ * Writes item `id` again with every entry its declaration gives it, unless it has them all from
+ * its own commit; a unique value another item holds is a collision, and the item is written with
+ * its other entries.
+ */
+async function indexItem(kv: Deno.Kv, d: Declared, id: string, report: ReindexReport) {
+  const skip = new Set<string>();
+  const collide = async (index: string, value: Deno.KvKeyPart) => {
+    const held = await kv.get<{ id: string }>(keys.unique(d, index, value));
+    const holder = held.value?.id;
+    if (holder === undefined || holder === id) return false;
+    skip.add(index);
+    report.collisions.push({ index, value, ids: [holder, id] });
+    return true;
+  };
+  // Each try that ends in a collision leaves one more unique index out: bounded by their number.
+  for (let tries = 0; tries <= d.indexes.size + 1; tries++) {
+    try {
+      const { written } = await write(kv, d, id, "reindex", { skip }, async (current) => {
+        if (current.value === null) return KEEP;
+        return await isIndexed(kv, d, id, current, skip, collide) ? KEEP : current.value;
+      });
+      if (written) report.rewritten++;
+      return;
+    } catch (error) {
+      if (error instanceof ValidationError) {
+        report.refused.push({ id, message: error.message });
+        return;
+      }
+      // Taken between the read and the commit: by whom, read again; freed meanwhile, tried again.
+      if (!(error instanceof ConflictError && error.reason === "taken" && error.index)) throw error;
+      const item = await kv.get<object>(keys.item(d, id));
+      const value = item.value && d.indexes.get(error.index)!.valueOf(item.value);
+      if (value !== null && value !== undefined) await collide(error.index, value);
+    }
+  }
+  throw new Error(`${d.name}: reindex of ${id} kept conflicting`);
+}
+
+/**
+ * Whether `current` has every entry of its indexes from its own commit (same versionstamp): a
+ * unique value held by another item is a collision, and that index left out.
+ */
+async function isIndexed(
+  kv: Deno.Kv,
+  d: Declared,
+  id: string,
+  current: Deno.KvEntryMaybe<object>,
+  skip: Set<string>,
+  collide: (index: string, value: Deno.KvKeyPart) => Promise<boolean>,
+): Promise<boolean> {
+  const wanted: { index: string; unique: boolean; value: Deno.KvKeyPart; key: Deno.KvKey }[] = [];
+  for (const index of d.indexes.values()) {
+    const value = index.valueOf(current.value!);
+    if (value === undefined || skip.has(index.name)) continue;
+    const key = index.unique
+      ? keys.unique(d, index.name, value)
+      : keys.index(d, index.name, value, id);
+    wanted.push({ index: index.name, unique: index.unique, value, key });
+  }
+  const entries = await getAll(kv, wanted.map(({ key }) => key));
+  let indexed = true;
+  for (const [i, { index, unique, value }] of wanted.entries()) {
+    const entry = entries[i];
+    const holder = (entry.value as { id?: string } | null)?.id;
+    if (unique && holder !== undefined && holder !== id && await collide(index, value)) continue;
+    if (entry.versionstamp !== current.versionstamp) indexed = false;
+  }
+  return indexed;
+}
