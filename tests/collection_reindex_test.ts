@@ -129,7 +129,7 @@ Deno.test("reindex: live views see an item enter the view of its new spelling an
   });
 });
 
-Deno.test("reindex: an index dropped from the declaration loses its entries", async () => {
+Deno.test("reindex: an index dropped from the declaration loses its entries and its change logs", async () => {
   await twoWorkers(async (kv) => {
     await store(kv, [member(1), member(2)]);
     const without = collection("members", {
@@ -142,6 +142,8 @@ Deno.test("reindex: an index dropped from the declaration loses its entries", as
     await assertConsistent(kv, "members", {
       byEmail: { key: (m) => m.email as string, unique: true },
     });
+    const logs = await Array.fromAsync(kv.list({ prefix: ["members", "logs"] }));
+    assert.deepEqual(logs, [], "nothing would write or read them again");
   });
 });
 

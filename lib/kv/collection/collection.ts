@@ -381,6 +381,8 @@ export function collection<
     },
   };
   declarations.set(self, d);
+  const named = (declaredByName.get(name) ?? []).filter((ref) => ref.deref() !== undefined);
+  declaredByName.set(name, [...named, new WeakRef(self)]);
   return self;
 }
 
@@ -415,6 +417,22 @@ export type UniqueIndexes<I> =
 export type ListedIndexes<I> = Exclude<keyof I & string, UniqueIndexes<I>>;
 
 const declarations = new WeakMap<object, Declared>();
+
+/**
+ * The collections declared in this process, by name, held weakly: what `deno task kv:reindex`
+ * finds once the app's modules are loaded (a module declares its collection as it is evaluated).
+ */
+const declaredByName = new Map<string, WeakRef<Collection<unknown>>[]>();
+
+/** The collections declared as `name` and still held: more than one is a product's mistake. */
+export function collectionsNamed(name: string): Collection<unknown>[] {
+  return (declaredByName.get(name) ?? []).flatMap((ref) => ref.deref() ?? []);
+}
+
+/** The names of the collections declared and still held. */
+export function collectionNames(): string[] {
+  return [...declaredByName.keys()].filter((name) => collectionsNamed(name).length > 0).sort();
+}
 
 /** The declaration behind a collection, for the framework's own modules (`changeStream`). */
 export function declaredOf(collection: object): Declared {

@@ -6,7 +6,7 @@
  * every batch so that a run stopped half-way (a signal, a killed process) goes on from there: the
  * unique entries, then the other index entries, each deleted when its item no longer has that
  * value (or is gone, or the index is); then the items, each one whose entries are not all there,
- * from its own commit, written again with all of them. Every change is one item's atomic commit,
+ * from its own commit, written again with all of them; then the change logs of indexes dropped. Every change is one item's atomic commit,
  * checked against what it read: a write of another worker that lands first wins, and the item is
  * then looked at again as it is (it has its entries already: that write made them). An item's
  * unique value that another item holds is a collision, reported with both ids; the item keeps
@@ -84,8 +84,12 @@ export interface ReindexReport {
   refused: { id: string; message: string }[];
 }
 
-/** The walks, in order: the stale entries go first, so an item's value is free when it claims it. */
-const WALKS = ["unique", "index", "items"] as const;
+/**
+ * The walks, in order: the stale entries go first, so an item's value is free when it claims it;
+ * then the items; then the change logs of indexes no longer declared (or unique now), which
+ * nothing would write or read again.
+ */
+const WALKS = ["unique", "index", "items", "logs"] as const;
 
 /** Where a stopped run was: the walk, and KV's cursor after its last batch. */
 interface Place {
@@ -120,7 +124,10 @@ export async function reindex(
       for (const entry of entries) {
         signal?.throwIfAborted();
         if (walk < 2) report.removed += await removeIfStale(kv, d, entry) ? 1 : 0;
-        else await indexItem(kv, d, entry.key[2] as string, report);
+        else if (walk === 2) await indexItem(kv, d, entry.key[2] as string, report);
+        else if (d.indexes.get(entry.key[2] as string)?.unique !== false) {
+          await kv.delete(entry.key);
+        }
       }
       if (walk === 2) report.items += entries.length;
       cursor = listed.cursor;

@@ -1,0 +1,86 @@
+/**
+ * @module
+ * `deno task kv:reindex <collection> [--batch N]`: a collection's index entries made again as the
+ * app's code now declares them (`collection.reindex`, docs/data.md "Evolving a collection"), on
+ * the store the settings name (`KV_PATH`, as for the server). The collection is found by its name
+ * among those the app's modules declare: the route manifest is loaded (built first when the
+ * sources changed), and with it every route, action and middleware module and what they import.
+ * Progress goes to stderr, each collision and refused item to stdout as a JSON line, then a
+ * summary. Ctrl-C stops after the item in hand; the next run goes on from there. Exit 0 when done
+ * with nothing to settle, 1 with collisions or refused items (or no such collection), 2 for a
+ * usage mistake.
+ */
+import { parseArgs } from "node:util";
+import { collectionNames, collectionsNamed } from "../kv/collection/collection.ts";
+import { PROJECT_ROOT } from "./root.ts";
+import { settingsOrExit } from "./settings.ts";
+import { isStaleApart } from "./stale_build.ts";
+import { storeOrExit } from "./store.ts";
+
+const USAGE = "usage: deno task kv:reindex <collection> [--batch N]";
+
+function fail(message: string, code = 1): never {
+  console.error(`kv:reindex: ${message}`);
+  Deno.exit(code);
+}
+
+let parsed;
+try {
+  parsed = parseArgs({
+    args: Deno.args,
+    options: { batch: { type: "string" } },
+    allowPositionals: true,
+  });
+} catch (error) {
+  fail(`${(error as Error).message}\n${USAGE}`, 2);
+}
+const [name, ...extra] = parsed.positionals;
+const batch = parsed.values.batch === undefined ? 100 : Number(parsed.values.batch);
+if (name === undefined || extra.length > 0) fail(USAGE, 2);
+if (!Number.isInteger(batch) || batch < 1 || batch > 1_000) fail("--batch is 1 to 1000", 2);
+
+const settings = settingsOrExit();
+if (await isStaleApart(PROJECT_ROOT, false)) {
+  await (await import("./build_or_exit.ts")).buildApartOrExit(false);
+}
+// The manifest imports every module the app serves from, and they the collections they use.
+await import(new URL("../../_build/manifest.gen.ts", import.meta.url).href);
+const found = collectionsNamed(name);
+if (found.length === 0) {
+  fail(`the app declares no collection "${name}" (it declares: ${collectionNames().join(", ")})`);
+}
+if (found.length > 1) {
+  fail(`the app declares "${name}" ${found.length} times: which indexes it has is not one answer`);
+}
+
+const kv = await storeOrExit(settings.kvPath);
+const stop = new AbortController();
+const interrupted = () => stop.abort(new Error("interrupted"));
+Deno.addSignalListener("SIGINT", interrupted);
+let code = 0;
+try {
+  const report = await found[0].reindex(kv, {
+    batch,
+    signal: stop.signal,
+    progress: ({ items, removed }) =>
+      console.error(`kv:reindex ${name}: ${removed} stale entries removed, ${items} items read`),
+  });
+  for (const collision of report.collisions) {
+    console.log(JSON.stringify({ collision: { ...collision, value: String(collision.value) } }));
+  }
+  for (const refused of report.refused) console.log(JSON.stringify({ refused }));
+  console.log(
+    `${name}: ${report.items} items read, ${report.rewritten} indexed again, ` +
+      `${report.removed} stale entries removed, ${report.collisions.length} collisions, ` +
+      `${report.refused.length} refused${report.resumed ? " (went on from a stopped run)" : ""}`,
+  );
+  code = report.collisions.length + report.refused.length > 0 ? 1 : 0;
+} catch (error) {
+  if (!stop.signal.aborted) throw error;
+  console.error(`kv:reindex ${name}: stopped; run it again to go on from there`);
+  code = 130;
+} finally {
+  Deno.removeSignalListener("SIGINT", interrupted);
+  kv.close();
+}
+Deno.exit(code);

@@ -1,0 +1,52 @@
+/**
+ * @module
+ * `deno task kv:reindex <collection>` (`lib/cli/kv_reindex.ts`) on a store file as the server's:
+ * it finds the collection among those the app's modules declare (the board's `tasks`, imported by
+ * its routes) and makes its entries as the app now declares them - here, a `byState` index the
+ * tasks were stored with and the app no longer has: its entries and logs go. A name the app does
+ * not declare ends with exit 1 and the names it does.
+ */
+import assert from "node:assert/strict";
+import * as v from "valibot";
+import { collection } from "../../../lib/data.ts";
+import { PROJECT_ROOT } from "../../../lib/cli/root.ts";
+import { tempStorePath } from "../../helpers/kv.ts";
+
+async function reindexTask(path: string, ...args: string[]) {
+  const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "lib/cli/kv_reindex.ts", ...args],
+    cwd: PROJECT_ROOT,
+    env: { KV_PATH: path, NO_COLOR: "1" },
+  }).output();
+  const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes).trim();
+  return { code, out: text(stdout), err: text(stderr) };
+}
+
+/** The board's tasks as an earlier version of the app declared them: with an index by state. */
+const earlier = collection("tasks", {
+  schema: v.object({ title: v.string(), state: v.picklist(["todo", "doing", "done"]) }),
+  indexes: { byState: { key: "state" } },
+});
+
+Deno.test("deno task kv:reindex finds the app's collection by name and drops the entries it no longer declares", async () => {
+  const path = await tempStorePath();
+  {
+    using kv = await Deno.openKv(path);
+    for (const title of ["a", "b", "c"]) await earlier.create(kv, { title, state: "todo" });
+  }
+  const done = await reindexTask(path, "tasks", "--batch", "2");
+  assert.equal(done.code, 0, done.err);
+  assert.equal(
+    done.out.split("\n").at(-1), // after the build's line, when the sources changed since
+    "tasks: 3 items read, 0 indexed again, 3 stale entries removed, 0 collisions, 0 refused",
+  );
+  assert.match(done.err, /kv:reindex tasks: 2 stale entries removed, 0 items read/);
+  using kv = await Deno.openKv(path);
+  const left = await Array.fromAsync(kv.list({ prefix: ["tasks"] }));
+  assert.deepEqual(new Set(left.map(({ key }) => key[1])), new Set(["items", "log"]));
+
+  const unknown = await reindexTask(path, "taks");
+  assert.equal(unknown.code, 1);
+  assert.match(unknown.err, /the app declares no collection "taks" \(it declares: .*\btasks\b/);
+  assert.equal((await reindexTask(path)).code, 2, "no name: the usage");
+});
