@@ -69,8 +69,8 @@ export interface IndexSpec<T> {
    * meet however the value was cased or spaced. The item keeps its field as written. It must give
    * its own answers back unchanged (`trim`, `toLowerCase`, `normalize("NFC")` do, and so do they
    * in that order; NFC before `toLowerCase` does not, for some Greek with a iota below; one that
-   * does not is a `TypeError` where it is used). Declare it before items are stored: entries
-   * written without it keep their old spelling (docs/data.md).
+   * does not is a `TypeError` where it is used). Given to an index that has items already, it
+   * reaches them once `reindex` (`deno task kv:reindex <name>`) wrote their entries again.
    */
   normalize?: (value: string) => string;
 }

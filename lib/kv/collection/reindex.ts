@@ -48,6 +48,15 @@ export interface ReindexOptions {
 /**
  * A unique index value two items have: `ids[0]` holds the entry, `ids[1]` has no entry in that
  * index until one of them changes its value.
+ *
+ * @example
+ * ```ts
+ * import type { Collision } from "shell/data";
+ *
+ * const say = ({ index, value, ids: [holder, other] }: Collision) =>
+ *   `${other} has ${index} ${String(value)}, which ${holder} holds: change one of them`;
+ * ```
+ * @see docs/data.md - Evolving a collection
  */
 export interface Collision {
   index: string;
