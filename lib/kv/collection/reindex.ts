@@ -93,12 +93,25 @@ export interface ReindexReport {
   refused: { id: string; message: string }[];
 }
 
+/** What a walk does with one entry under its prefix. */
+type Visit = (
+  kv: Deno.Kv,
+  d: Declared,
+  entry: Deno.KvEntry<unknown>,
+  report: ReindexReport,
+) => Promise<void>;
+
 /**
  * The walks, in order: the stale entries go first, so an item's value is free when it claims it;
  * then the items; then the change logs of indexes no longer declared (or unique now), which
  * nothing would write or read again.
  */
-const WALKS = ["unique", "index", "items", "logs"] as const;
+const WALKS: readonly { prefix: string; visit: Visit }[] = [
+  { prefix: "unique", visit: removeIfStale },
+  { prefix: "index", visit: removeIfStale },
+  { prefix: "items", visit: indexItem },
+  { prefix: "logs", visit: dropIfUndeclared },
+];
 
 /** Where a stopped run was: the walk, and KV's cursor after its last batch. */
 interface Place {
@@ -127,18 +140,14 @@ export async function reindex(
     let cursor = walk === saved?.walk ? saved.cursor : undefined;
     for (let more = true; more;) {
       signal?.throwIfAborted();
-      const listed = kv.list<unknown>({ prefix: [d.name, WALKS[walk]] }, { limit: batch, cursor });
+      const { prefix, visit } = WALKS[walk];
+      const listed = kv.list<unknown>({ prefix: [d.name, prefix] }, { limit: batch, cursor });
       const entries = await Array.fromAsync(listed);
       if (entries.length === 0) break;
       for (const entry of entries) {
         signal?.throwIfAborted();
-        if (walk < 2) report.removed += await removeIfStale(kv, d, entry) ? 1 : 0;
-        else if (walk === 2) await indexItem(kv, d, entry.key[2] as string, report);
-        else if (d.indexes.get(entry.key[2] as string)?.unique !== false) {
-          await kv.delete(entry.key);
-        }
+        await visit(kv, d, entry, report);
       }
-      if (walk === 2) report.items += entries.length;
       cursor = listed.cursor;
       more = entries.length === batch;
       await kv.set(keys.reindex(d), { walk, cursor } satisfies Place);
@@ -174,7 +183,16 @@ function itemOf({ key, value }: Deno.KvEntry<unknown>): string | undefined {
  * Deletes the entry if it is stale, checked against the entry and its item as read; a view of a
  * non-unique index's value sees the item leave (a `delete` in its log), as it would on an update.
  */
-function removeIfStale(kv: Deno.Kv, d: Declared, listed: Deno.KvEntry<unknown>): Promise<boolean> {
+async function removeIfStale(
+  kv: Deno.Kv,
+  d: Declared,
+  listed: Deno.KvEntry<unknown>,
+  report: ReindexReport,
+): Promise<void> {
+  if (await removedIfStale(kv, d, listed)) report.removed++;
+}
+
+function removedIfStale(kv: Deno.Kv, d: Declared, listed: Deno.KvEntry<unknown>): Promise<boolean> {
   return inTurn(kv, d, () =>
     retrying(`${d.name}: reindex`, async (commit) => {
       const entry = await kv.get<unknown>(listed.key);
@@ -198,12 +216,24 @@ function removeIfStale(kv: Deno.Kv, d: Declared, listed: Deno.KvEntry<unknown>):
     }));
 }
 
+/** Deletes a change log's entry if its index is no longer a declared non-unique one. */
+async function dropIfUndeclared(kv: Deno.Kv, d: Declared, { key }: Deno.KvEntry<unknown>) {
+  if (d.indexes.get(key[2] as string)?.unique !== false) await kv.delete(key);
+}
+
 /**
- * Writes item `id` again with every entry its declaration gives it, unless it has them all from
+ * Writes the item again with every entry its declaration gives it, unless it has them all from
  * its own commit; a unique value another item holds is a collision, and the item is written with
  * its other entries.
  */
-async function indexItem(kv: Deno.Kv, d: Declared, id: string, report: ReindexReport) {
+async function indexItem(
+  kv: Deno.Kv,
+  d: Declared,
+  { key }: Deno.KvEntry<unknown>,
+  report: ReindexReport,
+): Promise<void> {
+  const id = key[2] as string;
+  report.items++;
   const skip = new Set<string>();
   const collide = async (index: string, value: Deno.KvKeyPart) => {
     const held = await kv.get<{ id: string }>(keys.unique(d, index, value));
