@@ -289,8 +289,8 @@ export interface Collection<T, In = T, I extends string = string, U extends stri
    * value two items now have is reported with both ids, never settled by dropping one.
    * `deno task kv:reindex <name>` runs it on the app's store.
    *
-   * @throws {Error} The signal's reason (an abort's `DOMException`) when it ends the run: the next run
-   * goes on from there.
+   * @throws {Error} The signal's reason (an abort's `DOMException`) when it ends the run: the
+   * next run goes on from there.
    */
   reindex(kv: Deno.Kv, options?: ReindexOptions): Promise<ReindexReport>;
 }
