@@ -2,15 +2,15 @@
  * @module
  * `collection.reindex(kv)`: a collection's index entries made again as its declaration now spells
  * them - after an index was added, given a `normalize` or another `key`, made unique or not, or
- * dropped. Three walks, each in bounded batches with KV's own cursor, saved in the store after
+ * dropped. Four walks, each in bounded batches with KV's own cursor, saved in the store after
  * every batch so that a run stopped half-way (a signal, a killed process) goes on from there: the
  * unique entries, then the other index entries, each deleted when its item no longer has that
  * value (or is gone, or the index is); then the items, each one whose entries are not all there,
- * from its own commit, written again with all of them; then the change logs of indexes dropped. Every change is one item's atomic commit,
- * checked against what it read: a write of another worker that lands first wins, and the item is
- * then looked at again as it is (it has its entries already: that write made them). An item's
- * unique value that another item holds is a collision, reported with both ids; the item keeps
- * its other entries, and neither item is dropped.
+ * from its own commit, written again with all of them; then the change logs of indexes dropped.
+ * Every change is one item's atomic commit, checked against what it read: a write of another
+ * worker that lands first wins, and the item is then looked at again as it is (it has its entries
+ * already: that write made them). An item's unique value that another item holds is a collision,
+ * reported with both ids; the item keeps its other entries, and neither item is dropped.
  */
 import { inTurn, retrying } from "../commit.ts";
 import { MeasuredAtomic } from "../measured_atomic.ts";
