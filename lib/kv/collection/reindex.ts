@@ -59,8 +59,11 @@ export interface ReindexOptions {
  * @see docs/data.md - Evolving a collection
  */
 export interface Collision {
+  /** The unique index. */
   index: string;
+  /** The value both items have in it, as the index keeps it. */
   value: Deno.KvKeyPart;
+  /** The item that holds the entry, then the other. */
   ids: [string, string];
 }
 
