@@ -50,3 +50,45 @@ Deno.test("deno task kv:reindex finds the app's collection by name and drops the
   assert.match(unknown.err, /the app declares no collection "taks" \(it declares: .*\btasks\b/);
   assert.equal((await reindexTask(path)).code, 2, "no name: the usage");
 });
+
+Deno.test("deno task kv:reindex killed half-way goes on from there when run again, and finishes", async () => {
+  const path = await tempStorePath();
+  {
+    using kv = await Deno.openKv(path);
+    const op = kv.atomic();
+    for (let i = 0; i < 300; i++) {
+      // Stale entries as an earlier declaration's writes left them (one commit: the seed is fast).
+      op.set(["tasks", "index", "byState", "todo", `01J${String(i).padStart(23, "0")}`], { i });
+    }
+    await op.commit();
+  }
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "lib/cli/kv_reindex.ts", "tasks", "--batch", "1"],
+    cwd: PROJECT_ROOT,
+    env: { KV_PATH: path, NO_COLOR: "1" },
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  // Killed (no chance to clean up) once it has told of its first batch done.
+  const lines = child.stderr.pipeThrough(new TextDecoderStream()).values();
+  for (let seen = ""; !/stale entries removed/.test(seen);) {
+    const { value, done } = await lines.next();
+    assert.ok(!done, `ended before a batch: ${seen}`);
+    seen += value;
+  }
+  child.kill("SIGKILL");
+  await lines.return?.();
+  assert.equal((await child.status).signal, "SIGKILL");
+  {
+    using kv = await Deno.openKv(path);
+    const left = await Array.fromAsync(kv.list({ prefix: ["tasks", "index"] }));
+    assert.ok(left.length > 0 && left.length < 300, `stopped half-way: ${left.length} left`);
+    assert.ok((await kv.get(["tasks", "reindex"])).value, "where it was is kept");
+  }
+
+  const again = await reindexTask(path, "tasks");
+  assert.equal(again.code, 0, again.err);
+  assert.match(again.out, /\(went on from a stopped run\)$/);
+  using kv = await Deno.openKv(path);
+  assert.deepEqual(await Array.fromAsync(kv.list({ prefix: ["tasks"] })), []);
+});
