@@ -84,8 +84,8 @@ export interface CreateOptions {
    * one is awaited before the commit; its rejection is the write's (nothing committed). It gets
    * the write's own atomic operation: it adds keys of the product's. One under the collection's
    * name (its items, indexes and change logs, which the write sets and checks itself) is a
-   * `TypeError` naming the key, with nothing committed. What it adds
-   * counts toward KV's limits on one commit: beyond them the write throws a `KvLimitError`.
+   * `TypeError` naming the key, with nothing committed. What it adds counts toward KV's limits on
+   * one commit: beyond them the write throws a `KvLimitError`.
    */
   also?: (atomic: Deno.AtomicOperation, id: string) => unknown;
 }
@@ -109,7 +109,7 @@ export interface WriteOptions extends CreateOptions {
 
 /** What `decide` answers to leave the item as it is: nothing written. */
 export const KEEP = Symbol("keep");
-export type Decision = object | null | typeof KEEP;
+type Decision = object | null | typeof KEEP;
 
 /**
  * A write's own options: `skip` names unique indexes the commit leaves alone (a reindex's item
