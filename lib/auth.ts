@@ -42,3 +42,4 @@ export {
   UserExistsError,
 } from "./auth/users.ts";
 export type { AuthOptions } from "./auth/settings.ts";
+export { defineRoles, type Roles } from "./auth/roles.ts";

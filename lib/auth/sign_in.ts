@@ -196,7 +196,7 @@ export async function signUp(
 ): Promise<AuthResult> {
   const c = contextOf(from);
   // Before anything: a product's mistake (a role from the form), not the form's.
-  const given = roles === undefined ? undefined : checkedRoles(roles, "signUp");
+  const given = roles === undefined ? undefined : checkedRoles(roles, "signUp", kvOf(c));
   const checked = checkCredentials(fields, true);
   if (!checked.ok) return checked;
   const { email, password } = checked.credentials;
