@@ -36,6 +36,8 @@ Deno.test("defineRoles: the names, and requireRole typed with them", () => {
   if (NEVER) {
     // @ts-expect-error -- a typo of a declared role
     roles.requireRole("admn");
+    // @ts-expect-error -- a typo of a declared role
+    roles.setRoles(Deno.openKv() as never, "ada@example.com", ["clerk", "admn"]);
     // @ts-expect-error -- a guard names at least one role
     roles.requireRole();
     // @ts-expect-error -- the names are the declared ones, not any string
@@ -144,4 +146,20 @@ Deno.test("a user holding a role no longer declared signs in; the role grants no
     /setRoles: "retired" is not one of the app's roles/,
   );
   assert.deepEqual((await setRoles(store, old.email, ["clerk"])).roles, ["clerk"]);
+});
+
+Deno.test("the declaration's setRoles checks on a script's own store, which no app holds to it", async () => {
+  using store = await Deno.openKv(":memory:");
+  const roles = defineRoles(["admin", "clerk"]);
+  const ada = await createUser(store, { email: "ada@example.com", password: "a passphrase" });
+  await assert.rejects(
+    roles.setRoles(store, ada.email, ["admn" as "admin"]),
+    (error: Error) =>
+      error instanceof RangeError && /^setRoles: "admn" is not one/.test(error.message) &&
+      DECLARED.test(error.message),
+  );
+  assert.deepEqual((await getUser(store, ada.id))?.roles, []);
+  assert.deepEqual((await roles.setRoles(store, ada.email, ["admin"])).roles, ["admin"]);
+  // The shell's own setRoles on this store: no app declared roles for it, any name as before.
+  assert.deepEqual((await setRoles(store, ada.email, ["admn"])).roles, ["admn"]);
 });

@@ -42,9 +42,9 @@ export function rolesOfGuard(guard: unknown): readonly string[] | undefined {
 }
 
 /**
- * `roles` when each is declared; otherwise a `RangeError` that names the first that is not and the
- * roles the app declares, so the fix (a typo, or a role to add to `routes/_roles.ts`) is in the
- * message.
+ * Nothing when each of `roles` is declared (or nothing is); otherwise a `RangeError` that names the
+ * first that is not and the roles the app declares, so the fix (a typo, or a role to add to
+ * `routes/_roles.ts`) is in the message.
  */
 export function refuseUndeclared(
   roles: readonly string[],

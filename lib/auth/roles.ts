@@ -11,10 +11,11 @@ import type { Manifest } from "../server/manifest.ts";
 import { middlewaresOf } from "../server/manifest.ts";
 import type { Middleware } from "../server/types.ts";
 import { requireRole } from "./guards.ts";
-import { declareRolesFor, ROLE_NAME, rolesOfGuard } from "./role_names.ts";
+import { declareRolesFor, refuseUndeclared, ROLE_NAME, rolesOfGuard } from "./role_names.ts";
+import { setRoles, type User } from "./users.ts";
 
 /**
- * What `defineRoles` returns: the declared names, and `requireRole` typed with them.
+ * What `defineRoles` returns: the declared names, and `requireRole` and `setRoles` typed with them.
  *
  * @example
  * ```ts
@@ -35,6 +36,16 @@ export interface Roles<R extends string = string> {
    * @returns The middleware, for a folder's `_middleware.ts`.
    */
   requireRole(...roles: [R, ...R[]]): Middleware;
+  /**
+   * `setRoles()` that takes only declared roles, typed, and checks them on any store: a script's
+   * own `Deno.openKv()` too, which no app has tied to the declaration.
+   *
+   * @param kv The store.
+   * @param email The user's email (normalised here).
+   * @param roles Their roles from now on (`[]`: none).
+   * @returns The user with the new roles.
+   */
+  setRoles(kv: Deno.Kv, email: string, roles: readonly R[]): Promise<User>;
 }
 
 /**
@@ -45,7 +56,7 @@ export interface Roles<R extends string = string> {
  * may name it, and `setRoles` refuses to write it back (docs/users.md).
  *
  * @param names The roles: letters, digits, `_ - . :`, 64 at most each; at least one, none twice.
- * @returns The declaration: `names`, and `requireRole` typed with them.
+ * @returns The declaration: `names`, and `requireRole` and `setRoles` typed with them.
  * @throws {TypeError} When a name is not a role's name, or is there twice, or there is none.
  *
  * @example
@@ -74,9 +85,14 @@ export function defineRoles<const R extends string>(names: readonly [R, ...R[]])
   }
   const twice = names.find((name, i) => names.indexOf(name) !== i);
   if (twice !== undefined) throw new TypeError(`defineRoles(): "${twice}" is declared twice`);
+  const declared = new Set<string>(names);
   return Object.freeze({
     names: Object.freeze([...names]),
     requireRole: (...roles: [R, ...R[]]) => requireRole(...roles),
+    setRoles: async (kv: Deno.Kv, email: string, roles: readonly R[]) => {
+      refuseUndeclared(roles, declared, "setRoles");
+      return await setRoles(kv, email, roles);
+    },
   });
 }
 

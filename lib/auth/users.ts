@@ -274,6 +274,8 @@ export function publicUser({ id, email, name, roles }: User): User {
  * @throws {UserExistsError} When the email has an account.
  * @throws {RangeError} When the email is not an address or the password is empty.
  * @throws {TypeError} When a role is not a role's name (letters, digits, `_ - . :`, 64 at most).
+ * @throws {RangeError} When the app declares its roles (`routes/_roles.ts`) for `kv` and a role is
+ * not one of them: the message names the declared ones.
  *
  * @example
  * ```ts
@@ -347,6 +349,9 @@ export async function getUser(kv: Deno.Kv, id: string): Promise<User | null> {
  * @returns The user with the new roles.
  * @throws {TypeError} When `roles` is not an array of role names (letters, digits, `_ - . :`,
  * 64 at most): one from a form or a JSON body, unchecked.
+ * @throws {RangeError} When the app declares its roles (`routes/_roles.ts`) for `kv` and a role is
+ * not one of them - one the user held before it was dropped from the declaration too: the message
+ * names the declared ones.
  * @throws {UnknownUserError} When no user has that email (or none with `id`): 404, the product's
  * refusal uncaught.
  * @throws {KvBusyError} When the commit lost every race, or the file stayed locked by another
