@@ -163,3 +163,16 @@ Deno.test("the declaration's setRoles checks on a script's own store, which no a
   // The shell's own setRoles on this store: no app declared roles for it, any name as before.
   assert.deepEqual((await setRoles(store, ada.email, ["admn"])).roles, ["admn"]);
 });
+
+Deno.test("the latest app made on a store says: made again without a declaration, any name; a default export that is no declaration stops the start", async () => {
+  using store = await Deno.openKv(":memory:");
+  const ada = await createUser(store, { email: "ada@example.com", password: "a passphrase" });
+  memoryApp({ routes: {}, roles: defineRoles(["admin"]) }, { kv: store });
+  await assert.rejects(setRoles(store, ada.email, ["clerk"]), RangeError);
+  memoryApp({ routes: {} }, { kv: store });
+  assert.deepEqual((await setRoles(store, ada.email, ["clerk"])).roles, ["clerk"]);
+  assert.throws(
+    () => memoryApp({ routes: {}, roles: ["admin"] as never }, { kv: store }),
+    /routes\/_roles\.ts: its default export is the declaration/,
+  );
+});

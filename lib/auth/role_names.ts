@@ -21,9 +21,13 @@ const declaredOf = new WeakMap<Deno.Kv, ReadonlySet<string>>();
 /** The roles each `requireRole()` guard lets through, for the check at start. */
 const guarded = new WeakMap<object, readonly string[]>();
 
-/** Ties `kv` to the app's declared roles: its role writes refuse any other from now on. */
-export function declareRolesFor(kv: Deno.Kv, names: readonly string[]): void {
-  declaredOf.set(kv, new Set(names));
+/**
+ * Ties `kv` to the app's declared roles: its role writes refuse any other from now on; `undefined`
+ * unties it.
+ */
+export function declareRolesFor(kv: Deno.Kv, names: readonly string[] | undefined): void {
+  if (names) declaredOf.set(kv, new Set(names));
+  else declaredOf.delete(kv);
 }
 
 /** The roles declared for `kv`; undefined when no app declared any for it. */

@@ -61,14 +61,14 @@ export interface Roles<R extends string = string> {
  *
  * @example
  * ```ts
- * // routes/_roles.ts
  * import { defineRoles } from "shell/auth";
  *
+ * // routes/_roles.ts: `export default defineRoles(["admin", "clerk"]);`
  * const roles = defineRoles(["admin", "clerk"]);
- * export default roles;
  *
  * // routes/desk/_middleware.ts, with `import roles from "../_roles.ts";`
- * export const handler = roles.requireRole("clerk"); // requireRole("clrek"): a deno check error
+ * const handler = roles.requireRole("clerk"); // roles.requireRole("clrek"): a deno check error
+ * console.log(typeof handler); // "function"
  * ```
  * @see docs/users.md - Declaring the roles
  */
@@ -102,8 +102,17 @@ export function defineRoles<const R extends string>(names: readonly [R, ...R[]])
  * the declaration for the writes of roles.
  */
 export function holdToDeclaredRoles(manifest: Manifest, kv: Deno.Kv | undefined): void {
-  const declared = manifest.roles?.names;
-  if (!declared) return;
+  if (manifest.roles === undefined) {
+    // The latest app made on a store says: one made again without the file (dev) takes any name.
+    if (kv) declareRolesFor(kv, undefined);
+    return;
+  }
+  const declared = manifest.roles.names;
+  if (!Array.isArray(declared)) {
+    throw new TypeError(
+      'routes/_roles.ts: its default export is the declaration: export default defineRoles(["admin"])',
+    );
+  }
   const known = new Set(declared);
   const chains = [
     { where: "routes/", middlewares: manifest.rootMiddlewares },

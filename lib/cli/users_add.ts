@@ -4,7 +4,8 @@
  * settings name: `KV_PATH`, as for the server) - the way to the first admin. The password is read
  * from standard input: typed at a terminal without being shown (twice, to catch a typo), or piped
  * (`printf '%s\n' "$PASSWORD" | deno task users:add ...`; its first line). Every failure says what
- * went wrong on stderr and exits non-zero: 2 for a usage mistake, 1 for the rest.
+ * went wrong on stderr and exits non-zero: 2 for a usage mistake (a role `routes/_roles.ts` does
+ * not declare among them, refused before the password is asked for), 1 for the rest.
  */
 import { join } from "node:path";
 import { parseArgs } from "node:util";

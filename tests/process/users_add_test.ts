@@ -9,14 +9,19 @@ import assert from "node:assert/strict";
 import { createUser, deleteUser, findUser } from "../../lib/auth/users.ts";
 import { verifyPassword } from "../../lib/auth/password.ts";
 import { tempStorePath } from "../helpers/kv.ts";
-import { PROJECT_ROOT } from "../helpers/project_copy.ts";
+import { copyProject, PROJECT_ROOT } from "../helpers/project_copy.ts";
 
 const PASSWORD = "typed-at-a-terminal-42";
 
-async function usersAdd(args: string[], env: Record<string, string>, stdin: string) {
+async function usersAdd(
+  args: string[],
+  env: Record<string, string>,
+  stdin: string,
+  cwd = PROJECT_ROOT,
+) {
   const child = new Deno.Command(Deno.execPath(), {
     args: ["task", "-q", "users:add", ...args],
-    cwd: PROJECT_ROOT,
+    cwd,
     env,
     stdin: "piped",
     stdout: "piped",
@@ -74,6 +79,19 @@ Deno.test("users:add: the password on stdin; the user in the store, hashed, with
     assert.equal(run.code, code, `${args.join(" ")}: ${run.stderr}`);
     assert.match(run.stderr, error, args.join(" "));
   }
+});
+
+Deno.test("users:add in an app that declares no roles (the framework's test app): any role's name, as before", async () => {
+  await using copy = await copyProject();
+  const env = { KV_PATH: await tempStorePath() };
+  const made = await usersAdd(
+    ["ops@example.com", "--role", "ops", "-r", "billing:read"],
+    env,
+    "long enough secret\n",
+    copy.root,
+  );
+  assert.equal(made.code, 0, made.stderr);
+  assert.equal(made.stdout, "Created ops@example.com with the roles ops, billing:read.");
 });
 
 Deno.test("users:add for an email whose deletion was cut short: says it is being deleted and how to finish it", async () => {
