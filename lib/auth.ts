@@ -5,7 +5,8 @@
  * `currentUser(ctx)` (one KV read, none without the session cookie), or read `userOf(state)` where a
  * guard set it. Sessions live in Deno KV, the cookie holds only an opaque token, passwords are
  * stored as scrypt hashes. `createUser` is for scripts (`deno task users:add`); `setRoles` for them
- * and an admin's page; `deleteUser` for a product's account deletion.
+ * and an admin's page; `deleteUser` for a product's account deletion. `defineRoles`, in
+ * `routes/_roles.ts`, declares the app's roles: the guards and every write of roles keep to them.
  *
  * @example
  * ```ts
@@ -42,3 +43,4 @@ export {
   UserExistsError,
 } from "./auth/users.ts";
 export type { AuthOptions } from "./auth/settings.ts";
+export { defineRoles, type Roles } from "./auth/roles.ts";

@@ -21,6 +21,7 @@ import { safeNext } from "./next.ts";
 import { authSettings } from "./settings.ts";
 import type { User } from "./users.ts";
 import { internalsOf } from "../server/internals.ts";
+import { markGuard } from "./role_names.ts";
 
 /**
  * What the guards put on the request's state: declare it in your app's `State` to read
@@ -111,7 +112,9 @@ export function requireUser(): Middleware {
  *
  * @param roles The roles that may pass; one of them is enough.
  * @returns The middleware, for a folder's `_middleware.ts`.
- * @throws {RangeError} With no role named.
+ * @throws {RangeError} With no role named. An app that declares its roles (`routes/_roles.ts`)
+ * does not start when a folder's guard names another: a typo would lock everyone out. Its
+ * declaration's `requireRole` is typed with the declared names, so `deno check` finds it first.
  *
  * @example
  * ```ts
@@ -124,7 +127,7 @@ export function requireUser(): Middleware {
  */
 export function requireRole(...roles: string[]): Middleware {
   if (roles.length === 0) throw new RangeError("requireRole() needs at least one role");
-  return async function requireRole(c, next) {
+  const guard: Middleware = async function requireRole(c, next) {
     const user = await currentUser(c);
     if (!user) return anonymous(c);
     // Set before refusing: the 403's error page can say which account lacks the role - and so the
@@ -138,6 +141,9 @@ export function requireRole(...roles: string[]): Middleware {
     await next();
     keepPrivate(c);
   };
+  // For the app's start: a role its routes/_roles.ts does not declare stops it (role_names.ts).
+  markGuard(guard, roles);
+  return guard;
 }
 
 /**

@@ -170,6 +170,8 @@ export async function signIn(from: AnyContext, fields: CredentialFields): Promis
  * (`setRoles`) would end the session it just began.
  * @returns The new, signed-in user, or the errors to show in the form.
  * @throws {TypeError} When `roles` holds what is not a role's name, before any hash.
+ * @throws {RangeError} When the app declares its roles (`routes/_roles.ts`) and `roles` holds
+ * another, before any hash: the message names the declared ones.
  *
  * @example
  * ```ts
@@ -196,7 +198,7 @@ export async function signUp(
 ): Promise<AuthResult> {
   const c = contextOf(from);
   // Before anything: a product's mistake (a role from the form), not the form's.
-  const given = roles === undefined ? undefined : checkedRoles(roles, "signUp");
+  const given = roles === undefined ? undefined : checkedRoles(roles, "signUp", kvOf(c));
   const checked = checkCredentials(fields, true);
   if (!checked.ok) return checked;
   const { email, password } = checked.credentials;

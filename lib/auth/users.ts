@@ -15,6 +15,7 @@ import { commit, retrying } from "../kv/commit.ts";
 import { normalizeEmail } from "./credentials.ts";
 import { forgetDevices } from "./devices.ts";
 import { hashPassword } from "./password.ts";
+import { declaredRolesOf, refuseUndeclared, ROLE_NAME } from "./role_names.ts";
 import { beganKey, endAllSessions, sessionsOf, withoutSessions } from "./sessions.ts";
 import { EMAILS, USERS } from "./user_keys.ts";
 
@@ -117,18 +118,13 @@ export class UnknownUserError extends HttpError {
 }
 
 /**
- * What a role's name may be: `deno task users:add --role` takes the same. `.` and `:` too: apps
- * stored namespaced roles (`billing:read`, `org.admin`) before names were checked, and a
- * `setRoles` keeping them would throw.
- */
-export const ROLE_NAME = /^[\w.:-]{1,64}$/;
-
-/**
  * The roles as given, deduplicated; a `TypeError` naming the first that is no role's name - not
  * an array (a string would be stored as its letters), not a string, or outside `ROLE_NAME`: a
- * value from a form or a JSON body that reached `signUp`, `createUser` or `setRoles` unchecked.
+ * value from a form or a JSON body that reached `signUp`, `createUser` or `setRoles` unchecked -
+ * and a `RangeError` naming the first the app does not declare, when it declares its roles
+ * (`routes/_roles.ts`) for `kv`.
  */
-export function checkedRoles(roles: unknown, whose: string): string[] {
+export function checkedRoles(roles: unknown, whose: string, kv: Deno.Kv): string[] {
   if (!Array.isArray(roles)) {
     throw new TypeError(`${whose}: roles must be an array of role names, not ${shown(roles)}`);
   }
@@ -142,6 +138,7 @@ export function checkedRoles(roles: unknown, whose: string): string[] {
         "against the roles the app has first",
     );
   }
+  refuseUndeclared(roles as string[], declaredRolesOf(kv), whose);
   return [...new Set(roles as string[])];
 }
 
@@ -277,6 +274,8 @@ export function publicUser({ id, email, name, roles }: User): User {
  * @throws {UserExistsError} When the email has an account.
  * @throws {RangeError} When the email is not an address or the password is empty.
  * @throws {TypeError} When a role is not a role's name (letters, digits, `_ - . :`, 64 at most).
+ * @throws {RangeError} When the app declares its roles (`routes/_roles.ts`) for `kv` and a role is
+ * not one of them: the message names the declared ones.
  *
  * @example
  * ```ts
@@ -299,7 +298,7 @@ export async function createUser(
   const email = normalizeEmail(fields.email);
   if (email === undefined) throw new RangeError(`Not an email address: ${fields.email}`);
   if (!fields.password) throw new RangeError("The password is empty");
-  const roles = checkedRoles(fields.roles ?? [], "createUser");
+  const roles = checkedRoles(fields.roles ?? [], "createUser", kv);
   const record = await insertUser(kv, {
     email,
     name: fields.name,
@@ -350,6 +349,9 @@ export async function getUser(kv: Deno.Kv, id: string): Promise<User | null> {
  * @returns The user with the new roles.
  * @throws {TypeError} When `roles` is not an array of role names (letters, digits, `_ - . :`,
  * 64 at most): one from a form or a JSON body, unchecked.
+ * @throws {RangeError} When the app declares its roles (`routes/_roles.ts`) for `kv` and a role is
+ * not one of them - one the user held before it was dropped from the declaration too: the message
+ * names the declared ones.
  * @throws {UnknownUserError} When no user has that email (or none with `id`): 404, the product's
  * refusal uncaught.
  * @throws {KvBusyError} When the commit lost every race, or the file stayed locked by another
@@ -371,7 +373,7 @@ export async function setRoles(
   email: string,
   roles: readonly string[],
 ): Promise<User> {
-  const checked = checkedRoles(roles, "setRoles");
+  const checked = checkedRoles(roles, "setRoles", kv);
   const normal = normalizeEmail(email);
   // Like every write: a lost race reads again, and a file locked by another process is waited
   // out (commit.ts); ten attempts back to back used to throw within milliseconds of a lock.

@@ -18,7 +18,8 @@ export type SpecialFile =
   | "_404"
   | "_error"
   | "_settings"
-  | "_jobs";
+  | "_jobs"
+  | "_roles";
 
 const SPECIAL = new Set<string>([
   "_app",
@@ -28,6 +29,7 @@ const SPECIAL = new Set<string>([
   "_error",
   "_settings",
   "_jobs",
+  "_roles",
 ]);
 
 export interface RouteFile {

@@ -77,6 +77,7 @@ export function manifestSource(
   const notFound = scan.notFound ? route(scan.notFound) : "undefined";
   const settings = scan.settings ? `${route(scan.settings)}.default` : "undefined";
   const jobs = scan.jobs ? `${route(scan.jobs)}.default` : "undefined";
+  const roles = scan.roles ? `${route(scan.roles)}.default` : "undefined";
   const rootLayouts = list(scan.rootLayouts);
   const rootMiddlewares = list(scan.rootMiddlewares);
 
@@ -99,6 +100,7 @@ ${routes.join("\n")}
   notFound: ${notFound},
   settings: ${settings},
   jobs: ${jobs},
+  roles: ${roles},
   sources: ${json(scan.sources)},
   rootLayouts: ${rootLayouts},
   rootMiddlewares: ${rootMiddlewares},

@@ -56,6 +56,8 @@ export interface Scan {
   settings?: string;
   /** `_jobs.ts`: the product's background jobs. */
   jobs?: string;
+  /** `_roles.ts`: the product's roles. */
+  roles?: string;
   rootLayouts: string[];
   rootMiddlewares: string[];
   /** The URL folders below the root with middleware or an error page of their own. */
@@ -85,6 +87,7 @@ export async function scan(root: string): Promise<Scan> {
   let notFound: string | undefined;
   let settings: string | undefined;
   let jobs: string | undefined;
+  let roles: string | undefined;
   const routeFiles: RouteFile[] = [];
 
   for (const file of files) {
@@ -94,7 +97,8 @@ export async function scan(root: string): Promise<Scan> {
     else if (special === "_middleware") middlewares.set(folder, file);
     else if (special === "_error") errors.set(folder, file);
     else if (
-      special === "_app" || special === "_404" || special === "_settings" || special === "_jobs"
+      special === "_app" || special === "_404" || special === "_settings" ||
+      special === "_jobs" || special === "_roles"
     ) {
       if (folder !== "") {
         throw new BuildProblem(`routes/${file}: ${special} belongs at the root of routes/`);
@@ -102,6 +106,7 @@ export async function scan(root: string): Promise<Scan> {
       if (special === "_app") app = file;
       else if (special === "_404") notFound = file;
       else if (special === "_settings") settings = file;
+      else if (special === "_roles") roles = file;
       else jobs = file;
     } else if (isRouteFile(file)) routeFiles.push({ file, pattern: patternFor(file) });
   }
@@ -151,6 +156,7 @@ export async function scan(root: string): Promise<Scan> {
     notFound,
     settings,
     jobs,
+    roles,
     rootLayouts: chain(layouts, atRoot),
     rootMiddlewares: chain(middlewares, atRoot),
     folders,

@@ -4,12 +4,16 @@
  * settings name: `KV_PATH`, as for the server) - the way to the first admin. The password is read
  * from standard input: typed at a terminal without being shown (twice, to catch a typo), or piped
  * (`printf '%s\n' "$PASSWORD" | deno task users:add ...`; its first line). Every failure says what
- * went wrong on stderr and exits non-zero: 2 for a usage mistake, 1 for the rest.
+ * went wrong on stderr and exits non-zero: 2 for a usage mistake (a role `routes/_roles.ts` does
+ * not declare among them, refused before the password is asked for), 1 for the rest.
  */
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { checkCredentials } from "../auth/credentials.ts";
-import { beingDeleted, createUser, ROLE_NAME, UserExistsError } from "../auth/users.ts";
+import { declareRolesFor, refuseUndeclared, ROLE_NAME } from "../auth/role_names.ts";
+import { beingDeleted, createUser, UserExistsError } from "../auth/users.ts";
 import { settingsOrExit } from "./settings.ts";
+import { PROJECT_ROOT } from "./root.ts";
 import { storeOrExit } from "./store.ts";
 
 const USAGE = "usage: deno task users:add <email> [--role <role>]\u2026  (the password on stdin)";
@@ -36,6 +40,13 @@ const badRole = roles.find((role) => !ROLE_NAME.test(role));
 if (badRole !== undefined) {
   fail(`"${badRole}" is not a role name: letters, digits, _ - . and : (64 at most)`, 2);
 }
+// Before the password is asked for: a typo is a usage mistake, named with the roles there are.
+const declared = await declaredRoles();
+try {
+  refuseUndeclared(roles, declared && new Set(declared), "--role");
+} catch (error) {
+  fail((error as RangeError).message, 2);
+}
 
 const password = Deno.stdin.isTerminal() ? await typed(positionals[0]) : await piped();
 const checked = checkCredentials({ email: positionals[0], password }, true);
@@ -47,6 +58,7 @@ if (!checked.ok) {
 }
 
 const kv = await storeOrExit(settingsOrExit().kvPath);
+if (declared) declareRolesFor(kv, declared);
 try {
   const user = await createUser(kv, { ...checked.credentials, roles });
   const with_ = user.roles.length ? ` with the role${user.roles.length > 1 ? "s" : ""} ` : "";
@@ -65,6 +77,17 @@ try {
   throw error;
 } finally {
   kv.close();
+}
+
+/** `routes/_roles.ts`'s names; undefined when the app declares no roles. */
+async function declaredRoles(): Promise<readonly string[] | undefined> {
+  try {
+    await Deno.stat(join(PROJECT_ROOT, "routes", "_roles.ts"));
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return undefined;
+    throw error;
+  }
+  return (await import("../../routes/_roles.ts")).default.names;
 }
 
 /** The first line of what was piped in. */

@@ -52,6 +52,7 @@ import { registerRoutes } from "./routes.ts";
 import { type AppScope, withScope } from "./scope.ts";
 import { listenJobs } from "../kv/jobs.ts";
 import { productSettings } from "../settings/declare.ts";
+import { holdToDeclaredRoles } from "../auth/roles.ts";
 import { cspAround, nonceOf } from "./security.ts";
 import { speculationRules } from "./speculation.ts";
 import { staticFiles } from "./static.ts";
@@ -142,6 +143,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
   const span = telemetry?.span?.bind(telemetry);
 
   const { kv, trustProxy, origins, auth } = options;
+  holdToDeclaredRoles(manifest, kv);
   const files = staticFiles(
     {
       dir: join(options.root, manifest.assetDir),

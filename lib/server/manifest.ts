@@ -8,6 +8,7 @@ import type { ComponentType } from "react";
 import type { CachePolicy } from "../cache/policy.ts";
 import type { SettingsDeclaration } from "../settings/declare.ts";
 import type { Jobs } from "../kv/jobs.ts";
+import type { Roles } from "../auth/roles.ts";
 import type { Handler, Handlers, Middleware } from "./types.ts";
 
 /**
@@ -247,6 +248,8 @@ export interface Manifest {
   settings?: SettingsDeclaration;
   /** `routes/_jobs.ts`: the product's background jobs (docs/data.md). */
   jobs?: Jobs;
+  /** `routes/_roles.ts`: the product's roles (docs/users.md). */
+  roles?: Roles;
   /**
    * The modules under `routes/` and `islands/` the build found (paths from the project root):
    * `createApp` warns when the project's differ, a file added or removed since the build.

@@ -33,6 +33,7 @@ import type {
 } from "../../lib/server/manifest.ts";
 import type { SettingsDeclaration } from "../../lib/settings/declare.ts";
 import type { Jobs } from "../../lib/kv/jobs.ts";
+import type { Roles } from "../../lib/auth/roles.ts";
 import { builtFixture } from "./built_copy.ts";
 import { FIXTURE_ROOT } from "./project_copy.ts";
 
@@ -80,6 +81,8 @@ export interface AppFiles {
   settings?: SettingsDeclaration;
   /** `routes/_jobs.ts`'s default export: the app's background jobs (`defineJobs`). */
   jobs?: Jobs;
+  /** `routes/_roles.ts`'s default export: the app's roles (`defineRoles`). */
+  roles?: Roles;
   /** Island components by name; each gets a chunk URL (`/_app/Name.js`) no file stands behind. */
   islands?: Record<string, ComponentType<any>>;
   /**
@@ -95,7 +98,7 @@ export interface AppFiles {
  * middleware of its folders, outermost first, and its nearest `_error`.
  */
 export function memoryManifest(
-  { routes, islands = {}, actions = {}, settings, jobs }: AppFiles,
+  { routes, islands = {}, actions = {}, settings, jobs, roles }: AppFiles,
 ): Manifest {
   const layouts = new Map<string, ComponentModule>();
   const middlewares = new Map<string, MiddlewareModule>();
@@ -155,6 +158,7 @@ export function memoryManifest(
     notFound,
     settings,
     jobs,
+    roles,
     rootLayouts: chain(layouts, "_404.tsx"),
     rootMiddlewares: chain(middlewares, "_404.tsx"),
     // A file in a folder has the folder's chain: `${folder}/_` stands for any.
