@@ -120,3 +120,29 @@ Deno.test("floods of refused bodies and of undecodable action calls write ten li
     assert.ok(said <= refusals, `${kind}: ${said} refusals said of ${refusals}`);
   }
 });
+
+Deno.test("a flood of forms posted to an action no build has writes ten lines a second of each kind at most", async () => {
+  // Any client can post to any id: each post was an info line (a page older than the build) and,
+  // for a form too large to keep for its page, a warn line too - 50 posts, 100 lines.
+  using kv = await Deno.openKv(":memory:");
+  const app = await fixtureApp({ kv });
+  using logs = captureLogs();
+  const body = Array.from({ length: 300 }, (_, i) => `f${i}=${"y".repeat(1000)}`).join("&");
+  const first = Math.floor(Date.now() / 1000);
+  const posts = 50;
+  for (let i = 0; i < posts; i++) {
+    const res = await app.request("/_action/AAAAAAAAAAAAAAAAAAAA", {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded", Origin: "http://localhost" },
+      body,
+    });
+    await res.body?.cancel();
+    assert.equal(res.status, 303);
+  }
+  const seconds = Math.floor(Date.now() / 1000) - first + 1;
+  for (const what of [/^a call to an action this build does not have/, /too large to show again/]) {
+    const lines = logs.lines.filter((line) => what.test(line.msg));
+    assert.ok(lines.length <= 10 * seconds, `${what}: ${lines.length} lines in ${seconds} s`);
+    assert.ok(lines.length >= 10, `${what}: ${lines.length} lines`);
+  }
+});

@@ -8,7 +8,7 @@
  * action call that cannot be decoded (`read_call.ts`) - ten a second of each kind at most and the
  * rest counted: ops count a lockout or a flood by them.
  */
-import { log, loggedMethod, loggedPath } from "./log.ts";
+import { type Level, log, loggedMethod, loggedPath } from "./log.ts";
 
 /** The request's line. `start`: `performance.now()` when the request arrived. */
 export function logRequest(
@@ -32,10 +32,17 @@ export function logRequest(
 const REFUSAL_LINES_A_SECOND = 10;
 
 /**
- * Writes a `warn` line for a refusal of a client's request, of a `kind` the code names ("rate
- * limited", "body refused", "call refused"): `REFUSAL_LINES_A_SECOND` of each kind at most.
+ * Writes a line (`warn` unless said) of a request that any client can send as often as it likes -
+ * a refusal, a call from a page older than the build - of a `kind` the code names ("rate
+ * limited", "body refused", "call refused", "stale call", "form cut"):
+ * `REFUSAL_LINES_A_SECOND` of each kind at most.
  */
-export type RefusalLines = (kind: string, msg: string, fields: Record<string, unknown>) => void;
+export type RefusalLines = (
+  kind: string,
+  msg: string,
+  fields: Record<string, unknown>,
+  level?: Level,
+) => void;
 
 /**
  * One app's refusal lines (`AppScope.refusals`). Whatever sends the requests chooses how many are
@@ -46,7 +53,7 @@ export type RefusalLines = (kind: string, msg: string, fields: Record<string, un
  */
 export function refusalLines(): RefusalLines {
   const kinds = new Map<string, { second: number; written: number; unlogged: number }>();
-  return (kind, msg, fields) => {
+  return (kind, msg, fields, level = "warn") => {
     const now = Math.floor(Date.now() / 1000);
     let count = kinds.get(kind);
     if (!count) kinds.set(kind, count = { second: now, written: 0, unlogged: 0 });
@@ -56,7 +63,7 @@ export function refusalLines(): RefusalLines {
       return;
     }
     count.written++;
-    log("warn", msg, count.unlogged > 0 ? { ...fields, unlogged_before: count.unlogged } : fields);
+    log(level, msg, count.unlogged > 0 ? { ...fields, unlogged_before: count.unlogged } : fields);
     count.unlogged = 0;
   };
 }
