@@ -82,3 +82,67 @@ Deno.test("a flood of refusals over a rate limit writes ten lines a second at mo
   const said = lines.reduce((sum, line) => sum + 1 + Number(line.unlogged_before ?? 0), 0);
   assert.ok(said <= refusals, `${said} refusals said of ${refusals}`);
 });
+
+Deno.test("floods of refused bodies and of undecodable action calls write ten lines a second each at most", async () => {
+  // Each was one warn line a request, as the 429s were: a client chose how much stdout grew.
+  using kv = await Deno.openKv(":memory:");
+  const app = await fixtureApp({ kv, actionBodyLimit: 1024 });
+  using logs = captureLogs();
+  const post = (body: string, type = "application/x-www-form-urlencoded") =>
+    app.request("/_action/AAAAAAAAAAAAAAAAAAAA", {
+      method: "POST",
+      headers: { "Content-Type": type, Origin: "http://localhost" },
+      body,
+    });
+  const first = Math.floor(Date.now() / 1000);
+  const refusals = 150;
+  const tooLarge = "x=" + "y".repeat(2048);
+  for (let i = 0; i < refusals; i++) {
+    const large = await post(tooLarge);
+    await large.body?.cancel();
+    assert.equal(large.status, 413);
+    const forged = await post("$ACTION_ONCE=forged");
+    await forged.body?.cancel();
+    assert.equal(forged.status, 400);
+  }
+  const seconds = Math.floor(Date.now() / 1000) - first + 1;
+  const kinds: [string, RegExp][] = [["body refused", /too large/], [
+    "call refused",
+    /^action call/,
+  ]];
+  for (const [kind, what] of kinds) {
+    const lines = logs.lines.filter((line) => what.test(line.msg));
+    // Before: 150 lines of each.
+    assert.ok(lines.length <= 10 * seconds, `${kind}: ${lines.length} lines in ${seconds} s`);
+    assert.ok(lines.length >= 10, `${kind}: each kind has its ten (${lines.length})`);
+    assert.ok(lines.every((line) => line.level === "warn"));
+    const said = lines.reduce((sum, line) => sum + 1 + Number(line.unlogged_before ?? 0), 0);
+    assert.ok(said <= refusals, `${kind}: ${said} refusals said of ${refusals}`);
+  }
+});
+
+Deno.test("a flood of forms posted to an action no build has writes ten lines a second of each kind at most", async () => {
+  // Any client can post to any id: each post was an info line (a page older than the build) and,
+  // for a form too large to keep for its page, a warn line too - 50 posts, 100 lines.
+  using kv = await Deno.openKv(":memory:");
+  const app = await fixtureApp({ kv });
+  using logs = captureLogs();
+  const body = Array.from({ length: 300 }, (_, i) => `f${i}=${"y".repeat(1000)}`).join("&");
+  const first = Math.floor(Date.now() / 1000);
+  const posts = 50;
+  for (let i = 0; i < posts; i++) {
+    const res = await app.request("/_action/AAAAAAAAAAAAAAAAAAAA", {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded", Origin: "http://localhost" },
+      body,
+    });
+    await res.body?.cancel();
+    assert.equal(res.status, 303);
+  }
+  const seconds = Math.floor(Date.now() / 1000) - first + 1;
+  for (const what of [/^a call to an action this build does not have/, /too large to show again/]) {
+    const lines = logs.lines.filter((line) => what.test(line.msg));
+    assert.ok(lines.length <= 10 * seconds, `${what}: ${lines.length} lines in ${seconds} s`);
+    assert.ok(lines.length >= 10, `${what}: ${lines.length} lines`);
+  }
+});

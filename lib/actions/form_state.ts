@@ -26,6 +26,7 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import type { ReactFormState as FormState } from "react-dom/client";
 import { internalsOf } from "../server/internals.ts";
 import { log } from "../server/log.ts";
+import { scopeOf } from "../server/scope.ts";
 import type { KeptInput } from "../shared/kept_input.ts";
 
 export type { FormState };
@@ -136,9 +137,12 @@ export async function flashFormState(
     return;
   }
   if (kept !== carried.kept) {
-    log("warn", "what a form sent to a removed action is too large to show again in full", {
-      fields: carried.kept!.length,
-    });
+    // A client's form to any id no build has: ten lines a second at most (`request_log.ts`).
+    scopeOf(c).refusals(
+      "form cut",
+      "what a form sent to a removed action is too large to show again in full",
+      { fields: carried.kept!.length },
+    );
   }
   setCookie(c, secure ? SECURE_FORM_STATE_COOKIE : FORM_STATE_COOKIE, value, {
     path: "/",

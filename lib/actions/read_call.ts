@@ -9,7 +9,7 @@
 import type { Context } from "hono";
 import { bodyRefusal, holdBytes, limitBody, reserveBytes } from "../server/bodies.ts";
 import { internalsOf } from "../server/internals.ts";
-import { log } from "../server/log.ts";
+import { scopeOf } from "../server/scope.ts";
 import { decodeInvocation, type Invocation, mostBytes, PayloadRejected } from "./decode.ts";
 import { readForm } from "./form_body.ts";
 import { ACTION_LIMITS } from "./limits.ts";
@@ -50,12 +50,15 @@ export async function readCall(c: Context, maxBytes: number): Promise<Invocation
   return full ?? invocation;
 }
 
-/** A body that cannot be read, or that the decoder refused: logged as a warning, no digest. */
+/**
+ * A body that cannot be read, or that the decoder refused: logged as a warning (ten a second at
+ * most, `request_log.ts`), no digest.
+ */
 function badRequest(c: Context, error: unknown): Response {
   if (!(error instanceof PayloadRejected)) {
     return c.text("Bad Request: the payload cannot be decoded", 400);
   }
-  log("warn", `action call refused: ${error.message}`, {
+  scopeOf(c).refusals("call refused", `action call refused: ${error.message}`, {
     action: c.req.param("id")?.slice(0, 64) ?? null,
     cap: error.cap ?? null,
     request_id: internalsOf(c).requestId ?? null,

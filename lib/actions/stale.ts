@@ -15,7 +15,7 @@
  */
 import type { Context } from "hono";
 import { internalsOf } from "../server/internals.ts";
-import { log } from "../server/log.ts";
+import { scopeOf } from "../server/scope.ts";
 import { keptFromForm, type KeptInput, MAX_KEPT_FIELDS } from "../shared/kept_input.ts";
 import { STALE_HEADER } from "../shared/versions.ts";
 import { formPage } from "./form_page.ts";
@@ -39,11 +39,17 @@ export async function staleCall(c: Context, options: StaleOptions): Promise<Resp
   const call = await readCall(c, options.maxBytes);
   if (call instanceof Response) return call;
   const fromStub = call.form === undefined;
-  log("info", "a call to an action this build does not have: the page is older than the build", {
-    action: c.req.param("id")!.slice(0, 64),
-    from: fromStub ? "island" : "form",
-    request_id: internalsOf(c).requestId ?? null,
-  });
+  // Any client can post to an id no build has: ten lines a second at most (`request_log.ts`).
+  scopeOf(c).refusals(
+    "stale call",
+    "a call to an action this build does not have: the page is older than the build",
+    {
+      action: c.req.param("id")!.slice(0, 64),
+      from: fromStub ? "island" : "form",
+      request_id: internalsOf(c).requestId ?? null,
+    },
+    "info",
+  );
   const page = formPage(c, options.origins);
   const kept: KeptInput = call.args.filter((arg) => arg instanceof FormData)
     .flatMap((form) => keptFromForm(form, call.unkept)).slice(0, MAX_KEPT_FIELDS);

@@ -12,6 +12,7 @@ import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { bundleIntact } from "./bundle_record.ts";
 import { filesBelow } from "./files.ts";
 import { type Sources, SOURCES_FILE } from "./graph.ts";
 import { SALT_FILE } from "./salt.ts";
@@ -58,14 +59,19 @@ export async function recordedSources(root: string, dev: boolean): Promise<Sourc
 }
 
 /**
- * True when the sources (or the mode) changed since the last build, or there was none, or (in
- * production) it left no server bundle: a build made before the server was bundled.
+ * True when the sources (or the mode) changed since the last build, or there was none (or it did
+ * not end: a build removes the fingerprint first), or (in production) it left no server bundle - a
+ * build made before the server was bundled - or the bundle is no longer what the build wrote.
  */
 export async function isStale(root: string, dev: boolean): Promise<boolean> {
   if (!dev && !existsSync(join(root, SERVER_DIR, "serve.js"))) return true;
   const last = await readFile(join(root, buildDir(dev), "fingerprint"), "utf8")
     .catch(ignoreNotFound);
-  return last !== await fingerprint(root, dev);
+  if (last === undefined) return true;
+  // In production, the server bundle's record follows (`bundle_record.ts`): it must still hold.
+  const [print, ...record] = last.split("\n");
+  if (print !== await fingerprint(root, dev)) return true;
+  return !dev && !bundleIntact(join(root, SERVER_DIR), record.join("\n"));
 }
 
 function readIfThere(path: string): Uint8Array | undefined {

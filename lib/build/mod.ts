@@ -17,6 +17,7 @@ import type { Assets, ManifestStyles } from "../server/manifest.ts";
 import { lessGuardedActions, paramlessGuards } from "./action_guards.ts";
 import { type ActionModule, scanActions } from "./actions.ts";
 import { bundle } from "./bundle.ts";
+import { bundleRecord } from "./bundle_record.ts";
 import { filesBelow } from "./files.ts";
 import { buildDir, fingerprint, ignoreNotFound } from "./fingerprint.ts";
 import { browserSources, serverSources, type Sources, SOURCES_FILE } from "./graph.ts";
@@ -57,6 +58,9 @@ export async function build(options: BuildOptions): Promise<void> {
 async function buildNow({ root, dev }: BuildOptions): Promise<void> {
   const outDir = buildDir(dev);
   const assetDir = `${outDir}/static`;
+  // Gone until the build ends, written last: a build killed half-way (or two at once, one of
+  // them done) leaves a stale build, which the next start makes again, not half of one it serves.
+  await rm(join(root, outDir, "fingerprint")).catch(ignoreNotFound);
   const { scan: found, actions } = await scanProject(root);
   await mkdir(join(root, assetDir), { recursive: true });
   const manifest = (buildId: string, assets: Assets, styles?: ManifestStyles) =>
@@ -109,16 +113,19 @@ async function buildNow({ root, dev }: BuildOptions): Promise<void> {
     join(root, outDir, "manifest.gen.ts"),
     manifest(print.slice(0, 12), assets, styles.manifest),
   );
-  // What `deno task start` serves; before the fingerprint, which says the build is complete.
+  // What `deno task start` serves; before the fingerprint, which says the build is complete and
+  // records the bundle as written, for the start to see that it still is (`bundle_record.ts`).
+  let record = "";
   if (!dev) {
     const chunks = await bundleServer(root);
     await keepRecent(join(root, SERVER_DIR), join(root, outDir, "server-builds.json"), chunks);
+    record = `\n${bundleRecord(join(root, SERVER_DIR), chunks)}`;
   }
   // Outside the served folder: what reached the browser bundle, for the test that keeps
   // server-only modules out of it.
   await writeFile(join(root, outDir, "browser-inputs.json"), JSON.stringify(bundled.inputs));
   await writeFile(join(root, outDir, SOURCES_FILE), JSON.stringify(sources));
-  await writeFile(join(root, outDir, "fingerprint"), print);
+  await writeFile(join(root, outDir, "fingerprint"), print + record);
 }
 
 /**

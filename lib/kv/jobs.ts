@@ -16,7 +16,7 @@ import { Cron } from "croner";
 import { log, loggedHeader } from "../server/log.ts";
 import { NO_LINKS, type Telemetry } from "../server/telemetry.ts";
 import { describe, digestOf } from "../errors/digest.ts";
-import { retrying } from "./commit.ts";
+import { commit, retrying } from "./commit.ts";
 import { assertFits, KvLimitError } from "./limits.ts";
 import { type ProductSettings, withJobSettings } from "../settings/declare.ts";
 
@@ -797,17 +797,20 @@ async function cronTurn(
   const lease = () => ({ value: { until: Date.now() + LEASE_MS, id }, expireIn: 4 * LEASE_MS });
   const take = (was: { key: Deno.KvKey; versionstamp: string | null }) => {
     const { value, expireIn } = lease();
-    return kv.atomic().check(was).set(key, value, { expireIn }).commit();
+    return kv.atomic().check(was).set(key, value, { expireIn });
   };
-  const taken = await take(held);
+  const taken = await take(held).commit();
   if (!taken.ok) return "skipped";
   let versionstamp = taken.versionstamp;
   let renewing = Promise.resolve();
   const beat = setInterval(() => {
     renewing = renewing.then(async () => {
-      const renewed = await take({ key, versionstamp }).catch(() => undefined);
+      const renewed = await commit(take({ key, versionstamp })).catch(() => undefined);
       if (renewed?.ok) versionstamp = renewed.versionstamp;
-      else clearInterval(beat); // taken over after a lapse, or the store closed
+      // Another handle's write lock on the file (a --parallel worker's, another process's) is one
+      // beat missed, the next well within the lease; a lost check (taken over after a lapse) or
+      // the store closed ends the renewals.
+      else if (!renewed || !("locked" in renewed)) clearInterval(beat);
     });
   }, BEAT_MS);
   return {

@@ -4,7 +4,7 @@
  * exporter drops a batch the endpoint refuses (a closed port, a 401 for a wrong key, a 500) without
  * a word on stdout or stderr, so traces just vanish. The probe posts an empty export request (valid
  * OTLP: no spans) to the same URL, with the same headers and protocol, and a refusal is said in one
- * `warn` line. Once per process, never per batch or span: an endpoint that goes down later is not
+ * `warn` line - a redirect too, which the exporter does not follow. Once per process, never per batch or span: an endpoint that goes down later is not
  * seen here (docs/telemetry.md says what to watch). Not on Deno Deploy, whose platform exports.
  */
 import { context, createContextKey, ROOT_CONTEXT } from "@opentelemetry/api";
@@ -63,7 +63,9 @@ export async function probeOtlp(env: Env): Promise<void> {
   try {
     const res = await context.with(
       UNTRACED,
-      () => fetch(url, { method: "POST", headers, body, signal }),
+      // Not followed: Deno's exporter does not follow one either (its batches are lost), and the
+      // headers may hold an API key, which is not to go wherever a redirect points.
+      () => fetch(url, { method: "POST", headers, body, signal, redirect: "manual" }),
     );
     await res.body?.cancel();
     if (!res.ok) warn(`HTTP ${res.status}`);

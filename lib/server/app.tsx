@@ -45,6 +45,7 @@ import { guardRequests } from "./guard.ts";
 import { keepWhileRunning, keptAssets } from "./kept_assets.ts";
 import { withHonestHead } from "./head.ts";
 import { InFlight } from "./in_flight.ts";
+import { refusalLines } from "./request_log.ts";
 import { internalsOf } from "./internals.ts";
 import type { Manifest } from "./manifest.ts";
 import { type AppOptions, resolveOptions } from "./options.ts";
@@ -182,6 +183,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
     streamLifetimeMs: options.eventStreamLifetimeMs,
     eventStreams: { open: 0, max: options.maxEventStreams },
     requests: new InFlight(),
+    refusals: refusalLines(),
     origins,
     auth,
     settings,

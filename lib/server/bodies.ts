@@ -19,9 +19,10 @@
  * body (`hono/body-limit` does that) leaves a client that is still sending stuck.
  */
 import type { Context } from "hono";
-import { log, loggedMethod, loggedPath } from "./log.ts";
+import { loggedMethod, loggedPath } from "./log.ts";
 import type { Middleware } from "./types.ts";
 import { internalsOf } from "./internals.ts";
+import { scopeOf } from "./scope.ts";
 
 type Refusal = 408 | 413 | 503;
 
@@ -233,7 +234,7 @@ function refuse(c: Context, status: Refusal): Response {
 }
 
 function logRefusal(c: Context, status: Refusal): void {
-  log("warn", new BodyRefused(status).message, {
+  scopeOf(c).refusals("body refused", new BodyRefused(status).message, {
     method: loggedMethod(c.req.method),
     path: loggedPath(c.req.path),
     status,

@@ -21,7 +21,7 @@ import { compressResponse } from "./compression.ts";
 import { type DeadlineClock, withinDeadline } from "./deadline.ts";
 import { settleStreams } from "./event_stream.ts";
 import { internalsOf } from "./internals.ts";
-import { logRequest, refusalLog } from "./request_log.ts";
+import { logRateLimited, logRequest } from "./request_log.ts";
 import type { AppScope } from "./scope.ts";
 import { secureRequest, secureResponse } from "./security.ts";
 
@@ -53,7 +53,6 @@ export interface FrameSetup {
 /** The step, as one Hono middleware mounted first (`createApp`). */
 export function requestFrame(setup: FrameSetup): MiddlewareHandler {
   const { csp, logRequests, ahead, compress, clock, guardBody, scope, answerError, inner } = setup;
-  const logRefusal = refusalLog();
 
   /** The app's own answer: within the deadline and the body budget, then compressed. */
   async function answer(c: Context, next: Next): Promise<void> {
@@ -109,7 +108,8 @@ export function requestFrame(setup: FrameSetup): MiddlewareHandler {
     }
     if (c.res.status === 429) {
       const { method, path } = c.req;
-      logRefusal(method, path, c.res.headers.get("retry-after"), internalsOf(c).requestId);
+      const retryAfter = c.res.headers.get("retry-after");
+      logRateLimited(scope.refusals, method, path, retryAfter, internalsOf(c).requestId);
     }
   };
 }

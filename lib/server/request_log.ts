@@ -4,10 +4,11 @@
  * `logRequests` option (`LOG_REQUESTS=1`) says so: by default stdout carries only what needs
  * attention - failures - so a digest search is not buried in traffic. Written by the app's request
  * frame (`frame.ts`), and by the page cache's hits ahead of it (lib/cache/fast_hit.ts). And, always,
- * a `warn` line per request refused over a rate limit (429), ten a second at most and the rest
- * counted: ops count a lockout or a flood by them.
+ * a `warn` line per request refused - over a rate limit (429), a body refused (`bodies.ts`), an
+ * action call that cannot be decoded (`read_call.ts`) - ten a second of each kind at most and the
+ * rest counted: ops count a lockout or a flood by them.
  */
-import { log, loggedMethod, loggedPath } from "./log.ts";
+import { type Level, log, loggedMethod, loggedPath } from "./log.ts";
 
 /** The request's line. `start`: `performance.now()` when the request arrived. */
 export function logRequest(
@@ -27,45 +28,63 @@ export function logRequest(
   });
 }
 
-/** The most refusal lines an app writes in a second: past them, refusals are counted, not written. */
+/** The most lines of one kind of refusal an app writes in a second: past them, refusals are counted. */
 const REFUSAL_LINES_A_SECOND = 10;
 
-/** What a refusal's line is written by (`refusalLog`). */
-type RefusalLog = (
+/**
+ * Writes a line (`warn` unless said) of a request that any client can send as often as it likes -
+ * a refusal, a call from a page older than the build - of a `kind` the code names ("rate
+ * limited", "body refused", "call refused", "stale call", "form cut"):
+ * `REFUSAL_LINES_A_SECOND` of each kind at most.
+ */
+export type RefusalLines = (
+  kind: string,
+  msg: string,
+  fields: Record<string, unknown>,
+  level?: Level,
+) => void;
+
+/**
+ * One app's refusal lines (`AppScope.refusals`). Whatever sends the requests chooses how many are
+ * refused - a flood's 10,000 a second were 10,000 lines, each a synchronous write to stdout, a log
+ * bill and event-loop time the sender chose - so past ten lines a second of a kind, a refusal of
+ * it is counted, and the next line of that kind says how many went unwritten since the one
+ * before (`unlogged_before`). Each kind has its own ten: a flood of one never hides another.
+ */
+export function refusalLines(): RefusalLines {
+  const kinds = new Map<string, { second: number; written: number; unlogged: number }>();
+  return (kind, msg, fields, level = "warn") => {
+    const now = Math.floor(Date.now() / 1000);
+    let count = kinds.get(kind);
+    if (!count) kinds.set(kind, count = { second: now, written: 0, unlogged: 0 });
+    if (now !== count.second) [count.second, count.written] = [now, 0];
+    if (count.written === REFUSAL_LINES_A_SECOND) {
+      count.unlogged++;
+      return;
+    }
+    count.written++;
+    log(level, msg, count.unlogged > 0 ? { ...fields, unlogged_before: count.unlogged } : fields);
+    count.unlogged = 0;
+  };
+}
+
+/**
+ * The line of a request answered 429 (`rateLimit()`, the sign-in and sign-up limits, a product's
+ * `httpError(429)`), whatever `logRequests` says: a refusal is what ops search and count ("rate
+ * limited"), by path, and `retry_after_s` says how long the client was told to wait.
+ */
+export function logRateLimited(
+  refusals: RefusalLines,
   method: string,
   path: string,
   retryAfter: string | null,
   requestId: string | undefined,
-) => void;
-
-/**
- * The lines of requests answered 429 (`rateLimit()`, the sign-in and sign-up limits, a product's
- * `httpError(429)`), whatever `logRequests` says: a refusal is what ops search and count ("rate
- * limited"), by path, and `retry_after_s` says how long the client was told to wait. One app's,
- * `REFUSAL_LINES_A_SECOND` at most: a flood's size is its sender's choice (10,000 refusals a second
- * were 10,000 lines, each a synchronous write to stdout), so past them a refusal is counted, and
- * the next line written says how many went unwritten since the one before (`unlogged_before`).
- */
-export function refusalLog(): RefusalLog {
-  let second = 0;
-  let written = 0;
-  let unlogged = 0;
-  return (method, path, retryAfter, requestId) => {
-    const now = Math.floor(Date.now() / 1000);
-    if (now !== second) [second, written] = [now, 0];
-    if (written === REFUSAL_LINES_A_SECOND) {
-      unlogged++;
-      return;
-    }
-    written++;
-    const logged = { method: loggedMethod(method), path: loggedPath(path) };
-    log("warn", `rate limited: ${logged.method} ${logged.path}`, {
-      ...logged,
-      status: 429,
-      retry_after_s: retryAfter === null ? null : Number(retryAfter),
-      request_id: requestId ?? null,
-      ...(unlogged > 0 ? { unlogged_before: unlogged } : {}),
-    });
-    unlogged = 0;
-  };
+): void {
+  const logged = { method: loggedMethod(method), path: loggedPath(path) };
+  refusals("rate limited", `rate limited: ${logged.method} ${logged.path}`, {
+    ...logged,
+    status: 429,
+    retry_after_s: retryAfter === null ? null : Number(retryAfter),
+    request_id: requestId ?? null,
+  });
 }

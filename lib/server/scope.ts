@@ -15,6 +15,7 @@ import type { Failures } from "../errors/failure.ts";
 import type { AppJobs } from "../kv/jobs.ts";
 import type { ProductSettings } from "../settings/declare.ts";
 import type { InFlight } from "./in_flight.ts";
+import type { RefusalLines } from "./request_log.ts";
 import { internalsOf } from "./internals.ts";
 import type { Context } from "./types.ts";
 
@@ -38,6 +39,8 @@ export interface AppScope {
   readonly eventStreams: { open: number; readonly max: number };
   /** The app's requests in flight, and pages still rendering (`App.idle`). */
   readonly requests: InFlight;
+  /** The app's lines of refused requests, ten a second of each kind (`request_log.ts`). */
+  readonly refusals: RefusalLines;
   /** `AppOptions.origins`: the app's public origins, when configured. */
   readonly origins?: string[];
   /** `AppOptions.auth`: how users and sessions behave (`lib/auth/settings.ts`). */

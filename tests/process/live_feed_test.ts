@@ -11,6 +11,7 @@ import { append, kvLog } from "../../lib/kv/log.ts";
 import { failures } from "../../lib/errors/failure.ts";
 import { eventStream, type ServerEvent } from "../../lib/server/event_stream.ts";
 import { InFlight } from "../../lib/server/in_flight.ts";
+import { refusalLines } from "../../lib/server/request_log.ts";
 import type { AppScope } from "../../lib/server/scope.ts";
 import { heapAfterGc } from "../helpers/heap.ts";
 import { tempStorePath } from "../helpers/kv.ts";
@@ -307,6 +308,7 @@ function scope(): AppScope & { close(): void } {
     failures: failures({ dev: false, root: Deno.cwd() }),
     eventStreams: { open: 0, max: 100 },
     requests: new InFlight(),
+    refusals: refusalLines(),
     close: () => closing.abort(),
   };
 }

@@ -55,3 +55,29 @@ Deno.test("otlp probe: an endpoint that takes traces gets the probe, and no line
   assert.ok(receiver.requests.some((request) => request.path === "/v1/traces"));
   assert.deepEqual(refusals(server), []);
 });
+
+Deno.test("otlp probe: an endpoint that redirects is a refusal, and its target gets nothing", async () => {
+  // Deno's exporter does not follow a redirect: each batch is lost. The probe followed it, said
+  // nothing, and posted the export's headers (an API key) to wherever the redirect pointed.
+  const elsewhere: (string | null)[] = [];
+  await using target = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req) => {
+    elsewhere.push(req.headers.get("x-api-key"));
+    return new Response("{}");
+  });
+  await using receiver = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    () =>
+      new Response(null, {
+        status: 307,
+        headers: { location: `http://localhost:${target.addr.port}/v1/traces` },
+      }),
+  );
+  const url = `http://127.0.0.1:${receiver.addr.port}`;
+  await using server = await startServer({
+    ...otlpEnv({ url }),
+    OTEL_EXPORTER_OTLP_HEADERS: "x-api-key=secret-key",
+  });
+  const line = await server.waitForLog((line) => REFUSED.test(String(line.msg)), 10_000);
+  assert.match(String(line.msg), /\(HTTP 307\)/);
+  assert.deepEqual(elsewhere, [], "nothing posted where the redirect points");
+});

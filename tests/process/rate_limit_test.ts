@@ -11,6 +11,7 @@ import assert from "node:assert/strict";
 import { failures } from "../../lib/errors/failure.ts";
 import { limitCalls, rateLimit } from "../../lib/kv/rate_limit.ts";
 import { InFlight } from "../../lib/server/in_flight.ts";
+import { refusalLines } from "../../lib/server/request_log.ts";
 import { internalsOf } from "../../lib/server/internals.ts";
 import { cspAround, secureRequest, secureResponse } from "../../lib/server/security.ts";
 import { openStore } from "../../lib/kv/store.ts";
@@ -130,6 +131,7 @@ function limitedApp(kv: Deno.Kv, trustProxy: boolean) {
     eventStreams: { open: 0, max: 1 },
     build: "test",
     requests: new InFlight(),
+    refusals: refusalLines(),
   };
   app.use(async (c, next) => {
     secureRequest(c, csp);
