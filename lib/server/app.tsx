@@ -94,6 +94,14 @@ export interface App {
    */
   idle(): Promise<void>;
   /**
+   * For a stop that closes the KV store itself (`deno serve`, Deno Deploy: `lib/cli/stop.ts`):
+   * `close()`, then resolves once no request is in flight (`idle`), and from that moment answers
+   * every later request 503 with `Retry-After` and `Connection: close` (one `info` line each, ten a
+   * second at most), without running it: a request that comes then would meet a closed store. The
+   * store may be closed once it resolves.
+   */
+  stop(): Promise<void>;
+  /**
    * Resolves once the app's start-up work is done - this build's assets kept in KV, with
    * `assetRetention` - so that a server starts serving only then. Never rejects.
    */
@@ -356,14 +364,16 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
     }, closing.signal)
     : Promise.resolve();
   scope.jobs = jobs;
+  const close = async () => {
+    closing.abort();
+    await Promise.all([cache.close(), jobs?.ended()]);
+  };
   return withScope({
     fetch,
     request: app.request,
-    close: async () => {
-      closing.abort();
-      await Promise.all([cache.close(), jobs?.ended()]);
-    },
+    close,
     idle: () => scope.requests.idle(),
+    stop: () => close().then(() => scope.requests.drain()),
     ready,
   }, scope);
 }

@@ -23,7 +23,7 @@ import { settleStreams } from "./event_stream.ts";
 import { internalsOf } from "./internals.ts";
 import { logRequest, refusalLog } from "./request_log.ts";
 import type { AppScope } from "./scope.ts";
-import { secureRequest, secureResponse } from "./security.ts";
+import { requestIdOf, secureRequest, secureResponse } from "./security.ts";
 
 export interface FrameSetup {
   /** The CSP's text around the nonce (`cspAround`). */
@@ -50,10 +50,26 @@ export interface FrameSetup {
   inner?: MiddlewareHandler;
 }
 
+/** Seconds a refused request is told to wait: another instance is serving meanwhile. */
+const STOPPING_RETRY_S = "1";
+
+/** The answer to a request that came after the stop let go of KV: this connection ends with it. */
+function stoppingAnswer(): Response {
+  return new Response("Service Unavailable: the server is stopping", {
+    status: 503,
+    headers: {
+      "content-type": "text/plain; charset=utf-8",
+      "retry-after": STOPPING_RETRY_S,
+      "connection": "close",
+    },
+  });
+}
+
 /** The step, as one Hono middleware mounted first (`createApp`). */
 export function requestFrame(setup: FrameSetup): MiddlewareHandler {
   const { csp, logRequests, ahead, compress, clock, guardBody, scope, answerError, inner } = setup;
-  const logRefusal = refusalLog();
+  const logRefusal = refusalLog("warn", "rate limited", 429);
+  const logStopping = refusalLog("info", "stopping", 503);
 
   /** The app's own answer: within the deadline and the body budget, then compressed. */
   async function answer(c: Context, next: Next): Promise<void> {
@@ -82,6 +98,12 @@ export function requestFrame(setup: FrameSetup): MiddlewareHandler {
 
   return async function frame(c, next) {
     const start = logRequests ? performance.now() : 0;
+    if (scope.requests.shut) {
+      // The stop let go of KV (`App.stop`): a clear refusal, which a load balancer takes elsewhere.
+      c.res = stoppingAnswer();
+      logStopping(c.req.method, c.req.path, STOPPING_RETRY_S, requestIdOf(c.req.raw));
+      return;
+    }
     // In flight until its answer is ready (a page's render counts on: `in_flight.ts`).
     scope.requests.enter();
     try {

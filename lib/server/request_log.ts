@@ -5,9 +5,10 @@
  * attention - failures - so a digest search is not buried in traffic. Written by the app's request
  * frame (`frame.ts`), and by the page cache's hits ahead of it (lib/cache/fast_hit.ts). And, always,
  * a `warn` line per request refused over a rate limit (429), ten a second at most and the rest
- * counted: ops count a lockout or a flood by them.
+ * counted: ops count a lockout or a flood by them; the same, as `info`, for requests a stopping
+ * server refused (503).
  */
-import { log, loggedMethod, loggedPath } from "./log.ts";
+import { type Level, log, loggedMethod, loggedPath } from "./log.ts";
 
 /** The request's line. `start`: `performance.now()` when the request arrived. */
 export function logRequest(
@@ -39,14 +40,16 @@ type RefusalLog = (
 ) => void;
 
 /**
- * The lines of requests answered 429 (`rateLimit()`, the sign-in and sign-up limits, a product's
- * `httpError(429)`), whatever `logRequests` says: a refusal is what ops search and count ("rate
- * limited"), by path, and `retry_after_s` says how long the client was told to wait. One app's,
- * `REFUSAL_LINES_A_SECOND` at most: a flood's size is its sender's choice (10,000 refusals a second
- * were 10,000 lines, each a synchronous write to stdout), so past them a refusal is counted, and
- * the next line written says how many went unwritten since the one before (`unlogged_before`).
+ * The lines of requests refused with `status`, whatever `logRequests` says, each saying `why`: a
+ * refusal is what ops search and count - "rate limited" (429: `rateLimit()`, the sign-in and
+ * sign-up limits, a product's `httpError(429)`), "stopping" (503: a request that came after the
+ * stop let go of KV) - by path, and `retry_after_s` says how long the client was told to wait.
+ * One app's, `REFUSAL_LINES_A_SECOND` at most: a flood's size is its sender's choice (10,000
+ * refusals a second were 10,000 lines, each a synchronous write to stdout), so past them a refusal
+ * is counted, and the next line written says how many went unwritten since the one before
+ * (`unlogged_before`).
  */
-export function refusalLog(): RefusalLog {
+export function refusalLog(level: Level, why: string, status: number): RefusalLog {
   let second = 0;
   let written = 0;
   let unlogged = 0;
@@ -59,9 +62,9 @@ export function refusalLog(): RefusalLog {
     }
     written++;
     const logged = { method: loggedMethod(method), path: loggedPath(path) };
-    log("warn", `rate limited: ${logged.method} ${logged.path}`, {
+    log(level, `${why}: ${logged.method} ${logged.path}`, {
       ...logged,
-      status: 429,
+      status,
       retry_after_s: retryAfter === null ? null : Number(retryAfter),
       request_id: requestId ?? null,
       ...(unlogged > 0 ? { unlogged_before: unlogged } : {}),
