@@ -87,10 +87,10 @@ export interface App {
    */
   close(): Promise<void>;
   /**
-   * Resolves once no request is in flight: each answered, and each page rendered to its end (its
-   * Suspense boundaries too). After `close()`, KV may then be closed under none of them. A
-   * response's body that reads KV as it streams, other than a page's or an event stream's, is the
-   * handler's own to finish first.
+   * Resolves once no request is in flight: each answered, each page rendered to its end (its
+   * Suspense boundaries too), and each response a handler made itself sent, when the server says
+   * so (`Deno.ServeHandlerInfo.completed`: not in-process, where it counts until it is ready).
+   * After `close()`, KV may then be closed under none of them.
    */
   idle(): Promise<void>;
   /**

@@ -127,7 +127,11 @@ export function requestFrame(setup: FrameSetup): MiddlewareHandler {
         logRequest(c.req.method, c.req.path, c.res.status, start, internalsOf(c).requestId);
       }
     } finally {
-      scope.requests.leave();
+      const sent = internalsOf(c).ownBody &&
+        (c.env as Deno.ServeHandlerInfo | undefined)?.completed;
+      // `completed` rejects when the client left before the end: over all the same.
+      if (sent) sent.then(scope.requests.leave, scope.requests.leave);
+      else scope.requests.leave();
     }
     if (c.res.status === 429) {
       const { method, path } = c.req;
