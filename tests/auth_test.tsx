@@ -116,6 +116,9 @@ async function setup(auth: AuthOptions = {}, origins?: string[]) {
 
 /** The session token in the client's jar, if any. */
 const tokenIn = (client: TestClient) => client.cookie("session");
+/** The tokens of a device cookie (`token~tag`, `.`-separated, latest first). */
+const deviceTokens = (cookie: string | undefined) =>
+  (cookie ?? "").split(".").map((entry) => entry.split("~")[0]);
 
 Deno.test("signing up sets the session cookie: the token only, HttpOnly, SameSite=Lax, Path=/", async () => {
   using t = await setup();
@@ -163,7 +166,7 @@ Deno.test("over https (the app's configured origin) the cookies are __Host- and 
   const device = res.headers.getSetCookie().find((set) => set.startsWith("__Host-device="));
   assert.match(
     device ?? "",
-    /^__Host-device=[A-Za-z0-9_-]{43}; Max-Age=2592000; Path=\/; HttpOnly; Secure; SameSite=Lax$/,
+    /^__Host-device=[A-Za-z0-9_-]{43}~[A-Za-z0-9_-]{8}; Max-Age=2592000; Path=\/; HttpOnly; Secure; SameSite=Lax$/,
   );
   assert.ok(await client.cookie("__Host-device", "https://app.example/"));
   const page = await client.request("https://app.example/account");
@@ -831,7 +834,7 @@ Deno.test("wrong passwords for one account from anywhere lock out new browsers, 
   assert.deepEqual(first.answer, { email: "owner@example.com" });
   assert.match(
     first.res.headers.getSetCookie().join("\n"),
-    /(^|\n)device=[\w-]{43}; Max-Age=2592000; Path=\/; HttpOnly; SameSite=Lax/,
+    /(^|\n)device=[\w-]{43}~[\w-]{8}; Max-Age=2592000; Path=\/; HttpOnly; SameSite=Lax/,
   );
   assert.equal((await t.signIn(laptop, "owner@example.com", "typo typo")).status, 200);
 
@@ -888,6 +891,37 @@ Deno.test("a browser two accounts sign in with stays known for both: the other's
   assert.ok((await family.cookie("device"))!.length < 5 * 44);
 });
 
+Deno.test("a browser's token for an account the store no longer knows is replaced at its sign-in, never pushing out a sibling's", async () => {
+  // The cookie holds the latest five accounts' tokens. A token whose record was pruned (the owner
+  // signed in from more browsers than sessionsPerUser since) was not told from a sibling's: it
+  // stayed in the cookie behind the new one and pushed the last sibling account out.
+  // Four tries a window: the owner's four sign-ins below, or s4's first and three guesses.
+  using t = await setup({ sessionsPerUser: 2, signInPerAccount: { limit: 4, windowMs: 60_000 } });
+  const siblings = ["s4", "s3", "s2"].map((name) => `${name}@example.com`);
+  for (const email of [...siblings, "owner@example.com", "s1@example.com"]) {
+    await storedUser(t.kv, email);
+  }
+  const family = t.browser();
+  for (const email of [...siblings, "owner@example.com", "s1@example.com"]) {
+    assert.equal((await t.signIn(family, email)).status, 200, email);
+  }
+  const before = deviceTokens(await family.cookie("device"));
+  assert.equal(before.length, 5, "five accounts' tokens, s1's first, s4's last");
+  // The owner signs in on two other browsers: the family computer's record of theirs is pruned.
+  for (let i = 0; i < 2; i++) {
+    assert.equal((await t.signIn(t.browser(), "owner@example.com")).status, 200);
+  }
+  assert.equal((await t.signIn(family, "owner@example.com")).status, 200);
+  const after = deviceTokens(await family.cookie("device"));
+  assert.equal(after.length, 5);
+  assert.equal(after.includes(before[1]), false, "the owner's old token is gone");
+  assert.deepEqual(after.slice(1), [before[0], ...before.slice(2)], "every sibling's kept");
+  // So s4, the oldest sibling, is still known there while someone spends its account's tries.
+  for (let i = 0; i < 3; i++) await t.signIn(t.browser(), "s4@example.com", `guess ${i}`);
+  assert.equal((await t.signIn(t.browser(), "s4@example.com")).status, 429);
+  assert.equal((await t.signIn(family, "s4@example.com")).status, 200);
+});
+
 Deno.test("a user's known browsers are bounded as their sessions are: the latest sessionsPerUser", async () => {
   // Every sign-in from a browser without the device cookie (a script, a private window) used to
   // add a record under the user that nothing removed for 30 days, however many.
@@ -899,7 +933,9 @@ Deno.test("a user's known browsers are bounded as their sessions are: the latest
   }
   const kept = await entries(t.kv, ["auth", "devices", owner.id]);
   const latest = await Promise.all(
-    browsers.slice(1).map(async (browser) => tokenHash((await browser.cookie("device"))!)),
+    browsers.slice(1).map(async (browser) =>
+      tokenHash(deviceTokens(await browser.cookie("device"))[0])
+    ),
   );
   assert.deepEqual(kept.map((entry) => entry.key.at(-1)).sort(), latest.sort());
   // A known browser signing in again trades its token for a new one: still two.
@@ -953,7 +989,7 @@ Deno.test("a sign-in whose device record meets another worker's lock still signs
   assert.equal(call.status, 200, call.text);
   assert.deepEqual(call.answer, { email: "owner@example.com" });
   assert.equal(refused(), 1, "the device's first commit was refused");
-  const device = tokenHash((await browser.cookie("device"))!);
+  const device = tokenHash(deviceTokens(await browser.cookie("device"))[0]);
   assert.equal((await store.get(["auth", "devices", owner.id, device])).value !== null, true);
 });
 

@@ -13,7 +13,11 @@
  * `sessionsPerUser` of them, the latest. A browser is known for a few accounts at once
  * (`ACCOUNTS`, each its own token in the one cookie): a sibling's sign-in on the family computer
  * no longer makes it unknown for the first account, whose owner was then refused with everyone.
+ * Each token carries its account's tag (`accountTag`), so that a sign-in replaces the browser's
+ * token for that account even when the store no longer knows it (pruned, expired): such a token
+ * used to stay in the cookie and push out a sibling account's.
  */
+import { createHash } from "node:crypto";
 import type { Context } from "hono";
 import { generateCookie, getCookie } from "hono/cookie";
 import { kvOf } from "../kv/access.ts";
@@ -35,13 +39,39 @@ function deviceCookie(settings: AuthSettings): string {
   return settings.secure ? "__Host-device" : "device";
 }
 
+/** Characters of an account's tag: 48 bits, so that two accounts' tags of a token never meet. */
+const TAG_CHARS = 8;
+const TAG = new RegExp(`^[A-Za-z0-9_-]{${TAG_CHARS}}$`);
+
+/** A token of the cookie, and the tag of the account it is for (none in a cookie set before tags). */
+interface DeviceToken {
+  token: string;
+  tag?: string;
+}
+
+/**
+ * Which account `token` is for, as the cookie says it (`token~tag`): a hash of both, so that the
+ * tag tells nothing to anyone without the token, and only that one token's account.
+ */
+function accountTag(token: string, userId: string): string {
+  return createHash("sha256").update(`${userId}\n${token}`).digest("base64url").slice(0, TAG_CHARS);
+}
+
 /**
  * The device tokens in the request's cookie (`.`-separated, latest first): `ACCOUNTS` at most,
  * whatever a client sends, and only those of a token's shape.
  */
-function tokensOf(c: Context, name: string): string[] {
+function tokensOf(c: Context, name: string): DeviceToken[] {
   if (!c.req.header("cookie")?.includes(name)) return [];
-  return (getCookie(c, name) ?? "").split(".", ACCOUNTS).filter(isToken);
+  return (getCookie(c, name) ?? "").split(".", ACCOUNTS).flatMap((entry) => {
+    const [token, tag] = entry.split("~", 2);
+    return isToken(token) && (tag === undefined || TAG.test(tag)) ? [{ token, tag }] : [];
+  });
+}
+
+/** Whether `device` may be `userId`'s: its tag says so, or it has none. */
+function mayBeFor(device: DeviceToken, userId: string): boolean {
+  return device.tag === undefined || device.tag === accountTag(device.token, userId);
 }
 
 /**
@@ -53,7 +83,8 @@ export async function knownDevice(
   settings: AuthSettings,
   userId: string,
 ): Promise<string | undefined> {
-  const hashes = tokensOf(c, deviceCookie(settings)).map(tokenHash);
+  const hashes = tokensOf(c, deviceCookie(settings)).filter((device) => mayBeFor(device, userId))
+    .map(({ token }) => tokenHash(token));
   if (hashes.length === 0) return undefined;
   const found = await kvOf(c).getMany(hashes.map((hash) => [...DEVICES, userId, hash]));
   return hashes.find((_, i) => found[i].value !== null);
@@ -71,7 +102,7 @@ export async function rememberDevice(c: Context, settings: AuthSettings, userId:
   const kv = kvOf(c);
   const name = deviceCookie(settings);
   const tokens = tokensOf(c, name);
-  const hashes = tokens.map(tokenHash);
+  const hashes = tokens.map(({ token }) => tokenHash(token));
   const token = newToken();
   const now = settings.now();
   let had = new Set<string>();
@@ -88,8 +119,13 @@ export async function rememberDevice(c: Context, settings: AuthSettings, userId:
     op = op.set([...DEVICES, userId, tokenHash(token)], now, { expireIn: KNOWN_FOR_MS });
     return (await commit(op)).ok || undefined;
   });
-  const others = tokens.filter((_, i) => !had.has(hashes[i]));
-  const value = [token, ...others].slice(0, ACCOUNTS).join(".");
+  // Its tokens tagged for `userId` go too, known or not (one untagged is told by the store only).
+  const others = tokens.filter((device, i) =>
+    !had.has(hashes[i]) && device.tag !== accountTag(device.token, userId)
+  );
+  const value = [{ token, tag: accountTag(token, userId) }, ...others].slice(0, ACCOUNTS)
+    .map((device) => device.tag === undefined ? device.token : `${device.token}~${device.tag}`)
+    .join(".");
   const maxAge = Math.floor(KNOWN_FOR_MS / 1000);
   const flags = { path: "/", sameSite: "Lax", secure: settings.secure, httpOnly: true } as const;
   c.header("Set-Cookie", generateCookie(name, value, { ...flags, maxAge }), { append: true });

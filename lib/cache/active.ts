@@ -170,6 +170,12 @@ export function activePageCache(
   /** Writes `page` to KV after its response, then lets go of its lease if this process held it. */
   function persist(page: StoredPage | undefined, key: string, leased: boolean): void {
     if (!page && !leased) return;
+    // Once closing, the store may close under any write `close()` did not see begin: the page is
+    // kept in memory only, and a lease lapses for the others.
+    if (closing.signal.aborted) {
+      if (leased) shared.lapse(key);
+      return;
+    }
     if (writes.size >= MAX_WRITES) {
       if (leased) shared.lapse(key);
       if (!behind) {

@@ -44,7 +44,8 @@ export async function exitPastGrace(ms: number, why: string, telemetry?: Telemet
  * the wait ends once the requests in flight are answered and the process exits 0 by itself - with
  * what Sentry is still sending, each send bounded by its timeout. The store closes once the app's
  * jobs under way have ended and no request is in flight (pages rendered to their end): its queue
- * listener (`routes/_jobs.ts`) would otherwise hold the process for the whole grace. Past the
+ * listener (`routes/_jobs.ts`) would otherwise hold the process for the whole grace; a request
+ * that comes after that (on a connection Deno had not yet closed) is refused 503 (`App.stop`). Past the
  * grace it exits 0 anyway. Under `--parallel` each worker does this; any worker's exit ends the
  * process.
  */
@@ -55,7 +56,7 @@ export function endOnSignals({ app, kv, settings, telemetry }: Started): void {
     Deno.addSignalListener(signal, () => {
       if (stopping) return;
       stopping = true;
-      void app.close().then(() => app.idle()).then(() => kv.close());
+      void app.stop().then(() => kv.close());
       if (ms === Infinity) return;
       // Unref'd: a stop that drains sooner is not held for it.
       Deno.unrefTimer(setTimeout(() => exitPastGrace(ms, signal, telemetry), ms));

@@ -33,10 +33,13 @@ export function keySubmissions(): void {
   });
 }
 
-/** The URL a form posts to, if it is one (`URL.parse` is too new for some browsers we serve). */
+/**
+ * The URL a form posts to, if it is one (`URL.parse` is too new for some browsers we serve):
+ * relative to the document's base URL, as the browser resolves it (a page's `<base href>`).
+ */
 function urlOf(href: string): URL | undefined {
   try {
-    return new URL(href, location.href);
+    return new URL(href, document.baseURI);
   } catch {
     return undefined;
   }

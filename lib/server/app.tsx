@@ -89,12 +89,20 @@ export interface App {
    */
   close(): Promise<void>;
   /**
-   * Resolves once no request is in flight: each answered, and each page rendered to its end (its
-   * Suspense boundaries too). After `close()`, KV may then be closed under none of them. A
-   * response's body that reads KV as it streams, other than a page's or an event stream's, is the
-   * handler's own to finish first.
+   * Resolves once no request is in flight: each answered, each page rendered to its end (its
+   * Suspense boundaries too), and each response a handler made itself sent, when the server says
+   * so (`Deno.ServeHandlerInfo.completed`: not in-process, where it counts until it is ready).
+   * After `close()`, KV may then be closed under none of them.
    */
   idle(): Promise<void>;
+  /**
+   * For a stop that closes the KV store itself (`deno serve`, Deno Deploy: `lib/cli/stop.ts`):
+   * `close()`, then resolves once no request is in flight (`idle`), and from that moment answers
+   * every later request 503 with `Retry-After` and `Connection: close` (one `info` line each, ten a
+   * second at most), without running it: a request that comes then would meet a closed store. The
+   * store may be closed once it resolves.
+   */
+  stop(): Promise<void>;
   /**
    * Resolves once the app's start-up work is done - this build's assets kept in KV, with
    * `assetRetention` - so that a server starts serving only then. Never rejects.
@@ -360,14 +368,16 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
     }, closing.signal)
     : Promise.resolve();
   scope.jobs = jobs;
+  const close = async () => {
+    closing.abort();
+    await Promise.all([cache.close(), jobs?.ended()]);
+  };
   return withScope({
     fetch,
     request: app.request,
-    close: async () => {
-      closing.abort();
-      await Promise.all([cache.close(), jobs?.ended()]);
-    },
+    close,
     idle: () => scope.requests.idle(),
+    stop: () => close().then(() => scope.requests.drain()),
     ready,
   }, scope);
 }

@@ -21,9 +21,9 @@ import { compressResponse } from "./compression.ts";
 import { type DeadlineClock, withinDeadline } from "./deadline.ts";
 import { settleStreams } from "./event_stream.ts";
 import { internalsOf } from "./internals.ts";
-import { logRateLimited, logRequest } from "./request_log.ts";
+import { logRefused, logRequest } from "./request_log.ts";
 import type { AppScope } from "./scope.ts";
-import { secureRequest, secureResponse } from "./security.ts";
+import { requestIdOf, secureRequest, secureResponse } from "./security.ts";
 
 export interface FrameSetup {
   /** The CSP's text around the nonce (`cspAround`). */
@@ -48,6 +48,21 @@ export interface FrameSetup {
   answerError(c: Context, error: unknown): Promise<Response>;
   /** The last step before Hono's next one, as a middleware (the form state's restore). */
   inner?: MiddlewareHandler;
+}
+
+/** Seconds a refused request is told to wait: another instance is serving meanwhile. */
+const STOPPING_RETRY_S = "1";
+
+/** The answer to a request that came after the stop let go of KV: this connection ends with it. */
+function stoppingAnswer(): Response {
+  return new Response("Service Unavailable: the server is stopping", {
+    status: 503,
+    headers: {
+      "content-type": "text/plain; charset=utf-8",
+      "retry-after": STOPPING_RETRY_S,
+      "connection": "close",
+    },
+  });
 }
 
 /** The step, as one Hono middleware mounted first (`createApp`). */
@@ -81,6 +96,13 @@ export function requestFrame(setup: FrameSetup): MiddlewareHandler {
 
   return async function frame(c, next) {
     const start = logRequests ? performance.now() : 0;
+    if (scope.requests.shut) {
+      // The stop let go of KV (`App.stop`): a clear refusal, which a load balancer takes elsewhere.
+      c.res = stoppingAnswer();
+      const id = requestIdOf(c.req.raw);
+      logRefused(scope.refusals, "stopping", c.req.method, c.req.path, STOPPING_RETRY_S, id);
+      return;
+    }
     // In flight until its answer is ready (a page's render counts on: `in_flight.ts`).
     scope.requests.enter();
     try {
@@ -104,12 +126,23 @@ export function requestFrame(setup: FrameSetup): MiddlewareHandler {
         logRequest(c.req.method, c.req.path, c.res.status, start, internalsOf(c).requestId);
       }
     } finally {
-      scope.requests.leave();
+      const sent = internalsOf(c).ownBody &&
+        (c.env as Deno.ServeHandlerInfo | undefined)?.completed;
+      // `completed` rejects when the client left before the end: over all the same.
+      if (sent) sent.then(scope.requests.leave, scope.requests.leave);
+      else scope.requests.leave();
     }
     if (c.res.status === 429) {
       const { method, path } = c.req;
       const retryAfter = c.res.headers.get("retry-after");
-      logRateLimited(scope.refusals, method, path, retryAfter, internalsOf(c).requestId);
+      logRefused(
+        scope.refusals,
+        "rate limited",
+        method,
+        path,
+        retryAfter,
+        internalsOf(c).requestId,
+      );
     }
   };
 }

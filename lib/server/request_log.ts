@@ -6,7 +6,8 @@
  * frame (`frame.ts`), and by the page cache's hits ahead of it (lib/cache/fast_hit.ts). And, always,
  * a `warn` line per request refused - over a rate limit (429), a body refused (`bodies.ts`), an
  * action call that cannot be decoded (`read_call.ts`) - ten a second of each kind at most and the
- * rest counted: ops count a lockout or a flood by them.
+ * rest counted: ops count a lockout or a flood by them; the same, as `info`, for requests a
+ * stopping server refused (503).
  */
 import { type Level, log, loggedMethod, loggedPath } from "./log.ts";
 
@@ -68,23 +69,32 @@ export function refusalLines(): RefusalLines {
   };
 }
 
+/** What a refused request's line says, and its status and level. */
+const REFUSED = {
+  "rate limited": { status: 429, level: "warn" },
+  stopping: { status: 503, level: "info" },
+} as const;
+
 /**
- * The line of a request answered 429 (`rateLimit()`, the sign-in and sign-up limits, a product's
- * `httpError(429)`), whatever `logRequests` says: a refusal is what ops search and count ("rate
- * limited"), by path, and `retry_after_s` says how long the client was told to wait.
+ * The line of a request refused, whatever `logRequests` says: "rate limited" (429: `rateLimit()`,
+ * the sign-in and sign-up limits, a product's `httpError(429)`), "stopping" (503: a request that
+ * came after the stop let go of KV). A refusal is what ops search and count, by path, and
+ * `retry_after_s` says how long the client was told to wait.
  */
-export function logRateLimited(
+export function logRefused(
   refusals: RefusalLines,
+  why: keyof typeof REFUSED,
   method: string,
   path: string,
   retryAfter: string | null,
   requestId: string | undefined,
 ): void {
+  const { status, level } = REFUSED[why];
   const logged = { method: loggedMethod(method), path: loggedPath(path) };
-  refusals("rate limited", `rate limited: ${logged.method} ${logged.path}`, {
+  refusals(why, `${why}: ${logged.method} ${logged.path}`, {
     ...logged,
-    status: 429,
+    status,
     retry_after_s: retryAfter === null ? null : Number(retryAfter),
     request_id: requestId ?? null,
-  });
+  }, level);
 }

@@ -67,7 +67,10 @@ export type Dispatch = (c: Context) => Promise<Response>;
 function dispatcher(route: ManifestRoute, render: PageRenderer): Dispatch {
   const { handler, default: page } = route.module;
   if (typeof handler === "function") {
-    return async (c) => mutable(await handler(c.req.raw, new Scope(c, route, render)));
+    return async (c) => {
+      const scope = new Scope(c, route, render);
+      return ownAnswer(c, scope, mutable(await handler(c.req.raw, scope)));
+    };
   }
   // The module's own methods only: any token is a method to HTTP, and `handlers[method]` found
   // what every object has (`constructor`, `toString`, ...) and ran it, a 500 for anyone asking.
@@ -84,14 +87,25 @@ function dispatcher(route: ManifestRoute, render: PageRenderer): Dispatch {
       (method === "HEAD" ? handlers.get("GET") : undefined) ??
       (page && (method === "GET" || method === "HEAD") ? renderPage : undefined);
     if (!run) return c.text("Method Not Allowed", 405, { Allow: allow });
-    const made = await run(c.req.raw, new Scope(c, route, render));
+    const scope = new Scope(c, route, render);
+    const made = await run(c.req.raw, scope);
     // The page's own render made its response: no need to probe it.
-    const res = run === renderPage ? made : mutable(made);
+    const res = run === renderPage ? made : ownAnswer(c, scope, mutable(made));
     if (method !== "HEAD") return res;
     // Stop the render behind a body nobody will read (see head.ts for the response itself).
     await res.body?.cancel();
     return new Response(null, res);
   };
+}
+
+/**
+ * A response a handler made itself, not through `ctx.render`: its body may read KV after the
+ * handler returned, so the request is in flight until it is sent (`frame.ts`). A page's render is
+ * counted on its own (`in_flight.ts`) and pays nothing here.
+ */
+function ownAnswer(c: Context, scope: Scope, res: Response): Response {
+  if (!scope.rendered) internalsOf(c).ownBody = true;
+  return res;
 }
 
 /**
@@ -113,6 +127,8 @@ class Scope implements RouteContext<unknown, AnyParams> {
   readonly [CONTEXT]: Context;
   #url?: URL;
   #state?: State;
+  /** Whether the handler asked for its page (`render`). */
+  rendered = false;
 
   constructor(
     private readonly c: Context,
@@ -133,6 +149,7 @@ class Scope implements RouteContext<unknown, AnyParams> {
   }
 
   render(data?: unknown, init?: RenderInit): Promise<PageResponse<unknown>> {
+    this.rendered = true;
     return this.renderer(this.c, this.route, data, init);
   }
 }

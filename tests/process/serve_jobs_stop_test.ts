@@ -5,7 +5,8 @@
  * closed it: every stop waited out the whole grace (2 x `REQUEST_TIMEOUT_MS` + 1 s) and said
  * "connections still open" with none open. The store now closes once the jobs under way have ended
  * and no request is in flight - a page's Suspense boundary that reads KV after its shell, an API
- * route that reads it late - and never under one of them. `deno task start` (`start.ts`) is held
+ * route that reads it late, an API route's body that reads it as it streams - and never under one
+ * of them. `deno task start` (`start.ts`) is held
  * to the same.
  */
 import assert from "node:assert/strict";
@@ -58,6 +59,24 @@ const FILES = {
         return Response.json((await kv.get(["late"])).value);
       },
     };`,
+  // Answers at once; its body reads KV a while after the handler returned.
+  "routes/api/stream.ts": `import type { Handlers } from "shell";
+    import { kvOf } from "shell/data";
+    export const handler: Handlers = {
+      async GET(_req, ctx) {
+        const kv = kvOf(ctx);
+        await kv.set(["stream"], "read as it streams");
+        let sent = false;
+        return new Response(new ReadableStream({
+          async pull(controller) {
+            if (sent) return controller.close();
+            sent = true;
+            await new Promise((resolve) => setTimeout(resolve, ${LATE_MS}));
+            controller.enqueue(new TextEncoder().encode(String((await kv.get(["stream"])).value)));
+          },
+        }));
+      },
+    };`,
   // Its shell goes out at once; its boundary reads KV a while later.
   "routes/later.tsx": `import { Suspense, use } from "react";
     import type { Handlers, PageProps } from "shell";
@@ -103,7 +122,7 @@ const SERVE = (port: number) => [
 async function stopDuring(
   root: string,
   args: typeof SERVE | undefined,
-  reads: { page?: true; api?: true },
+  reads: { page?: true; api?: true; stream?: true },
 ) {
   const kvPath = await tempStorePath();
   const env = { KV_PATH: kvPath, REQUEST_TIMEOUT_MS: `${DEADLINE_MS}` };
@@ -114,6 +133,8 @@ async function stopDuring(
     await server.waitForLog((l) => l.msg === "job started", 10_000);
     const page = reads.page && await server.fetch("/later"); // its shell: the boundary waits
     if (page) assert.equal(page.status, 200);
+    const stream = reads.stream && await server.fetch("/api/stream"); // its body still to come
+    if (stream) assert.equal(stream.status, 200);
     const late = reads.api && server.fetch("/api/late");
     if (late) await server.waitForLog((l) => l.msg === "late entered", 10_000);
 
@@ -121,6 +142,7 @@ async function stopDuring(
     if (page) {
       assert.match((await page.text()).replaceAll("<!-- -->", ""), /<p>read after the shell<\/p>/);
     }
+    if (stream) assert.equal(await stream.text(), "read as it streams");
     if (late) {
       const answer = await late;
       assert.equal(answer.status, 200);
@@ -156,6 +178,10 @@ Deno.test("an app with a job stops once its requests and jobs are done, not at t
   await t.step(
     "deno serve: a job under way and an API route reading KV at SIGTERM",
     () => stopDuring(root, SERVE, { api: true }),
+  );
+  await t.step(
+    "deno serve: a job under way and an API route's streamed body reading KV at SIGTERM",
+    () => stopDuring(root, SERVE, { stream: true }),
   );
   await t.step(
     "deno task start: a job under way and both reads at SIGTERM",
