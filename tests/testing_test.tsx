@@ -205,6 +205,26 @@ Deno.test("redirects are followed only when asked: 303 as a GET, 307 as it was",
   assert.deepEqual((await kept.json()).entries, [["kept", "yes"]]);
 });
 
+Deno.test("an answer says where the redirects led, in-process as over HTTP", async () => {
+  await using server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, app.fetch);
+  const origin = `http://127.0.0.1:${server.addr.port}`;
+  for (
+    const [client, base] of [[new TestClient(app), "http://localhost"], [
+      new TestClient(origin),
+      origin,
+    ]] as const
+  ) {
+    const followed = await client.get("/hop");
+    await followed.body?.cancel();
+    assert.equal(followed.url, `${base}/landing`, "a page's test asks where the user landed");
+    assert.equal(followed.redirected, true);
+    const direct = await client.get("/landing");
+    await direct.body?.cancel();
+    assert.equal(direct.url, `${base}/landing`);
+    assert.equal(direct.redirected, false);
+  }
+});
+
 Deno.test("a form goes with the entries a browser would send", async (t) => {
   const client = new TestClient(app);
 

@@ -390,7 +390,7 @@ export class TestClient {
       const response = await this.#exchange(url, request);
       const location = response.headers.get("location");
       if (!follow || !location || response.status < 300 || response.status > 399) {
-        return { response, url };
+        return { response: landed(response, url, hops > 0), url };
       }
       if (hops === MAX_REDIRECTS) throw new Error(`more than ${MAX_REDIRECTS} redirects`);
       await response.body?.cancel();
@@ -614,6 +614,19 @@ export class TestClient {
 }
 
 const HTML = "text/html,application/xhtml+xml,*/*;q=0.8";
+
+/**
+ * The answer as `fetch` gives it in a browser: `url` where the redirects led and `redirected`. An
+ * app in this process answers with neither (`app.request` makes the Response), and each hop over
+ * HTTP is a `fetch` of its own: without them a test could not ask where the user landed.
+ */
+function landed(response: Response, url: URL, redirected: boolean): Response {
+  Object.defineProperties(response, {
+    url: { value: url.href },
+    redirected: { value: redirected },
+  });
+  return response;
+}
 
 /** The URL a registered action posts to (`$$FORM_ACTION`, set when an app registers it). */
 function urlOf(action: (...args: never[]) => unknown): string {
