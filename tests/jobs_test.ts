@@ -155,15 +155,15 @@ Deno.test("a dead job is run again by retryDeadJob (same id, from its first try)
   });
   using _logs = captureLogs();
   const app = memoryApp({ routes: {}, jobs }, { kv });
+  using watched = watchJobs(app);
   await jobs.enqueue(kv, "send", { to: "ada@example.com" }, { key: "m-1" });
   await jobs.enqueue(kv, "send", { to: "bob@example.com" }, { key: "m-2" });
-  await written(kv, ["_jobs", "dead", "send", "m-1"]);
-  await written(kv, ["_jobs", "dead", "send", "m-2"]);
+  // Both tries ended, dead: a try is told once all of it is written, its lease given back too.
+  for (const _ of ["m-1", "m-2"]) assert.ok((await watched.next("send")).digest);
 
   // The provider is back: one is sent after all, the other forgotten. Before, docs/data.md said to
   // enqueue it again with a new key and delete the entry, and no function or task did either.
   down = false;
-  using watched = watchJobs(app);
   assert.equal(await retryDeadJob(kv, "send", "m-1"), true);
   const retried = await watched.next("send");
   assert.equal(retried.id, "m-1");
@@ -1113,35 +1113,77 @@ Deno.test("an async `also` is awaited: what it adds after an await is in the wri
   assert.deepEqual((await bookings.list(kv)).items.map((item) => item.value.slot), ["09:00"]);
 });
 
-Deno.test("a cron job slower than its schedule does not run over itself: a slot due while the one before runs is skipped", async () => {
-  await using kv = await Deno.openKv(":memory:");
-  using logs = captureLogs();
+/**
+ * An app on `kv` with one job, `slow` (on `cron`, if given), whose first run lasts until
+ * `release()`; `started` lists each run's id.
+ */
+function slowJob(kv: Deno.Kv, cron?: string) {
   const started: string[] = [];
   const first = Promise.withResolvers<void>();
   const begun = Promise.withResolvers<void>();
+  const second = Promise.withResolvers<void>();
   const jobs = defineJobs({
     slow: {
-      cron: "* * * * *",
+      cron,
       run(_: undefined, { id }) {
         started.push(id);
+        if (started.length > 1) return second.resolve();
         begun.resolve();
-        return started.length === 1 ? first.promise : undefined;
+        return first.promise;
       },
     },
   });
   const app = memoryApp({ routes: {}, jobs }, { kv });
+  return {
+    jobs,
+    app,
+    started,
+    begun: begun.promise,
+    second: second.promise,
+    release: first.resolve,
+  };
+}
+
+/**
+ * Sends `message` again, as KV does about a minute into a run that goes on (or once its process
+ * died), and resolves once that delivery was left to the run (its `info` line) or ran (`ran`).
+ */
+async function deliverAgain(
+  kv: Deno.Kv,
+  logs: { lines: { msg?: unknown }[] },
+  message: Record<string, unknown>,
+  ran: Promise<void>,
+): Promise<void> {
+  const left = Promise.withResolvers<void>();
+  const captured = console.log;
+  console.log = (...args: unknown[]) => {
+    captured(...args);
+    if (logs.lines.some((line) => /left to that run/.test(String(line.msg)))) left.resolve();
+  };
+  try {
+    await kv.enqueue(message);
+    await within(Promise.race([left.promise, ran]), 30_000, "the delivery again");
+  } finally {
+    console.log = captured;
+  }
+}
+
+Deno.test("a cron job slower than its schedule does not run over itself: a slot due while the one before runs is skipped", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  using logs = captureLogs();
+  const { jobs, app, started, begun, release } = slowJob(kv, "* * * * *");
   const target = { kv, jobs, name: "slow" };
   const at = Date.UTC(2026, 10, 28, 4, 0, 0);
   const slot = (ms: number) => `cron:slow:${new Date(ms).toISOString()}`;
   assert.equal(await enqueueSlot(target, at), true);
-  await begun.promise;
+  await begun;
   // The next slot comes while the first still runs: Deno.cron skips it, so do we, on every process.
   assert.equal(await enqueueSlot(target, at + 60_000), true);
   await written(kv, ["_jobs", "done", "slow", slot(at + 60_000)]);
   // Before: it ran beside the first (as many at once as the concurrency lets).
   assert.deepEqual(started, [slot(at)]);
   assert.ok(logs.lines.some((line) => line.level === "warn" && /skipped/.test(line.msg)));
-  first.resolve();
+  release();
   await written(kv, ["_jobs", "done", "slow", slot(at)]);
   // Once the run ended, the next slot runs.
   assert.equal(await enqueueSlot(target, at + 120_000), true);
@@ -1153,44 +1195,39 @@ Deno.test("a cron job slower than its schedule does not run over itself: a slot 
 Deno.test("a cron slot delivered again while its run goes on (KV's local store does, 62 s in) does not run twice", async () => {
   await using kv = await Deno.openKv(":memory:");
   using logs = captureLogs();
-  const started: string[] = [];
-  const first = Promise.withResolvers<void>();
-  const begun = Promise.withResolvers<void>();
-  const again = Promise.withResolvers<void>();
-  const jobs = defineJobs({
-    slow: {
-      cron: "* * * * *",
-      run(_: undefined, { id }) {
-        started.push(id);
-        begun.resolve();
-        if (started.length === 1) return first.promise;
-        again.resolve();
-      },
-    },
-  });
-  const app = memoryApp({ routes: {}, jobs }, { kv });
+  const { jobs, app, started, begun, second, release } = slowJob(kv, "* * * * *");
   const at = Date.UTC(2026, 10, 28, 4, 0, 0);
   const slot = `cron:slow:${new Date(at).toISOString()}`;
   assert.equal(await enqueueSlot({ kv, jobs, name: "slow" }, at), true);
-  await begun.promise;
-  // The message again, as KV's cleanup sends it while the run above is alive.
-  const left = Promise.withResolvers<void>();
-  const captured = console.log;
-  console.log = (...args: unknown[]) => {
-    captured(...args);
-    if (logs.lines.some((line) => /left to that run/.test(String(line.msg)))) left.resolve();
-  };
-  try {
-    await kv.enqueue({ job: "slow", id: slot, payload: undefined, keyed: true });
-    await within(Promise.race([left.promise, again.promise]), 30_000, "the delivery again");
-  } finally {
-    console.log = captured;
-  }
+  await begun;
+  await deliverAgain(kv, logs, { job: "slow", id: slot, payload: undefined, keyed: true }, second);
   // Before: the delivery again took the turn as its own slot's and ran beside the first.
   assert.deepEqual(started, [slot]);
-  first.resolve();
+  release();
   await written(kv, ["_jobs", "done", "slow", slot]);
   assert.deepEqual(started, [slot]);
+  await app.close();
+});
+
+Deno.test("a job (no cron) delivered again while its try goes on (KV's local store does, 62 s in) does not run twice", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  using logs = captureLogs();
+  const { jobs, app, started, begun, second, release } = slowJob(kv);
+  await jobs.enqueue(kv, "slow", undefined, { key: "k-1" });
+  await begun;
+  // The message again, as it was enqueued: what KV's re-send of it looks like to the listener.
+  const message = { job: "slow", id: "k-1", payload: undefined, attempt: 0, keyed: true };
+  await deliverAgain(kv, logs, message, second);
+  // Before: only a cron slot held a lease; this ran a second time beside the first.
+  assert.deepEqual(started, ["k-1"]);
+  const left = logs.lines.find((line) => /left to that run/.test(String(line.msg)));
+  assert.equal(left?.msg, "Job slow: a delivery again of a try that goes on, left to that run");
+  assert.equal(left?.job_id, "k-1");
+  release();
+  await written(kv, ["_jobs", "done", "slow", "k-1"]);
+  assert.deepEqual(started, ["k-1"]);
+  // The lease given back as the try ended: nothing of it is left in the store.
+  assert.deepEqual(await Array.fromAsync(kv.list({ prefix: ["_jobs", "try"] })), []);
   await app.close();
 });
 

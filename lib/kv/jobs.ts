@@ -10,7 +10,8 @@
  * with a `cron` schedule is enqueued by `Deno.cron` in every process once per slot and runs once:
  * its key is the slot, and a slot due while the run before goes on is skipped. Delivery is at
  * least once (a process may die between the work and its mark): a job done is marked and never
- * run again, and work that must not happen twice commits with a check of its own.
+ * run again, a try under way holds a lease that a delivery of it again waits on, and work that
+ * must not happen twice commits with a check of its own.
  */
 import { Cron } from "croner";
 import { log, loggedHeader } from "../server/log.ts";
@@ -708,21 +709,21 @@ async function run(kv: Deno.Kv, app: Listening, message: JobMessage): Promise<vo
     ? app.jobs.definitions[name]
     : undefined;
   const slot = definition?.cron !== undefined && id.startsWith(`cron:${name}:`);
-  const turn = slot ? await cronTurn(kv, name, id) : null;
-  if (turn === "running") {
-    // KV's local store sends a message again about a minute into a run that goes on: that run,
-    // alive, keeps the slot, and marks it done or tries it again as it ends.
+  // A cron job's lease is the job's (one slot runs at a time); any other's, its try's.
+  const turn = await leaseOf(kv, slot ? cronKey(name) : tryKey(name, id, attempt), id);
+  if (turn === "running" || (turn === "held" && !slot)) {
+    // KV sends a message again about a minute into a run that goes on (its local store) or once
+    // its process died: a run alive keeps its lease, and marks the try done or tries it again as
+    // it ends. (`"held"` for a try: another delivery of it took the lease a moment before.)
+    const what = slot ? "a slot whose run" : "a try that";
     log(
       "info",
-      `Cron job ${name}: a delivery again of a slot whose run goes on, left to that run`,
-      {
-        job: name,
-        job_id: id,
-      },
+      `${slot ? "Cron job" : "Job"} ${name}: a delivery again of ${what} goes on, left to that run`,
+      { job: name, job_id: loggedHeader(id), attempt },
     );
     return;
   }
-  if (turn === "skipped") {
+  if (turn === "held") {
     // Whether the run holding the turn is the slot before (a job slower than its schedule) or one
     // of the slots a late firing caught up with it: no try, so no span; marked done, so a delivery
     // again never runs it - one run per slot at most, and the skip on record.
@@ -743,64 +744,71 @@ async function run(kv: Deno.Kv, app: Listening, message: JobMessage): Promise<vo
       await telemetry.job(run, once);
     }
   } finally {
-    await turn?.end();
+    await turn.end();
   }
-  // Told once all of the try is written, the turn given back included: a test that fires the next
-  // slot after `next` sees it run, not skipped.
+  // Told once all of the try is written, the lease given back included: a test that fires the
+  // next slot after `next` sees it run, not skipped.
   if (tried) tell(kv, app, tried);
 }
 
+/** A cron job's lease: one run of the job at a time, whichever slot. */
 const cronKey = (name: string): Deno.KvKey => ["_jobs", "cron", name];
+/** Any other job's: one run of each try (its id and attempt) at a time. */
+const tryKey = (name: string, id: string, attempt: number): Deno.KvKey => [
+  "_jobs",
+  "try",
+  name,
+  id,
+  attempt,
+];
 
 /**
- * How long a cron job's turn outlives its run's last renewal: a run renews it every `BEAT_MS`, so
- * only a run whose process died (or whose event loop a job blocked that long) lets it lapse.
+ * How long a lease outlives its run's last renewal: a run renews it every `BEAT_MS`, so only a
+ * run whose process died (or whose event loop a job blocked that long) lets it lapse.
  */
 const LEASE_MS = 15_000;
 const BEAT_MS = 5_000;
 
-/** A cron job's turn in KV: whose slot holds it, and until when unless renewed. */
-interface TurnRecord {
+/** A lease in KV: which job id's run holds it, and until when unless renewed. */
+interface LeaseRecord {
   until: number;
   id: string;
 }
 
-/** A turn taken: renewed while the run goes on, given back by `end`. */
-interface Turn {
+/** A lease taken: renewed while the run goes on, given back by `end`. */
+interface Lease {
   end(): Promise<void>;
 }
 
 /**
- * A cron job's turn, on any process: `Deno.cron` skips a run while the one before goes on, and
- * enqueuing each slot lost that - a job slower than its schedule ran over itself, as many at once
- * as `concurrency` lets in each process. The turn is held while the run goes on, renewed every
- * `BEAT_MS`, and lapses `LEASE_MS` after a process died. KV delivers a slot's message again both
- * once its process died mid-run and, on its local store, about a minute into a run alive (its
- * keepalive misses it; 62 s measured on Deno 2.9.6): a delivery finding the turn held by its own
- * slot waits until the lease would lapse, and takes it only if nobody renewed or gave it back
- * meanwhile (`"running"` otherwise). `"skipped"` while another slot's run holds it.
+ * A run's lease, on any process. KV delivers a message again both once its process died mid-run
+ * and, on its local store, about a minute into a run alive (its keepalive misses it; 62 s measured
+ * on Deno 2.9.6): a job longer than that ran twice at once. The lease is held while the run goes
+ * on, renewed every `BEAT_MS`, and lapses `LEASE_MS` after a process died: a delivery finding it
+ * held by its own id waits until it would lapse, and takes it only if nobody renewed or gave it
+ * back meanwhile (`"running"` otherwise); `"held"` while another id's run holds it (a cron job's
+ * other slot: `Deno.cron` skips a run while the one before goes on, and enqueuing each slot lost
+ * that), or another delivery took it first.
  */
-async function cronTurn(
+async function leaseOf(
   kv: Deno.Kv,
-  name: string,
+  key: Deno.KvKey,
   id: string,
-): Promise<Turn | "skipped" | "running"> {
-  const key = cronKey(name);
-  const held = await kv.get<TurnRecord>(key);
+): Promise<Lease | "held" | "running"> {
+  const held = await kv.get<LeaseRecord>(key);
   if (held.value && held.value.until > Date.now()) {
     const { until, id: holder } = held.value;
-    if (holder !== id) return "skipped";
+    if (holder !== id) return "held";
     await new Promise((resolve) => setTimeout(resolve, until - Date.now() + 1));
     if ((await kv.get(key)).versionstamp !== held.versionstamp) return "running";
   }
   // Kept past its lease, so that a delivery waiting on it above still finds it unchanged.
-  const lease = () => ({ value: { until: Date.now() + LEASE_MS, id }, expireIn: 4 * LEASE_MS });
   const take = (was: { key: Deno.KvKey; versionstamp: string | null }) => {
-    const { value, expireIn } = lease();
-    return kv.atomic().check(was).set(key, value, { expireIn }).commit();
+    const value: LeaseRecord = { until: Date.now() + LEASE_MS, id };
+    return kv.atomic().check(was).set(key, value, { expireIn: 4 * LEASE_MS }).commit();
   };
   const taken = await take(held);
-  if (!taken.ok) return "skipped";
+  if (!taken.ok) return "held";
   let versionstamp = taken.versionstamp;
   let renewing = Promise.resolve();
   const beat = setInterval(() => {
@@ -989,6 +997,7 @@ function fits(name: string, id: string, message: JobMessage): void {
     const { job, payload } = message;
     const dead: DeadJob = { job, id, payload, digest: "00000-00000", failedAt: Date.now() };
     assertFits(deadKey(name, id), dead);
+    assertFits(tryKey(name, id, 0)); // its try's lease: a number is 9 bytes, whichever
     if (message.trace) assertFits(deadKey(name, id), message); // its trace context may tip it over
   } catch (error) {
     if (!(error instanceof KvLimitError)) throw error;
