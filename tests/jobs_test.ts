@@ -24,7 +24,7 @@ import {
 } from "../lib/data.ts";
 import { dueSlots, enqueueSlot, scheduleOf } from "../lib/kv/jobs.ts";
 import { MAX_VALUE_BYTES, valueSize } from "../lib/kv/limits.ts";
-import type { Telemetry } from "../lib/server.ts";
+import type { JobRun, Telemetry } from "../lib/server.ts";
 import type { RouteModule } from "../lib/server/manifest.ts";
 import { captureLogs, watchJobs } from "../lib/testing.ts";
 import { memoryApp } from "./helpers/app.ts";
@@ -174,6 +174,39 @@ Deno.test("a dead job is run again by retryDeadJob (same id, from its first try)
   assert.deepEqual(await deadJobs(kv), []);
   assert.equal(await retryDeadJob(kv, "send", "m-1"), false, "not dead any more");
   assert.equal(await dropDeadJob(kv, "send", "m-2"), false, "dropped already");
+  await app.close();
+});
+
+Deno.test("retryDeadJob keeps the job's key and the trace it was enqueued in", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  const runs: JobRun[] = [];
+  const carried = { traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" };
+  const telemetry: Telemetry = {
+    captureFailure: () => ({ trace_id: null, span_id: null, sentry_event_id: null }),
+    flush: () => Promise.resolve(),
+    jobContext: () => carried,
+    job: (run, work) => (runs.push(run), work()),
+  };
+  let down = true;
+  const jobs = defineJobs({
+    send: {
+      retries: [],
+      run() {
+        if (down) throw new Error("mail provider said 503");
+      },
+    },
+  });
+  using _logs = captureLogs();
+  const app = memoryApp({ routes: {}, jobs }, { kv, telemetry });
+  using watched = watchJobs(app);
+  await jobs.enqueue(kv, "send", undefined, { key: "m-1" });
+  assert.ok((await watched.next("send")).digest, "dead");
+  down = false;
+  assert.equal(await retryDeadJob(kv, "send", "m-1"), true);
+  assert.equal((await watched.next("send")).digest, undefined);
+  // Before: the retry's span had no key and a trace of its own, its tie to the request lost.
+  const expected = { name: "send", attempt: 0, key: "m-1", carried };
+  assert.deepEqual(runs, [expected, expected]);
   await app.close();
 });
 

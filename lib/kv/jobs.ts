@@ -407,7 +407,7 @@ export async function deadJobs(
   // KV's `start` is inclusive: from `after` itself, which is then skipped.
   const selector = after ? { prefix, start: deadKey(after.job, after.id) } : { prefix };
   const found: DeadJob[] = [];
-  const entries = kv.list<JobMessage & DeadJob>(selector, { limit: after ? limit + 1 : limit });
+  const entries = kv.list<DeadLetter>(selector, { limit: after ? limit + 1 : limit });
   for await (const entry of entries) {
     // KV's own dead letter is the message, tries and all; ours adds the last failure.
     const { job, id, payload, digest, failedAt } = entry.value;
@@ -422,9 +422,10 @@ export async function deadJobs(
 
 /**
  * Runs a dead job again: its entry goes and its message is enqueued in the same commit, as its
- * first try, under the same id (its lines and events stay tied to the earlier ones). `false` when
- * there is no such dead job (retried or dropped already, or past its week). For ops once the cause
- * is fixed (`deno task jobs retry NAME ID`), or an admin's page.
+ * first try, under the same id, with its key and the trace it was enqueued in (its lines, events
+ * and span stay tied to the earlier ones). `false` when there is no such dead job (retried or
+ * dropped already, or past its week). For ops once the cause is fixed (`deno task jobs retry NAME
+ * ID`), or an admin's page.
  *
  * @example
  * ```ts
@@ -436,9 +437,12 @@ export async function deadJobs(
  * @see docs/data.md - Background jobs
  */
 export async function retryDeadJob(kv: Deno.Kv, name: string, id: string): Promise<boolean> {
-  const entry = await kv.get<DeadJob>(deadKey(name, id));
+  const entry = await kv.get<DeadLetter>(deadKey(name, id));
   if (entry.value === null) return false;
-  const message: JobMessage = { job: name, id, payload: entry.value.payload, attempt: 0 };
+  const { payload, keyed, trace } = entry.value;
+  const message: JobMessage = { job: name, id, payload, attempt: 0 };
+  if (keyed) message.keyed = keyed;
+  if (trace) message.trace = trace;
   const { ok } = await kv.atomic().check(entry).delete(deadKey(name, id))
     .enqueue(message, { keysIfUndelivered: [deadKey(name, id)] }).commit();
   return ok;
@@ -851,9 +855,8 @@ async function tryOnce(
     const delay = (app.retries ?? definition?.retries ?? RETRIES)[attempt];
     const digest = failed(error, name, id, attempt, delay, app.telemetry);
     const next: JobMessage = { ...message, attempt: attempt + 1 };
-    const dead: DeadJob = { job: name, id, payload, digest, failedAt: Date.now() };
     await (delay === undefined
-      ? kv.set(deadKey(name, id), dead, { expireIn: REMEMBER_MS })
+      ? kv.set(deadKey(name, id), deadLetter(message, digest), { expireIn: REMEMBER_MS })
       : kv.enqueue(next, { delay, keysIfUndelivered: [deadKey(name, id)] }));
     return { job: name, id, payload, attempt, digest };
   }
@@ -994,15 +997,25 @@ function fits(name: string, id: string, message: JobMessage): void {
   try {
     // The longest of its keys, and its largest value: the dead letter it may become (the message
     // less its tries, plus a failure's digest and time), which would otherwise be refused unlogged.
-    const { job, payload } = message;
-    const dead: DeadJob = { job, id, payload, digest: "00000-00000", failedAt: Date.now() };
-    assertFits(deadKey(name, id), dead);
+    assertFits(deadKey(name, id), deadLetter(message, "00000-00000"));
     assertFits(tryKey(name, id, 0)); // its try's lease: a number is 9 bytes, whichever
-    if (message.trace) assertFits(deadKey(name, id), message); // its trace context may tip it over
   } catch (error) {
     if (!(error instanceof KvLimitError)) throw error;
     throw new KvLimitError(`Job "${name}": ${error.message} (its key, or its payload)`);
   }
+}
+
+/**
+ * A dead job as kept under `deadKey`: KV's own dead letter is the message, tries and all; ours is
+ * the message less its tries, plus the last failure's digest and time.
+ */
+type DeadLetter = DeadJob & Pick<JobMessage, "keyed" | "trace">;
+
+function deadLetter({ job, id, payload, keyed, trace }: JobMessage, digest: string): DeadLetter {
+  const dead: DeadLetter = { job, id, payload, digest, failedAt: Date.now() };
+  if (keyed) dead.keyed = keyed;
+  if (trace) dead.trace = trace;
+  return dead;
 }
 
 const keyKey = (name: string, key: string): Deno.KvKey => ["_jobs", "key", name, key];
