@@ -62,8 +62,8 @@ export interface JobDefinition<P> {
   cron?: string;
   /**
    * Milliseconds a try may take (5 minutes by default): past it, the try fails and `signal`
-   * aborts. A job has no request's deadline, and KV does not deliver again a message whose
-   * handler has not ended: a `fetch` that hung held its job for ever, unlogged.
+   * aborts. A job has no request's deadline, and a try alive holds its lease (a delivery of it
+   * again leaves it to that run): a `fetch` that hung held its job for ever, unlogged.
    */
   timeout?: number;
 }
@@ -758,13 +758,9 @@ async function run(kv: Deno.Kv, app: Listening, message: JobMessage): Promise<vo
 /** A cron job's lease: one run of the job at a time, whichever slot. */
 const cronKey = (name: string): Deno.KvKey => ["_jobs", "cron", name];
 /** Any other job's: one run of each try (its id and attempt) at a time. */
-const tryKey = (name: string, id: string, attempt: number): Deno.KvKey => [
-  "_jobs",
-  "try",
-  name,
-  id,
-  attempt,
-];
+function tryKey(name: string, id: string, attempt: number): Deno.KvKey {
+  return ["_jobs", "try", name, id, attempt];
+}
 
 /**
  * How long a lease outlives its run's last renewal: a run renews it every `BEAT_MS`, so only a
