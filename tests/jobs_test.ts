@@ -1264,6 +1264,22 @@ Deno.test("a job (no cron) delivered again while its try goes on (KV's local sto
   await app.close();
 });
 
+Deno.test("a try whose lease was taken over meanwhile (a lapse) still marks itself done, and leaves the taker's lease", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  const { jobs, app, begun, release } = slowJob(kv);
+  await jobs.enqueue(kv, "slow", undefined, { key: "k-1" });
+  await begun;
+  // What a delivery again in another process writes once this one's lease lapsed.
+  const lease = ["_jobs", "try", "slow", "k-1", 0];
+  const taker = { until: Date.now() + 60_000, id: "k-1" };
+  await kv.set(lease, taker);
+  release();
+  // The lease is given back in the commit of the try's done mark: refused here, the mark goes alone.
+  await within(written(kv, ["_jobs", "done", "slow", "k-1"]), 10_000, "the done mark");
+  assert.deepEqual((await kv.get(lease)).value, taker);
+  await app.close();
+});
+
 Deno.test("a late firing's caught-up slots while a run holds the turn: each skipped, logged, none run twice", async () => {
   await using kv = await Deno.openKv(":memory:");
   using logs = captureLogs();

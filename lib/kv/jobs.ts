@@ -741,7 +741,7 @@ async function run(kv: Deno.Kv, app: Listening, message: JobMessage): Promise<vo
   let tried: JobTry | undefined;
   try {
     const telemetry = app.telemetry;
-    const once = async () => void (tried = await tryOnce(kv, app, message, definition, done));
+    const once = async () => void (tried = await tryOnce(kv, app, message, definition, done, turn));
     if (!telemetry?.job) await once();
     else {
       const run = { name, attempt, key: keyed ? loggedHeader(id) : undefined, carried: trace };
@@ -777,7 +777,12 @@ interface LeaseRecord {
 
 /** A lease taken: renewed while the run goes on, given back by `end`. */
 interface Lease {
-  end(): Promise<void>;
+  /**
+   * Gives the lease back (once; later calls do nothing), in the commit of the try's `outcome`
+   * (its done mark, its retry or dead letter): one commit, not two. A lease taken over meanwhile
+   * (a lapse) is left to its taker, and the outcome committed alone.
+   */
+  end(outcome?: (atomic: Deno.AtomicOperation) => Deno.AtomicOperation): Promise<void>;
 }
 
 /**
@@ -818,11 +823,16 @@ async function leaseOf(
       else clearInterval(beat); // taken over after a lapse, or the store closed
     });
   }, BEAT_MS);
+  let ended = false;
   return {
-    async end() {
+    async end(outcome?: (atomic: Deno.AtomicOperation) => Deno.AtomicOperation) {
+      if (ended) return;
+      ended = true;
       clearInterval(beat);
       await renewing;
-      await kv.atomic().check({ key, versionstamp }).delete(key).commit();
+      const given = kv.atomic().check({ key, versionstamp }).delete(key);
+      if ((await (outcome?.(given) ?? given).commit()).ok || !outcome) return;
+      await outcome(kv.atomic()).commit(); // the taker keeps its lease; the outcome is this try's
     },
   };
 }
@@ -837,6 +847,7 @@ async function tryOnce(
   message: JobMessage,
   definition: JobDefinition<unknown> | undefined,
   done: Deno.KvKey,
+  lease: Lease,
 ): Promise<JobTry> {
   const { job: name, id, payload, attempt = 0 } = message;
   try {
@@ -851,12 +862,15 @@ async function tryOnce(
     const delay = (app.retries ?? definition?.retries ?? RETRIES)[attempt];
     const digest = failed(error, name, id, attempt, delay, app.telemetry);
     const next: JobMessage = { ...message, attempt: attempt + 1 };
-    await (delay === undefined
-      ? kv.set(deadKey(name, id), deadLetter(message, digest), { expireIn: REMEMBER_MS })
-      : kv.enqueue(next, { delay, keysIfUndelivered: [deadKey(name, id)] }));
+    const dead = deadLetter(message, digest);
+    await lease.end((atomic) =>
+      delay === undefined
+        ? atomic.set(deadKey(name, id), dead, { expireIn: REMEMBER_MS })
+        : atomic.enqueue(next, { delay, keysIfUndelivered: [deadKey(name, id)] })
+    );
     return { job: name, id, payload, attempt, digest };
   }
-  await kv.set(done, true, { expireIn: REMEMBER_MS });
+  await lease.end((atomic) => atomic.set(done, true, { expireIn: REMEMBER_MS }));
   return { job: name, id, payload, attempt };
 }
 
