@@ -24,7 +24,7 @@ import {
 } from "../lib/data.ts";
 import { dueSlots, enqueueSlot, scheduleOf } from "../lib/kv/jobs.ts";
 import { MAX_VALUE_BYTES, valueSize } from "../lib/kv/limits.ts";
-import type { Telemetry } from "../lib/server.ts";
+import type { JobRun, Telemetry } from "../lib/server.ts";
 import type { RouteModule } from "../lib/server/manifest.ts";
 import { captureLogs, watchJobs } from "../lib/testing.ts";
 import { memoryApp } from "./helpers/app.ts";
@@ -155,15 +155,15 @@ Deno.test("a dead job is run again by retryDeadJob (same id, from its first try)
   });
   using _logs = captureLogs();
   const app = memoryApp({ routes: {}, jobs }, { kv });
+  using watched = watchJobs(app);
   await jobs.enqueue(kv, "send", { to: "ada@example.com" }, { key: "m-1" });
   await jobs.enqueue(kv, "send", { to: "bob@example.com" }, { key: "m-2" });
-  await written(kv, ["_jobs", "dead", "send", "m-1"]);
-  await written(kv, ["_jobs", "dead", "send", "m-2"]);
+  // Both tries ended, dead: a try is told once all of it is written, its lease given back too.
+  for (const _ of ["m-1", "m-2"]) assert.ok((await watched.next("send")).digest);
 
   // The provider is back: one is sent after all, the other forgotten. Before, docs/data.md said to
   // enqueue it again with a new key and delete the entry, and no function or task did either.
   down = false;
-  using watched = watchJobs(app);
   assert.equal(await retryDeadJob(kv, "send", "m-1"), true);
   const retried = await watched.next("send");
   assert.equal(retried.id, "m-1");
@@ -174,6 +174,39 @@ Deno.test("a dead job is run again by retryDeadJob (same id, from its first try)
   assert.deepEqual(await deadJobs(kv), []);
   assert.equal(await retryDeadJob(kv, "send", "m-1"), false, "not dead any more");
   assert.equal(await dropDeadJob(kv, "send", "m-2"), false, "dropped already");
+  await app.close();
+});
+
+Deno.test("retryDeadJob keeps the job's key and the trace it was enqueued in", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  const runs: JobRun[] = [];
+  const carried = { traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01" };
+  const telemetry: Telemetry = {
+    captureFailure: () => ({ trace_id: null, span_id: null, sentry_event_id: null }),
+    flush: () => Promise.resolve(),
+    jobContext: () => carried,
+    job: (run, work) => (runs.push(run), work()),
+  };
+  let down = true;
+  const jobs = defineJobs({
+    send: {
+      retries: [],
+      run() {
+        if (down) throw new Error("mail provider said 503");
+      },
+    },
+  });
+  using _logs = captureLogs();
+  const app = memoryApp({ routes: {}, jobs }, { kv, telemetry });
+  using watched = watchJobs(app);
+  await jobs.enqueue(kv, "send", undefined, { key: "m-1" });
+  assert.ok((await watched.next("send")).digest, "dead");
+  down = false;
+  assert.equal(await retryDeadJob(kv, "send", "m-1"), true);
+  assert.equal((await watched.next("send")).digest, undefined);
+  // Before: the retry's span had no key and a trace of its own, its tie to the request lost.
+  const expected = { name: "send", attempt: 0, key: "m-1", carried };
+  assert.deepEqual(runs, [expected, expected]);
   await app.close();
 });
 
@@ -1113,35 +1146,91 @@ Deno.test("an async `also` is awaited: what it adds after an await is in the wri
   assert.deepEqual((await bookings.list(kv)).items.map((item) => item.value.slot), ["09:00"]);
 });
 
-Deno.test("a cron job slower than its schedule does not run over itself: a slot due while the one before runs is skipped", async () => {
-  await using kv = await Deno.openKv(":memory:");
-  using logs = captureLogs();
+/**
+ * An app on `kv` with one job, `slow` (on `cron`, if given), whose first run lasts until
+ * `release()`; `started` lists each run's id.
+ */
+function slowJob(kv: Deno.Kv, cron?: string) {
   const started: string[] = [];
   const first = Promise.withResolvers<void>();
   const begun = Promise.withResolvers<void>();
+  const second = Promise.withResolvers<void>();
   const jobs = defineJobs({
     slow: {
-      cron: "* * * * *",
+      cron,
       run(_: undefined, { id }) {
         started.push(id);
+        if (started.length > 1) return second.resolve();
         begun.resolve();
-        return started.length === 1 ? first.promise : undefined;
+        return first.promise;
       },
     },
   });
   const app = memoryApp({ routes: {}, jobs }, { kv });
+  return {
+    jobs,
+    app,
+    started,
+    begun: begun.promise,
+    second: second.promise,
+    release: first.resolve,
+  };
+}
+
+/**
+ * Sends `message` again, as KV does about a minute into a run that goes on (or once its process
+ * died), and resolves once that delivery waits on the run (its `info` line) or ran (`ran`).
+ */
+async function deliverAgain(
+  kv: Deno.Kv,
+  logs: { lines: { msg?: unknown }[] },
+  message: Record<string, unknown>,
+  ran: Promise<void>,
+): Promise<void> {
+  const left = Promise.withResolvers<void>();
+  const captured = console.log;
+  console.log = (...args: unknown[]) => {
+    captured(...args);
+    if (logs.lines.some((line) => /while its run goes on, waiting/.test(String(line.msg)))) {
+      left.resolve();
+    }
+  };
+  try {
+    await kv.enqueue(message);
+    await within(Promise.race([left.promise, ran]), 30_000, "the delivery again");
+  } finally {
+    console.log = captured;
+  }
+}
+
+/** Resolves once a delivery that waited on a run saw it end (its `info` line). */
+async function ended(logs: { lines: { msg?: unknown }[] }): Promise<void> {
+  const over = (line: { msg?: unknown }) => /the run it waited on has ended/.test(String(line.msg));
+  await within(
+    (async () => {
+      while (!logs.lines.some(over)) await new Promise((resolve) => setTimeout(resolve, 50));
+    })(),
+    30_000,
+    "the delivery again to see its run end",
+  );
+}
+
+Deno.test("a cron job slower than its schedule does not run over itself: a slot due while the one before runs is skipped", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  using logs = captureLogs();
+  const { jobs, app, started, begun, release } = slowJob(kv, "* * * * *");
   const target = { kv, jobs, name: "slow" };
   const at = Date.UTC(2026, 10, 28, 4, 0, 0);
   const slot = (ms: number) => `cron:slow:${new Date(ms).toISOString()}`;
   assert.equal(await enqueueSlot(target, at), true);
-  await begun.promise;
+  await begun;
   // The next slot comes while the first still runs: Deno.cron skips it, so do we, on every process.
   assert.equal(await enqueueSlot(target, at + 60_000), true);
   await written(kv, ["_jobs", "done", "slow", slot(at + 60_000)]);
   // Before: it ran beside the first (as many at once as the concurrency lets).
   assert.deepEqual(started, [slot(at)]);
   assert.ok(logs.lines.some((line) => line.level === "warn" && /skipped/.test(line.msg)));
-  first.resolve();
+  release();
   await written(kv, ["_jobs", "done", "slow", slot(at)]);
   // Once the run ended, the next slot runs.
   assert.equal(await enqueueSlot(target, at + 120_000), true);
@@ -1153,44 +1242,60 @@ Deno.test("a cron job slower than its schedule does not run over itself: a slot 
 Deno.test("a cron slot delivered again while its run goes on (KV's local store does, 62 s in) does not run twice", async () => {
   await using kv = await Deno.openKv(":memory:");
   using logs = captureLogs();
-  const started: string[] = [];
-  const first = Promise.withResolvers<void>();
-  const begun = Promise.withResolvers<void>();
-  const again = Promise.withResolvers<void>();
-  const jobs = defineJobs({
-    slow: {
-      cron: "* * * * *",
-      run(_: undefined, { id }) {
-        started.push(id);
-        begun.resolve();
-        if (started.length === 1) return first.promise;
-        again.resolve();
-      },
-    },
-  });
-  const app = memoryApp({ routes: {}, jobs }, { kv });
-  const at = Date.UTC(2026, 10, 28, 4, 0, 0);
+  // A schedule that no real firing meets while the delivery again waits the run out (a beat).
+  const { jobs, app, started, begun, second, release } = slowJob(kv, "0 4 1 1 *");
+  const at = Date.UTC(2026, 0, 1, 4, 0, 0);
   const slot = `cron:slow:${new Date(at).toISOString()}`;
   assert.equal(await enqueueSlot({ kv, jobs, name: "slow" }, at), true);
-  await begun.promise;
-  // The message again, as KV's cleanup sends it while the run above is alive.
-  const left = Promise.withResolvers<void>();
-  const captured = console.log;
-  console.log = (...args: unknown[]) => {
-    captured(...args);
-    if (logs.lines.some((line) => /left to that run/.test(String(line.msg)))) left.resolve();
-  };
-  try {
-    await kv.enqueue({ job: "slow", id: slot, payload: undefined, keyed: true });
-    await within(Promise.race([left.promise, again.promise]), 30_000, "the delivery again");
-  } finally {
-    console.log = captured;
-  }
+  await begun;
+  await deliverAgain(kv, logs, { job: "slow", id: slot, payload: undefined, keyed: true }, second);
   // Before: the delivery again took the turn as its own slot's and ran beside the first.
   assert.deepEqual(started, [slot]);
-  first.resolve();
+  release();
   await written(kv, ["_jobs", "done", "slow", slot]);
+  await ended(logs);
   assert.deepEqual(started, [slot]);
+  await app.close();
+});
+
+Deno.test("a job (no cron) delivered again while its try goes on (KV's local store does, 62 s in) does not run twice", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  using logs = captureLogs();
+  const { jobs, app, started, begun, second, release } = slowJob(kv);
+  await jobs.enqueue(kv, "slow", undefined, { key: "k-1" });
+  await begun;
+  // The message again, as it was enqueued: what KV's re-send of it looks like to the listener.
+  const message = { job: "slow", id: "k-1", payload: undefined, attempt: 0, keyed: true };
+  await deliverAgain(kv, logs, message, second);
+  // Before: only a cron slot held a lease; this ran a second time beside the first.
+  assert.deepEqual(started, ["k-1"]);
+  const waits = logs.lines.find((line) => /waiting/.test(String(line.msg)));
+  assert.equal(waits?.msg, "Job slow: delivered again while its run goes on, waiting");
+  assert.equal(waits?.job_id, "k-1");
+  release();
+  await written(kv, ["_jobs", "done", "slow", "k-1"]);
+  // The delivery again waited the run out (acknowledged at once, nothing would send it again
+  // should the run's process die), then left its outcome as it was.
+  await ended(logs);
+  assert.deepEqual(started, ["k-1"]);
+  // The lease given back as the try ended: nothing of it is left in the store.
+  assert.deepEqual(await Array.fromAsync(kv.list({ prefix: ["_jobs", "try"] })), []);
+  await app.close();
+});
+
+Deno.test("a try whose lease was taken over meanwhile (a lapse) still marks itself done, and leaves the taker's lease", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  const { jobs, app, begun, release } = slowJob(kv);
+  await jobs.enqueue(kv, "slow", undefined, { key: "k-1" });
+  await begun;
+  // What a delivery again in another process writes once this one's lease lapsed.
+  const lease = ["_jobs", "try", "slow", "k-1", 0];
+  const taker = { until: Date.now() + 60_000, id: "k-1" };
+  await kv.set(lease, taker);
+  release();
+  // The lease is given back in the commit of the try's done mark: refused here, the mark goes alone.
+  await within(written(kv, ["_jobs", "done", "slow", "k-1"]), 10_000, "the done mark");
+  assert.deepEqual((await kv.get(lease)).value, taker);
   await app.close();
 });
 

@@ -10,8 +10,10 @@
  * with a `cron` schedule is enqueued by `Deno.cron` in every process once per slot and runs once:
  * its key is the slot, and a slot due while the run before goes on is skipped. Delivery is at
  * least once (a process may die between the work and its mark): a job done is marked and never
- * run again, and work that must not happen twice commits with a check of its own.
+ * run again, a try under way holds a lease that a delivery of it again waits on, and work that
+ * must not happen twice commits with a check of its own.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import { Cron } from "croner";
 import { log, loggedHeader } from "../server/log.ts";
 import { NO_LINKS, type Telemetry } from "../server/telemetry.ts";
@@ -61,8 +63,8 @@ export interface JobDefinition<P> {
   cron?: string;
   /**
    * Milliseconds a try may take (5 minutes by default): past it, the try fails and `signal`
-   * aborts. A job has no request's deadline, and KV does not deliver again a message whose
-   * handler has not ended: a `fetch` that hung held its job for ever, unlogged.
+   * aborts. A job has no request's deadline, and a try alive holds its lease (a delivery of it
+   * again leaves it to that run): a `fetch` that hung held its job for ever, unlogged.
    */
   timeout?: number;
 }
@@ -406,7 +408,7 @@ export async function deadJobs(
   // KV's `start` is inclusive: from `after` itself, which is then skipped.
   const selector = after ? { prefix, start: deadKey(after.job, after.id) } : { prefix };
   const found: DeadJob[] = [];
-  const entries = kv.list<JobMessage & DeadJob>(selector, { limit: after ? limit + 1 : limit });
+  const entries = kv.list<DeadLetter>(selector, { limit: after ? limit + 1 : limit });
   for await (const entry of entries) {
     // KV's own dead letter is the message, tries and all; ours adds the last failure.
     const { job, id, payload, digest, failedAt } = entry.value;
@@ -421,9 +423,10 @@ export async function deadJobs(
 
 /**
  * Runs a dead job again: its entry goes and its message is enqueued in the same commit, as its
- * first try, under the same id (its lines and events stay tied to the earlier ones). `false` when
- * there is no such dead job (retried or dropped already, or past its week). For ops once the cause
- * is fixed (`deno task jobs retry NAME ID`), or an admin's page.
+ * first try, under the same id, with its key and the trace it was enqueued in (its lines, events
+ * and span stay tied to the earlier ones). `false` when there is no such dead job (retried or
+ * dropped already, or past its week). For ops once the cause is fixed (`deno task jobs retry NAME
+ * ID`), or an admin's page.
  *
  * @example
  * ```ts
@@ -435,9 +438,12 @@ export async function deadJobs(
  * @see docs/data.md - Background jobs
  */
 export async function retryDeadJob(kv: Deno.Kv, name: string, id: string): Promise<boolean> {
-  const entry = await kv.get<DeadJob>(deadKey(name, id));
+  const entry = await kv.get<DeadLetter>(deadKey(name, id));
   if (entry.value === null) return false;
-  const message: JobMessage = { job: name, id, payload: entry.value.payload, attempt: 0 };
+  const { payload, keyed, trace } = entry.value;
+  const message: JobMessage = { job: name, id, payload, attempt: 0 };
+  if (keyed) message.keyed = keyed;
+  if (trace) message.trace = trace;
   const { ok } = await kv.atomic().check(entry).delete(deadKey(name, id))
     .enqueue(message, { keysIfUndelivered: [deadKey(name, id)] }).commit();
   return ok;
@@ -708,21 +714,20 @@ async function run(kv: Deno.Kv, app: Listening, message: JobMessage): Promise<vo
     ? app.jobs.definitions[name]
     : undefined;
   const slot = definition?.cron !== undefined && id.startsWith(`cron:${name}:`);
-  const turn = slot ? await cronTurn(kv, name, id) : null;
-  if (turn === "running") {
-    // KV's local store sends a message again about a minute into a run that goes on: that run,
-    // alive, keeps the slot, and marks it done or tries it again as it ends.
-    log(
-      "info",
-      `Cron job ${name}: a delivery again of a slot whose run goes on, left to that run`,
-      {
-        job: name,
-        job_id: id,
-      },
-    );
+  // A cron job's lease is the job's (one slot runs at a time); any other's, its try's.
+  const key = slot ? cronKey(name) : tryKey(name, id, attempt);
+  const job = `${slot ? "Cron job" : "Job"} ${name}`;
+  const logged = { job: name, job_id: loggedHeader(id), attempt };
+  // KV sends a message again about a minute into a run that goes on (its local store).
+  const waiting = () =>
+    log("info", `${job}: delivered again while its run goes on, waiting`, logged);
+  const turn = await leaseOf(kv, key, id, app.closing, waiting);
+  if (turn === "ended") {
+    // That run kept its lease and has ended, its outcome (done, or tried again) on record.
+    log("info", `${job}: the run it waited on has ended, its outcome kept`, logged);
     return;
   }
-  if (turn === "skipped") {
+  if (turn === "held") {
     // Whether the run holding the turn is the slot before (a job slower than its schedule) or one
     // of the slots a late firing caught up with it: no try, so no span; marked done, so a delivery
     // again never runs it - one run per slot at most, and the skip on record.
@@ -736,71 +741,92 @@ async function run(kv: Deno.Kv, app: Listening, message: JobMessage): Promise<vo
   let tried: JobTry | undefined;
   try {
     const telemetry = app.telemetry;
-    const once = async () => void (tried = await tryOnce(kv, app, message, definition, done));
+    const once = async () => void (tried = await tryOnce(kv, app, message, definition, done, turn));
     if (!telemetry?.job) await once();
     else {
       const run = { name, attempt, key: keyed ? loggedHeader(id) : undefined, carried: trace };
       await telemetry.job(run, once);
     }
   } finally {
-    await turn?.end();
+    await turn.end();
   }
-  // Told once all of the try is written, the turn given back included: a test that fires the next
-  // slot after `next` sees it run, not skipped.
+  // Told once all of the try is written, the lease given back included: a test that fires the
+  // next slot after `next` sees it run, not skipped.
   if (tried) tell(kv, app, tried);
 }
 
+/** A cron job's lease: one run of the job at a time, whichever slot. */
 const cronKey = (name: string): Deno.KvKey => ["_jobs", "cron", name];
+/** Any other job's: one run of each try (its id and attempt) at a time. */
+function tryKey(name: string, id: string, attempt: number): Deno.KvKey {
+  return ["_jobs", "try", name, id, attempt];
+}
 
 /**
- * How long a cron job's turn outlives its run's last renewal: a run renews it every `BEAT_MS`, so
- * only a run whose process died (or whose event loop a job blocked that long) lets it lapse.
+ * How long a lease outlives its run's last renewal: a run renews it every `BEAT_MS`, so only a
+ * run whose process died (or whose event loop a job blocked that long) lets it lapse.
  */
 const LEASE_MS = 15_000;
 const BEAT_MS = 5_000;
 
-/** A cron job's turn in KV: whose slot holds it, and until when unless renewed. */
-interface TurnRecord {
+/** A lease in KV: which job id's run holds it, and until when unless renewed. */
+interface LeaseRecord {
   until: number;
   id: string;
 }
 
-/** A turn taken: renewed while the run goes on, given back by `end`. */
-interface Turn {
-  end(): Promise<void>;
+/** A lease taken: renewed while the run goes on, given back by `end`. */
+interface Lease {
+  /**
+   * Gives the lease back (once; later calls do nothing), in the commit of the try's `outcome`
+   * (its done mark, its retry or dead letter): one commit, not two. A lease taken over meanwhile
+   * (a lapse) is left to its taker, and the outcome committed alone.
+   */
+  end(outcome?: (atomic: Deno.AtomicOperation) => Deno.AtomicOperation): Promise<void>;
 }
 
 /**
- * A cron job's turn, on any process: `Deno.cron` skips a run while the one before goes on, and
- * enqueuing each slot lost that - a job slower than its schedule ran over itself, as many at once
- * as `concurrency` lets in each process. The turn is held while the run goes on, renewed every
- * `BEAT_MS`, and lapses `LEASE_MS` after a process died. KV delivers a slot's message again both
- * once its process died mid-run and, on its local store, about a minute into a run alive (its
- * keepalive misses it; 62 s measured on Deno 2.9.6): a delivery finding the turn held by its own
- * slot waits until the lease would lapse, and takes it only if nobody renewed or gave it back
- * meanwhile (`"running"` otherwise). `"skipped"` while another slot's run holds it.
+ * A run's lease, on any process. KV delivers a message again both once its process died mid-run
+ * and, on its local store, about a minute into a run alive (its keepalive misses it; 62 s measured
+ * on Deno 2.9.6): a job longer than that ran twice at once. The lease is held while the run goes
+ * on, renewed every `BEAT_MS`, and lapses `LEASE_MS` after a process died: a delivery finding it
+ * held by its own id waits as long as it is renewed, and takes it once nobody renewed it for
+ * `LEASE_MS` (that run's process died), or answers `"ended"` once it was given back (that run's
+ * outcome committed with it); `"held"` while another id's run holds it (a cron job's other slot:
+ * `Deno.cron` skips a run while the one before goes on, and enqueuing each slot lost that).
  */
-async function cronTurn(
+async function leaseOf(
   kv: Deno.Kv,
-  name: string,
+  key: Deno.KvKey,
   id: string,
-): Promise<Turn | "skipped" | "running"> {
-  const key = cronKey(name);
-  const held = await kv.get<TurnRecord>(key);
-  if (held.value && held.value.until > Date.now()) {
-    const { until, id: holder } = held.value;
-    if (holder !== id) return "skipped";
-    await new Promise((resolve) => setTimeout(resolve, until - Date.now() + 1));
-    if ((await kv.get(key)).versionstamp !== held.versionstamp) return "running";
-  }
-  // Kept past its lease, so that a delivery waiting on it above still finds it unchanged.
-  const lease = () => ({ value: { until: Date.now() + LEASE_MS, id }, expireIn: 4 * LEASE_MS });
+  closing: AbortSignal | undefined,
+  waiting: () => void,
+): Promise<Lease | "held" | "ended"> {
+  // Kept past its lease, so that a delivery waiting on it below still finds it unchanged.
   const take = (was: { key: Deno.KvKey; versionstamp: string | null }) => {
-    const { value, expireIn } = lease();
-    return kv.atomic().check(was).set(key, value, { expireIn });
+    const value: LeaseRecord = { until: Date.now() + LEASE_MS, id };
+    return kv.atomic().check(was).set(key, value, { expireIn: 4 * LEASE_MS });
   };
-  const taken = await take(held).commit();
-  if (!taken.ok) return "skipped";
+  let held = await kv.get<LeaseRecord>(key);
+  let taken: Deno.KvCommitResult | Deno.KvCommitError = { ok: false };
+  let waited = false;
+  while (!taken.ok) {
+    if (held.value && held.value.until > Date.now()) {
+      if (held.value.id !== id) return "held";
+      // A run of this very message goes on: waited on, not let go - acknowledged now, nothing
+      // would deliver it again should that run's process die before its outcome. Looked at
+      // every beat; the app's close rejects the wait, leaving the message to KV.
+      if (!waited) waiting();
+      waited = true;
+      const wait = Math.min(BEAT_MS, held.value.until - Date.now() + 1);
+      await sleep(wait, undefined, { signal: closing });
+      held = await kv.get<LeaseRecord>(key);
+      if (held.versionstamp === null) return "ended"; // given back in the commit of its outcome
+      continue; // renewed: wait on; not renewed by its end, taken below
+    }
+    taken = await take(held).commit();
+    if (!taken.ok) held = await kv.get<LeaseRecord>(key);
+  }
   let versionstamp = taken.versionstamp;
   let renewing = Promise.resolve();
   const beat = setInterval(() => {
@@ -813,11 +839,16 @@ async function cronTurn(
       else if (!renewed || !("locked" in renewed)) clearInterval(beat);
     });
   }, BEAT_MS);
+  let ended = false;
   return {
-    async end() {
+    async end(outcome?: (atomic: Deno.AtomicOperation) => Deno.AtomicOperation) {
+      if (ended) return;
+      ended = true;
       clearInterval(beat);
       await renewing;
-      await kv.atomic().check({ key, versionstamp }).delete(key).commit();
+      const given = kv.atomic().check({ key, versionstamp }).delete(key);
+      if ((await (outcome?.(given) ?? given).commit()).ok || !outcome) return;
+      await outcome(kv.atomic()).commit(); // the taker keeps its lease; the outcome is this try's
     },
   };
 }
@@ -832,6 +863,7 @@ async function tryOnce(
   message: JobMessage,
   definition: JobDefinition<unknown> | undefined,
   done: Deno.KvKey,
+  lease: Lease,
 ): Promise<JobTry> {
   const { job: name, id, payload, attempt = 0 } = message;
   try {
@@ -846,13 +878,15 @@ async function tryOnce(
     const delay = (app.retries ?? definition?.retries ?? RETRIES)[attempt];
     const digest = failed(error, name, id, attempt, delay, app.telemetry);
     const next: JobMessage = { ...message, attempt: attempt + 1 };
-    const dead: DeadJob = { job: name, id, payload, digest, failedAt: Date.now() };
-    await (delay === undefined
-      ? kv.set(deadKey(name, id), dead, { expireIn: REMEMBER_MS })
-      : kv.enqueue(next, { delay, keysIfUndelivered: [deadKey(name, id)] }));
+    const dead = deadLetter(message, digest);
+    await lease.end((atomic) =>
+      delay === undefined
+        ? atomic.set(deadKey(name, id), dead, { expireIn: REMEMBER_MS })
+        : atomic.enqueue(next, { delay, keysIfUndelivered: [deadKey(name, id)] })
+    );
     return { job: name, id, payload, attempt, digest };
   }
-  await kv.set(done, true, { expireIn: REMEMBER_MS });
+  await lease.end((atomic) => atomic.set(done, true, { expireIn: REMEMBER_MS }));
   return { job: name, id, payload, attempt };
 }
 
@@ -989,14 +1023,25 @@ function fits(name: string, id: string, message: JobMessage): void {
   try {
     // The longest of its keys, and its largest value: the dead letter it may become (the message
     // less its tries, plus a failure's digest and time), which would otherwise be refused unlogged.
-    const { job, payload } = message;
-    const dead: DeadJob = { job, id, payload, digest: "00000-00000", failedAt: Date.now() };
-    assertFits(deadKey(name, id), dead);
-    if (message.trace) assertFits(deadKey(name, id), message); // its trace context may tip it over
+    assertFits(deadKey(name, id), deadLetter(message, "00000-00000"));
+    assertFits(tryKey(name, id, 0)); // its try's lease: a number is 9 bytes, whichever
   } catch (error) {
     if (!(error instanceof KvLimitError)) throw error;
     throw new KvLimitError(`Job "${name}": ${error.message} (its key, or its payload)`);
   }
+}
+
+/**
+ * A dead job as kept under `deadKey`: KV's own dead letter is the message, tries and all; ours is
+ * the message less its tries, plus the last failure's digest and time.
+ */
+type DeadLetter = DeadJob & Pick<JobMessage, "keyed" | "trace">;
+
+function deadLetter({ job, id, payload, keyed, trace }: JobMessage, digest: string): DeadLetter {
+  const dead: DeadLetter = { job, id, payload, digest, failedAt: Date.now() };
+  if (keyed) dead.keyed = keyed;
+  if (trace) dead.trace = trace;
+  return dead;
 }
 
 const keyKey = (name: string, key: string): Deno.KvKey => ["_jobs", "key", name, key];

@@ -9,13 +9,34 @@ import assert from "node:assert/strict";
 import { PROJECT_ROOT } from "../../lib/cli/root.ts";
 import { tempStorePath } from "../helpers/kv.ts";
 
-async function jobsTask(path: string, ...args: string[]) {
-  const { code, stdout } = await new Deno.Command(Deno.execPath(), {
+function jobsCommand(path: string, args: string[], piped: Deno.CommandOptions = {}) {
+  return new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", "lib/cli/jobs.ts", ...args],
     cwd: PROJECT_ROOT,
     env: { KV_PATH: path },
-  }).output();
+    ...piped,
+  });
+}
+
+async function jobsTask(path: string, ...args: string[]) {
+  const { code, stdout } = await jobsCommand(path, args).output();
   return { code, out: new TextDecoder().decode(stdout).trim() };
+}
+
+/** A store file with `count` dead jobs of `send`, ids in KV's order, each with `payload`. */
+async function deadStore(count: number, payload: unknown = {}): Promise<string> {
+  const path = await tempStorePath();
+  using kv = await Deno.openKv(path);
+  for (let i = 0; i < count; i++) {
+    const id = `m-${String(i).padStart(3, "0")}`;
+    await kv.set(["_jobs", "dead", "send", id], {
+      job: "send",
+      id,
+      payload,
+      digest: "WMXRJ-QSSC8",
+    });
+  }
+  return path;
 }
 
 Deno.test("deno task jobs lists the dead jobs, retries one and drops another", async () => {
@@ -77,4 +98,52 @@ Deno.test("deno task jobs dead lists every dead job, also those whose payload JS
     '<ref *1> { name: "loop", self: [Circular *1] }',
     { fine: true },
   ]);
+});
+
+Deno.test("deno task jobs dead prints 50 unless --limit says, and how many more on stderr", async () => {
+  const path = await deadStore(53);
+  const dead = async (...args: string[]) => {
+    const { code, stdout, stderr } = await jobsCommand(path, ["dead", ...args]).output();
+    const lines = new TextDecoder().decode(stdout).split("\n").filter(Boolean);
+    return {
+      code,
+      ids: lines.map((line) => JSON.parse(line).id),
+      err: new TextDecoder().decode(stderr),
+    };
+  };
+  // Before: every dead job, however many (a week of them, each up to 64 KiB).
+  const first = await dead();
+  assert.equal(first.code, 0);
+  assert.equal(first.ids.length, 50);
+  assert.equal(first.ids.at(-1), "m-049");
+  assert.equal(first.err, "3 more dead jobs not shown: deno task jobs dead --limit 53\n");
+  const two = await dead("send", "--limit", "2");
+  assert.deepEqual(two.ids, ["m-000", "m-001"]);
+  assert.equal(two.err, "51 more dead jobs not shown: deno task jobs dead send --limit 53\n");
+  const all = await dead("--limit=53");
+  assert.deepEqual([all.ids.length, all.err], [53, ""]);
+  for (const bad of ["0", "-1", "2.5", "many"]) {
+    const refused = await dead("--limit", bad);
+    assert.equal(refused.code, 2, bad);
+    assert.match(refused.err, /^usage: deno task jobs \[dead \[NAME\] \[--limit N\]/);
+  }
+});
+
+Deno.test("deno task jobs dead read by `| head -1`: stops at the closed pipe, quietly, exit 0", async () => {
+  // More than a pipe's buffer (64 KiB), and more than the limit: still writing as the reader goes.
+  const path = await deadStore(60, "x".repeat(20_000));
+  const child = jobsCommand(path, ["dead"], { stdout: "piped", stderr: "piped" }).spawn();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  while (!text.includes("\n")) {
+    const read = await reader.read();
+    if (read.done) break;
+    text += read.value;
+  }
+  await reader.cancel(); // as `head -1` exits
+  const [status, stderr] = await Promise.all([child.status, new Response(child.stderr).text()]);
+  assert.equal(JSON.parse(text.split("\n")[0]).id, "m-000");
+  // Nothing more read nor counted once the pipe closed: no "10 more" line, and no stack.
+  assert.equal(stderr, "");
+  assert.equal(status.code, 0);
 });
