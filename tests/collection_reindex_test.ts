@@ -240,3 +240,31 @@ Deno.test("reindex: a run stopped half-way goes on where it was, and finishes", 
     assert.equal((await now.reindex(kv)).resumed, false);
   });
 });
+
+Deno.test("reindex: an item its index's key throws on is reported in refused, and the run goes on", async () => {
+  const planned = v.object({ email: v.string(), plan: v.string() });
+  const before = collection("plans", { schema: planned, indexes: { byPlan: { key: "plan" } } });
+  // The key moved to the plans' codes: an item of a plan since retired ("gold") has none.
+  const CODES: Record<string, { code: string }> = { free: { code: "F" }, paid: { code: "P" } };
+  const after = collection("plans", {
+    schema: planned,
+    indexes: { byPlan: { key: (m) => CODES[m.plan].code } },
+  });
+  await twoWorkers(async (kv, other) => {
+    const free = (await before.create(kv, { email: "a@x", plan: "free" })).id;
+    const gold = (await before.create(kv, { email: "b@x", plan: "gold" })).id;
+    const paid = (await before.create(kv, { email: "c@x", plan: "paid" })).id;
+    const report = await after.reindex(kv, { batch: 1 });
+    assert.deepEqual(report.refused.map(({ id }) => id), [gold]);
+    assert.match(report.refused[0].message, /byPlan: Cannot read properties of undefined/);
+    assert.deepEqual([report.items, report.rewritten, report.removed], [3, 2, 2]);
+    for (const [code, id] of [["F", free], ["P", paid]]) {
+      const listed = await after.list(other, { index: "byPlan", value: code });
+      assert.deepEqual(listed.items.map((item) => item.id), [id]);
+    }
+    // Left as it was, its old entry with it, until the key (or the item) is mended.
+    const old = await before.list(other, { index: "byPlan", value: "gold" });
+    assert.deepEqual(old.items.map((item) => item.id), [gold]);
+    assert.equal((await kv.get(["plans", "reindex"])).versionstamp, null, "the run finished");
+  });
+});

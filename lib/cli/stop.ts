@@ -45,9 +45,9 @@ export async function exitPastGrace(ms: number, why: string, telemetry?: Telemet
  * what Sentry is still sending, each send bounded by its timeout. The store closes once the app's
  * jobs under way have ended and no request is in flight (pages rendered to their end): its queue
  * listener (`routes/_jobs.ts`) would otherwise hold the process for the whole grace; a request
- * that comes after that (on a connection Deno had not yet closed) is refused 503 (`App.stop`). Past the
- * grace it exits 0 anyway. Under `--parallel` each worker does this; any worker's exit ends the
- * process.
+ * that comes after that (on a connection Deno had not yet closed) is refused 503 (`App.stop`).
+ * Past the grace it exits 0 anyway. Under `--parallel` each worker does this; any worker's exit
+ * ends the process.
  */
 export function endOnSignals({ app, kv, settings, telemetry }: Started): void {
   const ms = graceMs(settings);

@@ -4,8 +4,9 @@
  * exporter drops a batch the endpoint refuses (a closed port, a 401 for a wrong key, a 500) without
  * a word on stdout or stderr, so traces just vanish. The probe posts an empty export request (valid
  * OTLP: no spans) to the same URL, with the same headers and protocol, and a refusal is said in one
- * `warn` line - a redirect too, which the exporter does not follow. Once per process, never per batch or span: an endpoint that goes down later is not
- * seen here (docs/telemetry.md says what to watch). Not on Deno Deploy, whose platform exports.
+ * `warn` line - a redirect too, which the exporter does not follow. Once per process, never per
+ * batch or span: an endpoint that goes down later is not seen here (docs/telemetry.md says what to
+ * watch). Not on Deno Deploy, whose platform exports.
  */
 import { context, createContextKey, ROOT_CONTEXT } from "@opentelemetry/api";
 import { log } from "../server/log.ts";

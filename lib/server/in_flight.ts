@@ -7,9 +7,10 @@
  * React has nothing left to render: a Suspense boundary may read KV long after the shell went out;
  * a handler's own response (an API route's stream) until the server has sent it, when the server
  * says so (`Deno.serve`'s `completed`; in-process, until it is ready).
- * Per request: an increment and a decrement, and for a page one reaction on `allReady` with a
- * function made once - no closure, no listener. Once drained for a stop (`drain`), the count is
- * shut: the frame refuses every later request (503) rather than let it meet a closed store.
+ * Per request: an increment and a decrement, and for a page one reaction on `allReady` (for a
+ * handler's own response, on `completed`) with a function made once - no closure, no listener.
+ * Once drained for a stop (`drain`), the count is shut: the frame refuses every later request
+ * (503) rather than let it meet a closed store.
  */
 declare module "./internals.ts" {
   interface Internals {

@@ -14,7 +14,7 @@
  */
 import { inTurn, retrying } from "../commit.ts";
 import { MeasuredAtomic } from "../measured_atomic.ts";
-import { type Declared, keys, sameValue } from "./declared.ts";
+import { type Declared, keys, type ResolvedIndex, sameValue } from "./declared.ts";
 import { ConflictError, ValidationError } from "./errors.ts";
 import { getAll, KEEP, write } from "./write.ts";
 
@@ -92,7 +92,10 @@ export interface ReindexReport {
   removed: number;
   /** Unique values two items have (each pair once per run). */
   collisions: Collision[];
-  /** Items too large to store with all their entries (an index added to big items). */
+  /**
+   * Items too large to store with all their entries (an index added to big items), and items an
+   * index's `key` throws on (its message, after the index's name): each left as it was.
+   */
   refused: { id: string; message: string }[];
 }
 
@@ -173,7 +176,30 @@ function isStale(
   const [, kind, name, value] = key;
   const index = d.indexes.get(name as string);
   if (!index || index.unique !== (kind === "unique") || item.value === null) return true;
-  return !sameValue(index.valueOf(item.value as object), value as Deno.KvKeyPart);
+  let is: Deno.KvKeyPart | undefined;
+  try {
+    is = index.valueOf(item.value as object);
+  } catch {
+    // Its `key` throws on this item: not known to be stale, so kept; the items' walk reports the
+    // item in `refused`, with the error, and a run after the key is mended settles the entry.
+    return false;
+  }
+  return !sameValue(is, value as Deno.KvKeyPart);
+}
+
+/**
+ * The item's value in `index`; a `ValidationError` naming the index when its `key` (or
+ * `normalize`) throws on the item - one stored before the key changed, of a shape it no longer
+ * expects - so that the item is reported in `refused` and the run goes on: the bare error stopped
+ * every run at that item, with no id to find it by.
+ */
+function valueIn(d: Declared, index: ResolvedIndex, item: object): Deno.KvKeyPart | undefined {
+  try {
+    return index.valueOf(item);
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    throw new ValidationError(d.name, [], [`index ${index.name}: ${why}`], error);
+  }
 }
 
 /** The item an index entry is of: a unique entry names it, another one ends with its id. */
@@ -284,8 +310,9 @@ async function isIndexed(
 ): Promise<boolean> {
   const wanted: { index: string; unique: boolean; value: Deno.KvKeyPart; key: Deno.KvKey }[] = [];
   for (const index of d.indexes.values()) {
-    const value = index.valueOf(current.value!);
-    if (value === undefined || skip.has(index.name)) continue;
+    if (skip.has(index.name)) continue;
+    const value = valueIn(d, index, current.value!);
+    if (value === undefined) continue;
     const key = index.unique
       ? keys.unique(d, index.name, value)
       : keys.index(d, index.name, value, id);
