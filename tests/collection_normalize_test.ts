@@ -10,6 +10,7 @@
 import assert from "node:assert/strict";
 import * as v from "valibot";
 import { collection, ConflictError } from "../lib/data.ts";
+import { twoWorkers } from "./helpers/kv.ts";
 
 const fold = (text: string) => text.trim().toLowerCase();
 
@@ -22,17 +23,6 @@ const members = collection("members", {
   },
 });
 const invites = collection("invites", { schema: v.object({ email: v.string() }) });
-
-async function twoWorkers(run: (one: Deno.Kv, other: Deno.Kv) => Promise<void>) {
-  const path = await Deno.makeTempFile({ suffix: ".sqlite3" });
-  try {
-    using one = await Deno.openKv(path);
-    using other = await Deno.openKv(path);
-    await run(one, other);
-  } finally {
-    await Deno.remove(path);
-  }
-}
 
 Deno.test("normalize: find, checkAbsent and uniqueness meet a value however it was cased or spaced", async () => {
   await twoWorkers(async (one, other) => {

@@ -12,6 +12,7 @@ import assert from "node:assert/strict";
 import * as v from "valibot";
 import { collection } from "../lib/data.ts";
 import { assertConsistent, entriesOf, type IndexRule } from "./helpers/collections.ts";
+import { twoWorkers } from "./helpers/kv.ts";
 
 const fold = (text: string) => text.trim().toLowerCase();
 const schema = v.object({ email: v.string(), team: v.string(), plan: v.string() });
@@ -38,17 +39,6 @@ const RULES: Record<string, IndexRule> = {
   byTeam: { key: (m) => fold(m.team as string) },
   byPlan: { key: (m) => m.plan as string },
 };
-
-async function twoWorkers(run: (one: Deno.Kv, other: Deno.Kv) => Promise<void>) {
-  const path = await Deno.makeTempFile({ suffix: ".sqlite3" });
-  try {
-    using one = await Deno.openKv(path);
-    using other = await Deno.openKv(path);
-    await run(one, other);
-  } finally {
-    await Deno.remove(path);
-  }
-}
 
 async function store(kv: Deno.Kv, members: Member[]) {
   const ids: string[] = [];

@@ -38,3 +38,15 @@ export async function holdWriteLock(path: string): Promise<{ release(): Promise<
     },
   };
 }
+
+/** Two handles on one SQLite file, as two workers of `deno serve --parallel` hold them. */
+export async function twoWorkers(run: (one: Deno.Kv, other: Deno.Kv) => Promise<void>) {
+  const path = await Deno.makeTempFile({ suffix: ".sqlite3" });
+  try {
+    using one = await Deno.openKv(path);
+    using other = await Deno.openKv(path);
+    await run(one, other);
+  } finally {
+    await Deno.remove(path);
+  }
+}

@@ -7,41 +7,21 @@
  */
 import assert from "node:assert/strict";
 import { defineJobs, type JobTry, listenJobs } from "../../lib/kv/jobs.ts";
+import { diedInRun, JOBS_MODULE } from "../helpers/died_in_run.ts";
 import { tempStorePath } from "../helpers/kv.ts";
 import { within } from "../helpers/wait.ts";
-
-const JOBS = new URL("../../lib/kv/jobs.ts", import.meta.url).href;
-const CONFIG = new URL("../../deno.json", import.meta.url).pathname;
 
 Deno.test("a cron slot whose process died mid-run runs again in the next process on the file", async () => {
   const path = await tempStorePath();
   // The first process enqueues the slot as its Deno.cron would, and dies in the slot's run.
-  const code = `import { defineJobs, listenJobs } from "${JOBS}";
+  const code = `import { defineJobs, listenJobs } from "${JOBS_MODULE}";
     const kv = await Deno.openKv(Deno.env.get("KV"));
     const jobs = defineJobs({ nightly: { cron: "0 3 * * *", run: () => {
       console.log("running");
       return new Promise(() => {});
     } } });
     await listenJobs(kv, jobs).fireCron("nightly", Date.now());`;
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["eval", "--config", CONFIG, "--ext=ts", code],
-    env: { KV: path, NODE_ENV: "production" },
-    stdout: "piped",
-    stderr: "inherit",
-  }).spawn();
-  const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let text = "";
-  const running = async () => {
-    while (!text.includes("running")) {
-      const read = await lines.read();
-      if (read.done) throw new Error(`the first process ended before its run: ${text}`);
-      text += read.value;
-    }
-  };
-  await within(running(), 30_000, "the first process's run");
-  child.kill("SIGKILL");
-  await child.status;
-  await lines.cancel();
+  await diedInRun(path, code);
 
   const kv = await Deno.openKv(path);
   const closing = new AbortController();

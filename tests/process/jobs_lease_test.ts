@@ -2,20 +2,18 @@
  * @module
  * A job's try cut off by its process's death (SIGKILL) is taken over once its lease lapsed: the
  * delivery again of a try waits on the lease its run renews (`tests/jobs_test.ts`: one alive is
- * left to it), and a dead process renews nothing.
+ * waited out), and a dead process renews nothing.
  */
 import assert from "node:assert/strict";
 import { defineJobs, type JobTry, listenJobs } from "../../lib/kv/jobs.ts";
+import { diedInRun, JOBS_MODULE } from "../helpers/died_in_run.ts";
 import { tempStorePath } from "../helpers/kv.ts";
 import { within } from "../helpers/wait.ts";
-
-const JOBS = new URL("../../lib/kv/jobs.ts", import.meta.url).href;
-const CONFIG = new URL("../../deno.json", import.meta.url).pathname;
 
 Deno.test("a try whose process died mid-run is taken over once its lease lapsed", async () => {
   const path = await tempStorePath();
   // The first process enqueues the job and dies in its run, its lease taken and never given back.
-  const code = `import { defineJobs, listenJobs } from "${JOBS}";
+  const code = `import { defineJobs, listenJobs } from "${JOBS_MODULE}";
     const kv = await Deno.openKv(Deno.env.get("KV"));
     const jobs = defineJobs({ long: { run: () => {
       console.log("running");
@@ -23,25 +21,7 @@ Deno.test("a try whose process died mid-run is taken over once its lease lapsed"
     } } });
     listenJobs(kv, jobs);
     await jobs.enqueue(kv, "long", { n: 1 }, { key: "k-1" });`;
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["eval", "--config", CONFIG, "--ext=ts", code],
-    env: { KV: path, NODE_ENV: "production" },
-    stdout: "piped",
-    stderr: "inherit",
-  }).spawn();
-  const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let text = "";
-  const running = async () => {
-    while (!text.includes("running")) {
-      const read = await lines.read();
-      if (read.done) throw new Error(`the first process ended before its run: ${text}`);
-      text += read.value;
-    }
-  };
-  await within(running(), 30_000, "the first process's run");
-  child.kill("SIGKILL");
-  await child.status;
-  await lines.cancel();
+  await diedInRun(path, code);
 
   const kv = await Deno.openKv(path);
   const closing = new AbortController();

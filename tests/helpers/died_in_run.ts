@@ -1,0 +1,33 @@
+/**
+ * @module
+ * A process that dies in a job's run: `deno eval` of `code` (which prints "running" once its run
+ * began) on the store at `path` (its `KV` variable), killed with SIGKILL as soon as it says so, its
+ * lease or turn taken and never given back. What the next process on the file does is the test's.
+ */
+import { within } from "./wait.ts";
+
+/** What `code` imports `defineJobs` and `listenJobs` from. */
+export const JOBS_MODULE = new URL("../../lib/kv/jobs.ts", import.meta.url).href;
+const CONFIG = new URL("../../deno.json", import.meta.url).pathname;
+
+export async function diedInRun(path: string, code: string): Promise<void> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["eval", "--config", CONFIG, "--ext=ts", code],
+    env: { KV: path, NODE_ENV: "production" },
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  const running = async () => {
+    while (!text.includes("running")) {
+      const read = await lines.read();
+      if (read.done) throw new Error(`the first process ended before its run: ${text}`);
+      text += read.value;
+    }
+  };
+  await within(running(), 30_000, "the first process's run");
+  child.kill("SIGKILL");
+  await child.status;
+  await lines.cancel();
+}
