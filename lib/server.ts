@@ -24,7 +24,7 @@ export { type App, createApp } from "./server/app.tsx";
 export type { AppOptions } from "./server/options.ts";
 export { SettingsError } from "./settings/read.ts";
 export type { PageCacheOptions } from "./cache/page_cache.ts";
-export type { FailureLinks, JobRun, Telemetry } from "./server/telemetry.ts";
+export type { FailureLinks, JobRun, Telemetry, TraceIds } from "./server/telemetry.ts";
 export type { HonoApp } from "./server/types.ts";
 export type {
   ActionEntry,

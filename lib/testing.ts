@@ -39,7 +39,7 @@ export {
   type TestClientOptions,
 } from "./testing/client.ts";
 export { captureLogs, type LogLine, type Logs } from "./testing/logs.ts";
-export { type JobTry, type JobWatch, watchJobs } from "./testing/jobs.ts";
+export { type JobTry, type JobWatch, runJob, watchJobs } from "./testing/jobs.ts";
 export {
   isErrorEvent,
   isTransaction,

@@ -4,6 +4,7 @@
  * request with `logRequests` (the entry points' `LOG_REQUESTS=1`, see process/settings_test.ts).
  */
 import assert from "node:assert/strict";
+import type { Telemetry, TraceIds } from "shell/server";
 import { captureLogs, TestClient } from "shell/testing";
 import { fixtureApp } from "./helpers/app.ts";
 
@@ -22,6 +23,32 @@ Deno.test("logRequests writes one JSON line per request", async () => {
   assert.equal(line.request_id, res.headers.get("x-request-id"));
   assert.match(String(line.request_id), /^[0-9a-f-]{36}$/);
   assert.equal(typeof line.duration_ms, "number");
+  assert.ok(
+    !("trace_id" in line) && !("span_id" in line),
+    "no span, no ids (process/page_cache_telemetry_test.ts: with one)",
+  );
+});
+
+Deno.test("the line names the request's span as the telemetry gives it, asked only for a line", async () => {
+  const ids: TraceIds = {
+    trace_id: "4bf92f3577b34da6a3ce929d0e0e4736",
+    span_id: "00f067aa0ba902b7",
+  };
+  let asked = 0;
+  const telemetry: Telemetry = {
+    captureFailure: () => ({ trace_id: null, span_id: null, sentry_event_id: null }),
+    flush: () => Promise.resolve(),
+    requestIds: () => (asked++, ids),
+  };
+  using logs = captureLogs();
+  for (const logRequests of [false, true]) {
+    const res = await (await fixtureApp({ logRequests, telemetry })).request("/styles.css");
+    await res.body?.cancel();
+  }
+  assert.equal(asked, 1, "with logRequests off the span is not read");
+  const [line, ...more] = logs.lines;
+  assert.deepEqual(more, []);
+  assert.deepEqual([line.trace_id, line.span_id], [ids.trace_id, ids.span_id]);
 });
 
 Deno.test("by default a request writes no line", async () => {

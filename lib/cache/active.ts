@@ -119,6 +119,7 @@ export function activePageCache(
       closing: closing.signal,
       csp: setup.ahead.csp,
       logRequests: setup.ahead.logRequests,
+      requestIds: setup.ahead.requestIds,
       maxUrls: Math.max(options.memoryEntries, 1),
       hit: setup.ahead.hit,
       skip: (req) => ownRenders.has(req),

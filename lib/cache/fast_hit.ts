@@ -23,6 +23,7 @@ import { FORM_STATE_COOKIE } from "../actions/form_state.ts";
 import { negotiateEncoding } from "../server/compression.ts";
 import { logRequest } from "../server/request_log.ts";
 import { requestIdOf } from "../server/security.ts";
+import type { TraceIds } from "../server/telemetry.ts";
 import { hitHeaders } from "./answer.ts";
 import { matchesIfNoneMatch } from "./etag.ts";
 import { canonicalUrl, keyWithVary } from "./key.ts";
@@ -42,6 +43,8 @@ export interface FastHitsSetup {
   csp: readonly [string, string];
   /** Whether the app logs a line per request (`AppOptions.logRequests`). */
   logRequests: boolean;
+  /** The ids of the active request's span, for its line (`Telemetry.requestIds`). */
+  requestIds?: () => TraceIds | undefined;
   /** URLs remembered as pages answerable here; the oldest forgotten past it. */
   maxUrls: number;
   /** The telemetry's record of a hit (`Telemetry.hit`); false: the app answers it. */
@@ -128,7 +131,9 @@ export function fastHits(setup: FastHitsSetup): FastHits {
           headers: perRequest(lists.get[coding || "identity"]),
         });
       }
-      if (setup.logRequests) logRequest(method, getPath(req), res.status, start, id);
+      if (setup.logRequests) {
+        logRequest(method, getPath(req), res.status, start, id, setup.requestIds?.());
+      }
       return res;
     },
   };

@@ -26,6 +26,7 @@
 import type { Context } from "hono";
 import { log } from "../server/log.ts";
 import type { ManifestRoute } from "../server/manifest.ts";
+import type { TraceIds } from "../server/telemetry.ts";
 import { type ResolvedPolicy, resolvePolicy } from "./policy.ts";
 import { privateByDefault } from "./private.ts";
 
@@ -102,6 +103,7 @@ export interface PageCacheSetup {
   ahead: {
     csp: readonly [string, string];
     logRequests: boolean;
+    requestIds?: () => TraceIds | undefined;
     hit?: (req: Request, route: string) => boolean;
   } | false;
 }

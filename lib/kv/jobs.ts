@@ -514,6 +514,13 @@ export interface AppJobs {
    * process's `Deno.cron` does then; false when that slot was enqueued already.
    */
   fireCron(name: string, at: number): Promise<boolean>;
+  /**
+   * Runs a first try of the job `name` now, under `id` (`keyed`: the key it would be enqueued
+   * with), as a delivery of its message does - in a slot, under its telemetry, told to the watchers
+   * - with the payload checked and copied as an enqueue and KV's queue would: the test kit's
+   * `runJob`. Enqueues nothing.
+   */
+  runNow(name: string, payload: unknown, id: string, keyed: boolean): Promise<void>;
   /** The names of the jobs `routes/_jobs.ts` declares, for a test's mistake to name them. */
   readonly names: readonly string[];
 }
@@ -613,6 +620,15 @@ export function listenJobs(
       // Without the second a firing's clock may run early by: the latest slot at or before `at`.
       const [slot] = dueSlots(scheduleOf(name, cron), at - EARLY_MS);
       return await enqueueSlot({ kv, jobs, name }, slot);
+    },
+    runNow(name, payload, id, keyed) {
+      const message: JobMessage = { job: name, id, payload, attempt: 0 };
+      if (keyed) message.keyed = true;
+      fits(name, id, message);
+      keptFaithfully(name, payload);
+      // What the queue would deliver: a copy, as KV's serializer makes one.
+      message.payload = structuredClone(payload);
+      return runInSlot(kv, app, message);
     },
   };
 }

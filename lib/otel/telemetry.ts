@@ -5,7 +5,7 @@
  * output as log records carrying the ids of the span they were written in. The app adds the route
  * to the server span's name (a page cache hit's too, answered ahead of the middleware), child spans
  * for render, actions and middleware, and a failure's ids on its JSON line, written in the
- * request's context. An error tracker (Sentry) plugs in as a `Reporter`: it only reports, on the
+ * request's context (and a request's on its `logRequests` line). An error tracker (Sentry) plugs in as a `Reporter`: it only reports, on the
  * same trace, and makes no span of its own.
  */
 import { context, type Span, SpanStatusCode, trace } from "@opentelemetry/api";
@@ -74,6 +74,12 @@ export function otelTelemetry(reporter?: Reporter): Telemetry {
       };
     },
     sendsEvents: reporter !== undefined,
+    requestIds(c) {
+      // A failure's line names the same span (`captureFailure`): the one continuing a caller's
+      // `sentry-trace`, where there is one; Deno's otherwise, also for what answers ahead of it.
+      const ids = (c && internalsOf(c).otelSpan || trace.getActiveSpan())?.spanContext();
+      return ids && { trace_id: ids.traceId, span_id: ids.spanId };
+    },
     head: head && ((c) => head(c, internalsOf(c).otelSpan)),
     connectSources: reporter?.connectSources,
     flush: (timeoutMs) => reporter?.flush(timeoutMs) ?? Promise.resolve(),

@@ -200,6 +200,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
   app.use(requestFrame({
     csp: cspAround(telemetry?.connectSources),
     logRequests: options.logRequests,
+    requestIds: telemetry?.requestIds?.bind(telemetry),
     // Static files and the build's assets are served as they are (the assets precompressed).
     ahead: (c) => {
       const file = files(c);
@@ -304,6 +305,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
     ahead: (!telemetry?.middleware || telemetry.hit !== undefined) && {
       csp: cspAround(telemetry?.connectSources),
       logRequests: options.logRequests,
+      requestIds: telemetry?.requestIds?.bind(telemetry),
       hit: telemetry?.hit?.bind(telemetry),
     },
   });

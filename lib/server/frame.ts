@@ -24,12 +24,15 @@ import { internalsOf } from "./internals.ts";
 import { logRefused, logRequest } from "./request_log.ts";
 import type { AppScope } from "./scope.ts";
 import { requestIdOf, secureRequest, secureResponse } from "./security.ts";
+import type { Telemetry } from "./telemetry.ts";
 
 export interface FrameSetup {
   /** The CSP's text around the nonce (`cspAround`). */
   csp: readonly [string, string];
   /** One JSON line per request (`AppOptions.logRequests`). */
   logRequests: boolean;
+  /** The ids of a request's span, for its line (`Telemetry.requestIds`). */
+  requestIds?: Telemetry["requestIds"];
   /**
    * What answers the request ahead of the app (a static file, say) - served as it is: not
    * compressed, no deadline - or undefined for the app to answer it. A lookup: called for every
@@ -123,7 +126,9 @@ export function requestFrame(setup: FrameSetup): MiddlewareHandler {
       // The answer is final: an event stream made for the request and not in it ends now.
       settleStreams(c);
       if (logRequests) {
-        logRequest(c.req.method, c.req.path, c.res.status, start, internalsOf(c).requestId);
+        const { method, path } = c.req;
+        const id = internalsOf(c).requestId;
+        logRequest(method, path, c.res.status, start, id, setup.requestIds?.(c));
       }
     } finally {
       const sent = internalsOf(c).ownBody &&

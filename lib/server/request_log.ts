@@ -1,8 +1,9 @@
 /**
  * @module
- * One JSON line per request (method, path, status, duration, request id), off unless the app's
- * `logRequests` option (`LOG_REQUESTS=1`) says so: by default stdout carries only what needs
- * attention - failures - so a digest search is not buried in traffic. Written by the app's request
+ * One JSON line per request (method, path, status, duration, request id, and its span's and trace's
+ * ids when it has a span), off unless the app's `logRequests` option (`LOG_REQUESTS=1`) says so: by
+ * default stdout carries only what needs attention - failures - so a digest search is not buried in
+ * traffic. Written by the app's request
  * frame (`frame.ts`), and by the page cache's hits ahead of it (lib/cache/fast_hit.ts). And, always,
  * a `warn` line per request refused - over a rate limit (429), a body refused (`bodies.ts`), an
  * action call that cannot be decoded (`read_call.ts`) - ten a second of each kind at most and the
@@ -10,14 +11,19 @@
  * stopping server refused (503).
  */
 import { type Level, log, loggedMethod, loggedPath } from "./log.ts";
+import type { TraceIds } from "./telemetry.ts";
 
-/** The request's line. `start`: `performance.now()` when the request arrived. */
+/**
+ * The request's line. `start`: `performance.now()` when the request arrived; `trace`: its span's
+ * ids (`Telemetry.requestIds`), for ops to go from the line to its trace - none without a span.
+ */
 export function logRequest(
   method: string,
   path: string,
   status: number,
   start: number,
   requestId: string | undefined,
+  trace: TraceIds | undefined,
 ): void {
   const logged = { method: loggedMethod(method), path: loggedPath(path) };
   log("info", `${logged.method} ${logged.path} ${status}`, {
@@ -26,6 +32,7 @@ export function logRequest(
     // Until the headers: a streamed page's body may still be on its way.
     duration_ms: Math.round(performance.now() - start),
     request_id: requestId ?? null,
+    ...trace,
   });
 }
 

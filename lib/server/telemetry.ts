@@ -29,6 +29,24 @@ export interface FailureLinks {
 }
 
 /**
+ * What a request's `logRequests` line links to (`Telemetry.requestIds`): its trace and its span.
+ *
+ * @example
+ * ```ts
+ * import type { TraceIds } from "shell/server";
+ *
+ * const ids: TraceIds = { trace_id: "4bf92f3577b34da6a3ce929d0e0e4736", span_id: "00f067aa0ba902b7" };
+ * ```
+ * @see docs/telemetry.md - One trace: a log line, an event, a span
+ */
+export interface TraceIds {
+  /** The request's trace (32 hex digits). */
+  trace_id: string;
+  /** The request's span (16 hex digits). */
+  span_id: string;
+}
+
+/**
  * What the app asks of a telemetry plugin (`AppOptions.telemetry`): the one seam between the
  * request pipeline and whatever records errors and traces. The shipped one is Sentry with Deno's
  * OpenTelemetry (`lib/sentry/`); with none, no SDK is loaded. Only `captureFailure` and `flush` are
@@ -111,6 +129,12 @@ export interface Telemetry {
    * Absent, the job's try runs as it is.
    */
   job?(run: JobRun, work: () => Promise<void>): Promise<void>;
+  /**
+   * The ids of a request's span for its `logRequests` line: of `c`, or, with none, of the request
+   * whose context is active (a page cache hit answered ahead of the middleware). Undefined: no
+   * span. Asked only when the app writes a line per request.
+   */
+  requestIds?(c?: Context): TraceIds | undefined;
   /** Elements for a page's `<head>`: trace meta tags, the browser SDK's settings. */
   head?(c: Context): ReactNode;
   /** Origins the browser sends telemetry to, for the CSP's `connect-src`. */

@@ -91,11 +91,25 @@ async function ask(
   return res.headers.get("x-cache");
 }
 
-/** The server span a request was answered in: its request log line's record carries its ids. */
-async function spanOf(rx: OtlpReceiver, id: string): Promise<OtlpSpan> {
+/** The request log line of the request `id`, as its record (exported in its span's context) holds it. */
+async function lineOf(rx: OtlpReceiver, id: string) {
   const record = await rx.log((l) => String(l.body).includes(`"request_id":"${id}"`));
+  return { record, line: JSON.parse(String(record.body)) };
+}
+
+/**
+ * The server span a request was answered in, by the ids its request log line names: those its
+ * record carries too. Before, the line named none.
+ */
+async function spanOf(rx: OtlpReceiver, id: string): Promise<OtlpSpan> {
+  const { record, line } = await lineOf(rx, id);
   assert.ok(record.spanId, `the log line of ${id} carries its span`);
-  return await rx.span((s) => s.spanId === record.spanId);
+  assert.deepEqual(
+    { trace_id: line.trace_id, span_id: line.span_id },
+    { trace_id: record.traceId, span_id: record.spanId },
+    `the line of ${id} names its span`,
+  );
+  return await rx.span((s) => s.traceId === line.trace_id && s.spanId === line.span_id);
 }
 
 Deno.test("page cache hits ahead of the chain: each span named after its route, no child", async (t) => {
@@ -159,6 +173,12 @@ Deno.test("page cache hits ahead of the chain: each span named after its route, 
       assert.equal(span.name, `GET ${ROUTE}`);
       assert.equal(span.parentSpanId, CALLER_SPAN);
       assert.equal(span.scope, "app", "requestSpan's span continuing the caller's trace");
+      const { line } = await lineOf(rx, "hit-sentry");
+      assert.deepEqual(
+        [line.trace_id, line.span_id],
+        [trace, span.spanId],
+        "the line names the span in the caller's trace, as a failure's line would",
+      );
     },
   );
 });
