@@ -25,6 +25,7 @@ import type {} from "./deadline.ts";
 import type {} from "./error_pages.tsx";
 import type {} from "./event_stream.ts";
 import type {} from "./folders.ts";
+import type {} from "./in_flight.ts";
 import type {} from "./routes.ts";
 import type {} from "./scope.ts";
 import type {} from "./security.ts";
