@@ -258,3 +258,28 @@ Deno.test("reindex: an item its index's key throws on is reported in refused, an
     assert.equal((await kv.get(["plans", "reindex"])).versionstamp, null, "the run finished");
   });
 });
+
+Deno.test("reindex: an item whose value in an index added is too long for a KV key is reported in refused, and the run goes on", async () => {
+  const profile = v.object({ email: v.string(), bio: v.string() });
+  const before = collection("profiles", { schema: profile });
+  const byBio = collection("profiles", { schema: profile, indexes: { byBio: { key: "bio" } } });
+  const bioUnique = collection("profiles", {
+    schema: profile,
+    indexes: { byBio: { key: "bio", unique: true } },
+  });
+  await twoWorkers(async (kv, other) => {
+    const short = (await before.create(kv, { email: "a@x", bio: "short" })).id;
+    // Stored before the index: a write now refuses it (too large to store), but it is there.
+    const long = (await before.create(kv, { email: "b@x", bio: "x".repeat(5_000) })).id;
+    for (const after of [byBio, bioUnique]) {
+      const report = await after.reindex(kv, { batch: 1 });
+      assert.deepEqual(report.refused.map(({ id }) => id), [long]);
+      assert.match(report.refused[0].message, /byBio: KV key too large: \d+ bytes/);
+      assert.deepEqual([report.items, report.rewritten], [2, 1]);
+      assert.equal((await kv.get(["profiles", "reindex"])).versionstamp, null, "the run finished");
+    }
+    const listed = await byBio.list(other, { index: "byBio", value: "short" });
+    assert.deepEqual(listed.items, []); // the index is unique now: its entries moved
+    assert.equal((await bioUnique.find(other, "byBio", "short"))?.id, short);
+  });
+});

@@ -14,6 +14,7 @@
  */
 import { inTurn, retrying } from "../commit.ts";
 import { MeasuredAtomic } from "../measured_atomic.ts";
+import { keySize, MAX_KEY_BYTES } from "../limits.ts";
 import { type Declared, keys, type ResolvedIndex, sameValue } from "./declared.ts";
 import { ConflictError, ValidationError } from "./errors.ts";
 import { getAll, KEEP, write } from "./write.ts";
@@ -316,6 +317,12 @@ async function isIndexed(
     const key = index.unique
       ? keys.unique(d, index.name, value)
       : keys.index(d, index.name, value, id);
+    // Read below, a key too large was KV's bare TypeError, which stopped every run at this item.
+    const bytes = keySize(key);
+    if (bytes > MAX_KEY_BYTES) {
+      const why = `KV key too large: ${bytes} bytes encoded (max ${MAX_KEY_BYTES})`;
+      throw new ValidationError(d.name, [], [`index ${index.name}: ${why}`]);
+    }
     wanted.push({ index: index.name, unique: index.unique, value, key });
   }
   const entries = await getAll(kv, wanted.map(({ key }) => key));
