@@ -14,7 +14,7 @@ import { type AssetFile, keepAssets, PART_BYTES, readAsset } from "../lib/kv/ass
 import { MAX_VALUE_BYTES, valueSize } from "../lib/kv/limits.ts";
 import { keepBuildAssets } from "../lib/server/kept_assets.ts";
 import { createApp } from "../lib/server.ts";
-import { fixtureBuild, memoryManifest } from "./helpers/app.ts";
+import { fixtureBuild, memoryManifest, serveApp } from "./helpers/app.ts";
 import { FIXTURE_ROOT } from "./helpers/project_copy.ts";
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -288,6 +288,24 @@ Deno.test("an app serves a kept asset its disk lacks: hashed names only, never a
   assert.equal(unknown.status, 404);
   await unknown.body?.cancel();
   assert.deepEqual(calls.filter((call) => call === "get"), ["get"], "one read for a hashed name");
+});
+
+Deno.test("a stop waits for a kept asset's body, which reads its parts from KV as it is sent", async () => {
+  const kv = await Deno.openKv(":memory:");
+  // Twenty parts: the first ten read before the answer, the rest as the client reads.
+  const bytes = noise(20 * PART_BYTES);
+  await keepAssets(kv, "earlier", [file("/_app/Big-ABCDEFGH.js", bytes)], ROOMY);
+  const app = createApp(memoryManifest({ routes: {} }), { root: FIXTURE_ROOT, kv });
+  await using server = serveApp(app);
+  const res = await server.fetch("/_app/Big-ABCDEFGH.js"); // gzip, which fetch undoes
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get("content-encoding"), "gzip");
+  // As `deno serve`'s stop does (lib/cli/stop.ts): the store closes once the app lets go of it.
+  const stopped = app.stop().then(() => kv.close());
+  await sleep(100);
+  // The body was cut ("error reading a body from connection") when the store closed under it.
+  assert.deepEqual(new Uint8Array(await res.arrayBuffer()), bytes);
+  await stopped;
 });
 
 function sleep(ms: number): Promise<void> {

@@ -231,6 +231,37 @@ Deno.test("reindex: a run stopped half-way goes on where it was, and finishes", 
   });
 });
 
+Deno.test("reindex: a run stopped under another declaration is not gone on from: the next starts over", async () => {
+  // Stopped in the items' walk under `now`, which wrote lower-case teams for the first items;
+  // then the team index is spelled in capitals, and the stopped place is no longer this one's.
+  const shouting = collection("members", {
+    schema,
+    indexes: {
+      byEmail: { key: "email", unique: true, normalize: fold },
+      byTeam: { key: "team", normalize: (text: string) => text.trim().toUpperCase() },
+      byPlan: { key: "plan" },
+    },
+  });
+  await twoWorkers(async (kv, other) => {
+    const ids = await store(kv, Array.from({ length: 6 }, (_, i) => member(i)));
+    const stop = new AbortController();
+    const progress = (report: { items: number }) => {
+      if (report.items > 0) stop.abort(new Error("killed"));
+    };
+    await assert.rejects(now.reindex(kv, { batch: 2, signal: stop.signal, progress }), /killed/);
+    const report = await shouting.reindex(other, { batch: 2 });
+    assert.equal(report.resumed, false);
+    // Went on from the items' walk, the lower-case entries of the first items stayed, and those
+    // items were never given capitals: a listing of RED missed them.
+    const red = await shouting.list(other, { index: "byTeam", value: "RED" });
+    assert.deepEqual(red.items.map((item) => item.id), ids.filter((_, i) => i % 2));
+    await assertConsistent(kv, "members", {
+      ...RULES,
+      byTeam: { key: (m) => (m.team as string).trim().toUpperCase() },
+    });
+  });
+});
+
 Deno.test("reindex: an item its index's key throws on is reported in refused, and the run goes on", async () => {
   const planned = v.object({ email: v.string(), plan: v.string() });
   const before = collection("plans", { schema: planned, indexes: { byPlan: { key: "plan" } } });
@@ -256,5 +287,30 @@ Deno.test("reindex: an item its index's key throws on is reported in refused, an
     const old = await before.list(other, { index: "byPlan", value: "gold" });
     assert.deepEqual(old.items.map((item) => item.id), [gold]);
     assert.equal((await kv.get(["plans", "reindex"])).versionstamp, null, "the run finished");
+  });
+});
+
+Deno.test("reindex: an item whose value in an index added is too long for a KV key is reported in refused, and the run goes on", async () => {
+  const profile = v.object({ email: v.string(), bio: v.string() });
+  const before = collection("profiles", { schema: profile });
+  const byBio = collection("profiles", { schema: profile, indexes: { byBio: { key: "bio" } } });
+  const bioUnique = collection("profiles", {
+    schema: profile,
+    indexes: { byBio: { key: "bio", unique: true } },
+  });
+  await twoWorkers(async (kv, other) => {
+    const short = (await before.create(kv, { email: "a@x", bio: "short" })).id;
+    // Stored before the index: a write now refuses it (too large to store), but it is there.
+    const long = (await before.create(kv, { email: "b@x", bio: "x".repeat(5_000) })).id;
+    for (const after of [byBio, bioUnique]) {
+      const report = await after.reindex(kv, { batch: 1 });
+      assert.deepEqual(report.refused.map(({ id }) => id), [long]);
+      assert.match(report.refused[0].message, /byBio: KV key too large: \d+ bytes/);
+      assert.deepEqual([report.items, report.rewritten], [2, 1]);
+      assert.equal((await kv.get(["profiles", "reindex"])).versionstamp, null, "the run finished");
+    }
+    const listed = await byBio.list(other, { index: "byBio", value: "short" });
+    assert.deepEqual(listed.items, []); // the index is unique now: its entries moved
+    assert.equal((await bioUnique.find(other, "byBio", "short"))?.id, short);
   });
 });

@@ -5,8 +5,9 @@
  * process until it closes (`lib/cli/stop.ts`). A request counts from the app's step around it
  * (`frame.ts`) until its answer is ready; a page's render counts too (`render/page.tsx`), until
  * React has nothing left to render: a Suspense boundary may read KV long after the shell went out;
- * a handler's own response (an API route's stream) until the server has sent it, when the server
- * says so (`Deno.serve`'s `completed`; in-process, until it is ready).
+ * a handler's own response (an API route's stream), and an earlier build's asset read from KV as
+ * it is sent, until the server has sent it, when the server says so (`Deno.serve`'s `completed`;
+ * in-process, until it is ready).
  * Per request: an increment and a decrement, and for a page one reaction on `allReady` (for a
  * handler's own response, on `completed`) with a function made once - no closure, no listener.
  * Once drained for a stop (`drain`), the count is shut: the frame refuses every later request
@@ -15,8 +16,9 @@
 declare module "./internals.ts" {
   interface Internals {
     /**
-     * The answer is a handler's own response (not its page): counted until it is sent, when the
-     * server says (`Deno.ServeHandlerInfo.completed`), as its body may read KV (`frame.ts`).
+     * The answer is a handler's own response (not its page), or an earlier build's asset read
+     * from KV (`kept_assets.ts`): counted until it is sent, when the server says
+     * (`Deno.ServeHandlerInfo.completed`), as its body may read KV (`frame.ts`).
      */
     ownBody: true;
   }

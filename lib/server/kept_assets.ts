@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { gzip } from "node:zlib";
 import { type AssetRetention, keepAssets, type KeepResult, readAsset } from "../kv/asset_store.ts";
+import { internalsOf } from "./internals.ts";
 import { log } from "./log.ts";
 import type { Manifest } from "./manifest.ts";
 
@@ -115,6 +116,9 @@ export function keptAssets(kv: Deno.Kv, options: { sourceMaps: boolean }): Middl
       const status = c.req.method === "HEAD" ? 200 : 304;
       return c.body(null, status, Object.fromEntries(headers));
     }
+    // Its parts past the first batch are read from KV as it is sent: in flight until then, or a
+    // stop closed the store under it and the client got a cut body.
+    internalsOf(c).ownBody = true;
     if (acceptsGzip(c.req.header("accept-encoding"))) {
       headers.set("Content-Encoding", "gzip");
       headers.set("Content-Length", String(asset.bytes));

@@ -491,6 +491,7 @@ function declare(
     resolved.set(index, {
       name: index,
       unique: spec.unique === true,
+      spelling: JSON.stringify([typeof key, String(key), normalize && String(normalize)]),
       asked,
       valueOf(item) {
         const value = asked(read(item));

@@ -24,6 +24,11 @@ import type { CollectionSchema } from "./schema.ts";
 export interface ResolvedIndex {
   readonly name: string;
   readonly unique: boolean;
+  /**
+   * How the declaration spells the index's values, as its text says (the field's name or the
+   * key's source, and the normalize's): a `reindex` stopped under another spelling starts over.
+   */
+  readonly spelling: string;
   /** The item's value in this index (normalised), or `undefined` for an item left out of it. */
   valueOf(item: object): Deno.KvKeyPart | undefined;
   /**

@@ -12,8 +12,10 @@
  * already: that write made them). An item's unique value that another item holds is a collision,
  * reported with both ids; the item keeps its other entries, and neither item is dropped.
  */
+import { createHash } from "node:crypto";
 import { inTurn, retrying } from "../commit.ts";
 import { MeasuredAtomic } from "../measured_atomic.ts";
+import { keySize, MAX_KEY_BYTES } from "../limits.ts";
 import { type Declared, keys, type ResolvedIndex, sameValue } from "./declared.ts";
 import { ConflictError, ValidationError } from "./errors.ts";
 import { getAll, KEEP, write } from "./write.ts";
@@ -119,10 +121,26 @@ const WALKS: readonly { prefix: string; visit: Visit }[] = [
   { prefix: "logs", visit: dropIfUndeclared },
 ];
 
-/** Where a stopped run was: the walk, and KV's cursor after its last batch. */
+/** Where a stopped run was: the walk, KV's cursor after its last batch, and its declaration. */
 interface Place {
   walk: number;
   cursor: string;
+  declared: string;
+}
+
+/**
+ * The indexes as the declaration spells them, hashed: a run stopped under another declaration is
+ * not gone on from, since what its walks left behind (stale entries of the new spelling, items
+ * given the old one's) is not known to the new one's. A change in what a key reads besides the
+ * item (a map it closes over) is not seen here.
+ */
+function declarationOf(d: Declared): string {
+  const indexes = [...d.indexes.values()].map(({ name, unique, spelling }) => [
+    name,
+    unique,
+    spelling,
+  ]);
+  return createHash("sha256").update(JSON.stringify(indexes.sort())).digest("base64url");
 }
 
 export async function reindex(
@@ -133,7 +151,9 @@ export async function reindex(
   if (!Number.isInteger(batch) || batch < 1 || batch > 1_000) {
     throw new RangeError(`${d.name}: reindex batch must be 1 to 1,000, not ${batch}`);
   }
-  const saved = (await kv.get<Place>(keys.reindex(d))).value;
+  const declared = declarationOf(d);
+  const stored = (await kv.get<Place>(keys.reindex(d))).value;
+  const saved = stored?.declared === declared ? stored : null;
   const report: ReindexReport = {
     resumed: saved !== null,
     items: 0,
@@ -156,7 +176,7 @@ export async function reindex(
       }
       cursor = listed.cursor;
       more = entries.length === batch;
-      await kv.set(keys.reindex(d), { walk, cursor } satisfies Place);
+      await kv.set(keys.reindex(d), { walk, cursor, declared } satisfies Place);
       progress?.(report);
     }
   }
@@ -316,6 +336,12 @@ async function isIndexed(
     const key = index.unique
       ? keys.unique(d, index.name, value)
       : keys.index(d, index.name, value, id);
+    // Read below, a key too large was KV's bare TypeError, which stopped every run at this item.
+    const bytes = keySize(key);
+    if (bytes > MAX_KEY_BYTES) {
+      const why = `KV key too large: ${bytes} bytes encoded (max ${MAX_KEY_BYTES})`;
+      throw new ValidationError(d.name, [], [`index ${index.name}: ${why}`]);
+    }
     wanted.push({ index: index.name, unique: index.unique, value, key });
   }
   const entries = await getAll(kv, wanted.map(({ key }) => key));
