@@ -4,8 +4,9 @@
  * cursors, updated with optimistic concurrency and state machines, every change live on pages
  * through `changeStream()`; `kvLog()` is an append-only log that every worker and instance agrees
  * on, with `append`, `newest`, `after` and a live `feedOf()` for event streams; `rateLimit()` and
- * `limitCalls()` limit calls exactly across workers; `assertFits()` refuses what KV cannot hold;
- * `defineJobs()` (in `routes/_jobs.ts`) runs work outside requests on KV's queue and `Deno.cron`.
+ * `limitCalls()` limit calls exactly across workers; `parseForm()` checks a server action's form
+ * with a schema; `assertFits()` refuses what KV cannot hold; `defineJobs()` (in `routes/_jobs.ts`)
+ * runs work outside requests on KV's queue and `Deno.cron`.
  *
  * @example
  * ```ts
@@ -51,6 +52,7 @@ export type { Page } from "./kv/collection/read.ts";
 export type { Collision, ReindexOptions, ReindexReport } from "./kv/collection/reindex.ts";
 export type { CollectionSchema, InputOf, OutputOf, SchemaResult } from "./kv/collection/schema.ts";
 export type { CreateOptions, Patch, WriteOptions } from "./kv/collection/write.ts";
+export { type ParsedForm, parseForm } from "./actions/input.ts";
 export {
   ConflictError,
   TransitionError,

@@ -28,7 +28,7 @@ import { isHttpError, requestContext } from "../lib/mod.ts";
 import { limiter } from "../lib/auth/limiter.ts";
 import { hashesBegun } from "../lib/auth/password.ts";
 import { sessionsOf } from "../lib/auth/sessions.ts";
-import { tokenHash } from "../lib/auth/token.ts";
+import { isToken, tokenHash } from "../lib/auth/token.ts";
 import { captureLogs, TestClient } from "../lib/testing.ts";
 import { memoryApp } from "./helpers/app.ts";
 import { tempStorePath } from "./helpers/kv.ts";
@@ -116,7 +116,7 @@ async function setup(auth: AuthOptions = {}, origins?: string[]) {
 
 /** The session token in the client's jar, if any. */
 const tokenIn = (client: TestClient) => client.cookie("session");
-/** The tokens of a device cookie (`token~tag`, `.`-separated, latest first). */
+/** The tokens of a device cookie (`.`-separated, latest first; `token~tag` as first written). */
 const deviceTokens = (cookie: string | undefined) =>
   (cookie ?? "").split(".").map((entry) => entry.split("~")[0]);
 
@@ -166,7 +166,7 @@ Deno.test("over https (the app's configured origin) the cookies are __Host- and 
   const device = res.headers.getSetCookie().find((set) => set.startsWith("__Host-device="));
   assert.match(
     device ?? "",
-    /^__Host-device=[A-Za-z0-9_-]{43}~[A-Za-z0-9_-]{8}; Max-Age=2592000; Path=\/; HttpOnly; Secure; SameSite=Lax$/,
+    /^__Host-device=[A-Za-z0-9_-]{43}; Max-Age=2592000; Path=\/; HttpOnly; Secure; SameSite=Lax$/,
   );
   assert.ok(await client.cookie("__Host-device", "https://app.example/"));
   const page = await client.request("https://app.example/account");
@@ -834,7 +834,7 @@ Deno.test("wrong passwords for one account from anywhere lock out new browsers, 
   assert.deepEqual(first.answer, { email: "owner@example.com" });
   assert.match(
     first.res.headers.getSetCookie().join("\n"),
-    /(^|\n)device=[\w-]{43}~[\w-]{8}; Max-Age=2592000; Path=\/; HttpOnly; SameSite=Lax/,
+    /(^|\n)device=[\w-]{43}; Max-Age=2592000; Path=\/; HttpOnly; SameSite=Lax/,
   );
   assert.equal((await t.signIn(laptop, "owner@example.com", "typo typo")).status, 200);
 
@@ -920,6 +920,50 @@ Deno.test("a browser's token for an account the store no longer knows is replace
   for (let i = 0; i < 3; i++) await t.signIn(t.browser(), "s4@example.com", `guess ${i}`);
   assert.equal((await t.signIn(t.browser(), "s4@example.com")).status, 429);
   assert.equal((await t.signIn(family, "s4@example.com")).status, 200);
+});
+
+Deno.test("every entry of the device cookie is a token to a version from before account tags: a rollback knows the browser for each account", async () => {
+  // Tags were first written beside the token (`token~tag`): a version from before them (a rollback,
+  // the old half of a rollout) reads `split(".", 5).filter(isToken)`, found no token, knew the
+  // browser for none of its accounts and dropped them all from the cookie at its next sign-in.
+  using t = await setup();
+  const owner = await storedUser(t.kv, "owner@example.com");
+  const sibling = await storedUser(t.kv, "sibling@example.com");
+  const family = t.browser();
+  for (const email of ["owner@example.com", "sibling@example.com"]) {
+    assert.equal((await t.signIn(family, email)).status, 200, email);
+  }
+  const cookie = await family.cookie("device");
+  const read = (cookie ?? "").split(".", 5).filter(isToken); // as a version before tags reads it
+  assert.equal(read.length, 2, String(cookie));
+  // Each is known under its account, where that version looks it up.
+  for (const [user, token] of [[sibling, read[0]], [owner, read[1]]] as const) {
+    const known = await t.kv.get(["auth", "devices", user.id, tokenHash(token)]);
+    assert.notEqual(known.value, null, user.email);
+  }
+});
+
+Deno.test("a device cookie's entries as tags were first written (token~tag) are read, and written back bare", async () => {
+  using t = await setup({ signInPerAccount: { limit: 2, windowMs: 60_000 } });
+  await storedUser(t.kv, "owner@example.com");
+  await storedUser(t.kv, "sibling@example.com");
+  const family = t.browser();
+  assert.equal((await t.signIn(family, "owner@example.com")).status, 200);
+  const [owners] = deviceTokens(await family.cookie("device"));
+  /** A sign-in from the family computer whose cookie holds `device` (a tag beside a token). */
+  const signIn = (email: string, device: string) =>
+    callAction(family, actionIds.logIn, [credentials(email, PASSWORD)], {
+      headers: { Cookie: `device=${device}` },
+    });
+  assert.equal((await signIn("sibling@example.com", `${owners}~AAAAAAAA`)).status, 200);
+  const cookie = (await family.cookie("device"))!;
+  const [siblings, kept] = deviceTokens(cookie);
+  assert.equal(kept, owners, "the owner's token, kept behind the sibling's");
+  assert.ok(!cookie.includes("~"), `written back bare: ${cookie}`);
+  // Known for the owner by such an entry, while someone spends the account's tries.
+  for (let i = 0; i < 2; i++) await t.signIn(t.browser(), "owner@example.com", `guess ${i}`);
+  assert.equal((await t.signIn(t.browser(), "owner@example.com")).status, 429);
+  assert.equal((await signIn("owner@example.com", `${siblings}.${owners}~AAAAAAAA`)).status, 200);
 });
 
 Deno.test("a user's known browsers are bounded as their sessions are: the latest sessionsPerUser", async () => {

@@ -5,7 +5,8 @@
  * entries made again as the declaration now spells them - `find` and `list` reach every item, no
  * stale entry is left, a second run writes nothing; a write of another worker during the run is
  * kept; a unique value two items now have is reported with both ids; a run stopped half-way goes
- * on. Before it, an entry stayed under its old spelling until the item was written again, and an
+ * on; a run where most items collide or are refused lists the first hundred of each and counts
+ * them all. Before it, an entry stayed under its old spelling until the item was written again, and an
  * index added to a collection had no entry for any item stored before it.
  */
 import assert from "node:assert/strict";
@@ -66,7 +67,9 @@ Deno.test("reindex: a normalize and an index declared once items were stored rea
       rewritten: 7,
       removed: 14, // each item's old email and team entries
       collisions: [],
+      collisionCount: 0,
       refused: [],
+      refusedCount: 0,
     });
     for (const [i, id] of ids.entries()) {
       assert.equal((await now.find(other, "byEmail", `USER${i}@example.COM `))?.id, id);
@@ -313,4 +316,35 @@ Deno.test("reindex: an item whose value in an index added is too long for a KV k
     assert.deepEqual(listed.items, []); // the index is unique now: its entries moved
     assert.equal((await bioUnique.find(other, "byBio", "short"))?.id, short);
   });
+});
+
+Deno.test("reindex: over a hundred collisions and refusals are counted, and only the first hundred listed", async () => {
+  const planned = v.object({ email: v.string(), plan: v.string() });
+  const before = collection("capped", {
+    schema: planned,
+    indexes: { byEmail: { key: "email", unique: true }, byPlan: { key: "plan" } },
+  });
+  // One spelling of emails now, and plans by code: "gold" has none, its key throws.
+  const CODES: Record<string, string> = { free: "F" };
+  const after = collection("capped", {
+    schema: planned,
+    indexes: {
+      byEmail: { key: "email", unique: true, normalize: fold },
+      byPlan: { key: (m) => CODES[m.plan].toString() },
+    },
+  });
+  using kv = await Deno.openKv(":memory:");
+  // 131 spellings of one address (130 collisions with the first), and 120 items of a retired plan.
+  const holder = (await before.create(kv, { email: "ada@x", plan: "free" })).id;
+  for (let i = 1; i <= 130; i++) {
+    await before.create(kv, { email: `ada@x${" ".repeat(i)}`, plan: "free" });
+  }
+  for (let i = 0; i < 120; i++) await before.create(kv, { email: `gold${i}@x`, plan: "gold" });
+  const report = await after.reindex(kv, { batch: 50 });
+  assert.deepEqual(
+    [report.collisionCount, report.collisions.length, report.refusedCount, report.refused.length],
+    [130, 100, 120, 100],
+  );
+  assert.ok(report.collisions.every(({ ids }) => ids[0] === holder));
+  assert.equal(report.items, 251);
 });

@@ -15,7 +15,12 @@
  * no longer makes it unknown for the first account, whose owner was then refused with everyone.
  * Each token carries its account's tag (`accountTag`), so that a sign-in replaces the browser's
  * token for that account even when the store no longer knows it (pruned, expired): such a token
- * used to stay in the cookie and push out a sibling account's.
+ * used to stay in the cookie and push out a sibling account's. The tag is the token's last
+ * characters, not a suffix beside it: every entry keeps a token's shape, so that a version from
+ * before tags (a rollback, the old half of a rollout) reads them all - a `token~tag` entry, as
+ * tags were first written, was no token to it: it knew the browser for none of its accounts and
+ * dropped them all from the cookie at its next sign-in. Such entries are still read, and written
+ * back bare.
  */
 import { createHash } from "node:crypto";
 import type { Context } from "hono";
@@ -39,22 +44,43 @@ function deviceCookie(settings: AuthSettings): string {
   return settings.secure ? "__Host-device" : "device";
 }
 
-/** Characters of an account's tag: 48 bits, so that two accounts' tags of a token never meet. */
+/**
+ * Characters of an account's tag: 48 bits, so that two accounts' tags of a token never meet (nor
+ * does an untagged token's end meet an account's tag); the 35 before it are 210 random bits.
+ */
 const TAG_CHARS = 8;
 const TAG = new RegExp(`^[A-Za-z0-9_-]{${TAG_CHARS}}$`);
 
-/** A token of the cookie, and the tag of the account it is for (none in a cookie set before tags). */
+/**
+ * A token of the cookie, and the tag of the account it is for when the entry says it apart
+ * (`token~tag`, as tags were first written); a token of today carries its tag in itself.
+ */
 interface DeviceToken {
   token: string;
   tag?: string;
 }
 
 /**
- * Which account `token` is for, as the cookie says it (`token~tag`): a hash of both, so that the
- * tag tells nothing to anyone without the token, and only that one token's account.
+ * Which account `random` (a token's random part) is for: a hash of both, so that the tag tells
+ * nothing to anyone without the token, and only that one token's account.
  */
-function accountTag(token: string, userId: string): string {
-  return createHash("sha256").update(`${userId}\n${token}`).digest("base64url").slice(0, TAG_CHARS);
+function accountTag(random: string, userId: string): string {
+  return createHash("sha256").update(`${userId}\n${random}`).digest("base64url").slice(
+    0,
+    TAG_CHARS,
+  );
+}
+
+/** A new device token for `userId`: random characters, then their tag for the account. */
+function taggedToken(userId: string): string {
+  const random = newToken().slice(0, -TAG_CHARS);
+  return random + accountTag(random, userId);
+}
+
+/** Whether `device` is tagged for `userId`: in itself, or beside it (`token~tag`). */
+function isTaggedFor({ token, tag }: DeviceToken, userId: string): boolean {
+  if (tag !== undefined) return tag === accountTag(token, userId);
+  return token.slice(-TAG_CHARS) === accountTag(token.slice(0, -TAG_CHARS), userId);
 }
 
 /**
@@ -69,11 +95,6 @@ function tokensOf(c: Context, name: string): DeviceToken[] {
   });
 }
 
-/** Whether `device` may be `userId`'s: its tag says so, or it has none. */
-function mayBeFor(device: DeviceToken, userId: string): boolean {
-  return device.tag === undefined || device.tag === accountTag(device.token, userId);
-}
-
 /**
  * What the request's browser is known by for `userId` (the hash of its device token), if it signed
  * in to that account within `KNOWN_FOR_MS`: one KV read, none without the cookie.
@@ -83,8 +104,8 @@ export async function knownDevice(
   settings: AuthSettings,
   userId: string,
 ): Promise<string | undefined> {
-  const hashes = tokensOf(c, deviceCookie(settings)).filter((device) => mayBeFor(device, userId))
-    .map(({ token }) => tokenHash(token));
+  // Every token (five at most): one of another account is not told from one set before tags.
+  const hashes = tokensOf(c, deviceCookie(settings)).map(({ token }) => tokenHash(token));
   if (hashes.length === 0) return undefined;
   const found = await kvOf(c).getMany(hashes.map((hash) => [...DEVICES, userId, hash]));
   return hashes.find((_, i) => found[i].value !== null);
@@ -103,7 +124,7 @@ export async function rememberDevice(c: Context, settings: AuthSettings, userId:
   const name = deviceCookie(settings);
   const tokens = tokensOf(c, name);
   const hashes = tokens.map(({ token }) => tokenHash(token));
-  const token = newToken();
+  const token = taggedToken(userId);
   const now = settings.now();
   let had = new Set<string>();
   await retrying("remember a device", async (commit) => {
@@ -120,12 +141,9 @@ export async function rememberDevice(c: Context, settings: AuthSettings, userId:
     return (await commit(op)).ok || undefined;
   });
   // Its tokens tagged for `userId` go too, known or not (one untagged is told by the store only).
-  const others = tokens.filter((device, i) =>
-    !had.has(hashes[i]) && device.tag !== accountTag(device.token, userId)
-  );
-  const value = [{ token, tag: accountTag(token, userId) }, ...others].slice(0, ACCOUNTS)
-    .map((device) => device.tag === undefined ? device.token : `${device.token}~${device.tag}`)
-    .join(".");
+  const others = tokens.filter((device, i) => !had.has(hashes[i]) && !isTaggedFor(device, userId))
+    .map((device) => device.token);
+  const value = [token, ...others].slice(0, ACCOUNTS).join(".");
   const maxAge = Math.floor(KNOWN_FOR_MS / 1000);
   const flags = { path: "/", sameSite: "Lax", secure: settings.secure, httpOnly: true } as const;
   c.header("Set-Cookie", generateCookie(name, value, { ...flags, maxAge }), { append: true });

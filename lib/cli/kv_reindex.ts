@@ -5,8 +5,8 @@
  * the store the settings name (`KV_PATH`, as for the server). The collection is found by its name
  * among those the app's modules declare: the route manifest is loaded (built first when the
  * sources changed), and with it every route, action and middleware module and what they import.
- * Progress goes to stderr, each collision and refused item to stdout as a JSON line, then a
- * summary. Ctrl-C stops after the item in hand; the next run goes on from there. Exit 0 when done
+ * Progress goes to stderr, each collision and refused item the report lists (the first 100 of
+ * each) to stdout as a JSON line, then a summary with the counts of all. Ctrl-C stops after the item in hand; the next run goes on from there. Exit 0 when done
  * with nothing to settle, 1 with collisions or refused items (or no such collection), 2 for a
  * usage mistake.
  */
@@ -22,6 +22,13 @@ const USAGE = "usage: deno task kv:reindex <collection> [--batch N]";
 function fail(message: string, code = 1): never {
   console.error(`kv:reindex: ${message}`);
   Deno.exit(code);
+}
+
+/** `250 collisions (the first 100 listed above)`, or `3 collisions` when all are listed. */
+function counted(count: number, listed: number, what: string): string {
+  return count > listed
+    ? `${count} ${what} (the first ${listed} listed above)`
+    : `${count} ${what}`;
 }
 
 let parsed;
@@ -71,10 +78,12 @@ try {
   for (const refused of report.refused) console.log(JSON.stringify({ refused }));
   console.log(
     `${name}: ${report.items} items read, ${report.rewritten} indexed again, ` +
-      `${report.removed} stale entries removed, ${report.collisions.length} collisions, ` +
-      `${report.refused.length} refused${report.resumed ? " (went on from a stopped run)" : ""}`,
+      `${report.removed} stale entries removed, ` +
+      `${counted(report.collisionCount, report.collisions.length, "collisions")}, ` +
+      `${counted(report.refusedCount, report.refused.length, "refused")}` +
+      (report.resumed ? " (went on from a stopped run)" : ""),
   );
-  code = report.collisions.length + report.refused.length > 0 ? 1 : 0;
+  code = report.collisionCount + report.refusedCount > 0 ? 1 : 0;
 } catch (error) {
   if (!stop.signal.aborted) throw error;
   console.error(`kv:reindex ${name}: stopped; run it again to go on from there`);

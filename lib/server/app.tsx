@@ -373,13 +373,14 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
   const close = async () => {
     closing.abort();
     await Promise.all([cache.close(), jobs?.ended()]);
+    scope.refusals.flush(); // the counts no later line would say: the process may end now
   };
   return withScope({
     fetch,
     request: app.request,
     close,
     idle: () => scope.requests.idle(),
-    stop: () => close().then(() => scope.requests.drain()),
+    stop: () => close().then(() => scope.requests.drain()).then(() => scope.refusals.flush()),
     ready,
   }, scope);
 }

@@ -5,7 +5,7 @@
  * JavaScript. A form's mistakes come back as its state; a success goes on to `next` (only ever a
  * path of this app: `safeNext`) or the account page.
  */
-import { redirect, requestContext } from "shell";
+import { formOf, redirect, requestContext } from "shell";
 import { safeNext, signIn, signOut, signOutEverywhere, signUp } from "shell/auth";
 import type { AuthFormState } from "./types.ts";
 
@@ -31,14 +31,14 @@ export async function logOutEverywhere(): Promise<void> {
   redirect("/login");
 }
 
-/** Anyone can post to an action: a request without the form's fields has empty ones. */
+/** Anyone can post to an action: a call by hand without a form is refused (400) here. */
 function fieldsOf(form: FormData) {
-  const fields = form instanceof FormData ? form : new FormData();
+  const fields = formOf(form);
   return { email: fields.get("email"), password: fields.get("password") };
 }
 
 /** The email as typed, back into the form: never so long that it outgrows the state's cookie. */
 function emailOf(form: FormData): string {
-  const email = form instanceof FormData ? form.get("email") : null;
+  const email = form.get("email");
   return typeof email === "string" ? email.slice(0, 320) : "";
 }

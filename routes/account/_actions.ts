@@ -6,7 +6,7 @@
  * stray click deletes nothing. The example keeps nothing else of a user's (the board is the team's),
  * so `deleteUser` has no `also`; a product passes its own (docs/users.md, Deleting a user).
  */
-import { httpError, redirect } from "shell";
+import { formOf, httpError, redirect } from "shell";
 import { deleteUser, normalizeEmail, signOut, UnknownUserError, userOf } from "shell/auth";
 import { kvOf } from "shell/data";
 import { define } from "../_define.ts";
@@ -14,7 +14,7 @@ import { define } from "../_define.ts";
 export async function deleteAccount(form: FormData): Promise<void> {
   const c = define.context();
   const user = userOf(c.var);
-  const typed = form instanceof FormData ? form.get("confirm") : null;
+  const typed = formOf(form).get("confirm");
   if (typeof typed !== "string" || normalizeEmail(typed) !== user.email) {
     throw httpError(400, "Type your email exactly to confirm: the account was not deleted.");
   }

@@ -7,14 +7,18 @@
  * its setting says; `/admin`, its page and its action, only for a user with the role `admin`
  * (`requireRole("admin")`: anonymous to `/login`, 403 without the role); `/board`, its pages, its
  * event stream and its actions, only for a signed-in user (`requireUser()`); over a real
- * connection too. Users are signed in by the test kit (`signInAs`): the forms themselves are
+ * connection too. A call made by hand that sends a string where an action takes its form is a
+ * 400 (`formOf`), never a failure. Users are signed in by the test kit (`signInAs`): the forms themselves are
  * e2e/users_test.ts's. Goes with the example.
  */
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { fileURLToPath } from "node:url";
 import manifest from "@/_build/manifest.gen.ts";
+import { join, logIn } from "@/routes/_auth/actions.ts";
+import { sign } from "@/routes/_guestbook/actions.ts";
 import { addEntry } from "@/routes/_guestbook/entries.ts";
+import { publish } from "@/routes/_headline/actions.ts";
 import { deleteAccount } from "@/routes/account/_actions.ts";
 import { whoAmI } from "@/routes/admin/_actions.ts";
 import { addTask, confirmDelete, moveTask, removeTask } from "@/routes/board/_tasks/actions.ts";
@@ -279,6 +283,33 @@ Deno.test("/board: its pages, stream and actions only for a signed-in user", asy
   assert.equal(live.status, 200);
   assert.match(live.headers.get("content-type")!, /^text\/event-stream/);
   await live.body?.cancel();
+});
+
+Deno.test("a call by hand without the form its action takes: 400 not_a_form, never a failure", async () => {
+  const user = await createUser(kv, {
+    email: "by-hand@example.com",
+    password: "unused by these tests",
+  });
+  const member = new TestClient(app);
+  await member.signInAs(user);
+  const text = "not a form" as unknown as FormData;
+  const calls = [
+    () => member.call(addTask, {}, text),
+    () => member.call(moveTask, {}, text),
+    () => member.call(removeTask, {}, text),
+    () => member.call(confirmDelete, text),
+    () => member.call(deleteAccount, text),
+    () => member.call(publish, text),
+    () => member.call(sign, {}, text),
+    () => new TestClient(app).call(join, {}, text),
+    () => new TestClient(app).call(logIn, {}, text),
+  ];
+  for (const [i, call] of calls.entries()) {
+    const refused = await call().catch((error) => error);
+    assert.equal(refused?.name, "ActionError", `call ${i}: ${refused}`);
+    assert.deepEqual([refused.status, refused.code], [400, "not_a_form"], `call ${i}`);
+  }
+  assert.deepEqual(await getUser(kv, user.id), user, "the account is still there");
 });
 
 Deno.test("over a real connection", async () => {

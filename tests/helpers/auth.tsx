@@ -132,18 +132,20 @@ export interface CallAnswer {
  * Calls an action as an island's stub does, through the test kit's client (its cookie jar), and
  * keeps the whole answer. The kit's `call()` gives the value or the `ActionError` alone; these
  * tests read the status and headers too (`Set-Cookie`, `Retry-After`). `origin`: where the page
- * calling it is (an https origin of the app's, say).
+ * calling it is (an https origin of the app's, say); `headers`: the request's own (a `Cookie` given
+ * is sent in place of the jar's).
  */
 export async function callAction(
   client: TestClient,
   id: string,
   args: unknown[],
-  { origin = client.origin }: { origin?: string } = {},
+  { origin = client.origin, headers = {} }: { origin?: string; headers?: Record<string, string> } =
+    {},
 ): Promise<CallAnswer> {
   const res = await client.request(new URL(`/_action/${id}`, origin), {
     method: "POST",
     body: encodeCall(args),
-    headers: { Origin: origin, Accept: "application/json" },
+    headers: { Origin: origin, Accept: "application/json", ...headers },
   });
   const text = await res.text();
   const answer = res.status === 200 && text ? parse(text) : undefined;

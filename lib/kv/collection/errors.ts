@@ -28,6 +28,24 @@ export interface ValidationIssue {
 }
 
 /**
+ * A schema's issues as a form shows them: the messages by field path (`"title"`,
+ * `"address.city"`), and those that belong to no one field.
+ */
+export function messagesOf(
+  issues: readonly ValidationIssue[],
+): { fields: Record<string, string[]>; form: string[] } {
+  const fields: Record<string, string[]> = {};
+  const form: string[] = [];
+  for (const issue of issues) {
+    const path = issue.path?.map((part) => typeof part === "object" ? part.key : part);
+    const named = path?.length && path.every((k) => typeof k !== "symbol");
+    if (named) (fields[path.join(".")] ??= []).push(issue.message);
+    else form.push(issue.message);
+  }
+  return { fields, form };
+}
+
+/**
  * A write the collection's schema refused, or one too large for Deno KV: 422. `fields` holds the
  * messages by field path (the issues flattened, as `useActionState` state shows them beside the
  * inputs), `form` the ones that belong to no field. Uncaught it answers 422 with the first message,
@@ -81,14 +99,7 @@ export class ValidationError extends HttpError {
     form: string[] = [],
     cause?: unknown,
   ) {
-    const fields: Record<string, string[]> = {};
-    const whole: string[] = [];
-    for (const issue of issues) {
-      const path = issue.path?.map((part) => typeof part === "object" ? part.key : part);
-      const named = path?.length && path.every((k) => typeof k !== "symbol");
-      if (named) (fields[path.join(".")] ??= []).push(issue.message);
-      else whole.push(issue.message);
-    }
+    const { fields, form: whole } = messagesOf(issues);
     whole.push(...form);
     const [field, [first] = []] = Object.entries(fields)[0] ?? [];
     super(422, whole[0] ?? (field ? `${field}: ${first}` : "Invalid"), { cause, code: "invalid" });

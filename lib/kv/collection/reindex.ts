@@ -10,7 +10,9 @@
  * Every change is one item's atomic commit, checked against what it read: a write of another
  * worker that lands first wins, and the item is then looked at again as it is (it has its entries
  * already: that write made them). An item's unique value that another item holds is a collision,
- * reported with both ids; the item keeps its other entries, and neither item is dropped.
+ * reported with both ids; the item keeps its other entries, and neither item is dropped. The
+ * report keeps the first `REPORT_LIMIT` collisions and refusals and counts them all: a run over a
+ * million items that all collide holds a hundred, not a million.
  */
 import { createHash } from "node:crypto";
 import { inTurn, retrying } from "../commit.ts";
@@ -19,6 +21,9 @@ import { keySize, MAX_KEY_BYTES } from "../limits.ts";
 import { type Declared, keys, type ResolvedIndex, sameValue } from "./declared.ts";
 import { ConflictError, ValidationError } from "./errors.ts";
 import { getAll, KEEP, write } from "./write.ts";
+
+/** How many collisions, and how many refused items, a report lists (it counts every one). */
+export const REPORT_LIMIT = 100;
 
 /**
  * How `reindex` runs.
@@ -79,7 +84,7 @@ export interface Collision {
  *
  * const done = (report: ReindexReport) =>
  *   `${report.rewritten} of ${report.items} items indexed again, ${report.removed} stale entries ` +
- *   `removed, ${report.collisions.length} collisions`;
+ *   `removed, ${report.collisionCount} collisions`;
  * ```
  * @see docs/data.md - Evolving a collection
  */
@@ -92,13 +97,31 @@ export interface ReindexReport {
   rewritten: number;
   /** Stale index entries deleted. */
   removed: number;
-  /** Unique values two items have (each pair once per run). */
+  /**
+   * Unique values two items have (each pair once per run): the first 100 (`REPORT_LIMIT`) found,
+   * so that a run where every item collides does not hold them all; `collisionCount` counts them.
+   */
   collisions: Collision[];
+  /** How many collisions the run found, listed or not. */
+  collisionCount: number;
   /**
    * Items too large to store with all their entries (an index added to big items), and items an
-   * index's `key` throws on (its message, after the index's name): each left as it was.
+   * index's `key` throws on (its message, after the index's name): each left as it was. The first
+   * 100 (`REPORT_LIMIT`); `refusedCount` counts them.
    */
   refused: { id: string; message: string }[];
+  /** How many items were refused, listed or not. */
+  refusedCount: number;
+}
+
+/** Counts a collision, and lists it while the report lists fewer than `REPORT_LIMIT`. */
+function addCollision(report: ReindexReport, collision: Collision): void {
+  if (report.collisionCount++ < REPORT_LIMIT) report.collisions.push(collision);
+}
+
+/** Counts a refused item, and lists it while the report lists fewer than `REPORT_LIMIT`. */
+function addRefused(report: ReindexReport, refused: { id: string; message: string }): void {
+  if (report.refusedCount++ < REPORT_LIMIT) report.refused.push(refused);
 }
 
 /** What a walk does with one entry under its prefix. */
@@ -160,7 +183,9 @@ export async function reindex(
     rewritten: 0,
     removed: 0,
     collisions: [],
+    collisionCount: 0,
     refused: [],
+    refusedCount: 0,
   };
   for (let walk = saved?.walk ?? 0; walk < WALKS.length; walk++) {
     let cursor = walk === saved?.walk ? saved.cursor : undefined;
@@ -289,7 +314,7 @@ async function indexItem(
     const holder = held.value?.id;
     if (holder === undefined || holder === id) return false;
     skip.add(index);
-    report.collisions.push({ index, value, ids: [holder, id] });
+    addCollision(report, { index, value, ids: [holder, id] });
     return true;
   };
   // Each try that ends in a collision leaves one more unique index out: bounded by their number.
@@ -303,7 +328,7 @@ async function indexItem(
       return;
     } catch (error) {
       if (error instanceof ValidationError) {
-        report.refused.push({ id, message: error.message });
+        addRefused(report, { id, message: error.message });
         return;
       }
       // Taken between the read and the commit: by whom, read again; freed meanwhile, tried again.

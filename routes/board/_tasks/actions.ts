@@ -7,7 +7,7 @@
  * through the product-errors path — the island says so in the task, a form posted without
  * JavaScript lands on the error page.
  */
-import { redirect, requestContext } from "shell";
+import { formOf, redirect, requestContext } from "shell";
 import { kvOf, ValidationError } from "shell/data";
 import { tasks } from "./tasks.ts";
 import type { AddState, MoveState, RemoveState, TaskState } from "./types.ts";
@@ -46,8 +46,8 @@ export async function confirmDelete(form: FormData): Promise<never> {
   redirect("/board");
 }
 
-/** A text field of the form; anything else (a file, nothing, no form at all) is empty. */
+/** A text field of the form (a file, or nothing, is empty); no form at all (a call by hand): 400. */
 function field(form: unknown, name: string): string {
-  const value = form instanceof FormData ? form.get(name) : null;
+  const value = formOf(form).get(name);
   return typeof value === "string" ? value : "";
 }
