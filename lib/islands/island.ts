@@ -3,9 +3,10 @@
  * How an island renders on the server: its HTML inside an `<app-island>` marker that carries the
  * name, the chunk and the props, plus the preloads for its chunks and the links to its
  * stylesheets; the page's first island, what the telemetry puts in the head of a page that runs
- * JavaScript (`RenderContextValue.islandsHead`). The browser side is `client/boot.ts`. No JSX here: the app's JSX runtime turns island components into this one, and
- * a module of its own with JSX would import that runtime back (a cycle, which
- * `tests/process/imports_test.ts` finds - Deno reads no `@jsxImportSource` from a line comment).
+ * JavaScript (`RenderContextValue.islandsHead`). The browser side is `client/boot.ts`. No JSX
+ * here: the app's JSX runtime turns island components into this one, and a module of its own with
+ * JSX would import that runtime back (a cycle, which `tests/process/imports_test.ts` finds - Deno
+ * reads no `@jsxImportSource` from a line comment).
  */
 import { createElement, Fragment, type ReactNode, use } from "react";
 import { preinitModule, preloadModule } from "react-dom";
