@@ -15,6 +15,10 @@ import { readSettings } from "../lib/cli/settings.ts";
 import { isTransaction, type ReceivedItem, startSentryReceiver } from "shell/testing";
 import { memoryManifest, serveApp } from "./helpers/app.ts";
 
+function Clock() {
+  return <h1>About</h1>;
+}
+
 /** The requests after the one that imports: a few are enough, each must arrive. */
 const LATER_REQUESTS = 4;
 
@@ -43,8 +47,10 @@ Deno.test({
             },
           },
         },
-        "about.tsx": { default: () => <h1>About</h1> },
+        // An island: only a page with one carries the trace's meta tags.
+        "about.tsx": { default: () => <Clock /> },
       },
+      islands: { Clock },
     });
     const env: Record<string, string> = {
       SENTRY_DSN: receiver.dsn,

@@ -41,6 +41,11 @@ const ORIGIN = "http://localhost";
 /** What the upstream routes fetch, set by each test before it asks them. */
 let upstreamUrls: string[] = [];
 
+/** An island: only a page with one runs the browser SDK, and carries the trace's meta tags. */
+function Badge() {
+  return <b>badge</b>;
+}
+
 function Late({ failing }: { failing: Promise<string> }) {
   return <p>{use(failing)}</p>;
 }
@@ -61,6 +66,7 @@ const ROUTES = {
   "blog/new.tsx": { default: () => <h1>New post</h1> },
   "docs/index.tsx": { default: () => <h1>Docs</h1> },
   "about.tsx": { default: () => <h1>About</h1> },
+  "island.tsx": { default: () => <Badge /> },
   "marker.ts": { handler: () => new Response("marker") },
   "boom.tsx": {
     default: function Boom(): never {
@@ -154,6 +160,7 @@ const MANIFEST = memoryManifest({
       },
     },
   },
+  islands: { Badge },
   actions: { [PROBE]: probe },
   jobs: JOBS,
 });
@@ -266,19 +273,21 @@ Deno.test({
     await t.step(
       "a transaction named by the route pattern, continuing the caller's trace",
       async () => {
-        const { res, body } = await get("/blog/first-post", {
-          headers: {
-            "sentry-trace": `${TRACE_ID}-${PARENT_SPAN}-1`,
-            baggage: `sentry-trace_id=${TRACE_ID},sentry-sampled=true,sentry-sample_rate=1`,
-          },
-        });
+        const headers = {
+          "sentry-trace": `${TRACE_ID}-${PARENT_SPAN}-1`,
+          baggage: `sentry-trace_id=${TRACE_ID},sentry-sampled=true,sentry-sample_rate=1`,
+        };
+        const { res, body: plain } = await get("/blog/first-post", { headers });
         assert.equal(res.status, 200);
         const { payload } = await receiver.waitFor(named("GET /blog/:slug"));
         assert.equal(payload.contexts.trace.op, "http.server");
         assert.equal(payload.contexts.trace.trace_id, TRACE_ID);
         assert.equal(payload.contexts.trace.parent_span_id, PARENT_SPAN);
         assert.equal(payload.contexts.trace.data["http.response.status_code"], 200);
-        // The page hands the same trace to the browser SDK.
+        // A page that runs no JavaScript carries no trace: nothing there would read it.
+        assert.doesNotMatch(plain, /<meta name="(sentry-trace|baggage)"/);
+        // A page with an island hands the same trace to the browser SDK.
+        const { body } = await get("/island", { headers });
         assert.match(
           body,
           new RegExp(`<meta name="sentry-trace" content="${TRACE_ID}-[0-9a-f]{16}-1"`),
@@ -701,7 +710,7 @@ Deno.test({
     const app = await appWith(sentryEnv(receiver.dsn, { SENTRY_TRACES_SAMPLE_RATE: "0" }));
     // Its page keeps the decision for the browser SDK, and carries no more than that: the flag,
     // and a DSC that says so.
-    const html = await (await app.request("/blog/first-post")).text();
+    const html = await (await app.request("/island")).text();
     assert.match(html, /<meta name="sentry-trace" content="[0-9a-f]{32}-[0-9a-f]{16}-0"/);
     assert.match(html, /<meta name="baggage" content="[^"]*sentry-sampled=false/);
     assert.equal(html.match(/<meta name="(sentry-trace|baggage|traceparent)"/g)?.length, 2);
@@ -729,9 +738,9 @@ Deno.test({
     const digest = digestOnPage(await res.text());
     const event = await sidecar.waitFor(eventWithDigest(digest));
     assert.equal(event.path, "/stream");
-    // Pages still hand their trace to the browser.
-    const html = await (await app.request("/blog/first-post")).text();
-    const { payload } = await sidecar.waitFor(named("GET /blog/:slug"));
+    // Pages with islands still hand their trace to the browser.
+    const html = await (await app.request("/island")).text();
+    const { payload } = await sidecar.waitFor(named("GET /island"));
     assert.match(
       html,
       new RegExp(`<meta name="sentry-trace" content="${payload.contexts.trace.trace_id}-`),

@@ -1,10 +1,10 @@
 /**
  * @module
- * What a page carries for the browser SDK: the request's trace (`sentry-trace`, `baggage` meta
- * tags, continued by the pageload transaction) and the SDK chunk with its settings, which the
- * island runtime reads (`client/sentry_loader.ts`). No script: a page without islands stays free
- * of JavaScript, and one with islands loads the SDK after it has hydrated. The trace comes from
- * whatever traces the request: Sentry's span, or Deno's OpenTelemetry span.
+ * What a page with islands carries for the browser SDK: the request's trace (`sentry-trace`,
+ * `baggage` meta tags, continued by the pageload transaction) and the SDK chunk with its settings,
+ * which the island runtime reads (`client/sentry_loader.ts`); its first island renders them
+ * (`islands/island.ts`). No script: the island runtime loads the SDK after the page has hydrated.
+ * The trace comes from whatever traces the request: Sentry's span, or Deno's OpenTelemetry span.
  */
 import { type ReactNode, use } from "react";
 import { RenderContext } from "../render/context.ts";

@@ -224,6 +224,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
   mountActions(app, manifest.actions.entries, actionOptions);
 
   const rules = speculationRules(manifest.routes);
+  const telemetryHead = telemetry?.head?.bind(telemetry);
   const renderContext = (c: Context) => {
     const kept = keptInputOf(c);
     return {
@@ -232,6 +233,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
       islandStyles: manifest.styles?.islands,
       kept: kept && keptFields(kept),
       settings,
+      islandsHead: telemetryHead && (() => telemetryHead(c)),
     };
   };
   const pageBuild = buildMeta(manifest.buildId);
@@ -248,7 +250,6 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
       head: (
         <>
           {pageBuild}
-          {telemetry?.head?.(c)}
           {formStateHead(formState)}
           <script
             type="speculationrules"

@@ -135,7 +135,10 @@ export interface Telemetry {
    * span. Asked only when the app writes a line per request.
    */
   requestIds?(c?: Context): TraceIds | undefined;
-  /** Elements for a page's `<head>`: trace meta tags, the browser SDK's settings. */
+  /**
+   * Elements for the `<head>` of a page with islands: trace meta tags, the browser SDK's settings.
+   * Asked by its first island (`islands/island.ts`): a page without runs no SDK to read them.
+   */
   head?(c: Context): ReactNode;
   /** Origins the browser sends telemetry to, for the CSP's `connect-src`. */
   connectSources?: string[];

@@ -384,19 +384,25 @@ Deno.test("telemetry: Deno's OpenTelemetry with Sentry on one trace", async (t) 
     },
   );
 
-  await t.step("the page's meta tags come from the server span", async () => {
-    const { html } = await get("/blog/first-post?meta");
-    const span = await serverSpan(rx, (s) => s.attributes["url.query"] === "meta");
-    assert.match(
-      html,
-      new RegExp(`<meta name="sentry-trace" content="${span.traceId}-${span.spanId}-1"`),
-    );
-    const baggage = html.match(/<meta name="baggage" content="([^"]+)"/)![1].replaceAll(
-      "&amp;",
-      "&",
-    );
-    assert.equal(dscOf(baggage).trace_id, span.traceId);
-  });
+  await t.step(
+    "the page's meta tags come from the server span, on a page with islands",
+    async () => {
+      // A page without islands runs no browser SDK: it carries neither tag nor the SDK's settings.
+      const { html: plain } = await get("/blog/first-post?plain");
+      assert.doesNotMatch(plain, /<meta name="(sentry-trace|baggage|app-sentry)"/);
+      const { html } = await get("/counter?meta");
+      const span = await serverSpan(rx, (s) => s.attributes["url.query"] === "meta");
+      assert.match(
+        html,
+        new RegExp(`<meta name="sentry-trace" content="${span.traceId}-${span.spanId}-1"`),
+      );
+      const baggage = html.match(/<meta name="baggage" content="([^"]+)"/)![1].replaceAll(
+        "&amp;",
+        "&",
+      );
+      assert.equal(dscOf(baggage).trace_id, span.traceId);
+    },
+  );
 
   await t.step(
     "a caller's baggage past W3C's 8,192 bytes is no DSC: not in the page, not in an event",
@@ -411,7 +417,7 @@ Deno.test("telemetry: Deno's OpenTelemetry with Sentry on one trace", async (t) 
           "x".repeat(20_000)
         }`,
       };
-      const { html } = await get("/blog/first-post?junk", headers);
+      const { html } = await get("/counter?junk", headers);
       const meta = /<meta name="baggage" content="([^"]+)"/.exec(html)![1];
       assert.ok(meta.length < 1_000, `a meta tag of ${meta.length} characters`);
       assert.equal(dscOf(meta).trace_id, trace, "the trace goes on, with a DSC of its own");
@@ -503,7 +509,7 @@ Deno.test("telemetry: a request that is not sampled: no span of the app's, failu
   }, { root });
   // The caller decided: not sampled (flag 00).
   const unsampled = { traceparent: `00-${CALLER_TRACE}-${CALLER_SPAN}-00` };
-  const html = await (await server.fetch("/blog/first-post", { headers: unsampled })).text();
+  const html = await (await server.fetch("/counter", { headers: unsampled })).text();
   assert.match(
     html,
     new RegExp(`<meta name="sentry-trace" content="${CALLER_TRACE}-[0-9a-f]{16}-0"`),
