@@ -132,7 +132,7 @@ const ROUTES = {
 };
 
 const PROBE = "routes/_probe/actions.ts";
-/** A background job that always fails, tried once (`lib/kv/jobs.ts`). */
+/** A background job that always fails, tried once (`lib/kv/jobs/`). */
 const JOBS = defineJobs({
   fails: {
     retries: [],

@@ -6,8 +6,11 @@
  */
 import { within } from "./wait.ts";
 
-/** What `code` imports `defineJobs` and `listenJobs` from. */
-export const JOBS_MODULE = new URL("../../lib/kv/jobs.ts", import.meta.url).href;
+/** The imports of `defineJobs` and `listenJobs`, for `code` to begin with. */
+export const JOBS_IMPORTS = `import { defineJobs } from "${
+  new URL("../../lib/kv/jobs/define.ts", import.meta.url).href
+}";
+  import { listenJobs } from "${new URL("../../lib/kv/jobs/listen.ts", import.meta.url).href}";`;
 const CONFIG = new URL("../../deno.json", import.meta.url).pathname;
 
 export async function diedInRun(path: string, code: string): Promise<void> {

@@ -1,0 +1,48 @@
+/**
+ * @module
+ * A process's bound on the jobs of one declaration running at once (`concurrency`).
+ */
+
+/** At most `size` holders at once; the others wait, first come first served. */
+export class Slots {
+  #free: number;
+  /** Who waits, in order: a Set, so that one whose app closed leaves from anywhere in it. */
+  readonly #waiting = new Set<() => void>();
+
+  constructor(size: number) {
+    this.#free = size;
+  }
+
+  /** Resolves with the slot's release once one is free; rejects if `closing` aborts first. */
+  async take(closing: AbortSignal | undefined, refused: () => Error): Promise<() => void> {
+    if (closing?.aborted) throw refused();
+    if (this.#free > 0) {
+      this.#free--;
+    } else {
+      await new Promise<void>((resolve, reject) => {
+        const granted = () => {
+          closing?.removeEventListener("abort", abandon);
+          resolve();
+        };
+        const abandon = () => {
+          this.#waiting.delete(granted);
+          reject(refused());
+        };
+        this.#waiting.add(granted);
+        closing?.addEventListener("abort", abandon, { once: true });
+      });
+    }
+    return () => this.#release();
+  }
+
+  /** Hands the slot to the first waiting, else frees it. */
+  #release(): void {
+    const next = this.#waiting.values().next();
+    if (next.done) {
+      this.#free++;
+      return;
+    }
+    this.#waiting.delete(next.value);
+    next.value();
+  }
+}
