@@ -162,15 +162,15 @@ async function runInSlot(kv: Deno.Kv, app: Listening, message: JobMessage): Prom
   let slots = slotsOf.get(app.jobs);
   if (!slots) slotsOf.set(app.jobs, slots = new Slots(app.jobs.concurrency));
   // A rejection leaves the message to KV, delivered again (here or elsewhere), as when no app is open.
-  const release = await slots.take(
+  const slot = await slots.take(
     app.closing,
     () => new Error(`Job ${message.job} was waiting for a slot when its app closed`),
   );
   try {
-    const tried = await run(kv, app, message);
+    const tried = await run(kv, app, message, slot);
     if (tried) tell(kv, app, tried);
   } finally {
-    release();
+    slot.release();
   }
 }
 

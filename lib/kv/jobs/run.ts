@@ -1,13 +1,14 @@
 /**
  * @module
  * A delivery of a job's message, in its slot: skipped once the job is done, waiting on its run
- * delivered before (the lease), a cron slot skipped while another goes on; else one try, in its
- * span.
+ * delivered before (the lease; its slot given back meanwhile), a cron slot skipped while another
+ * goes on; else one try, in its span.
  */
 import { log, loggedHeader } from "../../server/log.ts";
 import type { Jobs } from "./define.ts";
 import { leaseOf } from "./lease.ts";
 import { cronKey, type JobMessage, REMEMBER_MS, tryKey } from "./message.ts";
+import type { Slot } from "./slots.ts";
 import { type JobTry, tryOnce, type TryOptions } from "./try.ts";
 
 /** What the app running the jobs gives them. */
@@ -33,6 +34,7 @@ export async function run(
   kv: Deno.Kv,
   app: Runner,
   message: JobMessage,
+  slot: Slot,
 ): Promise<JobTry | undefined> {
   const { job: name, id, attempt = 0, keyed, trace } = message;
   const done = ["_jobs", "done", name, id];
@@ -45,9 +47,12 @@ export async function run(
   const key = cronRun ? cronKey(name) : tryKey(name, id, attempt);
   const job = `${cronRun ? "Cron job" : "Job"} ${name}`;
   const logged = { job: name, job_id: loggedHeader(id), attempt };
-  // KV sends a message again about a minute into a run that goes on (its local store).
-  const waiting = () =>
+  // KV sends a message again about a minute into a run that goes on (its local store). Its wait
+  // holds no slot: ten of them held every slot of the process, and no other job ran meanwhile.
+  const waiting = () => {
     log("info", `${job}: delivered again while its run goes on, waiting`, logged);
+    slot.release();
+  };
   const turn = await leaseOf(kv, key, id, app.closing, waiting);
   if (turn === "ended") {
     // That run kept its lease and has ended, its outcome (done, or tried again) on record.
@@ -67,6 +72,7 @@ export async function run(
   }
   let tried: JobTry | undefined;
   try {
+    await slot.retake(); // the run it waited on lapsed: this one runs, in a slot again
     const telemetry = app.telemetry;
     const once = async () => void (tried = await tryOnce(kv, app, message, definition, done, turn));
     if (!telemetry?.job) await once();
