@@ -29,6 +29,19 @@ export interface Lease {
   end(outcome?: (atomic: Deno.AtomicOperation) => Deno.AtomicOperation): Promise<void>;
 }
 
+/** What the holder of a lease is told, and when its wait ends. */
+export interface LeaseEvents {
+  /** Aborts the wait on a run delivered before (the app closes): the message is left to KV. */
+  closing?: AbortSignal;
+  /** A run of this very message holds the lease: this delivery waits on it (told once). */
+  waiting(): void;
+  /**
+   * The lease lapsed while this run held it and was taken over (told once): the run goes on here
+   * and there. Only a run whose event loop was blocked for `LEASE_MS` (renewing nothing) loses it.
+   */
+  lost(): void;
+}
+
 /**
  * A run's lease, on any process. KV delivers a message again both once its process died mid-run
  * and, on its local store, about a minute into a run alive (its keepalive misses it; 62 s measured
@@ -43,8 +56,7 @@ export async function leaseOf(
   kv: Deno.Kv,
   key: Deno.KvKey,
   id: string,
-  closing: AbortSignal | undefined,
-  waiting: () => void,
+  { closing, waiting, lost }: LeaseEvents,
 ): Promise<Lease | "held" | "ended"> {
   // Kept past its lease, so that a delivery waiting on it below still finds it unchanged.
   const take = (was: { key: Deno.KvKey; versionstamp: string | null }) => {
@@ -72,6 +84,11 @@ export async function leaseOf(
     if (!taken.ok) held = await kv.get<LeaseRecord>(key);
   }
   let versionstamp = taken.versionstamp;
+  let told = false;
+  const tellLost = () => {
+    if (!told) lost();
+    told = true;
+  };
   let renewing = Promise.resolve();
   const beat = setInterval(() => {
     renewing = renewing.then(async () => {
@@ -80,7 +97,10 @@ export async function leaseOf(
       // Another handle's write lock on the file (a --parallel worker's, another process's) is one
       // beat missed, the next well within the lease; a lost check (taken over after a lapse) or
       // the store closed ends the renewals.
-      else if (!renewed || !("locked" in renewed)) clearInterval(beat);
+      else if (!renewed || !("locked" in renewed)) {
+        clearInterval(beat);
+        if (renewed) tellLost();
+      }
     });
   }, BEAT_MS);
   let ended = false;
@@ -91,8 +111,9 @@ export async function leaseOf(
       clearInterval(beat);
       await renewing;
       const given = kv.atomic().check({ key, versionstamp }).delete(key);
-      if ((await (outcome?.(given) ?? given).commit()).ok || !outcome) return;
-      await outcome(kv.atomic()).commit(); // the taker keeps its lease; the outcome is this try's
+      if ((await (outcome?.(given) ?? given).commit()).ok) return;
+      tellLost();
+      await outcome?.(kv.atomic()).commit(); // the taker keeps its lease; the outcome is this try's
     },
   };
 }

@@ -53,7 +53,15 @@ export async function run(
     log("info", `${job}: delivered again while its run goes on, waiting`, logged);
     slot.release();
   };
-  const turn = await leaseOf(kv, key, id, app.closing, waiting);
+  // Its lease taken over by a delivery again elsewhere while this run went on: both run.
+  const lost = () =>
+    log(
+      "error",
+      `${job}: its lease lapsed while its run went on, and another delivery took it over: it may ` +
+        "run twice (a run that blocks its event loop for 15 s renews nothing: await in long work)",
+      logged,
+    );
+  const turn = await leaseOf(kv, key, id, { closing: app.closing, waiting, lost });
   if (turn === "ended") {
     // That run kept its lease and has ended, its outcome (done, or tried again) on record.
     log("info", `${job}: the run it waited on has ended, its outcome kept`, logged);
