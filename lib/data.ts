@@ -71,16 +71,18 @@ export { assertFits, KvLimitError, MAX_KEY_BYTES, MAX_VALUE_BYTES } from "./kv/l
 export { KvBusyError } from "./kv/commit.ts";
 export {
   type AnyJobs,
-  type DeadJob,
-  deadJobs,
-  type DeadJobsOptions,
   defineJobs,
-  dropDeadJob,
   type EnqueueOptions,
   type JobContext,
   type JobDefinition,
   type Jobs,
   type JobsOptions,
   type PayloadOf,
+} from "./kv/jobs/define.ts";
+export {
+  type DeadJob,
+  deadJobs,
+  type DeadJobsOptions,
+  dropDeadJob,
   retryDeadJob,
-} from "./kv/jobs.ts";
+} from "./kv/jobs/dead.ts";

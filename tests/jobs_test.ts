@@ -1,6 +1,6 @@
 /**
  * @module
- * Background jobs (`lib/kv/jobs.ts`, `routes/_jobs.ts`): a handler enqueues, the app's listener on
+ * Background jobs (`lib/kv/jobs/`, `routes/_jobs.ts`): a handler enqueues, the app's listener on
  * its real KV store runs the job outside the request, once per key; a failing job is logged with
  * its digest and the job's name, reported, tried again, and kept as dead once out of tries; the
  * build finds `routes/_jobs.ts`. Before these, the shell had no way to run work outside a request
@@ -22,7 +22,8 @@ import {
   kvOf,
   retryDeadJob,
 } from "../lib/data.ts";
-import { dueSlots, enqueueSlot, scheduleOf } from "../lib/kv/jobs.ts";
+import { enqueueSlot } from "../lib/kv/jobs/cron.ts";
+import { dueSlots, scheduleOf } from "../lib/kv/jobs/schedule.ts";
 import { MAX_VALUE_BYTES, valueSize } from "../lib/kv/limits.ts";
 import type { JobRun, Telemetry } from "../lib/server.ts";
 import type { RouteModule } from "../lib/server/manifest.ts";

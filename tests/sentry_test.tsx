@@ -138,7 +138,7 @@ const ROUTES = {
 };
 
 const PROBE = "routes/_probe/actions.ts";
-/** A background job that always fails, tried once (`lib/kv/jobs.ts`). */
+/** A background job that always fails, tried once (`lib/kv/jobs/`). */
 const JOBS = defineJobs({
   fails: {
     retries: [],

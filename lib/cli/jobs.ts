@@ -8,7 +8,7 @@
  * forgets it. Exit 1 when the job named is not dead (retried or dropped already, past its week).
  */
 import { parseArgs } from "node:util";
-import { type DeadJob, deadJobs, dropDeadJob, retryDeadJob } from "../kv/jobs.ts";
+import { type DeadJob, deadJobs, dropDeadJob, retryDeadJob } from "../kv/jobs/dead.ts";
 import { settingsOrExit } from "./settings.ts";
 import { storeOrExit } from "./store.ts";
 

@@ -51,7 +51,7 @@ import type { Manifest } from "./manifest.ts";
 import { type AppOptions, resolveOptions } from "./options.ts";
 import { registerRoutes } from "./routes.ts";
 import { type AppScope, withScope } from "./scope.ts";
-import { listenJobs } from "../kv/jobs.ts";
+import { listenJobs } from "../kv/jobs/listen.ts";
 import { productSettings } from "../settings/declare.ts";
 import { holdToDeclaredRoles } from "../auth/roles.ts";
 import { cspAround, nonceOf } from "./security.ts";

@@ -7,7 +7,7 @@
 import type { ComponentType } from "react";
 import type { CachePolicy } from "../cache/policy.ts";
 import type { SettingsDeclaration } from "../settings/declare.ts";
-import type { Jobs } from "../kv/jobs.ts";
+import type { Jobs } from "../kv/jobs/define.ts";
 import type { Roles } from "../auth/roles.ts";
 import type { Handler, Handlers, Middleware } from "./types.ts";
 

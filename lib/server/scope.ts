@@ -12,7 +12,7 @@
  */
 import type { AuthOptions } from "../auth/settings.ts";
 import type { Failures } from "../errors/failure.ts";
-import type { AppJobs } from "../kv/jobs.ts";
+import type { AppJobs } from "../kv/jobs/listen.ts";
 import type { ProductSettings } from "../settings/declare.ts";
 import type { InFlight } from "./in_flight.ts";
 import type { RefusalLines } from "./request_log.ts";

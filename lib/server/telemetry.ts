@@ -103,7 +103,7 @@ export interface Telemetry {
    * links: nothing is sent, and `sentry_event_id` is `null`. With `eventId`, the event is sent
    * under that id (32 hex digits): `repeating` chooses it first, so that other processes' repeats
    * can name the event before it is sent. With `job`, the failure is of that background job
-   * (`lib/kv/jobs.ts`), not of a request: its event says so.
+   * (`lib/kv/jobs/`), not of a request: its event says so.
    */
   captureFailure(
     error: unknown,
@@ -123,7 +123,7 @@ export interface Telemetry {
    */
   jobContext?(): Record<string, string> | undefined;
   /**
-   * Runs a try of a background job (`lib/kv/jobs.ts`) as a span of its own, in the trace of the
+   * Runs a try of a background job (`lib/kv/jobs/`) as a span of its own, in the trace of the
    * code that enqueued it (`run.carried`, from `jobContext`: a request's span, a cron's `deno.cron`)
    * or, with none, in a trace of its own; a failure captured while it runs is linked to it.
    * Absent, the job's try runs as it is.

@@ -6,7 +6,7 @@
  * read - typed - by whatever code answers a request: `settings(ctx).NAME`, by a background job:
  * `settings(job).NAME`, and by a page's server components with `useSettings(settings)` (`use.ts`).
  */
-import type { JobContext } from "../kv/jobs.ts";
+import type { JobContext } from "../kv/jobs/define.ts";
 import { type AnyContext, scopeOf } from "../server/scope.ts";
 import { isSecret, readVariables, type SettingSchema, SettingsError } from "./read.ts";
 
@@ -104,7 +104,7 @@ export function defineSettings<const S extends Readonly<Record<string, SettingSc
 }
 
 /**
- * A running job's context and the settings of the app running it (`lib/kv/jobs.ts`): a job answers
+ * A running job's context and the settings of the app running it (`lib/kv/jobs/`): a job answers
  * no request, so no request's scope holds them. An object reference: no payload can name it.
  */
 const ofJobs = new WeakMap<object, ProductSettings | undefined>();

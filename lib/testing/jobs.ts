@@ -5,7 +5,8 @@
  * poll - a cron job's slot fired now, as `Deno.cron` fires it at its time, and a job's try run now,
  * as its delivery would run it when due (a delayed job). Test-only.
  */
-import type { AppJobs, JobTry } from "../kv/jobs.ts";
+import type { AppJobs } from "../kv/jobs/listen.ts";
+import type { JobTry } from "../kv/jobs/try.ts";
 import { scopeOfApp } from "../server/scope.ts";
 import { Arrivals } from "./arrivals.ts";
 

@@ -32,7 +32,7 @@ import type {
   RouteModule,
 } from "../../lib/server/manifest.ts";
 import type { SettingsDeclaration } from "../../lib/settings/declare.ts";
-import type { Jobs } from "../../lib/kv/jobs.ts";
+import type { Jobs } from "../../lib/kv/jobs/define.ts";
 import type { Roles } from "../../lib/auth/roles.ts";
 import { builtFixture } from "./built_copy.ts";
 import { FIXTURE_ROOT } from "./project_copy.ts";

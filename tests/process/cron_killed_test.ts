@@ -6,15 +6,17 @@
  * and the slot never ran; the next slot waited for the job's `timeout` (5 minutes).
  */
 import assert from "node:assert/strict";
-import { defineJobs, type JobTry, listenJobs } from "../../lib/kv/jobs.ts";
-import { diedInRun, JOBS_MODULE } from "../helpers/died_in_run.ts";
+import { defineJobs } from "../../lib/kv/jobs/define.ts";
+import { listenJobs } from "../../lib/kv/jobs/listen.ts";
+import type { JobTry } from "../../lib/kv/jobs/try.ts";
+import { diedInRun, JOBS_IMPORTS } from "../helpers/died_in_run.ts";
 import { tempStorePath } from "../helpers/kv.ts";
 import { within } from "../helpers/wait.ts";
 
 Deno.test("a cron slot whose process died mid-run runs again in the next process on the file", async () => {
   const path = await tempStorePath();
   // The first process enqueues the slot as its Deno.cron would, and dies in the slot's run.
-  const code = `import { defineJobs, listenJobs } from "${JOBS_MODULE}";
+  const code = `${JOBS_IMPORTS}
     const kv = await Deno.openKv(Deno.env.get("KV"));
     const jobs = defineJobs({ nightly: { cron: "0 3 * * *", run: () => {
       console.log("running");

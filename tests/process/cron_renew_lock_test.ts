@@ -1,13 +1,14 @@
 /**
  * @module
- * A cron job's turn (`cronTurn`, `lib/kv/jobs.ts`) is renewed every 5 s while its run goes on. One
+ * A cron job's turn (`lib/kv/jobs/lease.ts`) is renewed every 5 s while its run goes on. One
  * renewal refused by SQLite's write lock - another handle on the file writing: a `--parallel`
  * worker, another process on the same store - stopped the renewals for the rest of the run, so its
  * turn lapsed 15 s after the last one while it still ran, and the next slot (or KV's delivery again
  * a minute into the run) ran beside it. A refused beat is now one missed beat: the next renews.
  */
 import assert from "node:assert/strict";
-import { defineJobs, enqueueSlot } from "../../lib/kv/jobs.ts";
+import { enqueueSlot } from "../../lib/kv/jobs/cron.ts";
+import { defineJobs } from "../../lib/kv/jobs/define.ts";
 import { memoryApp } from "../helpers/app.ts";
 import { holdWriteLock, tempStorePath } from "../helpers/kv.ts";
 import { within } from "../helpers/wait.ts";

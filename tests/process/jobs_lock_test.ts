@@ -6,7 +6,7 @@
  * failed so in a CI run). It is tried again now, as every write of the shell is.
  */
 import assert from "node:assert/strict";
-import { defineJobs } from "../../lib/kv/jobs.ts";
+import { defineJobs } from "../../lib/kv/jobs/define.ts";
 import { holdWriteLock, tempStorePath } from "../helpers/kv.ts";
 
 Deno.test("jobs.enqueue waits out another handle's write lock held for a moment", async () => {

@@ -1,0 +1,43 @@
+/**
+ * @module
+ * A job's message as it travels through KV's queue, and the keys of the store that the jobs' modules
+ * share: what each job id's key, dead letter, try lease and cron turn are called.
+ */
+
+/** How long a key refuses a second enqueue, and a done job a second run: a provider's retries. */
+export const REMEMBER_MS = 7 * 24 * 60 * 60 * 1000;
+/** The longest delay KV's queue takes (`kv.enqueue` refuses more): a retry's at most. */
+export const MAX_DELAY_MS = 30 * 24 * 60 * 60 * 1000;
+
+/** A job as it travels through KV's queue. */
+export interface JobMessage {
+  job: string;
+  id: string;
+  payload: unknown;
+  /** Tries before this one (absent from the first build's messages). */
+  attempt?: number;
+  /** Whether `id` is the key it was enqueued with. */
+  keyed?: true;
+  /** The trace context of the code that enqueued it (`Telemetry.jobContext`). */
+  trace?: Record<string, string>;
+  /** When it is due (ms since the epoch), for a delay past KV's 30 days: it hops until then. */
+  due?: number;
+}
+
+/** Whether a queue message is a job's (not somebody's own `kv.enqueue` on the app's store). */
+export function isJobMessage(message: unknown): message is JobMessage {
+  return typeof message === "object" && message !== null &&
+    typeof (message as JobMessage).job === "string" &&
+    typeof (message as JobMessage).id === "string";
+}
+
+/** Whether an enqueue's key was taken (the job enqueued before under it). */
+export const keyKey = (name: string, key: string): Deno.KvKey => ["_jobs", "key", name, key];
+/** A job past its last try, or one KV could not deliver. */
+export const deadKey = (name: string, id: string): Deno.KvKey => ["_jobs", "dead", name, id];
+/** A cron job's lease: one run of the job at a time, whichever slot. */
+export const cronKey = (name: string): Deno.KvKey => ["_jobs", "cron", name];
+/** Any other job's: one run of each try (its id and attempt) at a time. */
+export function tryKey(name: string, id: string, attempt: number): Deno.KvKey {
+  return ["_jobs", "try", name, id, attempt];
+}
