@@ -18,7 +18,7 @@ import { internalsOf } from "../server/internals.ts";
 import { scopeOf } from "../server/scope.ts";
 import { keptFromForm, type KeptInput, MAX_KEPT_FIELDS } from "../shared/kept_input.ts";
 import { STALE_HEADER } from "../shared/versions.ts";
-import { formPage } from "./form_page.ts";
+import { formPage } from "../server/form_page.ts";
 import { flashFormState, type Secret } from "./form_state.ts";
 import { readCall } from "./read_call.ts";
 
