@@ -32,7 +32,7 @@ export interface StaleOptions {
 }
 
 /** What an island's call rejects with (`ActionError.message`) if it catches it. */
-export const STALE_MESSAGE = "This page is out of date: reload it to get the new version.";
+const STALE_MESSAGE = "This page is out of date: reload it to get the new version.";
 
 /** The answer to a call of the unknown action `c.req.param("id")`. */
 export async function staleCall(c: Context, options: StaleOptions): Promise<Response> {
