@@ -5,7 +5,7 @@
  * imports (`import type`) are left out: they are erased before anything runs, so they cannot
  * make one module run before another it needs — nor load anything at all.
  *
- * Between folders, too, dependencies point one way, but for the knots listed in `KNOTS`.
+ * Between folders, too, imports point one way: `server/` aside, and but for the knots `KNOTS` lists.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
