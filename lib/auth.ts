@@ -32,15 +32,17 @@ export { type CredentialErrors, normalizeEmail } from "./auth/credentials.ts";
 export { safeNext } from "./auth/next.ts";
 export {
   createUser,
-  deleteUser,
-  type DeleteUserOptions,
   getUser,
   setRoles,
-  type UnfinishedDeletion,
-  unfinishedDeletions,
   UnknownUserError,
   type User,
   UserExistsError,
 } from "./auth/users.ts";
+export {
+  deleteUser,
+  type DeleteUserOptions,
+  type UnfinishedDeletion,
+  unfinishedDeletions,
+} from "./auth/user_deletion.ts";
 export type { AuthOptions } from "./auth/settings.ts";
 export { defineRoles, type Roles } from "./auth/roles.ts";

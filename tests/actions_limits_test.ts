@@ -7,12 +7,8 @@
  */
 import assert from "node:assert/strict";
 import { stringify } from "devalue";
-import {
-  decodeCall,
-  decodeInvocation,
-  PayloadRejected,
-  withoutFrameworkFields,
-} from "../lib/actions/decode.ts";
+import { decodeCall, decodeInvocation, withoutFrameworkFields } from "../lib/actions/decode.ts";
+import { PayloadRejected } from "../lib/actions/rejected.ts";
 import { ACTION_LIMITS, type ActionLimits } from "../lib/actions/limits.ts";
 import { encodeCall } from "../lib/shared/action_wire.ts";
 import { captureLogs } from "shell/testing";

@@ -17,7 +17,7 @@ import { tempStorePath } from "./helpers/kv.ts";
 import { fromPage, ids, ORIGIN, post, probeFiles, ran } from "./helpers/probe_app.tsx";
 import { toAbout } from "./helpers/probe_actions.ts";
 import { MEMORY_MOST, submissionsInMemory } from "../lib/actions/once.ts";
-import { submissionsInKv } from "../lib/kv/once.ts";
+import { submissionsInKv } from "../lib/actions/once_kv.ts";
 import { captureLogs } from "shell/testing";
 import { ONCE_TTL_MS, submissionId } from "../lib/actions/once.ts";
 import { TestClient } from "../lib/testing.ts";

@@ -11,7 +11,7 @@
  */
 import assert from "node:assert/strict";
 import { RepeatWindow, type SharedRepeats } from "../lib/errors/repeats.ts";
-import { repeatsInKv } from "../lib/kv/repeats.ts";
+import { repeatsInKv } from "../lib/errors/repeats_kv.ts";
 import { eventStream, type Handlers, type ServerEvent } from "../lib/mod.ts";
 import { otelTelemetry } from "../lib/otel/telemetry.ts";
 import { captureLogs } from "shell/testing";

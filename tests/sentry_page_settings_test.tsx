@@ -9,7 +9,7 @@ import { renderToString } from "react-dom/server";
 import { RenderContext } from "../lib/render/context.ts";
 import type { SentryConfig } from "../lib/sentry/config.ts";
 import { sentryHead } from "../lib/sentry/page.tsx";
-import { decodeSettings, encodeSettings, SENTRY_META } from "../lib/sentry/page_settings.ts";
+import { decodeSettings, encodeSettings, SENTRY_META } from "../lib/shared/sentry_page_settings.ts";
 
 const SDK = "/_app/sentry-ABC123.js";
 

@@ -41,7 +41,7 @@ import {
   type Submissions,
 } from "./once.ts";
 import { BUILD_HEADER } from "../shared/versions.ts";
-import { formPage } from "./form_page.ts";
+import { formPage } from "../server/form_page.ts";
 import { flashFormState, type FormState, formState, type Secret } from "./form_state.ts";
 import { isRedirect } from "./redirect.ts";
 import type { Registry } from "./registry.ts";

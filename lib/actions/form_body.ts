@@ -15,7 +15,7 @@
  */
 // @ts-types="@types/whatwg-mimetype"
 import { MIMEType } from "whatwg-mimetype";
-import { PayloadRejected } from "./decode.ts";
+import { PayloadRejected } from "./rejected.ts";
 
 /**
  * The form `req` carries, or a `PayloadRejected` past `maxFields` fields (the rest of the body is

@@ -18,7 +18,7 @@ import { internalsOf } from "../server/internals.ts";
 import { scopeOf } from "../server/scope.ts";
 import { keptFromForm, type KeptInput, MAX_KEPT_FIELDS } from "../shared/kept_input.ts";
 import { STALE_HEADER } from "../shared/versions.ts";
-import { formPage } from "./form_page.ts";
+import { formPage } from "../server/form_page.ts";
 import { flashFormState, type Secret } from "./form_state.ts";
 import { readCall } from "./read_call.ts";
 
@@ -32,7 +32,7 @@ export interface StaleOptions {
 }
 
 /** What an island's call rejects with (`ActionError.message`) if it catches it. */
-export const STALE_MESSAGE = "This page is out of date: reload it to get the new version.";
+const STALE_MESSAGE = "This page is out of date: reload it to get the new version.";
 
 /** The answer to a call of the unknown action `c.req.param("id")`. */
 export async function staleCall(c: Context, options: StaleOptions): Promise<Response> {

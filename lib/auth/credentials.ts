@@ -8,9 +8,9 @@
  */
 
 /** The longest address SMTP can deliver to (RFC 5321: a 256-octet path, less its brackets). */
-export const MAX_EMAIL = 254;
-export const MIN_PASSWORD = 8;
-export const MAX_PASSWORD = 1000;
+const MAX_EMAIL = 254;
+const MIN_PASSWORD = 8;
+const MAX_PASSWORD = 1000;
 
 // One `@`, something on both sides, a dot in the domain, no spaces or control characters. Whether
 // an address exists only mail can tell; this refuses what is plainly not one.

@@ -11,7 +11,7 @@
  * and the browser revalidates them (signing out clears what it kept: sign_out.ts).
  */
 import type { Context } from "hono";
-import { formPage } from "../actions/form_page.ts";
+import { formPage } from "../server/form_page.ts";
 import { httpError } from "../shared/http_error.ts";
 import { wantsJson } from "../server/error_pages.tsx";
 import { scopeOf } from "../server/scope.ts";

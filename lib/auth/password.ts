@@ -28,7 +28,7 @@ const PHC =
   /^\$scrypt\$ln=(\d{1,2}),r=(\d{1,2}),p=(\d{1,2})\$([A-Za-z0-9+/]{22})\$([A-Za-z0-9+/]{43})$/;
 
 /** A stored hash that is not one of ours (a corrupted record): a bug to hear about. */
-export class UnknownHashError extends Error {
+class UnknownHashError extends Error {
   override name = "UnknownHashError";
   constructor() {
     super("the stored password hash is not a scrypt PHC string this app can verify");

@@ -71,7 +71,7 @@ export type AuthSettings = Required<Omit<AuthOptions, "hashesAtOnce" | "hashesWa
   hashing: Limiter;
 };
 
-export const DEFAULTS = {
+const DEFAULTS = {
   idleTimeoutMs: DAY,
   absoluteTimeoutMs: 7 * DAY,
   refreshAfterMs: 5 * MINUTE,

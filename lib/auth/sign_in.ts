@@ -26,8 +26,8 @@ import { hashPassword, needsRehash, PARAMS, verifyPassword } from "./password.ts
 import { startSession } from "./sessions.ts";
 import type { RunOptions } from "./limiter.ts";
 import { type AuthSettings, authSettings } from "./settings.ts";
+import { beingDeleted } from "./user_deletion.ts";
 import {
-  beingDeleted,
   checkedRoles,
   findUser,
   insertUser,

@@ -52,7 +52,7 @@ export async function fingerprint(
 }
 
 /** What the last build of this mode recorded, if it did. */
-export async function recordedSources(root: string, dev: boolean): Promise<Sources | undefined> {
+async function recordedSources(root: string, dev: boolean): Promise<Sources | undefined> {
   const text = await readFile(join(root, buildDir(dev), SOURCES_FILE), "utf8")
     .catch(ignoreNotFound);
   return text === undefined ? undefined : JSON.parse(text);

@@ -20,7 +20,7 @@ import { localAliases, resolveAlias } from "./import_map.ts";
 export const SERVER_DIR = "_build/server";
 
 /** The bundle's entry points: the server, and the launcher that may start it apart. */
-export const SERVER_ENTRIES = { serve: "lib/cli/serve.ts", launcher: "lib/cli/launcher.ts" };
+const SERVER_ENTRIES = { serve: "lib/cli/serve.ts", launcher: "lib/cli/launcher.ts" };
 
 /**
  * Imports left to Deno as they are, from `_build/server/` as from `lib/cli/`: the development

@@ -24,12 +24,9 @@
  * waits for those writes.
  */
 import type { Context } from "hono";
-import { getCookie } from "hono/cookie";
-import { FORM_STATE_COOKIE, SECURE_FORM_STATE_COOKIE } from "../actions/form_state.ts";
-import { authSettings } from "../auth/settings.ts";
 import { internalsOf } from "../server/internals.ts";
 import { log } from "../server/log.ts";
-import { SECURITY_HEADER_NAMES, securityHeaderList } from "../server/security.ts";
+import { securityHeaderList } from "../server/security.ts";
 import { type ManifestRoute, middlewaresOf } from "../server/manifest.ts";
 import { negotiateEncoding } from "../server/compression.ts";
 import { timeLimit } from "../server/time_limit.ts";
@@ -41,12 +38,13 @@ import { type PageKey, pageKey } from "./key.ts";
 import { memoryLayer } from "./memory.ts";
 import type { PageCache, PageCacheOptions, PageCacheSetup } from "./page_cache.ts";
 import { PRIVATE, type ResolvedPolicy } from "./policy.ts";
-import { privateByDefault, privateFor } from "./private.ts";
+import { privateByDefault } from "./private.ts";
 import { type Lease, MAX_BODY, type Seen, sharedLayer, type StoredInfo } from "./shared.ts";
 import { tagVersions } from "./tags.ts";
 import { announceStored, onStored } from "./stored_push.ts";
 import { lapseWatch, pollFor, within } from "./waiting.ts";
 import { copyUpTo, type ReadAhead, readUpTo } from "./body_copy.ts";
+import { bypass, headersToKeep, nonceOfResponse, storable, usesCache } from "./cacheable.ts";
 
 const PAGE_CACHE_DEFAULTS: Required<PageCacheOptions> = {
   memoryEntries: 1000,
@@ -492,61 +490,6 @@ export function activePageCache(
       };
     },
   };
-}
-
-/** GET or HEAD, without credentials: no session or form-state cookie, no `Authorization`. */
-function usesCache(c: Context): boolean {
-  const method = c.req.method;
-  if (method !== "GET" && method !== "HEAD") return false;
-  const { headers } = c.req.raw;
-  if (headers.has("authorization")) return false;
-  if (!headers.has("cookie")) return true;
-  return getCookie(c, authSettings(c).cookie) === undefined &&
-    getCookie(c, FORM_STATE_COOKIE) === undefined &&
-    getCookie(c, SECURE_FORM_STATE_COOKIE) === undefined;
-}
-
-function bypass(c: Context, res: Response): Response {
-  if (!res.headers.has("Cache-Control")) res.headers.set("Cache-Control", privateFor(c));
-  res.headers.set("X-Cache", "BYPASS");
-  return res;
-}
-/** Vary names the cache itself accounts for: compression's and the bypass on cookies. */
-const HANDLED_VARY = new Set(["accept-encoding", "cookie"]);
-
-function storable(res: Response, policy: ResolvedPolicy): boolean {
-  if (res.status !== 200 || !res.body || res.headers.has("set-cookie")) return false;
-  const vary = res.headers.get("vary");
-  if (!vary) return true;
-  return vary.split(",").every((name) => {
-    const lower = name.trim().toLowerCase();
-    return HANDLED_VARY.has(lower) || policy.vary.includes(lower);
-  });
-}
-
-/** Headers a stored page answers with again: not those made per response or per request. */
-const NOT_KEPT = new Set([
-  "age",
-  "content-encoding",
-  "content-length",
-  "date",
-  "etag",
-  "server-timing",
-  "set-cookie",
-  "transfer-encoding",
-  "vary",
-  "x-cache",
-]);
-
-function headersToKeep(headers: Headers): [string, string][] {
-  // The render's security headers too: each answer gets them anew (`securityHeaderList`), and
-  // kept they went out twice (`Cross-Origin-Opener-Policy: same-origin, same-origin`).
-  return [...headers].filter(([name]) => !NOT_KEPT.has(name) && !SECURITY_HEADER_NAMES.has(name));
-}
-
-/** The CSP nonce a response of ours names (security.ts writes it). */
-function nonceOfResponse(res: Response): string | undefined {
-  return /'nonce-([^']+)'/.exec(res.headers.get("content-security-policy") ?? "")?.[1];
 }
 
 /** KV trouble costs the cache, never the response: one warning line. */

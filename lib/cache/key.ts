@@ -11,9 +11,9 @@
  */
 
 /** The longest path and query a page is cached under, in characters. */
-export const MAX_URL = 2048;
+const MAX_URL = 2048;
 /** The longest value of a declared `vary` header that is cached on. */
-export const MAX_VARY_VALUE = 256;
+const MAX_VARY_VALUE = 256;
 
 export interface PageKey {
   /** Identifies the page among every other: URL, then each declared header's value. */

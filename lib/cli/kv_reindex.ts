@@ -11,7 +11,7 @@
  * usage mistake.
  */
 import { parseArgs } from "node:util";
-import { collectionNames, collectionsNamed } from "../kv/collection/collection.ts";
+import { collectionNames, collectionsNamed } from "../kv/collection/registry.ts";
 import { PROJECT_ROOT } from "./root.ts";
 import { settingsOrExit } from "./settings.ts";
 import { isStaleApart } from "./stale_build.ts";

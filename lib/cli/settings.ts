@@ -68,7 +68,7 @@ const SCHEMAS = unsetAllowed({
 });
 
 /** How long and how much of earlier builds' assets KV keeps by default: a week, 64 MiB. */
-export const ASSET_RETENTION = { days: 7, maxBytes: 64 * 1024 * 1024 };
+const ASSET_RETENTION = { days: 7, maxBytes: 64 * 1024 * 1024 };
 
 /** Where the data lives unless `KV_PATH` says otherwise (`.gitignore` keeps `.data/` out of git). */
 export const DEFAULT_KV_PATH = ".data/kv.sqlite3";

@@ -18,7 +18,7 @@ const dev = process.env.NODE_ENV === "development";
  * A fatal error: the page gives way to the client-side screen - or the server-side one, with its
  * digest, when the error is a server failure met in the browser (a server action's).
  */
-export function failPage(kind: string, island?: string): (error: unknown) => void {
+function failPage(kind: string, island?: string): (error: unknown) => void {
   return (error) => {
     console.error(error);
     reportError({ error, kind, fatal: true, ...island && { island } });

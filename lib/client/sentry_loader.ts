@@ -7,7 +7,7 @@
  * read as the runtime starts, since a client-side failure screen may replace the document before
  * then, and the trace's meta tags are put back if so: the SDK continues the server's trace from them.
  */
-import { decodeSettings, SENTRY_META } from "../sentry/page_settings.ts";
+import { decodeSettings, SENTRY_META } from "../shared/sentry_page_settings.ts";
 
 const TRACE_META = ["sentry-trace", "baggage"];
 

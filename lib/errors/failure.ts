@@ -13,7 +13,7 @@ import { type FailureLinks, NO_LINKS, type Telemetry } from "../server/telemetry
 import { describe, digestOf, type ErrorDescription } from "./digest.ts";
 import { appStack } from "./frames.ts";
 import { RepeatWindow, type Sent } from "./repeats.ts";
-import { repeatsInKv } from "../kv/repeats.ts";
+import { repeatsInKv } from "./repeats_kv.ts";
 import { FAILURE_ATTRIBUTE, screenDocument, screenMarkup, screenOverPage } from "./screen.ts";
 import { internalsOf } from "../server/internals.ts";
 

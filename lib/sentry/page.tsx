@@ -9,7 +9,11 @@
 import { type ReactNode, use } from "react";
 import { RenderContext } from "../render/context.ts";
 import type { SentryConfig } from "./config.ts";
-import { encodeSettings, SENTRY_META, type SentryPageSettings } from "./page_settings.ts";
+import {
+  encodeSettings,
+  SENTRY_META,
+  type SentryPageSettings,
+} from "../shared/sentry_page_settings.ts";
 
 /** The request's trace, as the page's meta tags carry it. */
 export interface PageTrace {

@@ -29,7 +29,7 @@ import { isHttpError, notFound } from "../shared/http_error.ts";
 import { registerIsland } from "../islands/registry.ts";
 import { keptFields } from "../jsx/kept_field.ts";
 import { claimInKv } from "../kv/claim.ts";
-import { submissionsInKv } from "../kv/once.ts";
+import { submissionsInKv } from "../actions/once_kv.ts";
 import { pageCache } from "../cache/page_cache.ts";
 import { restoredPageCheck } from "../auth/restored.tsx";
 import { kvSecret } from "../kv/secret.ts";

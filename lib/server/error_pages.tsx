@@ -15,7 +15,7 @@ import { TrieRouter } from "hono/router/trie-router";
 import type { ComponentType, ReactNode } from "react";
 // React's own `jsx`, not ours: these are no islands.
 import { jsx } from "react/jsx-runtime";
-import { formPage } from "../actions/form_page.ts";
+import { formPage } from "./form_page.ts";
 import type { Failures } from "../errors/failure.ts";
 import { type HttpError, isHttpError } from "../shared/http_error.ts";
 import { markNotFoundRoute } from "../errors/not_found.ts";

@@ -292,17 +292,6 @@ export type Handler<Data = unknown, Params = AnyParams, S = State> = (
  */
 export type Method = "GET" | "HEAD" | "POST" | "PUT" | "PATCH" | "DELETE" | "OPTIONS";
 
-/** The methods a route can handle, in the order `Allow` lists them. */
-export const METHODS: readonly Method[] = [
-  "GET",
-  "HEAD",
-  "POST",
-  "PUT",
-  "PATCH",
-  "DELETE",
-  "OPTIONS",
-];
-
 /**
  * A route module's `handler`: one handler per method. A method without one gets 405 with `Allow`.
  *

@@ -219,11 +219,6 @@ export function isHttpError(error: unknown): error is HttpError {
   return typeof error === "object" && error !== null && HTTP_ERROR in error;
 }
 
-/** True for `notFound()`, `httpError(404)`. */
-export function isNotFound(error: unknown): boolean {
-  return isHttpError(error) && error.status === 404;
-}
-
 /** `403` -> "Forbidden"; a 4xx without a registered name -> "Client Error". */
 export function statusText(status: number): string {
   return STATUS_TEXT[status] ?? "Client Error";

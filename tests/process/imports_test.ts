@@ -4,6 +4,8 @@
  * file of `lib/` at once, walked along the imports that run (static and dynamic). Type-only
  * imports (`import type`) are left out: they are erased before anything runs, so they cannot
  * make one module run before another it needs — nor load anything at all.
+ *
+ * Between folders, too, imports point one way: `server/` aside, and but for the knots `KNOTS` lists.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -90,6 +92,96 @@ Deno.test("the cycle finder finds a cycle, and only one", () => {
   const graph = new Map([["a", ["b"]], ["b", ["c", "d"]], ["c", ["a"]], ["d", []]]);
   assert.deepEqual(cyclesOf(graph), [["a", "b", "c", "a"]]);
   assert.deepEqual(cyclesOf(new Map([["a", ["b"]], ["b", []], ["c", ["b"]]])), []);
+});
+
+/** A folder of `lib/` (a subfolder is part of its parent's concern), or "" for the entry points. */
+function folderOf(path: string): string {
+  const slash = path.indexOf("/");
+  return slash < 0 ? "" : path.slice(0, slash);
+}
+
+/** The graph between folders, from one between paths relative to `lib/`. */
+function foldersOf(graph: Map<string, string[]>): Map<string, string[]> {
+  const folders = new Map<string, Set<string>>();
+  for (const [module, imports] of graph) {
+    const from = folderOf(module);
+    const to = folders.get(from) ?? new Set();
+    for (const target of imports) if (folderOf(target) !== from) to.add(folderOf(target));
+    folders.set(from, to);
+  }
+  return new Map([...folders].map(([folder, to]) => [folder, [...to]]));
+}
+
+/** The groups of nodes that reach one another (Tarjan's components), those of more than one. */
+function knotsOf(graph: Map<string, string[]>): string[][] {
+  const order = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const knots: string[][] = [];
+  const visit = (node: string) => {
+    order.set(node, order.size);
+    low.set(node, order.get(node)!);
+    stack.push(node);
+    for (const next of graph.get(node) ?? []) {
+      if (!order.has(next)) visit(next);
+      if (stack.includes(next)) low.set(node, Math.min(low.get(node)!, low.get(next)!));
+    }
+    if (low.get(node) !== order.get(node)) return;
+    const knot = stack.splice(stack.indexOf(node));
+    if (knot.length > 1) knots.push(knot.sort());
+  };
+  for (const node of graph.keys()) if (!order.has(node)) visit(node);
+  return knots.sort();
+}
+
+/**
+ * The folder cycles there are. `server/` is left out of the walk: it holds both the app's
+ * composition (`app.tsx` imports every concern) and the request's primitives every concern uses
+ * (`internals.ts`, `scope.ts`, `log.ts`), so every folder reaches it and it reaches them; until
+ * those part, a cycle through it says nothing. Every other cycle is one of these, or a defect.
+ */
+const KNOTS = [
+  // kv/jobs.ts (the job runner, in kv/) names failures by errors/digest.ts, and
+  // errors/repeats_kv.ts commits with kv/commit.ts.
+  ["errors", "kv"],
+  // Every .tsx of render/ is compiled against the JSX runtime (jsx/), which makes islands
+  // (islands/), which read the page's RenderContext (render/context.ts).
+  ["islands", "jsx", "render"],
+];
+
+Deno.test("the folders of lib/ outside server/ import one another one way, but for the known knots", async () => {
+  const lib = new URL(`file://${join(PROJECT_ROOT, "lib")}/`).href;
+  const graph = new Map(
+    [...(await libGraph())].map(([module, imports]) => [
+      module.slice(lib.length),
+      imports.map((target) => target.slice(lib.length)),
+    ]),
+  );
+  const folders = foldersOf(graph);
+  assert.ok(folders.size > 15, `the folders: ${[...folders.keys()]}`);
+  const withoutServer = new Map(
+    [...folders].filter(([folder]) => folder !== "server").map((
+      [folder, to],
+    ) => [folder, to.filter((target) => target !== "server")]),
+  );
+  assert.deepEqual(knotsOf(withoutServer), KNOTS);
+});
+
+Deno.test("the knot finder finds each group that reaches itself, and folders merge subfolders", () => {
+  const graph = new Map([
+    ["a", ["b"]],
+    ["b", ["c", "d"]],
+    ["c", ["a"]],
+    ["d", ["e"]],
+    ["e", ["d"]],
+    ["f", ["a"]],
+  ]);
+  assert.deepEqual(knotsOf(graph), [["a", "b", "c"], ["d", "e"]]);
+  assert.deepEqual(knotsOf(new Map([["a", ["b"]], ["b", []]])), []);
+  const folders = foldersOf(
+    new Map([["kv/collection/x.ts", ["kv/y.ts", "mod.ts"]], ["kv/y.ts", []], ["mod.ts", []]]),
+  );
+  assert.deepEqual(folders, new Map([["kv", [""]], ["", []]]));
 });
 
 Deno.test("lib/server/internals.ts names every module that declares a field of Internals", async () => {

@@ -6,7 +6,8 @@
  * mistake says what is wrong and exits non-zero.
  */
 import assert from "node:assert/strict";
-import { createUser, deleteUser, findUser } from "../../lib/auth/users.ts";
+import { createUser, findUser } from "../../lib/auth/users.ts";
+import { deleteUser } from "../../lib/auth/user_deletion.ts";
 import { verifyPassword } from "../../lib/auth/password.ts";
 import { tempStorePath } from "../helpers/kv.ts";
 import { copyProject, PROJECT_ROOT } from "../helpers/project_copy.ts";

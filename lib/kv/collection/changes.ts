@@ -12,7 +12,7 @@ import { type Feed, type FeedOptions, followSequence, sharedFeed } from "../feed
 import { type Declared, keys, type StoredChange, valueName, type View } from "./declared.ts";
 
 /** Up to `limit` changes of `view` numbered above `cursor` (the newest of them), oldest first. */
-export async function changesAfter(
+async function changesAfter(
   kv: Deno.Kv,
   d: Declared,
   view: View,

@@ -12,13 +12,9 @@ import { httpError } from "../../shared/http_error.ts";
 import type { Feed, SubscribeOptions } from "../feed.ts";
 import { changeFeed } from "./changes.ts";
 import { absenceCheck, itemCheck } from "./checks.ts";
-import {
-  type Declared,
-  isIndexValue,
-  isKeyPart,
-  type ResolvedIndex,
-  type View,
-} from "./declared.ts";
+import { isIndexValue, type View } from "./declared.ts";
+import { register } from "./registry.ts";
+import { type Declaration, resolveDeclaration } from "./resolve.ts";
 import type { CollectionSchema, InputOf, OutputOf } from "./schema.ts";
 import { reindex, type ReindexOptions, type ReindexReport } from "./reindex.ts";
 import { findItem, getItem, listItems, PAGE, type Page, snapshotOf } from "./read.ts";
@@ -337,7 +333,7 @@ export function collection<
   name: string,
   options: CollectionOptions<S, I>,
 ): Collection<OutputOf<S>, InputOf<S>, ListedIndexes<I>, UniqueIndexes<I>> {
-  const d = declare(name, options as unknown as Declaration);
+  const d = resolveDeclaration(name, options as unknown as Declaration);
   const { maxBacklog = 200, ringSize = 50, pollIntervalMs } = options.live ?? {};
   const view = (given: View = {}): View => {
     if (given.index === undefined) return {};
@@ -381,9 +377,7 @@ export function collection<
       };
     },
   };
-  declarations.set(self, d);
-  const named = (declaredByName.get(name) ?? []).filter((ref) => ref.deref() !== undefined);
-  declaredByName.set(name, [...named, new WeakRef(self)]);
+  register(self, d);
   return self;
 }
 
@@ -416,109 +410,3 @@ export type UniqueIndexes<I> =
  * @see docs/data.md - Querying
  */
 export type ListedIndexes<I> = Exclude<keyof I & string, UniqueIndexes<I>>;
-
-const declarations = new WeakMap<object, Declared>();
-
-/**
- * The collections declared in this process, by name, held weakly: what `deno task kv:reindex`
- * finds once the app's modules are loaded (a module declares its collection as it is evaluated).
- */
-const declaredByName = new Map<string, WeakRef<Collection<unknown>>[]>();
-
-/** The collections declared as `name` and still held: more than one is a product's mistake. */
-export function collectionsNamed(name: string): Collection<unknown>[] {
-  return (declaredByName.get(name) ?? []).flatMap((ref) => ref.deref() ?? []);
-}
-
-/** The names of the collections declared and still held. */
-export function collectionNames(): string[] {
-  return [...declaredByName.keys()].filter((name) => collectionsNamed(name).length > 0).sort();
-}
-
-/** The declaration behind a collection, for the framework's own modules (`changeStream`). */
-export function declaredOf(collection: object): Declared {
-  const d = declarations.get(collection);
-  if (!d) throw new TypeError("Not a collection made by collection()");
-  return d;
-}
-
-/** A declaration as `declare` checks it: at run time, whatever the types said. */
-interface Declaration {
-  schema: CollectionSchema;
-  indexes?: Record<string, IndexSpec<object>>;
-  transitions?: Record<string, unknown>;
-  live?: LiveOptions;
-}
-
-function declare(
-  name: string,
-  { schema, indexes = {}, transitions = {}, live = {} }: Declaration,
-): Declared {
-  const problem = (what: string) => new TypeError(`collection("${name}"): ${what}`);
-  if (typeof name !== "string" || name.length === 0 || name.length > 100) {
-    throw problem("the name must be 1 to 100 characters");
-  }
-  if (typeof schema?.["~standard"]?.validate !== "function") {
-    throw problem("schema must be a valibot schema (or another Standard Schema)");
-  }
-  const resolved = new Map<string, ResolvedIndex>();
-  for (const [index, spec] of Object.entries(indexes)) {
-    if (!index || index.length > 100) throw problem(`index names must be 1 to 100 characters`);
-    const key = spec?.key;
-    if (typeof key !== "string" && typeof key !== "function") {
-      throw problem(`index ${index} needs a key: a field name or a function of the item`);
-    }
-    const read = typeof key === "string"
-      ? (item: object) => (item as Record<string, unknown>)[key]
-      : key as (item: object) => unknown;
-    const normalize = spec.normalize;
-    if (normalize !== undefined && typeof normalize !== "function") {
-      throw problem(`index ${index}: normalize must be a function of a string value`);
-    }
-    const asked = (value: unknown) => {
-      if (normalize === undefined || typeof value !== "string") return value;
-      const normal = normalize(value);
-      if (typeof normal !== "string") {
-        throw problem(`index ${index}: normalize must return a string, not ${typeof normal}`);
-      }
-      // A value is normalised again where it passes on (a live view's snapshot lists the view's
-      // value): one that moved again looked at another key, and the view showed no item.
-      if (normalize(normal) !== normal) {
-        throw problem(`index ${index}: normalize must give its own answers back unchanged`);
-      }
-      return normal;
-    };
-    resolved.set(index, {
-      name: index,
-      unique: spec.unique === true,
-      spelling: JSON.stringify([typeof key, String(key), normalize && String(normalize)]),
-      asked,
-      valueOf(item) {
-        const value = asked(read(item));
-        if (value === undefined || value === null) return undefined;
-        if (!isKeyPart(value)) {
-          throw problem(
-            `index ${index} gave ${Object.prototype.toString.call(value)}: an index value is a ` +
-              `string, number, bigint, boolean or Uint8Array (undefined or null leaves the item out)`,
-          );
-        }
-        return value;
-      },
-    });
-  }
-  const machines = new Map<string, Map<string, Set<string>>>();
-  for (const [field, machine] of Object.entries(transitions)) {
-    if (!machine || typeof machine !== "object") {
-      throw problem(`transitions.${field} must map states`);
-    }
-    const ways = new Map<string, Set<string>>();
-    for (const [from, to] of Object.entries(machine)) {
-      if (!Array.isArray(to)) throw problem(`transitions.${field}.${from} must be an array`);
-      ways.set(from, new Set(to.map(String)));
-    }
-    machines.set(field, ways);
-  }
-  const retainMs = live.retainMs ?? 3_600_000;
-  if (!(retainMs >= 1)) throw problem("live.retainMs must be at least 1");
-  return { name, schema, indexes: resolved, transitions: machines, retainMs };
-}

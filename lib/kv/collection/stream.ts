@@ -16,7 +16,8 @@ import type { AnyContext } from "../../server/scope.ts";
 import { kvOf } from "../access.ts";
 import { FeedGapError, sinceOf } from "../feed.ts";
 import { takePlace } from "./changes.ts";
-import { type Collection, declaredOf, type ViewOptions } from "./collection.ts";
+import type { Collection, ViewOptions } from "./collection.ts";
+import { declaredOf } from "./registry.ts";
 
 /**
  * A change as its event's data, serialized once for all the streams that send it (a feed's

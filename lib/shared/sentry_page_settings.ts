@@ -9,7 +9,7 @@
  * every render: for these few hundred bytes, some 4 KB of garbage on every page served (measured,
  * docs/performance.md).
  */
-import type { BrowserSentryConfig } from "./browser.ts";
+import type { BrowserSentryConfig } from "../sentry/browser.ts";
 
 export const SENTRY_META = "app-sentry";
 

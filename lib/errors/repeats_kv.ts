@@ -9,8 +9,8 @@
  * an entry some time after it expires, not at once; `expireIn` only clears what no failure asks
  * for again.
  */
-import type { Sent, SharedRepeats } from "../errors/repeats.ts";
-import { retrying } from "./commit.ts";
+import type { Sent, SharedRepeats } from "./repeats.ts";
+import { retrying } from "../kv/commit.ts";
 
 /** Reads and commits before the process's own window decides: racers settle in one or two. */
 const ATTEMPTS = 3;

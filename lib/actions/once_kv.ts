@@ -8,8 +8,8 @@
  * another post took after the lease lapsed is left as that post made it; a key gone (dropped, or
  * released by that post's failure) takes this one's outcome.
  */
-import { type Held, ONCE_TTL_MS, type Outcome, type Submissions } from "../actions/once.ts";
-import { retrying } from "./commit.ts";
+import { type Held, ONCE_TTL_MS, type Outcome, type Submissions } from "./once.ts";
+import { retrying } from "../kv/commit.ts";
 
 interface Entry {
   until: number;
