@@ -35,6 +35,7 @@ export {
   deleteUser,
   type DeleteUserOptions,
   getUser,
+  type NewUser,
   setRoles,
   type UnfinishedDeletion,
   unfinishedDeletions,
