@@ -487,13 +487,13 @@ interface Listening extends ListenOptions {
  * ```
  * @see docs/testing.md - Background jobs
  */
-export interface JobTry {
+export interface JobTry<P = unknown> {
   /** The job's name. */
   job: string;
   /** Its id: its key, else a random one. */
   id: string;
-  /** What it was enqueued with. */
-  payload: unknown;
+  /** What it was enqueued with (typed by the job's `run` where the test kit knows the job). */
+  payload: P;
   /** Tries before this one. */
   attempt: number;
   /** The failure's digest, if this try failed (tried again, or kept as dead). */
@@ -523,6 +523,8 @@ export interface AppJobs {
   runNow(name: string, payload: unknown, id: string, keyed: boolean): Promise<void>;
   /** The names of the jobs `routes/_jobs.ts` declares, for a test's mistake to name them. */
   readonly names: readonly string[];
+  /** The declaration itself, for the test kit to know a test gave the app's. */
+  readonly declaration: Jobs;
 }
 
 /** How long an app's close waits for its jobs under way (an unfinished one is delivered again). */
@@ -597,6 +599,7 @@ export function listenJobs(
   const names = Object.keys(jobs.definitions);
   return {
     names,
+    declaration: jobs,
     async ended() {
       if (app.running.size === 0) return;
       let timer: ReturnType<typeof setTimeout> | undefined;
