@@ -238,6 +238,7 @@ Deno.test("a test's values are checked by their schemas, as the environment's te
     "REGIONS=eu,asia: expected eu or us",
   ]);
   assert.deepEqual(refused({ BETA: "maybe" }), ["BETA=maybe: expected 1 or 0"]);
+  assert.deepEqual(refused({ PAYMENTS_URL: undefined }), ["PAYMENTS_URL: required, and not set"]);
   assert.deepEqual(refused({ PAYMENTS_KEY: "pk_test" }), [
     "PAYMENTS_KEY (a secret, its value not shown): expected sk_live_...",
   ]);

@@ -34,7 +34,8 @@ export function checkGiven(
       result !== undefined && !result.issues?.length && isDeepStrictEqual(result.value, value);
     if (read.some(made)) continue;
     const issue = read.find((result) => result?.issues?.length)?.issues?.[0] ?? asIs.issues[0];
-    problems.push(problemOf(name, texts[0] ?? String(value), schema, issue));
+    const text = texts[0] ?? (value === undefined ? undefined : String(value));
+    problems.push(problemOf(name, text, schema, issue));
   }
 }
 
