@@ -33,6 +33,7 @@ export { safeNext } from "./auth/next.ts";
 export {
   createUser,
   getUser,
+  type NewUser,
   setRoles,
   UnknownUserError,
   type User,

@@ -5,7 +5,9 @@
  * fails on this file), a guard naming another stops the app's start, and `setRoles`, `createUser`
  * and `signUp` on its store refuse another with a `RangeError` naming the declared ones, before
  * anything is written. A user who holds a role no longer declared still signs in; the role grants
- * nothing and is not written back. An app without a declaration takes any well-formed name.
+ * nothing and is not written back. An app without a declaration takes any well-formed name. The
+ * declaration's own `setRoles`, `signUp` and `createUser` are typed with its names, and check them on
+ * any store.
  */
 import assert from "node:assert/strict";
 import { createUser, defineRoles, getUser, requireRole, setRoles, signUp } from "../lib/auth.ts";
@@ -42,6 +44,11 @@ Deno.test("defineRoles: the names, and requireRole typed with them", () => {
     roles.requireRole();
     // @ts-expect-error -- the names are the declared ones, not any string
     const _any: readonly "root"[] = roles.names;
+    const fields = { email: "ada@example.com", password: "a passphrase" };
+    // @ts-expect-error -- a typo of a declared role: a sign-up's roles are typed too
+    roles.signUp(requestContext(), fields, { roles: ["clrek"] });
+    // @ts-expect-error -- a typo of a declared role: a script's or a seed's new user's too
+    roles.createUser(Deno.openKv() as never, { ...fields, roles: ["admin", "membr"] });
   }
   for (
     const [names, message] of [
@@ -162,6 +169,47 @@ Deno.test("the declaration's setRoles checks on a script's own store, which no a
   assert.deepEqual((await roles.setRoles(store, ada.email, ["admin"])).roles, ["admin"]);
   // The shell's own setRoles on this store: no app declared roles for it, any name as before.
   assert.deepEqual((await setRoles(store, ada.email, ["admn"])).roles, ["admn"]);
+});
+
+Deno.test("the declaration's signUp and createUser take its roles, and check them on any store", async () => {
+  using store = await Deno.openKv(":memory:");
+  const roles = defineRoles(["admin", "clerk"]);
+  const fields = { email: "ada@example.com", password: "a passphrase" };
+  await assert.rejects(
+    roles.createUser(store, { ...fields, roles: ["admn" as "admin"] }),
+    (error: Error) =>
+      error instanceof RangeError && /^createUser: "admn" is not one/.test(error.message) &&
+      DECLARED.test(error.message),
+  );
+  assert.equal((await store.get(["auth", "emails", fields.email])).value, null);
+  assert.deepEqual((await roles.createUser(store, { ...fields, roles: ["clerk"] })).roles, [
+    "clerk",
+  ]);
+
+  const join = async (form: FormData) => {
+    const given = { email: form.get("email"), password: form.get("password") };
+    const role = String(form.get("role")) as "clerk";
+    try {
+      const result = await roles.signUp(requestContext(), given, { roles: [role] });
+      return result.ok ? result.user.roles : null;
+    } catch (error) {
+      return `${(error as Error).name}: ${(error as Error).message}`;
+    }
+  };
+  // An app with no declaration: only the declaration's own signUp holds to its roles.
+  const app = memoryApp({ routes: {}, actions: { "routes/_join/actions.ts": { join } } }, {
+    kv: store,
+    auth: ROOMY,
+  });
+  const client = new TestClient(app);
+  const form = credentials("pat@example.com", STORED_PASSWORD);
+  form.set("role", "clrek");
+  const refused = await client.call(join, form);
+  assert.match(String(refused), /^RangeError: signUp: "clrek" is not one of the app's roles; /);
+  assert.match(String(refused), DECLARED);
+  assert.equal((await store.get(["auth", "emails", "pat@example.com"])).value, null);
+  form.set("role", "clerk");
+  assert.deepEqual(await client.call(join, form), ["clerk"]);
 });
 
 Deno.test("the latest app made on a store says: made again without a declaration, any name; a default export that is no declaration stops the start", async () => {

@@ -156,7 +156,7 @@ Deno.test("a dead job is run again by retryDeadJob (same id, from its first try)
   });
   using _logs = captureLogs();
   const app = memoryApp({ routes: {}, jobs }, { kv });
-  using watched = watchJobs(app);
+  using watched = watchJobs(app, jobs);
   await jobs.enqueue(kv, "send", { to: "ada@example.com" }, { key: "m-1" });
   await jobs.enqueue(kv, "send", { to: "bob@example.com" }, { key: "m-2" });
   // Both tries ended, dead: a try is told once all of it is written, its lease given back too.
@@ -199,7 +199,7 @@ Deno.test("retryDeadJob keeps the job's key and the trace it was enqueued in", a
   });
   using _logs = captureLogs();
   const app = memoryApp({ routes: {}, jobs }, { kv, telemetry });
-  using watched = watchJobs(app);
+  using watched = watchJobs(app, jobs);
   await jobs.enqueue(kv, "send", undefined, { key: "m-1" });
   assert.ok((await watched.next("send")).digest, "dead");
   down = false;
@@ -341,7 +341,7 @@ Deno.test("a cron firing whose enqueue fails: Deno.cron's retry enqueues its slo
     const jobs = defineJobs({ tick: { cron: "0 * * * *", run() {} } });
     using _logs = captureLogs();
     const app = memoryApp({ routes: {}, jobs }, { kv });
-    using watch = watchJobs(app);
+    using watch = watchJobs(app, jobs);
     const tried = await watch.next("tick");
     // Before, the failed firing had marked its slot done: the next ran at the next hour's slot.
     const [slot] = dueSlots(scheduleOf("tick", "0 * * * *"), failedAt!);
@@ -934,7 +934,7 @@ Deno.test("watchJobs: a test waits for the try of a job a handler enqueued, keyl
     },
   };
   const app = memoryApp({ routes: { "inbound.ts": inbound }, jobs }, { kv, jobRetries: [0] });
-  using watch = watchJobs(app);
+  using watch = watchJobs(app, jobs);
   using _logs = captureLogs();
 
   assert.equal((await app.request("/inbound?job=reply", { method: "POST" })).status, 202);
@@ -958,13 +958,14 @@ Deno.test("watchJobs: a test waits for the try of a job a handler enqueued, keyl
     /No try of the job "reply" ended within 20 ms; ended: reply \(attempt 0\), breaks/,
   );
   // A name no job has (a typo) is said at once, naming the jobs there are - not a wait of 5 s
-  // that blames the job; and a job without a cron is not "no such job".
+  // that blames the job; and a job without a cron is not "no such job". (Past the types, which
+  // name the declared jobs only, as a test in JS would.)
   await assert.rejects(
-    watch.next("replies"),
+    watch.next("replies" as "reply"),
     /No job named "replies" in routes\/_jobs\.ts; its jobs: reply, breaks/,
   );
   await assert.rejects(watch.fireCron("reply"), /The job "reply" has no cron: enqueue it/);
-  await assert.rejects(watch.fireCron("replies"), /its jobs: reply, breaks/);
+  await assert.rejects(watch.fireCron("replies" as "reply"), /its jobs: reply, breaks/);
   await app.close();
 });
 
@@ -973,7 +974,7 @@ Deno.test("watchJobs on the second app of a manifest open on one store sees the 
   const jobs = defineJobs({ ping: { run() {} } });
   const first = memoryApp({ routes: {}, jobs }, { kv });
   const second = memoryApp({ routes: {}, jobs }, { kv });
-  using watch = watchJobs(second);
+  using watch = watchJobs(second, jobs);
   assert.equal(await jobs.enqueue(kv, "ping", undefined, { key: "p-1" }), true);
   // Before, the store's one listener ran it in the first app, and only its watchers were told.
   assert.equal((await watch.next("ping", { timeout: 2000 })).id, "p-1");
@@ -993,7 +994,7 @@ Deno.test("docs/testing.md's cron test: a cron job's slot fired now, its try awa
     },
   });
   const app = memoryApp({ routes: {}, jobs }, { kv });
-  using watch = watchJobs(app);
+  using watch = watchJobs(app, jobs);
   assert.equal(await watch.fireCron("autoClose"), true);
   const tried = await watch.next("autoClose"); // as soon as it ends, 5 s at most
   assert.equal(tried.digest, undefined, "it ran to the end");
@@ -1002,18 +1003,21 @@ Deno.test("docs/testing.md's cron test: a cron job's slot fired now, its try awa
   assert.equal(await watch.fireCron("autoClose"), false);
   assert.equal(await watch.fireCron("autoClose", Date.now() + 24 * 60 * 60_000), true);
   assert.equal((await watch.next("autoClose")).digest, undefined);
-  await assert.rejects(watch.fireCron("nightly"), /No cron job named "nightly"/);
+  await assert.rejects(watch.fireCron("nightly" as "autoClose"), /No cron job named "nightly"/);
   await app.close();
 
-  assert.throws(() => watchJobs(memoryApp({ routes: {} }, { kv })), /runs no background jobs/);
-  assert.throws(() => watchJobs({}), /an app made by createApp in this process/);
+  assert.throws(
+    () => watchJobs(memoryApp({ routes: {} }, { kv }), jobs),
+    /runs no background jobs/,
+  );
+  assert.throws(() => watchJobs({}, jobs), /an app made by createApp in this process/);
 });
 
 Deno.test("fireCron(at) enqueues the latest slot at or before at, also half a second before the next", async () => {
   await using kv = await Deno.openKv(":memory:");
   const jobs = defineJobs({ autoClose: { cron: "0 3 * * *", run() {} } });
   const app = memoryApp({ routes: {}, jobs }, { kv });
-  using watch = watchJobs(app);
+  using watch = watchJobs(app, jobs);
   const slot = Date.UTC(2030, 0, 2, 3);
   // Before, this enqueued the slot of 2 January, still half a second away.
   assert.equal(await watch.fireCron("autoClose", slot - 500), true);
@@ -1029,7 +1033,7 @@ Deno.test("a next() still waiting when its watch is disposed rejects at once, it
   await using kv = await Deno.openKv(":memory:");
   const jobs = defineJobs({ ping: { run() {} } });
   const app = memoryApp({ routes: {}, jobs }, { kv });
-  const watch = watchJobs(app);
+  const watch = watchJobs(app, jobs);
   const waiting = watch.next("ping", { timeout: 5000 });
   watch[Symbol.dispose]();
   // Before, it kept its timer and rejected 5 s later, "No try of the job ... ended".

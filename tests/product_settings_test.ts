@@ -191,9 +191,9 @@ Deno.test("a handler, a middleware and an action read the app's values, typed", 
 Deno.test("a test gives its own values, the environment untouched; the rest are as if unset", async () => {
   Deno.env.set("PAGE_SIZE", "99"); // never read by an app made with createApp
   try {
-    const { app } = settingsApp({ PAYMENTS_URL: "http://127.0.0.1:1", PAYMENTS_KEY: "k" });
+    const { app } = settingsApp({ PAYMENTS_URL: "http://127.0.0.1:1", PAYMENTS_KEY: KEY });
     const page = await new TestClient(app).get("/api/page");
-    assert.deepEqual(await page.json(), { PAGE_SIZE: 20, BETA: false, keyLength: 1 });
+    assert.deepEqual(await page.json(), { PAGE_SIZE: 20, BETA: false, keyLength: KEY.length });
     await app.close();
   } finally {
     Deno.env.delete("PAGE_SIZE");
@@ -217,6 +217,39 @@ Deno.test("a test that leaves out a required setting, or names one not declared,
   assert.throws(() => memoryApp({ routes: {} }, { settings: { PAGE_SIZE: 3 } }), {
     message: /PAGE_SIZE not declared/,
   });
+});
+
+Deno.test("a test's values are checked by their schemas, as the environment's text is, named the same way", async () => {
+  const refused = (given: Record<string, unknown>) => {
+    let problems: string[] = [];
+    assert.throws(() => settingsApp({ ...GOOD, ...given }), (error) => {
+      assert.ok(error instanceof SettingsError, String(error));
+      problems = error.problems;
+      return true;
+    });
+    return problems;
+  };
+  assert.deepEqual(refused({ PAYMENTS_URL: "not a url" }), [
+    "PAYMENTS_URL=not a url: expected a URL",
+  ]);
+  assert.deepEqual(refused({ PAYMENTS_URL: 42 }), ["PAYMENTS_URL=42: expected a URL"]);
+  assert.deepEqual(refused({ PAGE_SIZE: 500, REGIONS: ["eu", "asia"] }), [
+    "PAGE_SIZE=500: expected a number of rows, at most 100",
+    "REGIONS=eu,asia: expected eu or us",
+  ]);
+  assert.deepEqual(refused({ BETA: "maybe" }), ["BETA=maybe: expected 1 or 0"]);
+  assert.deepEqual(refused({ PAYMENTS_URL: undefined }), ["PAYMENTS_URL: required, and not set"]);
+  assert.deepEqual(refused({ PAYMENTS_KEY: "pk_test" }), [
+    "PAYMENTS_KEY (a secret, its value not shown): expected sk_live_...",
+  ]);
+  // Values, as `settings(ctx)` reads them: what the schema makes of a text is taken.
+  const { app } = settingsApp({ ...GOOD, PAGE_SIZE: 3, BETA: true, REGIONS: ["us"] });
+  assert.deepEqual(await (await app.request("/api/page")).json(), {
+    PAGE_SIZE: 3,
+    BETA: true,
+    keyLength: KEY.length,
+  });
+  await app.close();
 });
 
 Deno.test("an app made without these settings says so where they are read", async () => {

@@ -16,6 +16,7 @@ import { captureLogs, runJob, watchJobs } from "../lib/testing.ts";
 import { memoryApp } from "./helpers/app.ts";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
+const NEVER = false as boolean;
 
 Deno.test("runJob runs a reminder due tomorrow now, under the action's key, with the app's settings", async () => {
   await using kv = await Deno.openKv(":memory:");
@@ -49,12 +50,12 @@ Deno.test("runJob runs a reminder due tomorrow now, under the action's key, with
     kv,
     settings: { MAIL_URL: "http://127.0.0.1:9/send" },
   });
-  using watch = watchJobs(app);
+  using watch = watchJobs(app, jobs);
   assert.deepEqual(await (await app.request("/book", { method: "POST" })).json(), {
     queued: true,
   });
 
-  const tried = await runJob(app, "remind", { booking: "b-42" }, { key: "remind:b-42" });
+  const tried = await runJob(app, jobs, "remind", { booking: "b-42" }, { key: "remind:b-42" });
   assert.deepEqual(tried, {
     job: "remind",
     id: "remind:b-42",
@@ -66,13 +67,13 @@ Deno.test("runJob runs a reminder due tomorrow now, under the action's key, with
   // Done under its key, as the queue's message would have marked it: due tomorrow, it runs no more.
   assert.notEqual((await kv.get(["_jobs", "done", "remind", "remind:b-42"])).versionstamp, null);
   await assert.rejects(
-    runJob(app, "remind", { booking: "b-42" }, { key: "remind:b-42" }),
+    runJob(app, jobs, "remind", { booking: "b-42" }, { key: "remind:b-42" }),
     /The job "remind" was done already under the key "remind:b-42"/,
   );
 
   // Cancelled, then due: without a key, a try of its own, which finds nothing to remind of.
   await kv.delete(["bookings", "b-42"]);
-  const again = await runJob(app, "remind", { booking: "b-42" });
+  const again = await runJob(app, jobs, "remind", { booking: "b-42" });
   assert.equal(again.digest, undefined);
   assert.match(again.id, /^[0-9a-f-]{36}$/);
   assert.equal(sent.length, 1);
@@ -91,9 +92,9 @@ Deno.test("runJob: a failing try is a failure like a delivered one's - its line,
     },
   });
   const app = memoryApp({ routes: {}, jobs }, { kv, jobRetries: [0] });
-  using watch = watchJobs(app);
+  using watch = watchJobs(app, jobs);
   using logs = captureLogs();
-  const first = await runJob(app, "remind", { booking: "b-7" }, { key: "remind:b-7" });
+  const first = await runJob(app, jobs, "remind", { booking: "b-7" }, { key: "remind:b-7" });
   assert.match(first.digest ?? "", /^[0-9A-Z]{5}-[0-9A-Z]{5}$/);
   assert.equal(first.attempt, 0);
   const [line] = logs.lines.filter((each) => each.level === "error");
@@ -127,7 +128,7 @@ Deno.test("runJob: the job's timeout aborts its signal and fails the try", async
   });
   const app = memoryApp({ routes: {}, jobs }, { kv, jobRetries: [] });
   using logs = captureLogs();
-  const tried = await runJob(app, "hangs", undefined);
+  const tried = await runJob(app, jobs, "hangs", undefined);
   assert.ok(tried.digest);
   assert.equal((aborted as Error).name, "DeadlineExceeded");
   const [line] = logs.lines.filter((each) => each.level === "error");
@@ -147,20 +148,50 @@ Deno.test("runJob: the payload is checked and copied as an enqueue and the queue
   });
   const app = memoryApp({ routes: {}, jobs }, { kv });
   const payload = { items: ["a"] };
-  await runJob(app, "tidy", payload);
+  await runJob(app, jobs, "tidy", payload);
   assert.deepEqual(payload, { items: ["a"] }, "the job got a copy, as from KV");
+  const url = new URL("https://example.com") as unknown as string; // past the type, as JS would
   await assert.rejects(
-    runJob(app, "tidy", { items: [new URL("https://example.com")] }),
+    runJob(app, jobs, "tidy", { items: [url] }),
     /Job "tidy": its payload holds a URL \(at payload\.items\[0\]\)/,
   );
   await assert.rejects(
-    runJob(app, "tdy", { items: [] }),
+    runJob(app, jobs, "tdy" as "tidy", { items: [] }),
     /No job named "tdy" in routes\/_jobs\.ts; its jobs: tidy/,
   );
-  await assert.rejects(runJob({}, "tidy", { items: [] }), /an app made by createApp/);
+  await assert.rejects(runJob({}, jobs, "tidy", { items: [] }), /an app made by createApp/);
   await assert.rejects(
-    runJob(memoryApp({ routes: {} }, { kv }), "tidy", { items: [] }),
+    runJob(memoryApp({ routes: {} }, { kv }), jobs, "tidy", { items: [] }),
     /runs no background jobs/,
   );
+  await app.close();
+});
+
+Deno.test("runJob and watchJobs take the app's declaration: a job's name and payload are typed by it, and another is refused", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  const jobs = defineJobs({ remind: { run(_: { booking: string }) {} } });
+  const app = memoryApp({ routes: {}, jobs }, { kv });
+  using watch = watchJobs(app, jobs);
+  if (NEVER) {
+    // @ts-expect-error -- a payload field renamed in routes/_jobs.ts (booking -> bookingId)
+    await runJob(app, jobs, "remind", { bookingId: "b-1" });
+    // @ts-expect-error -- a job renamed or mistyped
+    await runJob(app, jobs, "remnd", { booking: "b-1" });
+    // @ts-expect-error -- a job renamed or mistyped: the watch knows the app's jobs too
+    await watch.next("remnd");
+    // @ts-expect-error -- the try's payload is the job's
+    const _id: number = (await watch.next("remind")).payload.booking;
+  }
+  const tried = await runJob(app, jobs, "remind", { booking: "b-1" });
+  const seen = await watch.next("remind");
+  assert.equal(seen.payload.booking, tried.payload.booking);
+  assert.equal(seen.payload.booking, "b-1");
+  // A declaration that is not the app's (an older copy, another app's) would type another app.
+  const other = defineJobs({ remind: { run(_: { booking: string }) {} } });
+  await assert.rejects(
+    runJob(app, other, "remind", { booking: "b-1" }),
+    /runJob: the jobs given are not this app's; give its routes\/_jobs\.ts's default export/,
+  );
+  assert.throws(() => watchJobs(app, other), /watchJobs: the jobs given are not this app's/);
   await app.close();
 });

@@ -5,17 +5,21 @@
  * middleware must name a declared role or the app does not start, and `setRoles`, `createUser`
  * and `signUp` on its store refuse any other (`role_names.ts`), as `deno task users:add --role`
  * does. The declaration's own `requireRole` is typed with the names, so a typo is a `deno check`
- * error where it is written. An app without the file takes any well-formed name, as before.
+ * error where it is written, and so are its `setRoles`, `signUp` and `createUser`'s roles. An app
+ * without the file takes any well-formed name, as before.
  */
 import type { Manifest } from "../server/manifest.ts";
 import { middlewaresOf } from "../server/manifest.ts";
 import type { Middleware } from "../server/types.ts";
 import { requireRole } from "./guards.ts";
 import { declareRolesFor, refuseUndeclared, ROLE_NAME, rolesOfGuard } from "./role_names.ts";
-import { setRoles, type User } from "./users.ts";
+import type { AnyContext } from "../server/scope.ts";
+import { type AuthResult, type CredentialFields, signUp } from "./sign_in.ts";
+import { createUser, type NewUser, setRoles, type User } from "./users.ts";
 
 /**
- * What `defineRoles` returns: the declared names, and `requireRole` and `setRoles` typed with them.
+ * What `defineRoles` returns: the declared names, and `requireRole`, `setRoles`, `signUp` and
+ * `createUser` typed with them.
  *
  * @example
  * ```ts
@@ -46,6 +50,29 @@ export interface Roles<R extends string = string> {
    * @returns The user with the new roles.
    */
   setRoles(kv: Deno.Kv, email: string, roles: readonly R[]): Promise<User>;
+  /**
+   * `signUp()` whose `roles` are only declared ones, typed: `{ roles: ["membr"] }` is a
+   * `deno check` error where it is written, not a `RangeError` at every sign-up.
+   *
+   * @param from `requestContext()` in a server action (or a handler's `ctx`, a middleware's `c`).
+   * @param fields The form's `email` and `password`, as sent.
+   * @param options `roles`: what every account made here has, the server's to say.
+   * @returns The new, signed-in user, or the errors to show in the form.
+   */
+  signUp(
+    from: AnyContext,
+    fields: CredentialFields,
+    options?: { roles?: readonly R[] },
+  ): Promise<AuthResult>;
+  /**
+   * `createUser()` whose `roles` are only declared ones, typed, and checked on any store (a
+   * script's or a seed's own, which no app has tied to the declaration).
+   *
+   * @param kv The store.
+   * @param fields The email, the password, and optionally roles and a name.
+   * @returns The new user.
+   */
+  createUser(kv: Deno.Kv, fields: NewUser<R>): Promise<User>;
 }
 
 /**
@@ -56,7 +83,8 @@ export interface Roles<R extends string = string> {
  * may name it, and `setRoles` refuses to write it back (docs/users.md).
  *
  * @param names The roles: letters, digits, `_ - . :`, 64 at most each; at least one, none twice.
- * @returns The declaration: `names`, and `requireRole` and `setRoles` typed with them.
+ * @returns The declaration: `names`, and `requireRole`, `setRoles`, `signUp` and `createUser`
+ * typed with them.
  * @throws {TypeError} When a name is not a role's name, or is there twice, or there is none.
  *
  * @example
@@ -92,6 +120,18 @@ export function defineRoles<const R extends string>(names: readonly [R, ...R[]])
     setRoles: async (kv: Deno.Kv, email: string, roles: readonly R[]) => {
       refuseUndeclared(roles, declared, "setRoles");
       return await setRoles(kv, email, roles);
+    },
+    signUp: async (
+      from: AnyContext,
+      fields: CredentialFields,
+      options: { roles?: readonly R[] } = {},
+    ) => {
+      if (Array.isArray(options.roles)) refuseUndeclared(options.roles, declared, "signUp");
+      return await signUp(from, fields, options);
+    },
+    createUser: async (kv: Deno.Kv, fields: NewUser<R>) => {
+      if (Array.isArray(fields.roles)) refuseUndeclared(fields.roles, declared, "createUser");
+      return await createUser(kv, fields);
     },
   });
 }

@@ -204,6 +204,29 @@ export function publicUser({ id, email, name, roles }: User): User {
 }
 
 /**
+ * What `createUser` takes: an email, a password, and optionally roles (`R`: the declared ones, with
+ * `roles.createUser` of `routes/_roles.ts`) and a name.
+ *
+ * @example
+ * ```ts
+ * import type { NewUser } from "shell/auth";
+ *
+ * const seed: NewUser<"admin" | "clerk"> = { email: "ada@example.com", password: "a passphrase" };
+ * ```
+ * @see docs/users.md - The first admin
+ */
+export interface NewUser<R extends string = string> {
+  /** The email, normalised here. */
+  email: string;
+  /** The password, hashed here as sign-up hashes it. */
+  password: string;
+  /** Their roles (none unless given). */
+  roles?: readonly R[];
+  /** A name to show. */
+  name?: string;
+}
+
+/**
  * Creates a user with a password: for scripts, seeds and tests (`deno task users:add` uses it).
  * The email is normalised; the password is hashed as sign-up hashes it.
  *
@@ -230,10 +253,7 @@ export function publicUser({ id, email, name, roles }: User): User {
  * ```
  * @see docs/users.md - The first admin
  */
-export async function createUser(
-  kv: Deno.Kv,
-  fields: { email: string; password: string; roles?: readonly string[]; name?: string },
-): Promise<User> {
+export async function createUser(kv: Deno.Kv, fields: NewUser): Promise<User> {
   const email = normalizeEmail(fields.email);
   if (email === undefined) throw new RangeError(`Not an email address: ${fields.email}`);
   if (!fields.password) throw new RangeError("The password is empty");

@@ -65,12 +65,18 @@ const stop = new AbortController();
 const interrupted = () => stop.abort(new Error("interrupted"));
 Deno.addSignalListener("SIGINT", interrupted);
 let code = 0;
+let said = "";
 try {
   const report = await found[0].reindex(kv, {
     batch,
     signal: stop.signal,
-    progress: ({ items, removed }) =>
-      console.error(`kv:reindex ${name}: ${removed} stale entries removed, ${items} items read`),
+    progress: ({ items, removed }) => {
+      // Told after each batch: one that read no item and removed nothing (a walk of unchanged
+      // index entries, the logs) would say the line before again.
+      const line = `kv:reindex ${name}: ${removed} stale entries removed, ${items} items read`;
+      if (line !== said) console.error(line);
+      said = line;
+    },
   });
   for (const collision of report.collisions) {
     console.log(JSON.stringify({ collision: { ...collision, value: String(collision.value) } }));

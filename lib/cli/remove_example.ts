@@ -7,7 +7,8 @@
  * `/favicon.ico`, a 404 in the console of a team's first page), a home page and the not-found
  * page. `deno.json` keeps no entry for a stylesheet it removed (the build's, see
  * `lib/build/styles/deno_json.ts`), so the tree is consistent before the next build. Run it first,
- * on a fresh clone: the files it writes replace whatever is there. Run again, it finds no list and says so. See docs/start.md.
+ * on a fresh clone: the files it writes replace whatever is there. Run again, it finds no list and
+ * says so. See docs/start.md.
  */
 import { parse } from "jsonc-parser";
 import { dirname, isAbsolute, join } from "node:path";

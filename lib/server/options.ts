@@ -122,8 +122,10 @@ export interface AppOptions {
   pageCache?: PageCacheOptions | false;
   /**
    * The values of the product's settings (`routes/_settings.ts`), by variable: the entry points
-   * read them from the environment; a test gives those it needs, and each one not given is as if
-   * its variable were unset (its default; a required one is an error). `settings(ctx)` reads them.
+   * read them from the environment; a test gives those it needs - values as `settings(ctx)` reads
+   * them (`2`, not `"2"`), each checked by its schema (a `SettingsError` naming it, as at start)
+   * - and each one not given is as if its variable were unset (its default; a required one is an
+   * error).
    */
   settings?: Readonly<Record<string, unknown>>;
 }

@@ -8,6 +8,7 @@
  */
 import type { JobContext } from "../kv/jobs/define.ts";
 import { type AnyContext, scopeOf } from "../server/scope.ts";
+import { checkGiven } from "./given.ts";
 import { isSecret, readVariables, type SettingSchema, SettingsError } from "./read.ts";
 
 /**
@@ -127,9 +128,10 @@ export interface ProductSettings {
 }
 
 /**
- * The app's settings: `given` (the entry point's, from the environment, or a test's own), each
- * setting not given as if its variable were unset. Throws `SettingsError` for a required setting
- * not given, and a `TypeError` for a value given that is not declared.
+ * The app's settings: `given` (the entry point's, from the environment, or a test's own, checked
+ * by their schemas: `given.ts`), each setting not given as if its variable were unset. Throws
+ * `SettingsError` for a value given that its schema refuses and for a required setting not given,
+ * and a `TypeError` for a value given that is not declared.
  */
 export function productSettings(
   declaration: SettingsDeclaration | undefined,
@@ -144,6 +146,7 @@ export function productSettings(
   }
   if (!declaration) return undefined;
   const problems: string[] = [];
+  checkGiven(schemas, given, problems);
   const missing = Object.fromEntries(
     Object.entries(schemas).filter(([name]) => !Object.hasOwn(given, name)),
   );

@@ -90,6 +90,14 @@ export function isSecret(schema: object): boolean {
   return typeof wrapped === "object" && wrapped !== null && isSecret(wrapped);
 }
 
+/** The records of values `readVariables` made: read from text by their schemas, checked already. */
+const read = new WeakSet<object>();
+
+/** Whether `values` are what `readVariables` read (an entry point's, from the environment). */
+export function wasRead(values: object): boolean {
+  return read.has(values);
+}
+
 /**
  * Each variable of `schemas` read from `env` and parsed by its schema: the values by name (a
  * setting unset and not required is there, as what its schema made of `undefined`). Each variable
@@ -101,6 +109,7 @@ export function readVariables(
   problems: string[],
 ): Record<string, unknown> {
   const values: Record<string, unknown> = {};
+  read.add(values);
   for (const [name, schema] of Object.entries(schemas)) {
     const text = env(name) || undefined;
     const result = schema["~standard"].validate(text) as StandardResult | Promise<unknown>;
@@ -115,19 +124,25 @@ export function readVariables(
 }
 
 /** A Standard Schema's result; valibot's issues say what they expected and received, too. */
-interface StandardResult {
+export interface StandardResult {
   value?: unknown;
   issues?: readonly Issue[];
 }
 
-interface Issue {
+export interface Issue {
   message: string;
   expected?: string | null;
   received?: string;
   input?: unknown;
 }
 
-function problemOf(name: string, text: string | undefined, schema: object, issue: Issue): string {
+/** The problem line of the setting `name` whose text `text` its schema refused with `issue`. */
+export function problemOf(
+  name: string,
+  text: string | undefined,
+  schema: object,
+  issue: Issue,
+): string {
   if (text === undefined) return `${name}: required, and not set`;
   if (!isSecret(schema)) return `${name}=${text}: ${issue.message}`;
   // valibot's own messages quote what they received: the value, or a part of it after a

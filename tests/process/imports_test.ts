@@ -141,7 +141,7 @@ function knotsOf(graph: Map<string, string[]>): string[][] {
  * those part, a cycle through it says nothing. Every other cycle is one of these, or a defect.
  */
 const KNOTS = [
-  // kv/jobs.ts (the job runner, in kv/) names failures by errors/digest.ts, and
+  // kv/jobs/ (the job runner, in kv/) names failures by errors/digest.ts, and
   // errors/repeats_kv.ts commits with kv/commit.ts.
   ["errors", "kv"],
   // Every .tsx of render/ is compiled against the JSX runtime (jsx/), which makes islands

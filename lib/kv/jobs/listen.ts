@@ -46,6 +46,8 @@ export interface AppJobs {
   runNow(name: string, payload: unknown, id: string, keyed: boolean): Promise<void>;
   /** The names of the jobs `routes/_jobs.ts` declares, for a test's mistake to name them. */
   readonly names: readonly string[];
+  /** The declaration itself, for the test kit to know a test gave the app's. */
+  readonly declaration: Jobs;
 }
 
 /** How long an app's close waits for its jobs under way (an unfinished one is delivered again). */
@@ -92,6 +94,7 @@ export function listenJobs(
   const names = Object.keys(jobs.definitions);
   return {
     names,
+    declaration: jobs,
     async ended() {
       if (app.running.size === 0) return;
       let timer: ReturnType<typeof setTimeout> | undefined;

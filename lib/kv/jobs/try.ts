@@ -26,13 +26,13 @@ const RETRIES = [1_000, 10_000, 60_000, 300_000, 900_000];
  * ```
  * @see docs/testing.md - Background jobs
  */
-export interface JobTry {
+export interface JobTry<P = unknown> {
   /** The job's name. */
   job: string;
   /** Its id: its key, else a random one. */
   id: string;
-  /** What it was enqueued with. */
-  payload: unknown;
+  /** What it was enqueued with (typed by the job's `run` where the test kit knows the job). */
+  payload: P;
   /** Tries before this one. */
   attempt: number;
   /** The failure's digest, if this try failed (tried again, or kept as dead). */

@@ -41,6 +41,8 @@ Deno.test("deno task kv:reindex finds the app's collection by name and drops the
     "tasks: 3 items read, 0 indexed again, 3 stale entries removed, 0 collisions, 0 refused",
   );
   assert.match(done.err, /kv:reindex tasks: 2 stale entries removed, 0 items read/);
+  const told = done.err.split("\n").filter((line) => line.startsWith("kv:reindex tasks:"));
+  assert.deepEqual(told, [...new Set(told)], "each progress line once");
   using kv = await Deno.openKv(path);
   const left = await Array.fromAsync(kv.list({ prefix: ["tasks"] }));
   assert.deepEqual(new Set(left.map(({ key }) => key[1])), new Set(["items", "log"]));
