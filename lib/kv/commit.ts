@@ -163,6 +163,7 @@ export function inTurns<T>(
   subjects: readonly object[],
   work: () => Promise<T>,
 ): Promise<T> {
+  if (subjects.length === 1) return inTurn(kv, subjects[0], work);
   const rank = (subject: object) => {
     if (!ranks.has(subject)) ranks.set(subject, ranked++);
     return ranks.get(subject)!;

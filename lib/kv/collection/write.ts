@@ -453,12 +453,15 @@ async function commitChanges(
   // An async one's later additions, or its rejection, are the write's. Only a promise is awaited:
   // `jobs.add` answers the AtomicOperation, whose `then` throws ("did you forget to call commit()").
   // Measured with the rest: too much added is a `KvLimitError`, not KV's bare `TypeError`.
-  const product = atomic.measuring(outside(new Set(names)));
-  for (const { plan: { also, id } } of decided) {
-    const added = also?.(product, id);
-    if (added instanceof Promise) await added;
+  const adding = decided.filter(({ plan }) => plan.also);
+  if (adding.length > 0) {
+    const product = atomic.measuring(outside(new Set(names)));
+    for (const { plan: { also, id } } of adding) {
+      const added = also!(product, id);
+      if (added instanceof Promise) await added;
+    }
+    atomic.assertFits();
   }
-  if (decided.some(({ plan }) => plan.also)) atomic.assertFits();
   return await commit(atomic.op);
 }
 
