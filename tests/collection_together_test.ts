@@ -4,8 +4,9 @@
  * a tool library's tools and loans: a loan and its tool's move are written both or neither - the
  * second refused by its state machine, a taken unique value, a changed versionstamp, its schema, a
  * check - two workers on one SQLite file lending one tool leave exactly one loan, read-modify-write
- * functions run again on a lost race with nothing lost, live feeds see every change, and a commit
- * over KV's limits is refused naming the limit, with nothing written.
+ * functions run again on a lost race with nothing lost (and give up, bounded, with a KvBusyError),
+ * live feeds see every change, a failure at any KV call leaves the store before or after, and a
+ * commit over KV's limits is refused naming the limit, with nothing written.
  */
 import assert from "node:assert/strict";
 import * as v from "valibot";
@@ -13,6 +14,7 @@ import {
   collection,
   commitAll,
   ConflictError,
+  KvBusyError,
   TransitionError,
   ValidationError,
 } from "../lib/data.ts";
@@ -442,5 +444,30 @@ Deno.test("commitAll: a write that leaves its item as it was still holds the com
     assert.equal(tool.value.name, "Drill (repaired)");
     assert.equal(tool.versionstamp, (await tools.get(one, drill.id))?.versionstamp);
     assert.ok(await loans.get(one, loan.id));
+  });
+});
+
+Deno.test("commitAll: a commit that loses every race gives up after bounded tries with a KvBusyError, nothing written", async () => {
+  await twoWorkers(async (one, other) => {
+    const drill = await tools.create(one, { name: "Drill", state: "available" });
+    let runs = 0;
+    // Another worker writes the tool between every read and its commit.
+    const busy = commitAll(one, [
+      loans.creating({ tool: drill.id, member: "ada", state: "open" }),
+      tools.updating(drill.id, async (tool) => {
+        runs++;
+        await tools.update(other, drill.id, (t) => ({ lends: t.lends + 1 }));
+        return { state: "lent", lends: tool.lends };
+      }),
+    ]);
+    await assert.rejects(
+      busy,
+      (error) =>
+        error instanceof KvBusyError &&
+        error.message.startsWith("loans: create, tools: update: not committed"),
+    );
+    assert.equal(runs, 20, "20 tries, each reading again");
+    assert.equal((await loans.list(one)).items.length, 0, "no loan");
+    assert.equal((await tools.get(one, drill.id))?.value.state, "available");
   });
 });
