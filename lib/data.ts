@@ -52,6 +52,7 @@ export type { Page } from "./kv/collection/read.ts";
 export type { Collision, ReindexOptions, ReindexReport } from "./kv/collection/reindex.ts";
 export type { CollectionSchema, InputOf, OutputOf, SchemaResult } from "./kv/collection/schema.ts";
 export type { CreateOptions, Patch, WriteOptions } from "./kv/collection/write.ts";
+export { commitAll, type Results, type Write } from "./kv/collection/together.ts";
 export { type ParsedForm, parseForm } from "./actions/input.ts";
 export {
   ConflictError,

@@ -23,7 +23,7 @@ import { COMMIT_LIMITS, MeasuredAtomic } from "../lib/kv/measured_atomic.ts";
 import type { RouteModule } from "../lib/server/manifest.ts";
 import { captureLogs } from "../lib/testing.ts";
 import { memoryApp } from "./helpers/app.ts";
-import { assertConsistent, entriesOf, type IndexRule } from "./helpers/collections.ts";
+import { assertConsistent, entriesOf, failing, type IndexRule } from "./helpers/collections.ts";
 
 const Card = v.object({
   title: v.pipe(v.string(), v.trim(), v.minLength(1, "A title, please."), v.maxLength(200)),
@@ -662,46 +662,6 @@ Deno.test("10,000 items paged: every item exactly once, in order, by id and by i
   ]);
   assert.deepEqual(ids, ids.toSorted(), "ids in creation order");
 });
-
-/** The store, failing the `failAt`-th read or commit with an error of KV's kind. */
-function failing(kv: Deno.Kv, failAt: number): { kv: Deno.Kv; calls: () => number } {
-  let calls = 0;
-  const tick = () => {
-    if (++calls === failAt) throw new TypeError("injected: the disk went away");
-  };
-  const proxy = new Proxy(kv, {
-    get(target, prop) {
-      if (prop === "get" || prop === "getMany") {
-        // deno-lint-ignore no-explicit-any
-        return async (...args: any[]) => {
-          tick();
-          // deno-lint-ignore no-explicit-any
-          return await (target[prop] as any)(...args);
-        };
-      }
-      if (prop === "atomic") {
-        return () => {
-          const op = target.atomic();
-          return new Proxy(op, {
-            get(o, p) {
-              if (p === "commit") {
-                return async () => {
-                  tick();
-                  return await o.commit();
-                };
-              }
-              const value = Reflect.get(o, p);
-              return typeof value === "function" ? value.bind(o) : value;
-            },
-          });
-        };
-      }
-      const value = Reflect.get(target, prop);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
-  return { kv: proxy, calls: () => calls };
-}
 
 Deno.test("a failure at any KV call of a write leaves the store as before it or after it, never between", async () => {
   const writes: [string, (kv: Deno.Kv, id: string) => Promise<unknown>][] = [

@@ -148,3 +148,30 @@ export function inTurn<T>(
 export function inLine(kv: Deno.Kv, subject: object | string): number {
   return turns.get(kv)?.get(subject)?.length ?? 0;
 }
+
+/** The order `inTurns` takes subjects in: the order this isolate first saw them. */
+const ranks = new WeakMap<object, number>();
+let ranked = 0;
+
+/**
+ * Runs `work` once it has the turn of every one of `subjects` in `kv` (a commit writing several
+ * collections). Turns are taken one after the other in one order for every caller, so two works
+ * each holding the subject the other waits for cannot happen.
+ */
+export function inTurns<T>(
+  kv: Deno.Kv,
+  subjects: readonly object[],
+  work: () => Promise<T>,
+): Promise<T> {
+  if (subjects.length === 1) return inTurn(kv, subjects[0], work);
+  const rank = (subject: object) => {
+    if (!ranks.has(subject)) ranks.set(subject, ranked++);
+    return ranks.get(subject)!;
+  };
+  const ordered = [...new Set(subjects)].sort((a, b) => rank(a) - rank(b));
+  const inAll = ordered.reduceRight<() => Promise<T>>(
+    (inner, subject) => () => inTurn(kv, subject, inner),
+    work,
+  );
+  return inAll();
+}

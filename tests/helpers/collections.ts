@@ -3,7 +3,8 @@
  * What a collection's keys must say, read straight from KV (`lib/kv/collection/declared.ts` has the
  * layout): every item has exactly the index entries its index values call for, each a copy from
  * the same commit (same versionstamp), and no entry is there without its item; and each change log
- * is numbered 1…latest with no gap, its events replaying to the items as they are.
+ * is numbered 1…latest with no gap, its events replaying to the items as they are. And a store
+ * that fails its n-th call, for writes interrupted at every step.
  */
 import assert from "node:assert/strict";
 
@@ -103,4 +104,44 @@ export async function assertConsistent(
     );
   }
   return items;
+}
+
+/** The store, failing the `failAt`-th read or commit with an error of KV's kind. */
+export function failing(kv: Deno.Kv, failAt: number): { kv: Deno.Kv; calls: () => number } {
+  let calls = 0;
+  const tick = () => {
+    if (++calls === failAt) throw new TypeError("injected: the disk went away");
+  };
+  const proxy = new Proxy(kv, {
+    get(target, prop) {
+      if (prop === "get" || prop === "getMany") {
+        // deno-lint-ignore no-explicit-any
+        return async (...args: any[]) => {
+          tick();
+          // deno-lint-ignore no-explicit-any
+          return await (target[prop] as any)(...args);
+        };
+      }
+      if (prop === "atomic") {
+        return () => {
+          const op = target.atomic();
+          return new Proxy(op, {
+            get(o, p) {
+              if (p === "commit") {
+                return async () => {
+                  tick();
+                  return await o.commit();
+                };
+              }
+              const value = Reflect.get(o, p);
+              return typeof value === "function" ? value.bind(o) : value;
+            },
+          });
+        };
+      }
+      const value = Reflect.get(target, prop);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return { kv: proxy, calls: () => calls };
 }

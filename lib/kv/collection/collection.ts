@@ -18,11 +18,15 @@ import { type Declaration, resolveDeclaration } from "./resolve.ts";
 import type { CollectionSchema, InputOf, OutputOf } from "./schema.ts";
 import { reindex, type ReindexOptions, type ReindexReport } from "./reindex.ts";
 import { findItem, getItem, listItems, PAGE, type Page, snapshotOf } from "./read.ts";
+import { describe, type Write } from "./together.ts";
 import {
   createItem,
   type CreateOptions,
   deleteItem,
   type Patch,
+  planCreate,
+  planDelete,
+  planUpdate,
   updateItem,
   type WriteOptions,
 } from "./write.ts";
@@ -252,6 +256,15 @@ export interface Collection<T, In = T, I extends string = string, U extends stri
    */
   delete(kv: Deno.Kv, id: string, options?: WriteOptions): Promise<string | null>;
   /**
+   * `create`, described for `commitAll`, which commits it with other writes, all or none. Its
+   * `id` is the new item's, known before the commit (for another write of the commit to hold).
+   */
+  creating(input: In, options?: CreateOptions): Write<Entity<T>>;
+  /** `update`, described for `commitAll`, which commits it with other writes, all or none. */
+  updating(id: string, patch: Patch<T>, options?: WriteOptions): Write<Entity<T>>;
+  /** `delete`, described for `commitAll`, which commits it with other writes, all or none. */
+  deleting(id: string, options?: WriteOptions): Write<string | null>;
+  /**
    * For another collection's write that holds only while this item is as it was read (`checks`):
    * `counts.create(kv, count, { checks: [takes.check(take)] })` commits only while `take` is
    * unchanged, in every worker and instance.
@@ -352,6 +365,10 @@ export function collection<
     list: (kv, query = {}) => listItems(kv, d, query),
     update: (kv, id, patch, write) => updateItem(kv, d, id, patch, write),
     delete: (kv, id, write) => deleteItem(kv, d, id, write),
+    creating: (input, write) => describe(planCreate(d, input, write), ({ entity }) => entity!),
+    updating: (id, patch, write) =>
+      describe(planUpdate(d, id, patch, write), ({ entity }) => entity!),
+    deleting: (id, write) => describe(planDelete(d, id, write), ({ written }) => written ?? null),
     check: ({ id, versionstamp }) => itemCheck(d, id, versionstamp),
     checkAbsent: (index, value) => absenceCheck(d, index, value),
     reindex: (kv, options) => reindex(kv, d, options),

@@ -20,7 +20,7 @@ import { MeasuredAtomic } from "../measured_atomic.ts";
 import { keySize, MAX_KEY_BYTES } from "../limits.ts";
 import { type Declared, keys, type ResolvedIndex, sameValue } from "./declared.ts";
 import { ConflictError, ValidationError } from "./errors.ts";
-import { getAll, KEEP, write } from "./write.ts";
+import { commitWrites, getAll, KEEP } from "./write.ts";
 
 /** How many collisions, and how many refused items, a report lists (it counts every one). */
 export const REPORT_LIMIT = 100;
@@ -320,10 +320,16 @@ async function indexItem(
   // Each try that ends in a collision leaves one more unique index out: bounded by their number.
   for (let tries = 0; tries <= d.indexes.size + 1; tries++) {
     try {
-      const { written } = await write(kv, d, id, "reindex", { skip }, async (current) => {
-        if (current.value === null) return KEEP;
-        return await isIndexed(kv, d, id, current, skip, collide) ? KEEP : current.value;
-      });
+      const [{ written }] = await commitWrites(kv, [{
+        d,
+        id,
+        what: "reindex",
+        skip,
+        decide: async (current) => {
+          if (current.value === null) return KEEP;
+          return await isIndexed(kv, d, id, current, skip, collide) ? KEEP : current.value;
+        },
+      }]);
       if (written) report.rewritten++;
       return;
     } catch (error) {

@@ -8,12 +8,14 @@
  * function given to `update` runs again on the item as it now is), a bounded number of times;
  * within an isolate a collection's writes go one at a time (they would only race each other for
  * the log's counter). What the schema, the state machine or KV's limits refuse is thrown before
- * anything is written.
+ * anything is written. Writes of several items, of one collection or several, commit the same
+ * way in one commit (`commitWrites`): each as it would alone, all or none of them.
  */
 import { isDeepStrictEqual } from "node:util";
 import { httpError } from "../../shared/http_error.ts";
 import type { Entity } from "../../shared/live_view.ts";
-import { type Commit, inTurn, retrying } from "../commit.ts";
+import { type Commit, inTurns, retrying } from "../commit.ts";
+import { keyName } from "../key_name.ts";
 import { KvLimitError, valueSize } from "../limits.ts";
 import { MeasuredAtomic } from "../measured_atomic.ts";
 import {
@@ -82,9 +84,9 @@ export interface CreateOptions {
    * all when an update changes nothing. A check it adds that fails fails every try (a
    * `KvBusyError`): give a job a key no earlier commit took, such as the new item's id. An async
    * one is awaited before the commit; its rejection is the write's (nothing committed). It gets
-   * the write's own atomic operation: it adds keys of the product's. One under the collection's
-   * name (its items, indexes and change logs, which the write sets and checks itself) is a
-   * `TypeError` naming the key, with nothing committed. What it adds counts toward KV's limits on
+   * the write's own atomic operation: it adds keys of the product's. One under the name of a
+   * collection the commit writes (its items, indexes and change logs, which the write sets and
+   * checks itself) is a `TypeError` naming the key, with nothing committed. What it adds counts toward KV's limits on
    * one commit: beyond them the write throws a `KvLimitError`.
    */
   also?: (atomic: Deno.AtomicOperation, id: string) => unknown;
@@ -112,24 +114,97 @@ export const KEEP = Symbol("keep");
 type Decision = object | null | typeof KEEP;
 
 /**
- * A write's own options: `skip` names unique indexes the commit leaves alone (a reindex's item
- * whose value there another item holds: its other entries are still written).
+ * One write of a commit: the item, what it holds only with (`checks`) and adds (`also`), the
+ * unique indexes it leaves alone (`skip`: a reindex's item whose value there another item holds;
+ * its other entries are still written), and `decide`, which says what the item becomes (an item,
+ * `null` to delete it, `KEEP` to leave it) - again on each try, on the item as then read.
  */
-interface Staging extends CreateOptions {
+export interface Planned extends CreateOptions {
+  d: Declared;
+  id: string;
+  what: string;
   skip?: ReadonlySet<string>;
+  decide: (current: Deno.KvEntryMaybe<object>) => Decision | Promise<Decision>;
+}
+
+/** What a write came to: the item as committed (`null`: none), and the commit's versionstamp. */
+export interface Outcome {
+  entity: Entity<object> | null;
+  written?: string;
+}
+
+export function planCreate(
+  d: Declared,
+  input: unknown,
+  { checks, also }: CreateOptions = {},
+): Planned {
+  let valid: Promise<object> | undefined;
+  return {
+    d,
+    id: newId(),
+    what: "create",
+    checks,
+    also,
+    async decide(current) {
+      if (current.value !== null) throw new Error(`${d.name}: the new id exists already`);
+      return await (valid ??= validate(d.name, d.schema, input));
+    },
+  };
+}
+
+export function planUpdate(
+  d: Declared,
+  id: string,
+  patch: Patch<object>,
+  { versionstamp, checks, also }: WriteOptions = {},
+): Planned {
+  return {
+    d,
+    id,
+    what: "update",
+    checks,
+    also,
+    async decide(current) {
+      if (current.value === null) throw gone(d);
+      if (versionstamp !== undefined && current.versionstamp !== versionstamp) {
+        throw new ConflictError(d.name, "changed");
+      }
+      const fields = typeof patch === "function" ? await patch(current.value) : patch;
+      const next = await validate(d.name, d.schema, { ...current.value, ...fields });
+      assertTransitions(d, current.value, next);
+      return isDeepStrictEqual(next, current.value) ? KEEP : next;
+    },
+  };
+}
+
+export function planDelete(
+  d: Declared,
+  id: string,
+  { versionstamp, checks, also }: WriteOptions = {},
+): Planned {
+  return {
+    d,
+    id,
+    what: "delete",
+    checks,
+    also,
+    decide(current) {
+      if (current.value === null) return KEEP;
+      if (versionstamp !== undefined && current.versionstamp !== versionstamp) {
+        throw new ConflictError(d.name, "changed");
+      }
+      return null;
+    },
+  };
 }
 
 export async function createItem(
   kv: Deno.Kv,
   d: Declared,
   input: unknown,
-  { checks = [], also }: CreateOptions = {},
+  options?: CreateOptions,
 ): Promise<Entity<object>> {
-  const value = await validate(d.name, d.schema, input);
-  const { entity } = await write(kv, d, newId(), "create", { checks, also }, (current) => {
-    if (current.value !== null) throw new Error(`${d.name}: the new id exists already`);
-    return value;
-  });
+  const [{ entity }] = await commitWrites(kv, [planCreate(d, input, options)]);
   return entity!;
 }
 
@@ -138,19 +213,9 @@ export async function updateItem(
   d: Declared,
   id: string,
   patch: Patch<object>,
-  { versionstamp, checks = [], also }: WriteOptions = {},
+  options?: WriteOptions,
 ): Promise<Entity<object>> {
-  if (!isId(id)) throw gone(d);
-  const { entity } = await write(kv, d, id, "update", { checks, also }, async (current) => {
-    if (current.value === null) throw gone(d);
-    if (versionstamp !== undefined && current.versionstamp !== versionstamp) {
-      throw new ConflictError(d.name, "changed");
-    }
-    const fields = typeof patch === "function" ? await patch(current.value) : patch;
-    const next = await validate(d.name, d.schema, { ...current.value, ...fields });
-    assertTransitions(d, current.value, next);
-    return isDeepStrictEqual(next, current.value) ? KEEP : next;
-  });
+  const [{ entity }] = await commitWrites(kv, [planUpdate(d, id, patch, options)]);
   return entity!;
 }
 
@@ -158,16 +223,9 @@ export async function deleteItem(
   kv: Deno.Kv,
   d: Declared,
   id: string,
-  { versionstamp, checks = [], also }: WriteOptions = {},
+  options?: WriteOptions,
 ): Promise<string | null> {
-  if (!isId(id)) return null;
-  const { written } = await write(kv, d, id, "delete", { checks, also }, (current) => {
-    if (current.value === null) return KEEP;
-    if (versionstamp !== undefined && current.versionstamp !== versionstamp) {
-      throw new ConflictError(d.name, "changed");
-    }
-    return null;
-  });
+  const [{ written }] = await commitWrites(kv, [planDelete(d, id, options)]);
   return written ?? null;
 }
 
@@ -188,38 +246,87 @@ function assertTransitions(d: Declared, from: object, to: object): void {
 }
 
 /**
- * Reads the item, lets `decide` say what it becomes (an item, `null` to delete it, `KEEP` to
- * leave it), and commits that, checking `checks` too; again from the read when the commit lost a
- * race, where a check that no longer holds ends the write (its item changed: no retry can pass).
+ * Commits `plans` in one atomic commit: reads their items (and what each holds only with), lets
+ * each decide what its item becomes, and commits all of that at once; again from the read when the
+ * commit lost a race, where a check that no longer holds ends the writes (its item changed: no
+ * retry can pass). Resolves with each plan's outcome, in order. Within this isolate it waits for
+ * the earlier writes of every collection it writes.
  */
-export function write(
+export function commitWrites(kv: Deno.Kv, plans: readonly Planned[]): Promise<Outcome[]> {
+  const seen = new Set<string>();
+  for (const { d, id } of plans) {
+    const name = keyName(keys.item(d, id));
+    // Two decisions about one item in one commit: the second would overwrite the first unseen.
+    if (seen.has(name)) throw new TypeError(`${d.name}: item ${id} is written twice in one commit`);
+    seen.add(name);
+  }
+  const what = [...new Set(plans.map(({ d, what }) => `${d.name}: ${what}`))].join(", ");
+  return inTurns(
+    kv,
+    plans.map(({ d }) => d),
+    () => retrying(what, (commit) => attempt(kv, plans, commit)),
+  );
+}
+
+/** A change a plan decided: its item as read, what it becomes, the other items it holds with. */
+interface Decided {
+  plan: Planned;
+  current: Deno.KvEntryMaybe<object>;
+  others: Deno.KvEntryMaybe<unknown>[];
+  next: object | null;
+}
+
+/** One try of `commitWrites`: its outcomes, or `undefined` when the commit lost a race. */
+async function attempt(
   kv: Deno.Kv,
-  d: Declared,
-  id: string,
-  what: string,
-  { checks = [], also, skip }: Staging,
-  decide: (current: Deno.KvEntryMaybe<object>) => Decision | Promise<Decision>,
-): Promise<{ entity: Entity<object> | null; written?: string }> {
-  return inTurn(kv, d, () =>
-    retrying(`${d.name}: ${what}`, async (commit) => {
-      const [current, ...others] = await getAll(kv, [
-        keys.item(d, id),
-        ...checks.map(({ key }) => key),
-      ]) as Deno.KvEntryMaybe<object>[];
-      const failed = checks.find((check, i) =>
-        others[i].versionstamp !== check.versionstamp && !heldByItself(d, id, check, others[i])
-      );
-      if (failed) throw checkFailed(d.name, failed);
-      const next = await decide(current);
-      if (next === KEEP) {
-        const { value, versionstamp } = current;
-        return { entity: value === null ? null : { id, value, versionstamp: versionstamp! } };
-      }
-      const result = await commitChange(kv, d, id, [current, ...others], next, commit, also, skip);
-      if (!result.ok) return undefined;
-      const { versionstamp } = result;
-      return { entity: next && { id, value: next, versionstamp }, written: versionstamp };
-    }));
+  plans: readonly Planned[],
+  commit: Commit,
+): Promise<Outcome[] | undefined> {
+  // A string that is no id names no item, and is not read (it may be too long for a key).
+  const readable = (plan: Planned) => isId(plan.id);
+  const entries = await getAll(
+    kv,
+    plans.flatMap((plan) => [
+      ...(readable(plan) ? [keys.item(plan.d, plan.id)] : []),
+      ...(plan.checks ?? []).map(({ key }) => key),
+    ]),
+  );
+  let at = 0;
+  const outcomes: (Outcome | undefined)[] = [];
+  const decided: Decided[] = [];
+  const kept: Deno.KvEntryMaybe<unknown>[] = [];
+  for (const plan of plans) {
+    const { d, id, checks = [] } = plan;
+    const current = (readable(plan) ? entries[at++] : {
+      key: keys.item(d, id),
+      value: null,
+      versionstamp: null,
+    }) as Deno.KvEntryMaybe<object>;
+    const others = checks.map(() => entries[at++]);
+    const failed = checks.find((check, i) =>
+      others[i].versionstamp !== check.versionstamp && !heldByItself(d, id, check, others[i])
+    );
+    if (failed) throw checkFailed(d.name, failed);
+    const next = await plan.decide(current);
+    if (next === KEEP) {
+      const { value, versionstamp } = current;
+      outcomes.push({ entity: value === null ? null : { id, value, versionstamp: versionstamp! } });
+      // What the others write may rest on it (a function that let the item be as it was).
+      kept.push(current, ...others);
+      continue;
+    }
+    outcomes.push(undefined); // what it became, once committed
+    decided.push({ plan, current, others, next });
+  }
+  if (decided.length === 0) return outcomes as Outcome[];
+  const result = await commitChanges(kv, decided, kept, commit);
+  if (!result.ok) return undefined;
+  const { versionstamp } = result;
+  const written = decided.map(({ plan: { id }, next }): Outcome => ({
+    entity: next && { id, value: next, versionstamp },
+    written: versionstamp,
+  }));
+  return outcomes.map((outcome) => outcome ?? written.shift()!);
 }
 
 /**
@@ -232,7 +339,7 @@ function heldByItself(
   d: Declared,
   id: string,
   check: Deno.AtomicCheck,
-  entry: Deno.KvEntryMaybe<object>,
+  entry: Deno.KvEntryMaybe<unknown>,
 ): boolean {
   const [collection, kind] = entry.key;
   return check.versionstamp === null && collection === d.name && kind === "unique" &&
@@ -245,70 +352,130 @@ interface Logged {
   change: StoredChange;
 }
 
+/** The changes one log gets in a commit, numbered on from its counter in their order. */
+interface LogLine {
+  log: { latest: Deno.KvKey; events: Deno.KvKey };
+  changes: StoredChange[];
+  retainMs: number;
+}
+
+/** A unique value a write takes or leaves: its entry's key, and the item. */
+interface Held {
+  d: Declared;
+  id: string;
+  key: Deno.KvKey;
+}
+
 /**
- * Commits `current` becoming `next` (`null`: deleted): the item, its index entries, and its change
- * in the log of every view it is in, was in, or enters - checked against what the write read (the
- * item, and the other items it holds only with).
+ * Commits each decided item becoming `next` (`null`: deleted): the item, its index entries, and
+ * its change in the log of every view it is in, was in, or enters - checked against what the
+ * writes read (the items, the other items they hold only with, and the `kept` items that writes of
+ * the commit left as they were). Writes of one collection in one commit number their changes one
+ * after the other in the logs they share.
  */
-async function commitChange(
+async function commitChanges(
   kv: Deno.Kv,
-  d: Declared,
-  id: string,
-  [current, ...others]: Deno.KvEntryMaybe<object>[],
-  next: object | null,
+  decided: Decided[],
+  kept: Deno.KvEntryMaybe<unknown>[],
   commit: Commit,
-  also: CreateOptions["also"],
-  skip?: ReadonlySet<string>,
 ): Promise<Deno.KvCommitResult | Deno.KvCommitError> {
-  const atomic = new MeasuredAtomic(kv).check(current);
-  for (const other of others) atomic.check(other);
+  const atomic = new MeasuredAtomic(kv);
+  for (const { current, others } of decided) {
+    atomic.check(current);
+    for (const other of others) atomic.check(other);
+  }
+  for (const entry of kept) atomic.check(entry);
+  const names = [...new Set(decided.map(({ plan }) => plan.d.name))];
   try {
-    const { logs, claims, releases } = stageItem(atomic, d, id, current.value, next, skip);
-    const logKeys = logs.map(({ view }) => keys.log(d, view));
-    const read = await getAll(kv, [...logKeys.map((log) => log.latest), ...claims, ...releases]);
+    const lines = new Map<string, LogLine>();
+    const claims: Held[] = [];
+    const releases: Held[] = [];
+    const claimed = new Set<string>();
+    for (const { plan: { d, id, skip }, current, next } of decided) {
+      const staged = stageItem(atomic, d, id, current.value, next, skip);
+      for (const { view, change } of staged.logs) {
+        const log = keys.log(d, view);
+        const name = keyName(log.latest);
+        if (!lines.has(name)) lines.set(name, { log, changes: [], retainMs: d.retainMs });
+        lines.get(name)!.changes.push(change);
+      }
+      for (const key of staged.claims) {
+        // Two items of this commit taking one value: each read it free.
+        if (claimed.has(keyName(key))) throw new ConflictError(d.name, "taken", String(key[2]));
+        claimed.add(keyName(key));
+        claims.push({ d, id, key });
+      }
+      releases.push(...staged.releases.map((key) => ({ d, id, key })));
+    }
+    const logs = [...lines.values()];
+    const read = await getAll(kv, [
+      ...logs.map(({ log }) => log.latest),
+      ...[...claims, ...releases].map(({ key }) => key),
+    ]);
     const holderOf = (entry: Deno.KvEntryMaybe<unknown>) =>
       (entry.value as { id: string } | null)?.id;
-    for (const claim of read.slice(logs.length, logs.length + claims.length)) {
+    // A value one item of the commit leaves and another takes (a member's primary address moved)
+    // passes to the taker: its entry is set, not deleted.
+    const leaving = new Set(releases.map(({ id, key }) => `${id} ${keyName(key)}`));
+    claims.forEach(({ d, id, key }, i) => {
+      const claim = read[logs.length + i];
       const holder = holderOf(claim);
-      if (holder !== undefined && holder !== id) {
-        throw new ConflictError(d.name, "taken", String(claim.key[2]));
+      if (holder !== undefined && holder !== id && !leaving.has(`${holder} ${keyName(key)}`)) {
+        throw new ConflictError(d.name, "taken", String(key[2]));
       }
       atomic.check(claim);
-    }
-    for (const release of read.slice(logs.length + claims.length)) {
-      if (holderOf(release) === id) atomic.check(release).delete(release.key);
-    }
-    logs.forEach(({ change }, i) => {
+    });
+    releases.forEach(({ id, key }, i) => {
+      const release = read[logs.length + claims.length + i];
+      if (holderOf(release) === id && !claimed.has(keyName(key))) {
+        atomic.check(release).delete(key);
+      }
+    });
+    logs.forEach(({ log, changes, retainMs }, i) => {
       const counter = read[i] as Deno.KvEntryMaybe<number>;
-      const seq = (counter.value ?? 0) + 1;
+      let seq = counter.value ?? 0;
       atomic.check(counter);
-      atomic.set([...logKeys[i].events, seq], change, { expireIn: d.retainMs });
-      atomic.set(logKeys[i].latest, seq);
+      for (const change of changes) {
+        atomic.set([...log.events, ++seq], change, { expireIn: retainMs });
+      }
+      atomic.set(log.latest, seq);
     });
     atomic.assertFits();
   } catch (error) {
     if (!(error instanceof KvLimitError)) throw error;
-    throw new ValidationError(d.name, [], [`Too large to store: ${error.message}.`], error);
+    throw new ValidationError(
+      names.join(", "),
+      [],
+      [`Too large to store: ${error.message}.`],
+      error,
+    );
   }
   // An async one's later additions, or its rejection, are the write's. Only a promise is awaited:
   // `jobs.add` answers the AtomicOperation, whose `then` throws ("did you forget to call commit()").
   // Measured with the rest: too much added is a `KvLimitError`, not KV's bare `TypeError`.
-  const added = also?.(atomic.measuring(outside(d)), id);
-  if (added instanceof Promise) await added;
-  if (also) atomic.assertFits();
+  const adding = decided.filter(({ plan }) => plan.also);
+  if (adding.length > 0) {
+    const product = atomic.measuring(outside(new Set(names)));
+    for (const { plan: { also, id } } of adding) {
+      const added = also!(product, id);
+      if (added instanceof Promise) await added;
+    }
+    atomic.assertFits();
+  }
   return await commit(atomic.op);
 }
 
 /**
- * The guard of what `also` adds: none of it under the collection's name. An item, an index entry
- * or a log counter set or deleted there would leave the indexes or the change logs disagreeing
- * with the items, with nothing to tell; a check there is `checks`' (`collection.check(item)`).
+ * The guard of what `also` adds: none of it under the name of a collection written. An item, an
+ * index entry or a log counter set or deleted there would leave the indexes or the change logs
+ * disagreeing with the items, with nothing to tell; a check there is `checks`'
+ * (`collection.check(item)`).
  */
-function outside(d: Declared): (key: Deno.KvKey) => void {
+function outside(names: ReadonlySet<string>): (key: Deno.KvKey) => void {
   return (key) => {
-    if (key[0] !== d.name) return;
+    if (!names.has(key[0] as string)) return;
     throw new TypeError(
-      `${d.name}: also may not touch the collection's own keys (${Deno.inspect(key)}): ` +
+      `${String(key[0])}: also may not touch the collection's own keys (${Deno.inspect(key)}): ` +
         "the write keeps its items, indexes and change logs itself",
     );
   };
