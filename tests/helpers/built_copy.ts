@@ -18,6 +18,7 @@ import { createHash } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { filesBelow } from "../../lib/build/files.ts";
+import { withEntries } from "../../lib/build/styles/deno_json.ts";
 import { copyProject, copySources } from "./project_copy.ts";
 
 export interface BuiltCopyOptions {
@@ -52,7 +53,8 @@ export async function builtCopy(
     if (!info) continue;
     const files = info.isDirectory ? await filesBelow(source) : [""];
     for (const file of files) {
-      hash.update(`${join(name, file)}\n`).update(await Deno.readFile(join(source, file)));
+      const path = join(name, file);
+      hash.update(`${path}\n`).update(await sourceOf(path, join(source, file)));
     }
   }
   for (const [path, contents] of Object.entries(files).sort(([a], [b]) => a.localeCompare(b))) {
@@ -121,6 +123,16 @@ async function build(
     throw error;
   }
   await Deno.writeTextFile(join(root, ".ready"), "");
+}
+
+/**
+ * What a copied file adds to the hash: its bytes, but for `deno.json` the entries the build owns
+ * (its stylesheets') left out, as the build writes the copy's own. A project whose example was
+ * removed, its stylesheets' entries with it (clean_start_test's clean start), makes the same copy.
+ */
+async function sourceOf(path: string, file: string): Promise<string | Uint8Array> {
+  if (path !== "deno.json") return await Deno.readFile(file);
+  return withEntries(await Deno.readTextFile(file), new Map());
 }
 
 /** Removes the other copies of `family` that nobody has built or used for a while. */

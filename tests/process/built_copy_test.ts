@@ -2,11 +2,13 @@
  * @module
  * `builtCopy` keys a built copy by what it is made of, not by where its tree is: the nested
  * `.ci/run`s of clean_start_test.ts, each in a copy of the project elsewhere, find the fifty copies
- * the run before them built instead of building them again. Another byte anywhere in the tree
- * still makes another copy, and a copy a run just used is never removed as stale under it.
+ * the run before them built instead of building them again, also where the example's stylesheets
+ * are gone from deno.json (the build writes a copy's own). Another byte anywhere in the tree still
+ * makes another copy, and a copy a run just used is never removed as stale under it.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { withEntries } from "../../lib/build/styles/deno_json.ts";
 import { builtCopy } from "../helpers/built_copy.ts";
 import { copyProject } from "../helpers/project_copy.ts";
 
@@ -21,6 +23,15 @@ Deno.test("one built copy for the same sources in two places; another byte makes
 
     const here = await builtCopy(name, {}, { from: first.root });
     made.push(here);
+    // A stylesheet's entry in deno.json, as a project's build writes it: the copy's build writes
+    // its own, so the copy is the same.
+    const config = join(second, "deno.json");
+    const styled = withEntries(
+      await Deno.readTextFile(config),
+      new Map([["./gone.css", "gone.css"]]),
+    );
+    assert.match(styled, /"\.\/gone\.css": "\.\/_build\/css\/gone\.css\.ts"/);
+    await Deno.writeTextFile(config, styled);
     assert.equal(await builtCopy(name, {}, { from: second }), here, "the same sources elsewhere");
 
     // Used long after it was built: marked as used now, so another variant's build keeps it.
