@@ -139,7 +139,10 @@ async function sourceOf(path: string, file: string): Promise<string | Uint8Array
 async function removeStale(family: string, keep: string): Promise<void> {
   for await (const entry of Deno.readDir(tmpdir())) {
     const path = join(tmpdir(), entry.name);
-    if (!entry.isDirectory || !entry.name.startsWith(family) || path === keep) continue;
+    // Its family's name and a hash, not another family's whose name goes on (`page-cache-lease`).
+    const ours = entry.name.startsWith(family) &&
+      /^[0-9a-f]{16}$/.test(entry.name.slice(family.length));
+    if (!entry.isDirectory || !ours || path === keep) continue;
     const built = (await Deno.stat(join(path, ".ready")).catch(() => undefined))?.mtime;
     if (built && Date.now() - built.getTime() > STALE_MS) {
       await Deno.remove(path, { recursive: true }).catch(() => {});
