@@ -58,6 +58,18 @@ const RECORDER = () => {
       .persisted.push(event.persisted));
 };
 
+/**
+ * The page's timers of half a second or more, ten times shorter: the hook's backoff after each cut
+ * (doubling, up to 30 s), which the cutting step sits through six times and does not measure
+ * (live_backoff_test.ts does), and the 5 s a stream must stay open to count as healthy.
+ */
+const QUICK_TIMERS = () => {
+  const timeout = globalThis.setTimeout;
+  globalThis.setTimeout =
+    ((run: TimerHandler, ms = 0, ...args: unknown[]) =>
+      timeout(run, ms >= 500 ? ms / 10 : ms, ...args)) as typeof setTimeout;
+};
+
 type LiveLog = { seen: { type: string; id: string }[]; opened: number; opens: number };
 const liveLog = (page: Page) =>
   page.evaluate(() => (globalThis as unknown as { liveLog(): LiveLog }).liveLog());
@@ -75,9 +87,10 @@ async function cardsNow(origin: string): Promise<{ seq: number; shown: string[] 
 
 const shown = (page: Page) => page.locator("#cards li").allTextContents();
 
-async function openCards(browser: Browser, origin: string) {
+async function openCards(browser: Browser, origin: string, { quickTimers = false } = {}) {
   const context = await browser.newContext();
   await context.addInitScript(RECORDER);
+  if (quickTimers) await context.addInitScript(QUICK_TIMERS);
   const page = await context.newPage();
   const errors = pageErrors(page);
   await page.goto(origin + "/cards");
@@ -110,7 +123,7 @@ Deno.test("useLiveCollection in Chromium", async (t) => {
     "connections cut mid-stream again and again: every change once, the page right",
     async () => {
       await using proxy = cuttingProxy({ hostname: "127.0.0.1", port: server.port });
-      const { page, errors } = await openCards(browser, proxy.origin);
+      const { page, errors } = await openCards(browser, proxy.origin, { quickTimers: true });
       const start = (await cardsNow(server.origin)).seq;
       let writing = true;
       let cuts = 0;

@@ -4,9 +4,11 @@
  * `deno task build` builds, and shared read-only by every test that asks for the same: the first
  * test file to ask builds it (under a lock), the others wait for it, and a later run with the same
  * sources finds it built. Its folder is named after a hash of everything it is made from — every
- * file `copyProject` copies (`copySources`), the files added, the tree copied and what `finish`
- * does — so a change to any of them makes a new one. A server started in it finds its build fresh
- * and does not rebuild.
+ * file `copyProject` copies (`copySources`), the files added and what `finish` does — so a change
+ * to any of them makes a new one. Not after where the tree is: a copy of the project elsewhere
+ * with the same sources (each `.ci/run` of tests/process/clean_start_test.ts) finds the copies the
+ * run before it built, rather than building all fifty again. A server started in it finds its
+ * build fresh and does not rebuild.
  *
  * `builtFixture()` is the test app itself, built: what servers and in-process apps run by default.
  * For tests that only serve a copy. One that edits its copy, or builds it itself, makes its own
@@ -16,7 +18,8 @@ import { createHash } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { filesBelow } from "../../lib/build/files.ts";
-import { copyProject, copySources, FIXTURE_ROOT } from "./project_copy.ts";
+import { withEntries } from "../../lib/build/styles/deno_json.ts";
+import { copyProject, copySources } from "./project_copy.ts";
 
 export interface BuiltCopyOptions {
   /** The tree to copy: this project unless a test targets another (a worktree of an older commit). */
@@ -27,7 +30,7 @@ export interface BuiltCopyOptions {
 
 /** How long one test file may take to build a copy before the others stop waiting for it. */
 const BUILD_MS = 180_000;
-/** Copies of the same name from other sources are removed once they are this old. */
+/** Copies of the same name from other sources are removed once unused for this long. */
 const STALE_MS = 60 * 60 * 1000;
 
 /** The framework's test app (`tests/fixture/`), built. */
@@ -44,23 +47,21 @@ export async function builtCopy(
   files: Record<string, string | Uint8Array>,
   { from, finish }: BuiltCopyOptions = {},
 ): Promise<string> {
-  const tree = from ?? FIXTURE_ROOT;
-  const hash = createHash("sha256").update(`${tree}\n${name}\n${finish ?? ""}\n`);
+  const hash = createHash("sha256").update(`${name}\n${finish ?? ""}\n`);
   for (const { name, source } of copySources(from)) {
     const info = await Deno.stat(source).catch(() => undefined);
     if (!info) continue;
     const files = info.isDirectory ? await filesBelow(source) : [""];
     for (const file of files) {
-      hash.update(`${join(name, file)}\n`).update(await Deno.readFile(join(source, file)));
+      const path = join(name, file);
+      hash.update(`${path}\n`).update(await sourceOf(path, join(source, file)));
     }
   }
   for (const [path, contents] of Object.entries(files).sort(([a], [b]) => a.localeCompare(b))) {
     hash.update(`\n${path}\n`).update(contents);
   }
-  // One family of folders per tree and name: a new one replaces the old ones of its family.
-  const family = `app-built-${name}-${
-    createHash("sha256").update(tree).digest("hex").slice(0, 8)
-  }-`;
+  // One family of folders per name: a new one replaces the old ones of its family.
+  const family = `app-built-${name}-`;
   const root = join(tmpdir(), family + hash.digest("hex").slice(0, 16));
   const ready = join(root, ".ready");
   const lock = `${root}.lock`;
@@ -88,6 +89,9 @@ export async function builtCopy(
     }
     await removeStale(family, root);
   }
+  // In use: another tree's run, building another copy of this family, leaves it in place.
+  const now = new Date();
+  await Deno.utime(ready, now, now);
   return root;
 }
 
@@ -121,11 +125,24 @@ async function build(
   await Deno.writeTextFile(join(root, ".ready"), "");
 }
 
-/** Removes the other copies of `family` that nobody has built for a while. */
+/**
+ * What a copied file adds to the hash: its bytes, but for `deno.json` the entries the build owns
+ * (its stylesheets') left out, as the build writes the copy's own. A project whose example was
+ * removed, its stylesheets' entries with it (clean_start_test's clean start), makes the same copy.
+ */
+async function sourceOf(path: string, file: string): Promise<string | Uint8Array> {
+  if (path !== "deno.json") return await Deno.readFile(file);
+  return withEntries(await Deno.readTextFile(file), new Map());
+}
+
+/** Removes the other copies of `family` that nobody has built or used for a while. */
 async function removeStale(family: string, keep: string): Promise<void> {
   for await (const entry of Deno.readDir(tmpdir())) {
     const path = join(tmpdir(), entry.name);
-    if (!entry.isDirectory || !entry.name.startsWith(family) || path === keep) continue;
+    // Its family's name and a hash, not another family's whose name goes on (`page-cache-lease`).
+    const ours = entry.name.startsWith(family) &&
+      /^[0-9a-f]{16}$/.test(entry.name.slice(family.length));
+    if (!entry.isDirectory || !ours || path === keep) continue;
     const built = (await Deno.stat(join(path, ".ready")).catch(() => undefined))?.mtime;
     if (built && Date.now() - built.getTime() > STALE_MS) {
       await Deno.remove(path, { recursive: true }).catch(() => {});
