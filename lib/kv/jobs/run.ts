@@ -1,13 +1,13 @@
 /**
  * @module
- * A delivery of a job's message, in its slot: skipped once the job is done, waiting on its run
- * delivered before (the lease; its slot given back meanwhile), a cron slot skipped while another
- * goes on; else one try, in its span.
+ * A delivery of a job's message, in its slot: skipped once the job is done or the try failed (its
+ * outcome on record), waiting on its run delivered before (the lease; its slot given back
+ * meanwhile), a cron slot skipped while another goes on; else one try, in its span.
  */
 import { log, loggedHeader } from "../../server/log.ts";
 import type { Jobs } from "./define.ts";
 import { leaseOf } from "./lease.ts";
-import { cronKey, type JobMessage, REMEMBER_MS, tryKey } from "./message.ts";
+import { cronKey, type JobMessage, REMEMBER_MS, triedKey, tryKey } from "./message.ts";
 import type { Slot } from "./slots.ts";
 import { type JobTry, tryOnce, type TryOptions } from "./try.ts";
 
@@ -39,7 +39,10 @@ export async function run(
 ): Promise<JobTry | undefined> {
   const { job: name, id, attempt = 0, keyed, trace } = message;
   const done = ["_jobs", "done", name, id];
-  if ((await kv.get(done)).versionstamp !== null) return undefined; // a delivery again, after it was done
+  // A delivery again of a try whose outcome is on record (done, or failed with its retry or dead
+  // letter committed) whose process died before KV's queue heard it ended: nothing to run.
+  const outcomes = await kv.getMany([done, triedKey(name, id, attempt)]);
+  if (outcomes.some((outcome) => outcome.versionstamp !== null)) return undefined;
   const definition = Object.hasOwn(app.jobs.definitions, name)
     ? app.jobs.definitions[name]
     : undefined;
