@@ -110,7 +110,7 @@ Deno.test("KV's own dead letter of a run that went on past its redeliveries goes
   try {
     await jobs.enqueue(kv, "slow", undefined, { key: "k-1" });
     await within(begun.promise, 5_000, "the run");
-    // What KV's local store writes about 6 minutes into a run alive: it counts each minute as a
+    // What KV's local store writes 7 minutes into a run alive: it counts each minute as a
     // failed delivery (its keepalive never extends the message's deadline) and, past the 5
     // redeliveries of its default backoff, keeps the message under `keysIfUndelivered`.
     const message = { job: "slow", id: "k-1", payload: undefined, attempt: 0, keyed: true };

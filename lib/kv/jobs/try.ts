@@ -78,7 +78,7 @@ export async function tryOnce(
   }
   // A dead letter of this job now is KV's own, stale: its local store counts each minute of a run
   // alive as a failed delivery (its keepalive never extends a running message's deadline) and,
-  // past its 5 redeliveries (about 6 minutes into the run), writes one while the run goes on.
+  // past its 5 redeliveries (7 minutes into the run), writes one while the run goes on.
   await lease.end((atomic) =>
     atomic.set(done, true, { expireIn: REMEMBER_MS }).delete(deadKey(name, id))
   );
