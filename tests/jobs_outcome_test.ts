@@ -1,13 +1,14 @@
 /**
  * @module
  * A try's outcome once committed is the try's for good (`lib/kv/jobs/try.ts`): a delivery again of
- * a failed try runs nothing (its retry or dead letter is on record), a keyed job's key outlives its
- * retries, and the dead letter KV's local store writes of a run alive past its redeliveries goes
- * with the run's outcome.
+ * a failed try runs nothing (its retry or dead letter is on record), nor one that reads as the
+ * outcome lands; a keyed job's key outlives its retries; and the dead letter KV's local store writes
+ * of a run alive past its redeliveries goes with the run's outcome.
  */
 import assert from "node:assert/strict";
 import { DatabaseSync } from "node:sqlite";
 import { deadJobs, defineJobs } from "../lib/data.ts";
+import { listenJobs } from "../lib/kv/jobs/listen.ts";
 import { captureLogs, watchJobs } from "../lib/testing.ts";
 import { memoryApp } from "./helpers/app.ts";
 import { tempStorePath } from "./helpers/kv.ts";
@@ -123,5 +124,51 @@ Deno.test("KV's own dead letter of a run that went on past its redeliveries goes
   } finally {
     release.resolve();
     await app.close();
+  }
+});
+
+Deno.test("an outcome committed just after a delivery again read the job's marks: that delivery runs nothing", async () => {
+  await using store = await Deno.openKv(":memory:");
+  using logs = captureLogs();
+  const done = ["_jobs", "done", "once", "k-1"];
+  const lease = ["_jobs", "try", "once", "k-1", 0];
+  // Another process runs the try, its lease renewed; it ends as this delivery has read the marks.
+  await store.set(lease, { until: Date.now() + 60_000, id: "k-1" });
+  let ended = false;
+  const kv = new Proxy(store, {
+    get(target, property) {
+      const value = Reflect.get(target, property, target);
+      if (typeof value !== "function") return value;
+      if (property !== "get" && property !== "getMany") return value.bind(target);
+      return async (keys: Deno.KvKey | Deno.KvKey[], ...rest: unknown[]) => {
+        const read = await value.call(target, keys, ...rest);
+        const all = property === "get" ? [keys as Deno.KvKey] : keys as Deno.KvKey[];
+        if (!ended && all.some((key) => key[1] === "done")) {
+          ended = true;
+          await target.atomic().set(done, true).delete(lease).commit();
+        }
+        return read;
+      };
+    },
+  });
+  const runs: string[] = [];
+  const jobs = defineJobs({ once: { run: (_: undefined, { id }) => void runs.push(id) } });
+  const closing = new AbortController();
+  const app = listenJobs(kv, jobs, { closing: closing.signal });
+  try {
+    await store.enqueue({ job: "once", id: "k-1", payload: undefined, attempt: 0, keyed: true });
+    const settled = async () => {
+      for (let tick = 0; tick < 300 && runs.length === 0; tick++) {
+        if (logs.lines.some((line) => /the run it waited on has ended/.test(line.msg))) return;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    };
+    await within(settled(), 20_000, "the delivery again");
+    // Before: the marks and the lease were two reads; the lease, given back between them with the
+    // outcome, read as a try never run, and it ran again.
+    assert.deepEqual(runs, []);
+  } finally {
+    closing.abort();
+    await app.ended();
   }
 });
