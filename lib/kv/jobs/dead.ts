@@ -4,7 +4,7 @@
  * (where KV itself keeps a delivery that never reached `run`); ops list them, run one again once
  * the cause is fixed, or drop it (`deno task jobs`).
  */
-import { deadKey, type JobMessage } from "./message.ts";
+import { deadKey, type JobMessage, triedOf } from "./message.ts";
 
 /**
  * A job that ran out of tries, as KV kept it.
@@ -128,9 +128,13 @@ export async function retryDeadJob(kv: Deno.Kv, name: string, id: string): Promi
   const message: JobMessage = { job: name, id, payload, attempt: 0 };
   if (keyed) message.keyed = keyed;
   if (trace) message.trace = trace;
-  const { ok } = await kv.atomic().check(entry).delete(deadKey(name, id))
-    .enqueue(message, { keysIfUndelivered: [deadKey(name, id)] }).commit();
-  return ok;
+  const atomic = kv.atomic().check(entry).delete(deadKey(name, id))
+    .enqueue(message, { keysIfUndelivered: [deadKey(name, id)] });
+  // Its failed tries' marks go with it: each would have its try, from the first, run nothing.
+  for await (const { key } of kv.list({ prefix: triedOf(name, id) })) {
+    atomic.delete(key);
+  }
+  return (await atomic.commit()).ok;
 }
 
 /**

@@ -51,19 +51,21 @@ export interface LeaseEvents {
  * `LEASE_MS` (that run's process died), or answers `"ended"` once it was given back (that run's
  * outcome committed with it); `"held"` while another id's run holds it (a cron job's other slot:
  * `Deno.cron` skips a run while the one before goes on, and enqueuing each slot lost that).
+ * `read`: the lease's entry as the delivery read it, in one snapshot with its outcome's marks.
  */
 export async function leaseOf(
   kv: Deno.Kv,
-  key: Deno.KvKey,
+  read: Deno.KvEntryMaybe<unknown>,
   id: string,
   { closing, waiting, lost }: LeaseEvents,
 ): Promise<Lease | "held" | "ended"> {
+  const key = read.key;
   // Kept past its lease, so that a delivery waiting on it below still finds it unchanged.
   const take = (was: { key: Deno.KvKey; versionstamp: string | null }) => {
     const value: LeaseRecord = { until: Date.now() + LEASE_MS, id };
     return kv.atomic().check(was).set(key, value, { expireIn: 4 * LEASE_MS });
   };
-  let held = await kv.get<LeaseRecord>(key);
+  let held = read as Deno.KvEntryMaybe<LeaseRecord>;
   let taken: Deno.KvCommitResult | Deno.KvCommitError = { ok: false };
   let waited = false;
   while (!taken.ok) {

@@ -35,6 +35,15 @@ export function isJobMessage(message: unknown): message is JobMessage {
 export const keyKey = (name: string, key: string): Deno.KvKey => ["_jobs", "key", name, key];
 /** A job past its last try, or one KV could not deliver. */
 export const deadKey = (name: string, id: string): Deno.KvKey => ["_jobs", "dead", name, id];
+/**
+ * A try that failed, its outcome (its retry, or its dead letter) committed: a delivery again of it
+ * (its process died before KV's queue heard the try had ended) finds it and runs nothing.
+ */
+export function triedKey(name: string, id: string, attempt: number): Deno.KvKey {
+  return [...triedOf(name, id), attempt];
+}
+/** The marks of every failed try of a job id (`triedKey`). */
+export const triedOf = (name: string, id: string): Deno.KvKey => ["_jobs", "tried", name, id];
 /** A cron job's lease: one run of the job at a time, whichever slot. */
 export const cronKey = (name: string): Deno.KvKey => ["_jobs", "cron", name];
 /** Any other job's: one run of each try (its id and attempt) at a time. */

@@ -1,13 +1,13 @@
 /**
  * @module
- * A delivery of a job's message, in its slot: skipped once the job is done, waiting on its run
- * delivered before (the lease; its slot given back meanwhile), a cron slot skipped while another
- * goes on; else one try, in its span.
+ * A delivery of a job's message, in its slot: skipped once the job is done or the try failed (its
+ * outcome on record), waiting on its run delivered before (the lease; its slot given back
+ * meanwhile), a cron slot skipped while another goes on; else one try, in its span.
  */
 import { log, loggedHeader } from "../../server/log.ts";
 import type { Jobs } from "./define.ts";
 import { leaseOf } from "./lease.ts";
-import { cronKey, type JobMessage, REMEMBER_MS, tryKey } from "./message.ts";
+import { cronKey, type JobMessage, REMEMBER_MS, triedKey, tryKey } from "./message.ts";
 import type { Slot } from "./slots.ts";
 import { type JobTry, tryOnce, type TryOptions } from "./try.ts";
 
@@ -39,13 +39,18 @@ export async function run(
 ): Promise<JobTry | undefined> {
   const { job: name, id, attempt = 0, keyed, trace } = message;
   const done = ["_jobs", "done", name, id];
-  if ((await kv.get(done)).versionstamp !== null) return undefined; // a delivery again, after it was done
   const definition = Object.hasOwn(app.jobs.definitions, name)
     ? app.jobs.definitions[name]
     : undefined;
   const cronRun = definition?.cron !== undefined && id.startsWith(`cron:${name}:`);
   // A cron job's lease is the job's (one slot runs at a time); any other's, its try's.
   const key = cronRun ? cronKey(name) : tryKey(name, id, attempt);
+  // A delivery again of a try whose outcome is on record (done, or failed with its retry or dead
+  // letter committed) whose process died before KV's queue heard it ended: nothing to run. Read
+  // with the lease in one snapshot: an outcome committed between two reads (the lease given back
+  // with it) would look like a try never run.
+  const [isDone, isTried, held] = await kv.getMany([done, triedKey(name, id, attempt), key]);
+  if (isDone.versionstamp !== null || isTried.versionstamp !== null) return undefined;
   const job = `${cronRun ? "Cron job" : "Job"} ${name}`;
   const logged = { job: name, job_id: loggedHeader(id), attempt };
   // KV sends a message again about a minute into a run that goes on (its local store). Its wait
@@ -62,7 +67,7 @@ export async function run(
         "run twice (a run that blocks its event loop for 15 s renews nothing: await in long work)",
       logged,
     );
-  const turn = await leaseOf(kv, key, id, { closing: app.closing, waiting, lost });
+  const turn = await leaseOf(kv, held, id, { closing: app.closing, waiting, lost });
   if (turn === "ended") {
     // That run kept its lease and has ended, its outcome (done, or tried again) on record.
     log("info", `${job}: the run it waited on has ended, its outcome kept`, logged);

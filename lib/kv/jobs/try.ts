@@ -10,7 +10,7 @@ import { type ProductSettings, withJobSettings } from "../../settings/declare.ts
 import { deadLetter } from "./dead.ts";
 import { type JobDefinition, TIMEOUT_MS } from "./define.ts";
 import type { Lease } from "./lease.ts";
-import { deadKey, type JobMessage, REMEMBER_MS } from "./message.ts";
+import { deadKey, type JobMessage, keyKey, REMEMBER_MS, triedKey } from "./message.ts";
 
 /** The tries after the first, in milliseconds from the failure before: about 20 minutes in all. */
 const RETRIES = [1_000, 10_000, 60_000, 300_000, 900_000];
@@ -73,17 +73,40 @@ export async function tryOnce(
     // to stderr, and the dead letter KV writes past its retries wakes no `kv.watch`.
     const delay = (app.retries ?? definition?.retries ?? RETRIES)[attempt];
     const digest = failed(error, name, id, attempt, delay, app.telemetry);
-    const next: JobMessage = { ...message, attempt: attempt + 1 };
-    const dead = deadLetter(message, digest);
-    await lease.end((atomic) =>
-      delay === undefined
-        ? atomic.set(deadKey(name, id), dead, { expireIn: REMEMBER_MS })
-        : atomic.enqueue(next, { delay, keysIfUndelivered: [deadKey(name, id)] })
-    );
+    await lease.end((atomic) => failedOutcome(atomic, message, delay, digest));
     return { job: name, id, payload, attempt, digest };
   }
-  await lease.end((atomic) => atomic.set(done, true, { expireIn: REMEMBER_MS }));
+  // A dead letter of this job now is KV's own, stale: its local store counts each minute of a run
+  // alive as a failed delivery (its keepalive never extends a running message's deadline) and,
+  // past its 5 redeliveries (7 minutes into the run), writes one while the run goes on.
+  await lease.end((atomic) =>
+    atomic.set(done, true, { expireIn: REMEMBER_MS }).delete(deadKey(name, id))
+  );
   return { job: name, id, payload, attempt };
+}
+
+/**
+ * A failed try's outcome, in one commit: its retry in `delay` (or, with none left, its dead letter);
+ * its mark, which a delivery again of this try finds (a process that died before KV's queue heard
+ * the try ended sent it again, and it enqueued a second retry: two chains from then on); and its key
+ * remembered a week past the retry's time (a key enqueued a week before, still retrying, was taken
+ * again meanwhile).
+ */
+function failedOutcome(
+  atomic: Deno.AtomicOperation,
+  message: JobMessage,
+  delay: number | undefined,
+  digest: string,
+): Deno.AtomicOperation {
+  const { job: name, id, attempt = 0, keyed } = message;
+  atomic.set(triedKey(name, id, attempt), true, { expireIn: REMEMBER_MS });
+  if (keyed) atomic.set(keyKey(name, id), true, { expireIn: REMEMBER_MS + (delay ?? 0) });
+  if (delay === undefined) {
+    return atomic.set(deadKey(name, id), deadLetter(message, digest), { expireIn: REMEMBER_MS });
+  }
+  const next: JobMessage = { ...message, attempt: attempt + 1 };
+  return atomic.enqueue(next, { delay, keysIfUndelivered: [deadKey(name, id)] })
+    .delete(deadKey(name, id)); // KV's own, stale (as a done try's, above)
 }
 
 /** Settles like the try, or fails once its `timeout` passed, aborting the signal it was given. */
