@@ -42,7 +42,7 @@ for (const [outcome, retries] of [["its retry", [60_000]], ["its dead letter", [
     using logs = captureLogs();
     const { jobs, runs } = flakyJobs([...retries]);
     const app = memoryApp({ routes: {}, jobs }, { kv });
-    using watched = watchJobs(app);
+    using watched = watchJobs(app, jobs);
     try {
       await jobs.enqueue(kv, "flaky", undefined, { key: "k-1" });
       assert.ok((await watched.next("flaky")).digest);
@@ -74,7 +74,7 @@ Deno.test("a keyed job's key is remembered a week past its retry's time, not a w
   using _logs = captureLogs();
   const { jobs } = flakyJobs([10 * DAY]); // a retry 10 days on: past the key's week
   const app = memoryApp({ routes: {}, jobs }, { kv });
-  using watched = watchJobs(app);
+  using watched = watchJobs(app, jobs);
   let failedAt: number;
   try {
     await jobs.enqueue(kv, "flaky", undefined, { key: "k-1" });
@@ -107,7 +107,7 @@ Deno.test("KV's own dead letter of a run that went on past its redeliveries goes
     },
   });
   const app = memoryApp({ routes: {}, jobs }, { kv });
-  using watched = watchJobs(app);
+  using watched = watchJobs(app, jobs);
   try {
     await jobs.enqueue(kv, "slow", undefined, { key: "k-1" });
     await within(begun.promise, 5_000, "the run");
