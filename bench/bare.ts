@@ -59,11 +59,8 @@ const head = h(
   }),
 );
 
-Deno.serve({
-  port: Number(Deno.env.get("PORT") ?? 8001),
-  hostname: Deno.env.get("HOSTNAME") ?? "127.0.0.1",
-  onListen: ({ hostname, port }) => console.log(`Listening on http://${hostname}:${port}/`),
-}, async (req) => {
+/** The limit's whole work for a request (`bench/ssr_cost.ts` calls it in-process too). */
+export async function handler(req: Request): Promise<Response> {
   const url = new URL(req.url);
   const page = pages.get(url.pathname);
   if (!page) return new Response("Not found", { status: 404 });
@@ -85,4 +82,12 @@ Deno.serve({
     { nonce, signal: req.signal },
   );
   return new Response(stream, { headers: { "Content-Type": "text/html; charset=utf-8" } });
-});
+}
+
+if (import.meta.main) {
+  Deno.serve({
+    port: Number(Deno.env.get("PORT") ?? 8001),
+    hostname: Deno.env.get("HOSTNAME") ?? "127.0.0.1",
+    onListen: ({ hostname, port }) => console.log(`Listening on http://${hostname}:${port}/`),
+  }, handler);
+}

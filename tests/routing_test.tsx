@@ -116,6 +116,17 @@ const app = memoryApp({
     // Refuses clubs other than "open" by the URL's param, as a membership check would.
     "clubs/[club]/_middleware.ts": { handler: clubGuard },
     "clubs/[club]/index.tsx": { default: ({ params }: PageProps) => <p>{params.club}</p> },
+    // What the handler saw of the params, for the page to compare with its own.
+    "shelves/[shelf].tsx": {
+      handler: {
+        GET(_req, ctx) {
+          return ctx.render(ctx.params);
+        },
+      },
+      default: ({ params, data }: PageProps<unknown>) => (
+        <p id="same">{params === data ? "one object" : "two objects"} {params.shelf}</p>
+      ),
+    },
     "any.ts": { handler: ANY_METHOD },
     "teapot.tsx": {
       handler: TEAPOT,
@@ -233,6 +244,12 @@ Deno.test("a path 2^16 characters long, or 30,000 folders deep, still meets its 
     assert.equal(res.status, 403);
     assert.equal(body, "denied by inner");
   }
+});
+
+Deno.test("a page's params are its handler's ctx.params: the URL's params decoded once a request", async () => {
+  const { res, body } = await get("/shelves/top%20left");
+  assert.equal(res.status, 200);
+  assert.match(body, /<p id="same">one object<!-- --> <!-- -->top left<\/p>/);
 });
 
 Deno.test("layouts nest outermost first around the page", async () => {

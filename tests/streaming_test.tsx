@@ -80,3 +80,44 @@ Deno.test("a client that leaves while a page streams is no failure", async () =>
   await within(renderDone.promise, 5_000, "the render to end once the body was cancelled");
   assert.deepEqual(failures, []);
 });
+
+Deno.test("the request's abort after the shell stops the render, and is no failure", async () => {
+  // The watch forwards the request's abort to the render's own signal (lib/render/stream_failure.ts).
+  const failures: unknown[] = [];
+  const renderDone = Promise.withResolvers<void>();
+  const clock = {
+    start: () => ({
+      expiresAt: Infinity,
+      ms: Infinity,
+      onExpire() {},
+      clear: () => renderDone.resolve(),
+    }),
+  };
+  const later = new Promise<string>(() => {});
+  const Waiting = () => <p>{use(later)}</p>;
+  const request = new AbortController();
+  const res = await renderPage({
+    layouts: [],
+    page: () => (
+      <Suspense fallback={<p>waiting</p>}>
+        <Waiting />
+      </Suspense>
+    ),
+  }, {
+    context: { nonce: "n", assets: { boot: { entry: "", imports: [] }, islands: {} } },
+    props: { data: undefined, params: {}, url: new URL("http://localhost/"), state: {} },
+    status: 200,
+    signal: request.signal,
+    clock,
+    onStreamError: (error) => {
+      failures.push(error);
+      return { tail: "", stop: true };
+    },
+  });
+  const reader = res.body!.getReader();
+  await reader.read();
+  request.abort(new Error("the client left"));
+  await within(renderDone.promise, 5_000, "the render to end once the request was aborted");
+  await reader.cancel();
+  assert.deepEqual(failures, []);
+});

@@ -17,7 +17,7 @@ import type { ComponentModule } from "../server/manifest.ts";
 import type { LayoutProps, PageProps } from "../server/types.ts";
 import { RenderContext, type RenderContextValue } from "./context.ts";
 import { Stylesheets } from "./styles.ts";
-import { type BoundaryFailure, watchBoundaries } from "./stream_failure.ts";
+import { type BoundaryFailure, BoundaryWatch } from "./stream_failure.ts";
 
 export interface PageTree {
   app?: ComponentModule;
@@ -103,7 +103,7 @@ export async function renderPage(tree: PageTree, options: RenderOptions): Promis
   // A failure before the shell is ready (in it, or in a Suspense boundary) rejects this promise
   // and is the caller's to answer; one after goes to `onStreamError` (see stream_failure.ts).
   const watch = options.onStreamError &&
-    watchBoundaries(options.signal, options.onStreamError, options.deadline, options.clock);
+    new BoundaryWatch(options.signal, options.onStreamError, options.deadline, options.clock);
   const stream = await renderToReadableStream(element, {
     nonce: options.context.nonce,
     signal: watch?.signal ?? options.signal,

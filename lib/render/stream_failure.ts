@@ -21,11 +21,74 @@ export interface BoundaryFailure {
   digest?: string;
 }
 
-export interface BoundaryWatch {
+/**
+ * One page's watch: a class, so that a request costs one object and the two functions React and
+ * the deadline need (`onError`, `abort`), not a closure for every method. The request's abort
+ * reaches it as an event listener object (`handleEvent`), not through a closure of its own.
+ */
+export class BoundaryWatch {
   /** The render's signal: the request's, or ours once a failure stopped it. */
-  signal: AbortSignal;
+  readonly signal: AbortSignal;
+  readonly #render = new AbortController();
+  readonly #request: AbortSignal;
+  readonly #clock: DeadlineClock;
+  /**
+   * Let go of once nothing can fail any more: the request's own objects (its context, which it
+   * holds) are then no longer kept alive by React's request while the body is sent.
+   */
+  #failing: ((error: unknown) => BoundaryFailure) | undefined;
+  /** Failures before the shell was ready, made only when there is one. */
+  #early?: unknown[];
+  #tails?: (string | Promise<string>)[];
+  #shellReady = false;
+  #expired = false;
+
+  constructor(
+    request: AbortSignal,
+    onFailure: (error: unknown) => BoundaryFailure,
+    deadline: Deadline | undefined,
+    clock: DeadlineClock,
+  ) {
+    this.signal = this.#render.signal;
+    this.#request = request;
+    this.#failing = onFailure;
+    this.#clock = clock;
+    // The request's abort forwarded to the render's: cheaper per request than `AbortSignal.any`,
+    // whose weak references keep the garbage collector busy.
+    if (request.aborted) this.abort(request.reason);
+    else request.addEventListener("abort", this, ONCE);
+    deadline?.onExpire(this.abort);
+  }
+
+  /** The request's abort (an `EventListener` object: no closure of its own). */
+  handleEvent(): void {
+    this.abort(this.#request.reason);
+  }
+
+  /** Stops the render: the request's abort, a deadline's, or the client gone mid-stream. */
+  readonly abort = (reason: unknown): void => this.#render.abort(reason);
+
   /** React's `onError`: returns the failed boundary's digest, if any. */
-  onError(error: unknown): string | undefined;
+  readonly onError = (error: unknown): string | undefined => {
+    if (this.#shellReady) return this.#fail(error);
+    (this.#early ??= []).push(error);
+  };
+
+  #fail(error: unknown): string | undefined {
+    if (this.#request.aborted) return;
+    if (this.signal.aborted) {
+      // Once aborted, React reports the abort reason for every pending boundary: a failure only
+      // when it is the deadline that passed, and then once.
+      if (!(error instanceof DeadlineExceeded) || this.#expired) return;
+      this.#expired = true;
+    }
+    if (!this.#failing) return;
+    const failure = this.#failing(error);
+    (this.#tails ??= []).push(failure.tail);
+    if (failure.stop) this.#render.abort();
+    return failure.digest;
+  }
+
   /**
    * Call once the shell is ready, `complete` when React has nothing left to render; the stream
    * goes through what it returns - nothing when no boundary failed and none can fail any more.
@@ -34,87 +97,35 @@ export interface BoundaryWatch {
   shellReady(
     complete: boolean,
     allReady: Promise<void>,
-  ): TransformStream<Uint8Array, Uint8Array> | undefined;
-}
-
-export function watchBoundaries(
-  request: AbortSignal,
-  onFailure: (error: unknown) => BoundaryFailure,
-  deadline: Deadline | undefined,
-  clock: DeadlineClock,
-): BoundaryWatch {
-  const render = new AbortController();
-  const abort = forwardAborts(request, render);
-  deadline?.onExpire(abort);
-  // Let go of once nothing can fail any more: the request's own objects (its context, which
-  // `onFailure` holds) are then no longer kept alive by React's request while the body is sent.
-  let failing: typeof onFailure | undefined = onFailure;
-  const early: unknown[] = [];
-  const tails: (string | Promise<string>)[] = [];
-  let shellReady = false;
-  let expired = false;
-
-  const fail = (error: unknown): string | undefined => {
-    if (request.aborted) return;
-    if (render.signal.aborted) {
-      // Once aborted, React reports the abort reason for every pending boundary: a failure only
-      // when it is the deadline that passed, and then once.
-      if (!(error instanceof DeadlineExceeded) || expired) return;
-      expired = true;
+  ): TransformStream<Uint8Array, Uint8Array> | undefined {
+    if (this.#early) {
+      this.#render.abort();
+      throw this.#early[0];
     }
-    if (!failing) return;
-    const failure = failing(error);
-    tails.push(failure.tail);
-    if (failure.stop) render.abort();
-    return failure.digest;
-  };
-
-  return {
-    signal: render.signal,
-    onError(error) {
-      if (shellReady) return fail(error);
-      early.push(error);
-    },
-    shellReady(complete, allReady) {
-      if (early.length > 0) {
-        render.abort();
-        throw early[0];
-      }
-      shellReady = true;
-      if (complete) {
-        failing = undefined;
-        return undefined;
-      }
-      allReady.finally(() => failing = undefined);
-      // What still streams gets a deadline of its own.
-      const streaming = clock.start();
-      if (streaming) {
-        streaming.onExpire(abort);
-        allReady.finally(() => streaming.clear());
-      }
-      return new TransformStream({
-        async flush(controller) {
-          if (tails.length === 0) return;
-          const tail = (await Promise.all(tails)).join("");
-          controller.enqueue(new TextEncoder().encode(tail));
-        },
-        // The client is gone (a write failed) before the request's signal says so: what React
-        // then reports for the boundaries still waiting is that, not a failure.
-        cancel: abort,
-      });
-    },
-  };
+    this.#shellReady = true;
+    if (complete) {
+      this.#failing = undefined;
+      return undefined;
+    }
+    allReady.finally(() => this.#failing = undefined);
+    // What still streams gets a deadline of its own.
+    const streaming = this.#clock.start();
+    if (streaming) {
+      streaming.onExpire(this.abort);
+      allReady.finally(() => streaming.clear());
+    }
+    return new TransformStream({
+      flush: async (controller) => {
+        if (!this.#tails) return;
+        const tail = (await Promise.all(this.#tails)).join("");
+        controller.enqueue(new TextEncoder().encode(tail));
+      },
+      // The client is gone (a write failed) before the request's signal says so: what React
+      // then reports for the boundaries still waiting is that, not a failure.
+      cancel: this.abort,
+    });
+  }
 }
 
-/**
- * The request's abort (and the deadline's, through what this returns) forwarded to `render`:
- * cheaper per request than `AbortSignal.any`, whose weak references keep the garbage collector
- * busy. A function of its own so that the listener, which lives as long as the request, holds
- * these two and nothing else of the watch.
- */
-function forwardAborts(request: AbortSignal, render: AbortController): (reason: unknown) => void {
-  const abort = (reason: unknown) => render.abort(reason);
-  if (request.aborted) abort(request.reason);
-  else request.addEventListener("abort", () => abort(request.reason), { once: true });
-  return abort;
-}
+/** Made once: an options object per request is garbage per request. */
+const ONCE: AddEventListenerOptions = { once: true };

@@ -313,7 +313,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
   registerRoutes(
     app,
     manifest.routes,
-    (c, route, data, init) => {
+    (c, route, params, data, init) => {
       const page = route.module.default;
       if (!page) throw new Error(`routes/${route.file} has no default export to render`);
       const tree = {
@@ -322,7 +322,6 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
         page,
         styles: manifest.styles?.pages[route.file],
       };
-      const params = c.req.param() as Record<string, string>;
       return renderSpan(c, tree, pageProps(c, params, data), undefined, init);
     },
     telemetry,

@@ -243,8 +243,10 @@ function streamed(
 /**
  * The request's response compressed per `Accept-Encoding` (see the module's comment), once it has
  * one: called by the app's request frame (`frame.ts`) unless `AppOptions.compress` is `false`.
+ * Undefined when the response stays as it is, decided within the call: most requests (a page
+ * asked without `Accept-Encoding`, a JSON body under the threshold) pay no promise and no turn.
  */
-export async function compressResponse(c: Context): Promise<void> {
+export function compressResponse(c: Context): Promise<void> | undefined {
   const res = c.res;
   if (!compressible(res)) return;
   // HEAD too: its headers are GET's, bar the coding of a body it does not have.
@@ -254,7 +256,16 @@ export async function compressResponse(c: Context): Promise<void> {
   // `res.body` only now: reading it turns a body of bytes into a stream, which Deno then
   // serves chunk by chunk instead of in one write (a page cache hit lost a third of its req/s).
   if (!coding || !res.body) return;
-  c.res = new Response(await compress(res.body, coding), res);
+  return compressBody(c, res, res.body, coding);
+}
+
+async function compressBody(
+  c: Context,
+  res: Response,
+  body: ReadableStream<Bytes>,
+  coding: ContentCoding,
+): Promise<void> {
+  c.res = new Response(await compress(body, coding), res);
   // After Hono's `c.res` setter, which copies the old response's headers onto the new one.
   const { headers } = c.res;
   headers.delete("Content-Length");

@@ -102,19 +102,14 @@ class PendingDeadline implements Deadline {
 }
 
 /**
- * Settles like `work`, or rejects with `DeadlineExceeded` if the deadline passes first; either
- * way the deadline is cleared.
+ * Settles like `work`, or rejects with `DeadlineExceeded` if the deadline passes first. The caller
+ * clears the deadline once it is done waiting (a `finally`): one promise a request, no closures of
+ * this function's own.
  */
 export function withinDeadline<T>(work: Promise<T>, deadline: Deadline | undefined): Promise<T> {
   if (!deadline) return work;
   return new Promise<T>((resolve, reject) => {
     deadline.onExpire(reject);
-    work.then((value) => {
-      deadline.clear();
-      resolve(value);
-    }, (error) => {
-      deadline.clear();
-      reject(error);
-    });
+    work.then(resolve, reject);
   });
 }

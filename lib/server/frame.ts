@@ -86,6 +86,7 @@ export function requestFrame(setup: FrameSetup): MiddlewareHandler {
           // Until the response (a page: its shell) is ready; what streams after has its own.
           await withinDeadline(inner ? inner(c, next) : next(), deadline);
         } finally {
+          deadline?.clear();
           guard?.();
         }
       }
@@ -94,7 +95,8 @@ export function requestFrame(setup: FrameSetup): MiddlewareHandler {
       // (`throw "oops"`): answered as `onError` answers errors, then compressed like any answer.
       c.res = await answerError(c, error);
     }
-    if (compress) await compressResponse(c);
+    const compressing = compress ? compressResponse(c) : undefined;
+    if (compressing) await compressing;
   }
 
   return async function frame(c, next) {

@@ -21,10 +21,11 @@ declare module "./internals.ts" {
   }
 }
 
-/** Renders a route's page with `data` for the request `c`. */
+/** Renders a route's page with `data` for the request `c`, whose route params are `params`. */
 export type PageRenderer = (
   c: Context,
   route: ManifestRoute,
+  params: AnyParams,
   data: unknown,
   init?: RenderInit,
 ) => Promise<Response>;
@@ -81,12 +82,7 @@ function dispatcher(route: ManifestRoute, render: PageRenderer): Dispatch {
   const allow = [...allowed].join(", ");
   const renderPage: Handler = (_req, ctx) => ctx.render();
 
-  return async (c) => {
-    const method = c.req.method;
-    const run = handlers.get(method) ??
-      (method === "HEAD" ? handlers.get("GET") : undefined) ??
-      (page && (method === "GET" || method === "HEAD") ? renderPage : undefined);
-    if (!run) return c.text("Method Not Allowed", 405, { Allow: allow });
+  async function answer(c: Context, method: string, run: Handler): Promise<Response> {
     const scope = new Scope(c, route, render);
     const made = await run(c.req.raw, scope);
     // The page's own render made its response: no need to probe it.
@@ -95,6 +91,17 @@ function dispatcher(route: ManifestRoute, render: PageRenderer): Dispatch {
     // Stop the render behind a body nobody will read (see head.ts for the response itself).
     await res.body?.cancel();
     return new Response(null, res);
+  }
+
+  return (c) => {
+    const method = c.req.method;
+    const run = handlers.get(method) ??
+      (method === "HEAD" ? handlers.get("GET") : undefined) ??
+      (page && (method === "GET" || method === "HEAD") ? renderPage : undefined);
+    if (!run) return Promise.resolve(c.text("Method Not Allowed", 405, { Allow: allow }));
+    // A page's GET is its render's promise as it is: no async step of its own around it.
+    if (run === renderPage && method === "GET") return new Scope(c, route, render).render();
+    return answer(c, method, run);
   };
 }
 
@@ -150,6 +157,6 @@ class Scope implements RouteContext<unknown, AnyParams> {
 
   render(data?: unknown, init?: RenderInit): Promise<PageResponse<unknown>> {
     this.rendered = true;
-    return this.renderer(this.c, this.route, data, init);
+    return this.renderer(this.c, this.route, this.params, data, init);
   }
 }
