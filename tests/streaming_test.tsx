@@ -39,12 +39,12 @@ Deno.test("a Suspense section streams in after the shell", async () => {
   assert.ok(body.trimEnd().endsWith("</html>"));
 });
 
-Deno.test("a client that leaves while a page streams is no failure", async () => {
-  // When a write fails, Deno cancels the body before the request's signal says the client left;
-  // React then reports the boundaries still waiting, which must not count as failures.
+/**
+ * A page whose one boundary never resolves, rendered with `signal`: its response, the failures its
+ * stream reported, and a promise of the render's own clock cleared (React done with the render).
+ */
+async function renderWaiting(signal: AbortSignal) {
   const failures: unknown[] = [];
-  // The render's own clock: what streams after the shell has a deadline, cleared once React is
-  // done with the render (aborted, here) and so has reported every boundary it gave up.
   const renderDone = Promise.withResolvers<void>();
   const clock = {
     start: () => ({
@@ -67,57 +67,37 @@ Deno.test("a client that leaves while a page streams is no failure", async () =>
     context: { nonce: "n", assets: { boot: { entry: "", imports: [] }, islands: {} } },
     props: { data: undefined, params: {}, url: new URL("http://localhost/"), state: {} },
     status: 200,
-    signal: new AbortController().signal,
+    signal,
     clock,
     onStreamError: (error) => {
       failures.push(error);
       return { tail: "", stop: true };
     },
   });
+  return { res, failures, renderDone: renderDone.promise };
+}
+
+Deno.test("a client that leaves while a page streams is no failure", async () => {
+  // When a write fails, Deno cancels the body before the request's signal says the client left;
+  // React then reports the boundaries still waiting, which must not count as failures. The
+  // render's own clock is cleared once React is done with the render (aborted, here) and so has
+  // reported every boundary it gave up.
+  const { res, failures, renderDone } = await renderWaiting(new AbortController().signal);
   const reader = res.body!.getReader();
   await reader.read();
   await reader.cancel(new Error("resource closed"));
-  await within(renderDone.promise, 5_000, "the render to end once the body was cancelled");
+  await within(renderDone, 5_000, "the render to end once the body was cancelled");
   assert.deepEqual(failures, []);
 });
 
 Deno.test("the request's abort after the shell stops the render, and is no failure", async () => {
   // The watch forwards the request's abort to the render's own signal (lib/render/stream_failure.ts).
-  const failures: unknown[] = [];
-  const renderDone = Promise.withResolvers<void>();
-  const clock = {
-    start: () => ({
-      expiresAt: Infinity,
-      ms: Infinity,
-      onExpire() {},
-      clear: () => renderDone.resolve(),
-    }),
-  };
-  const later = new Promise<string>(() => {});
-  const Waiting = () => <p>{use(later)}</p>;
   const request = new AbortController();
-  const res = await renderPage({
-    layouts: [],
-    page: () => (
-      <Suspense fallback={<p>waiting</p>}>
-        <Waiting />
-      </Suspense>
-    ),
-  }, {
-    context: { nonce: "n", assets: { boot: { entry: "", imports: [] }, islands: {} } },
-    props: { data: undefined, params: {}, url: new URL("http://localhost/"), state: {} },
-    status: 200,
-    signal: request.signal,
-    clock,
-    onStreamError: (error) => {
-      failures.push(error);
-      return { tail: "", stop: true };
-    },
-  });
+  const { res, failures, renderDone } = await renderWaiting(request.signal);
   const reader = res.body!.getReader();
   await reader.read();
   request.abort(new Error("the client left"));
-  await within(renderDone.promise, 5_000, "the render to end once the request was aborted");
+  await within(renderDone, 5_000, "the render to end once the request was aborted");
   await reader.cancel();
   assert.deepEqual(failures, []);
 });
