@@ -116,6 +116,24 @@ interface Line {
   length: number;
 }
 
+/**
+ * How long work keeps its subject's turn. The turn only spares retries - every commit is checked -
+ * so past this the next work goes, and they race as other workers' do: a product's function that
+ * never settles (an update awaiting a fetch with no timeout) held every later write of its
+ * collections in this isolate for as long as the process lived.
+ */
+const TURN_MS = 2_000;
+
+/** Resolves once `work` settles, or `TURN_MS` after this call, whichever is first. */
+function settledOrLate(work: Promise<unknown>): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, TURN_MS);
+    Deno.unrefTimer(timer);
+  });
+  return Promise.race([work.then(() => {}, () => {}), late]).finally(() => clearTimeout(timer));
+}
+
 /** The work waiting in this isolate, per store and subject. */
 const turns = new WeakMap<Deno.Kv, Map<object | string, Line>>();
 
@@ -136,8 +154,8 @@ export function inTurn<T>(
   if (!line) ofStore.set(subject, line = { last: Promise.resolve(), length: 0 });
   line.length++;
   const result = line.last.then(work);
-  // Out of the line before the next work starts, which waits for this.
-  const last = result.catch(() => {}).then(() => {
+  // Out of the line before the next work starts, which waits for this (or for its turn to end).
+  const last = line.last.then(() => settledOrLate(result)).then(() => {
     if (--line.length === 0) ofStore.delete(subject);
   });
   line.last = last;
