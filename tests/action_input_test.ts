@@ -116,3 +116,22 @@ Deno.test({
     assert.equal(logs.lines.filter((line) => line.level === "error").length, 1);
   },
 });
+
+Deno.test("attack 21: parseForm reads a form of 10,000 names (the cap a client may send) in one pass", async () => {
+  const form = new FormData();
+  for (let i = 0; i < 10_000; i++) form.append(`field${i}`, "x");
+  form.append("field1", "y");
+  // How many entries the form's readers walk (each call walks all of them, getAll too): one
+  // getAll per name walked 100 million, some 300 ms of a worker's time for an 80 KB post.
+  let walked = 0;
+  const size = 10_001;
+  const { getAll, entries, keys, values } = FormData.prototype;
+  form.getAll = (name) => (walked += size, getAll.call(form, name));
+  form.entries = () => (walked += size, entries.call(form));
+  form.keys = () => (walked += size, keys.call(form));
+  form.values = () => (walked += size, values.call(form));
+  form[Symbol.iterator] = form.entries;
+  const parsed = await parseForm(v.object({ field1: v.array(v.string()) }), form);
+  assert.deepEqual(parsed, { ok: true, output: { field1: ["x", "y"] } });
+  assert.ok(walked <= 3 * size, `${walked} entries walked for ${size}`);
+});

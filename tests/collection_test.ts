@@ -536,6 +536,31 @@ Deno.test("staying put passes: two moves to one state both succeed; a function s
   await assertConsistent(kv, "cards", RULES);
 });
 
+Deno.test("attack 21: an update function that changes the item it was given in place writes what it says, through the state machine and the indexes", async () => {
+  using kv = await open();
+  const { id } = await cards.create(kv, card({ column: "a", state: "open", notes: "x" }));
+  // Changed in place and returned: written, not taken for "no change".
+  const pushed = await cards.update(kv, id, (c) => {
+    c.notes += "y";
+    return c;
+  });
+  assert.equal(pushed.value.notes, "xy");
+  assert.equal((await cards.get(kv, id))?.value.notes, "xy");
+  // Changed in place beside what is returned: the move is the state machine's to refuse...
+  const skipped = await cards.update(kv, id, (c) => {
+    c.state = "closed";
+    return { points: 2 };
+  }).catch((e) => e);
+  assert.ok(skipped instanceof TransitionError, String(skipped));
+  // ...and the item leaves its old index entries.
+  await cards.update(kv, id, (c) => {
+    c.column = "b";
+    return { points: 3 };
+  });
+  assert.equal((await cards.get(kv, id))?.value.column, "b");
+  await assertConsistent(kv, "cards", RULES);
+});
+
 Deno.test("delete: the item, its entries, a change; again, nothing; a stale versionstamp is a 409", async () => {
   using kv = await open();
   const kept = await cards.create(kv, card({ owner: "kept" }));

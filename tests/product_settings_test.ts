@@ -121,6 +121,33 @@ Deno.test("a secret's value never appears in a problem, nor any part of it", () 
   });
 });
 
+Deno.test("attack 21: a schema that throws on a value (a secret's JSON parsed) is a problem naming it, never the value", () => {
+  const json = defineSettings({
+    SERVICE_ACCOUNT: secret(v.pipe(v.string(), v.transform((text) => JSON.parse(text)))),
+    LIMITS: v.pipe(v.string(), v.transform((text) => JSON.parse(text))),
+  });
+  const env: Record<string, string> = {
+    SERVICE_ACCOUNT: "private_key=hunter2hunter2", // JSON.parse's message quotes it
+    LIMITS: "{nope",
+  };
+  assert.throws(() => readSettings((name) => env[name], json), (error) => {
+    assert.ok(error instanceof SettingsError, String(error));
+    assert.ok(!error.message.includes("hunter2"), error.message);
+    assert.match(error.message, /SERVICE_ACCOUNT \(a secret, its value not shown\): /);
+    assert.match(error.message, /LIMITS=\{nope: /);
+    return true;
+  });
+  // A test's own value, checked by the same schema.
+  assert.throws(
+    () => memoryApp({ routes: {}, settings: json }, { settings: env }),
+    (error) => {
+      assert.ok(error instanceof SettingsError, String(error));
+      assert.ok(!error.message.includes("hunter2"), error.message);
+      return true;
+    },
+  );
+});
+
 Deno.test("a product's setting cannot take a framework's name", () => {
   const clash = defineSettings({
     PORT: v.optional(v.string()),

@@ -97,13 +97,17 @@ export async function parseForm<S extends CollectionSchema<any>>(
 
 /**
  * The form's entries as an object (own properties: a field named `__proto__` is a field), a name
- * sent more than once the list of its values.
+ * sent more than once the list of its values. One pass: `getAll` per name walks every entry, and
+ * the 10,000 names a client may send took some 300 ms.
  */
 function fieldsOf(form: FormData): Record<string, FormDataEntryValue | FormDataEntryValue[]> {
+  const byName = new Map<string, FormDataEntryValue[]>();
+  for (const [name, value] of form) {
+    const values = byName.get(name);
+    if (values) values.push(value);
+    else byName.set(name, [value]);
+  }
   return Object.fromEntries(
-    [...new Set(form.keys())].map((name) => {
-      const values = form.getAll(name);
-      return [name, values.length === 1 ? values[0] : values];
-    }),
+    [...byName].map(([name, values]) => [name, values.length === 1 ? values[0] : values]),
   );
 }

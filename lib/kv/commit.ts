@@ -110,9 +110,18 @@ export async function retrying<T>(
   }
 }
 
-/** A subject's line in this isolate: the promise of its last work, and how many are in it. */
+/**
+ * How long work keeps its subject's turn while others wait. The turn only spares retries - every
+ * commit is checked - so past this the next goes, and they race as other workers' do: a product's
+ * function that never settles (an update awaiting a fetch with no timeout) held every later write
+ * of its collections in this isolate for as long as the process lived.
+ */
+const TURN_MS = 2_000;
+
+/** A subject's line in this isolate: when its last work began and settled, how many are in it. */
 interface Line {
-  last: Promise<unknown>;
+  began: Promise<number>;
+  settled: Promise<unknown>;
   length: number;
 }
 
@@ -121,9 +130,9 @@ const turns = new WeakMap<Deno.Kv, Map<object | string, Line>>();
 
 /**
  * Runs `work` once the earlier work on `subject` (a collection; a log's or a key's `keyName`) in `kv`
- * is done: writes that would all race for one counter go one at a time within an isolate, so that
- * only other workers and instances race - a few retries, never fifty writes failing their `check`
- * together. A subject is kept only while work on it waits.
+ * is done, or has had its turn for `TURN_MS`: writes that would all race for one counter go one at
+ * a time within an isolate, so that only other workers and instances race - a few retries, never
+ * fifty writes failing their `check` together. A subject is kept only while work on it waits.
  */
 export function inTurn<T>(
   kv: Deno.Kv,
@@ -133,15 +142,34 @@ export function inTurn<T>(
   let ofStore = turns.get(kv);
   if (!ofStore) turns.set(kv, ofStore = new Map());
   let line = ofStore.get(subject);
-  if (!line) ofStore.set(subject, line = { last: Promise.resolve(), length: 0 });
-  line.length++;
-  const result = line.last.then(work);
+  if (!line) {
+    ofStore.set(
+      subject,
+      line = { began: Promise.resolve(0), settled: Promise.resolve(), length: 0 },
+    );
+  }
+  const { began, settled } = line;
+  // Work that finds no line starts at once, with no timer: a write of its own costs nothing more.
+  const turn = ++line.length === 1
+    ? settled
+    : began.then((at) => settledOrLate(settled, at + TURN_MS - performance.now()));
+  line.began = turn.then(() => performance.now());
+  const result = turn.then(work);
   // Out of the line before the next work starts, which waits for this.
-  const last = result.catch(() => {}).then(() => {
+  line.settled = result.catch(() => {}).then(() => {
     if (--line.length === 0) ofStore.delete(subject);
   });
-  line.last = last;
   return result;
+}
+
+/** Resolves once `before` does, or in `ms`, whichever is first. */
+function settledOrLate(before: Promise<unknown>, ms: number): Promise<unknown> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, Math.max(0, ms));
+    Deno.unrefTimer(timer);
+  });
+  return Promise.race([before, late]).finally(() => clearTimeout(timer));
 }
 
 /** How many works on `subject` in `kv` are in this isolate's line: running or waiting their turn. */

@@ -8,7 +8,7 @@
  * environment (`readVariables`), are not checked again: a schema's output need not read as text.
  */
 import { isDeepStrictEqual } from "node:util";
-import { problemOf, type SettingSchema, type StandardResult, wasRead } from "./read.ts";
+import { problemOf, resultOf, type SettingSchema, type StandardResult, wasRead } from "./read.ts";
 
 /** The words a switch is written as, for a boolean given: `"on"` reads to `true` in one product. */
 const SWITCHES = ["true", "false", "1", "0", "yes", "no", "on", "off"];
@@ -41,7 +41,7 @@ export function checkGiven(
 
 /** The schema's result for `input`; `undefined` for an asynchronous schema (refused at start). */
 function validate(schema: SettingSchema, input: unknown): StandardResult | undefined {
-  const result = schema["~standard"].validate(input) as StandardResult | Promise<unknown>;
+  const result = resultOf(schema, input);
   if (!(result instanceof Promise)) return result;
   result.catch(() => {});
 }

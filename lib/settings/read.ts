@@ -112,7 +112,7 @@ export function readVariables(
   read.add(values);
   for (const [name, schema] of Object.entries(schemas)) {
     const text = env(name) || undefined;
-    const result = schema["~standard"].validate(text) as StandardResult | Promise<unknown>;
+    const result = resultOf(schema, text);
     if (result instanceof Promise) {
       result.catch(() => {}); // its outcome is no one's: the setting is refused either way
       problems.push(`${name}: its schema is asynchronous; a setting's must check at once`);
@@ -121,6 +121,26 @@ export function readVariables(
     } else values[name] = result.value;
   }
   return values;
+}
+
+/**
+ * `schema`'s result for `input`. One that throws (`v.transform(JSON.parse)` of text that is no
+ * JSON) is an issue, not the start's crash: the error's message quotes the text - a secret's, a
+ * start's output and logs - so a secret's says only what was thrown.
+ */
+export function resultOf(
+  schema: SettingSchema,
+  input: unknown,
+): StandardResult | Promise<unknown> {
+  try {
+    return schema["~standard"].validate(input) as StandardResult | Promise<unknown>;
+  } catch (error) {
+    const thrown = error instanceof Error ? error : new Error(String(error));
+    const message = isSecret(schema)
+      ? `its schema threw a ${thrown.name}`
+      : `its schema threw ${thrown.name}: ${thrown.message}`;
+    return { issues: [{ message }] };
+  }
 }
 
 /** A Standard Schema's result; valibot's issues say what they expected and received, too. */

@@ -33,7 +33,8 @@ import { isId, newId } from "./ids.ts";
 
 /**
  * What an update changes: some fields, or a function of the item as it is that returns them (run
- * again on the item as it then is, if another write wins the race: a read-modify-write).
+ * again on the item as it then is, if another write wins the race: a read-modify-write). It gets
+ * a copy of the item; what it changes in place is written with what it returns.
  *
  * @example
  * ```ts
@@ -169,8 +170,12 @@ export function planUpdate(
       if (versionstamp !== undefined && current.versionstamp !== versionstamp) {
         throw new ConflictError(d.name, "changed");
       }
-      const fields = typeof patch === "function" ? await patch(current.value) : patch;
-      const next = await validate(d.name, d.schema, { ...current.value, ...fields });
+      // A function gets a copy, and what it changed in place is written too: the item as read is
+      // what the write compares with, moves from and unindexes - changed (`c.tags.push(tag)`), it
+      // was taken for no change, skipped its state machine and kept its old index entries.
+      const draft = typeof patch === "function" ? structuredClone(current.value) : current.value;
+      const fields = typeof patch === "function" ? await patch(draft) : patch;
+      const next = await validate(d.name, d.schema, { ...draft, ...fields });
       assertTransitions(d, current.value, next);
       return isDeepStrictEqual(next, current.value) ? KEEP : next;
     },
