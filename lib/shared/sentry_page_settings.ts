@@ -14,7 +14,7 @@ import type { BrowserSentryConfig } from "../sentry/browser.ts";
 export const SENTRY_META = "app-sentry";
 
 export interface SentryPageSettings {
-  /** The URL of the SDK chunk (`client/sentry.ts`). */
+  /** The URL of the SDK chunk (`sentry/browser.ts`). */
   sdk: string;
   config: BrowserSentryConfig;
 }

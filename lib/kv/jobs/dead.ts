@@ -155,8 +155,6 @@ export async function dropDeadJob(kv: Deno.Kv, name: string, id: string): Promis
   return (await kv.atomic().check(entry).delete(deadKey(name, id)).commit()).ok;
 }
 
-/** An open app's jobs, as the listener of its store handle runs them. */
-
 /**
  * A dead job as kept under `deadKey`: KV's own dead letter is the message, tries and all; ours is
  * the message less its tries, plus the last failure's digest and time.
