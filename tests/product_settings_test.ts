@@ -328,3 +328,61 @@ Deno.test("any synchronous Standard Schema declares a setting; an asynchronous o
     },
   );
 });
+
+const ENTRIES = "expected a number of entries";
+/** As the example's `GUESTBOOK_SHOWN`: text in, a number out; a JSON text; a switch. */
+const shown = defineSettings({
+  SHOWN: v.optional(v.pipe(v.string(), v.digits(ENTRIES), v.toNumber(), v.minValue(1)), "5"),
+  LIMITS: v.optional(v.pipe(v.string(), v.transform((text) => JSON.parse(text)))),
+  BETA: v.optional(flag, "0"),
+});
+
+/** What a handler of an app given `given` reads of `shown`, each value with its type. */
+async function heldBy(given: Record<string, unknown>) {
+  const app = memoryApp({
+    settings: shown,
+    routes: {
+      "api/held.ts": {
+        handler: (_req: Request, ctx: AnyContext) => {
+          const held = Object.entries(shown(ctx)).map(([name, value]) => [
+            name,
+            { value, type: typeof value },
+          ]);
+          return Response.json(Object.fromEntries(held));
+        },
+      },
+    },
+  }, { settings: given });
+  const held = await (await app.request("/api/held")).json();
+  await app.close();
+  return held;
+}
+
+Deno.test("a test's text its schema takes is held as what the schema makes of it, as from the environment", async () => {
+  const env = { SHOWN: "3", LIMITS: '{"a":1}', BETA: "on" };
+  assert.deepEqual(readSettings((name) => env[name as keyof typeof env], shown).app.settings, {
+    SHOWN: 3,
+    LIMITS: { a: 1 },
+    BETA: true,
+  });
+  assert.deepEqual(await heldBy(env), {
+    SHOWN: { value: 3, type: "number" },
+    LIMITS: { value: { a: 1 }, type: "object" },
+    BETA: { value: true, type: "boolean" },
+  });
+  // Given as the schema's output already: held as it is.
+  assert.deepEqual(await heldBy({ SHOWN: 3, LIMITS: { a: [1] }, BETA: true }), {
+    SHOWN: { value: 3, type: "number" },
+    LIMITS: { value: { a: [1] }, type: "object" },
+    BETA: { value: true, type: "boolean" },
+  });
+  assert.deepEqual((await heldBy({ LIMITS: [1, 2] })).LIMITS, { value: [1, 2], type: "object" });
+});
+
+Deno.test("a test's setting given as undefined holds its default, as an unset variable does", async () => {
+  assert.deepEqual(await heldBy({ SHOWN: undefined, BETA: undefined }), {
+    SHOWN: { value: 5, type: "number" },
+    LIMITS: { type: "undefined" },
+    BETA: { value: false, type: "boolean" },
+  });
+});

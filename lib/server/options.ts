@@ -123,8 +123,9 @@ export interface AppOptions {
   /**
    * The values of the product's settings (`routes/_settings.ts`), by variable: the entry points
    * read them from the environment; a test gives those it needs - values as `settings(ctx)` reads
-   * them (`2`, not `"2"`), each checked by its schema (a `SettingsError` naming it, as at start)
-   * - and each one not given is as if its variable were unset (its default; a required one is an
+   * them (`2`), or what its schema reads to them (`"2"`, held as `2`, as from the environment),
+   * each checked by its schema (a `SettingsError` naming it, as at start) - and each one not given
+   * or given as `undefined` is as if its variable were unset (its default; a required one is an
    * error).
    */
   settings?: Readonly<Record<string, unknown>>;

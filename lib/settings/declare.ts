@@ -8,7 +8,7 @@
  */
 import type { JobContext } from "../kv/jobs/define.ts";
 import { type AnyContext, scopeOf } from "../server/scope.ts";
-import { checkGiven } from "./given.ts";
+import { readGiven } from "./given.ts";
 import { isSecret, readVariables, type SettingSchema, SettingsError } from "./read.ts";
 
 /**
@@ -128,8 +128,9 @@ export interface ProductSettings {
 }
 
 /**
- * The app's settings: `given` (the entry point's, from the environment, or a test's own, checked
- * by their schemas: `given.ts`), each setting not given as if its variable were unset. Throws
+ * The app's settings: `given` (the entry point's, from the environment, or a test's own, read by
+ * their schemas as the environment's text is: `given.ts`), each setting not given as if its
+ * variable were unset. Throws
  * `SettingsError` for a value given that its schema refuses and for a required setting not given,
  * and a `TypeError` for a value given that is not declared.
  */
@@ -146,11 +147,11 @@ export function productSettings(
   }
   if (!declaration) return undefined;
   const problems: string[] = [];
-  checkGiven(schemas, given, problems);
+  const held = readGiven(schemas, given, problems);
   const missing = Object.fromEntries(
     Object.entries(schemas).filter(([name]) => !Object.hasOwn(given, name)),
   );
-  const values = { ...readVariables(missing, () => undefined, problems), ...given };
+  const values = { ...readVariables(missing, () => undefined, problems), ...held };
   if (problems.length > 0) throw new SettingsError(problems);
   // Each secret as text, and as a URL or a query string percent-encodes it (a key in base64 has
   // '+', '/' and '=': `url.searchParams.set("token", key)` writes none of them as they are).

@@ -1,11 +1,12 @@
 /**
  * @module
  * The values of the product's settings given to `createApp` (`AppOptions.settings`: a test's own),
- * checked by their declared schemas as the environment's text is at start, each problem a line of
- * the same `SettingsError`. The values are values, not text: a schema reads text, so a value is
- * taken when its schema takes it as it is (a URL's text) or reads a text of it to it (`2` from
- * `"2"`, `true` from `"on"`). The entry points' values, read by the same schemas from the
- * environment (`readVariables`), are not checked again: a schema's output need not read as text.
+ * read by their declared schemas as the environment's text is at start, each problem a line of
+ * the same `SettingsError`. The values are values, not text, yet a schema reads text: a value its
+ * schema takes as it is is held as what the schema makes of it, as from the environment (`2` for
+ * `"2"`), and one the schema makes of a text of it is held as it is (`2` of `"2"`, `true` of
+ * `"on"`, an object of its JSON). The entry points' values, read by the same schemas from the
+ * environment (`readVariables`), are not read again: a schema's output need not read as text.
  */
 import { isDeepStrictEqual } from "node:util";
 import { problemOf, resultOf, type SettingSchema, type StandardResult, wasRead } from "./read.ts";
@@ -13,13 +14,17 @@ import { problemOf, resultOf, type SettingSchema, type StandardResult, wasRead }
 /** The words a switch is written as, for a boolean given: `"on"` reads to `true` in one product. */
 const SWITCHES = ["true", "false", "1", "0", "yes", "no", "on", "off"];
 
-/** Adds to `problems` a line for each of `given` its schema would never make from a text. */
-export function checkGiven(
+/**
+ * `given` as the app holds them: each what its schema makes of it, or itself where its schema
+ * makes it of a text. Adds to `problems` a line for each its schema would never make from a text.
+ */
+export function readGiven(
   schemas: Readonly<Record<string, SettingSchema>>,
   given: Readonly<Record<string, unknown>>,
   problems: string[],
-): void {
-  if (wasRead(given)) return;
+): Record<string, unknown> {
+  if (wasRead(given)) return { ...given };
+  const values: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(given)) {
     const schema = schemas[name];
     const asIs = validate(schema, value);
@@ -27,16 +32,23 @@ export function checkGiven(
       problems.push(`${name}: its schema is asynchronous; a setting's must check at once`);
       continue;
     }
-    if (!asIs.issues?.length) continue;
+    if (!asIs.issues?.length) {
+      values[name] = asIs.value;
+      continue;
+    }
     const texts = textsOf(value);
     const read = texts.map((text) => validate(schema, text));
     const made = (result?: StandardResult) =>
       result !== undefined && !result.issues?.length && isDeepStrictEqual(result.value, value);
-    if (read.some(made)) continue;
+    if (read.some(made)) {
+      values[name] = value;
+      continue;
+    }
     const issue = read.find((result) => result?.issues?.length)?.issues?.[0] ?? asIs.issues[0];
     const text = texts[0] ?? (value === undefined ? undefined : String(value));
     problems.push(problemOf(name, text, schema, issue));
   }
+  return values;
 }
 
 /** The schema's result for `input`; `undefined` for an asynchronous schema (refused at start). */
@@ -50,7 +62,23 @@ function validate(schema: SettingSchema, input: unknown): StandardResult | undef
 function textsOf(value: unknown): string[] {
   if (typeof value === "string") return [];
   if (typeof value === "boolean") return [String(value), ...SWITCHES];
-  if (Array.isArray(value)) return [value.join(","), value.join(", ")];
+  if (Array.isArray(value)) return [value.join(","), value.join(", "), ...jsonOf(value)];
   if (value instanceof Date) return Number.isNaN(value.getTime()) ? [] : [value.toISOString()];
+  if (isPlainObject(value)) return jsonOf(value);
   return value === null || value === undefined ? [] : [String(value)];
+}
+
+/** `value` as JSON, for a schema parsing it: none for one JSON cannot write (a cycle, a bigint). */
+function jsonOf(value: unknown): string[] {
+  try {
+    return [JSON.stringify(value)];
+  } catch {
+    return [];
+  }
+}
+
+function isPlainObject(value: unknown): boolean {
+  if (typeof value !== "object" || value === null) return false;
+  const prototype = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
 }
