@@ -44,6 +44,10 @@ Deno.test("islands head: once, before the runtime's script, wherever the chunks 
     assert.equal(await through(PAGE, [cut], context(true)), expected, `cut at ${cut}`);
   }
   assert.equal(await through(PAGE, [40, 50, 60, 70], context(true)), expected);
+  // A page React finished with its shell, read whole.
+  const head = new IslandsHead(() => TAGS, context(true));
+  const page = new TextEncoder().encode(PAGE);
+  assert.equal(new TextDecoder().decode(head.into(page)), expected);
 });
 
 Deno.test("islands head: nothing before an island rendered; a tail searched regardless", async () => {

@@ -19,7 +19,10 @@ function runtimeTag(entry: string): Uint8Array {
   return runtime.tag;
 }
 
-/** One page's writer: fed every chunk of its stream, then `finish`ed. */
+/**
+ * One page's writer: fed every chunk of its stream, then `finish`ed; or, for a page React has
+ * finished with its shell, given all of it (`into`).
+ */
 export class IslandsHead {
   readonly #html: () => string | undefined;
   readonly #context: RenderContextValue;
@@ -49,22 +52,38 @@ export class IslandsHead {
     this.#held = undefined;
   }
 
+  /** A page React has finished, with the tags in. */
+  into(page: Uint8Array<ArrayBuffer>): Uint8Array<ArrayBuffer> {
+    const tag = runtimeTag(this.#context.assets.boot.entry);
+    const at = find(page, tag);
+    const html = at === -1 || at + tag.length > page.length ? undefined : this.#html();
+    return html ? spliced(page, at, html) : page;
+  }
+
   #search(chunk: Uint8Array, out: TransformStreamDefaultController<Uint8Array>): void {
     const data = this.#held ? concat(this.#held, chunk) : chunk;
     this.#held = undefined;
     const tag = runtimeTag(this.#context.assets.boot.entry);
     const at = find(data, tag);
     if (at === -1) return out.enqueue(data);
-    if (at > 0) out.enqueue(data.subarray(0, at));
     if (at + tag.length > data.length) {
+      if (at > 0) out.enqueue(data.subarray(0, at));
       this.#held = data.subarray(at);
       return;
     }
     this.#done = true;
     const html = this.#html();
-    if (html) out.enqueue(encoder.encode(html));
-    out.enqueue(data.subarray(at));
+    out.enqueue(html ? spliced(data, at, html) : data);
   }
+}
+
+/** `data` with `html` at `at`, in one chunk: each chunk costs a stream more than a copy. */
+function spliced(data: Uint8Array, at: number, html: string): Uint8Array<ArrayBuffer> {
+  const bytes = new Uint8Array(data.length + html.length * 3);
+  bytes.set(data.subarray(0, at));
+  const { written } = encoder.encodeInto(html, bytes.subarray(at));
+  bytes.set(data.subarray(at), at + written);
+  return bytes.subarray(0, data.length + written);
 }
 
 /** Where `part` begins in `data`, or where a start of it ends `data`; -1 for neither. */

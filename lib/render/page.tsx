@@ -131,8 +131,13 @@ export async function renderPage(tree: PageTree, options: RenderOptions): Promis
     ? new IslandsHead(options.islandsHead, context)
     : undefined;
   const tail = watch?.shellReady(complete, allReady, head);
-  const through = tail ?? (head && new TransformStream(headOnly(head)));
-  const body = through ? stream.pipeThrough(through) : stream;
+  // All of a page React has finished is there at once: read whole, it gets the tags for a copy,
+  // where a stream through them cost some 20 KB of garbage a request (docs/performance.md, fix36).
+  const body = tail
+    ? stream.pipeThrough(tail)
+    : head
+    ? head.into(await new Response(stream).bytes())
+    : stream;
   // Headers set on the response it made, not handed to its constructor, which converts and
   // copies them again (twice the CPU, measured: docs/performance.md).
   const res = new Response(body, { status: options.status });
@@ -142,14 +147,6 @@ export async function renderPage(tree: PageTree, options: RenderOptions): Promis
   }
   headers.set("Content-Type", "text/html; charset=utf-8");
   return res;
-}
-
-/** A page's stream through `head` alone: React had rendered all of it with the shell. */
-function headOnly(head: IslandsHead): Transformer<Uint8Array, Uint8Array> {
-  return {
-    transform: (chunk, controller) => head.write(chunk, controller),
-    flush: (controller) => head.finish(controller),
-  };
 }
 
 /**
