@@ -24,7 +24,8 @@ function runtimeTag(entry: string): Uint8Array {
  * finished with its shell, given all of it (`into`).
  */
 export class IslandsHead {
-  readonly #html: () => string | undefined;
+  /** Holds the request's context (the telemetry's `head(c)`): let go of once asked. */
+  #html?: () => string | undefined;
   readonly #context: RenderContextValue;
   /** The start of a chunk that may be the start of the runtime's tag: held for the next one. */
   #held?: Uint8Array;
@@ -56,8 +57,14 @@ export class IslandsHead {
   into(page: Uint8Array<ArrayBuffer>): Uint8Array<ArrayBuffer> {
     const tag = runtimeTag(this.#context.assets.boot.entry);
     const at = find(page, tag);
-    const html = at === -1 || at + tag.length > page.length ? undefined : this.#html();
+    const html = at === -1 || at + tag.length > page.length ? undefined : this.#take();
     return html ? spliced(page, at, html) : page;
+  }
+
+  #take(): string | undefined {
+    const html = this.#html?.();
+    this.#html = undefined;
+    return html;
   }
 
   #search(chunk: Uint8Array, out: TransformStreamDefaultController<Uint8Array>): void {
@@ -72,7 +79,7 @@ export class IslandsHead {
       return;
     }
     this.#done = true;
-    const html = this.#html();
+    const html = this.#take();
     out.enqueue(html ? spliced(data, at, html) : data);
   }
 }
