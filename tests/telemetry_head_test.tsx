@@ -1,14 +1,15 @@
 /**
  * @module
  * The telemetry's part of a page's head (Sentry's trace meta tags and the browser SDK's settings)
- * goes only on pages with islands, the only ones that run the SDK that reads it: asked once, by the
- * first island, and hoisted into `<head>` by React; a page without islands never asks for it (its
- * string work and its garbage were paid on every such page, for nothing: docs/performance.md,
- * perf34). In-process; the same with Deno's OpenTelemetry and the real SDK in
+ * goes only on pages with islands, the only ones that run the SDK that reads it: asked once, and
+ * written right before the island runtime's script - in `<head>` for an island of the shell, a
+ * Suspense fallback's included (React drops a `<meta>` an island renders there: fix36); a page
+ * without islands never asks for it (its string work and its garbage were paid on every such page,
+ * for nothing: docs/performance.md, perf34). In-process; the same with Deno's OpenTelemetry and the real SDK in
  * `tests/process/telemetry_test.ts`, in the browser in `tests/e2e/sentry_test.ts`.
  */
 import assert from "node:assert/strict";
-import { Suspense, use } from "react";
+import { type ReactNode, Suspense, use } from "react";
 import type { Telemetry } from "../lib/server/telemetry.ts";
 import { memoryApp } from "./helpers/app.ts";
 
@@ -20,7 +21,7 @@ function headSpy() {
   const telemetry: Telemetry = {
     head() {
       asked.count++;
-      return <meta name="sentry-trace" content="trace-of-the-request" />;
+      return TAG;
     },
     captureFailure: () => ({ trace_id: null, span_id: null, sentry_event_id: null }),
     flush: () => Promise.resolve(),
@@ -32,9 +33,20 @@ function Clicker({ label }: { label: string }) {
   return <button type="button">{label}</button>;
 }
 
+function Spinner() {
+  return <i>spinning</i>;
+}
+
 function Late({ ready }: { ready: Promise<string> }) {
   return <Clicker label={use(ready)} />;
 }
+
+function Slow({ ready, children }: { ready: Promise<string>; children: ReactNode }) {
+  use(ready);
+  return children;
+}
+
+const soon = () => new Promise<string>((done) => setTimeout(() => done("late"), 20));
 
 const count = (html: string, part: string) => html.split(part).length - 1;
 
@@ -58,8 +70,38 @@ Deno.test("telemetry head: on a page with islands, once, in <head>; none without
           </Suspense>
         ),
       },
+      // The spinner, an island, is what the shell shows: the boundary's islands come later.
+      "fallback.tsx": {
+        default: () => (
+          <Suspense fallback={<Spinner />}>
+            <Late ready={soon()} />
+          </Suspense>
+        ),
+      },
+      // The only island of the page is a fallback, replaced by content without one.
+      "only-fallback.tsx": {
+        default: () => (
+          <Suspense fallback={<Spinner />}>
+            <Slow ready={soon()}>
+              <p>no island in here</p>
+            </Slow>
+          </Suspense>
+        ),
+      },
+      // The first island in a fallback of a boundary inside one streamed after the shell.
+      "late-fallback.tsx": {
+        default: () => (
+          <Suspense fallback={<p>loading</p>}>
+            <Slow ready={soon()}>
+              <Suspense fallback={<Spinner />}>
+                <Late ready={new Promise((done) => setTimeout(() => done("later"), 40))} />
+              </Suspense>
+            </Slow>
+          </Suspense>
+        ),
+      },
     },
-    islands: { Clicker },
+    islands: { Clicker, Spinner },
   }, { telemetry });
 
   await t.step("a page without islands: nothing asked, no tag", async () => {
@@ -69,7 +111,7 @@ Deno.test("telemetry head: on a page with islands, once, in <head>; none without
     assert.equal(asked.count, 0);
   });
 
-  await t.step("two islands: asked once, one tag, hoisted into <head>", async () => {
+  await t.step("two islands: asked once, one tag, in <head>", async () => {
     const html = await (await app.request("/two")).text();
     assert.equal(count(html, "<app-island "), 2);
     assert.equal(count(html, TAG), 1, html);
@@ -83,4 +125,35 @@ Deno.test("telemetry head: on a page with islands, once, in <head>; none without
     assert.equal(count(html, TAG), 1, html);
     assert.equal(asked.count, 2);
   });
+
+  await t.step(
+    "an island in the shell's fallback, the boundary's later: once, in <head>",
+    async () => {
+      const html = await (await app.request("/fallback")).text();
+      assert.equal(count(html, "<app-island "), 2);
+      assert.equal(count(html, TAG), 1, html);
+      assert.ok(html.indexOf(TAG) < html.indexOf("</head>"), html);
+      assert.equal(asked.count, 3);
+    },
+  );
+
+  await t.step("the page's only island in a fallback: once, in <head>", async () => {
+    const html = await (await app.request("/only-fallback")).text();
+    assert.match(html, /no island in here/);
+    assert.equal(count(html, "<app-island "), 1);
+    assert.equal(count(html, TAG), 1, html);
+    assert.ok(html.indexOf(TAG) < html.indexOf("</head>"), html);
+    assert.equal(asked.count, 4);
+  });
+
+  await t.step(
+    "the first island in a fallback streamed after the shell: once, before it",
+    async () => {
+      const html = await (await app.request("/late-fallback")).text();
+      assert.equal(count(html, "<app-island "), 2);
+      assert.equal(count(html, TAG), 1, html);
+      assert.ok(html.indexOf(TAG) < html.indexOf("<app-island "), html);
+      assert.equal(asked.count, 5);
+    },
+  );
 });

@@ -2,13 +2,13 @@
  * @module
  * How an island renders on the server: its HTML inside an `<app-island>` marker that carries the
  * name, the chunk and the props, plus the preloads for its chunks and the links to its
- * stylesheets; the page's first island, what the telemetry puts in the head of a page that runs
- * JavaScript (`RenderContextValue.islandsHead`). The browser side is `client/boot.ts`. No JSX
+ * stylesheets; and it marks the page as one that runs JavaScript (`RenderContextValue.islands`),
+ * for the telemetry's tags (`render/islands_head.ts`). The browser side is `client/boot.ts`. No JSX
  * here: the app's JSX runtime turns island components into this one, and a module of its own with
  * JSX would import that runtime back (a cycle, which `tests/process/imports_test.ts` finds - Deno
  * reads no `@jsxImportSource` from a line comment).
  */
-import { createElement, Fragment, type ReactNode, use } from "react";
+import { createElement, type ReactNode, use } from "react";
 import { preinitModule, preloadModule } from "react-dom";
 import { RenderContext } from "../render/context.ts";
 import { InsideIsland } from "../shared/inside_island.ts";
@@ -46,7 +46,8 @@ export function Island(
     { value: false },
     createElement("island-children", { style: CONTENTS }, children),
   );
-  const marker = createElement(
+  render.islands = true;
+  return createElement(
     "app-island",
     {
       name: island.name,
@@ -57,9 +58,4 @@ export function Island(
     },
     createElement(InsideIsland, { value: true }, createElement(Component, data, staticChildren)),
   );
-  // The page runs JavaScript after all: the first island brings what the browser SDK reads.
-  const takeHead = render.islandsHead;
-  if (!takeHead) return marker;
-  render.islandsHead = undefined;
-  return createElement(Fragment, null, takeHead(), marker);
 }

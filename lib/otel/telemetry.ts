@@ -10,8 +10,8 @@
  */
 import { context, type Span, SpanStatusCode, trace } from "@opentelemetry/api";
 import type { Context, Hono } from "hono";
-import type { ReactNode } from "react";
 import { isNotFoundRoute } from "../errors/not_found.ts";
+import type { Assets } from "../server/manifest.ts";
 import type { Telemetry } from "../server/telemetry.ts";
 import {
   DIGEST_ATTRIBUTE,
@@ -43,7 +43,7 @@ export interface Reporter {
     job?: string,
   ): string | null;
   /** The page's part, from the request's span. */
-  head?(c: Context, span: Span | undefined): ReactNode;
+  head?(c: Context, span: Span | undefined, assets: Assets): string | undefined;
   connectSources?: string[];
   flush(timeoutMs: number): Promise<void>;
 }
@@ -80,7 +80,7 @@ export function otelTelemetry(reporter?: Reporter): Telemetry {
       const ids = (c && internalsOf(c).otelSpan || trace.getActiveSpan())?.spanContext();
       return ids && { trace_id: ids.traceId, span_id: ids.spanId };
     },
-    head: head && ((c) => head(c, internalsOf(c).otelSpan)),
+    head: head && ((c, assets) => head(c, internalsOf(c).otelSpan, assets)),
     connectSources: reporter?.connectSources,
     flush: (timeoutMs) => reporter?.flush(timeoutMs) ?? Promise.resolve(),
   };

@@ -2,7 +2,7 @@
  * @module
  * Per-request values the server components of the framework read while rendering.
  */
-import { createContext, type ReactNode } from "react";
+import { createContext } from "react";
 import type { KeptFields } from "../jsx/kept_field.ts";
 import type { Assets } from "../server/manifest.ts";
 import type { ProductSettings } from "../settings/declare.ts";
@@ -17,11 +17,10 @@ export interface RenderContextValue {
   /** The app's own settings (`useSettings`), the same object for every request: no cost per page. */
   settings?: ProductSettings;
   /**
-   * What only a page that runs JavaScript needs (the browser SDK's trace and settings tags), taken
-   * by its first island (which clears it) and rendered beside it: React hoists them into `<head>`.
-   * A page without islands never asks, so pays nothing for them.
+   * Set by every island that renders (in a Suspense fallback too): the page runs JavaScript, and
+   * gets what only such a page needs (`render/islands_head.ts`). A page without pays nothing.
    */
-  islandsHead?: () => ReactNode;
+  islands?: true;
 }
 
 export const RenderContext = createContext<RenderContextValue | null>(null);

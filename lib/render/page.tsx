@@ -18,6 +18,7 @@ import type { LayoutProps, PageProps } from "../server/types.ts";
 import { RenderContext, type RenderContextValue } from "./context.ts";
 import { Stylesheets } from "./styles.ts";
 import { type BoundaryFailure, BoundaryWatch } from "./stream_failure.ts";
+import { IslandsHead } from "./islands_head.ts";
 
 export interface PageTree {
   app?: ComponentModule;
@@ -45,6 +46,11 @@ export interface RenderOptions {
   inFlight?: InFlight;
   /** Extra elements for the document (meta tags): React hoists them into `<head>`. */
   head?: ReactNode;
+  /**
+   * HTML only a page where an island renders needs (`Telemetry.head`): asked once, by such a page
+   * alone, and written before the island runtime's script (islands_head.ts).
+   */
+  islandsHead?: () => string | undefined;
   /** What a form posted just before returned, for its `useActionState` (see actions/). */
   formState?: FormState;
   /** Called for a Suspense boundary that failed; says what ends the stream. */
@@ -119,8 +125,19 @@ export async function renderPage(tree: PageTree, options: RenderOptions): Promis
   }, () => {});
   options.inFlight?.hold(allReady);
   await undefined;
-  const tail = watch?.shellReady(complete, allReady);
-  const body = tail ? stream.pipeThrough(tail) : stream;
+  // Islands to come, or rendered in the shell (a fallback's too): the page runs JavaScript.
+  const { context } = options;
+  const head = options.islandsHead && (context.islands || !complete)
+    ? new IslandsHead(options.islandsHead, context)
+    : undefined;
+  const tail = watch?.shellReady(complete, allReady, head);
+  // All of a page React has finished is there at once: read whole, it gets the tags for a copy,
+  // where a stream through them cost some 20 KB of garbage a request (docs/performance.md, fix36).
+  const body = tail
+    ? stream.pipeThrough(tail)
+    : head
+    ? head.into(await new Response(stream).bytes())
+    : stream;
   // Headers set on the response it made, not handed to its constructor, which converts and
   // copies them again (twice the CPU, measured: docs/performance.md).
   const res = new Response(body, { status: options.status });

@@ -11,6 +11,7 @@
  */
 
 import { type Deadline, type DeadlineClock, DeadlineExceeded } from "../server/deadline.ts";
+import type { IslandsHead } from "./islands_head.ts";
 
 export interface BoundaryFailure {
   /** HTML appended once React has finished the stream (awaited then, if a promise). */
@@ -91,12 +92,14 @@ export class BoundaryWatch {
 
   /**
    * Call once the shell is ready, `complete` when React has nothing left to render; the stream
-   * goes through what it returns - nothing when no boundary failed and none can fail any more.
+   * goes through what it returns - nothing when no boundary failed and none can fail any more -
+   * and through `head`, if given, in the same stream (one stream a page, not two).
    * Throws what a boundary threw before this point, for the caller to answer instead.
    */
   shellReady(
     complete: boolean,
     allReady: Promise<void>,
+    head?: IslandsHead,
   ): TransformStream<Uint8Array, Uint8Array> | undefined {
     if (this.#early) {
       this.#render.abort();
@@ -115,10 +118,12 @@ export class BoundaryWatch {
       allReady.finally(() => streaming.clear());
     }
     return new TransformStream({
+      transform: head && ((chunk, controller) => head.write(chunk, controller)),
       flush: async (controller) => {
-        if (!this.#tails) return;
-        const tail = (await Promise.all(this.#tails)).join("");
-        controller.enqueue(new TextEncoder().encode(tail));
+        const tail = this.#tails &&
+          new TextEncoder().encode((await Promise.all(this.#tails)).join(""));
+        if (head) head.finish(controller, tail);
+        else if (tail) controller.enqueue(tail);
       },
       // The client is gone (a write failed) before the request's signal says so: what React
       // then reports for the boundaries still waiting is that, not a failure.

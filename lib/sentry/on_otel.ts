@@ -45,7 +45,7 @@ import type { Reporter } from "../otel/telemetry.ts";
 import { browserConnectSources, privateHosts, type SentryConfig } from "./config.ts";
 import { type DscSource, isValidSpan, sentryTraceOf, traceBaggage, traceDsc } from "./dsc.ts";
 import { propagateOnFetch } from "./otel_fetch.ts";
-import { sentryHead } from "./page.tsx";
+import { sentryHead } from "./page.ts";
 import { scrubIntegration } from "./scrub.ts";
 import { spotlightIntegration } from "./spotlight.ts";
 import { timedTransport } from "./transport.ts";
@@ -107,12 +107,12 @@ export function startSentryOnOtel(config: SentryConfig, sampleRate?: number): Re
     },
     capture,
     /** None for the not-found page, so its browser sends nothing either. */
-    head(c, span) {
-      if (isNotFoundRoute(c)) return null;
+    head(c, span, assets) {
+      if (isNotFoundRoute(c)) return undefined;
       const ids = span?.spanContext();
-      if (!isValidSpan(ids)) return head(undefined);
+      if (!isValidSpan(ids)) return head(undefined, assets);
       const baggage = traceBaggage(ids, c.req.header("baggage"), source);
-      return head({ sentryTrace: sentryTraceOf(ids), baggage });
+      return head({ sentryTrace: sentryTraceOf(ids), baggage }, assets);
     },
     connectSources: browserConnectSources(config),
     flush: async (timeoutMs) => {

@@ -21,7 +21,7 @@ import type { FailureLinks, Telemetry } from "../server/telemetry.ts";
 import { browserConnectSources, privateHosts, type SentryConfig } from "./config.ts";
 import { outgoingFetchIntegration } from "./fetch.ts";
 import { attachRequest, NOT_FOUND_ATTRIBUTE, requestTraceOf, sentryTracing } from "./middleware.ts";
-import { type PageTrace, sentryHead } from "./page.tsx";
+import { type PageTrace, sentryHead } from "./page.ts";
 import { tracesSampler } from "./sampling.ts";
 import { scrubIntegration } from "./scrub.ts";
 import { spotlightIntegration } from "./spotlight.ts";
@@ -69,7 +69,8 @@ export function startSentry(config: SentryConfig): Telemetry {
       c ? captureFailure(c, error, digest, send, eventId) : captureUnhandled(error, digest, job),
     sendsEvents: true,
     /** The page's part: none for the not-found page, so its browser sends nothing either. */
-    head: (c: Context) => isNotFoundRoute(c) ? null : head(pageTraceOf(requestTraceOf(c)?.span)),
+    head: (c: Context, assets) =>
+      isNotFoundRoute(c) ? undefined : head(pageTraceOf(requestTraceOf(c)?.span), assets),
     connectSources: browserConnectSources(config),
     flush: async (timeoutMs) => {
       await flush(timeoutMs);

@@ -233,7 +233,6 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
       islandStyles: manifest.styles?.islands,
       kept: kept && keptFields(kept),
       settings,
-      islandsHead: telemetryHead && (() => telemetryHead(c)),
     };
   };
   const pageBuild = buildMeta(manifest.buildId);
@@ -247,6 +246,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
     const formState = formStateOf(c);
     return renderPage(tree, {
       context: renderContext(c),
+      islandsHead: telemetryHead && (() => telemetryHead(c, manifest.assets)),
       head: (
         <>
           {pageBuild}

@@ -4,7 +4,7 @@
  * errors and traces (Sentry, OpenTelemetry). The core calls these and imports no SDK; a plugin
  * implements them, and with none configured nothing of any SDK is loaded.
  */
-import type { ReactNode } from "react";
+import type { Assets } from "./manifest.ts";
 import type { Context, HonoApp, Middleware } from "./types.ts";
 
 /**
@@ -136,10 +136,14 @@ export interface Telemetry {
    */
   requestIds?(c?: Context): TraceIds | undefined;
   /**
-   * Elements for the `<head>` of a page with islands: trace meta tags, the browser SDK's settings.
-   * Asked by its first island (`islands/island.ts`): a page without runs no SDK to read them.
+   * HTML for a page with islands (trace meta tags, the browser SDK's settings), written once into
+   * its stream, right before the island runtime's script: in `<head>` when an island renders in the
+   * shell (in a Suspense fallback too), before the boundary of the first one streamed later.
+   * Asked only then: a page without runs no SDK to read it. `assets`: the build's chunks (the
+   * browser SDK's, `assets.sentry`). Nothing escapes what it returns: attribute values must be
+   * escaped by it.
    */
-  head?(c: Context): ReactNode;
+  head?(c: Context, assets: Assets): string | undefined;
   /** Origins the browser sends telemetry to, for the CSP's `connect-src`. */
   connectSources?: string[];
   /** Sends what is pending, waiting at most `timeoutMs`. */

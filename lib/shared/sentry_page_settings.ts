@@ -2,7 +2,7 @@
  * @module
  * The `<meta>` by which a page with islands tells the island runtime to start the Sentry browser
  * SDK: the SDK chunk's URL and its settings. Its own module, free of the SDK, for the server's
- * `page.tsx` and the browser's `client/sentry_loader.ts` alike.
+ * `page.ts` and the browser's `client/sentry_loader.ts` alike.
  *
  * The settings travel as percent-encoded JSON: text with none of `"&'<>`, which React writes into
  * the attribute as it is. Plain JSON is full of quotes, and React escapes an attribute's value on

@@ -1,14 +1,12 @@
 /**
  * @module
  * The `<meta name="app-sentry">` a page carries for the browser SDK: its settings reach the browser
- * intact, whatever the operator's values hold, and React writes them into the page as they are —
- * nothing for it to escape on every render (the garbage that made; docs/performance.md).
+ * intact, whatever the operator's values hold, and go into the page as they are - nothing to escape
+ * on every page (the garbage that made; docs/performance.md). A caller's `baggage` is escaped.
  */
 import assert from "node:assert/strict";
-import { renderToString } from "react-dom/server";
-import { RenderContext } from "../lib/render/context.ts";
 import type { SentryConfig } from "../lib/sentry/config.ts";
-import { sentryHead } from "../lib/sentry/page.tsx";
+import { sentryHead } from "../lib/sentry/page.ts";
 import { decodeSettings, encodeSettings, SENTRY_META } from "../lib/shared/sentry_page_settings.ts";
 
 const SDK = "/_app/sentry-ABC123.js";
@@ -25,14 +23,17 @@ const config: SentryConfig = {
   otlp: true,
 };
 
-function renderHead(): string {
-  const head = sentryHead(config)({ sentryTrace: `${"a".repeat(32)}-${"b".repeat(16)}-0` });
-  const assets = {
-    boot: { entry: "/_app/boot.js", imports: [] },
-    islands: {},
-    sentry: { entry: SDK, imports: [] },
-  };
-  return renderToString(<RenderContext value={{ nonce: "n", assets }}>{head}</RenderContext>);
+const assets = {
+  boot: { entry: "/_app/boot.js", imports: [] },
+  islands: {},
+  sentry: { entry: SDK, imports: [] },
+};
+
+function renderHead(trace?: { sentryTrace: string; baggage?: string }): string {
+  return sentryHead(config)(
+    trace ?? { sentryTrace: `${"a".repeat(32)}-${"b".repeat(16)}-0` },
+    assets,
+  );
 }
 
 Deno.test("sentry page settings: nothing in them for HTML to escape, and they decode intact", () => {
@@ -56,7 +57,7 @@ Deno.test("sentry page settings: the page's tag holds them as they were encoded,
   const html = renderHead();
   const tag = html.match(new RegExp(`<meta name="${SENTRY_META}" content="([^"]*)"/>`));
   assert.ok(tag, html);
-  assert.doesNotMatch(tag[1], /&/, "React escaped nothing");
+  assert.doesNotMatch(tag[1], /&/, "nothing to escape");
   const { sdk, config: browser } = decodeSettings(tag[1]);
   assert.equal(sdk, SDK);
   assert.equal(browser.dsn, config.dsn);
@@ -65,4 +66,13 @@ Deno.test("sentry page settings: the page's tag holds them as they were encoded,
   assert.deepEqual(browser.scrubFields, config.scrubFields);
   // Rendered twice, the same tag: made once, for every page.
   assert.equal(renderHead(), html);
+});
+
+Deno.test("sentry page settings: a caller's baggage is escaped in its tag", () => {
+  const html = renderHead({ sentryTrace: "t", baggage: `a="b"><script>x</script>&c='d'` });
+  assert.match(
+    html,
+    /<meta name="baggage" content="a=&quot;b&quot;&gt;&lt;script&gt;x&lt;\/script&gt;&amp;c=&#39;d&#39;"\/>/,
+  );
+  assert.doesNotMatch(html, /<script>/);
 });
