@@ -7,7 +7,7 @@
 import { log, loggedHeader } from "../../server/log.ts";
 import type { Jobs } from "./define.ts";
 import { leaseOf } from "./lease.ts";
-import { cronKey, type JobMessage, REMEMBER_MS, triedKey, tryKey } from "./message.ts";
+import { cronKey, doneKey, type JobMessage, REMEMBER_MS, triedKey, tryKey } from "./message.ts";
 import type { Slot } from "./slots.ts";
 import { type JobTry, tryOnce, type TryOptions } from "./try.ts";
 
@@ -38,7 +38,7 @@ export async function run(
   slot: Slot,
 ): Promise<JobTry | undefined> {
   const { job: name, id, attempt = 0, keyed, trace } = message;
-  const done = ["_jobs", "done", name, id];
+  const done = doneKey(name, id);
   const definition = Object.hasOwn(app.jobs.definitions, name)
     ? app.jobs.definitions[name]
     : undefined;
