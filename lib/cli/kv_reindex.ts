@@ -6,9 +6,9 @@
  * among those the app's modules declare: the route manifest is loaded (built first when the
  * sources changed), and with it every route, action and middleware module and what they import.
  * Progress goes to stderr, each collision and refused item the report lists (the first 100 of
- * each) to stdout as a JSON line, then a summary with the counts of all. Ctrl-C stops after the item in hand; the next run goes on from there. Exit 0 when done
- * with nothing to settle, 1 with collisions or refused items (or no such collection), 2 for a
- * usage mistake.
+ * each) to stdout as a JSON line, then a summary with the counts of all. Ctrl-C stops after the
+ * item in hand; the next run goes on from there. Exit 0 when done with nothing to settle, 1 with
+ * collisions or refused items (or no such collection), 2 for a usage mistake.
  */
 import { parseArgs } from "node:util";
 import { collectionNames, collectionsNamed } from "../kv/collection/registry.ts";

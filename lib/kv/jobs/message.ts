@@ -1,7 +1,7 @@
 /**
  * @module
- * A job's message as it travels through KV's queue, and the keys of the store that the jobs' modules
- * share: what each job id's key, dead letter, try lease and cron turn are called.
+ * A job's message as it travels through KV's queue, and the keys of the store that the jobs'
+ * modules share: what each job id's key, dead letter, try lease and cron turn are called.
  */
 
 /** How long a key refuses a second enqueue, and a done job a second run: a provider's retries. */

@@ -26,10 +26,10 @@ export interface Runner extends ListenOptions {
 }
 
 /**
- * Runs a delivery of `message` for `app`; resolves with its try once all of it is written, the lease
- * given back included (a test that fires the next slot then sees it run, not skipped), or with
- * nothing when no try ran (done before, waited out, a cron slot skipped). Its `slot` is given back
- * while it waits on a run delivered before, and taken again to run a try it took over.
+ * Runs a delivery of `message` for `app`; resolves with its try once all of it is written, the
+ * lease given back included (a test that fires the next slot then sees it run, not skipped), or
+ * with nothing when no try ran (done before, waited out, a cron slot skipped). Its `slot` is given
+ * back while it waits on a run delivered before, and taken again to run a try it took over.
  */
 export async function run(
   kv: Deno.Kv,
