@@ -1,11 +1,11 @@
 /**
  * Users, sessions and roles: `import { ... } from "shell/auth"`. Guard a folder with
- * `requireUser()` or `requireRole("admin")` in its `_middleware.ts`; sign people up, in and out from
- * server actions with `signUp`, `signIn`, `signOut` and `signOutEverywhere`; ask who is asking with
- * `currentUser(ctx)` (one KV read, none without the session cookie), or read `userOf(state)` where a
- * guard set it. Sessions live in Deno KV, the cookie holds only an opaque token, passwords are
- * stored as scrypt hashes. `createUser` is for scripts (`deno task users:add`); `setRoles` for them
- * and an admin's page; `deleteUser` for a product's account deletion. `defineRoles`, in
+ * `requireUser()` or `requireRole("admin")` in its `_middleware.ts`; sign people up, in and out
+ * from server actions with `signUp`, `signIn`, `signOut` and `signOutEverywhere`; ask who is asking
+ * with `currentUser(ctx)` (one KV read, none without the session cookie), or read `userOf(state)`
+ * where a guard set it. Sessions live in Deno KV, the cookie holds only an opaque token, passwords
+ * are stored as scrypt hashes. `createUser` is for scripts (`deno task users:add`); `setRoles` for
+ * them and an admin's page; `deleteUser` for a product's account deletion. `defineRoles`, in
  * `routes/_roles.ts`, declares the app's roles: the guards and every write of roles keep to them.
  *
  * @example

@@ -1,10 +1,11 @@
 /**
  * What routes, layouts, `_app`, `_middleware.ts` files, handlers and server actions import:
- * `import { ... } from "shell"`. The types a route module is written against, `createDefine<State>()`
- * for the app's typed state and `defineRoute` for typed routes, `httpError()`, `notFound()` and
- * `redirect()` to end a request, `requestContext()` in server actions and `formOf()` for the form
- * one was sent, `bodyLimit()` for a folder's uploads, `clientAddress()`, `eventStream()`, `isSpeculative()` to tell a browser's prefetch from a
- * visit, the `CachePolicy` a route exports as `cache` and `revalidateTag()` that drops its stored pages,
+ * `import { ... } from "shell"`. The types a route module is written against,
+ * `createDefine<State>()` for the app's typed state and `defineRoute` for typed routes,
+ * `httpError()`, `notFound()` and `redirect()` to end a request, `requestContext()` in server
+ * actions and `formOf()` for the form one was sent, `bodyLimit()` for a folder's uploads,
+ * `clientAddress()`, `eventStream()`, `isSpeculative()` to tell a browser's prefetch from a visit,
+ * the `CachePolicy` a route exports as `cache` and `revalidateTag()` that drops its stored pages,
  * and `defineSettings()` (with `secret()`) for the product's own settings in `routes/_settings.ts`,
  * read by a page's server components with `useSettings()`.
  *

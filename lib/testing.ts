@@ -1,8 +1,8 @@
 /**
- * The test kit for an app's own tests: `import { ... } from "shell/testing"`. A client that talks to
- * the app as a browser does - in-process or over HTTP, with a cookie jar - submits a page's forms
- * as a browser without JavaScript would and calls server actions as an island does; the app's log
- * lines per request; and a local stand-in for Sentry that reads what the real SDK sends.
+ * The test kit for an app's own tests: `import { ... } from "shell/testing"`. A client that talks
+ * to the app as a browser does - in-process or over HTTP, with a cookie jar - submits a page's
+ * forms as a browser without JavaScript would and calls server actions as an island does; the app's
+ * log lines per request; and a local stand-in for Sentry that reads what the real SDK sends.
  * Test-only: nothing here belongs in an app's modules.
  *
  * @example

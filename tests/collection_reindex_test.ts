@@ -234,6 +234,32 @@ Deno.test("reindex: a run stopped half-way goes on where it was, and finishes", 
   });
 });
 
+Deno.test("reindex: a run that goes on from a stopped one counts the collisions that one found", async () => {
+  await twoWorkers(async (kv, other) => {
+    // One email under the new spelling: every item after the first collides with it.
+    await store(
+      kv,
+      ["Ada@x", "ada@x", " ada@x", "ADA@x ", "ada@X"].map((email) => ({
+        email,
+        team: "red",
+        plan: "free",
+      })),
+    );
+    const stop = new AbortController();
+    let found = 0;
+    const progress = (report: { items: number; collisionCount: number }) => {
+      if (report.items === 0) return;
+      found = report.collisionCount;
+      stop.abort(new Error("killed"));
+    };
+    await assert.rejects(now.reindex(kv, { batch: 2, signal: stop.signal, progress }), /killed/);
+    assert.equal(found, 1, "the stopped run's first batch held a collision");
+    const rest = await now.reindex(other, { batch: 2 });
+    assert.deepEqual([rest.resumed, rest.items, rest.collisionCount], [true, 3, 4]);
+    assert.equal(rest.collisions.length, 3, "it lists only its own");
+  });
+});
+
 Deno.test("reindex: a run stopped under another declaration is not gone on from: the next starts over", async () => {
   // Stopped in the items' walk under `now`, which wrote lower-case teams for the first items;
   // then the team index is spelled in capitals, and the stopped place is no longer this one's.

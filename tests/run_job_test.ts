@@ -68,7 +68,7 @@ Deno.test("runJob runs a reminder due tomorrow now, under the action's key, with
   assert.notEqual((await kv.get(["_jobs", "done", "remind", "remind:b-42"])).versionstamp, null);
   await assert.rejects(
     runJob(app, jobs, "remind", { booking: "b-42" }, { key: "remind:b-42" }),
-    /The job "remind" was done already under the key "remind:b-42"/,
+    /The job "remind" already ran under the key "remind:b-42" \(done, or failed and retrying\)/,
   );
 
   // Cancelled, then due: without a key, a try of its own, which finds nothing to remind of.
@@ -97,6 +97,11 @@ Deno.test("runJob: a failing try is a failure like a delivered one's - its line,
   const first = await runJob(app, jobs, "remind", { booking: "b-7" }, { key: "remind:b-7" });
   assert.match(first.digest ?? "", /^[0-9A-Z]{5}-[0-9A-Z]{5}$/);
   assert.equal(first.attempt, 0);
+  // Its key ran already, though not to its end: a second runJob under it runs nothing, and says why.
+  await assert.rejects(
+    runJob(app, jobs, "remind", { booking: "b-7" }, { key: "remind:b-7" }),
+    /The job "remind" already ran under the key "remind:b-7" \(done, or failed and retrying\)/,
+  );
   const [line] = logs.lines.filter((each) => each.level === "error");
   assert.equal(line.digest, first.digest);
   assert.equal(line.job, "remind");

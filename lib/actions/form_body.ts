@@ -3,9 +3,10 @@
  * An action call's form body, read within the fields cap (`limits.ts`) as it arrives: the fields
  * are counted in the bytes themselves - `name=value` pairs between `&`s, or multipart delimiters -
  * and a body with more is refused at the first byte past the cap, before anything is parsed.
- * `Request.formData()` parses a whole body first: a mebibyte of `a&a&...` was half a million fields,
- * a third of a second of the server's one thread, before any count could refuse it. Within the
- * cap, the bytes read are handed to `formData()` as they are, under the type they were counted by.
+ * `Request.formData()` parses a whole body first: a mebibyte of `a&a&...` was half a million
+ * fields, a third of a second of the server's one thread, before any count could refuse it. Within
+ * the cap, the bytes read are handed to `formData()` as they are, under the type they were counted
+ * by.
  *
  * The type is read as Deno's form parser reads it (WHATWG's MIME type parser: the first `boundary`
  * parameter, a quoted one unescaped), and it is that type the parser is then given, whatever else

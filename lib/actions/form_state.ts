@@ -2,8 +2,8 @@
  * @module
  * What a form posted with JavaScript off carries across the 303 back to its page: what its action
  * returned (validation errors, typically), or - when the action no longer exists (a deploy removed
- * or renamed it: `stale.ts`) - the values the user sent (`KeptInput`), so the page shows them again.
- * React's own mechanism shows the first: the page renders with `formState`, and the form's
+ * or renamed it: `stale.ts`) - the values the user sent (`KeptInput`), so the page shows them
+ * again. React's own mechanism shows the first: the page renders with `formState`, and the form's
  * `useActionState` starts from the returned state; the JSX runtime shows the second, in the page's
  * fields of the same names (`shared/kept_input.ts`). In between, it rides in a signed, HttpOnly
  * cookie, read by the next GET of that page and cleared. The signed payload names the page and

@@ -1,10 +1,10 @@
 /**
  * @module
  * The session cookie: only the opaque token, `HttpOnly` (no script reads it), `SameSite=Lax` (no
- * other site's form or fetch sends it along with a POST), `Path=/`; over https also `Secure` and the
- * `__Host-` prefix, with which the browser refuses the cookie unless it is Secure, has no `Domain`
- * and is for `/` - so neither a subdomain nor plain http can set or shadow it. It lives as long as
- * the session at most (the server decides sooner ends).
+ * other site's form or fetch sends it along with a POST), `Path=/`; over https also `Secure` and
+ * the `__Host-` prefix, with which the browser refuses the cookie unless it is Secure, has no
+ * `Domain` and is for `/` - so neither a subdomain nor plain http can set or shadow it. It lives as
+ * long as the session at most (the server decides sooner ends).
  *
  * Beside it, the session's mark (`markCookie`): when the session began, base 36, readable by
  * script, no secret. A signed-in page kept in the back/forward cache compares it with its own when

@@ -190,7 +190,9 @@ function anonymous(c: Context): Response {
   throw httpError(401, SIGN_IN);
 }
 
-/** A signed-in user's response is theirs alone: no shared cache keeps it (as policy.ts's SIGNED_IN). */
+/**
+ * A signed-in user's response is theirs alone: no shared cache keeps it (as policy.ts's SIGNED_IN).
+ */
 const PRIVATE = "private, no-cache";
 
 function keepPrivate(c: Context): void {

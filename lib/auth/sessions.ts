@@ -2,10 +2,10 @@
  * @module
  * Sessions in Deno KV, the same on every worker and instance. A session is stored at
  * `["auth", "sessions", hash]` - the SHA-256 of its token; the token itself is only ever in the
- * cookie - with who it is for (id, email, name, roles: so reading it is one KV read), when it began,
- * when it was last seen and when it ends whatever happens. Each user's sessions are indexed at
- * `["auth", "user_sessions", userId, hash]`, and every commit that adds or deletes a session does the
- * same to its index entry, so "sign out everywhere" and a change of roles find them all.
+ * cookie - with who it is for (id, email, name, roles: so reading it is one KV read), when it
+ * began, when it was last seen and when it ends whatever happens. Each user's sessions are indexed
+ * at `["auth", "user_sessions", userId, hash]`, and every commit that adds or deletes a session
+ * does the same to its index entry, so "sign out everywhere" and a change of roles find them all.
  *
  * Expiry is twofold: KV's `expireIn` drops what nobody ends (idle: the session; absolute: the index
  * entry), and every read checks both times itself, since KV may keep an expired key a while. The

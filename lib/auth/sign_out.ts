@@ -7,9 +7,9 @@
  * Signed-in pages are `private, no-cache`: the browser keeps them, in its HTTP cache and its
  * back/forward cache, and going Back shows what it kept without asking. Signing out therefore
  * answers with `Clear-Site-Data: "cache"` (the HTTP cache of this origin goes), and clears the
- * session's mark, which a signed-in page restored from the back/forward cache checks (restored.tsx):
- * the header alone cannot reach that page, which enters the back/forward cache only once the
- * navigation the sign-out answers has committed (checked in Chromium, tests/example/e2e).
+ * session's mark, which a signed-in page restored from the back/forward cache checks
+ * (restored.tsx): the header alone cannot reach that page, which enters the back/forward cache only
+ * once the navigation the sign-out answers has committed (checked in Chromium, tests/example/e2e).
  */
 import { kvOf } from "../kv/access.ts";
 import { type AnyContext, contextOf } from "../server/scope.ts";

@@ -1,9 +1,9 @@
 /**
  * @module
  * Users in Deno KV: each at `["auth", "users", id]`, found by email through
- * `["auth", "emails", email]`. Creating one commits both with a check that the email is free, so two
- * workers signing up the same address at once make one account. The password is stored only as its
- * scrypt hash (`password.ts`). Changing a user's roles ends every session of theirs in the same
+ * `["auth", "emails", email]`. Creating one commits both with a check that the email is free, so
+ * two workers signing up the same address at once make one account. The password is stored only as
+ * its scrypt hash (`password.ts`). Changing a user's roles ends every session of theirs in the same
  * commit: a privilege change means a new token, at their next sign-in. A user whose deletion
  * (`user_deletion.ts`) is under way has a marked record: gone to every look-up here.
  */

@@ -76,8 +76,8 @@ export function lessGuardedActions(
 
 /**
  * One line per action module whose `_middleware.ts` chain has a middleware in a dynamic folder
- * (`[clinic]`, `[...path]`): on a page it reads the URL's params; on an action's call (`/_action/:id`)
- * there are none, and the line says what to do instead.
+ * (`[clinic]`, `[...path]`): on a page it reads the URL's params; on an action's call
+ * (`/_action/:id`) there are none, and the line says what to do instead.
  */
 export function paramlessGuards(found: Scan, actions: readonly ActionModule[]): string[] {
   const warnings: string[] = [];

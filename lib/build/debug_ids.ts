@@ -1,8 +1,8 @@
 /**
  * @module
  * Sentry debug IDs for the production build's browser chunks, in Sentry's format: each chunk and
- * its source map get one UUID, taken from the chunk's content (an unchanged chunk keeps its ID as it
- * keeps its name). The chunk gets `//# debugId=<id>` at its end, which `sentry-cli sourcemaps
+ * its source map get one UUID, taken from the chunk's content (an unchanged chunk keeps its ID as
+ * it keeps its name). The chunk gets `//# debugId=<id>` at its end, which `sentry-cli sourcemaps
  * upload` reads, and a first line that registers the ID in `globalThis._sentryDebugIds` under a
  * stack captured in the chunk - the browser SDK finds the chunk's URL in that stack and puts the ID
  * in `debug_meta.images` of each event; the map gets `debugId` (and the older `debug_id`) and one

@@ -4,8 +4,8 @@
  * names, so a `components/` folder (or any other) counts as soon as a route, island or action
  * imports from it. The server's side is Deno's own module graph of the manifest (`deno info`,
  * resolved exactly as the server will resolve it); the browser's is what esbuild bundled. The build
- * records both (`sources.json`) for the start's freshness check (`fingerprint.ts`), and the dev loop
- * asks again after each build. Each module's imports, in the order written, are kept too: the
+ * records both (`sources.json`) for the start's freshness check (`fingerprint.ts`), and the dev
+ * loop asks again after each build. Each module's imports, in the order written, are kept too: the
  * stylesheets a page links follow them (`styles/plan.ts`).
  */
 import { join, relative, sep } from "node:path";

@@ -35,7 +35,9 @@ export async function localAliases(root: string): Promise<Aliases> {
   return { exact, prefixes };
 }
 
-/** The entry points of server code: an island (or a module it imports) reaching one is a mistake. */
+/**
+ * The entry points of server code: an island (or a module it imports) reaching one is a mistake.
+ */
 const SERVER_ENTRY_POINTS = new Set([
   "./lib/mod.ts",
   "./lib/data.ts",
@@ -71,8 +73,9 @@ export function importMap(root: string): esbuild.Plugin {
             errors: [{
               text:
                 `"${path}" is server code, which the browser cannot load, and an island imports ` +
-                `this module (or one that imports it). Islands import the framework from "shell/runtime" (httpError for an ` +
-                `error catalogue, ActionError, recover, useLiveCollection...) and types with ` +
+                `this module (or one that imports it). Islands import the framework from ` +
+                `"shell/runtime" (httpError for an error catalogue, ActionError, recover, ` +
+                `useLiveCollection...) and types with ` +
                 `\`import type\` (docs/islands.md).`,
             }],
           };

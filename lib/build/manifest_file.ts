@@ -1,9 +1,10 @@
 /**
  * @module
  * Writes the manifest (`_build/manifest.gen.ts`): static imports of every route, layout,
- * middleware, error page, island and action module and of the product's settings, so the server needs no file-system access to find them
- * (Deno Deploy). Each route module is checked against its own file there (`RouteFileCheck`): a
- * module typed with `defineRoute` for another file fails `deno check`.
+ * middleware, error page, island and action module and of the product's settings, so the server
+ * needs no file-system access to find them (Deno Deploy). Each route module is checked against its
+ * own file there (`RouteFileCheck`): a module typed with `defineRoute` for another file fails `deno
+ * check`.
  */
 import { randomBytes } from "node:crypto";
 import type { Assets, ManifestStyles } from "../server/manifest.ts";

@@ -1,10 +1,11 @@
 /**
  * @module
  * Compressed copies of the built scripts and stylesheets (`x.js.br`, `x.js.gz`) beside them, made
- * once here so that serving them costs no compression at all: the static files middleware sends the one the browser
- * accepts (`Content-Encoding`), a third of the bytes or less. Brotli at quality 9: 11 would save
- * another 7% for six times the build time. A script whose copies hold its bytes already (a chunk
- * kept from an earlier build) is left alone: checking costs a gunzip, compressing a brotli pass.
+ * once here so that serving them costs no compression at all: the static files middleware sends the
+ * one the browser accepts (`Content-Encoding`), a third of the bytes or less. Brotli at quality 9:
+ * 11 would save another 7% for six times the build time. A script whose copies hold its bytes
+ * already (a chunk kept from an earlier build) is left alone: checking costs a gunzip, compressing
+ * a brotli pass.
  */
 import { Buffer } from "node:buffer";
 import { readFile, writeFile } from "node:fs/promises";

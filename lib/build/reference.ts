@@ -63,9 +63,9 @@ export async function entryDocs(root: string): Promise<Map<string, DocModule>> {
 }
 
 /**
- * Documenting the entry points together, `deno doc` describes a symbol two of them export (`httpError`
- * in `shell` and `shell/runtime`) once, and in the other only as a `reference` to it: no JSDoc, no
- * kind. Each entry point's list gets the declaration itself.
+ * Documenting the entry points together, `deno doc` describes a symbol two of them export
+ * (`httpError` in `shell` and `shell/runtime`) once, and in the other only as a `reference` to it:
+ * no JSDoc, no kind. Each entry point's list gets the declaration itself.
  */
 function resolveReferences(modules: DocModule[]): void {
   const at = (location: Location) => `${location.filename}:${location.line}`;

@@ -5,7 +5,8 @@
  * every deploy, while the id still says nothing about where the action lives. The first build that
  * finds no salt writes a random one and says to commit it. A build from a clean clone where it was
  * never committed makes a new one each time: every action then gets a new id at each deploy, and
- * an open tab calling one gets the stale-client answer (docs/deploying.md) - gently, but needlessly.
+ * an open tab calling one gets the stale-client answer (docs/deploying.md) - gently, but
+ * needlessly.
  */
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";

@@ -62,7 +62,8 @@ const LEASE_WRITE_MS = 5000;
 
 /**
  * Misses in a row of one route that stored nothing, past which its misses take no lease: a flood
- * of unknown URLs (each a 404) must not cost two KV commits a request. A miss that stores resets it.
+ * of unknown URLs (each a 404) must not cost two KV commits a request. A miss that stores resets
+ * it.
  */
 export const LEASELESS_AFTER = 8;
 
@@ -321,7 +322,9 @@ export function activePageCache(
     firstRenders.set(key.key, new Promise((resolve) => settle = resolve));
     let ended = false;
     let leased = false;
-    /** The first render's end: its waiters answered, its page written (`write`), its lease let go. */
+    /**
+     * The first render's end: its waiters answered, its page written (`write`), its lease let go.
+     */
     const end = (page?: HeldPage, write = true) => {
       if (ended) return;
       ended = true;

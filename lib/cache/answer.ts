@@ -22,7 +22,10 @@ export interface HitHeaders {
   get: Record<ContentCoding | "identity", HeaderList>;
   /** HEAD: GET's headers, no coding (compression.ts leaves HEAD as it is). */
   head: HeaderList;
-  /** 304: no `Content-Type`, and no CSP, which would replace the nonce of the page the browser keeps. */
+  /**
+   * 304: no `Content-Type`, and no CSP, which would replace the nonce of the page the browser
+   * keeps.
+   */
   notModified: HeaderList;
   /** The page's tag names, for the freshness check. */
   tags: readonly string[];

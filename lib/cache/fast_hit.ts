@@ -67,7 +67,9 @@ export interface FastHits {
   answer(req: Request): Response | undefined;
 }
 
-/** Cookie names that make a request bypass the cache: the session's (either scheme's), form state's. */
+/**
+ * Cookie names that make a request bypass the cache: the session's (either scheme's), form state's.
+ */
 const SESSION_COOKIES = ["session", "__Host-session"];
 
 export function fastHits(setup: FastHitsSetup): FastHits {

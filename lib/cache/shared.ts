@@ -43,7 +43,10 @@ export const LEASE_RENEW_MS = 500;
 export const LEASE_LAPSE_MS = 3 * LEASE_RENEW_MS;
 /** Under KV's limit of 64 KiB a value. */
 const PIECE = 60 * 1024;
-/** With its record, a page's pieces and the pieces it replaces fit one commit (800 KiB) and one `getMany` (10 keys). */
+/**
+ * With its record, a page's pieces and the pieces it replaces fit one commit (800 KiB) and one
+ * `getMany` (10 keys).
+ */
 export const MAX_BODY = 10 * PIECE;
 /** Kept past a page's last use, so a slow reader still finds its pieces. */
 const GRACE_MS = 60_000;
@@ -320,7 +323,8 @@ function heldLeases(kv: Deno.Kv) {
     const timer = setTimeout(() => {
       if (lease.timer !== timer || Date.now() >= end) return;
       lease.renewing = (async () => {
-        // Only this holder's lease: one taken over meanwhile (this process was taken for dead) stays.
+        // Only this holder's lease: one taken over meanwhile (this process was taken for dead)
+        // stays.
         const op = kv.atomic().check({ key: lease.at, versionstamp: lease.stamp })
           .set(lease.at, true, LEASE_SET);
         // A renewal missed (the file busy, KV closed) is no loss yet: the next may land.

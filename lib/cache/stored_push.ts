@@ -16,7 +16,10 @@ const channel = hintChannel("shell:page-cache-stored", 16 * 1024);
 const waiting = new Map<string, Set<() => void>>();
 let listening = false;
 
-/** Calls `wake` when another isolate says it let go of `key`'s lease; the returned function stops it. */
+/**
+ * Calls `wake` when another isolate says it let go of `key`'s lease; the returned function stops
+ * it.
+ */
 export function onStored(key: string, wake: () => void): () => void {
   if (!listening) {
     listening = true;

@@ -105,7 +105,9 @@ export function lapseWatch(max: number) {
   };
 }
 
-/** Resolves after `ms`, when `signal` aborts, or when the function handed to `resumer` is called. */
+/**
+ * Resolves after `ms`, when `signal` aborts, or when the function handed to `resumer` is called.
+ */
 function pause(
   ms: number,
   signal: AbortSignal,

@@ -1,10 +1,10 @@
 /**
  * @module
- * Builds for the entry points (`deno task build`, `deno task start`, `deno task sentry:sourcemaps`):
- * a mistake in the project's files ends the process with exit code 1 and one line per mistake,
- * `Build failed: islands/Broken.tsx:3:24: Could not resolve "./nope.ts"`, and no stack.
- * esbuild is loaded only when there is something to build, and never by a server: it builds in a
- * process of its own (`buildApartOrExit`).
+ * Builds for the entry points (`deno task build`, `deno task start`, `deno task
+ * sentry:sourcemaps`): a mistake in the project's files ends the process with exit code 1 and one
+ * line per mistake, `Build failed: islands/Broken.tsx:3:24: Could not resolve "./nope.ts"`, and no
+ * stack. esbuild is loaded only when there is something to build, and never by a server: it builds
+ * in a process of its own (`buildApartOrExit`).
  */
 import { BuildProblem } from "../build/problem.ts";
 import { PROJECT_ROOT } from "./root.ts";

@@ -6,9 +6,10 @@
  * among those the app's modules declare: the route manifest is loaded (built first when the
  * sources changed), and with it every route, action and middleware module and what they import.
  * Progress goes to stderr, each collision and refused item the report lists (the first 100 of
- * each) to stdout as a JSON line, then a summary with the counts of all. Ctrl-C stops after the item in hand; the next run goes on from there. Exit 0 when done
- * with nothing to settle, 1 with collisions or refused items (or no such collection), 2 for a
- * usage mistake.
+ * each) to stdout as a JSON line, then a summary with the counts of all. Ctrl-C stops after the
+ * item in hand; the next run goes on from there, and counts (not lists) what this one found. Exit 0
+ * when done with nothing to settle, 1 with collisions or refused items (or no such collection), 2
+ * for a usage mistake.
  */
 import { parseArgs } from "node:util";
 import { collectionNames, collectionsNamed } from "../kv/collection/registry.ts";
@@ -24,11 +25,9 @@ function fail(message: string, code = 1): never {
   Deno.exit(code);
 }
 
-/** `250 collisions (the first 100 listed above)`, or `3 collisions` when all are listed. */
+/** `250 collisions (100 listed above)`, or `3 collisions` when all are listed. */
 function counted(count: number, listed: number, what: string): string {
-  return count > listed
-    ? `${count} ${what} (the first ${listed} listed above)`
-    : `${count} ${what}`;
+  return count > listed ? `${count} ${what} (${listed} listed above)` : `${count} ${what}`;
 }
 
 let parsed;

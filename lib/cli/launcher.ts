@@ -23,7 +23,10 @@ import { FLUSH_MS, graceMs } from "./stop.ts";
 const SERVER = Deno.env.get("NODE_ENV") === "development"
   ? new URL("./serve.ts", import.meta.url)
   : new URL("../../_build/server/serve.js", import.meta.url);
-/** What Deno's exporter gets, past the child's own stop (grace and Sentry's flush), to post its last batches. */
+/**
+ * What Deno's exporter gets, past the child's own stop (grace and Sentry's flush), to post its last
+ * batches.
+ */
 const EXPORT_MS = 2000;
 
 const settings = await frameworkSettingsOrExit();

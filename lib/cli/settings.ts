@@ -70,7 +70,9 @@ const SCHEMAS = unsetAllowed({
 /** How long and how much of earlier builds' assets KV keeps by default: a week, 64 MiB. */
 const ASSET_RETENTION = { days: 7, maxBytes: 64 * 1024 * 1024 };
 
-/** Where the data lives unless `KV_PATH` says otherwise (`.gitignore` keeps `.data/` out of git). */
+/**
+ * Where the data lives unless `KV_PATH` says otherwise (`.gitignore` keeps `.data/` out of git).
+ */
 export const DEFAULT_KV_PATH = ".data/kv.sqlite3";
 
 type Parsed = { [K in keyof typeof SCHEMAS]?: v.InferOutput<typeof SCHEMAS[K]> };

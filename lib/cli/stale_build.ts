@@ -28,7 +28,8 @@ export type StaleAnswer = { stale: boolean } | { error: CheckError };
 /** How the line of stdout that holds the answer begins. */
 export const ANSWER = "stale-build-answer ";
 
-// A path, not a URL's `pathname`: a project folder with a space in its name is percent-encoded there.
+// A path, not a URL's `pathname`: a project folder with a space in its name is percent-encoded
+// there.
 const CHECK = fileURLToPath(new URL("./stale_build_check.ts", import.meta.url));
 
 /** `isStale(root, dev)` of `build/fingerprint.ts`, in a process that is gone once it answers. */

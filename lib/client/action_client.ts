@@ -84,7 +84,9 @@ export async function resultOf(name: string, response: Response): Promise<unknow
   return decodeResult(await response.text());
 }
 
-/** What the server said: `{"error":{status,message}}` for an expected error, a digest for a failure. */
+/**
+ * What the server said: `{"error":{status,message}}` for an expected error, a digest for a failure.
+ */
 interface Refusal {
   error?: { status?: unknown; message?: unknown; stale?: unknown; code?: unknown };
   digest?: unknown;

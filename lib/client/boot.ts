@@ -25,7 +25,9 @@ import { OUTDATED_EVENT } from "../shared/versions.ts";
 import { followNewerBuilds, isOutOfDate, KEPT, noteServedBuild } from "./versions.ts";
 
 const CONTENTS = { display: "contents" };
-/** Islands' chunks being fetched: the Sentry SDK waits for them (never ahead of the page's code). */
+/**
+ * Islands' chunks being fetched: the Sentry SDK waits for them (never ahead of the page's code).
+ */
 const loading = new Set<Promise<unknown>>();
 
 const onCaughtError = reportPageError("caught");

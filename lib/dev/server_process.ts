@@ -83,7 +83,8 @@ export function spawnServer(
 
   return {
     go() {
-      stdin.write(new TextEncoder().encode("go\n")).catch(() => {}); // it has exited: see `listening`
+      // A failed write: it has exited (see `listening`).
+      stdin.write(new TextEncoder().encode("go\n")).catch(() => {});
       timer = setTimeout(() => {
         failed(new StartFailure(undefined, tail));
         kill("SIGKILL");

@@ -252,7 +252,9 @@ export async function startDev(
   };
 }
 
-/** In a folder the build scans or the server serves, or the config: a source whatever imports it. */
+/**
+ * In a folder the build scans or the server serves, or the config: a source whatever imports it.
+ */
 function isConvention(file: string): boolean {
   return CONFIG_FILES.includes(file) ||
     SOURCE_FOLDERS.some((folder) => file.startsWith(`${folder}/`));

@@ -12,9 +12,9 @@
  * them: N `deno serve --parallel` workers or Deploy isolates sent N events a window for one digest,
  * one each. The process's own window stays in front, so a burst in one process asks the store once
  * a window at most (failures meanwhile wait for that answer), and the answer - this process sends,
- * or another sent less than `ms` ago, as that event - is kept in the window too. A store that fails,
- * or takes longer than `waitMs`, leaves it to the process's own window: the failure is sent, and
- * one warning line says so - one a window at most, however many failures meet the store down.
+ * or another sent less than `ms` ago, as that event - is kept in the window too. A store that
+ * fails, or takes longer than `waitMs`, leaves it to the process's own window: the failure is sent,
+ * and one warning line says so - one a window at most, however many failures meet the store down.
  */
 import { log } from "../server/log.ts";
 

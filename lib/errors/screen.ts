@@ -6,11 +6,13 @@
  */
 
 export function clientErrorMessage(host: string): string {
-  return `Application error: a client-side exception has occurred while loading ${host} (see the browser console for more information).`;
+  return `Application error: a client-side exception has occurred while loading ${host} ` +
+    "(see the browser console for more information).";
 }
 
 export function serverErrorMessage(host: string): string {
-  return `Application error: a server-side exception has occurred while loading ${host} (see the server logs for more information).`;
+  return `Application error: a server-side exception has occurred while loading ${host} ` +
+    "(see the server logs for more information).";
 }
 
 export interface ScreenOptions {

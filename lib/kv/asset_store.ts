@@ -99,7 +99,8 @@ export async function keepAssets(
   }
   if (record?.state === "writing" && now - record.at < LEASE_MS) return { done: "elsewhere" };
   const urls = files.map((file) => file.url);
-  // The lease lists the build's files from the start: another process evicting meanwhile keeps them.
+  // The lease lists the build's files from the start: another process evicting meanwhile keeps
+  // them.
   const lease = await retrying("an asset lease", async (commit) => {
     const result = await commit(
       kv.atomic().check(recorded).set(
@@ -150,7 +151,9 @@ export async function keepAssets(
   return { done: "now", written, bytes, evicted, left };
 }
 
-/** Every file the store holds, by URL (an expired one is gone, whether KV deleted it yet or not). */
+/**
+ * Every file the store holds, by URL (an expired one is gone, whether KV deleted it yet or not).
+ */
 async function storedFiles(kv: Deno.Kv): Promise<Map<string, StoredFile>> {
   const files = new Map<string, StoredFile>();
   const now = Date.now();

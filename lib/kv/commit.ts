@@ -68,7 +68,9 @@ export class KvBusyError extends Error {
   }
 }
 
-/** Attempts before {@link KvBusyError}: enough for any real contention, bounded for a stuck file. */
+/**
+ * Attempts before {@link KvBusyError}: enough for any real contention, bounded for a stuck file.
+ */
 const MAX_ATTEMPTS = 20;
 /**
  * How long a commit refused by SQLite's lock (another handle writing) is tried again, however many
@@ -129,10 +131,10 @@ interface Line {
 const turns = new WeakMap<Deno.Kv, Map<object | string, Line>>();
 
 /**
- * Runs `work` once the earlier work on `subject` (a collection; a log's or a key's `keyName`) in `kv`
- * is done, or has had its turn for `TURN_MS`: writes that would all race for one counter go one at
- * a time within an isolate, so that only other workers and instances race - a few retries, never
- * fifty writes failing their `check` together. A subject is kept only while work on it waits.
+ * Runs `work` once the earlier work on `subject` (a collection; a log's or a key's `keyName`) in
+ * `kv` is done, or has had its turn for `TURN_MS`: writes that would all race for one counter go
+ * one at a time within an isolate, so that only other workers and instances race - a few retries,
+ * never fifty writes failing their `check` together. A subject is kept only while work on it waits.
  */
 export function inTurn<T>(
   kv: Deno.Kv,
@@ -172,7 +174,9 @@ function settledOrLate(before: Promise<unknown>, ms: number): Promise<unknown> {
   return Promise.race([before, late]).finally(() => clearTimeout(timer));
 }
 
-/** How many works on `subject` in `kv` are in this isolate's line: running or waiting their turn. */
+/**
+ * How many works on `subject` in `kv` are in this isolate's line: running or waiting their turn.
+ */
 export function inLine(kv: Deno.Kv, subject: object | string): number {
   return turns.get(kv)?.get(subject)?.length ?? 0;
 }

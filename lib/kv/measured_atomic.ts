@@ -127,7 +127,9 @@ export class MeasuredAtomic {
     return product;
   }
 
-  /** Throws a {@link KvLimitError} naming the first of KV's commit limits this operation is over. */
+  /**
+   * Throws a {@link KvLimitError} naming the first of KV's commit limits this operation is over.
+   */
   assertFits(): void {
     const over = (what: string, n: number, max: number, unit = "") =>
       new KvLimitError(`KV commit too large: ${n}${unit} ${what} (max ${max}${unit})`);

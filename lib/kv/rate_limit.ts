@@ -16,9 +16,10 @@
  * line is refused at once, without KV (see `limitCalls`): a burst is answered 429 promptly, after
  * at most `limit` calls' round trips, never after the whole line's.
  *
- * `rateLimit(options)` is the same as Hono middleware, per client (`clientAddress`, an IPv6 one by its /64): over the
- * limit, the request gets 429 with `Retry-After` and goes no further. In a `_middleware.ts`, it
- * limits the folder's pages and server actions; only requests that reach it pay for it.
+ * `rateLimit(options)` is the same as Hono middleware, per client (`clientAddress`, an IPv6 one by
+ * its /64): over the limit, the request gets 429 with `Retry-After` and goes no further. In a
+ * `_middleware.ts`, it limits the folder's pages and server actions; only requests that reach it
+ * pay for it.
  */
 import { limitedClient } from "../server/client.ts";
 import { tooManyRequests } from "../server/too_many_requests.ts";
@@ -115,8 +116,9 @@ export async function limitCalls(
     kv,
     name,
     () =>
-      // Named by the limit alone (`["export"]`): the rest of the key is whom it counts (a user's id,
-      // a client's address), which must reach neither the logs nor Sentry, nor split the digest.
+      // Named by the limit alone (`["export"]`): the rest of the key is whom it counts (a user's
+      // id, a client's address), which must reach neither the logs nor Sentry, nor split the
+      // digest.
       retrying(`rate limit ${keyName(key.slice(0, 1))}`, async (commit) => {
         const entry = await kv.get<number[]>(kvKey);
         const t = now();
@@ -161,11 +163,11 @@ export interface RateLimitOptions extends CallLimit {
 }
 
 /**
- * Middleware: `limit` requests per client (`clientAddress`, an IPv6 one by its /64) in any `windowMs`. Over it, 429 with
- * `Retry-After` (a short page for a browser's form post, a line of text for a script) and the
- * request goes no further. In a folder's `_middleware.ts` it limits that folder's pages and server
- * actions. A request whose client is unknown (`app.request()`, with no connection) counts as one
- * client, "unknown": never as unlimited.
+ * Middleware: `limit` requests per client (`clientAddress`, an IPv6 one by its /64) in any
+ * `windowMs`. Over it, 429 with `Retry-After` (a short page for a browser's form post, a line of
+ * text for a script) and the request goes no further. In a folder's `_middleware.ts` it limits that
+ * folder's pages and server actions. A request whose client is unknown (`app.request()`, with no
+ * connection) counts as one client, "unknown": never as unlimited.
  *
  * @param options The limit and its name.
  * @returns The middleware.

@@ -115,7 +115,8 @@ async function diagnose(path: string, error: unknown): Promise<string> {
     return `${message}; is another process holding a lock on the file (sqlite3, a backup tool)?`;
   }
   if (/file is not a database|malformed/.test(message)) {
-    return `the file is not a usable Deno KV (SQLite) database (${message}); move it away or restore a backup`;
+    return `the file is not a usable Deno KV (SQLite) database (${message}); ` +
+      "move it away or restore a backup";
   }
   const stat = await Deno.stat(path).catch(() => undefined);
   if (stat?.isDirectory) return "it is a directory";
@@ -126,7 +127,8 @@ async function diagnose(path: string, error: unknown): Promise<string> {
     } catch (osError) {
       return `${describe(osError)} (${message})`;
     }
-    return `${message}; check that the file and its folder are writable (SQLite also creates -wal and -shm files beside it)`;
+    return `${message}; check that the file and its folder are writable ` +
+      "(SQLite also creates -wal and -shm files beside it)";
   }
   return message;
 }

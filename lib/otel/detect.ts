@@ -4,9 +4,9 @@
  * and at what ratio its sampler keeps new traces.
  * Deno then registers its tracer provider as `@opentelemetry/api`'s global before any module runs.
  * Read from that registration rather than the environment: Deno reads `OTEL_DENO` only at start
- * (setting it later changes nothing), and a platform may turn tracing on without it. Imports nothing,
- * so that the check costs no OpenTelemetry code when tracing is off; and apart from the launcher's
- * `env.ts`, which a server would hold for good for one function.
+ * (setting it later changes nothing), and a platform may turn tracing on without it. Imports
+ * nothing, so that the check costs no OpenTelemetry code when tracing is off; and apart from the
+ * launcher's `env.ts`, which a server would hold for good for one function.
  */
 
 const API = Symbol.for("opentelemetry.js.api.1");

@@ -1,12 +1,12 @@
 /**
  * @module
  * The environment that turns Deno's OpenTelemetry on and points it at Sentry, for the launcher
- * (`cli/launch.ts`): Deno reads every `OTEL_*` variable once, as the process starts, so they must be
- * set before the server's process exists. Traces go to Sentry's OTLP endpoint for the DSN,
+ * (`cli/launch.ts`): Deno reads every `OTEL_*` variable once, as the process starts, so they must
+ * be set before the server's process exists. Traces go to Sentry's OTLP endpoint for the DSN,
  * `{scheme}://{host}/api/{project}/integration/otlp/v1/traces` with `x-sentry-auth: sentry
- * sentry_key={public key}`, and so do console logs (`.../v1/logs`), each line with the ids of the span
- * it was written in. Whatever `OTEL_*` the operator set stays as it is: an endpoint of theirs (a local
- * collector, say) takes the signal's destination and headers with it.
+ * sentry_key={public key}`, and so do console logs (`.../v1/logs`), each line with the ids of the
+ * span it was written in. Whatever `OTEL_*` the operator set stays as it is: an endpoint of theirs
+ * (a local collector, say) takes the signal's destination and headers with it.
  */
 
 type Env = (name: string) => string | undefined;
@@ -59,12 +59,12 @@ export function sentryOtlpEnv(source: OtlpSource, env: Env): Record<string, stri
 
 /**
  * Below 1, the ratio decides by the trace id alone, whatever flag a caller sends: a parent-based
- * sampler follows a `traceparent`'s `-01`, so any client could have every request of its own traced,
- * past the rate and the project's quota. The browser loses nothing by it: its calls continue the
- * page's trace id, which the ratio decides as it did for the page. At 1 every trace is kept anyway,
- * and parent-based lets a caller's `-00` (and Sentry's own posts, see `sentry/otel_fetch.ts`) stay
- * out. An operator who trusts its callers' flags (behind a proxy that drops `traceparent` from the
- * public) sets `OTEL_TRACES_SAMPLER=parentbased_traceidratio` itself.
+ * sampler follows a `traceparent`'s `-01`, so any client could have every request of its own
+ * traced, past the rate and the project's quota. The browser loses nothing by it: its calls
+ * continue the page's trace id, which the ratio decides as it did for the page. At 1 every trace is
+ * kept anyway, and parent-based lets a caller's `-00` (and Sentry's own posts, see
+ * `sentry/otel_fetch.ts`) stay out. An operator who trusts its callers' flags (behind a proxy that
+ * drops `traceparent` from the public) sets `OTEL_TRACES_SAMPLER=parentbased_traceidratio` itself.
  */
 function sampler(rate: number): Record<string, string> {
   if (rate >= 1) return { OTEL_TRACES_SAMPLER: "parentbased_always_on" };
@@ -83,8 +83,9 @@ export function sentryOtlpBase(dsn: string): { base: string; publicKey: string }
 }
 
 /**
- * `key=value,...` with each value percent-encoded, as the OTel spec has `OTEL_EXPORTER_OTLP_*_HEADERS`
- * (Deno decodes them): the space and `=` in Sentry's header value would otherwise be ambiguous.
+ * `key=value,...` with each value percent-encoded, as the OTel spec has
+ * `OTEL_EXPORTER_OTLP_*_HEADERS` (Deno decodes them): the space and `=` in Sentry's header value
+ * would otherwise be ambiguous.
  */
 function otlpHeaders(headers: Record<string, string>): string {
   return Object.entries(headers).map(([name, value]) => `${name}=${encodeURIComponent(value)}`)

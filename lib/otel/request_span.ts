@@ -5,8 +5,8 @@
  * returns the Response, before a streamed body has gone out. This middleware names it after what
  * answered (`GET /blog/:slug`, with `http.route`), marks the not-found page (`app.not_found`) so it
  * can be filtered, and keeps it on the request for what happens outside the request's async
- * context: a failure in a streamed boundary, written down after the span ended, becomes a child span
- * dated back to when the response went out.
+ * context: a failure in a streamed boundary, written down after the span ended, becomes a child
+ * span dated back to when the response went out.
  *
  * A request with `sentry-trace` but no `traceparent` (a Sentry SDK that sends no W3C header) is one
  * Deno cannot continue: it starts a trace of its own. The request's work then runs under a second

@@ -5,8 +5,8 @@
  * output as log records carrying the ids of the span they were written in. The app adds the route
  * to the server span's name (a page cache hit's too, answered ahead of the middleware), child spans
  * for render, actions and middleware, and a failure's ids on its JSON line, written in the
- * request's context (and a request's on its `logRequests` line). An error tracker (Sentry) plugs in as a `Reporter`: it only reports, on the
- * same trace, and makes no span of its own.
+ * request's context (and a request's on its `logRequests` line). An error tracker (Sentry) plugs in
+ * as a `Reporter`: it only reports, on the same trace, and makes no span of its own.
  */
 import { context, type Span, SpanStatusCode, trace } from "@opentelemetry/api";
 import type { Context, Hono } from "hono";

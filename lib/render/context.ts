@@ -12,9 +12,13 @@ export interface RenderContextValue {
   assets: Assets;
   /** Each island's stylesheets, by name: linked where it renders. */
   islandStyles?: Record<string, string[]>;
-  /** What the user sent before the page reloaded out of date, for its fields (`jsx/kept_field.ts`). */
+  /**
+   * What the user sent before the page reloaded out of date, for its fields (`jsx/kept_field.ts`).
+   */
   kept?: KeptFields;
-  /** The app's own settings (`useSettings`), the same object for every request: no cost per page. */
+  /**
+   * The app's own settings (`useSettings`), the same object for every request: no cost per page.
+   */
   settings?: ProductSettings;
   /**
    * Set by every island that renders (in a Suspense fallback too): the page runs JavaScript, and

@@ -4,9 +4,10 @@
  * into its stream once, right before the island runtime's `<script>`. React writes that script
  * once, ahead of the page's first island wherever it renders: in `<head>` for one in the shell,
  * before the boundary of one streamed later, for an island in a Suspense fallback too. An island
- * cannot bring the tags itself: React drops a hoisted `<meta>` rendered in a fallback, and renders a
- * boundary's content before its fallback, so the page's first island may be one whose tags never
- * reach the page. Bytes are searched only once an island has rendered (`RenderContextValue.islands`).
+ * cannot bring the tags itself: React drops a hoisted `<meta>` rendered in a fallback, and renders
+ * a boundary's content before its fallback, so the page's first island may be one whose tags never
+ * reach the page. Bytes are searched only once an island has rendered
+ * (`RenderContextValue.islands`).
  */
 import type { RenderContextValue } from "./context.ts";
 

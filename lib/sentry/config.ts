@@ -102,7 +102,8 @@ export function withRelease(config: SentryConfig, buildId: string): SentryConfig
  * URL, which also gave the trace and a caller's `baggage` to
  * `https://elsewhere.example/?next=https://api.example.com` (a webhook's URL a user typed),
  * `https://api.example.com.elsewhere.example/`, `https://api.example.com@elsewhere.example/` and,
- * for `http://127.0.0.1:80`, port 8080. Other targets (`localhost`, `.internal`) keep Sentry's rule.
+ * for `http://127.0.0.1:80`, port 8080. Other targets (`localhost`, `.internal`) keep Sentry's
+ * rule.
  */
 function targetOf(target: string): string | RegExp {
   const url = /^(https?:\/\/[^/?#]*)(.*)$/i.exec(target);
@@ -131,7 +132,10 @@ function spotlightUrl(value: string | undefined): string | false | null {
   return on === null ? null : on && SPOTLIGHT_DEFAULT;
 }
 
-/** Where the browser SDK posts, for the CSP's `connect-src`: the ingest (unless tunnelled), Spotlight. */
+/**
+ * Where the browser SDK posts, for the CSP's `connect-src`: the ingest (unless tunnelled),
+ * Spotlight.
+ */
 export function browserConnectSources(config: SentryConfig): string[] {
   const sources = config.spotlight ? [new URL(config.spotlight).origin] : [];
   if (config.dsn && !config.tunnel) sources.push(new URL(config.dsn).origin);

@@ -49,8 +49,9 @@ export function requestTraceOf(c: Context): RequestTrace | undefined {
 }
 
 /**
- * The transaction starts named by the URL; the router sets the route later (`internalsOf(c).route`),
- * and the action endpoint the action (`internalsOf(c).action`): `GET /blog/:slug`, `action signUp`.
+ * The transaction starts named by the URL; the router sets the route later
+ * (`internalsOf(c).route`), and the action endpoint the action (`internalsOf(c).action`): `GET
+ * /blog/:slug`, `action signUp`.
  */
 function nameAfterRoute(c: Context, trace: RequestTrace): void {
   const action = internalsOf(c).action;
@@ -153,8 +154,8 @@ function fromTraceparent(traceparent: string | null): string | undefined {
  * body is passed through a stream that notices its end.
  */
 function endWithBody(res: Response, end: () => void, completed?: Promise<void>): Response {
-  // `completed` first: reading `res.body` would turn a static body (an API route's JSON, say) into a
-  // stream, off Deno's fast path.
+  // `completed` first: reading `res.body` would turn a static body (an API route's JSON, say) into
+  // a stream, off Deno's fast path.
   if (completed) {
     completed.then(end, end);
     return res;

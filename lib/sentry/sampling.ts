@@ -1,8 +1,8 @@
 /**
  * @module
  * Who decides whether a request is traced, when the Sentry SDK traces requests itself (without
- * Deno's OpenTelemetry). A caller's `sentry-trace: ...-1` (or `traceparent: ...-01`) says its trace is
- * sampled, and the SDK would follow it: any client could put every request of its own into
+ * Deno's OpenTelemetry). A caller's `sentry-trace: ...-1` (or `traceparent: ...-01`) says its trace
+ * is sampled, and the SDK would follow it: any client could put every request of its own into
  * Sentry, past `SENTRY_TRACES_SAMPLE_RATE` and the project's quota. So a caller's "sampled" is
  * followed for at most `parentLimit` requests a second in this process - enough for the calls our
  * own pages make on the trace the server sampled - and past that such a request is sampled at the

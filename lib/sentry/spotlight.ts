@@ -1,9 +1,10 @@
 /**
  * @module
- * Development: a copy of every envelope goes to the Spotlight sidecar (`npx @spotlightjs/spotlight`),
- * which shows errors and traces locally. `@sentry/deno` has no `spotlight` option, so this is the
- * browser SDK's Spotlight integration, for the server. Its name starts with "Spotlight" so that the
- * SDK sets integrations up even when there is no DSN (Spotlight only).
+ * Development: a copy of every envelope goes to the Spotlight sidecar (`npx
+ * @spotlightjs/spotlight`), which shows errors and traces locally. `@sentry/deno` has no
+ * `spotlight` option, so this is the browser SDK's Spotlight integration, for the server. Its name
+ * starts with "Spotlight" so that the SDK sets integrations up even when there is no DSN (Spotlight
+ * only).
  */
 import { defineIntegration, serializeEnvelope, suppressTracing } from "./sdk.ts";
 

@@ -17,7 +17,9 @@ import { internalsOf } from "../server/internals.ts";
 import { timeLimit } from "../server/time_limit.ts";
 
 const MAX_ENVELOPE = 1024 * 1024;
-/** Sentry's ingest answers in milliseconds: past this it is in trouble, and the browser moves on. */
+/**
+ * Sentry's ingest answers in milliseconds: past this it is in trouble, and the browser moves on.
+ */
 export const UPSTREAM_TIMEOUT_MS = 5_000;
 /** The share of the request's deadline still left that a forward may take: it ends first. */
 const DEADLINE_SHARE = 0.9;

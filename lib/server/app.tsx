@@ -1,10 +1,10 @@
 /**
  * @module
  * `createApp(manifest, options)`: one Hono app, built once from the manifest and typed options. A
- * request flows one way - the URL and host guard, the app's one step around it (`frame.ts`: security
- * headers and the request id, static files, the deadline and the body budget, compression),
- * telemetry, then the route (its folders' middleware, the handler, the page) or the action - and
- * ends on the page, an error page for an expected error
+ * request flows one way - the URL and host guard, the app's one step around it (`frame.ts`:
+ * security headers and the request id, static files, the deadline and the body budget,
+ * compression), telemetry, then the route (its folders' middleware, the handler, the page) or the
+ * action - and ends on the page, an error page for an expected error
  * (`httpError`, `notFound()`, an unknown URL: `error_pages.tsx`), or the failure screen.
  * Nothing here touches the process: signals and unhandled rejections belong to the entry points.
  */

@@ -5,12 +5,13 @@
  * is in, since whatever read it still holds it (an envelope the Sentry tunnel is still
  * forwarding, a form an action is still working on); what a body became can be counted beside it
  * (`holdBytes`: a server action's decoded arguments). A body that would go past the budget is
- * refused with 503 and `Retry-After`, before it is buffered; one larger than all of it, with 413. A body still arriving when the
- * request's deadline passes is cut off with 408 and `Connection: close`. A route can set a limit
- * of its own (`limitBody`): past it, 413. So slow, stalled, oversized or waiting uploads hold
- * neither memory nor a handler for long. (The socket is Deno's: it stays open until the client has
- * sent what it announced or goes away, whatever the response says; a reverse proxy's body timeout
- * is what closes it. See docs/deploying.md.) Requests without a body pass untouched.
+ * refused with 503 and `Retry-After`, before it is buffered; one larger than all of it, with 413. A
+ * body still arriving when the request's deadline passes is cut off with 408 and `Connection:
+ * close`. A route can set a limit of its own (`limitBody`): past it, 413. So slow, stalled,
+ * oversized or waiting uploads hold neither memory nor a handler for long. (The socket is Deno's:
+ * it stays open until the client has sent what it announced or goes away, whatever the response
+ * says; a reverse proxy's body timeout is what closes it. See docs/deploying.md.) Requests without
+ * a body pass untouched.
  *
  * Whatever reads the body (a server action, the tunnel, a handler's `req.json()`) sees the cut as
  * a failed read; the refusal is recorded on the request, and the error handlers answer with it

@@ -13,7 +13,9 @@ import { log } from "./log.ts";
 
 const MODULE = /\.(tsx|ts|jsx|js|mts|mjs)$/;
 
-/** The modules among files below `routes/` and `islands/` (paths relative to each), from the root. */
+/**
+ * The modules among files below `routes/` and `islands/` (paths relative to each), from the root.
+ */
 export function sourceModules(routes: readonly string[], islands: readonly string[]): string[] {
   return [
     ...routes.filter((file) => MODULE.test(file)).map((file) => `routes/${file}`),

@@ -14,8 +14,9 @@
  *
  * Not `hono/compress`: it offers gzip and deflate only (no brotli, for clients that prefer it),
  * reads an unparseable q-value (`gzip;q=abc`) as 1, and sets a compressor up per response and
- * feeds it chunk by chunk, which costs several times the CPU of one call (below). What it skips is kept: HEAD, 204/206/304, an encoded body, `no-transform`,
- * types that do not compress, bodies of known length under a threshold.
+ * feeds it chunk by chunk, which costs several times the CPU of one call (below). What it skips is
+ * kept: HEAD, 204/206/304, an encoded body, `no-transform`, types that do not compress, bodies of
+ * known length under a threshold.
  *
  * Event streams are never compressed (their type is not compressible: an event must leave when it
  * is written). Static files and the build's assets are not this module's: they are served before
@@ -93,9 +94,9 @@ const NOT_COMPRESSED = new Set([101, 103, 204, 205, 206, 304]);
 
 /**
  * The coding to answer with for an `Accept-Encoding` value: brotli or gzip, whichever the client
- * prefers by q-value (gzip on a tie: half brotli's CPU), or `undefined` for the body as it is - no header, none of
- * them acceptable (`q=0`, an unparseable q-value counts as 0), `identity` preferred over both, or
- * a value too long to be a client's.
+ * prefers by q-value (gzip on a tie: half brotli's CPU), or `undefined` for the body as it is - no
+ * header, none of them acceptable (`q=0`, an unparseable q-value counts as 0), `identity` preferred
+ * over both, or a value too long to be a client's.
  *
  * @example
  * ```ts

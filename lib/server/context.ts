@@ -2,9 +2,9 @@
  * @module
  * `requestContext()`: inside a server action (and the middleware in front of it), the request
  * being answered - an action gets only its arguments. It is Hono's `Context`: `c.req.header(...)`,
- * the cookies through `hono/cookie` (`getCookie(c, ...)`, and `setCookie(c, ...)` for the response),
- * what middleware set (`c.get("user")`). Hono's context storage keeps it across `await`s; handlers
- * and pages have theirs already (`ctx`, props), and do not pay for the storage.
+ * the cookies through `hono/cookie` (`getCookie(c, ...)`, and `setCookie(c, ...)` for the
+ * response), what middleware set (`c.get("user")`). Hono's context storage keeps it across
+ * `await`s; handlers and pages have theirs already (`ctx`, props), and do not pay for the storage.
  */
 import { tryGetContext } from "hono/context-storage";
 import type { Context } from "./types.ts";

@@ -3,8 +3,8 @@
  * How a request ends on an expected error (`httpError`, `notFound()`, an unknown URL): with its
  * status and message, and nothing else - no digest, no log line, no report. What wants JSON (an
  * API route, an island's action call, an `Accept` that prefers it) gets
- * `{"error":{"status":...,"message":...}}`; a page gets the nearest `_error.tsx` inside the layouts of
- * its folder and above (`_404.tsx`, inside the root's, for 404), or a plain page of the app's; a
+ * `{"error":{"status":...,"message":...}}`; a page gets the nearest `_error.tsx` inside the layouts
+ * of its folder and above (`_404.tsx`, inside the root's, for 404), or a plain page of the app's; a
  * form posted to an action without JavaScript gets the error page of the page it was posted from.
  * Once a page's shell went out its status cannot change: the error page's component then takes the
  * failed Suspense boundary's place. An error page that fails is a failure like any other.

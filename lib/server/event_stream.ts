@@ -76,7 +76,9 @@ export interface ServerEvent {
  * @see docs/data.md - Live updates
  */
 export interface EventStreamOptions {
-  /** How often an idle stream carries a comment (default 25 000 ms: under common proxy timeouts). */
+  /**
+   * How often an idle stream carries a comment (default 25 000 ms: under common proxy timeouts).
+   */
   heartbeatMs?: number;
   /** How soon the browser reconnects after the stream drops (default 1 000 ms). */
   retryMs?: number;

@@ -3,8 +3,8 @@
  * The framework's own values for one request, kept off the product's state: Hono's `c.var` is the
  * app's (`State`, typed by `createDefine<State>()`), and what the framework needs along a request -
  * its deadline, its route, the action it calls, its session - lives in one private record per
- * request, held by the request's Hono `Context` under a symbol of this module's (gone with it). Each module
- * that keeps a value there declares it by merging into `Internals`
+ * request, held by the request's Hono `Context` under a symbol of this module's (gone with it).
+ * Each module that keeps a value there declares it by merging into `Internals`
  * (`declare module "../server/internals.ts" { interface Internals { deadline: Deadline } }`), and
  * is named in a type-only import below.
  */

@@ -2,7 +2,8 @@
  * @module
  * Structured logs: one JSON object per line on stdout, so Deno Deploy's log search finds a failure
  * by its digest. Nothing here is ever multi-line, and what a client chooses is logged clipped
- * (`loggedPath`, `loggedMethod`): log services trim long entries, and every field after it would go.
+ * (`loggedPath`, `loggedMethod`): log services trim long entries, and every field after it would
+ * go.
  */
 
 export type Level = "debug" | "info" | "warn" | "error";
@@ -34,7 +35,9 @@ export function loggedHeader(value: string): string {
  */
 const MAX_LOGGED_METHOD = 32;
 
-/** A request's method for a log line (or a Sentry tag): clipped past 32 characters, its length said. */
+/**
+ * A request's method for a log line (or a Sentry tag): clipped past 32 characters, its length said.
+ */
 export function loggedMethod(method: string): string {
   return clipped(method, MAX_LOGGED_METHOD);
 }

@@ -107,8 +107,8 @@ export interface ManifestRoute {
 /**
  * A folder of `routes/` with a `_middleware.ts` or an `_error.tsx` of its own, or the first below a
  * `(group)` that has one: a URL below it that no route answers meets its chain and its error page,
- * as a page of the folder would, before the not-found page. `_private` folders and those ending in a
- * `(group)` have no URL of their own.
+ * as a page of the folder would, before the not-found page. `_private` folders and those ending in
+ * a `(group)` have no URL of their own.
  *
  * @example
  * ```ts
@@ -230,7 +230,9 @@ export interface Manifest {
   rootLayouts: ComponentModule[];
   /** The root's `_middleware.ts`, applied to the not-found page. */
   rootMiddlewares: MiddlewareModule[];
-  /** The folders below the root that an unknown URL meets the middleware of, most specific first. */
+  /**
+   * The folders below the root that an unknown URL meets the middleware of, most specific first.
+   */
   folders: ManifestFolder[];
   /** The root's `_error.tsx`: for the not-found page's requests and those no route answers. */
   errorPage?: ErrorPageEntry;
@@ -286,7 +288,9 @@ export interface ManifestStyles {
   notFound: string[];
   /** Each `_error.tsx`'s, by file (below `routes/`): `_app`'s, its layouts', its own. */
   errorPages: Record<string, string[]>;
-  /** The app's plain error page's, for a folder with no `_error.tsx`: `_app`'s, the root layouts'. */
+  /**
+   * The app's plain error page's, for a folder with no `_error.tsx`: `_app`'s, the root layouts'.
+   */
   plain: string[];
   /** Each island's, by name, with those of the islands it renders itself. */
   islands: Record<string, string[]>;

@@ -36,7 +36,9 @@ export function logRequest(
   });
 }
 
-/** The most lines of one kind of refusal an app writes in a second: past them, refusals are counted. */
+/**
+ * The most lines of one kind of refusal an app writes in a second: past them, refusals are counted.
+ */
 const REFUSAL_LINES_A_SECOND = 10;
 
 /**

@@ -124,9 +124,9 @@ export interface Telemetry {
   jobContext?(): Record<string, string> | undefined;
   /**
    * Runs a try of a background job (`lib/kv/jobs/`) as a span of its own, in the trace of the
-   * code that enqueued it (`run.carried`, from `jobContext`: a request's span, a cron's `deno.cron`)
-   * or, with none, in a trace of its own; a failure captured while it runs is linked to it.
-   * Absent, the job's try runs as it is.
+   * code that enqueued it (`run.carried`, from `jobContext`: a request's span, a cron's
+   * `deno.cron`) or, with none, in a trace of its own; a failure captured while it runs is linked
+   * to it. Absent, the job's try runs as it is.
    */
   job?(run: JobRun, work: () => Promise<void>): Promise<void>;
   /**

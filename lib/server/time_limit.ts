@@ -12,9 +12,13 @@
 /** The longest delay a timer holds: past it (2^31 - 1 ms, some 24 days) Deno sets it to 1 ms. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
-/** A signal that aborts when time is up, for one piece of work; dispose of it when the work ends. */
+/**
+ * A signal that aborts when time is up, for one piece of work; dispose of it when the work ends.
+ */
 export interface TimeLimit extends Disposable {
-  /** Aborts with a `TimeoutError` `DOMException` once the time is up, as `AbortSignal.timeout`'s. */
+  /**
+   * Aborts with a `TimeoutError` `DOMException` once the time is up, as `AbortSignal.timeout`'s.
+   */
   readonly signal: AbortSignal;
   /** The work ended: the timer goes (the signal stays as it is). */
   clear(): void;

@@ -178,12 +178,12 @@ export function productSettings(
 /**
  * The secret setting whose value `value` is or holds, as it is or percent-encoded: a text, a URL's
  * or search params' text, a RegExp's pattern (devalue sends its source: `new RegExp(key)` is the
- * key in the page), an object's keys (devalue writes keys without showing them to its reducers; an array's and a typed
- * array's are indexes, never sent: a string each, a short secret of digits among them), an
- * `ArrayBuffer`'s bytes (`asBytes`: each secret's UTF-8, as `byteText`) - devalue shows a typed
- * array or a `DataView` as its whole buffer, which it sends in base64: a key encoded for WebCrypto
- * is the key. A secret of fewer than 8 characters is looked for as a whole text only: as a part
- * of one it would be found in ordinary words.
+ * key in the page), an object's keys (devalue writes keys without showing them to its reducers; an
+ * array's and a typed array's are indexes, never sent: a string each, a short secret of digits
+ * among them), an `ArrayBuffer`'s bytes (`asBytes`: each secret's UTF-8, as `byteText`) - devalue
+ * shows a typed array or a `DataView` as its whole buffer, which it sends in base64: a key encoded
+ * for WebCrypto is the key. A secret of fewer than 8 characters is looked for as a whole text only:
+ * as a part of one it would be found in ordinary words.
  */
 function secretIn(secrets: Secrets, asBytes: Secrets, value: unknown): string | undefined {
   if (typeof value === "string") return secretInText(secrets, value);

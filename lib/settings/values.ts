@@ -5,7 +5,10 @@
  */
 import * as v from "valibot";
 
-/** A whole number from `min` to `max` in decimal digits (never `5e3`, `-1`, `1MB`); `what` it counts. */
+/**
+ * A whole number from `min` to `max` in decimal digits (never `5e3`, `-1`, `1MB`); `what` it
+ * counts.
+ */
 export const wholeNumber = (
   min: number,
   max: number,

@@ -71,7 +71,9 @@ export function Contained({ fallback, children }: ContainedProps): ReactNode {
   return createElement(Boundary, { fallback }, children);
 }
 
-/** Inside an island: the fallback once anything below threw (the root's `onCaughtError` reports). */
+/**
+ * Inside an island: the fallback once anything below threw (the root's `onCaughtError` reports).
+ */
 class Boundary extends Component<ContainedProps, { failed: boolean }> {
   override state = { failed: false };
 

@@ -140,12 +140,12 @@ export class HttpError extends Error {
 
 /**
  * An expected error to throw: the request is answered with `status` (4xx) and `message`, which
- * defaults to the status's standard text (`403` -> "Forbidden"). Throw it from middleware, handlers,
- * pages and layouts (before the shell, or inside a Suspense boundary after it) and server actions.
- * Pages get the nearest `_error.tsx` (`_404.tsx` for 404) with `{ status, message }`, requests that
- * want JSON `{"error":{"status":...,"message":...}}`, an island's action call an `ActionError`. It is
- * never a failure: no digest, no error line, no Sentry event. Anything other than 400-499 is a
- * `TypeError`. Keep a product's errors in one module: see docs/failures.md.
+ * defaults to the status's standard text (`403` -> "Forbidden"). Throw it from middleware,
+ * handlers, pages and layouts (before the shell, or inside a Suspense boundary after it) and server
+ * actions. Pages get the nearest `_error.tsx` (`_404.tsx` for 404) with `{ status, message }`,
+ * requests that want JSON `{"error":{"status":...,"message":...}}`, an island's action call an
+ * `ActionError`. It is never a failure: no digest, no error line, no Sentry event. Anything other
+ * than 400-499 is a `TypeError`. Keep a product's errors in one module: see docs/failures.md.
  *
  * @param status A 4xx status: 400-499.
  * @param message Shown to the user; the status's standard text if left out.

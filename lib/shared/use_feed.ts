@@ -83,9 +83,9 @@ export interface UseFeedOptions {
 /**
  * Follows the server-sent events at `url` while the page is shown: calls `on[type]` for each
  * event, reconnects with a capped, jittered backoff (a stream that ends before it stayed open 5 s
- * counts as a failed try, whatever events it delivered), resumes from the last event id after a drop
- * or a pause (`Last-Event-ID`, `?since=`), and holds no connection while the page is hidden or in
- * the back/forward cache. `null` follows nothing.
+ * counts as a failed try, whatever events it delivered), resumes from the last event id after a
+ * drop or a pause (`Last-Event-ID`, `?since=`), and holds no connection while the page is hidden or
+ * in the back/forward cache. `null` follows nothing.
  *
  * @param url The stream (`/board/events`), relative to the page.
  * @param options The last id the page has, the handlers by event type, the backoff.

@@ -15,7 +15,9 @@ export const BUILD_HEADER = "App-Build";
  * page older than the build (`1`).
  */
 export const STALE_HEADER = "App-Stale";
-/** `GET` here answers with the build that serves now (as text and `App-Build`): a cheap question. */
+/**
+ * `GET` here answers with the build that serves now (as text and `App-Build`): a cheap question.
+ */
 export const BUILD_PATH = "/_build";
 /**
  * The event every event stream sends first, its data the build serving it (reserved): a page's

@@ -122,7 +122,8 @@ export interface TestClientOptions {
   httpClient?: Deno.HttpClient;
   /**
    * For a server's origin: the server's KV store, opened by the test from the file the server was
-   * started with (`KV_PATH`) - what `signInAs` signs in through. An app in this process has its own.
+   * started with (`KV_PATH`) - what `signInAs` signs in through. An app in this process has its
+   * own.
    */
   kv?: Deno.Kv;
 }
@@ -212,7 +213,9 @@ export class TestClient {
   readonly #app?: InProcess;
   /** The store a server's origin shares with the test: what `signInAs` signs in through. */
   readonly #kv?: Deno.Kv;
-  /** The session `signInAs` began in that store, until the server's answers say what became of it. */
+  /**
+   * The session `signInAs` began in that store, until the server's answers say what became of it.
+   */
   #begun?: SignedIn["cookie"];
 
   /**
@@ -302,8 +305,8 @@ export class TestClient {
    * request that reads it then throws, saying so, instead of answering as to somebody signed out.
    *
    * Safe: it is a call in this process on the object `createApp` returned, or on a store the test
-   * opened - nothing routes to it, no request can reach it, no setting turns it on - and it lives in
-   * the test kit, which an app's modules never import.
+   * opened - nothing routes to it, no request can reach it, no setting turns it on - and it lives
+   * in the test kit, which an app's modules never import.
    *
    * @param user The user (`createUser`'s answer) or their email; they must exist in the app's
    *   store.

@@ -135,8 +135,8 @@ export function watchJobs<J extends AnyJobs>(app: object, jobs: Jobs<J>): JobWat
  * copied as an enqueue and the queue would. Resolves with the try once all of it is written (a
  * failed one with its `digest`); `watchJobs` sees it too. With `key`, the try runs under it as the
  * message enqueued with that key would: marked done, so that the message, once due, does not run
- * again - and a key done already runs nothing (rejects). Enqueues nothing, and leaves the queue's
- * messages as they are.
+ * again - and a key that ran already (done, or failed and retrying) runs nothing (rejects).
+ * Enqueues nothing, and leaves the queue's messages as they are.
  *
  * @param app The app, made by `createApp` in this process with a KV store.
  * @param jobs Its declaration, `routes/_jobs.ts`'s default export: the job's name and payload are
@@ -186,7 +186,10 @@ export async function runJob<J extends AnyJobs, N extends keyof J & string>(
     stop();
   }
   if (!tried) {
-    throw new Error(`The job "${job}" was done already under the key "${key}": it runs once`);
+    throw new Error(
+      `The job "${job}" already ran under the key "${key}" (done, or failed and retrying): ` +
+        "a key runs once",
+    );
   }
   return tried as JobTry<PayloadOf<J[N]>>;
 }

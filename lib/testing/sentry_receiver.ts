@@ -45,7 +45,10 @@ export interface ReceivedItem {
 export interface ReceivedRequest {
   /** `POST` for an envelope. */
   method: string;
-  /** `/api/{project}/envelope/` for an envelope; `/api/{project}/integration/otlp/v1/traces` for OTLP. */
+  /**
+   * `/api/{project}/envelope/` for an envelope; `/api/{project}/integration/otlp/v1/traces` for
+   * OTLP.
+   */
   path: string;
   /** As sent (`Content-Encoding`, `Origin`, ...). */
   headers: Headers;

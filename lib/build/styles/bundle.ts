@@ -5,9 +5,10 @@
  * beside it under content-hashed names, lowered for the browsers the scripts target, minified in
  * production (by Lightning CSS), content-hashed and with a source map. A CSS module is scoped
  * first (`modules.ts`), a Tailwind stylesheet compiled first (`tailwind.ts`); their source maps
- * carry through to the sources. A `url()` or `@import` that leaves the project (`../../../etc/passwd`, a symlink out) is
- * a build error, never a copy; one that starts with `/` is the app's own URL (`static/`), left as
- * it is. Each stylesheet's URL comes back with the files written and every source read.
+ * carry through to the sources. A `url()` or `@import` that leaves the project
+ * (`../../../etc/passwd`, a symlink out) is a build error, never a copy; one that starts with `/`
+ * is the app's own URL (`static/`), left as it is. Each stylesheet's URL comes back with the files
+ * written and every source read.
  */
 import * as esbuild from "esbuild";
 import { realpathSync } from "node:fs";

@@ -1,8 +1,8 @@
 /**
  * @module
  * Dev only: the script `deno task dev` adds to every page it serves, as
- * `/_app/dev/client.js?session=...&version=...` (the dev server's session and the version of the code
- * that made the page). It listens to the dev server's events (`protocol.ts`) and
+ * `/_app/dev/client.js?session=...&version=...` (the dev server's session and the version of the
+ * code that made the page). It listens to the dev server's events (`protocol.ts`) and
  *   - `update`: imports each rebuilt island chunk the page shows (a new, content-hashed URL; shared
  *     chunks and React keep theirs, and their instances) and has React Refresh swap the components
  *     in place, state kept - or reloads when the edit cannot be applied so (`cannotRefresh`);

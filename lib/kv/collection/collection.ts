@@ -116,7 +116,9 @@ export interface LiveOptions {
   maxBacklog?: number;
   /** Recent changes each view's feed keeps in memory for its followers (default 50). */
   ringSize?: number;
-  /** Also read each followed view's counter this often: only when other processes write the file. */
+  /**
+   * Also read each followed view's counter this often: only when other processes write the file.
+   */
   pollIntervalMs?: number;
 }
 
@@ -182,7 +184,9 @@ export interface ListOptions<I extends string> {
   prefix?: string;
   /** Items in the page: 1 to 1,000 (default 50). */
   limit?: number;
-  /** From a previous page: where this one starts. A client's is checked (400 if not this listing's). */
+  /**
+   * From a previous page: where this one starts. A client's is checked (400 if not this listing's).
+   */
   cursor?: string | null;
   /** Last first. */
   reverse?: boolean;
@@ -314,7 +318,8 @@ export interface Collection<T, In = T, I extends string = string, U extends stri
  * nothing else in the store uses.
  * @param options The schema, indexes, state machines and live options.
  * @returns The collection.
- * @throws {TypeError} When the declaration is malformed (an empty name, an index without a key, ...).
+ * @throws {TypeError} When the declaration is malformed (an empty name, an index without a key,
+ * ...).
  *
  * @example
  * ```ts

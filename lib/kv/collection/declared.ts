@@ -117,8 +117,8 @@ export function valueName(value: Deno.KvKeyPart | undefined): string {
 
 /**
  * True when `value` can be a value of `d`'s `index` at all: a key part whose longest key (an index
- * entry's, or a change event's; a unique index's own) fits KV. What a client asks for is checked with it before any of it
- * reaches KV.
+ * entry's, or a change event's; a unique index's own) fits KV. What a client asks for is checked
+ * with it before any of it reaches KV.
  */
 export function isIndexValue(d: Declared, index: string, value: unknown): value is Deno.KvKeyPart {
   if (!isKeyPart(value)) return false;

@@ -172,7 +172,8 @@ function conflictMessage(reason: ConflictError["reason"], index?: string, checke
 
 /**
  * An update that moves a field along a transition its collection's state machine does not allow
- * (`transitions`): 409, as the item's current state is what refuses it; its `code` is `"transition"`.
+ * (`transitions`): 409, as the item's current state is what refuses it; its `code` is
+ * `"transition"`.
  *
  * @example
  * ```ts

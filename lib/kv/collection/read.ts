@@ -182,7 +182,9 @@ function textAfter(text: string): string {
   return `${text}\u{10FFFF}`;
 }
 
-/** A short hash (FNV-1a) of the listing a cursor belongs to: its prefix, value prefix and direction. */
+/**
+ * A short hash (FNV-1a) of the listing a cursor belongs to: its prefix, value prefix and direction.
+ */
 function tagOf(prefix: Deno.KvKey, reverse: boolean, startsWith: string | undefined): string {
   let hash = 0x811c9dc5;
   const text = JSON.stringify(

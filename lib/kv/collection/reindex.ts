@@ -102,7 +102,10 @@ export interface ReindexReport {
    * so that a run where every item collides does not hold them all; `collisionCount` counts them.
    */
   collisions: Collision[];
-  /** How many collisions the run found, listed or not. */
+  /**
+   * How many collisions the run found, listed or not; a run that went on from a stopped one counts
+   * that one's too (which it does not list).
+   */
   collisionCount: number;
   /**
    * Items too large to store with all their entries (an index added to big items), and items an
@@ -110,7 +113,7 @@ export interface ReindexReport {
    * 100 (`REPORT_LIMIT`); `refusedCount` counts them.
    */
   refused: { id: string; message: string }[];
-  /** How many items were refused, listed or not. */
+  /** How many items were refused, listed or not (a stopped run's too, as `collisionCount`). */
   refusedCount: number;
 }
 
@@ -144,11 +147,17 @@ const WALKS: readonly { prefix: string; visit: Visit }[] = [
   { prefix: "logs", visit: dropIfUndeclared },
 ];
 
-/** Where a stopped run was: the walk, KV's cursor after its last batch, and its declaration. */
+/**
+ * Where a stopped run was: the walk, KV's cursor after its last batch, its declaration, and what it
+ * had found, so that the run going on from it reports (and exits with) all of it.
+ */
 interface Place {
   walk: number;
   cursor: string;
   declared: string;
+  /** Absent from a place saved by an earlier build's run. */
+  collisionCount?: number;
+  refusedCount?: number;
 }
 
 /**
@@ -183,9 +192,9 @@ export async function reindex(
     rewritten: 0,
     removed: 0,
     collisions: [],
-    collisionCount: 0,
+    collisionCount: saved?.collisionCount ?? 0,
     refused: [],
-    refusedCount: 0,
+    refusedCount: saved?.refusedCount ?? 0,
   };
   for (let walk = saved?.walk ?? 0; walk < WALKS.length; walk++) {
     let cursor = walk === saved?.walk ? saved.cursor : undefined;
@@ -201,7 +210,9 @@ export async function reindex(
       }
       cursor = listed.cursor;
       more = entries.length === batch;
-      await kv.set(keys.reindex(d), { walk, cursor, declared } satisfies Place);
+      const { collisionCount, refusedCount } = report;
+      const place: Place = { walk, cursor, declared, collisionCount, refusedCount };
+      await kv.set(keys.reindex(d), place);
       progress?.(report);
     }
   }

@@ -6,9 +6,9 @@
  * browser, or `?since=` by the hook), so a page that reconnects gets what it missed, exactly once;
  * one too far behind for the changes kept (or with no number) gets an event `snapshot` first - the
  * view's items and the number they are at - never a silent gap. Payloads are `devalue` (Date, Map,
- * BigInt, ... intact). What a client controls is bounded: the number it sends (`sinceOf`), the value
- * it asks for (400 unless it can be one), and the streams a process holds per collection (503 with
- * `Retry-After` beyond `maxClients`).
+ * BigInt, ... intact). What a client controls is bounded: the number it sends (`sinceOf`), the
+ * value it asks for (400 unless it can be one), and the streams a process holds per collection (503
+ * with `Retry-After` beyond `maxClients`).
  */
 import { stringify } from "devalue";
 import { eventStream, type ServerEvent, tooManyStreams } from "../../server/event_stream.ts";

@@ -87,8 +87,8 @@ export interface CreateOptions {
    * one is awaited before the commit; its rejection is the write's (nothing committed). It gets
    * the write's own atomic operation: it adds keys of the product's. One under the name of a
    * collection the commit writes (its items, indexes and change logs, which the write sets and
-   * checks itself) is a `TypeError` naming the key, with nothing committed. What it adds counts toward KV's limits on
-   * one commit: beyond them the write throws a `KvLimitError`.
+   * checks itself) is a `TypeError` naming the key, with nothing committed. What it adds counts
+   * toward KV's limits on one commit: beyond them the write throws a `KvLimitError`.
    */
   also?: (atomic: Deno.AtomicOperation, id: string) => unknown;
 }
@@ -456,8 +456,9 @@ async function commitChanges(
     );
   }
   // An async one's later additions, or its rejection, are the write's. Only a promise is awaited:
-  // `jobs.add` answers the AtomicOperation, whose `then` throws ("did you forget to call commit()").
-  // Measured with the rest: too much added is a `KvLimitError`, not KV's bare `TypeError`.
+  // `jobs.add` answers the AtomicOperation, whose `then` throws ("did you forget to call
+  // commit()"). Measured with the rest: too much added is a `KvLimitError`, not KV's bare
+  // `TypeError`.
   const adding = decided.filter(({ plan }) => plan.also);
   if (adding.length > 0) {
     const product = atomic.measuring(outside(new Set(names)));

@@ -52,7 +52,8 @@ function scheduleJob(target: CronTarget, schedule: string, closing?: AbortSignal
   if (typeof Deno.cron !== "function") {
     log(
       "warn",
-      `Job "${target.name}" has a cron schedule but Deno.cron is off: add "cron" to deno.json's "unstable"`,
+      `Job "${target.name}" has a cron schedule but Deno.cron is off: ` +
+        `add "cron" to deno.json's "unstable"`,
     );
     return;
   }

@@ -1,7 +1,7 @@
 /**
  * @module
- * A run's lease in KV (a try's, or a cron job's turn): taken as the run starts, renewed while it goes
- * on, given back with its outcome; a delivery again of the same run waits on it.
+ * A run's lease in KV (a try's, or a cron job's turn): taken as the run starts, renewed while it
+ * goes on, given back with its outcome; a delivery again of the same run waits on it.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { commit } from "../commit.ts";

@@ -1,8 +1,8 @@
 /**
  * @module
- * Listening: every app made with a KV store runs its jobs as KV's queue delivers them to the store's
- * handle - one listener a handle, in a bounded number of slots - and enqueues its cron jobs on their
- * schedules, until it closes.
+ * Listening: every app made with a KV store runs its jobs as KV's queue delivers them to the
+ * store's handle - one listener a handle, in a bounded number of slots - and enqueues its cron jobs
+ * on their schedules, until it closes.
  */
 import { log } from "../../server/log.ts";
 import { describe } from "../../errors/digest.ts";
@@ -164,7 +164,8 @@ const slotsOf = new WeakMap<Jobs, Slots>();
 async function runInSlot(kv: Deno.Kv, app: Listening, message: JobMessage): Promise<void> {
   let slots = slotsOf.get(app.jobs);
   if (!slots) slotsOf.set(app.jobs, slots = new Slots(app.jobs.concurrency));
-  // A rejection leaves the message to KV, delivered again (here or elsewhere), as when no app is open.
+  // A rejection leaves the message to KV, delivered again (here or elsewhere), as when no app is
+  // open.
   const slot = await slots.take(
     app.closing,
     () => new Error(`Job ${message.job} was waiting for a slot when its app closed`),

@@ -1,7 +1,7 @@
 /**
  * @module
- * A job's message as it travels through KV's queue, and the keys of the store that the jobs' modules
- * share: what each job id's key, dead letter, try lease and cron turn are called.
+ * A job's message as it travels through KV's queue, and the keys of the store that the jobs'
+ * modules share: what each job id's key, dead letter, try lease and cron turn are called.
  */
 
 /** How long a key refuses a second enqueue, and a done job a second run: a provider's retries. */
@@ -33,6 +33,8 @@ export function isJobMessage(message: unknown): message is JobMessage {
 
 /** Whether an enqueue's key was taken (the job enqueued before under it). */
 export const keyKey = (name: string, key: string): Deno.KvKey => ["_jobs", "key", name, key];
+/** A job id that ran to its end (or a cron slot skipped): a delivery again of it runs nothing. */
+export const doneKey = (name: string, id: string): Deno.KvKey => ["_jobs", "done", name, id];
 /** A job past its last try, or one KV could not deliver. */
 export const deadKey = (name: string, id: string): Deno.KvKey => ["_jobs", "dead", name, id];
 /**

@@ -7,7 +7,7 @@
 import { log, loggedHeader } from "../../server/log.ts";
 import type { Jobs } from "./define.ts";
 import { leaseOf } from "./lease.ts";
-import { cronKey, type JobMessage, REMEMBER_MS, triedKey, tryKey } from "./message.ts";
+import { cronKey, doneKey, type JobMessage, REMEMBER_MS, triedKey, tryKey } from "./message.ts";
 import type { Slot } from "./slots.ts";
 import { type JobTry, tryOnce, type TryOptions } from "./try.ts";
 
@@ -26,10 +26,10 @@ export interface Runner extends ListenOptions {
 }
 
 /**
- * Runs a delivery of `message` for `app`; resolves with its try once all of it is written, the lease
- * given back included (a test that fires the next slot then sees it run, not skipped), or with
- * nothing when no try ran (done before, waited out, a cron slot skipped). Its `slot` is given back
- * while it waits on a run delivered before, and taken again to run a try it took over.
+ * Runs a delivery of `message` for `app`; resolves with its try once all of it is written, the
+ * lease given back included (a test that fires the next slot then sees it run, not skipped), or
+ * with nothing when no try ran (done before, waited out, a cron slot skipped). Its `slot` is given
+ * back while it waits on a run delivered before, and taken again to run a try it took over.
  */
 export async function run(
   kv: Deno.Kv,
@@ -38,7 +38,7 @@ export async function run(
   slot: Slot,
 ): Promise<JobTry | undefined> {
   const { job: name, id, attempt = 0, keyed, trace } = message;
-  const done = ["_jobs", "done", name, id];
+  const done = doneKey(name, id);
   const definition = Object.hasOwn(app.jobs.definitions, name)
     ? app.jobs.definitions[name]
     : undefined;

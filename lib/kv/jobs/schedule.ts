@@ -65,7 +65,9 @@ export function dueSlots(schedule: Cron, now: number, last?: number, job?: strin
   return runs.reverse();
 }
 
-/** How many dropped slots a warning counts at most: a per-minute job stopped for a year stays cheap. */
+/**
+ * How many dropped slots a warning counts at most: a per-minute job stopped for a year stays cheap.
+ */
 const COUNT_DROPPED = 10_000;
 
 /**

@@ -86,11 +86,11 @@ export async function tryOnce(
 }
 
 /**
- * A failed try's outcome, in one commit: its retry in `delay` (or, with none left, its dead letter);
- * its mark, which a delivery again of this try finds (a process that died before KV's queue heard
- * the try ended sent it again, and it enqueued a second retry: two chains from then on); and its key
- * remembered a week past the retry's time (a key enqueued a week before, still retrying, was taken
- * again meanwhile).
+ * A failed try's outcome, in one commit: its retry in `delay` (or, with none left, its dead
+ * letter); its mark, which a delivery again of this try finds (a process that died before KV's
+ * queue heard the try ended sent it again, and it enqueued a second retry: two chains from then
+ * on); and its key remembered a week past the retry's time (a key enqueued a week before, still
+ * retrying, was taken again meanwhile).
  */
 function failedOutcome(
   atomic: Deno.AtomicOperation,
