@@ -2,17 +2,16 @@
  * @module
  * The failure screen, word for word as the product specification fixes it. The one place its
  * messages are written; the server renders it for 500s and the browser for client-side failures,
- * so this module must stay free of server-only APIs.
+ * so this module must stay free of server-only APIs. The two sentences stay whole, past the line
+ * width, so that a search for the specification's words finds them.
  */
 
 export function clientErrorMessage(host: string): string {
-  return `Application error: a client-side exception has occurred while loading ${host} ` +
-    "(see the browser console for more information).";
+  return `Application error: a client-side exception has occurred while loading ${host} (see the browser console for more information).`;
 }
 
 export function serverErrorMessage(host: string): string {
-  return `Application error: a server-side exception has occurred while loading ${host} ` +
-    "(see the server logs for more information).";
+  return `Application error: a server-side exception has occurred while loading ${host} (see the server logs for more information).`;
 }
 
 export interface ScreenOptions {
