@@ -7,9 +7,8 @@
  * if it came first. Before, the renewals stopped and the outcome was committed without a word.
  */
 import assert from "node:assert/strict";
-import { defineJobs } from "../lib/data.ts";
 import { captureLogs, type LogLine, type Logs } from "../lib/testing.ts";
-import { memoryApp } from "./helpers/app.ts";
+import { begunSlowJob } from "./helpers/slow_job.ts";
 import { within } from "./helpers/wait.ts";
 
 /** Resolves once `key` holds a value in `kv`: KV's own watch, no polling. */
@@ -21,24 +20,6 @@ async function written(kv: Deno.Kv, key: Deno.KvKey): Promise<unknown> {
 
 const LOST = /^Job slow: its lease lapsed while its run went on, and another delivery took it over/;
 const lostLines = (logs: Logs): LogLine[] => logs.lines.filter((line) => LOST.test(line.msg));
-
-/** A job whose run goes on until released, enqueued under the key `k-1` and begun. */
-async function begunSlowJob(kv: Deno.Kv) {
-  const begun = Promise.withResolvers<void>();
-  const release = Promise.withResolvers<void>();
-  const jobs = defineJobs({
-    slow: {
-      async run() {
-        begun.resolve();
-        await release.promise;
-      },
-    },
-  });
-  const app = memoryApp({ routes: {}, jobs }, { kv });
-  await jobs.enqueue(kv, "slow", undefined, { key: "k-1" });
-  await within(begun.promise, 5_000, "the run");
-  return { app, release: release.resolve };
-}
 
 /** What a delivery again in another process writes once this run's lease lapsed. */
 const takeOver = (kv: Deno.Kv) =>

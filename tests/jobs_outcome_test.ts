@@ -13,6 +13,7 @@ import { captureLogs, watchJobs } from "../lib/testing.ts";
 import { memoryApp } from "./helpers/app.ts";
 import { tempStorePath } from "./helpers/kv.ts";
 import { within } from "./helpers/wait.ts";
+import { begunSlowJob } from "./helpers/slow_job.ts";
 
 const DAY = 24 * 60 * 60 * 1000;
 const WEEK = 7 * DAY;
@@ -96,33 +97,21 @@ Deno.test("a keyed job's key is remembered a week past its retry's time, not a w
 
 Deno.test("KV's own dead letter of a run that went on past its redeliveries goes with the run's outcome", async () => {
   await using kv = await Deno.openKv(":memory:");
-  const begun = Promise.withResolvers<void>();
-  const release = Promise.withResolvers<void>();
-  const jobs = defineJobs({
-    slow: {
-      async run() {
-        begun.resolve();
-        await release.promise;
-      },
-    },
-  });
-  const app = memoryApp({ routes: {}, jobs }, { kv });
+  const { app, jobs, release } = await begunSlowJob(kv);
   using watched = watchJobs(app, jobs);
   try {
-    await jobs.enqueue(kv, "slow", undefined, { key: "k-1" });
-    await within(begun.promise, 5_000, "the run");
     // What KV's local store writes 7 minutes into a run alive: it counts each minute as a
     // failed delivery (its keepalive never extends the message's deadline) and, past the 5
     // redeliveries of its default backoff, keeps the message under `keysIfUndelivered`.
     const message = { job: "slow", id: "k-1", payload: undefined, attempt: 0, keyed: true };
     await kv.set(["_jobs", "dead", "slow", "k-1"], message);
     assert.equal((await deadJobs(kv)).length, 1);
-    release.resolve();
+    release();
     assert.equal((await watched.next("slow")).digest, undefined);
     // Before: the job ran to the end and was still listed dead, "undelivered", for a week.
     assert.deepEqual(await deadJobs(kv), []);
   } finally {
-    release.resolve();
+    release();
     await app.close();
   }
 });
