@@ -7,8 +7,10 @@
  * file `copyProject` copies (`copySources`), the files added and what `finish` does — so a change
  * to any of them makes a new one. Not after where the tree is: a copy of the project elsewhere
  * with the same sources (each `.ci/run` of tests/process/clean_start_test.ts) finds the copies the
- * run before it built, rather than building all fifty again. A server started in it finds its
- * build fresh and does not rebuild.
+ * run before it built, rather than building all fifty again. The packages it links to are part of
+ * the name too: two clones at once (a local `.ci/run` and CI's) each get copies whose
+ * `node_modules` is theirs, and never one that dangles once the other clone is removed. A server
+ * started in it finds its build fresh and does not rebuild.
  *
  * `builtFixture()` is the test app itself, built: what servers and in-process apps run by default.
  * For tests that only serve a copy. One that edits its copy, or builds it itself, makes its own
@@ -19,7 +21,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { filesBelow } from "../../lib/build/files.ts";
 import { withEntries } from "../../lib/build/styles/deno_json.ts";
-import { copyProject, copySources } from "./project_copy.ts";
+import { copyProject, copySources, packagesOf, PROJECT_ROOT } from "./project_copy.ts";
 
 export interface BuiltCopyOptions {
   /** The tree to copy: this project unless a test targets another (a worktree of an older commit). */
@@ -47,7 +49,8 @@ export async function builtCopy(
   files: Record<string, string | Uint8Array>,
   { from, finish }: BuiltCopyOptions = {},
 ): Promise<string> {
-  const hash = createHash("sha256").update(`${name}\n${finish ?? ""}\n`);
+  const hash = createHash("sha256").update(`${name}\n${finish ?? ""}\n`)
+    .update(`node_modules -> ${await packagesOf(from ?? PROJECT_ROOT)}\n`);
   for (const { name, source } of copySources(from)) {
     const info = await Deno.stat(source).catch(() => undefined);
     if (!info) continue;

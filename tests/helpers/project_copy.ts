@@ -90,7 +90,7 @@ export async function copyProject(
     const { success } = await cp.output();
     if (!success) throw new Error(`could not copy ${name}`);
   }));
-  await Deno.symlink(join(from ?? PROJECT_ROOT, "node_modules"), join(root, "node_modules"));
+  await Deno.symlink(await packagesOf(from ?? PROJECT_ROOT), join(root, "node_modules"));
   return {
     root,
     async write(path, contents) {
@@ -104,6 +104,16 @@ export async function copyProject(
       if (held) await Deno.remove(`${held}.lock`);
     },
   };
+}
+
+/**
+ * Where `tree`'s packages really are. A copy links there rather than to `tree`'s own link: the
+ * tree may be a copy that goes (a clean clone's `.ci/run`), while a built copy is kept for later
+ * runs, and Deno fails to start over a dangling `node_modules` ("failed to create directory").
+ */
+export async function packagesOf(tree: string): Promise<string> {
+  const packages = join(tree, "node_modules");
+  return await Deno.realPath(packages).catch(() => packages);
 }
 
 /** The empty folder `name` stands for, held by this run (a lock beside it), if no other holds it. */
