@@ -12,13 +12,14 @@ import { formOf, redirect, requestContext } from "shell";
 import { userOf } from "shell/auth";
 import { commitAll, kvOf, ValidationError } from "shell/data";
 import { httpError } from "shell/runtime";
+import { define } from "../../_define.ts";
 import { type Activity, activity } from "./activity.ts";
 import { tasks } from "./tasks.ts";
 import type { AddState, MoveState, RemoveState, TaskState } from "./types.ts";
 
 /** The activity entry of a change to a task, by the signed-in user. */
 function entry(task: string, title: string, did: Activity["did"]) {
-  const by = userOf(requestContext().var).email;
+  const by = userOf(define.context().var).email;
   return activity.creating({ task, title, did, by, at: Date.now() });
 }
 
