@@ -464,6 +464,8 @@ Deno.test("commitAll: a creating write is committed once - again after a refusal
         "a creating write is committed once; describe a new one for another item";
   const rename = tools.updating(drill.id, { name: "Drill 2" });
   await assert.rejects(commitAll(kv, [rename, loan]), (error) => once(error, loan.id));
+  const twice = loans.creating({ tool: "saw", member: "cy", state: "returned" });
+  await assert.rejects(commitAll(kv, [twice, twice]), /^TypeError: loans: item .* written twice/);
   assert.equal((await tools.get(kv, drill.id))?.value.name, "Drill", "nothing written");
   // Two commits of one at once: one makes the item, the other is told.
   const saw = loans.creating({ tool: "saw", member: "bob", state: "open" });
