@@ -7,7 +7,8 @@
  * anything is written. A user who holds a role no longer declared still signs in; the role grants
  * nothing and is not written back. An app without a declaration takes any well-formed name. The
  * declaration's own `setRoles`, `signUp` and `createUser` are typed with its names, and check them on
- * any store.
+ * any store. More than 500 roles on one user is a `RangeError` naming the limit, before KV; a
+ * declaration of many names is checked for repeats in linear time.
  */
 import assert from "node:assert/strict";
 import { createUser, defineRoles, getUser, requireRole, setRoles, signUp } from "../lib/auth.ts";
@@ -223,4 +224,31 @@ Deno.test("the latest app made on a store says: made again without a declaration
     () => memoryApp({ routes: {}, roles: ["admin"] as never }, { kv: store }),
     /routes\/_roles\.ts: its default export is the declaration/,
   );
+});
+
+Deno.test("more roles than one user may hold (500) is a RangeError naming the limit, before KV's bare 'Value too large'", async () => {
+  using store = await Deno.openKv(":memory:");
+  const ada = await createUser(store, { email: "ada@example.com", password: "a passphrase" });
+  const many = Array.from({ length: 5_000 }, (_, i) => `role-${i}`);
+  const tooMany = (error: Error) =>
+    error instanceof RangeError &&
+    error.message.startsWith("setRoles: 5000 roles, more than the 500 one user may hold;");
+  await assert.rejects(setRoles(store, ada.email, many), tooMany);
+  assert.deepEqual((await getUser(store, ada.id))?.roles, [], "nothing written");
+  await assert.rejects(
+    createUser(store, { email: "bo@example.com", password: "a passphrase", roles: many }),
+    /^RangeError: createUser: 5000 roles, more than the 500/,
+  );
+  // The limit's worst case, the longest names, fits in KV's value.
+  const longest = Array.from({ length: 500 }, (_, i) => String(i).padStart(64, "r"));
+  assert.equal((await setRoles(store, ada.email, longest)).roles.length, 500);
+});
+
+Deno.test("defineRoles of many names takes a moment, not a quadratic scan", () => {
+  const names = Array.from({ length: 100_000 }, (_, i) => `role-${i}`) as [string, ...string[]];
+  const started = performance.now();
+  assert.equal(defineRoles(names).names.length, 100_000);
+  const took = performance.now() - started;
+  assert.ok(took < 1_000, `${Math.round(took)} ms`);
+  assert.throws(() => defineRoles([...names, "role-7"]), /"role-7" is declared twice/);
 });

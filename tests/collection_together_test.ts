@@ -5,8 +5,9 @@
  * second refused by its state machine, a taken unique value, a changed versionstamp, its schema, a
  * check - two workers on one SQLite file lending one tool leave exactly one loan, read-modify-write
  * functions run again on a lost race with nothing lost (and give up, bounded, with a KvBusyError),
- * live feeds see every change, a failure at any KV call leaves the store before or after, and a
- * commit over KV's limits is refused naming the limit, with nothing written.
+ * live feeds see every change, a failure at any KV call leaves the store before or after, a
+ * commit over KV's limits is refused naming the limit, with nothing written, and a `creating`
+ * write committed a second time is a `TypeError`.
  */
 import assert from "node:assert/strict";
 import * as v from "valibot";
@@ -445,6 +446,34 @@ Deno.test("commitAll: a write that leaves its item as it was still holds the com
     assert.equal(tool.versionstamp, (await tools.get(one, drill.id))?.versionstamp);
     assert.ok(await loans.get(one, loan.id));
   });
+});
+
+Deno.test("commitAll: a creating write is committed once - again after a refusal, a TypeError after a success", async () => {
+  using kv = await Deno.openKv(":memory:");
+  const drill = await tools.create(kv, { name: "Drill", state: "repair" });
+  const loan = loans.creating({ tool: drill.id, member: "ada", state: "open" });
+  const move = () => tools.updating(drill.id, { state: "lent", loan: loan.id });
+  await assert.rejects(commitAll(kv, [loan, move()]), TransitionError);
+  await tools.update(kv, drill.id, { state: "available" });
+  const [made] = await commitAll(kv, [loan, move()]);
+  assert.equal(made.id, loan.id, "refused, nothing was written: committed again, it is made");
+
+  const once = (error: unknown, id: string) =>
+    error instanceof TypeError &&
+    error.message === `loans: this creating(...) write was committed already (item ${id}): ` +
+        "a creating write is committed once; describe a new one for another item";
+  const rename = tools.updating(drill.id, { name: "Drill 2" });
+  await assert.rejects(commitAll(kv, [rename, loan]), (error) => once(error, loan.id));
+  const twice = loans.creating({ tool: "saw", member: "cy", state: "returned" });
+  await assert.rejects(commitAll(kv, [twice, twice]), /^TypeError: loans: item .* written twice/);
+  assert.equal((await tools.get(kv, drill.id))?.value.name, "Drill", "nothing written");
+  // Two commits of one at once: one makes the item, the other is told.
+  const saw = loans.creating({ tool: "saw", member: "bob", state: "open" });
+  const both = await Promise.allSettled([commitAll(kv, [saw]), commitAll(kv, [saw])]);
+  assert.equal(both[0].status, "fulfilled");
+  assert.ok(both[1].status === "rejected" && once(both[1].reason, saw.id), String(both[1]));
+  assert.equal((await loans.list(kv)).items.length, 2, "one loan each");
+  await consistent(kv);
 });
 
 Deno.test("commitAll: a commit that loses every race gives up after bounded tries with a KvBusyError, nothing written", async () => {

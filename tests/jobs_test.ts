@@ -23,6 +23,7 @@ import {
   retryDeadJob,
 } from "../lib/data.ts";
 import { enqueueSlot } from "../lib/kv/jobs/cron.ts";
+import { triedKey, triedOf } from "../lib/kv/jobs/message.ts";
 import { dueSlots, scheduleOf } from "../lib/kv/jobs/schedule.ts";
 import { MAX_VALUE_BYTES, valueSize } from "../lib/kv/limits.ts";
 import type { JobRun, Telemetry } from "../lib/server.ts";
@@ -208,6 +209,41 @@ Deno.test("retryDeadJob keeps the job's key and the trace it was enqueued in", a
   // Before: the retry's span had no key and a trace of its own, its tie to the request lost.
   const expected = { name: "send", attempt: 0, key: "m-1", carried };
   assert.deepEqual(runs, [expected, expected]);
+  await app.close();
+});
+
+Deno.test("retryDeadJob of a job with 1,000 tries clears their marks in bounded commits and runs it from its first", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  let down = true;
+  const jobs = defineJobs({
+    send: {
+      retries: [],
+      run() {
+        if (down) throw new Error("mail provider said 503");
+      },
+    },
+  });
+  using _logs = captureLogs();
+  const app = memoryApp({ routes: {}, jobs }, { kv });
+  using watched = watchJobs(app, jobs);
+  await jobs.enqueue(kv, "send", undefined, { key: "m-1" });
+  assert.ok((await watched.next("send")).digest, "dead");
+  // The marks a job with a `retries` of 999 delays leaves: one per failed try.
+  for (let at = 0; at < 1_000; at += 500) {
+    const op = kv.atomic();
+    for (let attempt = at; attempt < at + 500; attempt++) {
+      op.set(triedKey("send", "m-1", attempt), true);
+    }
+    await op.commit();
+  }
+  down = false;
+  // Before: one commit of 1,002 mutations, KV's TypeError.
+  assert.equal(await retryDeadJob(kv, "send", "m-1"), true);
+  const retried = await watched.next("send");
+  assert.deepEqual([retried.attempt, retried.digest], [0, undefined], "run, from its first try");
+  assert.deepEqual(await deadJobs(kv), []);
+  const marks = await Array.fromAsync(kv.list({ prefix: triedOf("send", "m-1") }));
+  assert.ok(marks.length <= 1, `${marks.length} marks left`);
   await app.close();
 });
 

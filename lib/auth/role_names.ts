@@ -15,6 +15,13 @@
  */
 export const ROLE_NAME = /^[\w.:-]{1,64}$/;
 
+/**
+ * How many roles one user may hold: 500 of the longest names keep the user's record well within
+ * KV's 64 KiB value, where 1,000 would not fit. Roles are kinds of users; what each user may reach
+ * (teams, documents) belongs in the product's own keys (docs/users.md, "Roles per organisation").
+ */
+export const MAX_ROLES = 500;
+
 /** The declared roles of each store an app with a declaration was made on. */
 const declaredOf = new WeakMap<Deno.Kv, ReadonlySet<string>>();
 

@@ -111,9 +111,11 @@ export function defineRoles<const R extends string>(names: readonly [R, ...R[]])
         "64 at most)",
     );
   }
-  const twice = names.find((name, i) => names.indexOf(name) !== i);
-  if (twice !== undefined) throw new TypeError(`defineRoles(): "${twice}" is declared twice`);
-  const declared = new Set<string>(names);
+  const declared = new Set<string>();
+  for (const name of names) {
+    if (declared.has(name)) throw new TypeError(`defineRoles(): "${name}" is declared twice`);
+    declared.add(name);
+  }
   return Object.freeze({
     names: Object.freeze([...names]),
     requireRole: (...roles: [R, ...R[]]) => requireRole(...roles),

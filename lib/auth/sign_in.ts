@@ -171,7 +171,7 @@ export async function signIn(from: AnyContext, fields: CredentialFields): Promis
  * @returns The new, signed-in user, or the errors to show in the form.
  * @throws {TypeError} When `roles` holds what is not a role's name, before any hash.
  * @throws {RangeError} When the app declares its roles (`routes/_roles.ts`) and `roles` holds
- * another, before any hash: the message names the declared ones.
+ * another, before any hash: the message names the declared ones; and for more than 500 roles.
  *
  * @example
  * ```ts

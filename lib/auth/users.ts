@@ -11,7 +11,7 @@ import { HttpError } from "../shared/http_error.ts";
 import { commit, retrying } from "../kv/commit.ts";
 import { normalizeEmail } from "./credentials.ts";
 import { hashPassword } from "./password.ts";
-import { declaredRolesOf, refuseUndeclared, ROLE_NAME } from "./role_names.ts";
+import { declaredRolesOf, MAX_ROLES, refuseUndeclared, ROLE_NAME } from "./role_names.ts";
 import { endAllSessions, sessionsOf, withoutSessions } from "./sessions.ts";
 import { EMAILS, USERS } from "./user_keys.ts";
 
@@ -118,7 +118,7 @@ export class UnknownUserError extends HttpError {
  * an array (a string would be stored as its letters), not a string, or outside `ROLE_NAME`: a
  * value from a form or a JSON body that reached `signUp`, `createUser` or `setRoles` unchecked -
  * and a `RangeError` naming the first the app does not declare, when it declares its roles
- * (`routes/_roles.ts`) for `kv`.
+ * (`routes/_roles.ts`) for `kv`, or saying there are more than `MAX_ROLES`.
  */
 export function checkedRoles(roles: unknown, whose: string, kv: Deno.Kv): string[] {
   if (!Array.isArray(roles)) {
@@ -135,7 +135,15 @@ export function checkedRoles(roles: unknown, whose: string, kv: Deno.Kv): string
     );
   }
   refuseUndeclared(roles as string[], declaredRolesOf(kv), whose);
-  return [...new Set(roles as string[])];
+  const unique = [...new Set(roles as string[])];
+  if (unique.length > MAX_ROLES) {
+    // Stored, they would be KV's bare "Value too large" past about 1,000 (fewer, longer names).
+    throw new RangeError(
+      `${whose}: ${unique.length} roles, more than the ${MAX_ROLES} one user may hold; what a user ` +
+        "may reach (teams, documents) belongs in the product's own keys, not in roles",
+    );
+  }
+  return unique;
 }
 
 /** A value as an error shows it: JSON, clipped. */
@@ -237,7 +245,7 @@ export interface NewUser<R extends string = string> {
  * @throws {RangeError} When the email is not an address or the password is empty.
  * @throws {TypeError} When a role is not a role's name (letters, digits, `_ - . :`, 64 at most).
  * @throws {RangeError} When the app declares its roles (`routes/_roles.ts`) for `kv` and a role is
- * not one of them: the message names the declared ones.
+ * not one of them: the message names the declared ones; and when there are more than 500 roles.
  *
  * @example
  * ```ts
@@ -310,7 +318,7 @@ export async function getUser(kv: Deno.Kv, id: string): Promise<User | null> {
  * 64 at most): one from a form or a JSON body, unchecked.
  * @throws {RangeError} When the app declares its roles (`routes/_roles.ts`) for `kv` and a role is
  * not one of them - one the user held before it was dropped from the declaration too: the message
- * names the declared ones.
+ * names the declared ones; and when there are more than 500 roles.
  * @throws {UnknownUserError} When no user has that email (or none with `id`): 404, the product's
  * refusal uncaught.
  * @throws {KvBusyError} When the commit lost every race, or the file stayed locked by another

@@ -7,12 +7,14 @@
  * sources changed), and with it every route, action and middleware module and what they import.
  * Progress goes to stderr, each collision and refused item the report lists (the first 100 of
  * each) to stdout as a JSON line, then a summary with the counts of all. Ctrl-C stops after the
- * item in hand; the next run goes on from there, and counts (not lists) what this one found. Exit 0
+ * item in hand, saying how far it got (with the collisions and refused items so far); the next run
+ * goes on from there, and counts (not lists) what this one found. Exit 0
  * when done with nothing to settle, 1 with collisions or refused items (or no such collection), 2
  * for a usage mistake.
  */
 import { parseArgs } from "node:util";
 import { collectionNames, collectionsNamed } from "../kv/collection/registry.ts";
+import type { ReindexReport } from "../kv/collection/reindex.ts";
 import { PROJECT_ROOT } from "./root.ts";
 import { settingsOrExit } from "./settings.ts";
 import { isStaleApart } from "./stale_build.ts";
@@ -59,24 +61,8 @@ if (found.length > 1) {
   fail(`the app declares "${name}" ${found.length} times: which indexes it has is not one answer`);
 }
 
-const kv = await storeOrExit(settings.kvPath);
-const stop = new AbortController();
-const interrupted = () => stop.abort(new Error("interrupted"));
-Deno.addSignalListener("SIGINT", interrupted);
-let code = 0;
-let said = "";
-try {
-  const report = await found[0].reindex(kv, {
-    batch,
-    signal: stop.signal,
-    progress: ({ items, removed }) => {
-      // Told after each batch: one that read no item and removed nothing (a walk of unchanged
-      // index entries, the logs) would say the line before again.
-      const line = `kv:reindex ${name}: ${removed} stale entries removed, ${items} items read`;
-      if (line !== said) console.error(line);
-      said = line;
-    },
-  });
+/** The report's collisions and refused items, a JSON line each, then its counts in one line. */
+function tell(report: ReindexReport, ending: string): void {
   for (const collision of report.collisions) {
     console.log(JSON.stringify({ collision: { ...collision, value: String(collision.value) } }));
   }
@@ -85,13 +71,42 @@ try {
     `${name}: ${report.items} items read, ${report.rewritten} indexed again, ` +
       `${report.removed} stale entries removed, ` +
       `${counted(report.collisionCount, report.collisions.length, "collisions")}, ` +
-      `${counted(report.refusedCount, report.refused.length, "refused")}` +
-      (report.resumed ? " (went on from a stopped run)" : ""),
+      `${counted(report.refusedCount, report.refused.length, "refused")}${ending}`,
   );
+}
+
+const kv = await storeOrExit(settings.kvPath);
+const stop = new AbortController();
+const interrupted = () => stop.abort(new Error("interrupted"));
+Deno.addSignalListener("SIGINT", interrupted);
+let code = 0;
+let said = "";
+// Given by `progress`, last when the run is stopped: how far it got.
+let sofar = null as ReindexReport | null;
+try {
+  const report = await found[0].reindex(kv, {
+    batch,
+    signal: stop.signal,
+    progress: (report) => {
+      sofar = report;
+      if (stop.signal.aborted) return;
+      // Told after each batch: one that read no item and removed nothing (a walk of unchanged
+      // index entries, the logs) would say the line before again.
+      const { items, removed } = report;
+      const line = `kv:reindex ${name}: ${removed} stale entries removed, ${items} items read`;
+      if (line !== said) console.error(line);
+      said = line;
+    },
+  });
+  tell(report, report.resumed ? " (went on from a stopped run)" : "");
   code = report.collisionCount + report.refusedCount > 0 ? 1 : 0;
 } catch (error) {
   if (!stop.signal.aborted) throw error;
-  console.error(`kv:reindex ${name}: stopped; run it again to go on from there`);
+  if (sofar) tell(sofar, " so far (stopped)");
+  console.error(
+    `kv:reindex ${name}: stopped; run it again to go on from the last batch done ` +
+      "(it counts, not lists, the collisions and refused items found so far)",
+  );
   code = 130;
 } finally {
   Deno.removeSignalListener("SIGINT", interrupted);

@@ -22,6 +22,7 @@ import { publish } from "@/routes/_headline/actions.ts";
 import { deleteAccount } from "@/routes/account/_actions.ts";
 import { whoAmI } from "@/routes/admin/_actions.ts";
 import { addTask, confirmDelete, moveTask, removeTask } from "@/routes/board/_tasks/actions.ts";
+import { activity } from "@/routes/board/_tasks/activity.ts";
 import { tasks } from "@/routes/board/_tasks/tasks.ts";
 import { createUser, getUser } from "shell/auth";
 import { createApp } from "shell/server";
@@ -279,6 +280,29 @@ Deno.test("/board: its pages, stream and actions only for a signed-in user", asy
   assert.equal(task.value.title, "Water the plants");
   const { moved } = await member.call(moveTask, {}, formOf({ id: task.id, state: "doing" }));
   assert.equal(moved?.value.state, "doing");
+  // Each change and its activity entry are one commit: a refused one writes neither.
+  const refused = await member.call(addTask, {}, formOf({ title: "x".repeat(121) }));
+  assert.deepEqual(refused.errors?.title, ["120 characters at most."]);
+  await assert.rejects(
+    member.call(moveTask, {}, formOf({ id: task.id, state: "lost" })),
+    (error: Error & { status?: number }) => error.status === 422,
+  );
+  const { removed } = await member.call(removeTask, {}, formOf({ id: task.id }));
+  assert.ok(removed?.versionstamp);
+  const entries = (await activity.list(kv)).items.map(({ value }) => value);
+  assert.deepEqual(
+    entries.map(({ task, title, did, by }) => ({ task, title, did, by })),
+    ["added", "doing", "deleted"].map((did) => ({
+      task: task.id,
+      title: "Water the plants",
+      did,
+      by: "board@example.com",
+    })),
+  );
+  assert.deepEqual((await tasks.snapshot(kv)).items, []);
+  const latest = await (await member.get("/board")).text();
+  assert.match(latest, /<li>board@example.com deleted “Water the plants”<\/li>/);
+  assert.match(latest, /<li>board@example.com moved “Water the plants” to Doing<\/li>/);
   const live = await member.request("/board/events");
   assert.equal(live.status, 200);
   assert.match(live.headers.get("content-type")!, /^text\/event-stream/);

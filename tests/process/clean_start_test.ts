@@ -7,8 +7,10 @@
  *   `components/` folder, its own home page — then `.ci/run` (`deno task check` and the whole
  *   `deno task test`, the example's tests included while the project has them): green;
  * - a clean start — `deno task example:remove`, then the files docs/start.md has a team add (the
- *   README's tour and the first test, taken from the docs) — then `.ci/run`: green, the docs' test
- *   among those that passed.
+ *   README's tour and the first test, taken from the docs) and roles of its own, without the
+ *   example's `admin` — then `.ci/run`: green, the docs' test among those that passed. A framework
+ *   test that leans on the example's roles (users:add's did, with `--role admin` on the project's
+ *   own routes) fails here.
  *
  * The nested runs carry `NESTED_SUITE=1`, under which this file's test is ignored: no recursion.
  * Each runs the whole suite once, so this test takes about twice as long as the rest of the suite:
@@ -118,6 +120,12 @@ export default function Layout({ Component }: LayoutProps) {
 `,
 };
 
+/** A product's roles, in a clean start: its own, and not the example's `admin`. */
+const PRODUCT_ROLES = `import { defineRoles } from "shell/auth";
+
+export default defineRoles(["editor"]);
+`;
+
 Deno.test({
   name: "a team's first day, and a clean start, leave .ci/run green",
   // The nested runs are this test's own: there it does not run again.
@@ -164,6 +172,7 @@ Deno.test({
         const added = await startFiles();
         assert.ok("tests/notes_test.ts" in added, `the docs' files: ${Object.keys(added)}`);
         for (const [path, source] of Object.entries(added)) await copy.write(path, source);
+        await copy.write("routes/_roles.ts", PRODUCT_ROLES);
 
         const { passed, failed, code, output, tail } = await ciRun(copy.root);
         assert.equal(code, 0, tail);
@@ -171,6 +180,20 @@ Deno.test({
         assert.match(output, /tests\/notes_test\.ts => a note posted without JavaScript .* ok/);
         assert.doesNotMatch(output, /tests\/example\//);
         assert.ok(passed > 150, `only ${passed} passed:\n${tail}`);
+        // The suite ran under the product's roles: the app refuses the example's.
+        const admin = await run(copy.root, [
+          "task",
+          "-q",
+          "users:add",
+          "a@example.com",
+          "-r",
+          "admin",
+        ]);
+        assert.equal(admin.code, 2, admin.output);
+        assert.match(
+          admin.stderr.trim(),
+          /"admin" is not one of the app's roles; .* declares "editor"$/,
+        );
       },
     );
   },

@@ -48,7 +48,10 @@ export interface ReindexOptions {
   signal?: AbortSignal;
   /** Items, or index entries, read at once: 1 to 1,000 (default 100). */
   batch?: number;
-  /** Called after each batch with the counts so far (a command's progress). */
+  /**
+   * Called after each batch with the counts so far (a command's progress), and once more when the
+   * signal stops the run, with what it did up to the item in hand.
+   */
   progress?: (report: ReindexReport) => void;
 }
 
@@ -196,25 +199,31 @@ export async function reindex(
     refused: [],
     refusedCount: saved?.refusedCount ?? 0,
   };
-  for (let walk = saved?.walk ?? 0; walk < WALKS.length; walk++) {
-    let cursor = walk === saved?.walk ? saved.cursor : undefined;
-    for (let more = true; more;) {
-      signal?.throwIfAborted();
-      const { prefix, visit } = WALKS[walk];
-      const listed = kv.list<unknown>({ prefix: [d.name, prefix] }, { limit: batch, cursor });
-      const entries = await Array.fromAsync(listed);
-      if (entries.length === 0) break;
-      for (const entry of entries) {
+  try {
+    for (let walk = saved?.walk ?? 0; walk < WALKS.length; walk++) {
+      let cursor = walk === saved?.walk ? saved.cursor : undefined;
+      for (let more = true; more;) {
         signal?.throwIfAborted();
-        await visit(kv, d, entry, report);
+        const { prefix, visit } = WALKS[walk];
+        const listed = kv.list<unknown>({ prefix: [d.name, prefix] }, { limit: batch, cursor });
+        const entries = await Array.fromAsync(listed);
+        if (entries.length === 0) break;
+        for (const entry of entries) {
+          signal?.throwIfAborted();
+          await visit(kv, d, entry, report);
+        }
+        cursor = listed.cursor;
+        more = entries.length === batch;
+        const { collisionCount, refusedCount } = report;
+        const place: Place = { walk, cursor, declared, collisionCount, refusedCount };
+        await kv.set(keys.reindex(d), place);
+        progress?.(report);
       }
-      cursor = listed.cursor;
-      more = entries.length === batch;
-      const { collisionCount, refusedCount } = report;
-      const place: Place = { walk, cursor, declared, collisionCount, refusedCount };
-      await kv.set(keys.reindex(d), place);
-      progress?.(report);
     }
+  } catch (error) {
+    // Stopped: the caller (the task's Ctrl-C) can say how far the run got.
+    if (signal?.aborted) progress?.(report);
+    throw error;
   }
   await kv.delete(keys.reindex(d));
   return report;

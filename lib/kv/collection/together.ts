@@ -72,8 +72,8 @@ export function describe<R>(plan: Planned, result: (outcome: Outcome) => R): Wri
  * refusal throws with nothing written. Functions given to `updating` run on the items as they are,
  * and again on the items as they then are when another write wins the race (a bounded number of
  * times: `KvBusyError`). Every change is logged in its views' change logs, in the same commit.
- * An item written twice is a `TypeError`; a commit over KV's limits, a `ValidationError` (422)
- * naming the limit.
+ * An item written twice is a `TypeError`, and so is a `creating` write committed again after its
+ * commit succeeded; a commit over KV's limits, a `ValidationError` (422) naming the limit.
  *
  * @param kv The store.
  * @param writes What to write: `loans.creating(...)`, `tools.updating(...)`, `tools.deleting(...)`.

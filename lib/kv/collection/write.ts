@@ -140,14 +140,22 @@ export function planCreate(
   { checks, also }: CreateOptions = {},
 ): Planned {
   let valid: Promise<object> | undefined;
+  const id = newId();
   return {
     d,
-    id: newId(),
+    id,
     what: "create",
     checks,
     also,
     async decide(current) {
-      if (current.value !== null) throw new Error(`${d.name}: the new id exists already`);
+      // The id is new and this write's own: an item there already is this write's, committed
+      // before (or by another commit at this moment) - a mistake of the code, not of its user.
+      if (current.value !== null) {
+        throw new TypeError(
+          `${d.name}: this creating(...) write was committed already (item ${id}): a creating ` +
+            "write is committed once; describe a new one for another item",
+        );
+      }
       return await (valid ??= validate(d.name, d.schema, input));
     },
   };

@@ -2,21 +2,38 @@
 /**
  * @module
  * The board's server actions: add a task, move it, delete it. The forms reach them with or without
- * JavaScript, behind `routes/board/_middleware.ts` (a signed-in user). A title the schema refuses
+ * JavaScript, behind `routes/board/_middleware.ts` (a signed-in user). Each change and its entry in
+ * the board's activity are one commit (`commitAll`): both, or neither. A title the schema refuses
  * comes back as a field error for the form to show; a task deleted meanwhile is refused (404)
  * through the product-errors path — the island says so in the task, a form posted without
  * JavaScript lands on the error page.
  */
 import { formOf, redirect, requestContext } from "shell";
-import { kvOf, ValidationError } from "shell/data";
+import { userOf } from "shell/auth";
+import { commitAll, kvOf, ValidationError } from "shell/data";
+import { httpError } from "shell/runtime";
+import { define } from "../../_define.ts";
+import { type Activity, activity } from "./activity.ts";
 import { tasks } from "./tasks.ts";
 import type { AddState, MoveState, RemoveState, TaskState } from "./types.ts";
+
+/** The activity entry of a change to a task, by the signed-in user. */
+function entry(task: string, title: string, did: Activity["did"]) {
+  const by = userOf(define.context().var).email;
+  return activity.creating({ task, title, did, by, at: Date.now() });
+}
 
 /** Adds a task, in Todo. */
 export async function addTask(_previous: AddState, form: FormData): Promise<AddState> {
   const title = field(form, "title");
   try {
-    return { added: await tasks.create(kvOf(requestContext()), { title, state: "todo" }) };
+    const task = tasks.creating({ title, state: "todo" });
+    // The title as typed: too long or blank, the task's schema refuses the commit first.
+    const [added] = await commitAll(kvOf(requestContext()), [
+      task,
+      entry(task.id, title.trim(), "added"),
+    ]);
+    return { added };
   } catch (error) {
     // What the user typed, back into the form: never more than the state's cookie can carry.
     if (error instanceof ValidationError) {
@@ -30,20 +47,39 @@ export async function addTask(_previous: AddState, form: FormData): Promise<AddS
 export async function moveTask(_previous: MoveState, form: FormData): Promise<MoveState> {
   // Any string: the collection's schema refuses what is not a state (422).
   const state = field(form, "state") as TaskState;
-  const moved = await tasks.update(kvOf(requestContext()), field(form, "id"), { state });
+  const kv = kvOf(requestContext());
+  const task = await tasks.get(kv, field(form, "id"));
+  if (!task) throw httpError(404, "This task does not exist any more.");
+  // A task's title never changes: the entry may take it from the task as read.
+  const [moved] = await commitAll(kv, [
+    tasks.updating(task.id, { state }),
+    entry(task.id, task.value.title, state),
+  ]);
   return { moved };
 }
 
 /** Deletes a task, from the island's confirmation. */
 export async function removeTask(_previous: RemoveState, form: FormData): Promise<RemoveState> {
   const id = field(form, "id");
-  return { removed: { id, versionstamp: await tasks.delete(kvOf(requestContext()), id) } };
+  return { removed: { id, versionstamp: await deleteTask(id) } };
 }
 
 /** Deletes a task, from the confirmation page (JavaScript off), and goes back to the board. */
 export async function confirmDelete(form: FormData): Promise<never> {
-  await tasks.delete(kvOf(requestContext()), field(form, "id"));
+  await deleteTask(field(form, "id"));
   redirect("/board");
+}
+
+/** Deletes the task with its activity entry: the commit's versionstamp, `null` when it was gone. */
+async function deleteTask(id: string): Promise<string | null> {
+  const kv = kvOf(requestContext());
+  const task = await tasks.get(kv, id);
+  if (!task) return null;
+  const [deleted] = await commitAll(kv, [
+    tasks.deleting(id, { versionstamp: task.versionstamp }),
+    entry(id, task.value.title, "deleted"),
+  ]);
+  return deleted;
 }
 
 /** A text field of the form (a file, or nothing, is empty); no form at all (a call by hand): 400. */

@@ -4,7 +4,8 @@
  * it finds the collection among those the app's modules declare (the board's `tasks`, imported by
  * its routes) and makes its entries as the app now declares them - here, a `byState` index the
  * tasks were stored with and the app no longer has: its entries and logs go. A name the app does
- * not declare ends with exit 1 and the names it does.
+ * not declare ends with exit 1 and the names it does. Stopped with a real SIGINT (Ctrl-C), it
+ * prints its counts so far, says the next run goes on from there, and exits 130.
  */
 import assert from "node:assert/strict";
 import * as v from "valibot";
@@ -93,4 +94,51 @@ Deno.test("deno task kv:reindex killed half-way goes on from there when run agai
   assert.match(again.out, /\(went on from a stopped run\)$/);
   using kv = await Deno.openKv(path);
   assert.deepEqual(await Array.fromAsync(kv.list({ prefix: ["tasks"] })), []);
+});
+
+Deno.test("deno task kv:reindex stopped with Ctrl-C says how far it got and that the next run goes on from there", async () => {
+  const path = await tempStorePath();
+  {
+    using kv = await Deno.openKv(path);
+    const op = kv.atomic();
+    for (let i = 0; i < 300; i++) {
+      op.set(["tasks", "index", "byState", "todo", `01J${String(i).padStart(23, "0")}`], { i });
+    }
+    await op.commit();
+  }
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "lib/cli/kv_reindex.ts", "tasks", "--batch", "1"],
+    cwd: PROJECT_ROOT,
+    env: { KV_PATH: path, NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const out = new Response(child.stdout).text();
+  const lines = child.stderr.pipeThrough(new TextDecoderStream()).values();
+  let err = "";
+  while (!/stale entries removed/.test(err)) {
+    const { value, done } = await lines.next();
+    assert.ok(!done, `ended before a batch: ${err}`);
+    err += value;
+  }
+  child.kill("SIGINT");
+  for await (const value of lines) err += value;
+  assert.equal((await child.status).code, 130, err);
+
+  const left = async () => {
+    using kv = await Deno.openKv(path);
+    return (await Array.fromAsync(kv.list({ prefix: ["tasks", "index"] }))).length;
+  };
+  const removed = 300 - await left();
+  assert.ok(removed > 0 && removed < 300, `stopped half-way: ${removed} removed`);
+  assert.equal(
+    (await out).trim().split("\n").at(-1),
+    `tasks: 0 items read, 0 indexed again, ${removed} stale entries removed, 0 collisions, ` +
+      "0 refused so far (stopped)",
+  );
+  assert.match(err, /kv:reindex tasks: stopped; run it again to go on from the last batch done/);
+  const again = await reindexTask(path, "tasks");
+  assert.equal(again.code, 0, again.err);
+  assert.match(again.out, /\(went on from a stopped run\)$/);
+  assert.equal(await left(), 0);
 });
