@@ -42,6 +42,22 @@ Deno.test("every link between the docs leads to a page and a heading that exist"
   assert.deepEqual(broken, []);
 });
 
+Deno.test("the docs' tests of an event stream bound each read by time, and say what came", async () => {
+  // An open stream sends nothing while nothing changes: a read bounded only by a count of reads
+  // waited for the stream's renewal (minutes), then devalue's parse("null") said "Invalid input".
+  const unbounded: string[] = [];
+  for (const doc of await docFiles()) {
+    for (const block of fencedBlocks(doc, await read(doc))) {
+      if (!/\.getReader\(\)/.test(block.code) || !/event: /.test(block.code)) continue;
+      if (!/setTimeout\(|AbortSignal\.timeout\(/.test(block.code)) {
+        unbounded.push(`${doc}:${block.line}: no time bound on its reads`);
+      }
+      if (/\?\? "null"/.test(block.code)) unbounded.push(`${doc}:${block.line}: parse("null")`);
+    }
+  }
+  assert.deepEqual(unbounded, []);
+});
+
 Deno.test("docs/architecture.md lists every folder of lib/, and only those", async () => {
   const folders: string[] = [];
   const walk = async (dir: string) => {
