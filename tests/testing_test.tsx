@@ -13,6 +13,7 @@ import { ActionError } from "shell/runtime";
 import { captureLogs, startSentryReceiver, TestClient } from "shell/testing";
 import { httpError, redirect, requestContext } from "../lib/mod.ts";
 import type { Middleware, RouteContext } from "../lib/mod.ts";
+import { createUser } from "../lib/auth.ts";
 import { memoryApp } from "./helpers/app.ts";
 
 /** What a POST to `/echo` carried, as JSON: its entries and the headers a browser sets. */
@@ -223,6 +224,32 @@ Deno.test("an answer says where the redirects led, in-process as over HTTP", asy
     assert.equal(direct.url, `${base}/landing`);
     assert.equal(direct.redirected, false);
   }
+});
+
+Deno.test("an app made with its public origin is asked from it, cookies and sign-in too", async () => {
+  // Before: from http://localhost whatever the app's origins, so an app made as production runs
+  // it (APP_ORIGIN=https://...) answered every in-process request 400 "unknown host".
+  using kv = await Deno.openKv(":memory:");
+  const secure = memoryApp({
+    routes: {
+      "landing.ts": {
+        handler: { GET: (req: Request) => new Response(`${new URL(req.url).origin}`) },
+      },
+      "cookies.ts": {
+        handler: { GET: () => new Response("set", { headers: { "Set-Cookie": "theme=dark" } }) },
+      },
+    },
+  }, { kv, origins: ["https://clinic.example/", "http://localhost"] });
+  const client = new TestClient(secure);
+  assert.equal(client.origin, "https://clinic.example");
+  const landing = await client.get("/landing");
+  assert.equal(landing.status, 200);
+  assert.equal(await landing.text(), "https://clinic.example");
+  await (await client.get("/cookies")).body?.cancel();
+  assert.equal(await client.cookie("theme"), "dark", "the jar's cookies are the origin's");
+  await client.signInAs(await createUser(kv, { email: "kim@example.com", password: "unused" }));
+  assert.ok(await client.cookie("__Host-session"), "signed in over https, as that origin sets it");
+  assert.equal(new TestClient(app).origin, "http://localhost", "without origins, as before");
 });
 
 Deno.test("a form goes with the entries a browser would send", async (t) => {

@@ -14,6 +14,7 @@ import type { User } from "../auth/users.ts";
 import { resultOf } from "../client/action_client.ts";
 import { Redirect } from "../actions/redirect.ts";
 import { encodeCall, REDIRECT_HEADER } from "../shared/action_wire.ts";
+import { scopeOfApp } from "../server/scope.ts";
 import { type FieldValue, fillForm, type FormChoice } from "./form.ts";
 
 export type { FieldValue };
@@ -205,7 +206,10 @@ export interface ClientCookie {
  * ```
  */
 export class TestClient {
-  /** The origin requests are made from: `http://localhost` for an app in this process. */
+  /**
+   * The origin requests are made from: for an app in this process, its public origin (the first of
+   * `createApp`'s `origins`, as `APP_ORIGIN` gives it), or `http://localhost` without one.
+   */
   readonly origin: string;
   readonly #cookies = new CookieJar();
   readonly #send: (request: Request) => Promise<Response>;
@@ -234,7 +238,9 @@ export class TestClient {
           "kv is for a server's origin: an app in this process signs in through its own store",
         );
       }
-      this.origin = "http://localhost";
+      // From the app's public origin, as a browser's requests come: an app made with `origins`
+      // answers only their hosts, and sets its cookies (`__Host-` over https) for the first.
+      this.origin = new URL(scopeOfApp(target)?.origins?.[0] ?? "http://localhost").origin;
       this.#app = target;
       this.#send = async (request) => await target.request(request);
     }
