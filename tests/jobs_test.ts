@@ -23,6 +23,7 @@ import {
   retryDeadJob,
 } from "../lib/data.ts";
 import { enqueueSlot } from "../lib/kv/jobs/cron.ts";
+import { triedKey, triedOf } from "../lib/kv/jobs/message.ts";
 import { dueSlots, scheduleOf } from "../lib/kv/jobs/schedule.ts";
 import { MAX_VALUE_BYTES, valueSize } from "../lib/kv/limits.ts";
 import type { JobRun, Telemetry } from "../lib/server.ts";
@@ -208,6 +209,42 @@ Deno.test("retryDeadJob keeps the job's key and the trace it was enqueued in", a
   // Before: the retry's span had no key and a trace of its own, its tie to the request lost.
   const expected = { name: "send", attempt: 0, key: "m-1", carried };
   assert.deepEqual(runs, [expected, expected]);
+  await app.close();
+});
+
+Deno.test("attack 22: retryDeadJob runs again a job dead after more tries than one commit takes", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  let down = true;
+  const jobs = defineJobs({
+    poll: {
+      retries: [],
+      run() {
+        if (down) throw new Error("upstream said 503");
+      },
+    },
+  });
+  using _logs = captureLogs();
+  const app = memoryApp({ routes: {}, jobs }, { kv });
+  using watched = watchJobs(app, jobs);
+  await jobs.enqueue(kv, "poll", undefined, { key: "p-1" });
+  assert.ok((await watched.next("poll")).digest, "dead");
+  // The marks a job tried every minute for a day leaves (`retries: Array(1440).fill(60_000)`),
+  // one a failed try: its first try's is there, the rest as those tries write them. Running 1,440
+  // tries here would take a minute.
+  for (let attempt = 1; attempt <= 1440; attempt += 10) {
+    const atomic = kv.atomic();
+    for (let a = attempt; a < attempt + 10 && a <= 1440; a++) {
+      atomic.set(triedKey("poll", "p-1", a), true);
+    }
+    await atomic.commit();
+  }
+  down = false;
+  // Before: KV's bare TypeError "Too many mutations (max 1000)", and the job could not be retried.
+  assert.equal(await retryDeadJob(kv, "poll", "p-1"), true);
+  const retried = await watched.next("poll");
+  assert.deepEqual([retried.attempt, retried.digest], [0, undefined]);
+  assert.deepEqual(await deadJobs(kv), []);
+  assert.deepEqual(await Array.fromAsync(kv.list({ prefix: triedOf("poll", "p-1") })), []);
   await app.close();
 });
 

@@ -128,14 +128,28 @@ export async function retryDeadJob(kv: Deno.Kv, name: string, id: string): Promi
   const message: JobMessage = { job: name, id, payload, attempt: 0 };
   if (keyed) message.keyed = keyed;
   if (trace) message.trace = trace;
+  // Its failed tries' marks go before it runs: each would have its try, from the first, run
+  // nothing. A mark a try, and a job may have more tries than one commit takes deletes (KV's
+  // 1,000; a retry a minute for a day is 1,440): all but the last batch go first, each while the
+  // dead letter is as read, and the last with the letter and the enqueue.
+  const marks = await Array.fromAsync(kv.list({ prefix: triedOf(name, id) }), ({ key }) => key);
+  const last = marks.splice(Math.max(0, marks.length - MARKS_A_COMMIT));
+  for (let at = 0; at < marks.length; at += MARKS_A_COMMIT) {
+    const batch = kv.atomic().check(entry);
+    for (const key of marks.slice(at, at + MARKS_A_COMMIT)) batch.delete(key);
+    if (!(await batch.commit()).ok) return false; // retried or dropped meanwhile
+  }
   const atomic = kv.atomic().check(entry).delete(deadKey(name, id))
     .enqueue(message, { keysIfUndelivered: [deadKey(name, id)] });
-  // Its failed tries' marks go with it: each would have its try, from the first, run nothing.
-  for await (const { key } of kv.list({ prefix: triedOf(name, id) })) {
-    atomic.delete(key);
-  }
+  for (const key of last) atomic.delete(key);
   return (await atomic.commit()).ok;
 }
+
+/**
+ * Tried marks deleted in one commit: well within KV's mutations (1,000) and its payload (800 KB)
+ * for keys of 2 KB, with the dead letter's message (64 KB at most) beside them.
+ */
+const MARKS_A_COMMIT = 100;
 
 /**
  * Drops a dead job for good (`deno task jobs drop NAME ID`): `false` when there is no such one.
