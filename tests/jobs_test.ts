@@ -293,6 +293,20 @@ Deno.test("a cron job: two apps of one manifest in a process start and close, an
   assert.equal(await enqueueSlot(target, at + 24 * 60 * 60_000), true);
 });
 
+Deno.test("attack 22: a key of a cron job's slot is its schedule's: taken by hand, it skipped the slot", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  const jobs = defineJobs({ nightly: { cron: "0 3 * * *", run() {} }, reply: { run() {} } });
+  const at = Date.UTC(2026, 10, 29, 3, 0, 0);
+  // A client's id used as the key (a webhook's delivery id): tomorrow's slot, spelled out.
+  const key = `cron:nightly:${new Date(at).toISOString()}`;
+  // Before: enqueued (true), and the slot's own enqueue then found its key taken: no 03:00 run.
+  assert.throws(() => jobs.add(kv.atomic(), "nightly", undefined, { key }), /schedule's slots/);
+  await assert.rejects(jobs.enqueue(kv, "nightly", undefined, { key }), /key it otherwise/);
+  assert.equal(await enqueueSlot({ kv, jobs, name: "nightly" }, at), true);
+  // Another job's key may read so: it has no slots.
+  assert.equal(await jobs.enqueue(kv, "reply", undefined, { key }), true);
+});
+
 Deno.test("cron slots missed past the catch-up are dropped with one warn line naming the job, how many and the oldest", () => {
   using logs = captureLogs();
   const hourly = scheduleOf("hourly", "0 * * * *");
