@@ -5,7 +5,7 @@
  * session cookie's name and flags - and the app's bound on password hashes running at once.
  */
 import type { Context } from "hono";
-import type { CallLimit } from "../kv/rate_limit.ts";
+import { type CallLimit, checkLimit } from "../kv/rate_limit.ts";
 import { type AppScope, scopeOf } from "../server/scope.ts";
 import { type Limiter, limiter } from "./limiter.ts";
 
@@ -120,6 +120,9 @@ export function resolveAuth(
   const { hashesAtOnce, hashesWaiting, ...rest } = { ...DEFAULTS, ...withoutUndefined(options) };
   for (const [name, ms] of Object.entries(rest).filter(([name]) => name.endsWith("Ms"))) {
     if (!(Number(ms) >= 1)) throw new RangeError(`auth.${name} must be at least 1 ms`);
+  }
+  for (const name of ["signInPerClient", "signInPerAccount", "signUpPerClient"] as const) {
+    checkLimit(rest[name], `auth.${name}`);
   }
   if (!rest.loginPath.startsWith("/") || rest.loginPath.startsWith("//")) {
     throw new RangeError("auth.loginPath must be a path on the app's origin, such as /login");
