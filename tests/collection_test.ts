@@ -791,6 +791,21 @@ Deno.test("a malformed declaration is a TypeError naming what is wrong", () => {
   );
 });
 
+Deno.test("attack 22: a retention KV cannot expire by is a TypeError at the declaration, not at every write", async () => {
+  using kv = await open();
+  const schema = v.object({ a: v.string() });
+  // "Keep them": before, declared, and every create, update and delete threw KV's TypeError
+  // ("expireIn must be a non-negative integer"; "expireIn is too large" for 10^16).
+  for (const retainMs of [Infinity, 1e16, 90 * 60_000 / 7]) {
+    assert.throws(
+      () => collection("kept", { schema, live: { retainMs } }),
+      /live\.retainMs must be whole milliseconds from 1 to a year's/,
+    );
+  }
+  const year = collection("kept", { schema, live: { retainMs: 366 * 24 * 3_600_000 } });
+  assert.equal((await year.create(kv, { a: "x" })).value.a, "x");
+});
+
 Deno.test("an index key that gives something else than a key part is a TypeError naming the index", async () => {
   using kv = await open();
   const dated = collection("dated", {

@@ -5,13 +5,15 @@
  * session cookie's name and flags - and the app's bound on password hashes running at once.
  */
 import type { Context } from "hono";
-import type { CallLimit } from "../kv/rate_limit.ts";
+import { type CallLimit, checkLimit } from "../kv/rate_limit.ts";
 import { type AppScope, scopeOf } from "../server/scope.ts";
 import { type Limiter, limiter } from "./limiter.ts";
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
+/** The longest a browser keeps a cookie (Chrome's cap): no session or timer outlives it. */
+const MOST_MS = 400 * DAY;
 
 /**
  * The settings of an app's users and sessions (`AppOptions.auth`); every one has a default.
@@ -28,13 +30,13 @@ const DAY = 24 * HOUR;
  * @see docs/users.md - Settings and numbers
  */
 export interface AuthOptions {
-  /** A session unused this long ends (ms): 24 hours. */
+  /** A session unused this long ends (whole ms, 400 days at most): 24 hours. */
   idleTimeoutMs?: number;
-  /** A session ends this long after sign-in, used or not (ms): 7 days. */
+  /** A session ends this long after sign-in, used or not (whole ms, 400 days at most): 7 days. */
   absoluteTimeoutMs?: number;
   /**
-   * A session's idle timer is written back at most this often (ms): 5 minutes. Shorter makes the
-   * idle timeout exact to the minute and costs a KV write per page view more often.
+   * A session's idle timer is written back at most this often (whole ms): 5 minutes. Shorter
+   * makes the idle timeout exact to the minute and costs a KV write per page view more often.
    */
   refreshAfterMs?: number;
   /** Where `requireUser()` sends an anonymous visitor: `/login`. */
@@ -118,8 +120,17 @@ export function resolveAuth(
   ownProtocol: string,
 ): AuthSettings {
   const { hashesAtOnce, hashesWaiting, ...rest } = { ...DEFAULTS, ...withoutUndefined(options) };
+  // Each is a session's `expireIn` in KV: Infinity ("never ends") or a fraction passed here, and
+  // then every sign-in and sign-up threw KV's bare TypeError, a 500 each.
   for (const [name, ms] of Object.entries(rest).filter(([name]) => name.endsWith("Ms"))) {
-    if (!(Number(ms) >= 1)) throw new RangeError(`auth.${name} must be at least 1 ms`);
+    if (!(Number.isInteger(ms) && (ms as number) >= 1 && (ms as number) <= MOST_MS)) {
+      throw new RangeError(
+        `auth.${name} must be whole milliseconds from 1 to 400 days (${MOST_MS}), not ${ms}`,
+      );
+    }
+  }
+  for (const name of ["signInPerClient", "signInPerAccount", "signUpPerClient"] as const) {
+    checkLimit(rest[name], `auth.${name}`);
   }
   if (!rest.loginPath.startsWith("/") || rest.loginPath.startsWith("//")) {
     throw new RangeError("auth.loginPath must be a path on the app's origin, such as /login");

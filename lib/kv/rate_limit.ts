@@ -48,6 +48,30 @@ export interface CallLimit {
 }
 
 /**
+ * The most calls a window counts: their times are one KV value, 64 KiB at most, and V8 writes a
+ * time in 9 bytes. A limit of 10,000 an hour threw KV's "Value too large" at the 7,281st call, and
+ * every call of the key after it until the window moved on (a failure each, a 500).
+ */
+const MAX_CALLS = 7_000;
+/** The longest window, a year: the log expires with it, and KV refuses an `expireIn` of 10^16 ms. */
+const MAX_WINDOW_MS = 366 * 24 * 60 * 60 * 1000;
+
+/** Throws a `RangeError` naming `whose` limit, for one KV cannot count (see `MAX_CALLS`). */
+export function checkLimit({ limit, windowMs }: CallLimit, whose = "limitCalls"): void {
+  if (!(Number.isInteger(limit) && limit >= 1 && limit <= MAX_CALLS)) {
+    throw new RangeError(
+      `${whose}: a limit of ${limit} calls (a whole number from 1 to ${MAX_CALLS}: the times of a ` +
+        "window's calls are one KV value)",
+    );
+  }
+  if (!(Number.isInteger(windowMs) && windowMs >= 1 && windowMs <= MAX_WINDOW_MS)) {
+    throw new RangeError(
+      `${whose}: a window of ${windowMs} ms (a whole number from 1 to a year's, ${MAX_WINDOW_MS})`,
+    );
+  }
+}
+
+/**
  * What `limitCalls` decided: counted, with how many calls are left, or refused, with how long to
  * wait.
  *
@@ -74,7 +98,8 @@ export type LimitResult =
  * @param limit The limit.
  * @param now The clock, for tests.
  * @returns Counted (`ok: true`, calls left) or refused (`ok: false`, seconds to wait).
- * @throws {RangeError} When `limit` or `windowMs` is below 1.
+ * @throws {RangeError} When `limit` is not a whole number from 1 to 7,000 (the times of a window's
+ * calls are one KV value), or `windowMs` not one from 1 to a year's.
  *
  * @example
  * ```ts
@@ -92,9 +117,7 @@ export async function limitCalls(
   { limit, windowMs }: CallLimit,
   now: () => number = Date.now,
 ): Promise<LimitResult> {
-  if (!(limit >= 1) || !(windowMs >= 1)) {
-    throw new RangeError("limit and windowMs must be \u2265 1");
-  }
+  checkLimit({ limit, windowMs });
   const kvKey = ["rate_limit", ...key];
   assertFits(kvKey);
   // One at a time in this isolate: a burst of calls racing each other for the key's commit ran
@@ -171,6 +194,7 @@ export interface RateLimitOptions extends CallLimit {
  *
  * @param options The limit and its name.
  * @returns The middleware.
+ * @throws {RangeError} As `limitCalls`, when it is made (the module's import), not at a request.
  *
  * @example
  * ```ts
@@ -182,6 +206,7 @@ export interface RateLimitOptions extends CallLimit {
  * @see docs/data.md - Rate limits
  */
 export function rateLimit({ name, ...limit }: RateLimitOptions): Middleware {
+  checkLimit(limit, `rateLimit("${name}")`);
   return async function rateLimit(c, next) {
     const client = limitedClient(c) ?? "unknown";
     const result = await limitCalls(kvOf(c), [name, client], limit);

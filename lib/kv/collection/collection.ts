@@ -107,7 +107,10 @@ export type Transitions<T> = {
  * @see docs/data.md - A live page
  */
 export interface LiveOptions {
-  /** How long change events are kept for pages that reconnect (default 1 hour). */
+  /**
+   * How long change events are kept for pages that reconnect: whole milliseconds, a year at most
+   * (default 1 hour).
+   */
   retainMs?: number;
   /**
    * A page further behind than this many changes gets a fresh snapshot instead of every change

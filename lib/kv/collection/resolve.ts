@@ -15,6 +15,9 @@ export interface Declaration {
   live?: LiveOptions;
 }
 
+/** The longest change events are kept: a year, well within what KV's `expireIn` takes. */
+const MAX_RETAIN_MS = 366 * 24 * 60 * 60 * 1000;
+
 export function resolveDeclaration(
   name: string,
   { schema, indexes = {}, transitions = {}, live = {} }: Declaration,
@@ -84,6 +87,10 @@ export function resolveDeclaration(
     machines.set(field, ways);
   }
   const retainMs = live.retainMs ?? 3_600_000;
-  if (!(retainMs >= 1)) throw problem("live.retainMs must be at least 1");
+  // KV's `expireIn` of every change event: Infinity ("keep them"), a fraction or 10^16 passed
+  // here and failed every write of the collection with KV's bare TypeError.
+  if (!(Number.isInteger(retainMs) && retainMs >= 1 && retainMs <= MAX_RETAIN_MS)) {
+    throw problem(`live.retainMs must be whole milliseconds from 1 to a year's (${MAX_RETAIN_MS})`);
+  }
   return { name, schema, indexes: resolved, transitions: machines, retainMs };
 }

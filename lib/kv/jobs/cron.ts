@@ -4,7 +4,8 @@
  * process fires and one run goes. A name is registered once a process, for every open app of it.
  */
 import { log } from "../../server/log.ts";
-import type { Jobs } from "./define.ts";
+import type { Jobs, SlotOptions } from "./define.ts";
+import { SLOT, slotId } from "./message.ts";
 import { dueSlots, scheduleOf } from "./schedule.ts";
 
 /** A cron job of one app: its store, where each slot is enqueued. */
@@ -95,6 +96,6 @@ function scheduleJob(target: CronTarget, schedule: string, closing?: AbortSignal
  * every process's `Deno.cron` fires, one enqueue wins (false for the others).
  */
 export function enqueueSlot({ kv, jobs, name }: CronTarget, slot: number): Promise<boolean> {
-  const key = `cron:${name}:${new Date(slot).toISOString()}`;
-  return jobs.enqueue(kv, name, undefined, { key });
+  const options: SlotOptions = { key: slotId(name, slot), [SLOT]: true };
+  return jobs.enqueue(kv, name, undefined, options);
 }

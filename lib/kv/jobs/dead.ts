@@ -105,14 +105,17 @@ export async function deadJobs(
   return found;
 }
 
-/** Tried marks deleted in one commit: well within KV's 1,000 mutations. */
-const MARKS_A_COMMIT = 500;
+/**
+ * Tried marks deleted in one commit: well within KV's mutations (1,000) and its payload (800 KB)
+ * for keys of 2 KB, with the dead letter's message (64 KB at most) beside them.
+ */
+const MARKS_A_COMMIT = 100;
 
 /**
- * Runs a dead job again: its failed tries' marks go (500 a commit), then its entry goes and its
- * message is enqueued in one commit, as its first try, under the same id, with its key and the
- * trace it was enqueued in (its lines, events and span stay tied to the earlier ones). `false` when there is no such dead job (retried or
- * dropped already, or past its week). For ops once the cause is fixed (`deno task jobs retry NAME
+ * Runs a dead job again: its failed tries' marks go, then its entry goes and its message is
+ * enqueued in one commit, as its first try, under the same id, with its key and the trace it was
+ * enqueued in (its lines, events and span stay tied to the earlier ones). `false` when there is no
+ * such dead job (retried or dropped already, or past its week). For ops once the cause is fixed (`deno task jobs retry NAME
  * ID`), or an admin's page.
  *
  * @example
@@ -131,17 +134,20 @@ export async function retryDeadJob(kv: Deno.Kv, name: string, id: string): Promi
   const message: JobMessage = { job: name, id, payload, attempt: 0 };
   if (keyed) message.keyed = keyed;
   if (trace) message.trace = trace;
-  // Its failed tries' marks go first: each would have its try, from the first, run nothing. A
-  // commit takes 1,000 mutations, and a job with a long `retries` has a mark per try: they go in
-  // batches, each only while the job is still dead as read (not retried or dropped meanwhile).
+  // Its failed tries' marks go before it runs: each would have its try, from the first, run
+  // nothing. A mark a try, and a job may have more tries than one commit takes deletes (KV's
+  // 1,000; a retry a minute for a day is 1,440): all but the last batch go first, each while the
+  // dead letter is as read, and the last with the letter and the enqueue.
   const marks = await Array.fromAsync(kv.list({ prefix: triedOf(name, id) }), ({ key }) => key);
+  const last = marks.splice(Math.max(0, marks.length - MARKS_A_COMMIT));
   for (let at = 0; at < marks.length; at += MARKS_A_COMMIT) {
-    const atomic = kv.atomic().check(entry);
-    for (const key of marks.slice(at, at + MARKS_A_COMMIT)) atomic.delete(key);
-    if (!(await atomic.commit()).ok) return false;
+    const batch = kv.atomic().check(entry);
+    for (const key of marks.slice(at, at + MARKS_A_COMMIT)) batch.delete(key);
+    if (!(await batch.commit()).ok) return false; // retried or dropped meanwhile
   }
   const atomic = kv.atomic().check(entry).delete(deadKey(name, id))
     .enqueue(message, { keysIfUndelivered: [deadKey(name, id)] });
+  for (const key of last) atomic.delete(key);
   return (await atomic.commit()).ok;
 }
 

@@ -5,7 +5,15 @@
  * product's own - once per job and `key` however often it is asked.
  */
 import { retrying } from "../commit.ts";
-import { deadKey, type JobMessage, keyKey, MAX_DELAY_MS, REMEMBER_MS } from "./message.ts";
+import {
+  deadKey,
+  isSlotId,
+  type JobMessage,
+  keyKey,
+  MAX_DELAY_MS,
+  REMEMBER_MS,
+  SLOT,
+} from "./message.ts";
 import { fits, keptFaithfully } from "./payload.ts";
 import { scheduleOf } from "./schedule.ts";
 
@@ -91,7 +99,8 @@ export interface JobContext {
 export interface EnqueueOptions {
   /**
    * Enqueued once per key and job (for a week): a webhook delivery's id, say. A key too long for
-   * KV's keys (about 2 KB with the job's name) is refused with a `KvLimitError`.
+   * KV's keys (about 2 KB with the job's name) is refused with a `KvLimitError`. A cron job's
+   * slots are keyed `cron:NAME:TIME`: a key of that beginning is its schedule's, a `TypeError`.
    */
   key?: string;
   /**
@@ -101,6 +110,11 @@ export interface EnqueueOptions {
    * a time already past is the caller's to decide (run it now with 0, or enqueue nothing).
    */
   delay?: number;
+}
+
+/** A slot's enqueue (`cron.ts`): the one way to key a cron job's run in its slots' namespace. */
+export interface SlotOptions extends EnqueueOptions {
+  [SLOT]?: true;
 }
 
 /**
@@ -231,10 +245,18 @@ export function defineJobs<J extends AnyJobs>(
     atomic: Deno.AtomicOperation,
     name: string,
     payload: unknown,
-    { key, delay }: EnqueueOptions = {},
+    { key, delay, [SLOT]: slot }: SlotOptions = {},
   ) => {
     if (!Object.hasOwn(definitions, name)) {
       throw new TypeError(`No job named "${name}" in routes/_jobs.ts`);
+    }
+    // Its slots' keys are Deno.cron's: one taken first (a client's id as the key) skipped that
+    // slot - its enqueue found the key taken - and ran the taker's payload as the slot's run.
+    if (key !== undefined && !slot && definitions[name].cron !== undefined && isSlotId(name, key)) {
+      throw new TypeError(
+        `Job "${name}": a key beginning "cron:${name}:" is one of its schedule's slots, enqueued ` +
+          "by Deno.cron: key it otherwise",
+      );
     }
     if (delay !== undefined && !(delay >= 0 && delay <= MOST_DELAY_MS)) {
       throw new TypeError(

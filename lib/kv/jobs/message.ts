@@ -9,6 +9,19 @@ export const REMEMBER_MS = 7 * 24 * 60 * 60 * 1000;
 /** The longest delay KV's queue takes (`kv.enqueue` refuses more): a retry's at most. */
 export const MAX_DELAY_MS = 30 * 24 * 60 * 60 * 1000;
 
+/**
+ * A cron job's run for a slot (the scheduled time, ms since the epoch): its id, and the key every
+ * process's `Deno.cron` enqueues it with, so that one enqueue wins.
+ */
+export const slotId = (name: string, slot: number): string =>
+  `cron:${name}:${new Date(slot).toISOString()}`;
+
+/** Whether `id` is in the namespace of `name`'s slots: its run is then a slot's, in its turn. */
+export const isSlotId = (name: string, id: string): boolean => id.startsWith(`cron:${name}:`);
+
+/** The mark of a slot's enqueue (`cron.ts`): the one enqueue that may key a run in that namespace. */
+export const SLOT: unique symbol = Symbol("slot");
+
 /** A job as it travels through KV's queue. */
 export interface JobMessage {
   job: string;

@@ -7,7 +7,15 @@
 import { log, loggedHeader } from "../../server/log.ts";
 import type { Jobs } from "./define.ts";
 import { leaseOf } from "./lease.ts";
-import { cronKey, doneKey, type JobMessage, REMEMBER_MS, triedKey, tryKey } from "./message.ts";
+import {
+  cronKey,
+  doneKey,
+  isSlotId,
+  type JobMessage,
+  REMEMBER_MS,
+  triedKey,
+  tryKey,
+} from "./message.ts";
 import type { Slot } from "./slots.ts";
 import { type JobTry, tryOnce, type TryOptions } from "./try.ts";
 
@@ -42,7 +50,7 @@ export async function run(
   const definition = Object.hasOwn(app.jobs.definitions, name)
     ? app.jobs.definitions[name]
     : undefined;
-  const cronRun = definition?.cron !== undefined && id.startsWith(`cron:${name}:`);
+  const cronRun = definition?.cron !== undefined && isSlotId(name, id);
   // A cron job's lease is the job's (one slot runs at a time); any other's, its try's.
   const key = cronRun ? cronKey(name) : tryKey(name, id, attempt);
   // A delivery again of a try whose outcome is on record (done, or failed with its retry or dead
