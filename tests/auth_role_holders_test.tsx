@@ -244,3 +244,37 @@ Deno.test("a change of 500 roles for 500 others, past one commit's mutations, en
   assert.deepEqual((await setRoles(kv, user.email, now)).roles, now);
   assert.deepEqual(await indexed(kv, user.id), [...now].sort());
 });
+
+Deno.test("reindexRoles racing setRoles on another handle writes no entry for a role taken away meanwhile", async () => {
+  await twoWorkers(async (one, other) => {
+    const legacy: UserRecord[] = [];
+    for (let i = 0; i < 300; i++) {
+      const id = crypto.randomUUID();
+      const record = {
+        id,
+        email: `u${i}@example.com`,
+        name: `u${i}`,
+        roles: ["doctor"],
+        passwordHash: HASH,
+        createdAt: 0,
+      };
+      legacy.push(record);
+      await one.atomic().set(["auth", "users", id], record).set(
+        ["auth", "emails", record.email],
+        id,
+      )
+        .commit();
+    }
+    let reindexed = false;
+    const changing = (async () => {
+      for (let i = 0; !reindexed && i < 300; i++) await setRoles(other, legacy[i].email, ["x"]);
+    })();
+    await reindexRoles(one);
+    reindexed = true;
+    await changing;
+    for (const user of legacy) {
+      const stored = (await one.get<UserRecord>(["auth", "users", user.id])).value!;
+      assert.deepEqual(await indexed(one, user.id), [...stored.roles].sort(), user.email);
+    }
+  });
+});
