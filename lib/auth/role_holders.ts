@@ -254,12 +254,13 @@ export async function reindexRoles(kv: Deno.Kv): Promise<RolesReindexed> {
     mutations += missing.length;
   }
   await write();
-  for await (const entry of kv.list({ prefix: HOLDERS })) {
-    const [role, email, id] = entry.key.slice(-3) as [string, string, string];
+  for await (const { key } of kv.list({ prefix: HOLDERS })) {
+    const [role, email, id] = key.slice(-3) as [string, string, string];
     const removed = await retrying("reindex roles", async (commit) => {
-      const record = await kv.get<UserRecord>([...USERS, id]);
-      if (holds(record.value, role, { email, id })) return false;
-      return (await commit(kv.atomic().check(entry, record).delete(entry.key))).ok || undefined;
+      // Read again at each try: a write meanwhile (a role taken away) may have removed it.
+      const [entry, record] = await kv.getMany<[unknown, UserRecord]>([key, [...USERS, id]]);
+      if (entry.versionstamp === null || holds(record.value, role, { email, id })) return false;
+      return (await commit(kv.atomic().check(entry, record).delete(key))).ok || undefined;
     });
     if (removed) done.removed++;
   }
