@@ -278,3 +278,30 @@ Deno.test("reindexRoles racing setRoles on another handle writes no entry for a 
     }
   });
 });
+
+Deno.test("reindexRoles racing setRoles that removes the entries it walks ends, the index equal to the roles", async () => {
+  await twoWorkers(async (one, other) => {
+    await roleHolders(one, "any");
+    const users = [];
+    for (let i = 0; i < 300; i++) {
+      users.push(
+        await insertUser(one, {
+          email: `u${i}@example.com`,
+          passwordHash: HASH,
+          roles: ["doctor"],
+        }),
+      );
+    }
+    let reindexed = false;
+    const changing = (async () => {
+      for (let i = 299; !reindexed && i >= 0; i--) await setRoles(other, users[i].email, ["x"]);
+    })();
+    await reindexRoles(one);
+    reindexed = true;
+    await changing;
+    for (const user of users) {
+      const stored = (await one.get<UserRecord>(["auth", "users", user.id])).value!;
+      assert.deepEqual(await indexed(one, user.id), [...stored.roles].sort(), user.email);
+    }
+  });
+});
