@@ -122,7 +122,7 @@ Deno.test("signUp with roles lists the new user under them from its commit", asy
   assert.deepEqual(await emailsOf(kv, "patient"), ["pat@example.com"]);
 });
 
-Deno.test("pages over 250 holders lose and repeat no one, in the order of their emails", async () => {
+Deno.test("pages over 250 holders lose and repeat no one, in the order of their names", async () => {
   using kv = await indexedStore();
   const emails: string[] = [];
   for (let i = 0; i < 250; i++) {
@@ -140,6 +140,10 @@ Deno.test("pages over 250 holders lose and repeat no one, in the order of their 
     assert.deepEqual(listed, emails, `limit ${limit}`);
     assert.equal(pages, Math.ceil(250 / limit), `limit ${limit}`);
   }
+  // The cursor tells what the page shows, the name and id, not the email.
+  const { cursor } = await roleHolders(kv, "doctor", { limit: 3 });
+  assert.deepEqual(JSON.parse(atob(cursor!.replaceAll("-", "+").replaceAll("_", "/"))).length, 2);
+  assert.ok(!atob(cursor!.replaceAll("-", "+").replaceAll("_", "/")).includes("@"));
   // Removed meanwhile: the pages after it go on from where the last ended.
   const first = await roleHolders(kv, "doctor", { limit: 100 });
   await setRoles(kv, "doctor100@example.com", []);
@@ -168,6 +172,17 @@ Deno.test("a client's limit is bounded, and a cursor no page gave is a 400", asy
   await assert.rejects(roleHolders(kv, "no such role" as string), TypeError);
 });
 
+Deno.test("by name, lower case, however long the name", async () => {
+  using kv = await indexedStore();
+  const long = "Z".repeat(5_000);
+  for (const [email, name] of [["b@x.io", "bea"], ["a@x.io", "Cal"], ["z@x.io", long]]) {
+    await createUser(kv, { email, name, password: "a long passphrase", roles: ["doctor"] });
+  }
+  const names = async (limit: number) => (await everyHolder(kv, "doctor", limit)).emails;
+  assert.deepEqual(await names(1), ["b@x.io", "a@x.io", "z@x.io"]);
+  assert.deepEqual(await names(50), ["b@x.io", "a@x.io", "z@x.io"]);
+});
+
 Deno.test("the declaration's holders takes its roles only", async () => {
   using kv = await indexedStore();
   const roles = defineRoles(["doctor", "patient"]);
@@ -191,7 +206,7 @@ Deno.test("a store written before the index is indexed by its first listing; rei
     const record: UserRecord = {
       id: crypto.randomUUID(),
       email: `old${String(i).padStart(2, "0")}@example.com`,
-      name: `old${i}`,
+      name: `Old ${String(i).padStart(2, "0")}`,
       roles: i % 3 ? ["doctor"] : [],
       passwordHash: HASH,
       createdAt: Date.now(),

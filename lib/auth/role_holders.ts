@@ -1,7 +1,7 @@
 /**
  * @module
  * Who holds a role: `roleHolders(kv, role, { limit, cursor })` lists them a page at a time, in the
- * order of their emails, from the index every write of roles keeps in its own commit
+ * order of their names, from the index every write of roles keeps in its own commit
  * (`user_keys.ts`). A store written before the index existed has users with no entries: the first
  * listing in a process builds them (`reindexRoles`, once per store, a mark keeps it done), and the
  * same call mends a store an older version wrote to meanwhile. Each page reads the users' records,
@@ -11,7 +11,7 @@ import { Buffer } from "node:buffer";
 import { HttpError } from "../shared/http_error.ts";
 import { commit, retrying } from "../kv/commit.ts";
 import { ROLE_NAME } from "./role_names.ts";
-import { holderKey, HOLDERS, USERS, withHolders } from "./user_keys.ts";
+import { byName, holderKey, HOLDERS, USERS, withHolders } from "./user_keys.ts";
 import { publicUser, type User, USER_ID, type UserRecord } from "./users.ts";
 
 /** Set once every user stored has their entries: the listing no longer builds them. */
@@ -58,14 +58,14 @@ export interface HoldersOptions {
  * @see docs/users.md - Who holds a role
  */
 export interface HoldersPage {
-  /** The users, by email, as requests see them: no password hash. */
+  /** The users, by name, as requests see them: no password hash. */
   users: User[];
   /** Pass it back for the next page; `null` when this one is the last. */
   cursor: string | null;
 }
 
 /**
- * The users who hold `role`, a page at a time, in the order of their emails: the doctors a patient
+ * The users who hold `role`, a page at a time, in the order of their names (lower case): the doctors a patient
  * books with, the clerks on a rota. Each is read from their record as stored, so a page never
  * shows someone whose role was taken away or who is being deleted; a user given the role, or
  * signed up with it, is listed from the commit that gave it. The first call in a process on a
@@ -105,8 +105,8 @@ export async function roleHolders(
     batchSize: MAX_LIMIT + 1,
   });
   const users: User[] = [];
-  let pending: { email: string; id: string }[] = [];
-  let last: { email: string; id: string } | undefined;
+  let pending: { name: string; id: string }[] = [];
+  let last: { name: string; id: string } | undefined;
   let more = false;
   // The records of a few entries at a time: as many as the page still lacks.
   const read = async () => {
@@ -119,27 +119,27 @@ export async function roleHolders(
     pending = [];
   };
   for await (const { key } of entries) {
-    const [email, id] = key.slice(-2) as [string, string];
-    if (after && email === after[0] && id === after[1]) continue; // `start` is inclusive
+    const [name, id] = key.slice(-2) as [string, string];
+    if (after && name === after[0] && id === after[1]) continue; // `start` is inclusive
     if (users.length === size) {
       more = true;
       break;
     }
-    pending.push({ email, id });
+    pending.push({ name, id });
     if (pending.length === Math.min(GET_MANY, size - users.length)) await read();
   }
   if (pending.length > 0) await read();
   return { users, cursor: more && last ? toCursor(last) : null };
 }
 
-/** Whether the record is of a live user holding `role`, under the entry's email. */
+/** Whether the record is of a live user holding `role`, under the entry's name. */
 function holds(
   record: UserRecord | null,
   role: string,
-  entry: { email: string; id: string },
+  entry: { name: string; id: string },
 ): boolean {
-  return record !== null && record.deletingSince === undefined && record.email === entry.email &&
-    record.roles.includes(role);
+  return record !== null && record.deletingSince === undefined &&
+    byName(record.name) === entry.name && record.roles.includes(role);
 }
 
 /** `limit` brought within 1 to 100. */
@@ -148,12 +148,12 @@ function pageSize(limit: unknown): number {
   return Math.min(MAX_LIMIT, Math.max(1, Math.floor(limit)));
 }
 
-/** The cursor after `user`: opaque to the caller, their email and id. */
-function toCursor({ email, id }: { email: string; id: string }): string {
-  return Buffer.from(JSON.stringify([email, id])).toString("base64url");
+/** The cursor after `user`: opaque to the caller, their name as the index has it and their id. */
+function toCursor({ name, id }: { name: string; id: string }): string {
+  return Buffer.from(JSON.stringify([name, id])).toString("base64url");
 }
 
-/** The email and id a cursor holds; a 400 for anything a page did not give. */
+/** The name and id a cursor holds; a 400 for anything a page did not give. */
 function fromCursor(cursor: unknown): [string, string] {
   const refused = () =>
     new HttpError(400, "Not a cursor of this listing: start from its first page");
@@ -166,7 +166,7 @@ function fromCursor(cursor: unknown): [string, string] {
   }
   if (
     !Array.isArray(parsed) || parsed.length !== 2 || typeof parsed[0] !== "string" ||
-    parsed[0].length > 254 || typeof parsed[1] !== "string" || !USER_ID.test(parsed[1])
+    parsed[0].length > 100 || typeof parsed[1] !== "string" || !USER_ID.test(parsed[1])
   ) throw refused();
   return parsed as [string, string];
 }
@@ -255,11 +255,11 @@ export async function reindexRoles(kv: Deno.Kv): Promise<RolesReindexed> {
   }
   await write();
   for await (const { key } of kv.list({ prefix: HOLDERS })) {
-    const [role, email, id] = key.slice(-3) as [string, string, string];
+    const [role, name, id] = key.slice(-3) as [string, string, string];
     const removed = await retrying("reindex roles", async (commit) => {
       // Read again at each try: a write meanwhile (a role taken away) may have removed it.
       const [entry, record] = await kv.getMany<[unknown, UserRecord]>([key, [...USERS, id]]);
-      if (entry.versionstamp === null || holds(record.value, role, { email, id })) return false;
+      if (entry.versionstamp === null || holds(record.value, role, { name, id })) return false;
       return (await commit(kv.atomic().check(entry, record).delete(key))).ok || undefined;
     });
     if (removed) done.removed++;

@@ -80,7 +80,7 @@ export interface Roles<R extends string = string> {
    * @param kv The store.
    * @param role A declared role.
    * @param options `limit` (1 to 100, 50 by default) and the `cursor` of the page before.
-   * @returns The users, by email, and the cursor of the next page (`null` at the end).
+   * @returns The users, by name, and the cursor of the next page (`null` at the end).
    */
   holders(kv: Deno.Kv, role: R, options?: HoldersOptions): Promise<HoldersPage>;
 }

@@ -9,18 +9,29 @@
 
 export const USERS = ["auth", "users"] as const;
 export const EMAILS = ["auth", "emails"] as const;
-/** `[...HOLDERS, role, email, id]`: the user holds the role. By email, so a listing is in its order. */
+/**
+ * `[...HOLDERS, role, byName(name), id]`: the user holds the role. By name, so a listing is in the
+ * order of the names a page shows, and its cursor tells no more than the page (an email would).
+ */
 export const HOLDERS = ["auth", "role_holders"] as const;
 
+/** Whom an index entry is for: the user's name and id. */
+export type Holder = { name: string; id: string };
+
+/** A name as the index orders it: lower case, and short enough for a KV key however long it is. */
+export function byName(name: string): string {
+  return name.toLowerCase().slice(0, 100);
+}
+
 /** The index entry saying that the user holds `role`. */
-export function holderKey(role: string, user: { email: string; id: string }): Deno.KvKey {
-  return [...HOLDERS, role, user.email, user.id];
+export function holderKey(role: string, user: Holder): Deno.KvKey {
+  return [...HOLDERS, role, byName(user.name), user.id];
 }
 
 /** `op`, with the user's entries for `roles` written. */
 export function withHolders(
   op: Deno.AtomicOperation,
-  user: { email: string; id: string },
+  user: Holder,
   roles: readonly string[],
 ): Deno.AtomicOperation {
   for (const role of roles) op = op.set(holderKey(role, user), true);
@@ -30,7 +41,7 @@ export function withHolders(
 /** `op`, with the user's entries for `roles` deleted. */
 export function withoutHolders(
   op: Deno.AtomicOperation,
-  user: { email: string; id: string },
+  user: Holder,
   roles: readonly string[],
 ): Deno.AtomicOperation {
   for (const role of roles) op = op.delete(holderKey(role, user));

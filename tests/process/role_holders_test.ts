@@ -78,6 +78,8 @@ Deno.test("two processes on one file: the index equals the roles, and every hold
     if (cursor === null) break;
   }
   const expected = [...ours, ...Array.from({ length: 50 }, (_, i) => `other${i}@example.com`)];
-  assert.deepEqual(listed, expected.sort());
+  // By name: the part of the email before the "@", as none was given.
+  const name = (email: string) => email.slice(0, email.indexOf("@"));
+  assert.deepEqual(listed, expected.sort((a, b) => name(a) < name(b) ? -1 : 1));
   await Deno.remove(path.slice(0, path.lastIndexOf("/")), { recursive: true });
 });
