@@ -5,7 +5,8 @@
  * with `currentUser(ctx)` (one KV read, none without the session cookie), or read `userOf(state)`
  * where a guard set it. Sessions live in Deno KV, the cookie holds only an opaque token, passwords
  * are stored as scrypt hashes. `createUser` is for scripts (`deno task users:add`); `setRoles` for
- * them and an admin's page; `deleteUser` for a product's account deletion. `defineRoles`, in
+ * them and an admin's page; `roleHolders` lists who holds a role (the doctors a patient books
+ * with); `deleteUser` for a product's account deletion. `defineRoles`, in
  * `routes/_roles.ts`, declares the app's roles: the guards and every write of roles keep to them.
  *
  * @example
@@ -47,3 +48,10 @@ export {
 } from "./auth/user_deletion.ts";
 export type { AuthOptions } from "./auth/settings.ts";
 export { defineRoles, type Roles } from "./auth/roles.ts";
+export {
+  type HoldersOptions,
+  type HoldersPage,
+  reindexRoles,
+  roleHolders,
+  type RolesReindexed,
+} from "./auth/role_holders.ts";

@@ -47,23 +47,57 @@ const onPath = (name: string, apt: string): Tool => ({
 const SQLITE3 = onPath("sqlite3", "sqlite3");
 const SETPRIV = onPath("setpriv", "util-linux");
 
-/** What each folder of tests runs besides Deno. */
+/**
+ * What each kind of folder of tests runs besides Deno, by its name, at any depth under `tests/`: a
+ * product's `tests/clinic/e2e/` needs Chromium as `tests/e2e/` does.
+ */
 export const NEEDS: Record<string, Tool[]> = {
   // Playwright drives it.
-  "tests/e2e": [CHROMIUM],
+  e2e: [CHROMIUM],
   // load_test.ts: wrk; csp_test.ts, hostile_test.ts: Chromium; findings_serve_loop_test.ts: prlimit.
-  "tests/reliability": [CHROMIUM, onPath("wrk", "wrk"), onPath("prlimit", "util-linux")],
-  // KV tests hold SQLite's lock with sqlite3; as root, a read-only file is opened as nobody.
-  "tests/process": [SQLITE3, SETPRIV],
-  // The example app's own tests, apart from the framework's (they go with the example).
-  "tests/example/e2e": [CHROMIUM],
-  "tests/example/process": [SQLITE3, SETPRIV],
+  reliability: [CHROMIUM, onPath("wrk", "wrk"), onPath("prlimit", "util-linux")],
+  // Tests that start processes; KV tests hold SQLite's lock with sqlite3; as root, a read-only
+  // file is opened as nobody.
+  process: [SQLITE3, SETPRIV],
 };
 
-/** The tools `folders` need (every folder's when none is named) that are not there. */
+/** How deep below a named folder `kindsIn` looks for folders of tests: bounded, whatever is there. */
+const DEPTH = 6;
+
+/**
+ * The kinds of folders a path holds tests of: the kinds named on the way to it below `tests/`
+ * (`tests/clinic/e2e/booking_test.ts`: e2e), and those of the folders in it
+ * (`tests/clinic/`, with `e2e/` and `process/`: both, as `deno test tests/clinic/` runs them).
+ */
+export function kindsIn(path: string): Set<string> {
+  const parts = path.split(/[\\/]+/).filter(Boolean);
+  const below = parts.lastIndexOf("tests");
+  const kinds = new Set(parts.slice(below + 1).filter((part) => part in NEEDS));
+  const walk = (dir: string, depth: number) => {
+    if (depth > DEPTH) return;
+    let entries: Deno.DirEntry[];
+    try {
+      entries = [...Deno.readDirSync(dir)];
+    } catch {
+      return; // a file, or nothing there
+    }
+    for (const entry of entries) {
+      if (!entry.isDirectory || entry.name === "node_modules" || entry.name.startsWith(".")) {
+        continue;
+      }
+      if (entry.name in NEEDS) kinds.add(entry.name);
+      walk(join(dir, entry.name), depth + 1);
+    }
+  };
+  walk(path, 1);
+  return kinds;
+}
+
+/** The tools `folders` need (every kind's when none is named) that are not there. */
 export function missingTools(folders: string[], env: Env): Tool[] {
-  const named = folders.length > 0 ? folders : Object.keys(NEEDS);
-  const tools = new Set(named.flatMap((folder) => NEEDS[folder.replace(/\/+$/, "")] ?? []));
+  const named = new Set(folders.flatMap((folder) => [...kindsIn(folder)]));
+  const kinds = Object.keys(NEEDS).filter((kind) => folders.length === 0 || named.has(kind));
+  const tools = new Set(kinds.flatMap((kind) => NEEDS[kind]));
   return [...tools].filter((tool) => !tool.find(env));
 }
 

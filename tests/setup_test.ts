@@ -17,6 +17,23 @@ Deno.test("each folder's tools, and all of them when no folder is named", () => 
   assert.deepEqual(names([]), ["chromium", "wrk", "prlimit", "sqlite3", "setpriv"]);
 });
 
+Deno.test("a product's folders are known by their names at any depth under tests/, and by what they hold", async () => {
+  const names = (folders: string[]) => missingTools(folders, nothing()).map((tool) => tool.name);
+  assert.deepEqual(names(["tests/clinic/e2e"]), ["chromium"]);
+  assert.deepEqual(names(["tests/clinic/e2e/booking_test.ts"]), ["chromium"]);
+  assert.deepEqual(names(["tests/clinic/billing/process/"]), ["sqlite3", "setpriv"]);
+  assert.deepEqual(names(["tests/clinic/unit"]), []);
+  // A folder named as a whole: what the folders in it need, as `deno test` runs them all.
+  const root = await Deno.makeTempDir();
+  await Deno.mkdir(`${root}/tests/clinic/booking/e2e`, { recursive: true });
+  await Deno.mkdir(`${root}/tests/clinic/process`, { recursive: true });
+  await Deno.mkdir(`${root}/tests/notes`, { recursive: true });
+  assert.deepEqual(names([`${root}/tests/clinic`]), ["chromium", "sqlite3", "setpriv"]);
+  assert.deepEqual(names([`${root}/tests/clinic/booking`]), ["chromium"]);
+  assert.deepEqual(names([`${root}/tests/notes`]), []);
+  await Deno.remove(root, { recursive: true });
+});
+
 Deno.test("a tool on the PATH is found, if it is executable", async () => {
   const dir = await Deno.makeTempDir();
   await Deno.writeTextFile(`${dir}/wrk`, "#!/bin/sh\n", { mode: 0o755 });

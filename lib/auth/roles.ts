@@ -16,10 +16,11 @@ import { declareRolesFor, refuseUndeclared, ROLE_NAME, rolesOfGuard } from "./ro
 import type { AnyContext } from "../server/scope.ts";
 import { type AuthResult, type CredentialFields, signUp } from "./sign_in.ts";
 import { createUser, type NewUser, setRoles, type User } from "./users.ts";
+import { type HoldersOptions, type HoldersPage, roleHolders } from "./role_holders.ts";
 
 /**
- * What `defineRoles` returns: the declared names, and `requireRole`, `setRoles`, `signUp` and
- * `createUser` typed with them.
+ * What `defineRoles` returns: the declared names, and `requireRole`, `setRoles`, `signUp`,
+ * `createUser` and `holders` typed with them.
  *
  * @example
  * ```ts
@@ -73,6 +74,15 @@ export interface Roles<R extends string = string> {
    * @returns The new user.
    */
   createUser(kv: Deno.Kv, fields: NewUser<R>): Promise<User>;
+  /**
+   * `roleHolders()` of a declared role, typed: the users who hold it, a page at a time.
+   *
+   * @param kv The store.
+   * @param role A declared role.
+   * @param options `limit` (1 to 100, 50 by default) and the `cursor` of the page before.
+   * @returns The users, by name, and the cursor of the next page (`null` at the end).
+   */
+  holders(kv: Deno.Kv, role: R, options?: HoldersOptions): Promise<HoldersPage>;
 }
 
 /**
@@ -83,8 +93,8 @@ export interface Roles<R extends string = string> {
  * may name it, and `setRoles` refuses to write it back (docs/users.md).
  *
  * @param names The roles: letters, digits, `_ - . :`, 64 at most each; at least one, none twice.
- * @returns The declaration: `names`, and `requireRole`, `setRoles`, `signUp` and `createUser`
- * typed with them.
+ * @returns The declaration: `names`, and `requireRole`, `setRoles`, `signUp`, `createUser` and
+ * `holders` typed with them.
  * @throws {TypeError} When a name is not a role's name, or is there twice, or there is none.
  *
  * @example
@@ -134,6 +144,10 @@ export function defineRoles<const R extends string>(names: readonly [R, ...R[]])
     createUser: async (kv: Deno.Kv, fields: NewUser<R>) => {
       if (Array.isArray(fields.roles)) refuseUndeclared(fields.roles, declared, "createUser");
       return await createUser(kv, fields);
+    },
+    holders: async (kv: Deno.Kv, role: R, options?: HoldersOptions) => {
+      refuseUndeclared([role], declared, "holders");
+      return await roleHolders(kv, role, options);
     },
   });
 }

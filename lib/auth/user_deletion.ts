@@ -1,7 +1,8 @@
 /**
  * @module
  * Deleting a user: marked first - from that commit on no sign-in anywhere starts a session for
- * them, since every session's commit checks the record - then their sessions ended, then the
+ * them, since every session's commit checks the record, and no role lists them (their entries in
+ * the role index go in that commit) - then their sessions ended, then the
  * record and the email removed; a deletion cut short is finished by the next call, and meanwhile
  * the user is gone to everything that looks them up (`users.ts`).
  */
@@ -9,7 +10,7 @@ import { retrying } from "../kv/commit.ts";
 import { normalizeEmail } from "./credentials.ts";
 import { forgetDevices } from "./devices.ts";
 import { beganKey, endAllSessions } from "./sessions.ts";
-import { EMAILS, USERS } from "./user_keys.ts";
+import { EMAILS, USERS, withoutHolders } from "./user_keys.ts";
 import { publicUser, storedEntry, UnknownUserError, type User, type UserRecord } from "./users.ts";
 
 /** Whether the user with this (normalised) email is being deleted: a deletion cut short. */
@@ -146,7 +147,12 @@ export async function deleteUser(
     if (!entry || (id !== undefined && entry.value.id !== id)) throw new UnknownUserError(email);
     if (entry.value.deletingSince !== undefined) return entry.value;
     const record = { ...entry.value, deletingSince: Date.now() };
-    return (await commit(kv.atomic().check(entry).set(entry.key, record))).ok ? record : undefined;
+    const op = withoutHolders(
+      kv.atomic().check(entry).set(entry.key, record),
+      record,
+      record.roles,
+    );
+    return (await commit(op)).ok ? record : undefined;
   });
   // Every session begun before the mark is in the index: none can begin after it.
   await endAllSessions(kv, marked.id);

@@ -4,7 +4,9 @@
  * `["auth", "emails", email]`. Creating one commits both with a check that the email is free, so
  * two workers signing up the same address at once make one account. The password is stored only as
  * its scrypt hash (`password.ts`). Changing a user's roles ends every session of theirs in the same
- * commit: a privilege change means a new token, at their next sign-in. A user whose deletion
+ * commit: a privilege change means a new token, at their next sign-in. Every write of a user's roles
+ * writes who holds each role (`user_keys.ts`, listed by `role_holders.ts`) in the same commit, so
+ * the index never disagrees with the records. A user whose deletion
  * (`user_deletion.ts`) is under way has a marked record: gone to every look-up here.
  */
 import { HttpError } from "../shared/http_error.ts";
@@ -13,7 +15,7 @@ import { normalizeEmail } from "./credentials.ts";
 import { hashPassword } from "./password.ts";
 import { declaredRolesOf, MAX_ROLES, refuseUndeclared, ROLE_NAME } from "./role_names.ts";
 import { endAllSessions, sessionsOf, withoutSessions } from "./sessions.ts";
-import { EMAILS, USERS } from "./user_keys.ts";
+import { EMAILS, USERS, withHolders, withoutHolders } from "./user_keys.ts";
 
 /**
  * A user as requests see them: what `currentUser()` and `state.user` hold. Never the password.
@@ -185,10 +187,14 @@ export async function insertUser(
   const emailKey = [...EMAILS, record.email];
   return await retrying("create a user", async (commit) => {
     const result = await commit(
-      kv.atomic()
-        .check({ key: emailKey, versionstamp: null })
-        .set(emailKey, record.id)
-        .set([...USERS, record.id], record),
+      withHolders(
+        kv.atomic()
+          .check({ key: emailKey, versionstamp: null })
+          .set(emailKey, record.id)
+          .set([...USERS, record.id], record),
+        record,
+        record.roles,
+      ),
     );
     if (result.ok) return record;
     // Lost to another commit: the email was taken meanwhile, or another worker held the file.
@@ -275,8 +281,11 @@ export async function createUser(kv: Deno.Kv, fields: NewUser): Promise<User> {
   return publicUser(record);
 }
 
+/** Mutations KV takes in one atomic commit. */
+const MAX_MUTATIONS = 1_000;
+
 /** The shape of an id `insertUser` makes: anything else names no user, and is never a KV key. */
-const USER_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+export const USER_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /**
  * The user with this id, as requests see them (no password hash), or `null`: what a product needs
@@ -350,10 +359,19 @@ export async function setRoles(
     const key = [...USERS, user.id];
     const entry = await kv.get<UserRecord>(key);
     if (!entry.value) return undefined;
-    const updated = { ...entry.value, roles: checked };
+    const held = entry.value.roles;
+    const removed = held.filter((role) => !checked.includes(role));
     const sessions = await sessionsOf(kv, user.id);
-    const op = withoutSessions(kv.atomic().check(entry).set(key, updated), user.id, sessions);
-    return (await commit(op)).ok ? updated : undefined;
+    // Every role's entry is written, not only the added ones': an entry missing (a user written by
+    // a version before the index) is mended by any change. A change too big for one commit (KV
+    // takes 1,000 mutations) drops the roles first and adds the rest at the next attempt: each
+    // commit leaves the index equal to the record, and in between the user holds less, not more.
+    const split = 1 + 2 * sessions.length + removed.length + checked.length > MAX_MUTATIONS;
+    const roles = split ? checked.filter((role) => held.includes(role)) : checked;
+    const updated = { ...entry.value, roles };
+    let op = withoutSessions(kv.atomic().check(entry).set(key, updated), user.id, sessions);
+    op = withHolders(withoutHolders(op, updated, removed), updated, roles);
+    return (await commit(op)).ok && !split ? updated : undefined;
   });
   await endAllSessions(kv, updated.id); // any past the first batch (a user keeps few)
   return publicUser(updated);

@@ -1,0 +1,291 @@
+/**
+ * @module
+ * Who holds a role: `roleHolders(kv, role, { limit, cursor })` lists them a page at a time, in the
+ * order of their names, from the index every write of roles keeps in its own commit
+ * (`user_keys.ts`). A store written before the index existed has users with no entries: the first
+ * listing in a process builds them (`reindexRoles`, once per store, a mark keeps it done), and the
+ * same call mends a store an older version wrote to meanwhile. Each page reads the users' records,
+ * so it shows them as stored and never one that no longer holds the role.
+ */
+import { Buffer } from "node:buffer";
+import { HttpError } from "../shared/http_error.ts";
+import { commit, retrying } from "../kv/commit.ts";
+import { ROLE_NAME } from "./role_names.ts";
+import { byName, holderKey, HOLDERS, USERS, withHolders } from "./user_keys.ts";
+import { publicUser, type User, USER_ID, type UserRecord } from "./users.ts";
+
+/** Set once every user stored has their entries: the listing no longer builds them. */
+const BUILT = ["auth", "role_holders_built"] as const;
+/** A page's size when none is asked for, and the most one holds. */
+const DEFAULT_LIMIT = 50;
+const MAX_LIMIT = 100;
+/** `kv.getMany` takes at most 10 keys. */
+const GET_MANY = 10;
+/** Users and entries one commit of `reindexRoles` writes: within KV's 100 checks, 1,000 mutations. */
+const BATCH_USERS = 50;
+const BATCH_MUTATIONS = 900;
+
+/**
+ * What `roleHolders` takes: how many at most, and where the last page ended.
+ *
+ * @example
+ * ```ts
+ * import type { HoldersOptions } from "shell/auth";
+ *
+ * const firstPage: HoldersOptions = { limit: 20 };
+ * ```
+ * @see docs/users.md - Who holds a role
+ */
+export interface HoldersOptions {
+  /**
+   * At most this many users, 1 to 100 (50 when not given): any other number is brought within it
+   * (a client's `2 ** 32` lists 100, `0` lists 1, `NaN` 50), so a number from a URL can be passed.
+   */
+  limit?: number;
+  /** The `cursor` of the page before, to list what follows it; none for the first page. */
+  cursor?: string | null;
+}
+
+/**
+ * A page of the users holding a role.
+ *
+ * @example
+ * ```ts
+ * import type { HoldersPage } from "shell/auth";
+ *
+ * const emails = (page: HoldersPage) => page.users.map((user) => user.email);
+ * ```
+ * @see docs/users.md - Who holds a role
+ */
+export interface HoldersPage {
+  /** The users, by name, as requests see them: no password hash. */
+  users: User[];
+  /** Pass it back for the next page; `null` when this one is the last. */
+  cursor: string | null;
+}
+
+/**
+ * The users who hold `role`, a page at a time, in the order of their names (lower case): the doctors a patient
+ * books with, the clerks on a rota. Each is read from their record as stored, so a page never
+ * shows someone whose role was taken away or who is being deleted; a user given the role, or
+ * signed up with it, is listed from the commit that gave it. The first call in a process on a
+ * store written before the index existed builds it first (`reindexRoles`).
+ *
+ * @param kv The store (`kvOf(ctx)` in a request).
+ * @param role A role's name, as `requireRole()` takes it.
+ * @param options `limit` (1 to 100, 50 by default) and the `cursor` of the page before.
+ * @returns The users and the cursor of the next page (`null` at the end).
+ * @throws {TypeError} When `role` is not a role's name (letters, digits, `_ - . :`, 64 at most).
+ * @throws {HttpError} 400 when `cursor` is not one a page gave: a client's, from a URL.
+ *
+ * @example
+ * ```ts
+ * import { createUser, roleHolders } from "shell/auth";
+ *
+ * const kv = await Deno.openKv(":memory:");
+ * await createUser(kv, { email: "house@example.com", password: "a long passphrase", roles: ["doctor"] });
+ * const page = await roleHolders(kv, "doctor", { limit: 20 });
+ * console.log(page.users.map((user) => user.email), page.cursor); // ["house@example.com"] null
+ * ```
+ * @see docs/users.md - Who holds a role
+ */
+export async function roleHolders(
+  kv: Deno.Kv,
+  role: string,
+  { limit, cursor }: HoldersOptions = {},
+): Promise<HoldersPage> {
+  if (typeof role !== "string" || !ROLE_NAME.test(role)) {
+    throw new TypeError(`roleHolders: ${JSON.stringify(role)} is not a role's name`);
+  }
+  const size = pageSize(limit);
+  const after = cursor === undefined || cursor === null ? undefined : fromCursor(cursor);
+  await indexBuilt(kv);
+  const prefix = [...HOLDERS, role];
+  const entries = kv.list(after ? { prefix, start: [...prefix, ...after] } : { prefix }, {
+    batchSize: MAX_LIMIT + 1,
+  });
+  const users: User[] = [];
+  let pending: { name: string; id: string }[] = [];
+  let last: { name: string; id: string } | undefined;
+  let more = false;
+  // The records of a few entries at a time: as many as the page still lacks.
+  const read = async () => {
+    const records = await kv.getMany<UserRecord[]>(pending.map(({ id }) => [...USERS, id]));
+    records.forEach(({ value }, i) => {
+      if (!holds(value, role, pending[i])) return;
+      users.push(publicUser(value!));
+      last = pending[i];
+    });
+    pending = [];
+  };
+  for await (const { key } of entries) {
+    const [name, id] = key.slice(-2) as [string, string];
+    if (after && name === after[0] && id === after[1]) continue; // `start` is inclusive
+    if (users.length === size) {
+      more = true;
+      break;
+    }
+    pending.push({ name, id });
+    if (pending.length === Math.min(GET_MANY, size - users.length)) await read();
+  }
+  if (pending.length > 0) await read();
+  return { users, cursor: more && last ? toCursor(last) : null };
+}
+
+/** Whether the record is of a live user holding `role`, under the entry's name. */
+function holds(
+  record: UserRecord | null,
+  role: string,
+  entry: { name: string; id: string },
+): boolean {
+  return record !== null && record.deletingSince === undefined &&
+    byName(record.name) === entry.name && record.roles.includes(role);
+}
+
+/** `limit` brought within 1 to 100. */
+function pageSize(limit: unknown): number {
+  if (typeof limit !== "number" || Number.isNaN(limit)) return DEFAULT_LIMIT;
+  return Math.min(MAX_LIMIT, Math.max(1, Math.floor(limit)));
+}
+
+/** The cursor after `user`: opaque to the caller, their name as the index has it and their id. */
+function toCursor({ name, id }: { name: string; id: string }): string {
+  return Buffer.from(JSON.stringify([name, id])).toString("base64url");
+}
+
+/** The name and id a cursor holds; a 400 for anything a page did not give. */
+function fromCursor(cursor: unknown): [string, string] {
+  const refused = () =>
+    new HttpError(400, "Not a cursor of this listing: start from its first page");
+  if (typeof cursor !== "string" || cursor.length > 600) throw refused();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, "base64url").toString());
+  } catch {
+    throw refused();
+  }
+  if (
+    !Array.isArray(parsed) || parsed.length !== 2 || typeof parsed[0] !== "string" ||
+    parsed[0].length > 100 || typeof parsed[1] !== "string" || !USER_ID.test(parsed[1])
+  ) throw refused();
+  return parsed as [string, string];
+}
+
+/** The stores whose index this process saw built (or is building). */
+const built = new WeakMap<Deno.Kv, Promise<void>>();
+
+/** Builds the index once per store, the first time a process lists one it has no mark for. */
+function indexBuilt(kv: Deno.Kv): Promise<void> {
+  let ready = built.get(kv);
+  if (!ready) {
+    ready = (async () => {
+      if ((await kv.get(BUILT)).value !== null) return;
+      await reindexRoles(kv);
+      await kv.set(BUILT, Date.now());
+    })();
+    ready.catch(() => built.delete(kv)); // the next listing tries again
+    built.set(kv, ready);
+  }
+  return ready;
+}
+
+/**
+ * What `reindexRoles` did: users read, entries written, stale entries removed.
+ *
+ * @example
+ * ```ts
+ * import type { RolesReindexed } from "shell/auth";
+ *
+ * const line = ({ users, added, removed }: RolesReindexed) => `${users} ${added} ${removed}`;
+ * ```
+ * @see docs/users.md - Who holds a role
+ */
+export interface RolesReindexed {
+  /** Users read. */
+  users: number;
+  /** Entries written: roles whose holder was missing from the index. */
+  added: number;
+  /** Entries removed: a user who no longer holds the role, or is gone. */
+  removed: number;
+}
+
+/**
+ * Makes the role index agree with the users' records: an entry for every role a user holds, and
+ * none else. `roleHolders` runs it by itself once per store (the first listing of a store written
+ * before the index existed); run it from a script after a version older than the index wrote to
+ * the store (a rollback, instances of two versions at once), which changed roles without it. Each
+ * change is one user's commit, checked against the record it read: a write landing first wins and
+ * the user is read again. It reads every user, so it is a script's call, not a request's.
+ *
+ * @param kv The store (`Deno.openKv(KV_PATH)` in a script).
+ * @returns How many users were read, entries written and entries removed.
+ *
+ * @example
+ * ```ts
+ * import { reindexRoles } from "shell/auth";
+ *
+ * const kv = await Deno.openKv(":memory:");
+ * console.log(await reindexRoles(kv)); // { users: 0, added: 0, removed: 0 }
+ * kv.close();
+ * ```
+ * @see docs/users.md - Who holds a role
+ */
+export async function reindexRoles(kv: Deno.Kv): Promise<RolesReindexed> {
+  const done: RolesReindexed = { users: 0, added: 0, removed: 0 };
+  // Many users a commit (one commit each took 3.4 ms a user on a SQLite file: 2,000 in 7 s), each
+  // checked; a batch that lost a race is done again a user at a time.
+  let batch: { entry: Deno.KvEntry<UserRecord>; missing: string[] }[] = [];
+  let mutations = 0;
+  const write = async () => {
+    const op = kv.atomic();
+    for (const { entry, missing } of batch) withHolders(op.check(entry), entry.value, missing);
+    if (batch.length > 0 && (await commit(op)).ok) done.added += mutations;
+    else for (const { entry } of batch) done.added += await indexUser(kv, entry.key);
+    batch = [];
+    mutations = 0;
+  };
+  for await (const entry of kv.list<UserRecord>({ prefix: USERS })) {
+    done.users++;
+    if (entry.value.deletingSince !== undefined) continue;
+    const missing = await missingRoles(kv, entry.value);
+    if (missing.length === 0) continue;
+    if (batch.length === BATCH_USERS || mutations + missing.length > BATCH_MUTATIONS) await write();
+    batch.push({ entry, missing });
+    mutations += missing.length;
+  }
+  await write();
+  for await (const { key } of kv.list({ prefix: HOLDERS })) {
+    const [role, name, id] = key.slice(-3) as [string, string, string];
+    const removed = await retrying("reindex roles", async (commit) => {
+      // Read again at each try: a write meanwhile (a role taken away) may have removed it.
+      const [entry, record] = await kv.getMany<[unknown, UserRecord]>([key, [...USERS, id]]);
+      if (entry.versionstamp === null || holds(record.value, role, { name, id })) return false;
+      return (await commit(kv.atomic().check(entry, record).delete(key))).ok || undefined;
+    });
+    if (removed) done.removed++;
+  }
+  return done;
+}
+
+/** Writes the entries the user's record lacks, checked against it; how many. */
+async function indexUser(kv: Deno.Kv, key: Deno.KvKey): Promise<number> {
+  return await retrying("reindex roles", async (commit) => {
+    const entry = await kv.get<UserRecord>(key);
+    if (entry.value === null || entry.value.deletingSince !== undefined) return 0;
+    const missing = await missingRoles(kv, entry.value);
+    if (missing.length === 0) return 0;
+    const op = withHolders(kv.atomic().check(entry), entry.value, missing);
+    return (await commit(op)).ok ? missing.length : undefined;
+  });
+}
+
+/** The roles of `user` the index has no entry for. */
+async function missingRoles(kv: Deno.Kv, user: UserRecord): Promise<string[]> {
+  const missing: string[] = [];
+  for (let i = 0; i < user.roles.length; i += GET_MANY) {
+    const roles = user.roles.slice(i, i + GET_MANY);
+    const found = await kv.getMany(roles.map((role) => holderKey(role, user)));
+    missing.push(...roles.filter((_, j) => found[j].value === null));
+  }
+  return missing;
+}

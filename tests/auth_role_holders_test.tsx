@@ -1,0 +1,322 @@
+/**
+ * @module
+ * Who holds a role (`roleHolders`, the declaration's `holders`): every write of roles - createUser,
+ * signUp, setRoles, deleteUser - keeps the index equal to the records in its own commit; pages
+ * lose and repeat no one; a client's `limit` and `cursor` are bounded; a store written before the
+ * index existed is indexed by its first listing, and `reindexRoles` mends one an older version
+ * wrote to.
+ */
+import assert from "node:assert/strict";
+import {
+  createUser,
+  defineRoles,
+  deleteUser,
+  reindexRoles,
+  roleHolders,
+  setRoles,
+  signUp,
+} from "../lib/auth.ts";
+import { isHttpError, requestContext } from "../lib/mod.ts";
+import { TestClient } from "../lib/testing.ts";
+import { insertUser, type UserRecord } from "../lib/auth/users.ts";
+import { memoryApp } from "./helpers/app.ts";
+import { credentials, STORED_PASSWORD } from "./helpers/auth.tsx";
+import { twoWorkers } from "./helpers/kv.ts";
+
+const HASH = "$scrypt$ln=15,r=8,p=3$unused$unused";
+
+/** The roles the index says `id` holds, from its raw entries. */
+async function indexed(kv: Deno.Kv, id: string): Promise<string[]> {
+  const roles: string[] = [];
+  for await (const { key } of kv.list({ prefix: ["auth", "role_holders"] })) {
+    if (key[4] === id) roles.push(String(key[2]));
+  }
+  return roles.sort();
+}
+
+/** Every holder of `role`, page after page of `limit`, with how many pages it took. */
+async function everyHolder(kv: Deno.Kv, role: string, limit: number) {
+  const emails: string[] = [];
+  let cursor: string | null = null;
+  let pages = 0;
+  do {
+    const page = await roleHolders(kv, role, { limit, cursor });
+    emails.push(...page.users.map((user) => user.email));
+    cursor = page.cursor;
+    pages++;
+  } while (cursor !== null && pages < 1_000);
+  return { emails, pages };
+}
+
+/**
+ * A store whose index is built (listed once, empty): what writes do to it is theirs alone, not the
+ * first listing's build.
+ */
+async function indexedStore(path = ":memory:"): Promise<Deno.Kv> {
+  const kv = await Deno.openKv(path);
+  await roleHolders(kv, "any");
+  return kv;
+}
+
+const emailsOf = async (kv: Deno.Kv, role: string) =>
+  (await roleHolders(kv, role)).users.map((user) => user.email);
+
+Deno.test("a user given, changed, removed from a role and deleted is listed exactly where they hold it", async () => {
+  using kv = await indexedStore();
+  const house = await createUser(kv, {
+    email: "house@example.com",
+    password: "a long passphrase",
+    roles: ["doctor"],
+  });
+  await insertUser(kv, { email: "cuddy@example.com", passwordHash: HASH, roles: ["admin"] });
+  assert.deepEqual(await emailsOf(kv, "doctor"), ["house@example.com"]);
+  assert.deepEqual(await emailsOf(kv, "receptionist"), []);
+
+  await setRoles(kv, "cuddy@example.com", ["doctor", "admin"]); // given
+  assert.deepEqual(await emailsOf(kv, "doctor"), ["cuddy@example.com", "house@example.com"]);
+  const page = await roleHolders(kv, "doctor");
+  assert.deepEqual(Object.keys(page.users[0]).sort(), ["email", "id", "name", "roles"]);
+  assert.deepEqual(page.users[0].roles, ["doctor", "admin"]);
+  assert.equal(page.cursor, null);
+
+  await setRoles(kv, "house@example.com", ["receptionist"]); // changed
+  assert.deepEqual(await emailsOf(kv, "doctor"), ["cuddy@example.com"]);
+  assert.deepEqual(await emailsOf(kv, "receptionist"), ["house@example.com"]);
+  assert.deepEqual(await indexed(kv, house.id), ["receptionist"]);
+
+  await setRoles(kv, "house@example.com", []); // removed
+  assert.deepEqual(await emailsOf(kv, "receptionist"), []);
+  assert.deepEqual(await indexed(kv, house.id), []);
+
+  const cuddy = await deleteUser(kv, "cuddy@example.com"); // deleted
+  assert.deepEqual(await emailsOf(kv, "doctor"), []);
+  assert.deepEqual(await emailsOf(kv, "admin"), []);
+  assert.deepEqual(await indexed(kv, cuddy.id), []);
+});
+
+Deno.test("a deletion cut short has taken the user off every role in its first commit", async () => {
+  using kv = await indexedStore();
+  const ada = await insertUser(kv, { email: "ada@example.com", passwordHash: HASH, roles: ["a"] });
+  // The `also` throws: the record stays, marked, and the index holds nothing of it.
+  await assert.rejects(deleteUser(kv, ada.email, {
+    also: () => {
+      throw new Error("cut short");
+    },
+  }));
+  assert.notEqual((await kv.get(["auth", "users", ada.id])).value, null);
+  assert.deepEqual(await indexed(kv, ada.id), []);
+  assert.deepEqual(await emailsOf(kv, "a"), []);
+});
+
+Deno.test("signUp with roles lists the new user under them from its commit", async () => {
+  using kv = await indexedStore();
+  const join = async (form: FormData) => {
+    const given = { email: form.get("email"), password: form.get("password") };
+    const result = await signUp(requestContext(), given, { roles: ["patient"] });
+    return result.ok ? result.user.id : null;
+  };
+  const app = memoryApp({ routes: {}, actions: { "routes/_join/actions.ts": { join } } }, { kv });
+  const id = await new TestClient(app).call(join, credentials("pat@example.com", STORED_PASSWORD));
+  assert.equal(typeof id, "string");
+  assert.deepEqual(await indexed(kv, id as string), ["patient"]);
+  assert.deepEqual(await emailsOf(kv, "patient"), ["pat@example.com"]);
+});
+
+Deno.test("pages over 250 holders lose and repeat no one, in the order of their names", async () => {
+  using kv = await indexedStore();
+  const emails: string[] = [];
+  for (let i = 0; i < 250; i++) {
+    const email = `doctor${String(i).padStart(3, "0")}@example.com`;
+    emails.push(email);
+    await insertUser(kv, {
+      email,
+      passwordHash: HASH,
+      roles: i % 2 ? ["doctor", "x"] : ["doctor"],
+    });
+    if (i % 10 === 0) await insertUser(kv, { email: `p${i}@example.com`, passwordHash: HASH });
+  }
+  for (const limit of [1, 7, 100]) {
+    const { emails: listed, pages } = await everyHolder(kv, "doctor", limit);
+    assert.deepEqual(listed, emails, `limit ${limit}`);
+    assert.equal(pages, Math.ceil(250 / limit), `limit ${limit}`);
+  }
+  // The cursor tells what the page shows, the name and id, not the email.
+  const { cursor } = await roleHolders(kv, "doctor", { limit: 3 });
+  assert.deepEqual(JSON.parse(atob(cursor!.replaceAll("-", "+").replaceAll("_", "/"))).length, 2);
+  assert.ok(!atob(cursor!.replaceAll("-", "+").replaceAll("_", "/")).includes("@"));
+  // Removed meanwhile: the pages after it go on from where the last ended.
+  const first = await roleHolders(kv, "doctor", { limit: 100 });
+  await setRoles(kv, "doctor100@example.com", []);
+  await setRoles(kv, first.users[99].email, []);
+  const second = await roleHolders(kv, "doctor", { limit: 100, cursor: first.cursor });
+  assert.equal(second.users[0].email, "doctor101@example.com");
+});
+
+Deno.test("a client's limit is bounded, and a cursor no page gave is a 400", async () => {
+  using kv = await indexedStore();
+  for (let i = 0; i < 120; i++) {
+    await insertUser(kv, { email: `d${i}@example.com`, passwordHash: HASH, roles: ["doctor"] });
+  }
+  const sizes = [2 ** 32, Infinity, 0, -5, NaN, 2.7, undefined, "9" as unknown as number];
+  const got = await Promise.all(
+    sizes.map(async (limit) => (await roleHolders(kv, "doctor", { limit })).users.length),
+  );
+  assert.deepEqual(got, [100, 100, 1, 1, 50, 2, 50, 50]);
+  for (const cursor of ["nope", "W10", btoa('["a@b.c","not-an-id"]'), "x".repeat(10_000)]) {
+    await assert.rejects(
+      roleHolders(kv, "doctor", { cursor }),
+      (error) => isHttpError(error) && error.status === 400,
+      cursor,
+    );
+  }
+  await assert.rejects(roleHolders(kv, "no such role" as string), TypeError);
+});
+
+Deno.test("by name, lower case, however long the name", async () => {
+  using kv = await indexedStore();
+  const long = "Z".repeat(5_000);
+  for (const [email, name] of [["b@x.io", "bea"], ["a@x.io", "Cal"], ["z@x.io", long]]) {
+    await createUser(kv, { email, name, password: "a long passphrase", roles: ["doctor"] });
+  }
+  const names = async (limit: number) => (await everyHolder(kv, "doctor", limit)).emails;
+  assert.deepEqual(await names(1), ["b@x.io", "a@x.io", "z@x.io"]);
+  assert.deepEqual(await names(50), ["b@x.io", "a@x.io", "z@x.io"]);
+});
+
+Deno.test("the declaration's holders takes its roles only", async () => {
+  using kv = await indexedStore();
+  const roles = defineRoles(["doctor", "patient"]);
+  await insertUser(kv, { email: "a@example.com", passwordHash: HASH, roles: ["doctor"] });
+  assert.deepEqual((await roles.holders(kv, "doctor", { limit: 5 })).users.length, 1);
+  if (false as boolean) {
+    // @ts-expect-error -- a typo of a declared role
+    await roles.holders(kv, "doctr");
+  }
+  await assert.rejects(
+    roles.holders(kv, "doctr" as "doctor"),
+    /holders: "doctr" is not one of the app's roles/,
+  );
+});
+
+Deno.test("a store written before the index is indexed by its first listing; reindexRoles mends one written without it", async () => {
+  using kv = await Deno.openKv(":memory:");
+  // As a version before the index wrote them: the records and emails, no entries.
+  const legacy: UserRecord[] = [];
+  for (let i = 0; i < 30; i++) {
+    const record: UserRecord = {
+      id: crypto.randomUUID(),
+      email: `old${String(i).padStart(2, "0")}@example.com`,
+      name: `Old ${String(i).padStart(2, "0")}`,
+      roles: i % 3 ? ["doctor"] : [],
+      passwordHash: HASH,
+      createdAt: Date.now(),
+    };
+    legacy.push(record);
+    await kv.set(["auth", "users", record.id], record);
+    await kv.set(["auth", "emails", record.email], record.id);
+  }
+  const doctors = legacy.filter((user) => user.roles.length).map((user) => user.email);
+  assert.deepEqual((await everyHolder(kv, "doctor", 7)).emails, doctors);
+  assert.notEqual((await kv.get(["auth", "role_holders_built"])).value, null);
+
+  // An older version again: a role taken away and one given, neither in the index.
+  const [taken, given] = [legacy[1], legacy[0]];
+  await kv.set(["auth", "users", taken.id], { ...taken, roles: [] });
+  await kv.set(["auth", "users", given.id], { ...given, roles: ["doctor"] });
+  assert.ok(!(await emailsOf(kv, "doctor")).includes(taken.email)); // read from the record
+  assert.deepEqual(await reindexRoles(kv), { users: 30, added: 1, removed: 1 });
+  assert.deepEqual(await indexed(kv, taken.id), []);
+  assert.deepEqual(await indexed(kv, given.id), ["doctor"]);
+  assert.deepEqual(await reindexRoles(kv), { users: 30, added: 0, removed: 0 });
+});
+
+Deno.test("setRoles at once on one user from two handles leaves the index equal to the roles", async () => {
+  await twoWorkers(async (one, other) => {
+    await roleHolders(one, "any");
+    const user = await insertUser(one, {
+      email: "busy@example.com",
+      passwordHash: HASH,
+      roles: ["a"],
+    });
+    const sets = [["a"], ["b", "c"], [], ["a", "c"], ["d"], ["b"]];
+    for (let round = 0; round < 10; round++) {
+      await Promise.all([
+        setRoles(one, user.email, sets[round % sets.length]),
+        setRoles(other, user.email, sets[(round + 3) % sets.length]),
+        setRoles(one, user.email, sets[(round + 1) % sets.length]),
+      ]);
+      const stored = (await other.get<UserRecord>(["auth", "users", user.id])).value!;
+      assert.deepEqual(await indexed(one, user.id), [...stored.roles].sort(), `round ${round}`);
+    }
+  });
+});
+
+Deno.test("a change of 500 roles for 500 others, past one commit's mutations, ends equal too", async () => {
+  using kv = await indexedStore();
+  const old = Array.from({ length: 500 }, (_, i) => `old${i}`);
+  const now = Array.from({ length: 500 }, (_, i) => `new${i}`);
+  const user = await insertUser(kv, { email: "many@example.com", passwordHash: HASH, roles: old });
+  assert.deepEqual((await setRoles(kv, user.email, now)).roles, now);
+  assert.deepEqual(await indexed(kv, user.id), [...now].sort());
+});
+
+Deno.test("reindexRoles racing setRoles on another handle writes no entry for a role taken away meanwhile", async () => {
+  await twoWorkers(async (one, other) => {
+    const legacy: UserRecord[] = [];
+    for (let i = 0; i < 300; i++) {
+      const id = crypto.randomUUID();
+      const record = {
+        id,
+        email: `u${i}@example.com`,
+        name: `u${i}`,
+        roles: ["doctor"],
+        passwordHash: HASH,
+        createdAt: 0,
+      };
+      legacy.push(record);
+      await one.atomic().set(["auth", "users", id], record).set(
+        ["auth", "emails", record.email],
+        id,
+      )
+        .commit();
+    }
+    let reindexed = false;
+    const changing = (async () => {
+      for (let i = 0; !reindexed && i < 300; i++) await setRoles(other, legacy[i].email, ["x"]);
+    })();
+    await reindexRoles(one);
+    reindexed = true;
+    await changing;
+    for (const user of legacy) {
+      const stored = (await one.get<UserRecord>(["auth", "users", user.id])).value!;
+      assert.deepEqual(await indexed(one, user.id), [...stored.roles].sort(), user.email);
+    }
+  });
+});
+
+Deno.test("reindexRoles racing setRoles that removes the entries it walks ends, the index equal to the roles", async () => {
+  await twoWorkers(async (one, other) => {
+    await roleHolders(one, "any");
+    const users = [];
+    for (let i = 0; i < 300; i++) {
+      users.push(
+        await insertUser(one, {
+          email: `u${i}@example.com`,
+          passwordHash: HASH,
+          roles: ["doctor"],
+        }),
+      );
+    }
+    let reindexed = false;
+    const changing = (async () => {
+      for (let i = 299; !reindexed && i >= 0; i--) await setRoles(other, users[i].email, ["x"]);
+    })();
+    await reindexRoles(one);
+    reindexed = true;
+    await changing;
+    for (const user of users) {
+      const stored = (await one.get<UserRecord>(["auth", "users", user.id])).value!;
+      assert.deepEqual(await indexed(one, user.id), [...stored.roles].sort(), user.email);
+    }
+  });
+});
