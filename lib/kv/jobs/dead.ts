@@ -115,8 +115,8 @@ const MARKS_A_COMMIT = 100;
  * Runs a dead job again: its failed tries' marks go, then its entry goes and its message is
  * enqueued in one commit, as its first try, under the same id, with its key and the trace it was
  * enqueued in (its lines, events and span stay tied to the earlier ones). `false` when there is no
- * such dead job (retried or dropped already, or past its week). For ops once the cause is fixed (`deno task jobs retry NAME
- * ID`), or an admin's page.
+ * such dead job (retried or dropped already, or past its week). For ops once the cause is fixed
+ * (`deno task jobs retry NAME ID`), or an admin's page.
  *
  * @example
  * ```ts
