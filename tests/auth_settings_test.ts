@@ -2,12 +2,14 @@
  * @module
  * Attack 22: the auth settings' times are a session's `expireIn` in KV. `absoluteTimeoutMs:
  * Infinity` ("sessions never end"), a fraction or 10^16 was taken, and then every sign-in and
- * sign-up threw KV's bare TypeError - a 500 each. They are refused, naming the setting.
+ * sign-up threw KV's bare TypeError - a 500 each. They are refused, naming the setting, when the
+ * app is made.
  */
 import assert from "node:assert/strict";
-import { resolveAuth } from "../lib/auth/settings.ts";
+import { type AuthOptions, resolveAuth } from "../lib/auth/settings.ts";
 import { startSession } from "../lib/auth/sessions.ts";
 import { createUser } from "../lib/auth/users.ts";
+import { memoryApp } from "./helpers/app.ts";
 
 const DAY = 24 * 60 * 60 * 1000;
 
@@ -34,4 +36,18 @@ Deno.test("attack 22: a session time KV cannot expire by is a RangeError naming 
     "http:",
   );
   assert.ok(await startSession(kv, ada, longest));
+});
+
+Deno.test("a setting that cannot be used stops the app's making, not each request that reads it", async () => {
+  // Before: createApp took it, and every request reading a session (each page of a signed-in
+  // area, each sign-in) threw it - a 500 each, found in production at the first visit.
+  using kv = await Deno.openKv(":memory:");
+  const made = (auth: AuthOptions) => () => memoryApp({ routes: {} }, { kv, auth });
+  assert.throws(made({ absoluteTimeoutMs: Infinity }), /auth\.absoluteTimeoutMs must be whole/);
+  assert.throws(
+    made({ signUpPerClient: { limit: 10_000, windowMs: 60_000 } }),
+    /auth\.signUpPerClient: a limit of 10000/,
+  );
+  assert.throws(made({ loginPath: "https://evil.example/login" }), /auth\.loginPath must be/);
+  await made({ idleTimeoutMs: 400 * DAY })().close();
 });

@@ -119,22 +119,7 @@ export function resolveAuth(
   origins: string[] | undefined,
   ownProtocol: string,
 ): AuthSettings {
-  const { hashesAtOnce, hashesWaiting, ...rest } = { ...DEFAULTS, ...withoutUndefined(options) };
-  // Each is a session's `expireIn` in KV: Infinity ("never ends") or a fraction passed here, and
-  // then every sign-in and sign-up threw KV's bare TypeError, a 500 each.
-  for (const [name, ms] of Object.entries(rest).filter(([name]) => name.endsWith("Ms"))) {
-    if (!(Number.isInteger(ms) && (ms as number) >= 1 && (ms as number) <= MOST_MS)) {
-      throw new RangeError(
-        `auth.${name} must be whole milliseconds from 1 to 400 days (${MOST_MS}), not ${ms}`,
-      );
-    }
-  }
-  for (const name of ["signInPerClient", "signInPerAccount", "signUpPerClient"] as const) {
-    checkLimit(rest[name], `auth.${name}`);
-  }
-  if (!rest.loginPath.startsWith("/") || rest.loginPath.startsWith("//")) {
-    throw new RangeError("auth.loginPath must be a path on the app's origin, such as /login");
-  }
+  const { hashesAtOnce, hashesWaiting, ...rest } = checkedAuth(options);
   const protocol = origins?.length ? new URL(origins[0]).protocol : ownProtocol;
   const secure = protocol === "https:";
   return {
@@ -143,6 +128,30 @@ export function resolveAuth(
     cookie: secure ? "__Host-session" : "session",
     hashing: limiter(hashesAtOnce, hashesWaiting),
   };
+}
+
+/**
+ * `options` with the defaults, each checked: `createApp` calls it too, so that a setting KV cannot
+ * keep stops the start rather than failing every request that reads the settings.
+ */
+export function checkedAuth(options: AuthOptions) {
+  const checked = { ...DEFAULTS, ...withoutUndefined(options) };
+  // Each is a session's `expireIn` in KV: Infinity ("never ends") or a fraction passed here, and
+  // then every sign-in and sign-up threw KV's bare TypeError, a 500 each.
+  for (const [name, ms] of Object.entries(checked).filter(([name]) => name.endsWith("Ms"))) {
+    if (!(Number.isInteger(ms) && (ms as number) >= 1 && (ms as number) <= MOST_MS)) {
+      throw new RangeError(
+        `auth.${name} must be whole milliseconds from 1 to 400 days (${MOST_MS}), not ${ms}`,
+      );
+    }
+  }
+  for (const name of ["signInPerClient", "signInPerAccount", "signUpPerClient"] as const) {
+    checkLimit(checked[name], `auth.${name}`);
+  }
+  if (!checked.loginPath.startsWith("/") || checked.loginPath.startsWith("//")) {
+    throw new RangeError("auth.loginPath must be a path on the app's origin, such as /login");
+  }
+  return checked;
 }
 
 function withoutUndefined<T extends object>(object: T): T {

@@ -8,9 +8,9 @@
  * Progress goes to stderr, each collision and refused item the report lists (the first 100 of
  * each) to stdout as a JSON line, then a summary with the counts of all. Ctrl-C stops after the
  * item in hand, saying how far it got (with the collisions and refused items so far); the next run
- * goes on from there, and counts (not lists) what this one found. Exit 0
- * when done with nothing to settle, 1 with collisions or refused items (or no such collection), 2
- * for a usage mistake.
+ * goes on from there, and counts (not lists) what this one found. Exit 0 when done with nothing to
+ * settle, 1 with collisions or refused items (or no such collection), 2 for a usage mistake, 130
+ * when stopped.
  */
 import { parseArgs } from "node:util";
 import { collectionNames, collectionsNamed } from "../kv/collection/registry.ts";

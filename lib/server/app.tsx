@@ -54,6 +54,7 @@ import { type AppScope, withScope } from "./scope.ts";
 import { listenJobs } from "../kv/jobs/listen.ts";
 import { productSettings } from "../settings/declare.ts";
 import { holdToDeclaredRoles } from "../auth/roles.ts";
+import { checkedAuth } from "../auth/settings.ts";
 import { cspAround, nonceOf } from "./security.ts";
 import { speculationRules } from "./speculation.ts";
 import { staticFiles } from "./static.ts";
@@ -152,6 +153,9 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
   const span = telemetry?.span?.bind(telemetry);
 
   const { kv, trustProxy, origins, auth } = options;
+  // Resolved at a request's first ask (it needs the scheme); checked now, so that a setting KV
+  // cannot keep stops the start rather than failing every request that reads the settings.
+  if (auth) checkedAuth(auth);
   holdToDeclaredRoles(manifest, kv);
   const files = staticFiles(
     {

@@ -4,6 +4,7 @@
  * (where KV itself keeps a delivery that never reached `run`); ops list them, run one again once
  * the cause is fixed, or drop it (`deno task jobs`).
  */
+import { retrying } from "../commit.ts";
 import { deadKey, type JobMessage, triedOf } from "./message.ts";
 
 /**
@@ -115,8 +116,10 @@ const MARKS_A_COMMIT = 100;
  * Runs a dead job again: its failed tries' marks go, then its entry goes and its message is
  * enqueued in one commit, as its first try, under the same id, with its key and the trace it was
  * enqueued in (its lines, events and span stay tied to the earlier ones). `false` when there is no
- * such dead job (retried or dropped already, or past its week). For ops once the cause is fixed (`deno task jobs retry NAME
- * ID`), or an admin's page.
+ * such dead job (retried or dropped already, or past its week). For ops once the cause is fixed
+ * (`deno task jobs retry NAME ID`), or an admin's page.
+ *
+ * @throws {KvBusyError} When another handle (a server's process) kept the file locked for seconds.
  *
  * @example
  * ```ts
@@ -140,19 +143,38 @@ export async function retryDeadJob(kv: Deno.Kv, name: string, id: string): Promi
   // dead letter is as read, and the last with the letter and the enqueue.
   const marks = await Array.fromAsync(kv.list({ prefix: triedOf(name, id) }), ({ key }) => key);
   const last = marks.splice(Math.max(0, marks.length - MARKS_A_COMMIT));
+  const deleting = (keys: Deno.KvKey[]) => {
+    const atomic = kv.atomic().check(entry);
+    for (const key of keys) atomic.delete(key);
+    return atomic;
+  };
+  const what = `retrying dead job "${name}"`;
   for (let at = 0; at < marks.length; at += MARKS_A_COMMIT) {
-    const batch = kv.atomic().check(entry);
-    for (const key of marks.slice(at, at + MARKS_A_COMMIT)) batch.delete(key);
-    if (!(await batch.commit()).ok) return false; // retried or dropped meanwhile
+    const batch = marks.slice(at, at + MARKS_A_COMMIT);
+    if (!(await whileDead(what, () => deleting(batch)))) return false;
   }
-  const atomic = kv.atomic().check(entry).delete(deadKey(name, id))
-    .enqueue(message, { keysIfUndelivered: [deadKey(name, id)] });
-  for (const key of last) atomic.delete(key);
-  return (await atomic.commit()).ok;
+  const moved = () =>
+    deleting(last).delete(deadKey(name, id))
+      .enqueue(message, { keysIfUndelivered: [deadKey(name, id)] });
+  return await whileDead(what, moved);
+}
+
+/**
+ * Commits what `op` makes (checked against the dead letter as read): `false` once the letter
+ * changed (retried or dropped meanwhile). Tried again while another handle holds the file, as
+ * every write of the shell is: `deno task jobs` is a process beside the servers'.
+ */
+function whileDead(what: string, op: () => Deno.AtomicOperation): Promise<boolean> {
+  return retrying(what, async (commit) => {
+    const result = await commit(op());
+    return result.ok || ("locked" in result ? undefined : false);
+  });
 }
 
 /**
  * Drops a dead job for good (`deno task jobs drop NAME ID`): `false` when there is no such one.
+ *
+ * @throws {KvBusyError} When another handle (a server's process) kept the file locked for seconds.
  *
  * @example
  * ```ts
@@ -166,7 +188,10 @@ export async function retryDeadJob(kv: Deno.Kv, name: string, id: string): Promi
 export async function dropDeadJob(kv: Deno.Kv, name: string, id: string): Promise<boolean> {
   const entry = await kv.get(deadKey(name, id));
   if (entry.value === null) return false;
-  return (await kv.atomic().check(entry).delete(deadKey(name, id)).commit()).ok;
+  return await whileDead(
+    `dropping dead job "${name}"`,
+    () => kv.atomic().check(entry).delete(deadKey(name, id)),
+  );
 }
 
 /**

@@ -23,6 +23,38 @@ async function reindexTask(path: string, ...args: string[]) {
   return { code, out: text(stdout), err: text(stderr) };
 }
 
+/**
+ * A store file holding 300 stale index entries (as an earlier declaration's writes left them),
+ * and the task reindexing it an entry a batch, once it has told of its first batch done.
+ */
+async function reindexUnderWay() {
+  const path = await tempStorePath();
+  {
+    using kv = await Deno.openKv(path);
+    const op = kv.atomic(); // one commit: the seed is fast
+    for (let i = 0; i < 300; i++) {
+      op.set(["tasks", "index", "byState", "todo", `01J${String(i).padStart(23, "0")}`], { i });
+    }
+    await op.commit();
+  }
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "lib/cli/kv_reindex.ts", "tasks", "--batch", "1"],
+    cwd: PROJECT_ROOT,
+    env: { KV_PATH: path, NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const out = new Response(child.stdout).text();
+  const lines = child.stderr.pipeThrough(new TextDecoderStream()).values();
+  let told = "";
+  while (!/stale entries removed/.test(told)) {
+    const { value, done } = await lines.next();
+    assert.ok(!done, `ended before a batch: ${told}`);
+    told += value;
+  }
+  return { path, child, out, lines, told };
+}
+
 /** The board's tasks as an earlier version of the app declared them: with an index by state. */
 const earlier = collection("tasks", {
   schema: v.object({ title: v.string(), state: v.picklist(["todo", "doing", "done"]) }),
@@ -55,32 +87,11 @@ Deno.test("deno task kv:reindex finds the app's collection by name and drops the
 });
 
 Deno.test("deno task kv:reindex killed half-way goes on from there when run again, and finishes", async () => {
-  const path = await tempStorePath();
-  {
-    using kv = await Deno.openKv(path);
-    const op = kv.atomic();
-    for (let i = 0; i < 300; i++) {
-      // Stale entries as an earlier declaration's writes left them (one commit: the seed is fast).
-      op.set(["tasks", "index", "byState", "todo", `01J${String(i).padStart(23, "0")}`], { i });
-    }
-    await op.commit();
-  }
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "lib/cli/kv_reindex.ts", "tasks", "--batch", "1"],
-    cwd: PROJECT_ROOT,
-    env: { KV_PATH: path, NO_COLOR: "1" },
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
+  const { path, child, out, lines } = await reindexUnderWay();
   // Killed (no chance to clean up) once it has told of its first batch done.
-  const lines = child.stderr.pipeThrough(new TextDecoderStream()).values();
-  for (let seen = ""; !/stale entries removed/.test(seen);) {
-    const { value, done } = await lines.next();
-    assert.ok(!done, `ended before a batch: ${seen}`);
-    seen += value;
-  }
   child.kill("SIGKILL");
   await lines.return?.();
+  await out;
   assert.equal((await child.status).signal, "SIGKILL");
   {
     using kv = await Deno.openKv(path);
@@ -97,30 +108,8 @@ Deno.test("deno task kv:reindex killed half-way goes on from there when run agai
 });
 
 Deno.test("deno task kv:reindex stopped with Ctrl-C says how far it got and that the next run goes on from there", async () => {
-  const path = await tempStorePath();
-  {
-    using kv = await Deno.openKv(path);
-    const op = kv.atomic();
-    for (let i = 0; i < 300; i++) {
-      op.set(["tasks", "index", "byState", "todo", `01J${String(i).padStart(23, "0")}`], { i });
-    }
-    await op.commit();
-  }
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "lib/cli/kv_reindex.ts", "tasks", "--batch", "1"],
-    cwd: PROJECT_ROOT,
-    env: { KV_PATH: path, NO_COLOR: "1" },
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const out = new Response(child.stdout).text();
-  const lines = child.stderr.pipeThrough(new TextDecoderStream()).values();
-  let err = "";
-  while (!/stale entries removed/.test(err)) {
-    const { value, done } = await lines.next();
-    assert.ok(!done, `ended before a batch: ${err}`);
-    err += value;
-  }
+  const { path, child, out, lines, told } = await reindexUnderWay();
+  let err = told;
   child.kill("SIGINT");
   for await (const value of lines) err += value;
   assert.equal((await child.status).code, 130, err);
