@@ -10,17 +10,20 @@
  */
 import { formOf, redirect, requestContext } from "shell";
 import { userOf } from "shell/auth";
-import { commitAll, kvOf, ValidationError } from "shell/data";
+import { commitAll, ConflictError, type CreateOptions, kvOf, ValidationError } from "shell/data";
 import { httpError } from "shell/runtime";
 import { define } from "../../_define.ts";
 import { type Activity, activity } from "./activity.ts";
 import { tasks } from "./tasks.ts";
 import type { AddState, MoveState, RemoveState, TaskState } from "./types.ts";
 
+/** How often a delete reads its task again, when other users keep moving it meanwhile. */
+const DELETE_TRIES = 3;
+
 /** The activity entry of a change to a task, by the signed-in user. */
-function entry(task: string, title: string, did: Activity["did"]) {
+function entry(task: string, title: string, did: Activity["did"], options?: CreateOptions) {
   const by = userOf(define.context().var).email;
-  return activity.creating({ task, title, did, by, at: Date.now() });
+  return activity.creating({ task, title, did, by, at: Date.now() }, options);
 }
 
 /** Adds a task, in Todo. */
@@ -70,16 +73,28 @@ export async function confirmDelete(form: FormData): Promise<never> {
   redirect("/board");
 }
 
-/** Deletes the task with its activity entry: the commit's versionstamp, `null` when it was gone. */
+/**
+ * Deletes the task with its activity entry: the commit's versionstamp, `null` when it was gone.
+ * The user asked for it gone, whatever its state: a task another user moved meanwhile is read
+ * again and deleted. The entry holds only with the task as read, so a task another user deleted
+ * meanwhile gets one entry, theirs.
+ */
 async function deleteTask(id: string): Promise<string | null> {
   const kv = kvOf(requestContext());
-  const task = await tasks.get(kv, id);
-  if (!task) return null;
-  const [deleted] = await commitAll(kv, [
-    tasks.deleting(id, { versionstamp: task.versionstamp }),
-    entry(id, task.value.title, "deleted"),
-  ]);
-  return deleted;
+  for (let tries = 1;; tries++) {
+    const task = await tasks.get(kv, id);
+    if (!task) return null;
+    try {
+      const [deleted] = await commitAll(kv, [
+        tasks.deleting(id),
+        entry(id, task.value.title, "deleted", { checks: [tasks.check(task)] }),
+      ]);
+      return deleted;
+    } catch (error) {
+      const changed = error instanceof ConflictError && error.reason === "checked";
+      if (!changed || tries === DELETE_TRIES) throw error;
+    }
+  }
 }
 
 /** A text field of the form (a file, or nothing, is empty); no form at all (a call by hand): 400. */
