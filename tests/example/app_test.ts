@@ -23,7 +23,7 @@ import { publish } from "@/routes/_headline/actions.ts";
 import { deleteAccount } from "@/routes/account/_actions.ts";
 import { whoAmI } from "@/routes/admin/_actions.ts";
 import { addTask, confirmDelete, moveTask, removeTask } from "@/routes/board/_tasks/actions.ts";
-import { activity } from "@/routes/board/_tasks/activity.ts";
+import { activity, KEPT } from "@/routes/board/_tasks/activity.ts";
 import { tasks } from "@/routes/board/_tasks/tasks.ts";
 import { createUser, getUser } from "shell/auth";
 import { createApp } from "shell/server";
@@ -361,6 +361,25 @@ Deno.test("a task deleted by another user while it is deleted again: null, and n
   assert.equal(removed?.versionstamp, null);
   // Before: an entry "deleted" for a task this user's commit found gone.
   assert.deepEqual(await board.deleted(), []);
+});
+
+Deno.test("the board's activity keeps its latest KEPT entries: each change's commit deletes the older", async () => {
+  using store = await Deno.openKv(":memory:");
+  const app = createApp(manifest, { root, kv: store });
+  await createUser(store, { email: "busy@example.com", password: "unused by these tests" });
+  const member = new TestClient(app);
+  await member.signInAs("busy@example.com");
+  for (let i = 1; i <= KEPT + 3; i++) {
+    await member.call(addTask, {}, formOf({ title: `Task ${i}` }));
+  }
+  const { items } = await activity.list(store, { limit: 100 });
+  // Before: every entry ever written, KEPT + 3 here, and growing with each change.
+  assert.equal(items.length, KEPT);
+  assert.deepEqual(
+    items.map(({ value }) => value.title),
+    Array.from({ length: KEPT }, (_, i) => `Task ${i + 4}`),
+  );
+  await app.close();
 });
 
 Deno.test("a call by hand without the form its action takes: 400 not_a_form, never a failure", async () => {

@@ -13,28 +13,35 @@ import { userOf } from "shell/auth";
 import { commitAll, ConflictError, type CreateOptions, kvOf, ValidationError } from "shell/data";
 import { httpError } from "shell/runtime";
 import { define } from "../../_define.ts";
-import { type Activity, activity } from "./activity.ts";
+import { type Activity, recording } from "./activity.ts";
 import { tasks } from "./tasks.ts";
 import type { AddState, MoveState, RemoveState, TaskState } from "./types.ts";
 
 /** How often a delete reads its task again, when other users keep moving it meanwhile. */
 const DELETE_TRIES = 3;
 
-/** The activity entry of a change to a task, by the signed-in user. */
-function entry(task: string, title: string, did: Activity["did"], options?: CreateOptions) {
+/** The activity's writes for a change to a task by the signed-in user (`recording`). */
+function logged(
+  kv: Deno.Kv,
+  task: string,
+  title: string,
+  did: Activity["did"],
+  options?: CreateOptions,
+) {
   const by = userOf(define.context().var).email;
-  return activity.creating({ task, title, did, by, at: Date.now() }, options);
+  return recording(kv, { task, title, did, by, at: Date.now() }, options);
 }
 
 /** Adds a task, in Todo. */
 export async function addTask(_previous: AddState, form: FormData): Promise<AddState> {
   const title = field(form, "title");
   try {
+    const kv = kvOf(requestContext());
     const task = tasks.creating({ title, state: "todo" });
     // The title as typed: too long or blank, the task's schema refuses the commit first.
-    const [added] = await commitAll(kvOf(requestContext()), [
+    const [added] = await commitAll(kv, [
       task,
-      entry(task.id, title.trim(), "added"),
+      ...await logged(kv, task.id, title.trim(), "added"),
     ]);
     return { added };
   } catch (error) {
@@ -56,7 +63,7 @@ export async function moveTask(_previous: MoveState, form: FormData): Promise<Mo
   // A task's title never changes: the entry may take it from the task as read.
   const [moved] = await commitAll(kv, [
     tasks.updating(task.id, { state }),
-    entry(task.id, task.value.title, state),
+    ...await logged(kv, task.id, task.value.title, state),
   ]);
   return { moved };
 }
@@ -87,7 +94,7 @@ async function deleteTask(id: string): Promise<string | null> {
     try {
       const [deleted] = await commitAll(kv, [
         tasks.deleting(id),
-        entry(id, task.value.title, "deleted", { checks: [tasks.check(task)] }),
+        ...await logged(kv, id, task.value.title, "deleted", { checks: [tasks.check(task)] }),
       ]);
       return deleted;
     } catch (error) {
