@@ -80,6 +80,7 @@ export {
   type JobsOptions,
   type PayloadOf,
 } from "./kv/jobs/define.ts";
+export { SlotKeyError } from "./kv/jobs/slot_key.ts";
 export {
   type DeadJob,
   deadJobs,

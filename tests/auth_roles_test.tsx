@@ -244,6 +244,28 @@ Deno.test("more roles than one user may hold (500) is a RangeError naming the li
   assert.equal((await setRoles(store, ada.email, longest)).roles.length, 500);
 });
 
+Deno.test("a list of roles too long is refused by its length, before any name in it is read", async () => {
+  using store = await Deno.openKv(":memory:");
+  const ada = await createUser(store, { email: "ada@example.com", password: "a passphrase" });
+  // A client's list: long, its last name no role's. Before, each name was tested first, and the
+  // refusal was the TypeError naming the last one.
+  const sent = [...Array.from({ length: 99_999 }, () => "reader"), "super admin"];
+  let read = 0;
+  const counted = new Proxy(sent, {
+    get(target, key, receiver) {
+      if (typeof key === "string" && /^\d+$/.test(key)) read++;
+      return Reflect.get(target, key, receiver);
+    },
+  });
+  await assert.rejects(
+    setRoles(store, ada.email, counted),
+    (error: Error) =>
+      error instanceof RangeError &&
+      error.message.startsWith("setRoles: 100000 roles, more than the 500 one user may hold;"),
+  );
+  assert.equal(read, 0, "no name was read");
+});
+
 Deno.test("defineRoles of many names takes a moment, not a quadratic scan", () => {
   const names = Array.from({ length: 100_000 }, (_, i) => `role-${i}`) as [string, ...string[]];
   const started = performance.now();

@@ -21,6 +21,7 @@ import {
   KvLimitError,
   kvOf,
   retryDeadJob,
+  SlotKeyError,
 } from "../lib/data.ts";
 import { enqueueSlot } from "../lib/kv/jobs/cron.ts";
 import { triedKey, triedOf } from "../lib/kv/jobs/message.ts";
@@ -300,11 +301,42 @@ Deno.test("attack 22: a key of a cron job's slot is its schedule's: taken by han
   // A client's id used as the key (a webhook's delivery id): tomorrow's slot, spelled out.
   const key = `cron:nightly:${new Date(at).toISOString()}`;
   // Before: enqueued (true), and the slot's own enqueue then found its key taken: no 03:00 run.
-  assert.throws(() => jobs.add(kv.atomic(), "nightly", undefined, { key }), /schedule's slots/);
-  await assert.rejects(jobs.enqueue(kv, "nightly", undefined, { key }), /key it otherwise/);
+  assert.throws(() => jobs.add(kv.atomic(), "nightly", undefined, { key }), SlotKeyError);
+  await assert.rejects(jobs.enqueue(kv, "nightly", undefined, { key }), SlotKeyError);
   assert.equal(await enqueueSlot({ kv, jobs, name: "nightly" }, at), true);
   // Another job's key may read so: it has no slots.
   assert.equal(await jobs.enqueue(kv, "reply", undefined, { key }), true);
+});
+
+Deno.test("a client's id shaped as a cron job's slot key, passed on by a handler: a 400 the product can tell apart, no failure line", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  using logs = captureLogs();
+  const jobs = defineJobs({ nightly: { cron: "0 3 * * *", run() {} } });
+  const inbound: RouteModule = {
+    handler: {
+      async POST(req, ctx) {
+        const key = req.headers.get("x-delivery") ?? undefined;
+        await jobs.enqueue(kvOf(ctx), "nightly", undefined, { key });
+        return new Response(null, { status: 202 });
+      },
+    },
+  };
+  const app = memoryApp({ routes: { "inbound.ts": inbound }, jobs }, { kv });
+  const res = await app.request("/inbound", {
+    method: "POST",
+    headers: { "x-delivery": "cron:nightly:2026-11-29T03:00:00.000Z", accept: "application/json" },
+  });
+  // Before: a TypeError, so a 500 with a digest and an error line for a client's value.
+  assert.equal(res.status, 400);
+  assert.deepEqual(await res.json(), {
+    error: { status: 400, message: "This id is reserved: use another.", code: "reserved_key" },
+  });
+  assert.deepEqual(logs.lines.filter((line) => line.level === "error"), []);
+  const refused = await jobs.enqueue(kv, "nightly", undefined, { key: "cron:nightly:x" })
+    .catch((error) => error);
+  assert.ok(refused instanceof SlotKeyError);
+  assert.deepEqual([refused.job, refused.key], ["nightly", "cron:nightly:x"]);
+  await app.close();
 });
 
 Deno.test("cron slots missed past the catch-up are dropped with one warn line naming the job, how many and the oldest", () => {

@@ -116,15 +116,24 @@ export class UnknownUserError extends HttpError {
 }
 
 /**
- * The roles as given, deduplicated; a `TypeError` naming the first that is no role's name - not
- * an array (a string would be stored as its letters), not a string, or outside `ROLE_NAME`: a
- * value from a form or a JSON body that reached `signUp`, `createUser` or `setRoles` unchecked -
- * and a `RangeError` naming the first the app does not declare, when it declares its roles
- * (`routes/_roles.ts`) for `kv`, or saying there are more than `MAX_ROLES`.
+ * The roles as given, deduplicated; a `RangeError` saying there are more than `MAX_ROLES`, before
+ * any is read; a `TypeError` naming the first that is no role's name - not an array (a string
+ * would be stored as its letters), not a string, or outside `ROLE_NAME`: a value from a form or a
+ * JSON body that reached `signUp`, `createUser` or `setRoles` unchecked - and a `RangeError`
+ * naming the first the app does not declare, when it declares its roles (`routes/_roles.ts`) for
+ * `kv`.
  */
 export function checkedRoles(roles: unknown, whose: string, kv: Deno.Kv): string[] {
   if (!Array.isArray(roles)) {
     throw new TypeError(`${whose}: roles must be an array of role names, not ${shown(roles)}`);
+  }
+  // Counted first: a list from a request is the client's, and each name costs a regex test.
+  if (roles.length > MAX_ROLES) {
+    // Stored, they would be KV's bare "Value too large" past about 1,000 (fewer, longer names).
+    throw new RangeError(
+      `${whose}: ${roles.length} roles, more than the ${MAX_ROLES} one user may hold; what a user ` +
+        "may reach (teams, documents) belongs in the product's own keys, not in roles",
+    );
   }
   const bad = roles.findIndex((role) => typeof role !== "string" || !ROLE_NAME.test(role));
   if (bad !== -1) {
@@ -137,15 +146,7 @@ export function checkedRoles(roles: unknown, whose: string, kv: Deno.Kv): string
     );
   }
   refuseUndeclared(roles as string[], declaredRolesOf(kv), whose);
-  const unique = [...new Set(roles as string[])];
-  if (unique.length > MAX_ROLES) {
-    // Stored, they would be KV's bare "Value too large" past about 1,000 (fewer, longer names).
-    throw new RangeError(
-      `${whose}: ${unique.length} roles, more than the ${MAX_ROLES} one user may hold; what a user ` +
-        "may reach (teams, documents) belongs in the product's own keys, not in roles",
-    );
-  }
-  return unique;
+  return [...new Set(roles as string[])];
 }
 
 /** A value as an error shows it: JSON, clipped. */

@@ -32,6 +32,12 @@ export const MAX_VALUE_BYTES = 65_536;
 export const MAX_KEY_BYTES = 2_048;
 
 /**
+ * The longest the shell keeps a key by expiry (a rate limit's window, a collection's change
+ * events): a year, well within what KV's `expireIn` takes (it refuses 10^16 ms).
+ */
+export const MAX_EXPIRE_MS = 366 * 24 * 60 * 60 * 1000;
+
+/**
  * Refused before KV saw it: the key or value is over KV's limit. Its message says which and how
  * large, where KV would throw a bare `TypeError`.
  *

@@ -27,7 +27,7 @@ import type { Middleware } from "../server/types.ts";
 import { kvOf } from "./access.ts";
 import { inLine, inTurn, retrying } from "./commit.ts";
 import { keyName } from "./key_name.ts";
-import { assertFits } from "./limits.ts";
+import { assertFits, MAX_EXPIRE_MS } from "./limits.ts";
 
 /**
  * A limit: at most `limit` calls in any `windowMs`.
@@ -53,8 +53,8 @@ export interface CallLimit {
  * every call of the key after it until the window moved on (a failure each, a 500).
  */
 const MAX_CALLS = 7_000;
-/** The longest window, a year: the log expires with it, and KV refuses an `expireIn` of 10^16 ms. */
-const MAX_WINDOW_MS = 366 * 24 * 60 * 60 * 1000;
+/** The longest window: the log expires with it. */
+const MAX_WINDOW_MS = MAX_EXPIRE_MS;
 
 /** Throws a `RangeError` naming `whose` limit, for one KV cannot count (see `MAX_CALLS`). */
 export function checkLimit({ limit, windowMs }: CallLimit, whose = "limitCalls"): void {

@@ -6,10 +6,11 @@
  * without JavaScript comes back with its errors, then signs, and its page shows as many entries as
  * its setting says; `/admin`, its page and its action, only for a user with the role `admin`
  * (`requireRole("admin")`: anonymous to `/login`, 403 without the role); `/board`, its pages, its
- * event stream and its actions, only for a signed-in user (`requireUser()`); over a real
- * connection too. A call made by hand that sends a string where an action takes its form is a
- * 400 (`formOf`), never a failure. Users are signed in by the test kit (`signInAs`): the forms themselves are
- * e2e/users_test.ts's. Goes with the example.
+ * event stream and its actions, only for a signed-in user (`requireUser()`); a delete racing
+ * another user's move still deletes, and one racing another's delete writes no second entry; over
+ * a real connection too. A call made by hand that sends a string where an action takes its form is
+ * a 400 (`formOf`), never a failure. Users are signed in by the test kit (`signInAs`): the forms
+ * themselves are e2e/users_test.ts's. Goes with the example.
  */
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
@@ -22,7 +23,7 @@ import { publish } from "@/routes/_headline/actions.ts";
 import { deleteAccount } from "@/routes/account/_actions.ts";
 import { whoAmI } from "@/routes/admin/_actions.ts";
 import { addTask, confirmDelete, moveTask, removeTask } from "@/routes/board/_tasks/actions.ts";
-import { activity } from "@/routes/board/_tasks/activity.ts";
+import { activity, KEPT } from "@/routes/board/_tasks/activity.ts";
 import { tasks } from "@/routes/board/_tasks/tasks.ts";
 import { createUser, getUser } from "shell/auth";
 import { createApp } from "shell/server";
@@ -307,6 +308,78 @@ Deno.test("/board: its pages, stream and actions only for a signed-in user", asy
   assert.equal(live.status, 200);
   assert.match(live.headers.get("content-type")!, /^text\/event-stream/);
   await live.body?.cancel();
+});
+
+/**
+ * A board on its own store whose next read of task `id` lets `meanwhile` (another user's change)
+ * happen after the read and before the action's commit: the race, every time.
+ */
+async function racedBoard(meanwhile: (store: Deno.Kv, id: string) => Promise<unknown>) {
+  const store = await Deno.openKv(":memory:");
+  const app = createApp(manifest, { root, kv: store });
+  await createUser(store, { email: "racer@example.com", password: "unused by these tests" });
+  const member = new TestClient(app);
+  await member.signInAs("racer@example.com");
+  const { added } = await member.call(addTask, {}, formOf({ title: "Water the plants" }));
+  const id = added!.id;
+  const get = store.get.bind(store);
+  let armed = true;
+  store.get = (async (key: Deno.KvKey, options?: { consistency?: Deno.KvConsistencyLevel }) => {
+    const read = await get(key, options);
+    if (armed && key.includes(id)) {
+      armed = false;
+      await meanwhile(store, id);
+    }
+    return read;
+  }) as typeof store.get;
+  const deleted = () =>
+    activity.list(store).then(({ items }) => items.filter(({ value }) => value.did === "deleted"));
+  return {
+    id,
+    store,
+    member,
+    deleted,
+    async [Symbol.asyncDispose]() {
+      await app.close();
+      store.close();
+    },
+  };
+}
+
+Deno.test("a task moved by another user while it is deleted is deleted all the same, its entry naming its title", async () => {
+  await using board = await racedBoard((store, id) => tasks.update(store, id, { state: "doing" }));
+  // Before: the versionstamp read was pinned, and the user who asked to delete got a 409.
+  const { removed } = await board.member.call(removeTask, {}, formOf({ id: board.id }));
+  assert.ok(removed?.versionstamp);
+  assert.equal(await tasks.get(board.store, board.id), null);
+  assert.deepEqual((await board.deleted()).map(({ value }) => value.title), ["Water the plants"]);
+});
+
+Deno.test("a task deleted by another user while it is deleted again: null, and no second entry", async () => {
+  await using board = await racedBoard((store, id) => tasks.delete(store, id));
+  const { removed } = await board.member.call(removeTask, {}, formOf({ id: board.id }));
+  assert.equal(removed?.versionstamp, null);
+  // Before: an entry "deleted" for a task this user's commit found gone.
+  assert.deepEqual(await board.deleted(), []);
+});
+
+Deno.test("the board's activity keeps its latest KEPT entries: each change's commit deletes the older", async () => {
+  using store = await Deno.openKv(":memory:");
+  const app = createApp(manifest, { root, kv: store });
+  await createUser(store, { email: "busy@example.com", password: "unused by these tests" });
+  const member = new TestClient(app);
+  await member.signInAs("busy@example.com");
+  for (let i = 1; i <= KEPT + 3; i++) {
+    await member.call(addTask, {}, formOf({ title: `Task ${i}` }));
+  }
+  const { items } = await activity.list(store, { limit: 100 });
+  // Before: every entry ever written, KEPT + 3 here, and growing with each change.
+  assert.equal(items.length, KEPT);
+  assert.deepEqual(
+    items.map(({ value }) => value.title),
+    Array.from({ length: KEPT }, (_, i) => `Task ${i + 4}`),
+  );
+  await app.close();
 });
 
 Deno.test("a call by hand without the form its action takes: 400 not_a_form, never a failure", async () => {

@@ -3,6 +3,7 @@
  * A collection's declaration checked at run time, whatever the types said, and resolved: each
  * index to the functions that read and normalise its value, each state machine to its ways.
  */
+import { MAX_EXPIRE_MS } from "../limits.ts";
 import type { IndexSpec, LiveOptions } from "./collection.ts";
 import { type Declared, isKeyPart, type ResolvedIndex } from "./declared.ts";
 import type { CollectionSchema } from "./schema.ts";
@@ -15,8 +16,8 @@ export interface Declaration {
   live?: LiveOptions;
 }
 
-/** The longest change events are kept: a year, well within what KV's `expireIn` takes. */
-const MAX_RETAIN_MS = 366 * 24 * 60 * 60 * 1000;
+/** The longest change events are kept. */
+const MAX_RETAIN_MS = MAX_EXPIRE_MS;
 
 export function resolveDeclaration(
   name: string,

@@ -16,6 +16,7 @@ import {
 } from "./message.ts";
 import { fits, keptFaithfully } from "./payload.ts";
 import { scheduleOf } from "./schedule.ts";
+import { SlotKeyError } from "./slot_key.ts";
 
 /** How long a try may take unless its job says (`timeout`). */
 export const TIMEOUT_MS = 5 * 60 * 1000;
@@ -100,7 +101,8 @@ export interface EnqueueOptions {
   /**
    * Enqueued once per key and job (for a week): a webhook delivery's id, say. A key too long for
    * KV's keys (about 2 KB with the job's name) is refused with a `KvLimitError`. A cron job's
-   * slots are keyed `cron:NAME:TIME`: a key of that beginning is its schedule's, a `TypeError`.
+   * slots are keyed `cron:NAME:TIME`: a key of that beginning is its schedule's, a `SlotKeyError`
+   * (400, expected: a client's id passed on is answered as its mistake).
    */
   key?: string;
   /**
@@ -253,10 +255,7 @@ export function defineJobs<J extends AnyJobs>(
     // Its slots' keys are Deno.cron's: one taken first (a client's id as the key) skipped that
     // slot - its enqueue found the key taken - and ran the taker's payload as the slot's run.
     if (key !== undefined && !slot && definitions[name].cron !== undefined && isSlotId(name, key)) {
-      throw new TypeError(
-        `Job "${name}": a key beginning "cron:${name}:" is one of its schedule's slots, enqueued ` +
-          "by Deno.cron: key it otherwise",
-      );
+      throw new SlotKeyError(name, key);
     }
     if (delay !== undefined && !(delay >= 0 && delay <= MOST_DELAY_MS)) {
       throw new TypeError(

@@ -10,28 +10,38 @@
  */
 import { formOf, redirect, requestContext } from "shell";
 import { userOf } from "shell/auth";
-import { commitAll, kvOf, ValidationError } from "shell/data";
+import { commitAll, ConflictError, type CreateOptions, kvOf, ValidationError } from "shell/data";
 import { httpError } from "shell/runtime";
 import { define } from "../../_define.ts";
-import { type Activity, activity } from "./activity.ts";
+import { type Activity, recording } from "./activity.ts";
 import { tasks } from "./tasks.ts";
 import type { AddState, MoveState, RemoveState, TaskState } from "./types.ts";
 
-/** The activity entry of a change to a task, by the signed-in user. */
-function entry(task: string, title: string, did: Activity["did"]) {
+/** How often a delete reads its task again, when other users keep moving it meanwhile. */
+const DELETE_TRIES = 3;
+
+/** The activity's writes for a change to a task by the signed-in user (`recording`). */
+function logged(
+  kv: Deno.Kv,
+  task: string,
+  title: string,
+  did: Activity["did"],
+  options?: CreateOptions,
+) {
   const by = userOf(define.context().var).email;
-  return activity.creating({ task, title, did, by, at: Date.now() });
+  return recording(kv, { task, title, did, by, at: Date.now() }, options);
 }
 
 /** Adds a task, in Todo. */
 export async function addTask(_previous: AddState, form: FormData): Promise<AddState> {
   const title = field(form, "title");
   try {
+    const kv = kvOf(requestContext());
     const task = tasks.creating({ title, state: "todo" });
     // The title as typed: too long or blank, the task's schema refuses the commit first.
-    const [added] = await commitAll(kvOf(requestContext()), [
+    const [added] = await commitAll(kv, [
       task,
-      entry(task.id, title.trim(), "added"),
+      ...await logged(kv, task.id, title.trim(), "added"),
     ]);
     return { added };
   } catch (error) {
@@ -53,7 +63,7 @@ export async function moveTask(_previous: MoveState, form: FormData): Promise<Mo
   // A task's title never changes: the entry may take it from the task as read.
   const [moved] = await commitAll(kv, [
     tasks.updating(task.id, { state }),
-    entry(task.id, task.value.title, state),
+    ...await logged(kv, task.id, task.value.title, state),
   ]);
   return { moved };
 }
@@ -70,16 +80,28 @@ export async function confirmDelete(form: FormData): Promise<never> {
   redirect("/board");
 }
 
-/** Deletes the task with its activity entry: the commit's versionstamp, `null` when it was gone. */
+/**
+ * Deletes the task with its activity entry: the commit's versionstamp, `null` when it was gone.
+ * The user asked for it gone, whatever its state: a task another user moved meanwhile is read
+ * again and deleted. The entry holds only with the task as read, so a task another user deleted
+ * meanwhile gets one entry, theirs.
+ */
 async function deleteTask(id: string): Promise<string | null> {
   const kv = kvOf(requestContext());
-  const task = await tasks.get(kv, id);
-  if (!task) return null;
-  const [deleted] = await commitAll(kv, [
-    tasks.deleting(id, { versionstamp: task.versionstamp }),
-    entry(id, task.value.title, "deleted"),
-  ]);
-  return deleted;
+  for (let tries = 1;; tries++) {
+    const task = await tasks.get(kv, id);
+    if (!task) return null;
+    try {
+      const [deleted] = await commitAll(kv, [
+        tasks.deleting(id),
+        ...await logged(kv, id, task.value.title, "deleted", { checks: [tasks.check(task)] }),
+      ]);
+      return deleted;
+    } catch (error) {
+      const changed = error instanceof ConflictError && error.reason === "checked";
+      if (!changed || tries === DELETE_TRIES) throw error;
+    }
+  }
 }
 
 /** A text field of the form (a file, or nothing, is empty); no form at all (a call by hand): 400. */
