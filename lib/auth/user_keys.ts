@@ -18,9 +18,13 @@ export const HOLDERS = ["auth", "role_holders"] as const;
 /** Whom an index entry is for: the user's name and id. */
 export type Holder = { name: string; id: string };
 
-/** A name as the index orders it: lower case, and short enough for a KV key however long it is. */
+/**
+ * A name as the index orders it: lower case, and short enough for a KV key however long it is.
+ * Well formed, as KV keeps a key: it writes a lone surrogate (an emoji cut in two at the 100th
+ * unit, a client's "\ud800") as U+FFFD, and an entry read back under another name holds no one.
+ */
 export function byName(name: string): string {
-  return name.toLowerCase().slice(0, 100);
+  return name.toLowerCase().slice(0, 100).toWellFormed();
 }
 
 /** The index entry saying that the user holds `role`. */
