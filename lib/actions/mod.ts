@@ -50,12 +50,13 @@ export function mountActions(app: Hono, entries: ActionEntry[], options: ActionO
 
 /**
  * The step every request takes before its route or action, for the app to run (`restoreFormState`):
- * a GET carrying a form's state for its page gets it restored.
+ * a GET carrying a form's state for its page gets it restored; its own failure is `answer`ed.
  */
 export function formStateRestore(
   options: ActionOptions,
+  answer: (c: Context, error: Error) => Promise<Response>,
 ): (c: Context, next: Next) => Promise<void> {
-  return restoreFormState(options.secret, options.claim, options.origins);
+  return restoreFormState(options.secret, options.claim, options.origins, answer);
 }
 
 /** The state of the form posted just before this request, for `renderToReadableStream`. */
