@@ -193,6 +193,15 @@ Deno.test("a name KV cannot keep as it is in a key (an emoji cut at the 100th un
   assert.deepEqual(await reindexRoles(kv), { users: 2, added: 0, removed: 0 });
 });
 
+Deno.test("the cursor after a name that JSON writes at length (100 control characters) is taken back", async () => {
+  using kv = await indexedStore();
+  const names = { "ctl@x.io": "\u0001".repeat(100), "zed@x.io": "zed" };
+  for (const [email, name] of Object.entries(names)) {
+    await createUser(kv, { email, name, password: "a long passphrase", roles: ["doctor"] });
+  }
+  assert.deepEqual((await everyHolder(kv, "doctor", 1)).emails, ["ctl@x.io", "zed@x.io"]);
+});
+
 Deno.test("the declaration's holders takes its roles only", async () => {
   using kv = await indexedStore();
   const roles = defineRoles(["doctor", "patient"]);

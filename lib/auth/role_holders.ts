@@ -19,6 +19,11 @@ const BUILT = ["auth", "role_holders_built"] as const;
 /** A page's size when none is asked for, and the most one holds. */
 const DEFAULT_LIMIT = 50;
 const MAX_LIMIT = 100;
+/**
+ * The longest cursor a page gives: base64url of `[name, id]` in JSON, where each of the name's 100
+ * units may be written in 6 (`\u0001`, a control character), 858 characters in all.
+ */
+const MAX_CURSOR = 1_024;
 /** `kv.getMany` takes at most 10 keys. */
 const GET_MANY = 10;
 /** Users and entries one commit of `reindexRoles` writes: within KV's 100 checks, 1,000 mutations. */
@@ -157,7 +162,7 @@ function toCursor({ name, id }: { name: string; id: string }): string {
 function fromCursor(cursor: unknown): [string, string] {
   const refused = () =>
     new HttpError(400, "Not a cursor of this listing: start from its first page");
-  if (typeof cursor !== "string" || cursor.length > 600) throw refused();
+  if (typeof cursor !== "string" || cursor.length > MAX_CURSOR) throw refused();
   let parsed: unknown;
   try {
     parsed = JSON.parse(Buffer.from(cursor, "base64url").toString());
