@@ -249,6 +249,33 @@ Deno.test("a store written before the index is indexed by its first listing; rei
   assert.deepEqual(await reindexRoles(kv), { users: 30, added: 0, removed: 0 });
 });
 
+Deno.test("a store reindexed by a script is not read whole again by its first listing", async () => {
+  using kv = await Deno.openKv(":memory:");
+  const record: UserRecord = {
+    id: crypto.randomUUID(),
+    email: "old@example.com",
+    name: "Old",
+    roles: ["doctor"],
+    passwordHash: HASH,
+    createdAt: Date.now(),
+  };
+  await kv.set(["auth", "users", record.id], record); // as a version before the index wrote it
+  assert.deepEqual(await reindexRoles(kv), { users: 1, added: 1, removed: 0 });
+  let usersRead = 0;
+  const counted = new Proxy(kv, {
+    get(target, name) {
+      const value = Reflect.get(target, name, target);
+      if (name !== "list") return typeof value === "function" ? value.bind(target) : value;
+      return (selector: { prefix?: Deno.KvKey }, options?: Deno.KvListOptions) => {
+        if (selector.prefix?.[1] === "users") usersRead++;
+        return target.list(selector as Deno.KvListSelector, options);
+      };
+    },
+  });
+  assert.deepEqual(await emailsOf(counted, "doctor"), ["old@example.com"]);
+  assert.equal(usersRead, 0);
+});
+
 Deno.test("setRoles at once on one user from two handles leaves the index equal to the roles", async () => {
   await twoWorkers(async (one, other) => {
     await roleHolders(one, "any");

@@ -184,9 +184,7 @@ function indexBuilt(kv: Deno.Kv): Promise<void> {
   let ready = built.get(kv);
   if (!ready) {
     ready = (async () => {
-      if ((await kv.get(BUILT)).value !== null) return;
-      await reindexRoles(kv);
-      await kv.set(BUILT, Date.now());
+      if ((await kv.get(BUILT)).value === null) await reindexRoles(kv);
     })();
     ready.catch(() => built.delete(kv)); // the next listing tries again
     built.set(kv, ready);
@@ -220,7 +218,8 @@ export interface RolesReindexed {
  * before the index existed); run it from a script after a version older than the index wrote to
  * the store (a rollback, instances of two versions at once), which changed roles without it. Each
  * change is one user's commit, checked against the record it read: a write landing first wins and
- * the user is read again. It reads every user, so it is a script's call, not a request's.
+ * the user is read again. It reads every user, so it is a script's call, not a request's; it marks
+ * the store, so a large one indexed by a script at deploy is not read again by its first listing.
  *
  * @param kv The store (`Deno.openKv(KV_PATH)` in a script).
  * @returns How many users were read, entries written and entries removed.
@@ -269,6 +268,9 @@ export async function reindexRoles(kv: Deno.Kv): Promise<RolesReindexed> {
     });
     if (removed) done.removed++;
   }
+  // Every user has their entries: no listing builds them again (a script's run at deploy spares a
+  // large store's first listing, within a request, from reading every user).
+  await kv.set(BUILT, Date.now());
   return done;
 }
 
