@@ -15,6 +15,7 @@ import {
   roleHolders,
   setRoles,
   signUp,
+  UnknownUserError,
 } from "../lib/auth.ts";
 import { isHttpError, requestContext } from "../lib/mod.ts";
 import { TestClient } from "../lib/testing.ts";
@@ -106,6 +107,29 @@ Deno.test("a deletion cut short has taken the user off every role in its first c
   assert.notEqual((await kv.get(["auth", "users", ada.id])).value, null);
   assert.deepEqual(await indexed(kv, ada.id), []);
   assert.deepEqual(await emailsOf(kv, "a"), []);
+});
+
+Deno.test("setRoles racing a deletion's first commit writes no entry for the user being deleted", async () => {
+  using kv = await indexedStore();
+  const ada = await insertUser(kv, { email: "ada@example.com", passwordHash: HASH, roles: ["a"] });
+  // setRoles's own read of the record (after its look-up's) comes after the deletion's mark.
+  const get = kv.get.bind(kv);
+  let reads = 0;
+  kv.get = (async (key: Deno.KvKey, options?: { consistency?: Deno.KvConsistencyLevel }) => {
+    if (key[1] === "users" && key[2] === ada.id && ++reads === 2) {
+      await assert.rejects(deleteUser(kv, ada.email, {
+        also: () => {
+          throw new Error("cut short");
+        },
+      }));
+    }
+    return await get(key, options);
+  }) as typeof kv.get;
+  await assert.rejects(setRoles(kv, ada.email, ["a", "b"]), UnknownUserError);
+  kv.get = get;
+  await deleteUser(kv, ada.email); // finishes it
+  // Before: the entries setRoles wrote on the marked record outlived the user.
+  assert.deepEqual(await indexed(kv, ada.id), []);
 });
 
 Deno.test("signUp with roles lists the new user under them from its commit", async () => {

@@ -359,7 +359,9 @@ export async function setRoles(
     if (!user) throw new UnknownUserError(email);
     const key = [...USERS, user.id];
     const entry = await kv.get<UserRecord>(key);
-    if (!entry.value) return undefined;
+    // Deleted or marked since the look-up: read again, and find no user. Written, the roles' entries
+    // of a marked user outlived them (the mark's commit took them away; the last one does not).
+    if (!entry.value || entry.value.deletingSince !== undefined) return undefined;
     const held = entry.value.roles;
     const removed = held.filter((role) => !checked.includes(role));
     const sessions = await sessionsOf(kv, user.id);
