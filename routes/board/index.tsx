@@ -19,7 +19,7 @@ export const handler = route.handlers<{ snapshot: Snapshot<Task>; recent: Entity
   },
 });
 
-/** `ada@example.com moved "Water the plants" to Doing`. */
+/** `ada moved "Water the plants" to Doing`. */
 function said({ by, did, title }: Activity): string {
   if (did === "added" || did === "deleted") return `${by} ${did} “${title}”`;
   return `${by} moved “${title}” to ${LABELS[did]}`;

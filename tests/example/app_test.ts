@@ -297,13 +297,13 @@ Deno.test("/board: its pages, stream and actions only for a signed-in user", asy
       task: task.id,
       title: "Water the plants",
       did,
-      by: "board@example.com",
+      by: "board",
     })),
   );
   assert.deepEqual((await tasks.snapshot(kv)).items, []);
   const latest = await (await member.get("/board")).text();
-  assert.match(latest, /<li>board@example.com deleted “Water the plants”<\/li>/);
-  assert.match(latest, /<li>board@example.com moved “Water the plants” to Doing<\/li>/);
+  assert.match(latest, /<li>board deleted “Water the plants”<\/li>/);
+  assert.match(latest, /<li>board moved “Water the plants” to Doing<\/li>/);
   const live = await member.request("/board/events");
   assert.equal(live.status, 200);
   assert.match(live.headers.get("content-type")!, /^text\/event-stream/);

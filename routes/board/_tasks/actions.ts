@@ -28,7 +28,8 @@ function logged(
   did: Activity["did"],
   options?: CreateOptions,
 ) {
-  const by = userOf(define.context().var).email;
+  // The name the app addresses them by, never the email: every signed-in user reads the board.
+  const by = userOf(define.context().var).name;
   return recording(kv, { task, title, did, by, at: Date.now() }, options);
 }
 
