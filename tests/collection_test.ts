@@ -100,6 +100,22 @@ Deno.test("validation: field errors by path, as an expected 422; nothing written
   assert.deepEqual(await entriesOf(kv, "cards"), []);
 });
 
+Deno.test("validation: a field in a list is named by its dotted path, the list's own check by its name", async () => {
+  using kv = await open();
+  const amount = v.pipe(v.number(), v.minValue(1, "A positive amount."));
+  const bills = collection("bills", {
+    schema: v.object({
+      lines: v.pipe(v.array(v.object({ amount })), v.minLength(1, "One line at least.")),
+    }),
+  });
+  const line = await bills.create(kv, { lines: [{ amount: -5 }] }).catch((e) => e);
+  assert.ok(line instanceof ValidationError);
+  assert.deepEqual(line.fields, { "lines.0.amount": ["A positive amount."] });
+  const none = await bills.create(kv, { lines: [] }).catch((e) => e);
+  assert.ok(none instanceof ValidationError);
+  assert.deepEqual(none.fields, { lines: ["One line at least."] });
+});
+
 Deno.test("KV's limits: an item, an index value or a commit too large is a 422 before KV sees it", async () => {
   using kv = await open();
   // 64 KiB a value: no schema limit on `notes`.
