@@ -285,19 +285,71 @@ Deno.test("a store reindexed by a script is not read whole again by its first li
   };
   await kv.set(["auth", "users", record.id], record); // as a version before the index wrote it
   assert.deepEqual(await reindexRoles(kv), { users: 1, added: 1, removed: 0 });
-  let usersRead = 0;
+  const counted = countingUserReads(kv);
+  assert.deepEqual(await emailsOf(counted.kv, "doctor"), ["old@example.com"]);
+  assert.equal(counted.reads(), 0);
+});
+
+/** `kv`, counting the listings of every user (a build of the index reads them all). */
+function countingUserReads(kv: Deno.Kv): { kv: Deno.Kv; reads(): number } {
+  let reads = 0;
   const counted = new Proxy(kv, {
     get(target, name) {
       const value = Reflect.get(target, name, target);
       if (name !== "list") return typeof value === "function" ? value.bind(target) : value;
       return (selector: { prefix?: Deno.KvKey }, options?: Deno.KvListOptions) => {
-        if (selector.prefix?.[1] === "users") usersRead++;
+        if (selector.prefix?.[1] === "users") reads++;
         return target.list(selector as Deno.KvListSelector, options);
       };
     },
   });
-  assert.deepEqual(await emailsOf(counted, "doctor"), ["old@example.com"]);
-  assert.equal(usersRead, 0);
+  return { kv: counted, reads: () => reads };
+}
+
+/** Writes `count` users as a version before the index did (no entries); the doctors' emails. */
+async function legacyUsers(kv: Deno.Kv, count: number): Promise<string[]> {
+  const doctors: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const email = `old${String(i).padStart(2, "0")}@example.com`;
+    const record: UserRecord = {
+      id: crypto.randomUUID(),
+      email,
+      name: `Old ${String(i).padStart(2, "0")}`,
+      roles: i % 3 ? ["doctor"] : [],
+      passwordHash: HASH,
+      createdAt: Date.now(),
+    };
+    await kv.set(["auth", "users", record.id], record);
+    if (i % 3) doctors.push(email);
+  }
+  return doctors;
+}
+
+Deno.test("two handles on one file list a store from before the index at once: one builds it, both list every holder", async () => {
+  await twoWorkers(async (one, other) => {
+    const doctors = await legacyUsers(one, 30);
+    const [a, b] = [countingUserReads(one), countingUserReads(other)];
+    const pages = await Promise.all([a.kv, b.kv].map((kv) => roleHolders(kv, "doctor")));
+    assert.equal(a.reads() + b.reads(), 1, "one handle built the index");
+    for (const page of pages) assert.deepEqual(page.users.map((user) => user.email), doctors);
+    assert.equal((await one.get(["auth", "role_holders_building"])).value, null, "let go");
+  });
+});
+
+Deno.test("while another process builds the index, a listing waits a second at most, then reads it as it stands", async () => {
+  using kv = await Deno.openKv(":memory:");
+  const doctors = await legacyUsers(kv, 6);
+  const lease = ["auth", "role_holders_building"];
+  await kv.set(lease, Date.now() + 60_000); // another process's, renewed
+  const counted = countingUserReads(kv);
+  const started = performance.now();
+  assert.deepEqual((await roleHolders(counted.kv, "doctor")).users, []);
+  const waited = performance.now() - started;
+  assert.ok(waited >= 900 && waited < 3_000, `waited ${waited} ms`);
+  assert.equal(counted.reads(), 0);
+  await kv.set(lease, Date.now() - 1); // its holder died: the lease lapsed
+  assert.deepEqual(await emailsOf(counted.kv, "doctor"), doctors);
+  assert.equal(counted.reads(), 1);
 });
 
 Deno.test("setRoles at once on one user from two handles leaves the index equal to the roles", async () => {

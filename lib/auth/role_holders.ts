@@ -3,12 +3,14 @@
  * Who holds a role: `roleHolders(kv, role, { limit, cursor })` lists them a page at a time, in the
  * order of their names, from the index every write of roles keeps in its own commit
  * (`user_keys.ts`). A store written before the index existed has users with no entries: the first
- * listing in a process builds them (`reindexRoles`, once per store, a mark keeps it done), and the
- * same call mends a store an older version wrote to meanwhile. Each page reads the users' records,
+ * listing builds them (`reindexRoles`) in the background, one process of all under a lease, once
+ * per store (a mark keeps it done); the same call mends a store an older version wrote to
+ * meanwhile. Each page reads the users' records,
  * so it shows them as stored and never one that no longer holds the role.
  */
 import { Buffer } from "node:buffer";
 import { HttpError } from "../shared/http_error.ts";
+import { log } from "../server/log.ts";
 import { commit, retrying } from "../kv/commit.ts";
 import { ROLE_NAME } from "./role_names.ts";
 import { byName, holderKey, HOLDERS, USERS, withHolders } from "./user_keys.ts";
@@ -16,6 +18,12 @@ import { publicUser, type User, USER_ID, type UserRecord } from "./users.ts";
 
 /** Set once every user stored has their entries: the listing no longer builds them. */
 const BUILT = ["auth", "role_holders_built"] as const;
+/** Held by the process building the index; renewed while it does, so it lapses if that dies. */
+const LEASE = ["auth", "role_holders_building"] as const;
+const LEASE_MS = 30_000;
+/** How long a listing waits for a build before it reads the index as it stands. */
+const WAIT_MS = 1_000;
+const POLL_MS = 50;
 /** A page's size when none is asked for, and the most one holds. */
 const DEFAULT_LIMIT = 50;
 const MAX_LIMIT = 100;
@@ -73,8 +81,10 @@ export interface HoldersPage {
  * The users who hold `role`, a page at a time, in the order of their names (lower case): the doctors a patient
  * books with, the clerks on a rota. Each is read from their record as stored, so a page never
  * shows someone whose role was taken away or who is being deleted; a user given the role, or
- * signed up with it, is listed from the commit that gave it. The first call in a process on a
- * store written before the index existed builds it first (`reindexRoles`).
+ * signed up with it, is listed from the commit that gave it. On a store written before the index
+ * existed, one process of all builds it (`reindexRoles`, in the background) and a listing waits
+ * for it a second at most, then reads the index as it stands: it may miss users until the build
+ * is done.
  *
  * @param kv The store (`kvOf(ctx)` in a request).
  * @param role A role's name, as `requireRole()` takes it.
@@ -176,20 +186,61 @@ function fromCursor(cursor: unknown): [string, string] {
   return parsed as [string, string];
 }
 
-/** The stores whose index this process saw built (or is building). */
-const built = new WeakMap<Deno.Kv, Promise<void>>();
+/** The stores this process saw marked built: their listings go straight to the index. */
+const built = new WeakSet<Deno.Kv>();
+/** The builds this process runs, by store: each settles when done, failed or not. */
+const building = new WeakMap<Deno.Kv, Promise<void>>();
 
-/** Builds the index once per store, the first time a process lists one it has no mark for. */
-function indexBuilt(kv: Deno.Kv): Promise<void> {
-  let ready = built.get(kv);
-  if (!ready) {
-    ready = (async () => {
-      if ((await kv.get(BUILT)).value === null) await reindexRoles(kv);
-    })();
-    ready.catch(() => built.delete(kv)); // the next listing tries again
-    built.set(kv, ready);
+/**
+ * Waits, boundedly, for the index of a store written before it: one process of all builds it (the
+ * lease), in the background, and a listing waits for the mark at most `WAIT_MS`, then reads the
+ * index as it stands - a page may then miss users not yet indexed, never one past its deadline.
+ */
+async function indexBuilt(kv: Deno.Kv): Promise<void> {
+  const until = Date.now() + WAIT_MS;
+  for (let look = 0; look <= WAIT_MS / POLL_MS && !built.has(kv); look++) {
+    if ((await kv.get(BUILT)).value !== null) built.add(kv);
+    else {
+      const left = until - Date.now();
+      if (left <= 0) return;
+      if (!building.has(kv)) await lease(kv);
+      await pause(Math.min(POLL_MS, left), building.get(kv));
+    }
   }
-  return ready;
+}
+
+/** Starts the build if no process holds the lease or it lapsed (its holder died). */
+async function lease(kv: Deno.Kv): Promise<void> {
+  const held = await kv.get<number>(LEASE);
+  if (held.value !== null && held.value > Date.now()) return;
+  const hold = () => Date.now() + LEASE_MS;
+  const taken = await commit(kv.atomic().check(held).set(LEASE, hold(), { expireIn: LEASE_MS }));
+  if (!taken.ok) return;
+  building.set(
+    kv,
+    (async () => {
+      const renew = setInterval(() => {
+        kv.set(LEASE, hold(), { expireIn: LEASE_MS }).catch(() => {}); // a closed store: it lapses
+      }, LEASE_MS / 3);
+      try {
+        await reindexRoles(kv);
+        await kv.delete(LEASE);
+      } catch (error) {
+        // Its lease lapses and a later listing, here or elsewhere, builds again.
+        log("error", "role index: the build failed", { error: String(error) });
+      } finally {
+        clearInterval(renew);
+        building.delete(kv);
+      }
+    })(),
+  );
+}
+
+/** `ms` or until `build` settles, whichever is first. */
+async function pause(ms: number, build: Promise<void> | undefined): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<void>((resolve) => timer = setTimeout(resolve, ms));
+  await Promise.race(build ? [timeout, build] : [timeout]).finally(() => clearTimeout(timer));
 }
 
 /**
