@@ -176,6 +176,26 @@ Deno.test("pages over 250 holders lose and repeat no one, in the order of their 
   assert.equal(second.users[0].email, "doctor101@example.com");
 });
 
+Deno.test("a page reads 10 entries per user asked for at most: past users who lost the role, short, with the cursor reached", async () => {
+  using kv = await indexedStore();
+  for (let i = 0; i < 45; i++) {
+    const email = `gone${String(i).padStart(2, "0")}@example.com`;
+    const user = await insertUser(kv, { email, passwordHash: HASH, roles: ["doctor"] });
+    const stored = (await kv.get<UserRecord>(["auth", "users", user.id])).value!;
+    await kv.set(["auth", "users", user.id], { ...stored, roles: [] }); // an older version's write
+  }
+  const holders = ["zoe@example.com", "zack@example.com", "zed@example.com"];
+  for (const email of holders) {
+    await insertUser(kv, { email, passwordHash: HASH, roles: ["doctor"] });
+  }
+  const first = await roleHolders(kv, "doctor", { limit: 2 });
+  assert.deepEqual(first.users, []);
+  assert.notEqual(first.cursor, null);
+  const every = await everyHolder(kv, "doctor", 2);
+  assert.deepEqual(every.emails, ["zack@example.com", "zed@example.com", "zoe@example.com"]);
+  assert.equal(every.pages, 4);
+});
+
 Deno.test("a client's limit is bounded, and a cursor no page gave is a 400", async () => {
   using kv = await indexedStore();
   for (let i = 0; i < 120; i++) {

@@ -32,6 +32,11 @@ const MAX_LIMIT = 100;
  * units may be written in 6 (`\u0001`, a control character), 858 characters in all.
  */
 const MAX_CURSOR = 1_024;
+/**
+ * Entries a page reads at most, per user it lists: entries of users who no longer hold the role (an
+ * older version's writes, until `reindexRoles`) are skipped, boundedly.
+ */
+const MAX_READ = 10;
 /** `kv.getMany` takes at most 10 keys. */
 const GET_MANY = 10;
 /** Users and entries one commit of `reindexRoles` writes: within KV's 100 checks, 1,000 mutations. */
@@ -73,7 +78,11 @@ export interface HoldersOptions {
 export interface HoldersPage {
   /** The users, by name, as requests see them: no password hash. */
   users: User[];
-  /** Pass it back for the next page; `null` when this one is the last. */
+  /**
+   * Pass it back for the next page; `null` when this one is the last. A page may be short, even
+   * empty, with a cursor: it read its most entries (10 per user asked for) of users who no longer
+   * hold the role, and the next page goes on from there.
+   */
   cursor: string | null;
 }
 
@@ -121,30 +130,32 @@ export async function roleHolders(
   });
   const users: User[] = [];
   let pending: { name: string; id: string }[] = [];
-  let last: { name: string; id: string } | undefined;
+  let reached: { name: string; id: string } | undefined;
+  let read = 0;
   let more = false;
   // The records of a few entries at a time: as many as the page still lacks.
-  const read = async () => {
+  const readRecords = async () => {
     const records = await kv.getMany<UserRecord[]>(pending.map(({ id }) => [...USERS, id]));
     records.forEach(({ value }, i) => {
-      if (!holds(value, role, pending[i])) return;
-      users.push(publicUser(value!));
-      last = pending[i];
+      if (holds(value, role, pending[i])) users.push(publicUser(value!));
     });
+    reached = pending.at(-1);
     pending = [];
   };
   for await (const { key } of entries) {
     const [name, id] = key.slice(-2) as [string, string];
     if (after && name === after[0] && id === after[1]) continue; // `start` is inclusive
-    if (users.length === size) {
+    if (users.length === size || read === size * MAX_READ) {
       more = true;
       break;
     }
     pending.push({ name, id });
-    if (pending.length === Math.min(GET_MANY, size - users.length)) await read();
+    read++;
+    const full = pending.length === Math.min(GET_MANY, size - users.length);
+    if (full || read === size * MAX_READ) await readRecords();
   }
-  if (pending.length > 0) await read();
-  return { users, cursor: more && last ? toCursor(last) : null };
+  if (pending.length > 0) await readRecords();
+  return { users, cursor: more && reached ? toCursor(reached) : null };
 }
 
 /** Whether the record is of a live user holding `role`, under the entry's name. */
