@@ -402,6 +402,18 @@ Deno.test("a change of 500 roles for 500 others, past one commit's mutations, en
   assert.deepEqual(await indexed(kv, user.id), [...now].sort());
 });
 
+Deno.test("setRoles on a record an older version wrote with 1,000 roles drops them over several commits", async () => {
+  using kv = await indexedStore();
+  const user = await insertUser(kv, { email: "hoarder@example.com", passwordHash: HASH });
+  const key = ["auth", "users", user.id];
+  const stored = (await kv.get<UserRecord>(key)).value!;
+  const old = Array.from({ length: 1_000 }, (_, i) => `old${i}`);
+  await kv.set(key, { ...stored, roles: old }); // past today's 500, no entries
+  assert.deepEqual((await setRoles(kv, user.email, ["a", "old7"])).roles, ["a", "old7"]);
+  assert.deepEqual((await kv.get<UserRecord>(key)).value!.roles, ["a", "old7"]);
+  assert.deepEqual(await indexed(kv, user.id), ["a", "old7"]);
+});
+
 Deno.test("reindexRoles racing setRoles on another handle writes no entry for a role taken away meanwhile", async () => {
   await twoWorkers(async (one, other) => {
     const legacy: UserRecord[] = [];
