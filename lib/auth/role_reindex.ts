@@ -61,27 +61,26 @@ export async function indexBuilt(kv: Deno.Kv): Promise<void> {
 async function lease(kv: Deno.Kv): Promise<void> {
   const held = await kv.get<number>(LEASE);
   if (held.value !== null && held.value > Date.now()) return;
-  const hold = () => Date.now() + LEASE_MS;
-  const taken = await commit(kv.atomic().check(held).set(LEASE, hold(), { expireIn: LEASE_MS }));
-  if (!taken.ok) return;
-  building.set(
-    kv,
-    (async () => {
-      const renew = setInterval(() => {
-        kv.set(LEASE, hold(), { expireIn: LEASE_MS }).catch(() => {}); // a closed store: it lapses
-      }, LEASE_MS / 3);
-      try {
-        await reindexRoles(kv);
-        await kv.delete(LEASE);
-      } catch (error) {
-        // Its lease lapses and a later listing, here or elsewhere, builds again.
-        log("error", "role index: the build failed", { error: String(error) });
-      } finally {
-        clearInterval(renew);
-        building.delete(kv);
-      }
-    })(),
-  );
+  const op = kv.atomic().check(held).set(LEASE, Date.now() + LEASE_MS, { expireIn: LEASE_MS });
+  if ((await commit(op)).ok) building.set(kv, buildLeased(kv));
+}
+
+/** Builds the index, renewing the lease meanwhile, and lets go of it; never rejects. */
+async function buildLeased(kv: Deno.Kv): Promise<void> {
+  const renew = setInterval(() => {
+    // A closed store: the lease lapses by itself.
+    kv.set(LEASE, Date.now() + LEASE_MS, { expireIn: LEASE_MS }).catch(() => {});
+  }, LEASE_MS / 3);
+  try {
+    await reindexRoles(kv);
+    await kv.delete(LEASE);
+  } catch (error) {
+    // The lease lapses, and a later listing, in this process or another, builds again.
+    log("error", "role index: the build failed", { error: String(error) });
+  } finally {
+    clearInterval(renew);
+    building.delete(kv);
+  }
 }
 
 /** `ms` or until `build` settles, whichever is first. */
