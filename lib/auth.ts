@@ -48,10 +48,5 @@ export {
 } from "./auth/user_deletion.ts";
 export type { AuthOptions } from "./auth/settings.ts";
 export { defineRoles, type Roles } from "./auth/roles.ts";
-export {
-  type HoldersOptions,
-  type HoldersPage,
-  reindexRoles,
-  roleHolders,
-  type RolesReindexed,
-} from "./auth/role_holders.ts";
+export { type HoldersOptions, type HoldersPage, roleHolders } from "./auth/role_holders.ts";
+export { reindexRoles, type RolesReindexed } from "./auth/role_reindex.ts";

@@ -311,3 +311,23 @@ Deno.test("a stop waits for a kept asset's body, which reads its parts from KV a
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
+
+Deno.test("assetRetention given in code is checked as its variables are: a RangeError naming it", async () => {
+  // Before: a fraction of a day or an unbounded budget was taken, and kept or pruned by at start.
+  const made = (assetRetention: { days: number; maxBytes: number }) => () =>
+    createApp(memoryManifest({ routes: {} }), { root: FIXTURE_ROOT, assetRetention });
+  const MIB = 1024 * 1024;
+  for (const days of [0.5, -1, 366, NaN]) {
+    assert.throws(
+      made({ days, maxBytes: 64 * MIB }),
+      /assetRetention\.days must be a whole number from 0 to 365/,
+    );
+  }
+  for (const maxBytes of [Infinity, MIB - 1, MIB + 0.5]) {
+    assert.throws(
+      made({ days: 7, maxBytes }),
+      /assetRetention\.maxBytes must be a whole number from 1048576/,
+    );
+  }
+  await made({ days: 0, maxBytes: MIB })().close();
+});

@@ -176,6 +176,26 @@ Deno.test("pages over 250 holders lose and repeat no one, in the order of their 
   assert.equal(second.users[0].email, "doctor101@example.com");
 });
 
+Deno.test("a page reads 10 entries per user asked for at most: past users who lost the role, short, with the cursor reached", async () => {
+  using kv = await indexedStore();
+  for (let i = 0; i < 45; i++) {
+    const email = `gone${String(i).padStart(2, "0")}@example.com`;
+    const user = await insertUser(kv, { email, passwordHash: HASH, roles: ["doctor"] });
+    const stored = (await kv.get<UserRecord>(["auth", "users", user.id])).value!;
+    await kv.set(["auth", "users", user.id], { ...stored, roles: [] }); // an older version's write
+  }
+  const holders = ["zoe@example.com", "zack@example.com", "zed@example.com"];
+  for (const email of holders) {
+    await insertUser(kv, { email, passwordHash: HASH, roles: ["doctor"] });
+  }
+  const first = await roleHolders(kv, "doctor", { limit: 2 });
+  assert.deepEqual(first.users, []);
+  assert.notEqual(first.cursor, null);
+  const every = await everyHolder(kv, "doctor", 2);
+  assert.deepEqual(every.emails, ["zack@example.com", "zed@example.com", "zoe@example.com"]);
+  assert.equal(every.pages, 4);
+});
+
 Deno.test("a client's limit is bounded, and a cursor no page gave is a 400", async () => {
   using kv = await indexedStore();
   for (let i = 0; i < 120; i++) {
@@ -285,19 +305,71 @@ Deno.test("a store reindexed by a script is not read whole again by its first li
   };
   await kv.set(["auth", "users", record.id], record); // as a version before the index wrote it
   assert.deepEqual(await reindexRoles(kv), { users: 1, added: 1, removed: 0 });
-  let usersRead = 0;
+  const counted = countingUserReads(kv);
+  assert.deepEqual(await emailsOf(counted.kv, "doctor"), ["old@example.com"]);
+  assert.equal(counted.reads(), 0);
+});
+
+/** `kv`, counting the listings of every user (a build of the index reads them all). */
+function countingUserReads(kv: Deno.Kv): { kv: Deno.Kv; reads(): number } {
+  let reads = 0;
   const counted = new Proxy(kv, {
     get(target, name) {
       const value = Reflect.get(target, name, target);
       if (name !== "list") return typeof value === "function" ? value.bind(target) : value;
       return (selector: { prefix?: Deno.KvKey }, options?: Deno.KvListOptions) => {
-        if (selector.prefix?.[1] === "users") usersRead++;
+        if (selector.prefix?.[1] === "users") reads++;
         return target.list(selector as Deno.KvListSelector, options);
       };
     },
   });
-  assert.deepEqual(await emailsOf(counted, "doctor"), ["old@example.com"]);
-  assert.equal(usersRead, 0);
+  return { kv: counted, reads: () => reads };
+}
+
+/** Writes `count` users as a version before the index did (no entries); the doctors' emails. */
+async function legacyUsers(kv: Deno.Kv, count: number): Promise<string[]> {
+  const doctors: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const email = `old${String(i).padStart(2, "0")}@example.com`;
+    const record: UserRecord = {
+      id: crypto.randomUUID(),
+      email,
+      name: `Old ${String(i).padStart(2, "0")}`,
+      roles: i % 3 ? ["doctor"] : [],
+      passwordHash: HASH,
+      createdAt: Date.now(),
+    };
+    await kv.set(["auth", "users", record.id], record);
+    if (i % 3) doctors.push(email);
+  }
+  return doctors;
+}
+
+Deno.test("two handles on one file list a store from before the index at once: one builds it, both list every holder", async () => {
+  await twoWorkers(async (one, other) => {
+    const doctors = await legacyUsers(one, 30);
+    const [a, b] = [countingUserReads(one), countingUserReads(other)];
+    const pages = await Promise.all([a.kv, b.kv].map((kv) => roleHolders(kv, "doctor")));
+    assert.equal(a.reads() + b.reads(), 1, "one handle built the index");
+    for (const page of pages) assert.deepEqual(page.users.map((user) => user.email), doctors);
+    assert.equal((await one.get(["auth", "role_holders_building"])).value, null, "let go");
+  });
+});
+
+Deno.test("while another process builds the index, a listing waits a second at most, then reads it as it stands", async () => {
+  using kv = await Deno.openKv(":memory:");
+  const doctors = await legacyUsers(kv, 6);
+  const lease = ["auth", "role_holders_building"];
+  await kv.set(lease, Date.now() + 60_000); // another process's, renewed
+  const counted = countingUserReads(kv);
+  const started = performance.now();
+  assert.deepEqual((await roleHolders(counted.kv, "doctor")).users, []);
+  const waited = performance.now() - started;
+  assert.ok(waited >= 900 && waited < 3_000, `waited ${waited} ms`);
+  assert.equal(counted.reads(), 0);
+  await kv.set(lease, Date.now() - 1); // its holder died: the lease lapsed
+  assert.deepEqual(await emailsOf(counted.kv, "doctor"), doctors);
+  assert.equal(counted.reads(), 1);
 });
 
 Deno.test("setRoles at once on one user from two handles leaves the index equal to the roles", async () => {
@@ -328,6 +400,18 @@ Deno.test("a change of 500 roles for 500 others, past one commit's mutations, en
   const user = await insertUser(kv, { email: "many@example.com", passwordHash: HASH, roles: old });
   assert.deepEqual((await setRoles(kv, user.email, now)).roles, now);
   assert.deepEqual(await indexed(kv, user.id), [...now].sort());
+});
+
+Deno.test("setRoles on a record an older version wrote with 1,000 roles drops them over several commits", async () => {
+  using kv = await indexedStore();
+  const user = await insertUser(kv, { email: "hoarder@example.com", passwordHash: HASH });
+  const key = ["auth", "users", user.id];
+  const stored = (await kv.get<UserRecord>(key)).value!;
+  const old = Array.from({ length: 1_000 }, (_, i) => `old${i}`);
+  await kv.set(key, { ...stored, roles: old }); // past today's 500, no entries
+  assert.deepEqual((await setRoles(kv, user.email, ["a", "old7"])).roles, ["a", "old7"]);
+  assert.deepEqual((await kv.get<UserRecord>(key)).value!.roles, ["a", "old7"]);
+  assert.deepEqual(await indexed(kv, user.id), ["a", "old7"]);
 });
 
 Deno.test("reindexRoles racing setRoles on another handle writes no entry for a role taken away meanwhile", async () => {

@@ -49,5 +49,11 @@ Deno.test("a setting that cannot be used stops the app's making, not each reques
     /auth\.signUpPerClient: a limit of 10000/,
   );
   assert.throws(made({ loginPath: "https://evil.example/login" }), /auth\.loginPath must be/);
-  await made({ idleTimeoutMs: 400 * DAY })().close();
+  for (const sessionsPerUser of [0, 1.5, NaN, 101]) {
+    assert.throws(
+      made({ sessionsPerUser }),
+      /auth\.sessionsPerUser must be a whole number from 1 to 100/,
+    );
+  }
+  await made({ idleTimeoutMs: 400 * DAY, sessionsPerUser: 100 })().close();
 });

@@ -822,6 +822,25 @@ Deno.test("attack 22: a retention KV cannot expire by is a TypeError at the decl
   assert.equal((await year.create(kv, { a: "x" })).value.a, "x");
 });
 
+Deno.test("a live feed's ring or poll that cannot work is a TypeError at the declaration", () => {
+  const schema = v.object({ a: v.string() });
+  // A ring of 0 kept every change in memory; a poll of 0 ms, a negative one or Infinity ran
+  // without pause (setInterval takes them as at once).
+  for (const ringSize of [0, 2.5, Infinity, 10_001]) {
+    assert.throws(
+      () => collection("ringed", { schema, live: { ringSize } }),
+      /collection\("ringed"\): live\.ringSize must be a whole number of changes from 1 to 10000/,
+    );
+  }
+  for (const pollIntervalMs of [0, -5, 1.5, Infinity, 3_600_001]) {
+    assert.throws(
+      () => collection("polled", { schema, live: { pollIntervalMs } }),
+      /collection\("polled"\): live\.pollIntervalMs must be whole milliseconds from 10/,
+    );
+  }
+  collection("bounds", { schema, live: { ringSize: 10_000, pollIntervalMs: 10 } });
+});
+
 Deno.test("an index key that gives something else than a key part is a TypeError naming the index", async () => {
   using kv = await open();
   const dated = collection("dated", {

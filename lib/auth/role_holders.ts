@@ -2,20 +2,17 @@
  * @module
  * Who holds a role: `roleHolders(kv, role, { limit, cursor })` lists them a page at a time, in the
  * order of their names, from the index every write of roles keeps in its own commit
- * (`user_keys.ts`). A store written before the index existed has users with no entries: the first
- * listing in a process builds them (`reindexRoles`, once per store, a mark keeps it done), and the
- * same call mends a store an older version wrote to meanwhile. Each page reads the users' records,
- * so it shows them as stored and never one that no longer holds the role.
+ * (`user_keys.ts`), and the cursor that goes on from a page. A store written before the index
+ * existed is built first (`role_reindex.ts`). Each page reads the users' records, so it shows them
+ * as stored and never one that no longer holds the role.
  */
 import { Buffer } from "node:buffer";
 import { HttpError } from "../shared/http_error.ts";
-import { commit, retrying } from "../kv/commit.ts";
 import { ROLE_NAME } from "./role_names.ts";
-import { byName, holderKey, HOLDERS, USERS, withHolders } from "./user_keys.ts";
+import { GET_MANY, holds, indexBuilt } from "./role_reindex.ts";
+import { HOLDERS, USERS } from "./user_keys.ts";
 import { publicUser, type User, USER_ID, type UserRecord } from "./users.ts";
 
-/** Set once every user stored has their entries: the listing no longer builds them. */
-const BUILT = ["auth", "role_holders_built"] as const;
 /** A page's size when none is asked for, and the most one holds. */
 const DEFAULT_LIMIT = 50;
 const MAX_LIMIT = 100;
@@ -24,11 +21,11 @@ const MAX_LIMIT = 100;
  * units may be written in 6 (`\u0001`, a control character), 858 characters in all.
  */
 const MAX_CURSOR = 1_024;
-/** `kv.getMany` takes at most 10 keys. */
-const GET_MANY = 10;
-/** Users and entries one commit of `reindexRoles` writes: within KV's 100 checks, 1,000 mutations. */
-const BATCH_USERS = 50;
-const BATCH_MUTATIONS = 900;
+/**
+ * Entries a page reads at most, per user it lists: entries of users who no longer hold the role (an
+ * older version's writes, until `reindexRoles`) are skipped, boundedly.
+ */
+const MAX_READ = 10;
 
 /**
  * What `roleHolders` takes: how many at most, and where the last page ended.
@@ -65,7 +62,11 @@ export interface HoldersOptions {
 export interface HoldersPage {
   /** The users, by name, as requests see them: no password hash. */
   users: User[];
-  /** Pass it back for the next page; `null` when this one is the last. */
+  /**
+   * Pass it back for the next page; `null` when this one is the last. A page may be short, even
+   * empty, with a cursor: it read its most entries (10 per user asked for) of users who no longer
+   * hold the role, and the next page goes on from there.
+   */
   cursor: string | null;
 }
 
@@ -73,8 +74,10 @@ export interface HoldersPage {
  * The users who hold `role`, a page at a time, in the order of their names (lower case): the doctors a patient
  * books with, the clerks on a rota. Each is read from their record as stored, so a page never
  * shows someone whose role was taken away or who is being deleted; a user given the role, or
- * signed up with it, is listed from the commit that gave it. The first call in a process on a
- * store written before the index existed builds it first (`reindexRoles`).
+ * signed up with it, is listed from the commit that gave it. On a store written before the index
+ * existed, one process of all builds it (`reindexRoles`, in the background) and a listing waits
+ * for it a second at most, then reads the index as it stands: it may miss users until the build
+ * is done.
  *
  * @param kv The store (`kvOf(ctx)` in a request).
  * @param role A role's name, as `requireRole()` takes it.
@@ -111,40 +114,32 @@ export async function roleHolders(
   });
   const users: User[] = [];
   let pending: { name: string; id: string }[] = [];
-  let last: { name: string; id: string } | undefined;
+  let reached: { name: string; id: string } | undefined;
+  let read = 0;
   let more = false;
   // The records of a few entries at a time: as many as the page still lacks.
-  const read = async () => {
+  const readRecords = async () => {
     const records = await kv.getMany<UserRecord[]>(pending.map(({ id }) => [...USERS, id]));
     records.forEach(({ value }, i) => {
-      if (!holds(value, role, pending[i])) return;
-      users.push(publicUser(value!));
-      last = pending[i];
+      if (holds(value, role, pending[i])) users.push(publicUser(value!));
     });
+    reached = pending.at(-1);
     pending = [];
   };
   for await (const { key } of entries) {
     const [name, id] = key.slice(-2) as [string, string];
     if (after && name === after[0] && id === after[1]) continue; // `start` is inclusive
-    if (users.length === size) {
+    if (users.length === size || read === size * MAX_READ) {
       more = true;
       break;
     }
     pending.push({ name, id });
-    if (pending.length === Math.min(GET_MANY, size - users.length)) await read();
+    read++;
+    const full = pending.length === Math.min(GET_MANY, size - users.length);
+    if (full || read === size * MAX_READ) await readRecords();
   }
-  if (pending.length > 0) await read();
-  return { users, cursor: more && last ? toCursor(last) : null };
-}
-
-/** Whether the record is of a live user holding `role`, under the entry's name. */
-function holds(
-  record: UserRecord | null,
-  role: string,
-  entry: { name: string; id: string },
-): boolean {
-  return record !== null && record.deletingSince === undefined &&
-    byName(record.name) === entry.name && record.roles.includes(role);
+  if (pending.length > 0) await readRecords();
+  return { users, cursor: more && reached ? toCursor(reached) : null };
 }
 
 /** `limit` brought within 1 to 100. */
@@ -174,125 +169,4 @@ function fromCursor(cursor: unknown): [string, string] {
     parsed[0].length > 100 || typeof parsed[1] !== "string" || !USER_ID.test(parsed[1])
   ) throw refused();
   return parsed as [string, string];
-}
-
-/** The stores whose index this process saw built (or is building). */
-const built = new WeakMap<Deno.Kv, Promise<void>>();
-
-/** Builds the index once per store, the first time a process lists one it has no mark for. */
-function indexBuilt(kv: Deno.Kv): Promise<void> {
-  let ready = built.get(kv);
-  if (!ready) {
-    ready = (async () => {
-      if ((await kv.get(BUILT)).value === null) await reindexRoles(kv);
-    })();
-    ready.catch(() => built.delete(kv)); // the next listing tries again
-    built.set(kv, ready);
-  }
-  return ready;
-}
-
-/**
- * What `reindexRoles` did: users read, entries written, stale entries removed.
- *
- * @example
- * ```ts
- * import type { RolesReindexed } from "shell/auth";
- *
- * const line = ({ users, added, removed }: RolesReindexed) => `${users} ${added} ${removed}`;
- * ```
- * @see docs/users.md - Who holds a role
- */
-export interface RolesReindexed {
-  /** Users read. */
-  users: number;
-  /** Entries written: roles whose holder was missing from the index. */
-  added: number;
-  /** Entries removed: a user who no longer holds the role, or is gone. */
-  removed: number;
-}
-
-/**
- * Makes the role index agree with the users' records: an entry for every role a user holds, and
- * none else. `roleHolders` runs it by itself once per store (the first listing of a store written
- * before the index existed); run it from a script after a version older than the index wrote to
- * the store (a rollback, instances of two versions at once), which changed roles without it. Each
- * change is one user's commit, checked against the record it read: a write landing first wins and
- * the user is read again. It reads every user, so it is a script's call, not a request's; it marks
- * the store, so a large one indexed by a script at deploy is not read again by its first listing.
- *
- * @param kv The store (`Deno.openKv(KV_PATH)` in a script).
- * @returns How many users were read, entries written and entries removed.
- *
- * @example
- * ```ts
- * import { reindexRoles } from "shell/auth";
- *
- * const kv = await Deno.openKv(":memory:");
- * console.log(await reindexRoles(kv)); // { users: 0, added: 0, removed: 0 }
- * kv.close();
- * ```
- * @see docs/users.md - Who holds a role
- */
-export async function reindexRoles(kv: Deno.Kv): Promise<RolesReindexed> {
-  const done: RolesReindexed = { users: 0, added: 0, removed: 0 };
-  // Many users a commit (one commit each took 3.4 ms a user on a SQLite file: 2,000 in 7 s), each
-  // checked; a batch that lost a race is done again a user at a time.
-  let batch: { entry: Deno.KvEntry<UserRecord>; missing: string[] }[] = [];
-  let mutations = 0;
-  const write = async () => {
-    const op = kv.atomic();
-    for (const { entry, missing } of batch) withHolders(op.check(entry), entry.value, missing);
-    if (batch.length > 0 && (await commit(op)).ok) done.added += mutations;
-    else for (const { entry } of batch) done.added += await indexUser(kv, entry.key);
-    batch = [];
-    mutations = 0;
-  };
-  for await (const entry of kv.list<UserRecord>({ prefix: USERS })) {
-    done.users++;
-    if (entry.value.deletingSince !== undefined) continue;
-    const missing = await missingRoles(kv, entry.value);
-    if (missing.length === 0) continue;
-    if (batch.length === BATCH_USERS || mutations + missing.length > BATCH_MUTATIONS) await write();
-    batch.push({ entry, missing });
-    mutations += missing.length;
-  }
-  await write();
-  for await (const { key } of kv.list({ prefix: HOLDERS })) {
-    const [role, name, id] = key.slice(-3) as [string, string, string];
-    const removed = await retrying("reindex roles", async (commit) => {
-      // Read again at each try: a write meanwhile (a role taken away) may have removed it.
-      const [entry, record] = await kv.getMany<[unknown, UserRecord]>([key, [...USERS, id]]);
-      if (entry.versionstamp === null || holds(record.value, role, { name, id })) return false;
-      return (await commit(kv.atomic().check(entry, record).delete(key))).ok || undefined;
-    });
-    if (removed) done.removed++;
-  }
-  // Every user has their entries: no listing builds them again (a script's run at deploy spares a
-  // large store's first listing, within a request, from reading every user).
-  await kv.set(BUILT, Date.now());
-  return done;
-}
-
-/** Writes the entries the user's record lacks, checked against it; how many. */
-async function indexUser(kv: Deno.Kv, key: Deno.KvKey): Promise<number> {
-  return await retrying("reindex roles", async (commit) => {
-    const entry = await kv.get<UserRecord>(key);
-    if (entry.value === null || entry.value.deletingSince !== undefined) return 0;
-    const missing = await missingRoles(kv, entry.value);
-    if (missing.length === 0) return 0;
-    const op = withHolders(kv.atomic().check(entry), entry.value, missing);
-    return (await commit(op)).ok ? missing.length : undefined;
-  });
-}
-
-/** The roles of `user` the index has no entry for. */
-async function missingRoles(kv: Deno.Kv, user: UserRecord): Promise<string[]> {
-  const missing: string[] = [];
-  for (let i = 0; i < user.roles.length; i += GET_MANY) {
-    const roles = user.roles.slice(i, i + GET_MANY);
-    const found = await kv.getMany(roles.map((role) => holderKey(role, user)));
-    missing.push(...roles.filter((_, j) => found[j].value === null));
-  }
-  return missing;
 }

@@ -56,7 +56,7 @@ export interface AuthOptions {
   /** Password hashes waiting for their turn: 16; past that, 503 with `Retry-After`. */
   hashesWaiting?: number;
   /**
-   * Sessions one user keeps: 20; signing in once more ends the oldest. As many browsers stay known
+   * Sessions one user keeps, 1 to 100: 20; signing in once more ends the oldest. As many browsers stay known
    * for their sign-in limit (devices.ts), the latest.
    */
   sessionsPerUser?: number;
@@ -86,6 +86,12 @@ const DEFAULTS = {
   sessionsPerUser: 20,
   now: Date.now,
 } as const;
+
+/**
+ * The most sessions a user may keep: a sign-in reads 200 of theirs at most (`sessionsOf`), and
+ * ends those past the bound in its own commit, two mutations each.
+ */
+const MAX_SESSIONS = 100;
 
 /** One per app (its scope), made at the first ask. */
 const resolved = new WeakMap<object, AuthSettings>();
@@ -147,6 +153,13 @@ export function checkedAuth(options: AuthOptions) {
   }
   for (const name of ["signInPerClient", "signInPerAccount", "signUpPerClient"] as const) {
     checkLimit(checked[name], `auth.${name}`);
+  }
+  const sessions = checked.sessionsPerUser;
+  if (!(Number.isInteger(sessions) && sessions >= 1 && sessions <= MAX_SESSIONS)) {
+    // 0, a fraction or NaN ended every other session at each sign-in, or none past the bound.
+    throw new RangeError(
+      `auth.sessionsPerUser must be a whole number from 1 to ${MAX_SESSIONS}, not ${sessions}`,
+    );
   }
   if (!checked.loginPath.startsWith("/") || checked.loginPath.startsWith("//")) {
     throw new RangeError("auth.loginPath must be a path on the app's origin, such as /login");

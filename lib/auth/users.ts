@@ -367,13 +367,17 @@ export async function setRoles(
     const sessions = await sessionsOf(kv, user.id);
     // Every role's entry is written, not only the added ones': an entry missing (a user written by
     // a version before the index) is mended by any change. A change too big for one commit (KV
-    // takes 1,000 mutations) drops the roles first and adds the rest at the next attempt: each
-    // commit leaves the index equal to the record, and in between the user holds less, not more.
-    const split = 1 + 2 * sessions.length + removed.length + checked.length > MAX_MUTATIONS;
-    const roles = split ? checked.filter((role) => held.includes(role)) : checked;
+    // takes 1,000 mutations) drops roles first, as many as fit (a record an older version wrote may
+    // hold 1,000), and adds the rest at a later attempt: in between the user holds less, not more.
+    const budget = MAX_MUTATIONS - 1 - 2 * sessions.length;
+    const split = removed.length + checked.length > budget;
+    const kept = split ? checked.filter((role) => held.includes(role)) : checked;
+    const dropped = split ? removed.slice(0, budget - kept.length) : removed;
+    const gone = new Set(dropped);
+    const roles = split ? held.filter((role) => !gone.has(role)) : checked;
     const updated = { ...entry.value, roles };
     let op = withoutSessions(kv.atomic().check(entry).set(key, updated), user.id, sessions);
-    op = withHolders(withoutHolders(op, updated, removed), updated, roles);
+    op = withHolders(withoutHolders(op, updated, dropped), updated, kept);
     return (await commit(op)).ok && !split ? updated : undefined;
   });
   await endAllSessions(kv, updated.id); // any past the first batch (a user keeps few)

@@ -11,7 +11,7 @@ import * as v from "valibot";
 import type { SettingsDeclaration } from "../settings/declare.ts";
 import { type Env, readVariables, SettingsError } from "../settings/read.ts";
 import { flag, host, list, origin, wholeNumber } from "../settings/values.ts";
-import type { AppOptions } from "../server/options.ts";
+import { type AppOptions, RETENTION_BOUNDS } from "../server/options.ts";
 import { readSentryConfig, type SentryConfig } from "../sentry/config.ts";
 
 export { SettingsError };
@@ -63,8 +63,16 @@ const SCHEMAS = unsetAllowed({
   PAGE_CACHE_KV_ENTRIES: wholeNumber(1, 10_000_000, "a number of pages"),
   PAGE_CACHE_MAX_BODY: wholeNumber(1, 600 * 1024, "a size in bytes (at most 614400)"),
   PAGE_CACHE_TAG_CHECK_MS: wholeNumber(0, 60_000, "milliseconds"),
-  ASSET_RETENTION_DAYS: wholeNumber(0, 365, "days (0 keeps no earlier build's assets)"),
-  ASSET_RETENTION_BYTES: wholeNumber(1024 * 1024, 64 * GIB, "a size in bytes"),
+  ASSET_RETENTION_DAYS: wholeNumber(
+    RETENTION_BOUNDS.days.min,
+    RETENTION_BOUNDS.days.max,
+    "days (0 keeps no earlier build's assets)",
+  ),
+  ASSET_RETENTION_BYTES: wholeNumber(
+    RETENTION_BOUNDS.maxBytes.min,
+    RETENTION_BOUNDS.maxBytes.max,
+    "a size in bytes",
+  ),
 });
 
 /** How long and how much of earlier builds' assets KV keeps by default: a week, 64 MiB. */

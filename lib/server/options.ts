@@ -107,7 +107,8 @@ export interface AppOptions {
    * load them: for `days` after a server of the build last ran, at most `maxBytes` (compressed)
    * across builds, the oldest builds going first. The entry points turn it on
    * (`ASSET_RETENTION_DAYS`, `ASSET_RETENTION_BYTES`, docs/deploying.md); unset here, nothing is
-   * kept (what is kept is still served). Not in development.
+   * kept (what is kept is still served). Not in development. Whole numbers, as the variables
+   * take them: `days` 0 to 365, `maxBytes` 1 MiB to 64 GiB (a `RangeError` otherwise).
    */
   assetRetention?: { days: number; maxBytes: number };
   /**
@@ -171,14 +172,40 @@ export const DEFAULT_OPTIONS = {
   compress: true,
 } as const;
 
+/**
+ * What `assetRetention` may be: the bounds `ASSET_RETENTION_DAYS` and `ASSET_RETENTION_BYTES` are
+ * read with (cli/settings.ts), and given in code are checked against (`resolveOptions`).
+ */
+export const RETENTION_BOUNDS = {
+  days: { min: 0, max: 365 },
+  maxBytes: { min: 1024 * 1024, max: 64 * 1024 ** 3 },
+} as const;
+
 export function resolveOptions(options: AppOptions): ResolvedOptions {
   const resolved = { ...DEFAULT_OPTIONS, ...withoutUndefined(options) };
+  if (resolved.assetRetention) checkRetention(resolved.assetRetention);
   if (resolved.origins) {
     // Added to, never in place of, the origins' hosts: the public host is always answered, and
     // the page cache's own renders, made on the origin's URL, pass the guard.
     resolved.allowedHosts = hostsAnswered(resolved.origins, resolved.allowedHosts);
   }
   return resolved;
+}
+
+/**
+ * A `RangeError` naming the setting outside its bounds: a fraction of a day, or a budget of
+ * `Infinity`, given in code, kept or pruned by it at every start instead of stopping it.
+ */
+function checkRetention(retention: { days: number; maxBytes: number }): void {
+  for (const name of ["days", "maxBytes"] as const) {
+    const { min, max } = RETENTION_BOUNDS[name];
+    const value = retention[name];
+    if (!(Number.isInteger(value) && value >= min && value <= max)) {
+      throw new RangeError(
+        `assetRetention.${name} must be a whole number from ${min} to ${max}, not ${value}`,
+      );
+    }
+  }
 }
 
 /** The hosts of `origins` and the further `allowedHosts`: what the app's guard and dev answer. */

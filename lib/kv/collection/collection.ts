@@ -117,10 +117,11 @@ export interface LiveOptions {
    * (default 200).
    */
   maxBacklog?: number;
-  /** Recent changes each view's feed keeps in memory for its followers (default 50). */
+  /** Recent changes each view's feed keeps in memory for its followers: 1 to 10,000 (default 50). */
   ringSize?: number;
   /**
-   * Also read each followed view's counter this often: only when other processes write the file.
+   * Also read each followed view's counter this often, 10 ms to an hour: only when other processes
+   * write the file (left out: never).
    */
   pollIntervalMs?: number;
 }

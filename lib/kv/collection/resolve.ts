@@ -18,6 +18,11 @@ export interface Declaration {
 
 /** The longest change events are kept. */
 const MAX_RETAIN_MS = MAX_EXPIRE_MS;
+/** The most recent changes a view's feed keeps in memory, per view and process. */
+const MAX_RING = 10_000;
+/** A followed view's counter read at most this often, at least this seldom, when polled. */
+const MIN_POLL_MS = 10;
+const MAX_POLL_MS = 3_600_000;
 
 export function resolveDeclaration(
   name: string,
@@ -90,8 +95,23 @@ export function resolveDeclaration(
   const retainMs = live.retainMs ?? 3_600_000;
   // KV's `expireIn` of every change event: Infinity ("keep them"), a fraction or 10^16 passed
   // here and failed every write of the collection with KV's bare TypeError.
-  if (!(Number.isInteger(retainMs) && retainMs >= 1 && retainMs <= MAX_RETAIN_MS)) {
+  if (!wholeWithin(retainMs, 1, MAX_RETAIN_MS)) {
     throw problem(`live.retainMs must be whole milliseconds from 1 to a year's (${MAX_RETAIN_MS})`);
   }
+  // A ring of 0 kept every change (`slice(-0)`); a poll of 0 ms or Infinity ran without pause.
+  const { ringSize, pollIntervalMs } = live;
+  if (ringSize !== undefined && !wholeWithin(ringSize, 1, MAX_RING)) {
+    throw problem(`live.ringSize must be a whole number of changes from 1 to ${MAX_RING}`);
+  }
+  if (pollIntervalMs !== undefined && !wholeWithin(pollIntervalMs, MIN_POLL_MS, MAX_POLL_MS)) {
+    throw problem(
+      `live.pollIntervalMs must be whole milliseconds from ${MIN_POLL_MS} to an hour's ` +
+        `(${MAX_POLL_MS}), or left out for no polling`,
+    );
+  }
   return { name, schema, indexes: resolved, transitions: machines, retainMs };
+}
+
+function wholeWithin(value: number, min: number, max: number): boolean {
+  return Number.isInteger(value) && value >= min && value <= max;
 }
