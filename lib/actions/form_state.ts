@@ -176,16 +176,12 @@ function within(kept: KeptInput, budget: number): KeptInput {
  * Middleware: a GET that carries a valid flash for its own path gets what it holds in its private
  * record (`formState`, `keptInput`: for the renderer), and a response that clears it and is never
  * cached. The plain cookie is read only where the app may be served over http (`origins`, unset:
- * the request's own): an app on https origins alone sets only the `__Host-` one. Its own failure
- * (reading the secret or the claim in KV) is answered with `answer`, where it happens: Hono answers
- * an Error at the layer that throws it, and this step shares one with the telemetry's middleware
- * (`createApp`), which must see the answer - a span ended in a `finally` recorded a 200 before it.
+ * the request's own): an app on https origins alone sets only the `__Host-` one.
  */
 export function restoreFormState(
   secret: Secret,
   claim: Claim,
   origins: string[] | undefined,
-  answer: (c: Context, error: Error) => Promise<Response>,
 ): (c: Context, next: Next) => Promise<void> {
   const httpsOnly = origins?.every((origin) => origin.startsWith("https:"));
   // Not `async` on the path of the requests it leaves alone (nearly all): no promise of its own.
@@ -194,11 +190,7 @@ export function restoreFormState(
       return next();
     }
     const plain = !(httpsOnly ?? c.req.url.startsWith("https:"));
-    return restore(c, next, secret, claim, plain).catch(async (error) => {
-      if (!(error instanceof Error)) throw error; // answered further out, as Hono leaves it
-      c.error = error;
-      c.res = await answer(c, error);
-    });
+    return restore(c, next, secret, claim, plain);
   };
 }
 

@@ -50,13 +50,12 @@ export function mountActions(app: Hono, entries: ActionEntry[], options: ActionO
 
 /**
  * The step every request takes before its route or action, for the app to run (`restoreFormState`):
- * a GET carrying a form's state for its page gets it restored; its own failure is `answer`ed.
+ * a GET carrying a form's state for its page gets it restored.
  */
 export function formStateRestore(
   options: ActionOptions,
-  answer: (c: Context, error: Error) => Promise<Response>,
 ): (c: Context, next: Next) => Promise<void> {
-  return restoreFormState(options.secret, options.claim, options.origins, answer);
+  return restoreFormState(options.secret, options.claim, options.origins);
 }
 
 /** The state of the form posted just before this request, for `renderToReadableStream`. */

@@ -184,7 +184,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
   };
   // What a form posted without JavaScript left for the page it lands on: the frame's last step,
   // unless the telemetry's middleware, which must see it, comes between.
-  const restore = formStateRestore(actionOptions, answerError);
+  const restore = formStateRestore(actionOptions);
 
   const scope: AppScope = {
     kv,
