@@ -19,7 +19,7 @@
  * process, instance and deploy, so a cookie set by one verifies on any other.
  */
 import { parse, stringify } from "devalue";
-import type { Context, Next } from "hono";
+import type { Context, MiddlewareHandler, Next } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { Buffer } from "node:buffer";
 import { createHmac, timingSafeEqual } from "node:crypto";
@@ -182,7 +182,7 @@ export function restoreFormState(
   secret: Secret,
   claim: Claim,
   origins: string[] | undefined,
-): (c: Context, next: Next) => Promise<void> {
+): MiddlewareHandler {
   const httpsOnly = origins?.every((origin) => origin.startsWith("https:"));
   // Not `async` on the path of the requests it leaves alone (nearly all): no promise of its own.
   return function restoreFormState(c, next) {

@@ -9,7 +9,7 @@
  * side is `build/actions.ts`; the browser side `client/actions.ts`.
  */
 import { stringify } from "devalue";
-import type { Context, Hono, Next } from "hono";
+import type { Context, Hono, MiddlewareHandler } from "hono";
 import { createElement, type ReactNode } from "react";
 import type { Failures } from "../errors/failure.ts";
 import { internalsOf } from "../server/internals.ts";
@@ -52,9 +52,7 @@ export function mountActions(app: Hono, entries: ActionEntry[], options: ActionO
  * The step every request takes before its route or action, for the app to run (`restoreFormState`):
  * a GET carrying a form's state for its page gets it restored.
  */
-export function formStateRestore(
-  options: ActionOptions,
-): (c: Context, next: Next) => Promise<void> {
+export function formStateRestore(options: ActionOptions): MiddlewareHandler {
   return restoreFormState(options.secret, options.claim, options.origins);
 }
 

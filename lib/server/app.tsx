@@ -221,13 +221,9 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
     inner: telemetry?.middleware ? undefined : restore,
   }));
   telemetry?.routes?.(app);
-  const traced = telemetry?.middleware;
-  // The form state's restore inside the request's span, as one Hono layer: each layer's dispatch
-  // costs a request some 0.5 KB (docs/performance.md, perf36).
-  if (traced) {
-    app.use(function tracedRestore(c, next) {
-      return traced(c, () => restore(c, next));
-    });
+  if (telemetry?.middleware) {
+    app.use(telemetry.middleware);
+    app.use(restore); // inside the request's span
   }
   mountActions(app, manifest.actions.entries, actionOptions);
 
