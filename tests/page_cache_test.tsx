@@ -12,6 +12,8 @@ import { Suspense, use } from "react";
 import { type Context, httpError, revalidateTag, type RouteContext } from "../lib/mod.ts";
 import type { AppFiles, TestOptions } from "./helpers/app.ts";
 import { memoryApp } from "./helpers/app.ts";
+import { defineJobs } from "../lib/data.ts";
+import { runJob } from "../lib/testing.ts";
 import { memoryLayer } from "../lib/cache/memory.ts";
 import { held } from "../lib/cache/entry.ts";
 import { matchesIfNoneMatch } from "../lib/cache/etag.ts";
@@ -27,9 +29,13 @@ function Widget({ n }: { n: number }) {
 }
 
 /** An app on a KV store of its own, its origin configured, answering two hosts. */
-async function cachedApp(routes: AppFiles["routes"], options: TestOptions = {}) {
+async function cachedApp(
+  routes: AppFiles["routes"],
+  options: TestOptions = {},
+  jobs?: AppFiles["jobs"],
+) {
   const kv = await Deno.openKv(":memory:");
-  const app = memoryApp({ routes, islands: { Widget } }, {
+  const app = memoryApp({ routes, islands: { Widget }, jobs }, {
     kv,
     origins: [ORIGIN],
     allowedHosts: ["app.example", "other.example"],
@@ -565,6 +571,38 @@ Deno.test("revalidateTag from a handler drops the tagged pages and only those", 
     () => revalidateTag("a b"),
     /not a tag/,
   );
+});
+
+Deno.test("revalidateTag from a background job, given its context, drops the tagged pages", async () => {
+  let version = 1;
+  const jobs = defineJobs({
+    publish: {
+      async run(_: undefined, job) {
+        version++;
+        await revalidateTag("news", job); // a job answers no request: its context has the store
+      },
+    },
+  });
+  await using t = await cachedApp(
+    {
+      "news.tsx": {
+        cache: { maxAge: 600, tags: ["news"] },
+        handler: {
+          GET: (_r: Request, ctx: { render(d: number): Promise<Response> }) => ctx.render(version),
+        },
+        default: ({ data }: { data: number }) => <p>version {data}</p>,
+      },
+    },
+    {},
+    jobs,
+  );
+  await t.load("/news");
+  assert.equal((await t.load("/news")).state, "HIT");
+  const tried = await runJob(t.app, jobs, "publish", undefined);
+  assert.equal(tried.digest, undefined, "the job ran to its end");
+  const news = await t.load("/news");
+  assert.equal(news.state, "MISS");
+  assert.match(news.html, /version 2/);
 });
 
 Deno.test("without a configured origin the cache stays off: cached routes render every time, private", async () => {

@@ -5,6 +5,7 @@
 import { requestContext } from "../server/context.ts";
 import { kvOf } from "../kv/access.ts";
 import type { AnyContext } from "../server/scope.ts";
+import type { JobContext } from "../kv/jobs/define.ts";
 import { isTag } from "./policy.ts";
 import { bumpTag } from "./tags.ts";
 
@@ -17,7 +18,8 @@ import { bumpTag } from "./tags.ts";
  * revalidation reaches every process). Call it after the write that changes what the pages show.
  *
  * @param tag The tag, as routes declare it.
- * @param from In a handler, its `ctx` (or a middleware's `c`); a server action needs none.
+ * @param from In a handler, its `ctx` (or a middleware's `c`); in a background job, its context
+ *   (`run`'s second argument: a job answers no request); a server action needs none.
  * @returns Once the new version is in KV.
  *
  * @example
@@ -34,11 +36,19 @@ import { bumpTag } from "./tags.ts";
  * ```
  * @see docs/caching.md
  */
-export async function revalidateTag(tag: string, from?: AnyContext): Promise<void> {
+export async function revalidateTag(
+  tag: string,
+  from?: AnyContext | JobContext,
+): Promise<void> {
   if (!isTag(tag)) {
     throw new TypeError(
       `revalidateTag: ${JSON.stringify(tag)} is not a tag (1\u2013128 printable ASCII characters)`,
     );
   }
-  await bumpTag(kvOf(from ?? requestContext()), tag);
+  await bumpTag(from && isJob(from) ? from.kv : kvOf(from ?? requestContext()), tag);
+}
+
+/** A job's context: its `kv` is the app's store (a request's context has none of its own). */
+function isJob(from: AnyContext | JobContext): from is JobContext {
+  return "kv" in from && "signal" in from && !("req" in from);
 }
