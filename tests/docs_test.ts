@@ -89,6 +89,16 @@ Deno.test("docs/settings.md lists exactly the variables the settings read", asyn
   assert.deepEqual(documented.toSorted(), [...names].toSorted());
 });
 
+Deno.test("docs/testing.md names every option of TestClient", async () => {
+  const source = await read("lib/testing/client.ts");
+  const block = /export interface TestClientOptions \{([\s\S]*?)\n\}/.exec(source)?.[1] ?? "";
+  const options = [...block.matchAll(/^ {2}(\w+)\??:/gm)].map((match) => match[1]);
+  assert.ok(options.length > 0, "no options found in TestClientOptions");
+  const doc = await read("docs/testing.md");
+  const missing = options.filter((option) => !new RegExp(`\\b${option}\\b`).test(doc));
+  assert.deepEqual(missing, [], "options docs/testing.md never names");
+});
+
 /** The text of a doc without its fenced blocks (their lines blanked). */
 function withoutCode(doc: string, text: string): string {
   const lines = text.split("\n");
