@@ -17,7 +17,7 @@ import { held } from "../lib/cache/entry.ts";
 import { matchesIfNoneMatch } from "../lib/cache/etag.ts";
 import { resolvePolicy } from "../lib/cache/policy.ts";
 import { MAX_TRACKED, tagVersions } from "../lib/cache/tags.ts";
-import { tempStorePath } from "./helpers/kv.ts";
+import { tempStore } from "./helpers/kv.ts";
 import { heapAfterGc } from "./helpers/heap.ts";
 
 const ORIGIN = "https://app.example";
@@ -672,7 +672,8 @@ Deno.test("tag versions: a process keeps at most MAX_TRACKED tags, and a dropped
 });
 
 Deno.test("tag versions: a revalidation in another isolate is read at the next request, not after checkMs", async () => {
-  const path = await tempStorePath();
+  await using store = await tempStore();
+  const path = store.path;
   const kv = await Deno.openKv(path);
   // Another isolate of this process on the same file, as a `deno serve --parallel` worker is.
   const tags = import.meta.resolve("../lib/cache/tags.ts");

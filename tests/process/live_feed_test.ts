@@ -14,7 +14,7 @@ import { InFlight } from "../../lib/server/in_flight.ts";
 import { refusalLines } from "../../lib/server/request_log.ts";
 import type { AppScope } from "../../lib/server/scope.ts";
 import { heapAfterGc } from "../helpers/heap.ts";
-import { tempStorePath } from "../helpers/kv.ts";
+import { tempStore } from "../helpers/kv.ts";
 import { within } from "../helpers/wait.ts";
 import { Context } from "hono";
 import { internalsOf } from "../../lib/server/internals.ts";
@@ -200,7 +200,8 @@ Deno.test("feed: a subscriber behind the ring reads its gap from KV; a long abse
 });
 
 Deno.test("feed: an append through another handle on the file (another worker) is seen at once", async () => {
-  const path = await tempStorePath();
+  await using store = await tempStore();
+  const path = store.path;
   const reader = await Deno.openKv(path);
   const writer = await Deno.openKv(path);
   await add(writer, "first");
@@ -218,7 +219,8 @@ Deno.test("feed: an append through another handle on the file (another worker) i
 });
 
 Deno.test("feed: another process on the file fires no watch; pollIntervalMs catches it", async () => {
-  const path = await tempStorePath();
+  await using store = await tempStore();
+  const path = store.path;
   const kv = await Deno.openKv(path);
   await add(kv, "local");
   const stop = new AbortController();

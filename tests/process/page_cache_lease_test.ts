@@ -14,7 +14,7 @@ import assert from "node:assert/strict";
 import { LEASE_LAPSE_MS } from "../../lib/cache/shared.ts";
 import { WORKER_NAMING_MIDDLEWARE } from "../helpers/parallel.ts";
 import { builtCopy } from "../helpers/built_copy.ts";
-import { tempStorePath } from "../helpers/kv.ts";
+import { tempStore } from "../helpers/kv.ts";
 import { freePort, startServer, type TestServer } from "../helpers/server.ts";
 
 const FILES = {
@@ -68,7 +68,8 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Two `deno serve` processes of the built copy on one KV file, as two instances of one app. */
 async function twoProcesses() {
   const root = await builtCopy("page-cache-lease", FILES);
-  const kvPath = await tempStorePath();
+  const store = await tempStore();
+  const kvPath = store.path;
   const ports = [freePort(), freePort()];
   // One public origin for both, as two instances of one app have: their pages' keys are the same.
   const serve = (port: number) =>
@@ -104,6 +105,7 @@ async function twoProcesses() {
       kv.close();
       await one.stop();
       await other.stop();
+      await store[Symbol.asyncDispose]();
     },
   };
 }
