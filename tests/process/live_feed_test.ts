@@ -13,7 +13,7 @@ import { eventStream, type ServerEvent } from "../../lib/server/event_stream.ts"
 import { InFlight } from "../../lib/server/in_flight.ts";
 import { refusalLines } from "../../lib/server/request_log.ts";
 import type { AppScope } from "../../lib/server/scope.ts";
-import { heapAfterGc } from "../helpers/heap.ts";
+import { heapAfterGc, heapGrowth } from "../helpers/heap.ts";
 import { tempStore } from "../helpers/kv.ts";
 import { within } from "../helpers/wait.ts";
 import { Context } from "hono";
@@ -175,7 +175,7 @@ Deno.test("feed: logs named per request share one watch, and nothing is kept onc
     leaving.abort();
     await next;
   }
-  const grown = await heapAfterGc() - before;
+  const grown = await heapGrowth(before, 1_000_000);
   assert.ok(grown < 1_000_000, `${N} rooms named left ${(grown / 1e6).toFixed(1)} MB behind`);
   real.close();
 });
