@@ -1075,9 +1075,10 @@ Deno.test("an unknown email and a wrong password: the same answer, after the sam
   assert.match([...answers][0], /^200 .*Wrong email or password\./);
   const median = (xs: number[]) => xs.toSorted((a, b) => a - b)[xs.length >> 1];
   const ratio = median(times.unknown) / median(times.known);
-  // Loose: the machine is shared. Without the stand-in hash, an unknown email is ~100× faster.
+  // Loose: the machine is shared, and a pause of it can land on most samples of one kind. Without
+  // the stand-in hash, an unknown email is ~100× faster: ten times past the bound.
   assert.ok(
-    ratio > 1 / 3 && ratio < 3,
+    ratio > 1 / 10 && ratio < 10,
     `unknown/known = ${ratio.toFixed(2)} (${JSON.stringify(times)})`,
   );
 });

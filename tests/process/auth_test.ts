@@ -280,9 +280,10 @@ Deno.test("sign-in: the per-account limit, the same answer for unknown and wrong
     assert.equal(answers.size, 1, [...answers].join("\n"));
     const median = (xs: number[]) => xs.toSorted((a, b) => a - b)[1];
     const ratio = median(times.unknown) / median(times.known);
-    // Loose: the machine is shared. Without the stand-in hash, an unknown email is ~100× faster.
+    // Loose: the machine is shared, and a pause of it can land on two of one kind's three samples.
+    // Without the stand-in hash, an unknown email is ~100× faster: ten times past the bound.
     assert.ok(
-      ratio > 1 / 3 && ratio < 3,
+      ratio > 1 / 10 && ratio < 10,
       `unknown/known ${ratio.toFixed(2)}: ${JSON.stringify(times)}`,
     );
   });
