@@ -15,7 +15,7 @@ import { LEASE_LAPSE_MS } from "../../lib/cache/shared.ts";
 import { WORKER_NAMING_MIDDLEWARE } from "../helpers/parallel.ts";
 import { builtCopy } from "../helpers/built_copy.ts";
 import { tempStore } from "../helpers/kv.ts";
-import { freePort, startServer, type TestServer } from "../helpers/server.ts";
+import { freePort, PortTaken, startServer, type TestServer } from "../helpers/server.ts";
 
 const FILES = {
   "routes/_middleware.ts": WORKER_NAMING_MIDDLEWARE,
@@ -70,9 +70,8 @@ async function twoProcesses() {
   const root = await builtCopy("page-cache-lease", FILES);
   const store = await tempStore();
   const kvPath = store.path;
-  const ports = [freePort(), freePort()];
   // One public origin for both, as two instances of one app have: their pages' keys are the same.
-  const serve = (port: number) =>
+  const serve = (ports: number[], port: number) =>
     startServer({
       KV_PATH: kvPath,
       REQUEST_TIMEOUT_MS: String(DEADLINE_MS),
@@ -83,11 +82,24 @@ async function twoProcesses() {
       port,
       args: (port) => ["serve", "-A", "--host", "127.0.0.1", `--port=${port}`, "main.ts"],
     });
-  const one = await serve(ports[0]);
-  const other = await serve(ports[1]).catch(async (error) => {
-    await one.stop();
-    throw error;
-  });
+  const pair = async (ports: number[]) => {
+    const one = await serve(ports, ports[0]);
+    const other = await serve(ports, ports[1]).catch(async (error) => {
+      await one.stop();
+      throw error;
+    });
+    return { one, other };
+  };
+  // Each names both ports, so both are picked before either starts: one taken meanwhile (by
+  // another run's server, say) makes a new pair, as startServer picks another port alone.
+  let started: { one: TestServer; other: TestServer } | undefined;
+  for (let tries = 1; !started; tries++) {
+    started = await pair([freePort(), freePort()]).catch((error) => {
+      if (error instanceof PortTaken && tries < 5) return undefined;
+      throw error;
+    });
+  }
+  const { one, other } = started;
   const kv = await Deno.openKv(kvPath);
   const client = Deno.createHttpClient({ poolMaxIdlePerHost: 0 });
   return {
