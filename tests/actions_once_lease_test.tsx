@@ -12,7 +12,7 @@ import { fillForm } from "../lib/testing/form.ts";
 import type { App } from "../lib/server.ts";
 import { decodeResult, encodeCall, ONCE_FIELD } from "../lib/shared/action_wire.ts";
 import { actionIdOf, memoryApp } from "./helpers/app.ts";
-import { tempStorePath } from "./helpers/kv.ts";
+import { tempStore } from "./helpers/kv.ts";
 import { fromPage, ORIGIN, post, probeFiles } from "./helpers/probe_app.tsx";
 
 const FILE = "routes/_lease/actions.ts";
@@ -130,7 +130,8 @@ const OPTIONS = { origins: [ORIGIN], requestTimeoutMs: 500 };
 
 Deno.test("a first that never ends holds its key for its lease, not the hour: then one repeat runs", async () => {
   using _logs = captureLogs();
-  const path = await tempStorePath();
+  await using store = await tempStore();
+  const path = store.path;
   using one = await Deno.openKv(path);
   using two = await Deno.openKv(path);
   const first = memoryApp(files, { kv: one, ...OPTIONS });
@@ -157,7 +158,8 @@ Deno.test("a first that never ends holds its key for its lease, not the hour: th
 
 Deno.test("a first slower than its lease neither overwrites nor releases the repeat's outcome", async (t) => {
   using logs = captureLogs();
-  const path = await tempStorePath();
+  await using store = await tempStore();
+  const path = store.path;
   using one = await Deno.openKv(path);
   using two = await Deno.openKv(path);
   const first = memoryApp(files, { kv: one, ...OPTIONS });

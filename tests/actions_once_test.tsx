@@ -13,7 +13,7 @@ import { fillForm } from "../lib/testing/form.ts";
 import type { App } from "../lib/server.ts";
 import { latestPosts } from "./fixture/routes/_wall/posts.ts";
 import { memoryApp } from "./helpers/app.ts";
-import { tempStorePath } from "./helpers/kv.ts";
+import { tempStore } from "./helpers/kv.ts";
 import { fromPage, ids, ORIGIN, post, probeFiles, ran } from "./helpers/probe_app.tsx";
 import { toAbout } from "./helpers/probe_actions.ts";
 import { MEMORY_MOST, submissionsInMemory } from "../lib/actions/once.ts";
@@ -56,7 +56,8 @@ async function messages(kv: Deno.Kv): Promise<string[]> {
 }
 
 Deno.test("a submission's effect happens once", async (t) => {
-  const path = await tempStorePath();
+  await using store = await tempStore();
+  const path = store.path;
   // Two handles on one file: two workers, processes or isolates of one store.
   using one = await Deno.openKv(path);
   using two = await Deno.openKv(path);
@@ -370,7 +371,8 @@ Deno.test("an app without KV: a lapsed claim is taken by the next post, and its 
 });
 
 Deno.test("a first slower than its lease, whose repeat took the key and failed: its settle keeps its outcome, and a later post gets it (KV and memory)", async () => {
-  const path = await tempStorePath();
+  await using store = await tempStore();
+  const path = store.path;
   using kv = await Deno.openKv(path);
   const stores = { kv: submissionsInKv(kv), memory: submissionsInMemory() };
   for (const [name, submissions] of Object.entries(stores)) {

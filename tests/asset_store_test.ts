@@ -15,6 +15,7 @@ import { MAX_VALUE_BYTES, valueSize } from "../lib/kv/limits.ts";
 import { keepBuildAssets } from "../lib/server/kept_assets.ts";
 import { createApp } from "../lib/server.ts";
 import { fixtureBuild, memoryManifest, serveApp } from "./helpers/app.ts";
+import { tempStore } from "./helpers/kv.ts";
 import { FIXTURE_ROOT } from "./helpers/project_copy.ts";
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -95,8 +96,8 @@ Deno.test("a build is written once; after that, a start costs one read", async (
 });
 
 Deno.test("many writers at once, as workers and instances start: one writes, all agree", async () => {
-  const path = await Deno.makeTempFile({ suffix: ".sqlite3" });
-  const stores = await Promise.all(Array.from({ length: 8 }, () => Deno.openKv(path)));
+  await using store = await tempStore();
+  const stores = await Promise.all(Array.from({ length: 8 }, () => Deno.openKv(store.path)));
   try {
     const shared = noise(2 * PART_BYTES, 3);
     const build = (n: number) => [
@@ -119,43 +120,39 @@ Deno.test("many writers at once, as workers and instances start: one writes, all
     assert.ok(again.every((r) => r.done === "already"));
   } finally {
     for (const kv of stores) kv.close();
-    await Deno.remove(path);
   }
 });
 
 Deno.test("kept files expire with the retention; written again once half of it is gone", async () => {
   // A file, as `deno serve --parallel` workers share it: KV's own expiry can be read there.
-  const path = await Deno.makeTempFile({ suffix: ".sqlite3" });
-  try {
-    using kv = await Deno.openKv(path);
-    const retention = { ms: 3_000, maxBytes: ROOMY.maxBytes };
-    const files = [file("/_app/soon-AAAAAAAA.js", noise(2 * PART_BYTES))];
-    const written = Date.now();
-    assert.equal((await keepAssets(kv, "b1", files, retention)).done, "now");
-    assert.equal((await keepAssets(kv, "b1", files, retention)).done, "already");
-    // Every entry carries KV's expiry — record, file and parts (a little later) — which deletes it
-    // within a minute or so of its time.
-    const db = new DatabaseSync(path, { readOnly: true });
-    const rows = db.prepare("SELECT expiration_ms FROM kv").all() as { expiration_ms: number }[];
-    db.close();
-    assert.equal(rows.length, 1 + 1 + 3, "the build's record, the file's entry, its parts");
-    for (const { expiration_ms: expiry } of rows) {
-      assert.ok(expiry >= written + 3_000 && expiry <= Date.now() + 3_300, `expires at ${expiry}`);
-    }
-
-    // Half the retention later, a start writes them again with a new expiry.
-    await sleep(1_600);
-    const refreshed = await keepAssets(kv, "b1", files, retention);
-    assert.equal(refreshed.done === "now" && refreshed.written, 1);
-    assert.ok(await readAsset(kv, "/_app/soon-AAAAAAAA.js"));
-    // Without another start, it is no longer served once its time has come.
-    await sleep(3_100);
-    assert.equal(await readAsset(kv, "/_app/soon-AAAAAAAA.js"), undefined);
-    const again = await keepAssets(kv, "b1", files, retention);
-    assert.equal(again.done === "now" && again.written, 1, "gone: written whole again");
-  } finally {
-    await Deno.remove(path);
+  await using store = await tempStore();
+  const path = store.path;
+  using kv = await Deno.openKv(path);
+  const retention = { ms: 3_000, maxBytes: ROOMY.maxBytes };
+  const files = [file("/_app/soon-AAAAAAAA.js", noise(2 * PART_BYTES))];
+  const written = Date.now();
+  assert.equal((await keepAssets(kv, "b1", files, retention)).done, "now");
+  assert.equal((await keepAssets(kv, "b1", files, retention)).done, "already");
+  // Every entry carries KV's expiry — record, file and parts (a little later) — which deletes it
+  // within a minute or so of its time.
+  const db = new DatabaseSync(path, { readOnly: true });
+  const rows = db.prepare("SELECT expiration_ms FROM kv").all() as { expiration_ms: number }[];
+  db.close();
+  assert.equal(rows.length, 1 + 1 + 3, "the build's record, the file's entry, its parts");
+  for (const { expiration_ms: expiry } of rows) {
+    assert.ok(expiry >= written + 3_000 && expiry <= Date.now() + 3_300, `expires at ${expiry}`);
   }
+
+  // Half the retention later, a start writes them again with a new expiry.
+  await sleep(1_600);
+  const refreshed = await keepAssets(kv, "b1", files, retention);
+  assert.equal(refreshed.done === "now" && refreshed.written, 1);
+  assert.ok(await readAsset(kv, "/_app/soon-AAAAAAAA.js"));
+  // Without another start, it is no longer served once its time has come.
+  await sleep(3_100);
+  assert.equal(await readAsset(kv, "/_app/soon-AAAAAAAA.js"), undefined);
+  const again = await keepAssets(kv, "b1", files, retention);
+  assert.equal(again.done === "now" && again.written, 1, "gone: written whole again");
 });
 
 Deno.test("the store holds at most maxBytes: the oldest builds go, what newer ones share stays", async () => {

@@ -14,7 +14,7 @@ import { resolveAuth } from "../lib/auth/settings.ts";
 import { startSession } from "../lib/auth/sessions.ts";
 import { TestClient } from "../lib/testing.ts";
 import { memoryApp } from "./helpers/app.ts";
-import { tempStorePath } from "./helpers/kv.ts";
+import { tempStore } from "./helpers/kv.ts";
 import {
   actionIds,
   authFiles,
@@ -32,16 +32,17 @@ const ROOMY = {
 
 /** Two handles on one file, each an app's: instance `a` and instance `b`. */
 async function twoInstances(wrapA: (kv: Deno.Kv, other: Deno.Kv) => Deno.Kv = (kv) => kv) {
-  const path = await tempStorePath();
-  const [a, b] = [await Deno.openKv(path), await Deno.openKv(path)];
+  const store = await tempStore();
+  const [a, b] = [await Deno.openKv(store.path), await Deno.openKv(store.path)];
   return {
     a,
     b,
     appA: memoryApp(authFiles(), { kv: wrapA(a, b), auth: ROOMY }),
     appB: memoryApp(authFiles(), { kv: b, auth: ROOMY }),
-    [Symbol.dispose]() {
+    async [Symbol.asyncDispose]() {
       a.close();
       b.close();
+      await store[Symbol.asyncDispose]();
     },
   };
 }
@@ -95,7 +96,7 @@ async function leftOf(kv: Deno.Kv, user: User) {
 }
 
 Deno.test("deleteUser: the record, the email and every session go; signed out at the next request on every instance", async () => {
-  using t = await twoInstances();
+  await using t = await twoInstances();
   const ada = await storedUser(t.a, "ada@example.com");
   const onA = new TestClient(t.appA);
   const onB = new TestClient(t.appB);
@@ -145,7 +146,7 @@ Deno.test("deleteUser: the record, the email and every session go; signed out at
 });
 
 Deno.test("a deletion cut short: the user is gone to every look-up, and the next call finishes it", async () => {
-  using t = await twoInstances();
+  await using t = await twoInstances();
   const grace = await storedUser(t.a, "grace@example.com");
   const client = new TestClient(t.appA);
   await client.signInAs(grace);
@@ -177,7 +178,7 @@ Deno.test("a deletion cut short: the user is gone to every look-up, and the next
 
 Deno.test("a user deleted on another instance while signing in: the form's answer, no session, never a 500", async () => {
   let deleted: User | undefined;
-  using t = await twoInstances((kv, other) =>
+  await using t = await twoInstances((kv, other) =>
     meanwhileStarting(kv, other, async (other) => {
       deleted = await deleteUser(other, "kim@example.com");
     }).kv
@@ -196,7 +197,7 @@ Deno.test("a user deleted on another instance while signing in: the form's answe
 });
 
 Deno.test("signInAs of a user deleted meanwhile on another instance: an error that says so", async () => {
-  using t = await twoInstances((kv, other) =>
+  await using t = await twoInstances((kv, other) =>
     meanwhileStarting(kv, other, (other) => deleteUser(other, "lee@example.com")).kv
   );
   const lee = await storedUser(t.a, "lee@example.com");
@@ -209,7 +210,7 @@ Deno.test("signInAs of a user deleted meanwhile on another instance: an error th
 
 Deno.test("signInAs answers with the roles its session holds: a change of roles meanwhile on another instance", async () => {
   // The session takes the roles as it commits; signInAs answered with the ones it first read.
-  using t = await twoInstances((kv, other) =>
+  await using t = await twoInstances((kv, other) =>
     meanwhileStarting(kv, other, (other) => setRoles(other, "demoted@example.com", [])).kv
   );
   const demoted = await storedUser(t.a, "demoted@example.com", { roles: ["admin"] });
@@ -220,7 +221,7 @@ Deno.test("signInAs answers with the roles its session holds: a change of roles 
 });
 
 Deno.test("deleteUser's also: the product's part goes in the commit that removes the user, or neither", async () => {
-  using t = await twoInstances();
+  await using t = await twoInstances();
   const bo = await storedUser(t.a, "bo@example.com");
   await t.a.set(["notes", bo.id], "the product's data");
   // A check of the product's that fails: nothing of its part, and the user is not removed either.
@@ -250,7 +251,7 @@ Deno.test("deleteUser's also: the product's part goes in the commit that removes
 });
 
 Deno.test("a deletion cut short: sign-up says the account is being deleted, unfinishedDeletions lists it, and a retry with the id finishes it", async () => {
-  using t = await twoInstances();
+  await using t = await twoInstances();
   const ann = await storedUser(t.a, "ann@example.com");
   await assert.rejects(
     deleteUser(t.b, "ann@example.com", {
@@ -284,7 +285,7 @@ Deno.test("a deletion cut short: sign-up says the account is being deleted, unfi
 });
 
 Deno.test("deleteUser with { id }: a retry after the person signed up again leaves the new account alone", async () => {
-  using t = await twoInstances();
+  await using t = await twoInstances();
   const first = await storedUser(t.a, "rae@example.com");
   await deleteUser(t.b, "rae@example.com", { id: first.id });
   const again = await storedUser(t.a, "rae@example.com");

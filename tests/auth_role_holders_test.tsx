@@ -365,7 +365,9 @@ Deno.test("while another process builds the index, a listing waits a second at m
   const started = performance.now();
   assert.deepEqual((await roleHolders(counted.kv, "doctor")).users, []);
   const waited = performance.now() - started;
-  assert.ok(waited >= 900 && waited < 3_000, `waited ${waited} ms`);
+  // It waited its second for the build, and then no longer: the lease another process renews (60 s
+  // here) is what it must not wait out. The bound leaves a loaded machine seconds of stalls.
+  assert.ok(waited >= 900 && waited < 15_000, `waited ${waited} ms`);
   assert.equal(counted.reads(), 0);
   await kv.set(lease, Date.now() - 1); // its holder died: the lease lapsed
   assert.deepEqual(await emailsOf(counted.kv, "doctor"), doctors);

@@ -31,7 +31,7 @@ import { sessionsOf } from "../lib/auth/sessions.ts";
 import { isToken, tokenHash } from "../lib/auth/token.ts";
 import { captureLogs, TestClient } from "../lib/testing.ts";
 import { memoryApp } from "./helpers/app.ts";
-import { tempStorePath } from "./helpers/kv.ts";
+import { tempStore } from "./helpers/kv.ts";
 import {
   type ActionAnswer,
   actionIds,
@@ -579,9 +579,9 @@ Deno.test("roles taken away on another process while a sign-in checks the passwo
   // admin's `setRoles` commits after the sign-in read the user and before it stored the session
   // (it lists the user's sessions then, after the password's hash): the session used to keep the
   // roles read before the hash, `admin` taken away, until its absolute end - 7 days.
-  const path = await tempStorePath();
-  using store = await Deno.openKv(path);
-  using other = await Deno.openKv(path);
+  await using kvFile = await tempStore();
+  using store = await Deno.openKv(kvFile.path);
+  using other = await Deno.openKv(kvFile.path);
   let revoked: Promise<unknown> | undefined;
   const kv = new Proxy(store, {
     get(target, name) {
@@ -1075,9 +1075,10 @@ Deno.test("an unknown email and a wrong password: the same answer, after the sam
   assert.match([...answers][0], /^200 .*Wrong email or password\./);
   const median = (xs: number[]) => xs.toSorted((a, b) => a - b)[xs.length >> 1];
   const ratio = median(times.unknown) / median(times.known);
-  // Loose: the machine is shared. Without the stand-in hash, an unknown email is ~100× faster.
+  // Loose: the machine is shared, and a pause of it can land on most samples of one kind. Without
+  // the stand-in hash, an unknown email is ~100× faster: ten times past the bound.
   assert.ok(
-    ratio > 1 / 3 && ratio < 3,
+    ratio > 1 / 10 && ratio < 10,
     `unknown/known = ${ratio.toFixed(2)} (${JSON.stringify(times)})`,
   );
 });

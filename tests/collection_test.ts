@@ -24,6 +24,7 @@ import type { RouteModule } from "../lib/server/manifest.ts";
 import { captureLogs } from "../lib/testing.ts";
 import { memoryApp } from "./helpers/app.ts";
 import { assertConsistent, entriesOf, failing, type IndexRule } from "./helpers/collections.ts";
+import { tempStore } from "./helpers/kv.ts";
 
 const Card = v.object({
   title: v.pipe(v.string(), v.trim(), v.minLength(1, "A title, please."), v.maxLength(200)),
@@ -235,33 +236,30 @@ Deno.test("ranges (docs/data.md): a unique index per slot refuses an overlap, al
     indexes: { h10: slot(10), h11: slot(11), h12: slot(12) },
     transitions: { state: { requested: ["confirmed", "cancelled"], confirmed: ["cancelled"] } },
   });
-  const path = await Deno.makeTempFile({ suffix: ".sqlite3" });
+  await using store = await tempStore();
+  const path = store.path;
   // Two handles on one file: two workers, whose commits race in SQLite rather than take turns.
   using one = await Deno.openKv(path);
   using other = await Deno.openKv(path);
-  try {
-    const morning = await bookings.create(one, {
-      room: "A",
-      start: 10,
-      hours: 2,
-      state: "requested",
-    });
-    const noon = await bookings.create(one, { room: "A", start: 11, hours: 2, state: "requested" });
-    const results = await Promise.allSettled([
-      bookings.update(one, morning.id, { state: "confirmed" }),
-      bookings.update(other, noon.id, { state: "confirmed" }),
-    ]);
-    assert.equal(results.filter((r) => r.status === "fulfilled").length, 1);
-    const [refused] = results.filter((r) => r.status === "rejected");
-    assert.ok(refused.reason instanceof ConflictError && refused.reason.reason === "taken");
-    assert.equal(refused.reason.index, "h11"); // the one hour both cover
-    const winner = results[0].status === "fulfilled" ? morning : noon;
-    const loser = winner === morning ? noon : morning;
-    await bookings.update(one, winner.id, { state: "cancelled" }); // frees its slots
-    await bookings.update(other, loser.id, { state: "confirmed" });
-  } finally {
-    await Deno.remove(path);
-  }
+  const morning = await bookings.create(one, {
+    room: "A",
+    start: 10,
+    hours: 2,
+    state: "requested",
+  });
+  const noon = await bookings.create(one, { room: "A", start: 11, hours: 2, state: "requested" });
+  const results = await Promise.allSettled([
+    bookings.update(one, morning.id, { state: "confirmed" }),
+    bookings.update(other, noon.id, { state: "confirmed" }),
+  ]);
+  assert.equal(results.filter((r) => r.status === "fulfilled").length, 1);
+  const [refused] = results.filter((r) => r.status === "rejected");
+  assert.ok(refused.reason instanceof ConflictError && refused.reason.reason === "taken");
+  assert.equal(refused.reason.index, "h11"); // the one hour both cover
+  const winner = results[0].status === "fulfilled" ? morning : noon;
+  const loser = winner === morning ? noon : morning;
+  await bookings.update(one, winner.id, { state: "cancelled" }); // frees its slots
+  await bookings.update(other, loser.id, { state: "confirmed" });
 });
 
 Deno.test("checks: a write holds only while another collection's item is as read, also against another store", async () => {
@@ -273,62 +271,59 @@ Deno.test("checks: a write holds only while another collection's item is as read
     schema: v.object({ take: v.string(), sku: v.string(), n: v.number() }),
     indexes: { byTake: { key: "take" } },
   });
-  const path = await Deno.makeTempFile({ suffix: ".sqlite3" });
+  await using store = await tempStore();
+  const path = store.path;
   // Two handles on one file: two workers, whose commits race in SQLite rather than take turns.
   using one = await Deno.openKv(path);
   using other = await Deno.openKv(path);
-  try {
-    const take = await takes.create(one, { state: "counting" });
-    const counted = await counts.create(one, { take: take.id, sku: "A", n: 1 }, {
-      checks: [takes.check(take)],
-    });
-    // Counts keep coming from one worker while another submits the stock take: none may commit
-    // after the submit, however the commits interleave.
-    const entering = Array.from(
-      { length: 20 },
-      (_, i) =>
-        counts.create(one, { take: take.id, sku: `S${i}`, n: i }, { checks: [takes.check(take)] }),
-    );
-    // Settled as they end: one refused while the submit is awaited is not an unhandled rejection.
-    const settled = Promise.allSettled(entering);
-    const submitted = await takes.update(other, take.id, { state: "submitted" });
-    const results = await settled;
-    for (const result of results) {
-      if (result.status === "fulfilled") {
-        assert.ok(
-          result.value.versionstamp < submitted.versionstamp,
-          "committed before the submit",
-        );
-      } else {
-        assert.ok(result.reason instanceof ConflictError, String(result.reason));
-        // The stock take is what changed, not the count: the refusal says so.
-        assert.equal(result.reason.reason, "checked");
-        assert.equal(result.reason.checked, "takes");
-        assert.equal(result.reason.status, 409);
-      }
+  const take = await takes.create(one, { state: "counting" });
+  const counted = await counts.create(one, { take: take.id, sku: "A", n: 1 }, {
+    checks: [takes.check(take)],
+  });
+  // Counts keep coming from one worker while another submits the stock take: none may commit
+  // after the submit, however the commits interleave.
+  const entering = Array.from(
+    { length: 20 },
+    (_, i) =>
+      counts.create(one, { take: take.id, sku: `S${i}`, n: i }, { checks: [takes.check(take)] }),
+  );
+  // Settled as they end: one refused while the submit is awaited is not an unhandled rejection.
+  const settled = Promise.allSettled(entering);
+  const submitted = await takes.update(other, take.id, { state: "submitted" });
+  const results = await settled;
+  for (const result of results) {
+    if (result.status === "fulfilled") {
+      assert.ok(
+        result.value.versionstamp < submitted.versionstamp,
+        "committed before the submit",
+      );
+    } else {
+      assert.ok(result.reason instanceof ConflictError, String(result.reason));
+      // The stock take is what changed, not the count: the refusal says so.
+      assert.equal(result.reason.reason, "checked");
+      assert.equal(result.reason.checked, "takes");
+      assert.equal(result.reason.status, 409);
     }
-    const written = results.filter((r) => r.status === "fulfilled").length;
-    const listed = await counts.list(other, { index: "byTake", value: take.id });
-    assert.equal(listed.items.length, 1 + written);
-    const snapshot = await counts.snapshot(other, { index: "byTake", value: take.id });
-    assert.equal(snapshot.seq, 1 + written, "a refused write logs no change");
-
-    // The stale stock take refuses creates, updates and deletes alike; the fresh one lets them by.
-    const stale = { checks: [takes.check(take)] };
-    await assert.rejects(
-      counts.create(one, { take: take.id, sku: "B", n: 1 }, stale),
-      ConflictError,
-    );
-    await assert.rejects(counts.update(one, counted.id, { n: 2 }, stale), ConflictError);
-    await assert.rejects(counts.delete(one, counted.id, stale), ConflictError);
-    assert.equal((await counts.get(other, counted.id))?.value.n, 1);
-    const reopened = await takes.update(other, take.id, { state: "counting" });
-    const fresh = { checks: [takes.check(reopened)] };
-    assert.equal((await counts.update(one, counted.id, { n: 2 }, fresh)).value.n, 2);
-    assert.ok(await counts.delete(one, counted.id, fresh));
-  } finally {
-    await Deno.remove(path);
   }
+  const written = results.filter((r) => r.status === "fulfilled").length;
+  const listed = await counts.list(other, { index: "byTake", value: take.id });
+  assert.equal(listed.items.length, 1 + written);
+  const snapshot = await counts.snapshot(other, { index: "byTake", value: take.id });
+  assert.equal(snapshot.seq, 1 + written, "a refused write logs no change");
+
+  // The stale stock take refuses creates, updates and deletes alike; the fresh one lets them by.
+  const stale = { checks: [takes.check(take)] };
+  await assert.rejects(
+    counts.create(one, { take: take.id, sku: "B", n: 1 }, stale),
+    ConflictError,
+  );
+  await assert.rejects(counts.update(one, counted.id, { n: 2 }, stale), ConflictError);
+  await assert.rejects(counts.delete(one, counted.id, stale), ConflictError);
+  assert.equal((await counts.get(other, counted.id))?.value.n, 1);
+  const reopened = await takes.update(other, take.id, { state: "counting" });
+  const fresh = { checks: [takes.check(reopened)] };
+  assert.equal((await counts.update(one, counted.id, { n: 2 }, fresh)).value.n, 2);
+  assert.ok(await counts.delete(one, counted.id, fresh));
 });
 
 Deno.test("checkAbsent: a write holds only while no item of another collection has a unique value, also against another store", async () => {
@@ -342,65 +337,62 @@ Deno.test("checkAbsent: a write holds only while no item of another collection h
     schema: v.object({ book: v.string(), who: v.string() }),
     indexes: { byBook: { key: "book" } },
   });
-  const path = await Deno.makeTempFile({ suffix: ".sqlite3" });
+  await using store = await tempStore();
+  const path = store.path;
   // Two handles on one file: two workers, whose commits race in SQLite rather than take turns.
   using one = await Deno.openKv(path);
   using other = await Deno.openKv(path);
   const noLoan = (book: string) => ({ checks: [loans.checkAbsent("openByBook", book)] });
-  try {
-    const first = await reservations.create(one, { book: "b1", who: "ada" }, noLoan("b1"));
-    // Reservations keep coming from one worker while another lends the book: none may commit
-    // after the loan, however the commits interleave.
-    const entering = Promise.allSettled(Array.from(
-      { length: 20 },
-      (_, i) => reservations.create(one, { book: "b1", who: `r${i}` }, noLoan("b1")),
-    ));
-    const loan = await loans.create(other, { book: "b1", state: "open" });
-    const results = await entering;
-    for (const result of results) {
-      if (result.status === "fulfilled") {
-        assert.ok(result.value.versionstamp < loan.versionstamp, "committed before the loan");
-      } else {
-        assert.ok(result.reason instanceof ConflictError, String(result.reason));
-        assert.equal(result.reason.reason, "exists");
-        assert.equal(result.reason.code, "exists");
-        assert.equal(result.reason.checked, "loans");
-        assert.equal(result.reason.index, "openByBook");
-        assert.equal(result.reason.status, 409);
-      }
+  const first = await reservations.create(one, { book: "b1", who: "ada" }, noLoan("b1"));
+  // Reservations keep coming from one worker while another lends the book: none may commit
+  // after the loan, however the commits interleave.
+  const entering = Promise.allSettled(Array.from(
+    { length: 20 },
+    (_, i) => reservations.create(one, { book: "b1", who: `r${i}` }, noLoan("b1")),
+  ));
+  const loan = await loans.create(other, { book: "b1", state: "open" });
+  const results = await entering;
+  for (const result of results) {
+    if (result.status === "fulfilled") {
+      assert.ok(result.value.versionstamp < loan.versionstamp, "committed before the loan");
+    } else {
+      assert.ok(result.reason instanceof ConflictError, String(result.reason));
+      assert.equal(result.reason.reason, "exists");
+      assert.equal(result.reason.code, "exists");
+      assert.equal(result.reason.checked, "loans");
+      assert.equal(result.reason.index, "openByBook");
+      assert.equal(result.reason.status, 409);
     }
-    const written = results.filter((r) => r.status === "fulfilled").length;
-    const listed = await reservations.list(other, { index: "byBook", value: "b1" });
-    assert.equal(listed.items.length, 1 + written);
-
-    // While the loan is open, creates, updates and deletes that need the book free are refused;
-    // another book's are not.
-    await assert.rejects(
-      reservations.create(one, { book: "b1", who: "bob" }, noLoan("b1")),
-      ConflictError,
-    );
-    await assert.rejects(
-      reservations.update(one, first.id, { who: "bob" }, noLoan("b1")),
-      ConflictError,
-    );
-    await assert.rejects(reservations.delete(one, first.id, noLoan("b1")), ConflictError);
-    assert.equal((await reservations.get(other, first.id))?.value.who, "ada");
-    await reservations.create(one, { book: "b2", who: "bob" }, noLoan("b2"));
-    // Returned: the loan leaves the index in the commit that returns it, and the book is free.
-    await loans.update(other, loan.id, { state: "returned" });
-    assert.equal(
-      (await reservations.update(one, first.id, { who: "cy" }, noLoan("b1"))).value.who,
-      "cy",
-    );
-
-    // Only a unique index has one key per value to check.
-    // @ts-expect-error: not a unique index
-    assert.throws(() => reservations.checkAbsent("byBook", "b1"), TypeError);
-    // @ts-expect-error: not a key part
-    assert.throws(() => loans.checkAbsent("openByBook", {}), TypeError);
-  } finally {
-    await Deno.remove(path);
   }
+  const written = results.filter((r) => r.status === "fulfilled").length;
+  const listed = await reservations.list(other, { index: "byBook", value: "b1" });
+  assert.equal(listed.items.length, 1 + written);
+
+  // While the loan is open, creates, updates and deletes that need the book free are refused;
+  // another book's are not.
+  await assert.rejects(
+    reservations.create(one, { book: "b1", who: "bob" }, noLoan("b1")),
+    ConflictError,
+  );
+  await assert.rejects(
+    reservations.update(one, first.id, { who: "bob" }, noLoan("b1")),
+    ConflictError,
+  );
+  await assert.rejects(reservations.delete(one, first.id, noLoan("b1")), ConflictError);
+  assert.equal((await reservations.get(other, first.id))?.value.who, "ada");
+  await reservations.create(one, { book: "b2", who: "bob" }, noLoan("b2"));
+  // Returned: the loan leaves the index in the commit that returns it, and the book is free.
+  await loans.update(other, loan.id, { state: "returned" });
+  assert.equal(
+    (await reservations.update(one, first.id, { who: "cy" }, noLoan("b1"))).value.who,
+    "cy",
+  );
+
+  // Only a unique index has one key per value to check.
+  // @ts-expect-error: not a unique index
+  assert.throws(() => reservations.checkAbsent("byBook", "b1"), TypeError);
+  // @ts-expect-error: not a key part
+  assert.throws(() => loans.checkAbsent("openByBook", {}), TypeError);
 });
 
 Deno.test("attack 14: checkAbsent of a value no item can hold (a user's 3 KB text) holds, rather than a TypeError's 500", async () => {

@@ -504,14 +504,15 @@ Deno.test("commitAll: a commit that loses every race gives up after bounded trie
 Deno.test("attack 21: a write whose function never settles holds its collections' later writes in this isolate for a while, not for good", async () => {
   using kv = await Deno.openKv(":memory:");
   const drill = await tools.create(kv, { name: "Drill", state: "available" });
-  // The product's function awaits what never comes (a fetch with no timeout, say).
+  // The product's function awaits what never comes (a fetch with no timeout, say). The later
+  // writes wait its turn (2 s), then go: "for good" is what the bound (30 s, room for a loaded
+  // machine) tells apart.
   let release!: () => void;
   const never = new Promise<void>((resolve) => release = resolve);
   const stuck = commitAll(kv, [
     loans.creating({ tool: drill.id, member: "ada", state: "open" }),
     tools.updating(drill.id, async () => (await never, { state: "lent" })),
   ]);
-  const started = performance.now();
   const later = Promise.all([
     tools.create(kv, { name: "Saw", state: "available" }),
     loans.create(kv, { tool: "saw", member: "bea", state: "open" }),
@@ -519,12 +520,11 @@ Deno.test("attack 21: a write whose function never settles holds its collections
   let timer!: ReturnType<typeof setTimeout>;
   const given = await Promise.race([
     later.then(() => "written"),
-    new Promise((resolve) => timer = setTimeout(resolve, 6_000, "still waiting")),
+    new Promise((resolve) => timer = setTimeout(resolve, 30_000, "still waiting")),
   ]);
   clearTimeout(timer);
   release();
   await stuck;
   assert.equal(given, "written");
-  assert.ok(performance.now() - started < 5_000);
   await consistent(kv);
 });

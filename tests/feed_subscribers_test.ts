@@ -8,7 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { append, feedOf, kvLog } from "../lib/data.ts";
-import { heapAfterGc } from "./helpers/heap.ts";
+import { heapAfterGc, heapGrowth } from "./helpers/heap.ts";
 
 const N = 2_000;
 
@@ -26,7 +26,7 @@ Deno.test("2,000 subscribers waiting on one feed hold under 1.5 KB each; one ret
   const warm = subscribe();
   const before = await heapAfterGc();
   const waiting = Array.from({ length: N }, subscribe);
-  const grown = await heapAfterGc() - before;
+  const grown = await heapGrowth(before, 1_500 * N);
   assert.equal(feed.subscribers, N + 1);
   const each = grown / N;
   assert.ok(each < 1_500, `${each.toFixed(0)} bytes a waiting subscriber`);

@@ -11,7 +11,7 @@ import { deadJobs, defineJobs } from "../lib/data.ts";
 import { listenJobs } from "../lib/kv/jobs/listen.ts";
 import { captureLogs, watchJobs } from "../lib/testing.ts";
 import { memoryApp } from "./helpers/app.ts";
-import { tempStorePath } from "./helpers/kv.ts";
+import { tempStore } from "./helpers/kv.ts";
 import { within } from "./helpers/wait.ts";
 import { begunSlowJob } from "./helpers/slow_job.ts";
 
@@ -70,7 +70,8 @@ function encodedKey(parts: string[]): Uint8Array {
 }
 
 Deno.test("a keyed job's key is remembered a week past its retry's time, not a week past its enqueue", async () => {
-  const path = await tempStorePath();
+  await using store = await tempStore();
+  const path = store.path;
   const kv = await Deno.openKv(path);
   using _logs = captureLogs();
   const { jobs } = flakyJobs([10 * DAY]); // a retry 10 days on: past the key's week

@@ -31,7 +31,7 @@ import type { JobRun, Telemetry } from "../lib/server.ts";
 import type { RouteModule } from "../lib/server/manifest.ts";
 import { captureLogs, watchJobs } from "../lib/testing.ts";
 import { memoryApp } from "./helpers/app.ts";
-import { tempStorePath } from "./helpers/kv.ts";
+import { tempStore } from "./helpers/kv.ts";
 import { within } from "./helpers/wait.ts";
 
 /** Resolves once `key` holds a value in `kv`: KV's own watch, no polling. */
@@ -1141,7 +1141,8 @@ Deno.test("a delay past KV's 30 days (a reminder for an appointment months away)
 });
 
 Deno.test("a delayed job's key is remembered a week past when it is due, not a week past its enqueue", async () => {
-  const path = await tempStorePath();
+  await using store = await tempStore();
+  const path = store.path;
   const jobs = defineJobs({ remind: { run() {} } });
   const week = 7 * 24 * 60 * 60 * 1000;
   const delay = 40 * 24 * 60 * 60 * 1000; // a reminder for an appointment 40 days away

@@ -14,6 +14,7 @@ import { appFromEnv } from "../lib/cli/app.ts";
 import { readSettings } from "../lib/cli/settings.ts";
 import { isTransaction, type ReceivedItem, startSentryReceiver } from "shell/testing";
 import { memoryManifest, serveApp } from "./helpers/app.ts";
+import { tempDir } from "./helpers/temp_dir.ts";
 
 function Clock() {
   return <h1>About</h1>;
@@ -33,9 +34,9 @@ Deno.test({
   sanitizeResources: false,
   async fn() {
     // A module no one has imported yet in this process, as a product's lazily loaded one is.
-    const dir = await Deno.makeTempDir();
-    const lazyModule = pathToFileURL(`${dir}/lazy.ts`).href;
-    await Deno.writeTextFile(`${dir}/lazy.ts`, `export const answer = "imported";\n`);
+    await using dir = await tempDir();
+    const lazyModule = pathToFileURL(`${dir.path}/lazy.ts`).href;
+    await Deno.writeTextFile(`${dir.path}/lazy.ts`, `export const answer = "imported";\n`);
     await using receiver = startSentryReceiver();
     const manifest = memoryManifest({
       routes: {
@@ -75,6 +76,5 @@ Deno.test({
       assert.match(html, new RegExp(`<meta name="sentry-trace" content="${traceOf(transaction)}-`));
     }
     assert.equal(traces.size, 1 + LATER_REQUESTS, "each request on a trace of its own");
-    await Deno.remove(dir, { recursive: true });
   },
 });

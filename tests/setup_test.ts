@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { chromiumPath, missingMessage, missingTools } from "./setup.ts";
+import { tempDir } from "./helpers/temp_dir.ts";
 
 const nothing = (path = "") => (name: string) =>
   name === "PATH" ? path : name === "CHROMIUM_PATH" ? "/nowhere/chromium" : undefined;
@@ -24,23 +25,23 @@ Deno.test("a product's folders are known by their names at any depth under tests
   assert.deepEqual(names(["tests/clinic/billing/process/"]), ["sqlite3", "setpriv"]);
   assert.deepEqual(names(["tests/clinic/unit"]), []);
   // A folder named as a whole: what the folders in it need, as `deno test` runs them all.
-  const root = await Deno.makeTempDir();
+  await using temp = await tempDir();
+  const root = temp.path;
   await Deno.mkdir(`${root}/tests/clinic/booking/e2e`, { recursive: true });
   await Deno.mkdir(`${root}/tests/clinic/process`, { recursive: true });
   await Deno.mkdir(`${root}/tests/notes`, { recursive: true });
   assert.deepEqual(names([`${root}/tests/clinic`]), ["chromium", "sqlite3", "setpriv"]);
   assert.deepEqual(names([`${root}/tests/clinic/booking`]), ["chromium"]);
   assert.deepEqual(names([`${root}/tests/notes`]), []);
-  await Deno.remove(root, { recursive: true });
 });
 
 Deno.test("a tool on the PATH is found, if it is executable", async () => {
-  const dir = await Deno.makeTempDir();
+  await using temp = await tempDir();
+  const dir = temp.path;
   await Deno.writeTextFile(`${dir}/wrk`, "#!/bin/sh\n", { mode: 0o755 });
   await Deno.writeTextFile(`${dir}/prlimit`, "not a program", { mode: 0o644 });
   const missing = missingTools(["tests/reliability"], nothing(`/nowhere:${dir}`));
   assert.deepEqual(missing.map((tool) => tool.name), ["chromium", "prlimit"]);
-  await Deno.remove(dir, { recursive: true });
 });
 
 Deno.test("one line: what is missing and the command that installs it", () => {

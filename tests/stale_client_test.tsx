@@ -17,6 +17,7 @@ import { type App, createApp } from "../lib/server.ts";
 import { isKeepable, keptFromForm, STALE_NOTICE } from "../lib/shared/kept_input.ts";
 import { type AppFiles, memoryApp, memoryManifest } from "./helpers/app.ts";
 import { call, fromPage } from "./helpers/probe_app.tsx";
+import { tempStore } from "./helpers/kv.ts";
 import { FIXTURE_ROOT } from "./helpers/project_copy.ts";
 
 /** An id no build of this app ever gave: what an old page's stub or form posts to after a deploy. */
@@ -319,15 +320,12 @@ Deno.test("the form-state key is kept in KV: one build's cookie verifies on the 
 });
 
 Deno.test("many processes asking for the key at once agree on one", async () => {
-  const path = await Deno.makeTempFile({ suffix: ".sqlite3" });
-  try {
-    const stores = await Promise.all(Array.from({ length: 6 }, () => Deno.openKv(path)));
-    const keys = await Promise.all(stores.map((kv) => kvSecret(kv, "form_state")()));
-    assert.equal(new Set(keys).size, 1);
-    for (const kv of stores) kv.close();
-  } finally {
-    await Deno.remove(path);
-  }
+  await using store = await tempStore();
+  const path = store.path;
+  const stores = await Promise.all(Array.from({ length: 6 }, () => Deno.openKv(path)));
+  const keys = await Promise.all(stores.map((kv) => kvSecret(kv, "form_state")()));
+  assert.equal(new Set(keys).size, 1);
+  for (const kv of stores) kv.close();
 });
 
 /** A payment form: sensitive by name, by `autocomplete`, by the app's opt-out; and plain fields. */

@@ -131,18 +131,21 @@ function scanOf(islands: Record<string, string>): Scan {
   };
 }
 
-/** A project holding `files` (empty), for the plan's check that each stylesheet is there. */
-function projectWith(...files: string[]): string {
+/**
+ * A project holding `files` (empty), for the plan's check that each stylesheet is there; removed
+ * with the scope that holds it (`using project = projectWith()`).
+ */
+function projectWith(...files: string[]): Disposable & { root: string } {
   const root = mkdtempSync(join(tmpdir(), "styles-plan-"));
   for (const file of files) {
     Deno.mkdirSync(join(root, file, ".."), { recursive: true });
     writeFileSync(join(root, file), "");
   }
-  return root;
+  return { root, [Symbol.dispose]: () => Deno.removeSync(root, { recursive: true }) };
 }
 
 Deno.test("each module's stylesheets: in the order imports run, a page's stopping at islands", () => {
-  const root = projectWith(
+  using project = projectWith(
     "routes/app.css",
     "components/card.css",
     "routes/page.css",
@@ -150,6 +153,7 @@ Deno.test("each module's stylesheets: in the order imports run, a page's stoppin
     "islands/b.css",
     "lib/never.css",
   );
+  const { root } = project;
   const graph = graphOf({
     "routes/_app.tsx": [["shell", "lib/mod.ts"], ["./app.css", "routes/app.css"]],
     "routes/_layout.tsx": [],
@@ -197,7 +201,8 @@ Deno.test("each module's stylesheets: in the order imports run, a page's stoppin
 });
 
 Deno.test("an import the plan cannot build: outside, missing, a package's", () => {
-  const root = projectWith();
+  using project = projectWith();
+  const { root } = project;
   const plan = planStyles(
     root,
     graphOf({
@@ -258,7 +263,8 @@ Deno.test("deno.json: the build's entries added in order and dropped, nothing el
 });
 
 Deno.test("CSS modules: named by path, the same every time; composes across files", () => {
-  const root = projectWith();
+  using project = projectWith();
+  const { root } = project;
   writeFileSync(
     join(root, "a.module.css"),
     '.card { composes: base from "./b.module.css"; }\n.x :global(.y) { margin: 0; }\n',

@@ -19,7 +19,7 @@ import { hydrated, launchBrowser, pageErrors } from "../helpers/browser.ts";
 import { cuttingProxy } from "../helpers/cutting_proxy.ts";
 import { readEvents } from "../helpers/events.ts";
 import { type Card, cardsApi, liveProject } from "../helpers/live_fixture.ts";
-import { tempStorePath } from "../helpers/kv.ts";
+import { tempStore } from "../helpers/kv.ts";
 import { startServer } from "../helpers/server.ts";
 
 /** Records what every EventSource of the page receives and how many were opened. */
@@ -239,7 +239,8 @@ Deno.test("useLiveCollection in Chromium", async (t) => {
   await t.step(
     "the server goes away and comes back: the page backs off, opens again, misses nothing",
     async () => {
-      const KV_PATH = await tempStorePath();
+      await using store = await tempStore();
+      const KV_PATH = store.path;
       let first = await startServer({ KV_PATH }, { root });
       const { page } = await openCards(browser, first.origin);
       const start = (await cardsNow(first.origin)).seq;

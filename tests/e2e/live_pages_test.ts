@@ -14,7 +14,7 @@ import type { Browser, Page } from "playwright-core";
 import { append } from "../../lib/kv/log.ts";
 import { WALL } from "../fixture/routes/_wall/posts.ts";
 import { launchBrowser, pageErrors } from "../helpers/browser.ts";
-import { tempStorePath } from "../helpers/kv.ts";
+import { tempStore } from "../helpers/kv.ts";
 import { serveParallel, workerNamingProject } from "../helpers/parallel.ts";
 import { startServer } from "../helpers/server.ts";
 import { postWithoutScript } from "../helpers/wall.ts";
@@ -83,7 +83,8 @@ async function onBothWorkers(browser: Browser, url: string): Promise<[LivePage, 
 
 async function liveAcrossWorkers(browser: Browser) {
   const root = await workerNamingProject();
-  const KV_PATH = await tempStorePath();
+  await using store = await tempStore();
+  const KV_PATH = store.path;
   let server = await serveParallel(root, { KV_PATH });
   try {
     const url = server.origin + "/wall";

@@ -20,3 +20,16 @@ export async function heapAfterGc(): Promise<number> {
   gc();
   return Deno.memoryUsage().heapUsed;
 }
+
+/**
+ * How much the heap grew since `before` (bytes), measured again until it is under `bound` or
+ * `ms` have passed. What a loaded machine has not yet let go after a fixed pause (a watch being
+ * cancelled, a render's last tasks) is not a leak, and goes; a leak stays, and fails the bound.
+ */
+export async function heapGrowth(before: number, bound: number, ms = 30_000): Promise<number> {
+  const until = performance.now() + ms;
+  for (;;) {
+    const grown = await heapAfterGc() - before;
+    if (grown < bound || performance.now() > until) return grown;
+  }
+}

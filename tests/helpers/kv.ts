@@ -1,12 +1,32 @@
 /**
  * @module
- * KV for tests: a file path in a fresh temp folder (never the project's `.data/`), and SQLite's
- * write lock held by another process (`sqlite3`), the way a backup tool would hold it. `sqlite3` is
- * one of the tools `deno task test` makes sure of (`tests/setup.ts`).
+ * KV for tests: a file in a fresh temp folder (never the project's `.data/`), and SQLite's write
+ * lock held by another process (`sqlite3`), the way a backup tool would hold it. `sqlite3` is one
+ * of the tools `deno task test` makes sure of (`tests/setup.ts`).
  */
+import { join } from "node:path";
+import { tempDir } from "./temp_dir.ts";
 
-export async function tempStorePath(name = "kv.sqlite3"): Promise<string> {
-  return `${await Deno.makeTempDir({ prefix: "kv-test-" })}/${name}`;
+/** A KV file's place in a folder of its own, which its disposal removes. */
+export interface TempStore extends AsyncDisposable {
+  /** The KV file's path (not yet made: `Deno.openKv` makes it). */
+  path: string;
+  /** Its folder. */
+  dir: string;
+}
+
+/**
+ * A KV file in a temp folder of its own: `await using store = await tempStore()`. Its disposal
+ * removes the folder, and with it what SQLite keeps beside the file (`-shm`, `-wal`), which
+ * removing the file alone leaves in /tmp run after run.
+ */
+export async function tempStore(name = "kv.sqlite3"): Promise<TempStore> {
+  const dir = await tempDir("kv-test-");
+  return {
+    path: join(dir.path, name),
+    dir: dir.path,
+    [Symbol.asyncDispose]: () => dir[Symbol.asyncDispose](),
+  };
 }
 
 /** Holds SQLite's write lock on `path` from a `sqlite3` process until `release()`. */
@@ -41,12 +61,8 @@ export async function holdWriteLock(path: string): Promise<{ release(): Promise<
 
 /** Two handles on one SQLite file, as two workers of `deno serve --parallel` hold them. */
 export async function twoWorkers(run: (one: Deno.Kv, other: Deno.Kv) => Promise<void>) {
-  const path = await Deno.makeTempFile({ suffix: ".sqlite3" });
-  try {
-    using one = await Deno.openKv(path);
-    using other = await Deno.openKv(path);
-    await run(one, other);
-  } finally {
-    await Deno.remove(path);
-  }
+  await using store = await tempStore();
+  using one = await Deno.openKv(store.path);
+  using other = await Deno.openKv(store.path);
+  await run(one, other);
 }

@@ -7,6 +7,20 @@
  */
 import { fileURLToPath } from "node:url";
 
+/**
+ * The arguments that start a process's inspector on a port of the system's choosing (`0`): a port
+ * picked beforehand (`freePort()`) can be taken by another run's process before the inspector
+ * binds it. `inspectorPort` reads the one it took.
+ */
+export const INSPECT_ANY_PORT = "--inspect=127.0.0.1:0";
+
+/** The inspector's port, from what a process started with `INSPECT_ANY_PORT` printed on stderr. */
+export function inspectorPort(stderr: string[]): number {
+  const port = stderr.join("\n").match(/Debugger listening on ws:\/\/127\.0\.0\.1:(\d+)\//)?.[1];
+  if (!port) throw new Error(`no inspector in what the process said:\n${stderr.join("\n")}`);
+  return Number(port);
+}
+
 /** The URLs of the scripts V8 has loaded. */
 export async function loadedScripts(inspectPort: number): Promise<string[]> {
   const [target] = await (await fetch(`http://127.0.0.1:${inspectPort}/json/list`)).json();

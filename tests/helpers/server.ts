@@ -35,6 +35,14 @@ export interface TestServer {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
+/**
+ * A local port nothing listens on, for a service that is down: 2, a privileged port no test and no
+ * service of this machine takes (and not one `fetch` refuses to try, as it does 1). A port found
+ * free (`freePort()`) may be taken, while the test runs, by a server of another test or of another
+ * run of the suite.
+ */
+export const CLOSED_PORT = 2;
+
 export function freePort(): number {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const { port } = listener.addr as Deno.NetAddr;
@@ -79,7 +87,7 @@ export async function startServer(
 }
 
 /** The server exited before listening, because something else had bound its port meanwhile. */
-class PortTaken extends Error {}
+export class PortTaken extends Error {}
 
 async function startOn(
   port: number,

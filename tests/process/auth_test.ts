@@ -18,7 +18,7 @@ import { encodeCall } from "../../lib/shared/action_wire.ts";
 import { builtCopy } from "../helpers/built_copy.ts";
 import { deleteUser, getUser, setRoles } from "../../lib/auth.ts";
 import { storedUser } from "../helpers/auth.tsx";
-import { holdWriteLock, tempStorePath } from "../helpers/kv.ts";
+import { holdWriteLock, tempStore } from "../helpers/kv.ts";
 import { serveParallel } from "../helpers/parallel.ts";
 import { FIXTURE_ROOT } from "../helpers/project_copy.ts";
 import { isErrorEvent, startSentryReceiver } from "shell/testing";
@@ -208,7 +208,8 @@ Deno.test("the session cookie over http and behind an https origin; a new token 
 
 Deno.test("deno serve --parallel: sign-out ends the session on both workers at once", async () => {
   const root = await authProject();
-  await using server = await serveParallel(root, { KV_PATH: await tempStorePath() });
+  await using store = await tempStore();
+  await using server = await serveParallel(root, { KV_PATH: store.path });
   const joined = await call(server, "join", [form("lin@example.com", PASSWORD)]);
   const cookie = joined.cookie!;
   const before = await fromBothWorkers(server, "/t/account", cookie);
@@ -236,7 +237,8 @@ Deno.test("deno serve --parallel: sign-out ends the session on both workers at o
 
 Deno.test("deno serve --parallel: deleteUser from another process signs the user out on both workers", async () => {
   const root = await authProject();
-  const path = await tempStorePath();
+  await using store = await tempStore();
+  const path = store.path;
   await using server = await serveParallel(root, { KV_PATH: path });
   const joined = await call(server, "join", [form("gone@example.com", PASSWORD)]);
   const cookie = joined.cookie!;
@@ -278,9 +280,10 @@ Deno.test("sign-in: the per-account limit, the same answer for unknown and wrong
     assert.equal(answers.size, 1, [...answers].join("\n"));
     const median = (xs: number[]) => xs.toSorted((a, b) => a - b)[1];
     const ratio = median(times.unknown) / median(times.known);
-    // Loose: the machine is shared. Without the stand-in hash, an unknown email is ~100× faster.
+    // Loose: the machine is shared, and a pause of it can land on two of one kind's three samples.
+    // Without the stand-in hash, an unknown email is ~100× faster: ten times past the bound.
     assert.ok(
-      ratio > 1 / 3 && ratio < 3,
+      ratio > 1 / 10 && ratio < 10,
       `unknown/known ${ratio.toFixed(2)}: ${JSON.stringify(times)}`,
     );
   });
@@ -332,7 +335,8 @@ Deno.test("sign-in: the per-account limit, the same answer for unknown and wrong
 
 Deno.test("no password or token in kv:dump, the server's logs or Sentry's events", async () => {
   const root = await authProject();
-  const store = await tempStorePath();
+  await using kvFile = await tempStore();
+  const store = kvFile.path;
   await using receiver = startSentryReceiver();
   const tokens: string[] = [];
   const secret = "Sw0rdfish-never-logged";
@@ -437,7 +441,8 @@ Deno.test("setRoles while another process holds the KV file's write lock: it wai
   // where every other write keeps trying for up to two seconds (`retrying`, lib/kv/commit.ts).
   // Measured before: 3 of 3 runs of 20 sign-ins racing a change of roles on two handles of one
   // file threw "could not be changed: too many concurrent changes".
-  const path = await tempStorePath();
+  await using store = await tempStore();
+  const path = store.path;
   using kv = await Deno.openKv(path);
   await storedUser(kv, "busy@example.com", { roles: ["admin"] });
   const REFUSALS = 11; // more than the ten attempts it used to make

@@ -10,13 +10,14 @@ import assert from "node:assert/strict";
 import type { Entity } from "../../lib/runtime.ts";
 import { assertConsistent } from "../helpers/collections.ts";
 import { type EventReader, readEvents } from "../helpers/events.ts";
-import { tempStorePath } from "../helpers/kv.ts";
+import { tempStore } from "../helpers/kv.ts";
 import { type Card, CARD_INDEXES, cardsApi, liveProject } from "../helpers/live_fixture.ts";
 import { serveParallel } from "../helpers/parallel.ts";
 
 Deno.test("two workers, 200 concurrent moves of the same cards: no lost update, indexes and logs consistent", async () => {
   const root = await liveProject();
-  const KV_PATH = await tempStorePath();
+  await using store = await tempStore();
+  const KV_PATH = store.path;
   await using server = await serveParallel(root, { KV_PATH });
   // A connection per request, so that the kernel spreads them over both workers.
   using fresh = Deno.createHttpClient({ poolMaxIdlePerHost: 0 });

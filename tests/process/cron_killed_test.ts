@@ -10,11 +10,12 @@ import { defineJobs } from "../../lib/kv/jobs/define.ts";
 import { listenJobs } from "../../lib/kv/jobs/listen.ts";
 import type { JobTry } from "../../lib/kv/jobs/try.ts";
 import { diedInRun, JOBS_IMPORTS } from "../helpers/died_in_run.ts";
-import { tempStorePath } from "../helpers/kv.ts";
+import { tempStore } from "../helpers/kv.ts";
 import { within } from "../helpers/wait.ts";
 
 Deno.test("a cron slot whose process died mid-run runs again in the next process on the file", async () => {
-  const path = await tempStorePath();
+  await using store = await tempStore();
+  const path = store.path;
   // The first process enqueues the slot as its Deno.cron would, and dies in the slot's run.
   const code = `${JOBS_IMPORTS}
     const kv = await Deno.openKv(Deno.env.get("KV"));

@@ -10,14 +10,15 @@ import assert from "node:assert/strict";
 import { enqueueSlot } from "../../lib/kv/jobs/cron.ts";
 import { defineJobs } from "../../lib/kv/jobs/define.ts";
 import { memoryApp } from "../helpers/app.ts";
-import { holdWriteLock, tempStorePath } from "../helpers/kv.ts";
+import { holdWriteLock, tempStore } from "../helpers/kv.ts";
 import { within } from "../helpers/wait.ts";
 
 /** The renewal period of `cronTurn` (`BEAT_MS`), and a little: the lock covers one beat. */
 const LOCKED_MS = 5_500;
 
 Deno.test("a cron job's turn is renewed again after another handle's write lock refused a beat", async () => {
-  const path = await tempStorePath();
+  await using store = await tempStore();
+  const path = store.path;
   await using kv = await Deno.openKv(path);
   const begun = Promise.withResolvers<void>();
   const finish = Promise.withResolvers<void>();

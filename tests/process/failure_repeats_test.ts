@@ -11,7 +11,7 @@
 import assert from "node:assert/strict";
 import { isErrorEvent, type ReceivedItem, startSentryReceiver } from "shell/testing";
 import { builtCopy } from "../helpers/built_copy.ts";
-import { holdWriteLock, tempStorePath } from "../helpers/kv.ts";
+import { holdWriteLock, tempStore } from "../helpers/kv.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
 
 const FILES: Record<string, string> = {
@@ -36,8 +36,9 @@ const PAGES = 3;
 Deno.test("a failing stream's event goes once a window across servers sharing KV", async () => {
   const root = await builtCopy("failure-repeats", FILES);
   await using receiver = startSentryReceiver();
+  await using store = await tempStore();
   const env = {
-    KV_PATH: await tempStorePath(),
+    KV_PATH: store.path,
     SENTRY_DSN: receiver.dsn,
     SENTRY_TRACES_SAMPLE_RATE: "0",
   };
@@ -103,7 +104,8 @@ Deno.test("a failing stream's event goes once a window across servers sharing KV
 Deno.test("KV locked by another process: each server's line still, its own event", async () => {
   const root = await builtCopy("failure-repeats", FILES);
   await using receiver = startSentryReceiver();
-  const path = await tempStorePath();
+  await using store = await tempStore();
+  const path = store.path;
   const env = { KV_PATH: path, SENTRY_DSN: receiver.dsn, SENTRY_TRACES_SAMPLE_RATE: "0" };
   const servers = await Promise.all([startServer(env, { root }), startServer(env, { root })]);
   await using _stop = { [Symbol.asyncDispose]: () => stopAll(servers) };

@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { PROJECT_ROOT } from "../../lib/cli/root.ts";
-import { tempStorePath } from "../helpers/kv.ts";
+import { tempStore } from "../helpers/kv.ts";
 
 function jobsCommand(path: string, args: string[], piped: Deno.CommandOptions = {}) {
   return new Deno.Command(Deno.execPath(), {
@@ -23,9 +23,8 @@ async function jobsTask(path: string, ...args: string[]) {
   return { code, out: new TextDecoder().decode(stdout).trim() };
 }
 
-/** A store file with `count` dead jobs of `send`, ids in KV's order, each with `payload`. */
-async function deadStore(count: number, payload: unknown = {}): Promise<string> {
-  const path = await tempStorePath();
+/** Writes `count` dead jobs of `send` to the store at `path`, ids in KV's order, each with `payload`. */
+async function deadJobs(path: string, count: number, payload: unknown = {}): Promise<void> {
   using kv = await Deno.openKv(path);
   for (let i = 0; i < count; i++) {
     const id = `m-${String(i).padStart(3, "0")}`;
@@ -36,11 +35,11 @@ async function deadStore(count: number, payload: unknown = {}): Promise<string> 
       digest: "WMXRJ-QSSC8",
     });
   }
-  return path;
 }
 
 Deno.test("deno task jobs lists the dead jobs, retries one and drops another", async () => {
-  const path = await tempStorePath();
+  await using store = await tempStore();
+  const path = store.path;
   const kv = await Deno.openKv(path);
   for (const id of ["m-1", "m-2"]) {
     const dead = { job: "send", id, payload: { id }, digest: "WMXRJ-QSSC8", failedAt: 1 };
@@ -72,7 +71,8 @@ Deno.test("deno task jobs lists the dead jobs, retries one and drops another", a
 });
 
 Deno.test("deno task jobs dead lists every dead job, also those whose payload JSON has no form for", async () => {
-  const path = await tempStorePath();
+  await using store = await tempStore();
+  const path = store.path;
   const kv = await Deno.openKv(path);
   const cyclic: Record<string, unknown> = { name: "loop" };
   cyclic.self = cyclic;
@@ -101,7 +101,9 @@ Deno.test("deno task jobs dead lists every dead job, also those whose payload JS
 });
 
 Deno.test("deno task jobs dead prints 50 unless --limit says, and how many more on stderr", async () => {
-  const path = await deadStore(53);
+  await using store = await tempStore();
+  const path = store.path;
+  await deadJobs(path, 53);
   const dead = async (...args: string[]) => {
     const { code, stdout, stderr } = await jobsCommand(path, ["dead", ...args]).output();
     const lines = new TextDecoder().decode(stdout).split("\n").filter(Boolean);
@@ -131,7 +133,9 @@ Deno.test("deno task jobs dead prints 50 unless --limit says, and how many more 
 
 Deno.test("deno task jobs dead read by `| head -1`: stops at the closed pipe, quietly, exit 0", async () => {
   // More than a pipe's buffer (64 KiB), and more than the limit: still writing as the reader goes.
-  const path = await deadStore(60, "x".repeat(20_000));
+  await using store = await tempStore();
+  const path = store.path;
+  await deadJobs(path, 60, "x".repeat(20_000));
   const child = jobsCommand(path, ["dead"], { stdout: "piped", stderr: "piped" }).spawn();
   const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
   let text = "";

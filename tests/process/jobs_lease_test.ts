@@ -9,11 +9,12 @@ import { defineJobs } from "../../lib/kv/jobs/define.ts";
 import { listenJobs } from "../../lib/kv/jobs/listen.ts";
 import type { JobTry } from "../../lib/kv/jobs/try.ts";
 import { diedInRun, JOBS_IMPORTS } from "../helpers/died_in_run.ts";
-import { tempStorePath } from "../helpers/kv.ts";
+import { tempStore } from "../helpers/kv.ts";
 import { within } from "../helpers/wait.ts";
 
 Deno.test("a try whose process died mid-run is taken over once its lease lapsed", async () => {
-  const path = await tempStorePath();
+  await using store = await tempStore();
+  const path = store.path;
   // The first process enqueues the job and dies in its run, its lease taken and never given back.
   const code = `${JOBS_IMPORTS}
     const kv = await Deno.openKv(Deno.env.get("KV"));

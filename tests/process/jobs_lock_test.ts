@@ -10,10 +10,11 @@ import assert from "node:assert/strict";
 import { deadLetter, dropDeadJob, retryDeadJob } from "../../lib/kv/jobs/dead.ts";
 import { defineJobs } from "../../lib/kv/jobs/define.ts";
 import { deadKey, triedKey } from "../../lib/kv/jobs/message.ts";
-import { holdWriteLock, tempStorePath } from "../helpers/kv.ts";
+import { holdWriteLock, tempStore } from "../helpers/kv.ts";
 
 Deno.test("jobs.enqueue waits out another handle's write lock held for a moment", async () => {
-  const path = await tempStorePath();
+  await using store = await tempStore();
+  const path = store.path;
   await using kv = await Deno.openKv(path);
   await kv.set(["ready"], true); // the file and its tables exist before the lock is taken
   const jobs = defineJobs({ note: { run() {} } });
@@ -37,7 +38,8 @@ Deno.test("jobs.enqueue waits out another handle's write lock held for a moment"
 Deno.test("retryDeadJob and dropDeadJob wait out another handle's write lock held for a moment", async () => {
   // Before: SQLite's "database is locked" came through as a bare TypeError, the job still dead -
   // and retryDeadJob, its marks going 100 a commit, commits up to fifteen times for one job.
-  const path = await tempStorePath();
+  await using store = await tempStore();
+  const path = store.path;
   await using kv = await Deno.openKv(path);
   for (const id of ["n-1", "n-2"]) {
     await kv.set(

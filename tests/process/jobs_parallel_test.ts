@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { builtCopy } from "../helpers/built_copy.ts";
-import { tempStorePath } from "../helpers/kv.ts";
+import { tempStore } from "../helpers/kv.ts";
 import { serveParallel, WORKER_NAMING_MIDDLEWARE } from "../helpers/parallel.ts";
 
 const JOBS = `import { defineJobs } from "shell/data";
@@ -47,7 +47,8 @@ Deno.test("two workers: every job runs once, and a key enqueued through both at 
     "routes/api/jobs.ts": API,
     "routes/_middleware.ts": WORKER_NAMING_MIDDLEWARE,
   });
-  const KV_PATH = await tempStorePath();
+  await using store = await tempStore();
+  const KV_PATH = store.path;
   await using server = await serveParallel(root, { KV_PATH });
   using fresh = Deno.createHttpClient({ poolMaxIdlePerHost: 0 });
   const post = async (body: unknown) => {

@@ -11,14 +11,15 @@ import { type AppJobs, listenJobs } from "../../lib/kv/jobs/listen.ts";
 import type { JobTry } from "../../lib/kv/jobs/try.ts";
 import { captureLogs } from "../../lib/testing/logs.ts";
 import { diedInRun, JOBS_IMPORTS } from "../helpers/died_in_run.ts";
-import { tempStorePath } from "../helpers/kv.ts";
+import { tempStore } from "../helpers/kv.ts";
 import { within } from "../helpers/wait.ts";
 
 /** Counts the job's runs in the store, whichever process ran it. */
 const RAN = ["ran", "k-1"];
 
 Deno.test("a delivery waiting on a run whose process then dies takes the try over, once", async () => {
-  const path = await tempStorePath();
+  await using store = await tempStore();
+  const path = store.path;
   const kv = await Deno.openKv(path);
   using logs = captureLogs();
   const closing = new AbortController();

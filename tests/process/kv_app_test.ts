@@ -19,10 +19,11 @@ import { WALL } from "../fixture/routes/_wall/posts.ts";
 import type { Post, WallState } from "../fixture/routes/_wall/types.ts";
 import { readEvents } from "../helpers/events.ts";
 import { postAsIsland, postWithoutScript, wallAction } from "../helpers/wall.ts";
-import { holdWriteLock, tempStorePath } from "../helpers/kv.ts";
+import { holdWriteLock, tempStore } from "../helpers/kv.ts";
 import { fixtureBuild } from "../helpers/app.ts";
 import { PROJECT_ROOT } from "../helpers/project_copy.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
+import { tempDir } from "../helpers/temp_dir.ts";
 
 /** The project's own folder, whose `.data/` no test may touch. */
 const ROOT = PROJECT_ROOT;
@@ -42,7 +43,8 @@ async function added(server: TestServer, message: string, headers = {}): Promise
 }
 
 Deno.test("posts survive a restart on the same KV_PATH, and ids carry on", async () => {
-  const KV_PATH = await tempStorePath();
+  await using store = await tempStore();
+  const KV_PATH = store.path;
   {
     await using server = await startServer({ KV_PATH });
     await added(server, "Before the restart.");
@@ -231,7 +233,8 @@ Deno.test("a write lock held for a moment, as a worker keeping the build's asset
   // `deno serve --parallel` on a loaded machine: a post to one worker while the other kept the
   // build's assets in KV at start was a 500 (KvBusyError, "database is locked") in 3 of 26 fresh
   // starts, its 20 attempts spent in half a second.
-  const KV_PATH = await tempStorePath();
+  await using store = await tempStore();
+  const KV_PATH = store.path;
   await using server = await startServer({ KV_PATH });
   const action = await wallAction(server.origin);
   const lock = await holdWriteLock(KV_PATH);
@@ -253,7 +256,8 @@ Deno.test("a write lock held for a moment, as a worker keeping the build's asset
 Deno.test(
   "a store that fails mid-request: the failure screen with a digest, and the server lives",
   async (t) => {
-    const KV_PATH = await tempStorePath();
+    await using store = await tempStore();
+    const KV_PATH = store.path;
     await using server = await startServer({ KV_PATH });
     await added(server, "Before the trouble.");
     const action = await wallAction(server.origin);
@@ -324,7 +328,8 @@ Deno.test(
 );
 
 Deno.test("an unusable KV_PATH stops the start: the path and the cause, and exit code 1", async () => {
-  const dir = await Deno.makeTempDir();
+  await using temp = await tempDir();
+  const dir = temp.path;
   const garbage = join(dir, "garbage.sqlite3");
   await Deno.writeTextFile(garbage, "not a database ".repeat(500));
   const cases = [

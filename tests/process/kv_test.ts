@@ -22,7 +22,8 @@ import {
 } from "../../lib/kv/limits.ts";
 import { after, append, kvLog, newest } from "../../lib/kv/log.ts";
 import { openStore, StoreOpenError } from "../../lib/kv/store.ts";
-import { holdWriteLock, tempStorePath } from "../helpers/kv.ts";
+import { holdWriteLock, tempStore } from "../helpers/kv.ts";
+import { tempDir } from "../helpers/temp_dir.ts";
 
 async function openError(path: string, timeoutMs?: number): Promise<StoreOpenError> {
   try {
@@ -40,7 +41,8 @@ Deno.test("openStore: :memory:, and a file whose folders it creates; data surviv
   assert.equal((await memory.get(["a"])).value, 1);
   memory.close();
 
-  const path = `${await tempStorePath("x")}/deeper/still/kv.sqlite3`;
+  await using store = await tempStore();
+  const path = join(store.dir, "x/deeper/still/kv.sqlite3");
   const kv = await openStore(path);
   await kv.set(["a"], "kept");
   kv.close();
@@ -59,7 +61,8 @@ Deno.test("openStore: processes opening one new file at the same moment all open
     try { (await openStore(Deno.env.get("KV"))).close(); console.log("opened"); }
     catch (error) { console.log(error.message); }`;
   for (let round = 0; round < 3; round++) {
-    const path = `${await tempStorePath()}.d/.data/kv.sqlite3`; // its folders are new too
+    await using store = await tempStore();
+    const path = join(store.dir, ".data/kv.sqlite3"); // its folders are new too
     const children = Array.from({ length: 4 }, () =>
       new Deno.Command(Deno.execPath(), {
         args: ["eval", "--unstable-kv", "--ext=ts", code],
@@ -101,7 +104,8 @@ Deno.test("openStore: a new file another process holds past SQLite's busy timeou
   // Deno.openKv sets up a new file outside KV's own retry on a busy database: it gives up with
   // "database is locked" after SQLite's busy timeout (5 s), as a handle racing another to create
   // the file can at once. openStore tries again within its deadline. (~7 s: the timeout itself.)
-  const path = await tempStorePath();
+  await using store = await tempStore();
+  const path = store.path;
   const sqlite = new Deno.Command("sqlite3", {
     args: [path],
     stdin: "piped",
@@ -138,14 +142,15 @@ Deno.test("openStore names the path and the cause when the store is unusable", a
     assert.equal((await openError("")).message, "Cannot use the KV store at : the path is empty");
   });
   await t.step("a directory", async () => {
-    const dir = await Deno.makeTempDir();
+    await using dir = await tempDir();
     assert.equal(
-      (await openError(dir)).message,
-      `Cannot use the KV store at ${dir}: it is a directory`,
+      (await openError(dir.path)).message,
+      `Cannot use the KV store at ${dir.path}: it is a directory`,
     );
   });
   await t.step("a folder that cannot be created", async () => {
-    const file = await tempStorePath("plain-file");
+    await using store = await tempStore("plain-file");
+    const file = store.path;
     await Deno.writeTextFile(file, "x");
     const error = await openError(`${file}/kv.sqlite3`);
     assert.match(
@@ -154,7 +159,8 @@ Deno.test("openStore names the path and the cause when the store is unusable", a
     );
   });
   await t.step("a file that is not a database", async () => {
-    const path = await tempStorePath();
+    await using store = await tempStore();
+    const path = store.path;
     await Deno.writeTextFile(path, "this is not a sqlite file at all ".repeat(200));
     assert.equal(
       (await openError(path)).message,
@@ -166,7 +172,8 @@ Deno.test("openStore names the path and the cause when the store is unusable", a
     name: "a read-only file: refused at open, where it would open and then refuse every write",
     // As root, permissions do not bite: the check runs as `nobody` (`setpriv`).
     fn: async () => {
-      const dir = await Deno.makeTempDir();
+      await using temp = await tempDir();
+      const dir = temp.path;
       await Deno.chmod(dir, 0o777);
       // store.ts imports nothing: a copy `nobody` can read runs on its own.
       await Deno.copyFile(new URL("../../lib/kv/store.ts", import.meta.url), `${dir}/store.ts`);
@@ -195,7 +202,8 @@ Deno.test("openStore names the path and the cause when the store is unusable", a
   await t.step({
     name: "a file another process keeps write-locked: the deadline names the likely cause",
     fn: async () => {
-      const path = await tempStorePath();
+      await using store = await tempStore();
+      const path = store.path;
       (await openStore(path)).close();
       const lock = await holdWriteLock(path);
       try {
@@ -264,7 +272,8 @@ Deno.test("keySize and valueSize agree with KV at its limits, byte for byte", as
 });
 
 Deno.test("commit: a race lost to another handle on the file reads as { ok: false }, not a throw", async () => {
-  const path = await tempStorePath();
+  await using store = await tempStore();
+  const path = store.path;
   const handles = await Promise.all([1, 2, 3, 4].map(() => Deno.openKv(path)));
   const outcomes = await Promise.all(Array.from({ length: 200 }, async (_, i) => {
     const kv = handles[i % 4];
@@ -295,7 +304,8 @@ Deno.test("retrying gives up after its attempts with an error that says why", as
 });
 
 Deno.test("retrying: a commit refused by another handle's lock is tried again past its attempts, for a while", async () => {
-  const path = await tempStorePath();
+  await using store = await tempStore();
+  const path = store.path;
   const kv = await Deno.openKv(path);
   try {
     const lock = await holdWriteLock(path);
@@ -367,7 +377,8 @@ Deno.test("log: ids 1, 2, 3… in commit order, not clock order; newest and afte
 });
 
 Deno.test("log: concurrent appends through 4 handles on one file (like workers) get unique, gap-free ids", async () => {
-  const path = await tempStorePath();
+  await using store = await tempStore();
+  const path = store.path;
   const handles = await Promise.all([1, 2, 3, 4].map(() => Deno.openKv(path)));
   const added = await Promise.all(
     Array.from({ length: 40 }, (_, i) => note(handles[i % 4], `n${i}`)),
@@ -409,7 +420,8 @@ Deno.test("log: an item too large for KV is refused before KV sees it; a missing
 });
 
 Deno.test("claim: a form state's id applies once, across handles on one file", async () => {
-  const path = await tempStorePath();
+  await using store = await tempStore();
+  const path = store.path;
   const handles = await Promise.all([1, 2, 3, 4].map(() => Deno.openKv(path)));
   const claims = handles.map(claimInKv);
   const expires = Date.now() + 60_000;
@@ -423,7 +435,8 @@ Deno.test("claim: a form state's id applies once, across handles on one file", a
 });
 
 Deno.test("deno task kv:dump prints the store's entries under a prefix, one JSON line each", async () => {
-  const path = await tempStorePath();
+  await using store = await tempStore();
+  const path = store.path;
   const kv = await Deno.openKv(path);
   await note(kv, "dumped", new Date(0));
   await kv.set(["other", 1n], new Uint8Array([1, 2]));

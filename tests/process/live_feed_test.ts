@@ -13,8 +13,8 @@ import { eventStream, type ServerEvent } from "../../lib/server/event_stream.ts"
 import { InFlight } from "../../lib/server/in_flight.ts";
 import { refusalLines } from "../../lib/server/request_log.ts";
 import type { AppScope } from "../../lib/server/scope.ts";
-import { heapAfterGc } from "../helpers/heap.ts";
-import { tempStorePath } from "../helpers/kv.ts";
+import { heapAfterGc, heapGrowth } from "../helpers/heap.ts";
+import { tempStore } from "../helpers/kv.ts";
 import { within } from "../helpers/wait.ts";
 import { Context } from "hono";
 import { internalsOf } from "../../lib/server/internals.ts";
@@ -99,10 +99,10 @@ Deno.test("feed: logs whose keys differ only by -0, NaN or Infinity have feeds o
   const stop = new AbortController();
   const rooms = [0, -0, NaN, Infinity, -Infinity].map((number) => {
     const log = kvLog<Note>(["rooms", number]);
-    return { log, entries: feedOf(kv, log).subscribe(undefined, { signal: stop.signal }) };
+    // From the start (0), not from now: nothing to miss while each feed's watch starts.
+    return { log, entries: feedOf(kv, log).subscribe(0, { signal: stop.signal }) };
   });
   const firsts = rooms.map(({ entries }) => take(entries, 1));
-  await new Promise((r) => setTimeout(r, 50));
   for (const [i, { log }] of rooms.entries()) {
     await append(kv, log, (id) => ({ id, text: `room ${i}` }));
   }
@@ -175,7 +175,7 @@ Deno.test("feed: logs named per request share one watch, and nothing is kept onc
     leaving.abort();
     await next;
   }
-  const grown = await heapAfterGc() - before;
+  const grown = await heapGrowth(before, 1_000_000);
   assert.ok(grown < 1_000_000, `${N} rooms named left ${(grown / 1e6).toFixed(1)} MB behind`);
   real.close();
 });
@@ -200,7 +200,8 @@ Deno.test("feed: a subscriber behind the ring reads its gap from KV; a long abse
 });
 
 Deno.test("feed: an append through another handle on the file (another worker) is seen at once", async () => {
-  const path = await tempStorePath();
+  await using store = await tempStore();
+  const path = store.path;
   const reader = await Deno.openKv(path);
   const writer = await Deno.openKv(path);
   await add(writer, "first");
@@ -218,7 +219,8 @@ Deno.test("feed: an append through another handle on the file (another worker) i
 });
 
 Deno.test("feed: another process on the file fires no watch; pollIntervalMs catches it", async () => {
-  const path = await tempStorePath();
+  await using store = await tempStore();
+  const path = store.path;
   const kv = await Deno.openKv(path);
   await add(kv, "local");
   const stop = new AbortController();

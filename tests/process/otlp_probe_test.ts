@@ -8,7 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { otlpEnv, startOtlpReceiver } from "../helpers/otlp_receiver.ts";
-import { freePort, startServer, type TestServer } from "../helpers/server.ts";
+import { CLOSED_PORT, startServer, type TestServer } from "../helpers/server.ts";
 
 const REFUSED = /^OpenTelemetry: the OTLP endpoint refuses traces/;
 const refusals = (server: TestServer) =>
@@ -20,7 +20,7 @@ async function traced(server: TestServer, count: number): Promise<void> {
 }
 
 Deno.test("otlp probe: a closed port is one warn line at start-up, not one per batch", async () => {
-  const endpoint = `http://127.0.0.1:${freePort()}`;
+  const endpoint = `http://127.0.0.1:${CLOSED_PORT}`;
   await using server = await startServer({ ...otlpEnv({ url: endpoint }) });
   const line = await server.waitForLog((line) => REFUSED.test(String(line.msg)), 10_000);
   assert.equal(line.level, "warn");

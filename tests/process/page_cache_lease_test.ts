@@ -14,8 +14,8 @@ import assert from "node:assert/strict";
 import { LEASE_LAPSE_MS } from "../../lib/cache/shared.ts";
 import { WORKER_NAMING_MIDDLEWARE } from "../helpers/parallel.ts";
 import { builtCopy } from "../helpers/built_copy.ts";
-import { tempStorePath } from "../helpers/kv.ts";
-import { freePort, startServer, type TestServer } from "../helpers/server.ts";
+import { tempStore } from "../helpers/kv.ts";
+import { freePort, PortTaken, startServer, type TestServer } from "../helpers/server.ts";
 
 const FILES = {
   "routes/_middleware.ts": WORKER_NAMING_MIDDLEWARE,
@@ -68,10 +68,10 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Two `deno serve` processes of the built copy on one KV file, as two instances of one app. */
 async function twoProcesses() {
   const root = await builtCopy("page-cache-lease", FILES);
-  const kvPath = await tempStorePath();
-  const ports = [freePort(), freePort()];
+  const store = await tempStore();
+  const kvPath = store.path;
   // One public origin for both, as two instances of one app have: their pages' keys are the same.
-  const serve = (port: number) =>
+  const serve = (ports: number[], port: number) =>
     startServer({
       KV_PATH: kvPath,
       REQUEST_TIMEOUT_MS: String(DEADLINE_MS),
@@ -82,11 +82,24 @@ async function twoProcesses() {
       port,
       args: (port) => ["serve", "-A", "--host", "127.0.0.1", `--port=${port}`, "main.ts"],
     });
-  const one = await serve(ports[0]);
-  const other = await serve(ports[1]).catch(async (error) => {
-    await one.stop();
-    throw error;
-  });
+  const pair = async (ports: number[]) => {
+    const one = await serve(ports, ports[0]);
+    const other = await serve(ports, ports[1]).catch(async (error) => {
+      await one.stop();
+      throw error;
+    });
+    return { one, other };
+  };
+  // Each names both ports, so both are picked before either starts: one taken meanwhile (by
+  // another run's server, say) makes a new pair, as startServer picks another port alone.
+  let started: { one: TestServer; other: TestServer } | undefined;
+  for (let tries = 1; !started; tries++) {
+    started = await pair([freePort(), freePort()]).catch((error) => {
+      if (error instanceof PortTaken && tries < 5) return undefined;
+      throw error;
+    });
+  }
+  const { one, other } = started;
   const kv = await Deno.openKv(kvPath);
   const client = Deno.createHttpClient({ poolMaxIdlePerHost: 0 });
   return {
@@ -104,6 +117,7 @@ async function twoProcesses() {
       kv.close();
       await one.stop();
       await other.stop();
+      await store[Symbol.asyncDispose]();
     },
   };
 }

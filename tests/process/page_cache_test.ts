@@ -16,7 +16,7 @@ import { sharedLayer } from "../../lib/cache/shared.ts";
 import type { StoredPage } from "../../lib/cache/entry.ts";
 import { memoryApp } from "../helpers/app.ts";
 import { builtCopy } from "../helpers/built_copy.ts";
-import { holdWriteLock, tempStorePath } from "../helpers/kv.ts";
+import { holdWriteLock, tempStore } from "../helpers/kv.ts";
 import { serveParallel, WORKER_NAMING_MIDDLEWARE } from "../helpers/parallel.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
 
@@ -92,7 +92,8 @@ async function servedBy(
 
 Deno.test("deno serve --parallel: a cached page renders once for both workers, and revalidateTag reaches both", async (t) => {
   const root = await builtCopy("page-cache", CACHED_FILES);
-  const kvPath = await tempStorePath();
+  await using store = await tempStore();
+  const kvPath = store.path;
   await using server = await serveParallel(root, (port) => ({
     KV_PATH: kvPath,
     APP_ORIGIN: `http://127.0.0.1:${port}`,
@@ -156,7 +157,8 @@ Deno.test("deno serve --parallel: a cached page renders once for both workers, a
 
 Deno.test("two processes on one KV file: the tag check carries revalidateTag where the push does not reach", async () => {
   const root = await builtCopy("page-cache", CACHED_FILES);
-  const kvPath = await tempStorePath();
+  await using store = await tempStore();
+  const kvPath = store.path;
   const serve = () =>
     startServer((port) => ({ KV_PATH: kvPath, APP_ORIGIN: `http://127.0.0.1:${port}` }), {
       root,
@@ -174,7 +176,8 @@ Deno.test("two processes on one KV file: the tag check carries revalidateTag whe
 
 Deno.test("deno serve --parallel: concurrent first requests across both workers render a page once", async () => {
   const root = await builtCopy("page-cache", CACHED_FILES);
-  const kvPath = await tempStorePath();
+  await using store = await tempStore();
+  const kvPath = store.path;
   await using server = await serveParallel(root, (port) => ({
     KV_PATH: kvPath,
     APP_ORIGIN: `http://127.0.0.1:${port}`,
@@ -229,7 +232,8 @@ Deno.test("another process holds KV's write lock: a page written meanwhile is st
   await t.step(
     "the shared layer: the write waits for the lock, another handle reads the page",
     async () => {
-      const path = await tempStorePath();
+      await using store = await tempStore();
+      const path = store.path;
       const writer = await Deno.openKv(path);
       const reader = await Deno.openKv(path);
       try {
@@ -255,7 +259,8 @@ Deno.test("another process holds KV's write lock: a page written meanwhile is st
   await t.step(
     "an app: a miss answered while the lock is held; close() waits for its write",
     async () => {
-      const path = await tempStorePath();
+      await using store = await tempStore();
+      const path = store.path;
       const kv = await Deno.openKv(path);
       const app = memoryApp({
         routes: { "index.tsx": { cache: { maxAge: 60 }, default: () => "cached while locked" } },

@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import { WALL } from "../fixture/routes/_wall/posts.ts";
 import { readEvents } from "../helpers/events.ts";
-import { tempStorePath } from "../helpers/kv.ts";
+import { tempStore } from "../helpers/kv.ts";
 import { serveParallel, workerNamingProject } from "../helpers/parallel.ts";
 import { postAsIsland, postWithoutScript, wallAction } from "../helpers/wall.ts";
 
@@ -42,7 +42,8 @@ async function fromBothWorkers<T extends { worker: string | null }>(
 
 Deno.test("deno serve --parallel: every worker agrees, and live updates cross them", async (t) => {
   const root = await workerNamingProject();
-  const KV_PATH = await tempStorePath();
+  await using store = await tempStore();
+  const KV_PATH = store.path;
   await using server = await serveParallel(root, { KV_PATH, TRUST_PROXY: "1" });
   using http = fresh();
   const client = http;

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { roleHolders, setRoles } from "../../lib/auth.ts";
 import { insertUser, type UserRecord } from "../../lib/auth/users.ts";
-import { tempStorePath } from "../helpers/kv.ts";
+import { tempStore } from "../helpers/kv.ts";
 
 const HASH = "$scrypt$ln=15,r=8,p=3$unused$unused";
 const SETS = [["a"], ["b", "c"], [], ["a", "c"], ["d"], ["b"]];
@@ -33,7 +33,8 @@ kv.close();
 `;
 
 Deno.test("two processes on one file: the index equals the roles, and every holder is listed once", async () => {
-  const path = await tempStorePath();
+  await using store = await tempStore();
+  const path = store.path;
   const script = `${path}.other.ts`;
   await Deno.writeTextFile(script, OTHER);
   using kv = await Deno.openKv(path);
@@ -91,5 +92,4 @@ Deno.test("two processes on one file: the index equals the roles, and every hold
   // By name: the part of the email before the "@", as none was given.
   const name = (email: string) => email.slice(0, email.indexOf("@"));
   assert.deepEqual(listed, expected.sort((a, b) => name(a) < name(b) ? -1 : 1));
-  await Deno.remove(path.slice(0, path.lastIndexOf("/")), { recursive: true });
 });

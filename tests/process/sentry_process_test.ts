@@ -12,7 +12,7 @@
 import assert from "node:assert/strict";
 import { builtCopy } from "../helpers/built_copy.ts";
 import { isErrorEvent, startSentryReceiver } from "shell/testing";
-import { freePort, startServer, type TestServer } from "../helpers/server.ts";
+import { CLOSED_PORT, startServer, type TestServer } from "../helpers/server.ts";
 
 /** The project, built, plus a page that fails and one that fails `?ms=` after its shell. */
 function sentryProject(): Promise<string> {
@@ -63,7 +63,7 @@ Deno.test("sentry (server): a Sentry that refuses what it is sent is said once, 
 });
 
 Deno.test("sentry (server): a Sentry that is down is said with the cause, without its key", async () => {
-  const dsn = `http://secretish@127.0.0.1:${freePort()}/1`;
+  const dsn = `http://secretish@127.0.0.1:${CLOSED_PORT}/1`;
   await using server = await startServer(sentryEnv(dsn), { root: await sentryProject() });
   await (await server.fetch("/boom")).text();
   const notice = await server.waitForLog((line) => line.level === "warn");
@@ -141,7 +141,7 @@ Deno.test("sentry (server) in a process of its own", async (t) => {
       await using limiting = startSentryReceiver({ status: 429, headers: RATE_LIMITED });
       const dsns = {
         healthy: healthy.dsn,
-        down: `http://publickey@127.0.0.1:${freePort()}/1`, // nothing listens there
+        down: `http://publickey@127.0.0.1:${CLOSED_PORT}/1`, // nothing listens there
         "never answering": slow.dsn,
         "failing (500)": failing.dsn,
         "rate-limiting (429)": limiting.dsn,

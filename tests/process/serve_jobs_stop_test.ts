@@ -11,7 +11,7 @@
  */
 import assert from "node:assert/strict";
 import { builtCopy } from "../helpers/built_copy.ts";
-import { tempStorePath } from "../helpers/kv.ts";
+import { tempStore } from "../helpers/kv.ts";
 import { serveParallel, WORKER_NAMING_MIDDLEWARE } from "../helpers/parallel.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
 
@@ -124,7 +124,8 @@ async function stopDuring(
   args: typeof SERVE | undefined,
   reads: { page?: true; api?: true; stream?: true },
 ) {
-  const kvPath = await tempStorePath();
+  await using store = await tempStore();
+  const kvPath = store.path;
   const env = { KV_PATH: kvPath, REQUEST_TIMEOUT_MS: `${DEADLINE_MS}` };
   const server = await startServer(env, { root, args });
   try {
@@ -189,7 +190,8 @@ Deno.test("an app with a job stops once its requests and jobs are done, not at t
   );
 
   await t.step("deno serve --parallel: two idle workers", async () => {
-    await using server = await serveParallel(root, { KV_PATH: await tempStorePath() });
+    await using store = await tempStore();
+    await using server = await serveParallel(root, { KV_PATH: store.path });
     // Both workers serving (Deno 2.9.6 can miss a SIGTERM that comes while one starts). Bounded by
     // time, not by a count: on a loaded machine one worker may still be loading after many answers
     // from the other.

@@ -15,7 +15,7 @@ import { isErrorEvent, startSentryReceiver } from "shell/testing";
 import { SEND_TIMEOUT_MS } from "../../lib/sentry/transport.ts";
 import { UPSTREAM_TIMEOUT_MS } from "../../lib/sentry/tunnel.ts";
 import { builtCopy } from "../helpers/built_copy.ts";
-import { tempStorePath } from "../helpers/kv.ts";
+import { tempStore } from "../helpers/kv.ts";
 import { startServer, type TestServer } from "../helpers/server.ts";
 
 /** The deadline of every request (`REQUEST_TIMEOUT_MS`): an in-place error page's time limit. */
@@ -40,9 +40,12 @@ const FILES = {
 };
 
 /** `deno serve main.ts` of the project with `env`. */
-async function serve(root: string, env: Record<string, string>): Promise<TestServer> {
+async function serve(
+  root: string,
+  kvPath: string,
+  env: Record<string, string>,
+): Promise<TestServer> {
   // The page cache keys pages by the app's origin, and keeps them in a KV file.
-  const kvPath = await tempStorePath();
   return await startServer((port) => ({
     REQUEST_TIMEOUT_MS: String(DEADLINE_MS),
     APP_ORIGIN: `http://127.0.0.1:${port}`,
@@ -67,7 +70,8 @@ Deno.test("deno serve stops when asked, whatever time limits its finished work h
   const root = await builtCopy("serve-stop", FILES);
 
   await t.step("after a page cache revalidation (limited by twice the deadline)", async () => {
-    await using server = await serve(root, {});
+    await using store = await tempStore();
+    await using server = await serve(root, store.path, {});
     const load = async () => {
       const res = await server.fetch("/stale");
       const html = (await res.text()).replaceAll("<!-- -->", "");
@@ -90,7 +94,8 @@ Deno.test("deno serve stops when asked, whatever time limits its finished work h
   });
 
   await t.step("after an error page rendered in place (limited by the 60 s deadline)", async () => {
-    await using server = await serve(root, {});
+    await using store = await tempStore();
+    await using server = await serve(root, store.path, {});
     const res = await server.fetch("/late");
     const body = await res.text();
     assert.equal(res.status, 200, "the status went out with the shell");
@@ -106,7 +111,8 @@ Deno.test("deno serve stops when asked, whatever time limits its finished work h
     "after Sentry took an event and the tunnel forwarded an envelope (each limited to 5 s)",
     async () => {
       await using receiver = startSentryReceiver();
-      await using server = await serve(root, {
+      await using store = await tempStore();
+      await using server = await serve(root, store.path, {
         SENTRY_DSN: receiver.dsn,
         SENTRY_TUNNEL: "1",
         SENTRY_TRACES_SAMPLE_RATE: "0",

@@ -7,9 +7,14 @@
  */
 import assert from "node:assert/strict";
 import { builtCopy } from "../helpers/built_copy.ts";
-import { loadedModules, loadedScripts } from "../helpers/loaded_modules.ts";
+import {
+  INSPECT_ANY_PORT,
+  inspectorPort,
+  loadedModules,
+  loadedScripts,
+} from "../helpers/loaded_modules.ts";
 import { copyProject } from "../helpers/project_copy.ts";
-import { freePort, startServer, type TestServer } from "../helpers/server.ts";
+import { startServer, type TestServer } from "../helpers/server.ts";
 
 /** What runs from source before the bundle is loaded: the entry and the build's check. */
 const BOOT = ["launch.ts", "start.ts", "node_env.ts", "load_built.ts", "root.ts", "stale_build.ts"]
@@ -21,18 +26,17 @@ const ourSource = (scripts: string[], root: string) =>
 
 Deno.test("deno task start serves from the bundle: no module of ours from source but the check", async () => {
   const root = await builtCopy("fixture", {});
-  const inspectPort = freePort();
   await using server = await startServer({}, {
     root,
-    args: () => ["run", "-A", `--inspect=127.0.0.1:${inspectPort}`, "lib/cli/launch.ts"],
+    args: () => ["run", "-A", INSPECT_ANY_PORT, "lib/cli/launch.ts"],
   });
   for (const path of ["/", "/list", "/no-such-page"]) {
     await (await server.fetch(path)).body?.cancel();
   }
-  const scripts = await loadedScripts(inspectPort);
+  const scripts = await loadedScripts(inspectorPort(server.stderr));
   assert.deepEqual(ourSource(scripts, root).filter((file) => !BOOT.includes(file)), []);
   assert.ok(scripts.some((url) => url.endsWith("/_build/server/launcher.js")));
-  const modules = await loadedModules(inspectPort);
+  const modules = await loadedModules(inspectorPort(server.stderr));
   assert.ok(modules.includes(`file://${root}/lib/server/app.tsx`), "the app, from the bundle");
 });
 

@@ -16,10 +16,10 @@
 import assert from "node:assert/strict";
 import { startSentryReceiver } from "shell/testing";
 import { builtFixture } from "../helpers/built_copy.ts";
-import { loadedModules } from "../helpers/loaded_modules.ts";
+import { INSPECT_ANY_PORT, inspectorPort, loadedModules } from "../helpers/loaded_modules.ts";
 import { startOtlpReceiver, tracedEnv } from "../helpers/otlp_receiver.ts";
 import { copyProject } from "../helpers/project_copy.ts";
-import { freePort, startServer } from "../helpers/server.ts";
+import { startServer } from "../helpers/server.ts";
 
 /** The shared objects mapped into a process (`/proc/<pid>/maps`), by file name. */
 async function mappedFiles(pid: number): Promise<Set<string>> {
@@ -59,17 +59,16 @@ const heldOf = (scripts: string[], notLoaded: [RegExp, string][]) =>
   );
 
 Deno.test("a server that served pages holds none of the modules only other work needs", async () => {
-  const inspectPort = freePort();
   // Built already, as after `deno task build`: the server only checks that its build is current.
   await using server = await startServer({}, {
     root: await builtFixture(),
-    args: () => ["run", "-A", `--inspect=127.0.0.1:${inspectPort}`, "lib/cli/start.ts"],
+    args: () => ["run", "-A", INSPECT_ANY_PORT, "lib/cli/start.ts"],
   });
   for (const path of ["/", "/list", "/no-such-page"]) {
     await (await server.fetch(path)).body?.cancel();
   }
 
-  const scripts = await loadedModules(inspectPort);
+  const scripts = await loadedModules(inspectorPort(server.stderr));
   assert.ok(scripts.some((url) => url.endsWith("/lib/server/app.tsx")), "the app is loaded");
   const held = heldOf(scripts, NOT_LOADED);
   assert.deepEqual(held, [], "each module loaded stays in the heap for as long as the server runs");
@@ -78,16 +77,15 @@ Deno.test("a server that served pages holds none of the modules only other work 
 Deno.test("a Sentry-on server on Deno's OpenTelemetry holds only the SDK's errors-only bundle", async () => {
   await using receiver = startSentryReceiver();
   await using otlp = startOtlpReceiver();
-  const inspectPort = freePort();
   // The server's process as the launcher starts it (the bundle's entry): Deno's OpenTelemetry on,
   // Sentry for errors.
   await using server = await startServer(tracedEnv(otlp, receiver.dsn), {
     root: await builtFixture(),
-    args: () => ["run", "-A", `--inspect=127.0.0.1:${inspectPort}`, "_build/server/serve.js"],
+    args: () => ["run", "-A", INSPECT_ANY_PORT, "_build/server/serve.js"],
   });
   for (const path of ["/", "/list"]) await (await server.fetch(path)).body?.cancel();
 
-  const scripts = await loadedModules(inspectPort);
+  const scripts = await loadedModules(inspectorPort(server.stderr));
   const sdk = scripts.filter((url) => /\/_build\/server-sdk\/|\/@sentry\//.test(url));
   assert.deepEqual(sdk.map((url) => url.replace(/^.*\/_build\//, "_build/")), [
     "_build/server-sdk/sdk.js",

@@ -14,7 +14,7 @@ import { tokenHash } from "../../lib/auth/token.ts";
 import { createUser } from "shell/auth";
 import { TestClient } from "shell/testing";
 import { builtCopy } from "../helpers/built_copy.ts";
-import { tempStorePath } from "../helpers/kv.ts";
+import { tempStore } from "../helpers/kv.ts";
 import { FIXTURE_ROOT } from "../helpers/project_copy.ts";
 import { startServer } from "../helpers/server.ts";
 
@@ -62,7 +62,8 @@ async function keys(kv: Deno.Kv, prefix: Deno.KvKey): Promise<Deno.KvKey[]> {
 }
 
 Deno.test("signInAs to a server process through its KV file: a guarded page and action; sign-out ends it", async () => {
-  const file = await tempStorePath();
+  await using store = await tempStore();
+  const file = store.path;
   await using server = await startServer({ KV_PATH: file }, { root: await project() });
   using kv = await Deno.openKv(file);
   await createUser(kv, { email: "root@example.com", password: "unused here", roles: ["admin"] });
@@ -121,7 +122,8 @@ Deno.test("signInAs to a server process through its KV file: a guarded page and 
 Deno.test("signInAs through a KV file the server does not use: the first request that reads it says so", async () => {
   // The server keeps its store in memory, as it does unless KV_PATH names the test's file.
   await using server = await startServer({}, { root: await project() });
-  using kv = await Deno.openKv(await tempStorePath());
+  await using store = await tempStore();
+  using kv = await Deno.openKv(store.path);
   await createUser(kv, { email: "root@example.com", password: "unused here", roles: ["admin"] });
 
   const client = new TestClient(server.origin, { kv });

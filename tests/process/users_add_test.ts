@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { createUser, findUser } from "../../lib/auth/users.ts";
 import { deleteUser } from "../../lib/auth/user_deletion.ts";
 import { verifyPassword } from "../../lib/auth/password.ts";
-import { tempStorePath } from "../helpers/kv.ts";
+import { tempStore } from "../helpers/kv.ts";
 import { copyProject, PROJECT_ROOT } from "../helpers/project_copy.ts";
 
 const PASSWORD = "typed-at-a-terminal-42";
@@ -40,7 +40,8 @@ Deno.test("users:add: the password on stdin; the user in the store, hashed, with
   // The framework's test app, which declares no roles: the project's own routes/_roles.ts is a
   // product's (one without "admin" refused this test's role before it reached the store).
   await using copy = await copyProject();
-  const env = { KV_PATH: await tempStorePath() };
+  await using store = await tempStore();
+  const env = { KV_PATH: store.path };
   const made = await usersAdd(
     ["Admin@Example.com", "--role", "admin", "-r", "admin"],
     env,
@@ -87,7 +88,8 @@ Deno.test("users:add in an app that declares its roles (routes/_roles.ts) refuse
     "routes/_roles.ts",
     'import { defineRoles } from "shell/auth";\nexport default defineRoles(["admin"]);\n',
   );
-  const env = { KV_PATH: await tempStorePath() };
+  await using store = await tempStore();
+  const env = { KV_PATH: store.path };
   // Before: a typo made a user no guard lets by.
   const run = await usersAdd(
     ["a@example.com", "--role", "admin,admn"],
@@ -104,7 +106,8 @@ Deno.test("users:add in an app that declares its roles (routes/_roles.ts) refuse
 
 Deno.test("users:add in an app that declares no roles (the framework's test app): any role's name, as before", async () => {
   await using copy = await copyProject();
-  const env = { KV_PATH: await tempStorePath() };
+  await using store = await tempStore();
+  const env = { KV_PATH: store.path };
   const made = await usersAdd(
     ["ops@example.com", "--role", "ops", "-r", "billing:read"],
     env,
@@ -116,7 +119,8 @@ Deno.test("users:add in an app that declares no roles (the framework's test app)
 });
 
 Deno.test("users:add for an email whose deletion was cut short: says it is being deleted and how to finish it", async () => {
-  const env = { KV_PATH: await tempStorePath() };
+  await using store = await tempStore();
+  const env = { KV_PATH: store.path };
   const kv = await Deno.openKv(env.KV_PATH);
   try {
     await createUser(kv, { email: "gone@example.com", password: "a long passphrase" });
@@ -141,7 +145,8 @@ Deno.test("users:add for an email whose deletion was cut short: says it is being
 });
 
 Deno.test("users:add at a terminal: asked twice, never echoed", async () => {
-  const store = await tempStorePath();
+  await using kvFile = await tempStore();
+  const store = kvFile.path;
   // `script` gives the task a pseudo-terminal; what the terminal shows comes back on its stdout.
   const child = new Deno.Command("script", {
     args: ["-qfec", `${Deno.execPath()} task -q users:add tty@example.com`, "/dev/null"],

@@ -13,7 +13,7 @@ import assert from "node:assert/strict";
 import { parse, stringify } from "devalue";
 import { Buffer } from "node:buffer";
 import { createHmac } from "node:crypto";
-import { tempStorePath } from "../helpers/kv.ts";
+import { tempStore } from "../helpers/kv.ts";
 import type { TestServer } from "../helpers/server.ts";
 import { requestBytes, send } from "./raw_http.ts";
 import { builtTarget, startTarget } from "./target.ts";
@@ -104,7 +104,8 @@ function assertOurPath(location: string | null, origin: string, what: string) {
 async function startFormServer() {
   const built = await builtTarget(FILES);
   // A file, so that the test can read the key the server keeps there (`secret`).
-  const kvPath = await tempStorePath();
+  const store = await tempStore();
+  const kvPath = store.path;
   const server = await startTarget({ KV_PATH: kvPath }, { root: built.root });
   return {
     built,
@@ -112,6 +113,7 @@ async function startFormServer() {
     kvPath,
     async [Symbol.asyncDispose]() {
       await server[Symbol.asyncDispose]();
+      await store[Symbol.asyncDispose]();
     },
   };
 }

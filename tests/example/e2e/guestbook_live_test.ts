@@ -19,7 +19,7 @@ import {
   startExample,
   workerNamingExample,
 } from "../guestbook.ts";
-import { tempStorePath } from "../../helpers/kv.ts";
+import { tempStore } from "../../helpers/kv.ts";
 import { serveParallel } from "../../helpers/parallel.ts";
 
 interface LivePage {
@@ -101,7 +101,8 @@ async function onBothWorkers(browser: Browser, url: string): Promise<[LivePage, 
 
 async function liveAcrossWorkers(browser: Browser) {
   const root = await workerNamingExample();
-  const KV_PATH = await tempStorePath();
+  await using store = await tempStore();
+  const KV_PATH = store.path;
   let server = await serveParallel(root, { KV_PATH });
   try {
     const url = server.origin + "/guestbook";

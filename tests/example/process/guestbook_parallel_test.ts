@@ -16,7 +16,7 @@ import {
   signWithoutScript,
   workerNamingExample,
 } from "../guestbook.ts";
-import { tempStorePath } from "../../helpers/kv.ts";
+import { tempStore } from "../../helpers/kv.ts";
 import { serveParallel } from "../../helpers/parallel.ts";
 
 /** A connection per request: `poolMaxIdlePerHost: 0` keeps none open for the next. */
@@ -47,7 +47,8 @@ async function fromBothWorkers<T extends { worker: string | null }>(
 
 Deno.test("deno serve --parallel: every worker agrees, and live updates cross them", async (t) => {
   const root = await workerNamingExample();
-  const KV_PATH = await tempStorePath();
+  await using store = await tempStore();
+  const KV_PATH = store.path;
   await using server = await serveParallel(root, { KV_PATH, TRUST_PROXY: "1" });
   using http = fresh();
   const client = http;

@@ -23,9 +23,10 @@ import {
   signWithoutScript,
   startExample,
 } from "../guestbook.ts";
-import { holdWriteLock, tempStorePath } from "../../helpers/kv.ts";
+import { holdWriteLock, tempStore } from "../../helpers/kv.ts";
 import { PROJECT_ROOT } from "../../helpers/project_copy.ts";
 import type { TestServer } from "../../helpers/server.ts";
+import { tempDir } from "../../helpers/temp_dir.ts";
 
 const ROOT = PROJECT_ROOT;
 
@@ -45,7 +46,8 @@ async function signed(server: TestServer, message: string, headers = {}): Promis
 }
 
 Deno.test("entries survive a restart on the same KV_PATH, and ids carry on", async () => {
-  const KV_PATH = await tempStorePath();
+  await using store = await tempStore();
+  const KV_PATH = store.path;
   {
     await using server = await startExample({ KV_PATH });
     await signed(server, "Before the restart.");
@@ -232,7 +234,8 @@ Deno.test("fields too large are field errors, with or without JavaScript; KV nev
 Deno.test(
   "a store that fails mid-request: the failure screen with a digest, and the server lives",
   async (t) => {
-    const KV_PATH = await tempStorePath();
+    await using store = await tempStore();
+    const KV_PATH = store.path;
     await using server = await startExample({ KV_PATH });
     await signed(server, "Before the trouble.");
     const form = await guestbookForm(server.origin);
@@ -310,7 +313,8 @@ Deno.test(
 );
 
 Deno.test("an unusable KV_PATH stops the start: the path and the cause, and exit code 1", async () => {
-  const dir = await Deno.makeTempDir();
+  await using temp = await tempDir();
+  const dir = temp.path;
   const garbage = join(dir, "garbage.sqlite3");
   await Deno.writeTextFile(garbage, "not a database ".repeat(500));
   const cases = [

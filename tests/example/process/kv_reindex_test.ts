@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import * as v from "valibot";
 import { collection } from "../../../lib/data.ts";
 import { PROJECT_ROOT } from "../../../lib/cli/root.ts";
-import { tempStorePath } from "../../helpers/kv.ts";
+import { tempStore } from "../../helpers/kv.ts";
 
 async function reindexTask(path: string, ...args: string[]) {
   const { code, stdout, stderr } = await new Deno.Command(Deno.execPath(), {
@@ -24,11 +24,10 @@ async function reindexTask(path: string, ...args: string[]) {
 }
 
 /**
- * A store file holding 300 stale index entries (as an earlier declaration's writes left them),
- * and the task reindexing it an entry a batch, once it has told of its first batch done.
+ * The store file at `path` given 300 stale index entries (as an earlier declaration's writes left
+ * them), and the task reindexing it an entry a batch, once it has told of its first batch done.
  */
-async function reindexUnderWay() {
-  const path = await tempStorePath();
+async function reindexUnderWay(path: string) {
   {
     using kv = await Deno.openKv(path);
     const op = kv.atomic(); // one commit: the seed is fast
@@ -52,7 +51,7 @@ async function reindexUnderWay() {
     assert.ok(!done, `ended before a batch: ${told}`);
     told += value;
   }
-  return { path, child, out, lines, told };
+  return { child, out, lines, told };
 }
 
 /** The board's tasks as an earlier version of the app declared them: with an index by state. */
@@ -62,7 +61,8 @@ const earlier = collection("tasks", {
 });
 
 Deno.test("deno task kv:reindex finds the app's collection by name and drops the entries it no longer declares", async () => {
-  const path = await tempStorePath();
+  await using store = await tempStore();
+  const path = store.path;
   {
     using kv = await Deno.openKv(path);
     for (const title of ["a", "b", "c"]) await earlier.create(kv, { title, state: "todo" });
@@ -87,7 +87,9 @@ Deno.test("deno task kv:reindex finds the app's collection by name and drops the
 });
 
 Deno.test("deno task kv:reindex killed half-way goes on from there when run again, and finishes", async () => {
-  const { path, child, out, lines } = await reindexUnderWay();
+  await using store = await tempStore();
+  const path = store.path;
+  const { child, out, lines } = await reindexUnderWay(path);
   // Killed (no chance to clean up) once it has told of its first batch done.
   child.kill("SIGKILL");
   await lines.return?.();
@@ -108,7 +110,9 @@ Deno.test("deno task kv:reindex killed half-way goes on from there when run agai
 });
 
 Deno.test("deno task kv:reindex stopped with Ctrl-C says how far it got and that the next run goes on from there", async () => {
-  const { path, child, out, lines, told } = await reindexUnderWay();
+  await using store = await tempStore();
+  const path = store.path;
+  const { child, out, lines, told } = await reindexUnderWay(path);
   let err = told;
   child.kill("SIGINT");
   for await (const value of lines) err += value;
