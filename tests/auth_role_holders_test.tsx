@@ -293,6 +293,36 @@ Deno.test("a store written before the index is indexed by its first listing; rei
   assert.deepEqual(await reindexRoles(kv), { users: 30, added: 0, removed: 0 });
 });
 
+Deno.test("a store from before the index whose entries pass a commit's 80 KiB of keys is indexed", async () => {
+  using kv = await Deno.openKv(":memory:");
+  // As a version before the index wrote them: 60 users of 20 namespaced roles (a batch of 900
+  // entries of ~100 bytes each passed KV's 81,920 bytes of keys set), and one of 1,000 roles.
+  const legacy = async (i: number, roles: string[]) => {
+    const record: UserRecord = {
+      id: crypto.randomUUID(),
+      email: `staff${String(i).padStart(2, "0")}@example.com`,
+      name: `Firstname Lastname ${String(i).padStart(2, "0")}`,
+      roles,
+      passwordHash: HASH,
+      createdAt: Date.now(),
+    };
+    await kv.set(["auth", "users", record.id], record);
+    await kv.set(["auth", "emails", record.email], record.id);
+    return record;
+  };
+  const granted = Array.from({ length: 20 }, (_, i) => `billing:read-${i}`);
+  const staff = [];
+  for (let i = 0; i < 60; i++) staff.push(await legacy(i, granted));
+  const hoarder = await legacy(60, Array.from({ length: 1_000 }, (_, i) => `permission:${i}`));
+  assert.deepEqual(await reindexRoles(kv), { users: 61, added: 2_200, removed: 0 });
+  assert.equal((await indexed(kv, hoarder.id)).length, 1_000);
+  assert.deepEqual(
+    (await everyHolder(kv, "billing:read-7", 100)).emails,
+    staff.map((u) => u.email),
+  );
+  assert.deepEqual(await reindexRoles(kv), { users: 61, added: 0, removed: 0 });
+});
+
 Deno.test("a store reindexed by a script is not read whole again by its first listing", async () => {
   using kv = await Deno.openKv(":memory:");
   const record: UserRecord = {

@@ -6,6 +6,7 @@
  * sessions.ts; and because every write of a user's roles (users.ts, user_deletion.ts) writes the
  * role index in the same commit, with the helpers here.
  */
+import { keySize } from "../kv/limits.ts";
 
 export const USERS = ["auth", "users"] as const;
 export const EMAILS = ["auth", "emails"] as const;
@@ -30,6 +31,11 @@ export function byName(name: string): string {
 /** The index entry saying that the user holds `role`. */
 export function holderKey(role: string, user: Holder): Deno.KvKey {
   return [...HOLDERS, role, byName(user.name), user.id];
+}
+
+/** The bytes the entry takes of what one commit may set (`MAX_SET_KEYS_BYTES`). */
+export function entrySize(role: string, user: Holder): number {
+  return keySize(holderKey(role, user));
 }
 
 /** `op`, with the user's entries for `roles` written. */
