@@ -444,6 +444,35 @@ Deno.test("setRoles on a record an older version wrote with 1,000 roles drops th
   assert.deepEqual(await indexed(kv, user.id), ["a", "old7"]);
 });
 
+Deno.test("500 roles of 64 characters for a name of 40, past a commit's 80 KiB of keys, are given whole", async () => {
+  using kv = await indexedStore();
+  const long = Array.from({ length: 500 }, (_, i) => `role-${i}:`.padEnd(64, "x"));
+  const name = "Maximiliana Wilhelmina Bartholomew-Smith"; // 40: 500 entries of 166 bytes
+  const created = await createUser(kv, {
+    email: "max@example.com",
+    password: STORED_PASSWORD,
+    name,
+    roles: long,
+  });
+  assert.deepEqual(created.roles, long);
+  assert.deepEqual(await indexed(kv, created.id), [...long].sort());
+
+  const other = await createUser(kv, {
+    email: "wil@example.com",
+    password: STORED_PASSWORD,
+    name,
+    roles: ["a", long[3]],
+  });
+  assert.deepEqual((await setRoles(kv, other.email, long)).roles, long);
+  assert.deepEqual(await indexed(kv, other.id), [...long].sort());
+  assert.deepEqual(
+    (await roleHolders(kv, long[499])).users.map((user) => user.email).sort(),
+    [created.email, other.email].sort(), // one name: in the order of their ids
+  );
+  assert.deepEqual((await setRoles(kv, other.email, ["a"])).roles, ["a"]);
+  assert.deepEqual(await indexed(kv, other.id), ["a"]);
+});
+
 Deno.test("reindexRoles racing setRoles on another handle writes no entry for a role taken away meanwhile", async () => {
   await twoWorkers(async (one, other) => {
     const legacy: UserRecord[] = [];

@@ -6,9 +6,9 @@
  * listings wait for it boundedly.
  */
 import { commit, retrying } from "../kv/commit.ts";
-import { MAX_SET_KEYS_BYTES } from "../kv/limits.ts";
+import { keySize, MAX_SET_KEYS_BYTES } from "../kv/limits.ts";
 import { log } from "../server/log.ts";
-import { byName, entrySize, holderKey, HOLDERS, USERS, withHolders } from "./user_keys.ts";
+import { byName, fitting, holderKey, HOLDERS, USERS, withHolders } from "./user_keys.ts";
 import type { UserRecord } from "./users.ts";
 
 /** Set once every user stored has their entries: the listing no longer builds them. */
@@ -163,7 +163,7 @@ export async function reindexRoles(kv: Deno.Kv): Promise<RolesReindexed> {
     // An entry at a time, so a user of many roles (an older version's 1,000) spans commits, each
     // checked against the record as read.
     for (const role of await missingRoles(kv, entry.value)) {
-      const size = entrySize(role, entry.value);
+      const size = keySize(holderKey(role, entry.value));
       const another = batch.at(-1)?.entry !== entry;
       if (
         mutations === BATCH_MUTATIONS || bytes + size > MAX_SET_KEYS_BYTES ||
@@ -199,7 +199,7 @@ async function indexUser(kv: Deno.Kv, key: Deno.KvKey): Promise<number> {
     const written = await retrying("reindex roles", async (commit) => {
       const entry = await kv.get<UserRecord>(key);
       if (entry.value === null || entry.value.deletingSince !== undefined) return 0;
-      const missing = fitting(entry.value, await missingRoles(kv, entry.value));
+      const missing = fitting(entry.value, await missingRoles(kv, entry.value), BATCH_MUTATIONS);
       if (missing.length === 0) return 0;
       const op = withHolders(kv.atomic().check(entry), entry.value, missing);
       return (await commit(op)).ok ? missing.length : undefined;
@@ -208,15 +208,6 @@ async function indexUser(kv: Deno.Kv, key: Deno.KvKey): Promise<number> {
     added += written;
   }
   return added;
-}
-
-/** The first of `roles` whose entries for `user` one commit can write. */
-function fitting(user: UserRecord, roles: string[]): string[] {
-  let bytes = 0;
-  const fit = roles.findIndex((role, i) =>
-    i === BATCH_MUTATIONS || (bytes += entrySize(role, user)) > MAX_SET_KEYS_BYTES
-  );
-  return fit === -1 ? roles : roles.slice(0, fit);
 }
 
 /** The roles of `user` the index has no entry for. */
