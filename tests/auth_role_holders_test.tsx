@@ -109,6 +109,18 @@ Deno.test("a deletion cut short has taken the user off every role in its first c
   assert.deepEqual(await emailsOf(kv, "a"), []);
 });
 
+Deno.test("a user whose record an older version wrote with 1,000 roles is deleted, off every role", async () => {
+  using kv = await indexedStore();
+  const user = await insertUser(kv, { email: "hoarder@example.com", passwordHash: HASH });
+  const key = ["auth", "users", user.id];
+  const stored = (await kv.get<UserRecord>(key)).value!;
+  await kv.set(key, { ...stored, roles: Array.from({ length: 1_000 }, (_, i) => `old${i}`) });
+  assert.deepEqual(await reindexRoles(kv), { users: 1, added: 1_000, removed: 0 });
+  assert.equal((await deleteUser(kv, user.email)).id, user.id);
+  assert.equal((await kv.get(key)).value, null);
+  assert.deepEqual(await indexed(kv, user.id), []);
+});
+
 Deno.test("setRoles racing a deletion's first commit writes no entry for the user being deleted", async () => {
   using kv = await indexedStore();
   const ada = await insertUser(kv, { email: "ada@example.com", passwordHash: HASH, roles: ["a"] });
