@@ -20,6 +20,8 @@ export interface Declaration {
 const MAX_RETAIN_MS = MAX_EXPIRE_MS;
 /** The most recent changes a view's feed keeps in memory, per view and process. */
 const MAX_RING = 10_000;
+/** The most changes a page behind reads at once, before it gets a fresh snapshot instead. */
+const MAX_BACKLOG = 10_000;
 /** A followed view's counter read at most this often, at least this seldom, when polled. */
 const MIN_POLL_MS = 10;
 const MAX_POLL_MS = 3_600_000;
@@ -99,9 +101,14 @@ export function resolveDeclaration(
     throw problem(`live.retainMs must be whole milliseconds from 1 to a year's (${MAX_RETAIN_MS})`);
   }
   // A ring of 0 kept every change (`slice(-0)`); a poll of 0 ms or Infinity ran without pause.
-  const { ringSize, pollIntervalMs } = live;
+  const { ringSize, pollIntervalMs, maxBacklog } = live;
   if (ringSize !== undefined && !wholeWithin(ringSize, 1, MAX_RING)) {
     throw problem(`live.ringSize must be a whole number of changes from 1 to ${MAX_RING}`);
+  }
+  // The `limit` of KV's read of a page's missed changes: Infinity ("never a snapshot"), 0 or a
+  // fraction failed every page that fell behind the ring with KV's bare Error, at each reconnect.
+  if (maxBacklog !== undefined && !wholeWithin(maxBacklog, 1, MAX_BACKLOG)) {
+    throw problem(`live.maxBacklog must be a whole number of changes from 1 to ${MAX_BACKLOG}`);
   }
   if (pollIntervalMs !== undefined && !wholeWithin(pollIntervalMs, MIN_POLL_MS, MAX_POLL_MS)) {
     throw problem(
