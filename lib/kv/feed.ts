@@ -17,6 +17,9 @@
 import { keyName } from "./key_name.ts";
 import { after, type KvLog, type Logged } from "./log.ts";
 
+/** The most missed items a subscriber reads at once (`maxBacklog`): KV's `limit` of that read. */
+export const MAX_BACKLOG = 10_000;
+
 /**
  * How a feed keeps up: its ring of recent items, and polling for writes by other processes.
  *
@@ -53,8 +56,8 @@ export interface SubscribeOptions {
   /** Ends the subscription (and, with the last one, the watch). */
   signal?: AbortSignal;
   /**
-   * After a long absence, at most this many missed items are sent (default 50): the newest of
-   * them (`gaps: "skip"`), or none, with a {@link FeedGapError} (`gaps: "throw"`).
+   * After a long absence, at most this many missed items are sent, 1 to 10,000 (default 50): the
+   * newest of them (`gaps: "skip"`), or none, with a {@link FeedGapError} (`gaps: "throw"`).
    */
   maxBacklog?: number;
   /**
@@ -332,6 +335,13 @@ export function followSequence<T>(
     since?: number,
     { signal, maxBacklog = 50, gaps = "skip" }: SubscribeOptions = {},
   ): AsyncGenerator<T> {
+    // Else Infinity ("send all"), 0 or a fraction failed the subscriber only once it fell behind,
+    // with KV's bare "Limit must be a positive integer".
+    if (!(Number.isInteger(maxBacklog) && maxBacklog >= 1 && maxBacklog <= MAX_BACKLOG)) {
+      throw new RangeError(
+        `subscribe: a maxBacklog of ${maxBacklog} (a whole number of items from 1 to ${MAX_BACKLOG})`,
+      );
+    }
     if (subscribers++ === 0) {
       failure = undefined;
       start();
