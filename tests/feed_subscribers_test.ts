@@ -63,3 +63,20 @@ Deno.test("a backlog KV cannot read is refused at the first next, not once the s
   leaving.abort();
   await behind.return(undefined);
 });
+
+Deno.test("a ring or poll a feed cannot work with is refused by feedOf", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  const log = kvLog<{ id: number }>(["ringed"]);
+  // A ring of 0 kept every item in memory (slice(-0)), one of Infinity failed KV's read of the
+  // first item; a poll of 0 ms or Infinity ran without pause. As a collection's live options are.
+  for (const ringSize of [0, 2.5, Infinity, 10_001]) {
+    assert.throws(() => feedOf(kv, log, { ringSize }), /feedOf: a ringSize of .* from 1 to 10000/);
+  }
+  for (const pollIntervalMs of [0, -5, 1.5, Infinity, 3_600_001]) {
+    assert.throws(
+      () => feedOf(kv, log, { pollIntervalMs }),
+      /feedOf: a pollIntervalMs of .* from 10 to an hour's/,
+    );
+  }
+  feedOf(kv, log, { ringSize: 10_000, pollIntervalMs: 10 });
+});

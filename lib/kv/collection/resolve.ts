@@ -3,7 +3,7 @@
  * A collection's declaration checked at run time, whatever the types said, and resolved: each
  * index to the functions that read and normalise its value, each state machine to its ways.
  */
-import { MAX_BACKLOG } from "../feed.ts";
+import { MAX_BACKLOG, MAX_POLL_MS, MAX_RING, MIN_POLL_MS } from "../feed.ts";
 import { MAX_EXPIRE_MS } from "../limits.ts";
 import type { IndexSpec, LiveOptions } from "./collection.ts";
 import { type Declared, isKeyPart, type ResolvedIndex } from "./declared.ts";
@@ -19,11 +19,6 @@ export interface Declaration {
 
 /** The longest change events are kept. */
 const MAX_RETAIN_MS = MAX_EXPIRE_MS;
-/** The most recent changes a view's feed keeps in memory, per view and process. */
-const MAX_RING = 10_000;
-/** A followed view's counter read at most this often, at least this seldom, when polled. */
-const MIN_POLL_MS = 10;
-const MAX_POLL_MS = 3_600_000;
 
 export function resolveDeclaration(
   name: string,
