@@ -109,6 +109,18 @@ Deno.test("a deletion cut short has taken the user off every role in its first c
   assert.deepEqual(await emailsOf(kv, "a"), []);
 });
 
+Deno.test("a user whose record an older version wrote with 1,000 roles is deleted, off every role", async () => {
+  using kv = await indexedStore();
+  const user = await insertUser(kv, { email: "hoarder@example.com", passwordHash: HASH });
+  const key = ["auth", "users", user.id];
+  const stored = (await kv.get<UserRecord>(key)).value!;
+  await kv.set(key, { ...stored, roles: Array.from({ length: 1_000 }, (_, i) => `old${i}`) });
+  assert.deepEqual(await reindexRoles(kv), { users: 1, added: 1_000, removed: 0 });
+  assert.equal((await deleteUser(kv, user.email)).id, user.id);
+  assert.equal((await kv.get(key)).value, null);
+  assert.deepEqual(await indexed(kv, user.id), []);
+});
+
 Deno.test("setRoles racing a deletion's first commit writes no entry for the user being deleted", async () => {
   using kv = await indexedStore();
   const ada = await insertUser(kv, { email: "ada@example.com", passwordHash: HASH, roles: ["a"] });
@@ -293,6 +305,36 @@ Deno.test("a store written before the index is indexed by its first listing; rei
   assert.deepEqual(await reindexRoles(kv), { users: 30, added: 0, removed: 0 });
 });
 
+Deno.test("a store from before the index whose entries pass a commit's 80 KiB of keys is indexed", async () => {
+  using kv = await Deno.openKv(":memory:");
+  // As a version before the index wrote them: 60 users of 20 namespaced roles (a batch of 900
+  // entries of ~100 bytes each passed KV's 81,920 bytes of keys set), and one of 1,000 roles.
+  const legacy = async (i: number, roles: string[]) => {
+    const record: UserRecord = {
+      id: crypto.randomUUID(),
+      email: `staff${String(i).padStart(2, "0")}@example.com`,
+      name: `Firstname Lastname ${String(i).padStart(2, "0")}`,
+      roles,
+      passwordHash: HASH,
+      createdAt: Date.now(),
+    };
+    await kv.set(["auth", "users", record.id], record);
+    await kv.set(["auth", "emails", record.email], record.id);
+    return record;
+  };
+  const granted = Array.from({ length: 20 }, (_, i) => `billing:read-${i}`);
+  const staff = [];
+  for (let i = 0; i < 60; i++) staff.push(await legacy(i, granted));
+  const hoarder = await legacy(60, Array.from({ length: 1_000 }, (_, i) => `permission:${i}`));
+  assert.deepEqual(await reindexRoles(kv), { users: 61, added: 2_200, removed: 0 });
+  assert.equal((await indexed(kv, hoarder.id)).length, 1_000);
+  assert.deepEqual(
+    (await everyHolder(kv, "billing:read-7", 100)).emails,
+    staff.map((u) => u.email),
+  );
+  assert.deepEqual(await reindexRoles(kv), { users: 61, added: 0, removed: 0 });
+});
+
 Deno.test("a store reindexed by a script is not read whole again by its first listing", async () => {
   using kv = await Deno.openKv(":memory:");
   const record: UserRecord = {
@@ -414,6 +456,35 @@ Deno.test("setRoles on a record an older version wrote with 1,000 roles drops th
   assert.deepEqual((await setRoles(kv, user.email, ["a", "old7"])).roles, ["a", "old7"]);
   assert.deepEqual((await kv.get<UserRecord>(key)).value!.roles, ["a", "old7"]);
   assert.deepEqual(await indexed(kv, user.id), ["a", "old7"]);
+});
+
+Deno.test("500 roles of 64 characters for a name of 40, past a commit's 80 KiB of keys, are given whole", async () => {
+  using kv = await indexedStore();
+  const long = Array.from({ length: 500 }, (_, i) => `role-${i}:`.padEnd(64, "x"));
+  const name = "Maximiliana Wilhelmina Bartholomew-Smith"; // 40: 500 entries of 166 bytes
+  const created = await createUser(kv, {
+    email: "max@example.com",
+    password: STORED_PASSWORD,
+    name,
+    roles: long,
+  });
+  assert.deepEqual(created.roles, long);
+  assert.deepEqual(await indexed(kv, created.id), [...long].sort());
+
+  const other = await createUser(kv, {
+    email: "wil@example.com",
+    password: STORED_PASSWORD,
+    name,
+    roles: ["a", long[3]],
+  });
+  assert.deepEqual((await setRoles(kv, other.email, long)).roles, long);
+  assert.deepEqual(await indexed(kv, other.id), [...long].sort());
+  assert.deepEqual(
+    (await roleHolders(kv, long[499])).users.map((user) => user.email).sort(),
+    [created.email, other.email].sort(), // one name: in the order of their ids
+  );
+  assert.deepEqual((await setRoles(kv, other.email, ["a"])).roles, ["a"]);
+  assert.deepEqual(await indexed(kv, other.id), ["a"]);
 });
 
 Deno.test("reindexRoles racing setRoles on another handle writes no entry for a role taken away meanwhile", async () => {

@@ -57,3 +57,14 @@ Deno.test("a setting that cannot be used stops the app's making, not each reques
   }
   await made({ idleTimeoutMs: 400 * DAY, sessionsPerUser: 100 })().close();
 });
+
+Deno.test("a refresh not shorter than the idle timeout stops the app's making: sessions in use ended as if idle", async () => {
+  // Before: an idle timeout of 2 minutes beside the default refresh of 5 was taken, and a session
+  // used every 30 seconds ended 2 minutes after its sign-in - its idle timer never written back.
+  using kv = await Deno.openKv(":memory:");
+  const made = (auth: AuthOptions) => () => memoryApp({ routes: {} }, { kv, auth });
+  const refused = /auth\.refreshAfterMs \(\d+, 300000 unless set\) must be less than auth\.idle/;
+  assert.throws(made({ idleTimeoutMs: 2 * 60_000 }), refused);
+  assert.throws(made({ idleTimeoutMs: 60_000, refreshAfterMs: 60_000 }), refused);
+  await made({ idleTimeoutMs: 2 * 60_000, refreshAfterMs: 60_000 })().close();
+});

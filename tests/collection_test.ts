@@ -833,6 +833,20 @@ Deno.test("a live feed's ring or poll that cannot work is a TypeError at the dec
   collection("bounds", { schema, live: { ringSize: 10_000, pollIntervalMs: 10 } });
 });
 
+Deno.test("a live backlog KV cannot read is a TypeError at the declaration", () => {
+  const schema = v.object({ a: v.string() });
+  // The limit of KV's read of what a page missed: Infinity ("never a snapshot"), 0 or a fraction
+  // failed every page behind its feed's ring with KV's bare "Limit must be a positive integer".
+  for (const maxBacklog of [Infinity, 0, 12.5, -1, NaN, 10_001]) {
+    assert.throws(
+      () => collection("behind", { schema, live: { maxBacklog } }),
+      /collection\("behind"\): live\.maxBacklog must be a whole number of changes from 1 to 10000/,
+    );
+  }
+  collection("bounds", { schema, live: { maxBacklog: 1 } });
+  collection("bounds", { schema, live: { maxBacklog: 10_000 } });
+});
+
 Deno.test("an index key that gives something else than a key part is a TypeError naming the index", async () => {
   using kv = await open();
   const dated = collection("dated", {

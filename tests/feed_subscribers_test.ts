@@ -39,3 +39,44 @@ Deno.test("2,000 subscribers waiting on one feed hold under 1.5 KB each; one ret
   assert.equal((await unstarted.next()).done, true);
   assert.equal(feed.subscribers, 0);
 });
+
+Deno.test("a backlog KV cannot read is refused at the first next, not once the subscriber falls behind", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  const log = kvLog<{ id: number }>(["backlog"]);
+  const feed = feedOf(kv, log);
+  for (let i = 0; i < 3; i++) await append(kv, log, (id) => ({ id }));
+  // The limit of KV's read of what a subscriber missed: Infinity ("send all") was taken, and the
+  // subscriber failed with KV's bare "Limit must be a positive integer" once it fell behind.
+  for (const maxBacklog of [Infinity, 0, 2.5, NaN, 10_001]) {
+    await assert.rejects(
+      feed.subscribe(0, { maxBacklog }).next(),
+      {
+        name: "RangeError",
+        message: /a maxBacklog of .* \(a whole number of items from 1 to 10000\)/,
+      },
+    );
+  }
+  assert.equal(feed.subscribers, 0);
+  const leaving = new AbortController();
+  const behind = feed.subscribe(0, { maxBacklog: 10_000, signal: leaving.signal });
+  assert.deepEqual((await behind.next()).value, { id: 1 });
+  leaving.abort();
+  await behind.return(undefined);
+});
+
+Deno.test("a ring or poll a feed cannot work with is refused by feedOf", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  const log = kvLog<{ id: number }>(["ringed"]);
+  // A ring of 0 kept every item in memory (slice(-0)), one of Infinity failed KV's read of the
+  // first item; a poll of 0 ms or Infinity ran without pause. As a collection's live options are.
+  for (const ringSize of [0, 2.5, Infinity, 10_001]) {
+    assert.throws(() => feedOf(kv, log, { ringSize }), /feedOf: a ringSize of .* from 1 to 10000/);
+  }
+  for (const pollIntervalMs of [0, -5, 1.5, Infinity, 3_600_001]) {
+    assert.throws(
+      () => feedOf(kv, log, { pollIntervalMs }),
+      /feedOf: a pollIntervalMs of .* from 10 to an hour's/,
+    );
+  }
+  feedOf(kv, log, { ringSize: 10_000, pollIntervalMs: 10 });
+});

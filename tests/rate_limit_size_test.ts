@@ -41,3 +41,16 @@ Deno.test("attack 22: the largest limit counts to its end in one KV value, one m
   const refused = await limitCalls(kv, key, most, () => t);
   assert.equal(refused.ok, false);
 });
+
+Deno.test("a key with a client's 10 KB part is counted, where KV takes no such key", async () => {
+  using kv = await Deno.openKv(":memory:");
+  // Before: KvLimitError at every call (a 500 each), for a product limiting by what a client sent.
+  const long = (c: string) => ["reset", c.repeat(10_000)];
+  const three = { limit: 3, windowMs: HOUR };
+  const results = [];
+  for (let i = 0; i < 4; i++) results.push((await limitCalls(kv, long("a"), three)).ok);
+  assert.deepEqual(results, [true, true, true, false]);
+  assert.deepEqual(await limitCalls(kv, long("b"), three), { ok: true, remaining: 2 });
+  // Neither is under a key a short one could name.
+  assert.deepEqual(await Array.fromAsync(kv.list({ prefix: ["rate_limit"] })), []);
+});

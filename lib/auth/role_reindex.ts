@@ -6,8 +6,9 @@
  * listings wait for it boundedly.
  */
 import { commit, retrying } from "../kv/commit.ts";
+import { keySize, MAX_SET_KEYS_BYTES } from "../kv/limits.ts";
 import { log } from "../server/log.ts";
-import { byName, holderKey, HOLDERS, USERS, withHolders } from "./user_keys.ts";
+import { byName, fitting, holderKey, HOLDERS, USERS, withHolders } from "./user_keys.ts";
 import type { UserRecord } from "./users.ts";
 
 /** Set once every user stored has their entries: the listing no longer builds them. */
@@ -20,9 +21,18 @@ const WAIT_MS = 1_000;
 const POLL_MS = 50;
 /** `kv.getMany` takes at most 10 keys. */
 export const GET_MANY = 10;
-/** Users and entries one commit of `reindexRoles` writes: within KV's 100 checks, 1,000 mutations. */
+/**
+ * Users and entries one commit of `reindexRoles` writes: within KV's 100 checks, 1,000 mutations
+ * and 80 KiB of keys set (`MAX_SET_KEYS_BYTES`) - 50 users of 20 roles such as `billing:read`
+ * passed the last, and every build of the index failed.
+ */
 const BATCH_USERS = 50;
 const BATCH_MUTATIONS = 900;
+/**
+ * Commits one user's entries take at most: a record (64 KiB at most) holds some 20,000 roles,
+ * and a commit writes 200 entries at least (the longest keys).
+ */
+const MOST_COMMITS = 100;
 
 /** Whether the record is of a live user holding `role`, under the entry's name. */
 export function holds(
@@ -138,22 +148,32 @@ export async function reindexRoles(kv: Deno.Kv): Promise<RolesReindexed> {
   // checked; a batch that lost a race is done again a user at a time.
   let batch: { entry: Deno.KvEntry<UserRecord>; missing: string[] }[] = [];
   let mutations = 0;
+  let bytes = 0;
   const write = async () => {
     const op = kv.atomic();
     for (const { entry, missing } of batch) withHolders(op.check(entry), entry.value, missing);
     if (batch.length > 0 && (await commit(op)).ok) done.added += mutations;
     else for (const { entry } of batch) done.added += await indexUser(kv, entry.key);
     batch = [];
-    mutations = 0;
+    mutations = bytes = 0;
   };
   for await (const entry of kv.list<UserRecord>({ prefix: USERS })) {
     done.users++;
     if (entry.value.deletingSince !== undefined) continue;
-    const missing = await missingRoles(kv, entry.value);
-    if (missing.length === 0) continue;
-    if (batch.length === BATCH_USERS || mutations + missing.length > BATCH_MUTATIONS) await write();
-    batch.push({ entry, missing });
-    mutations += missing.length;
+    // An entry at a time, so a user of many roles (an older version's 1,000) spans commits, each
+    // checked against the record as read.
+    for (const role of await missingRoles(kv, entry.value)) {
+      const size = keySize(holderKey(role, entry.value));
+      const another = batch.at(-1)?.entry !== entry;
+      if (
+        mutations === BATCH_MUTATIONS || bytes + size > MAX_SET_KEYS_BYTES ||
+        (another && batch.length === BATCH_USERS)
+      ) await write();
+      if (batch.at(-1)?.entry !== entry) batch.push({ entry, missing: [] });
+      batch.at(-1)!.missing.push(role);
+      mutations++;
+      bytes += size;
+    }
   }
   await write();
   for await (const { key } of kv.list({ prefix: HOLDERS })) {
@@ -172,16 +192,22 @@ export async function reindexRoles(kv: Deno.Kv): Promise<RolesReindexed> {
   return done;
 }
 
-/** Writes the entries the user's record lacks, checked against it; how many. */
+/** Writes the entries the user's record lacks, as many a commit as fit, each checked; how many. */
 async function indexUser(kv: Deno.Kv, key: Deno.KvKey): Promise<number> {
-  return await retrying("reindex roles", async (commit) => {
-    const entry = await kv.get<UserRecord>(key);
-    if (entry.value === null || entry.value.deletingSince !== undefined) return 0;
-    const missing = await missingRoles(kv, entry.value);
-    if (missing.length === 0) return 0;
-    const op = withHolders(kv.atomic().check(entry), entry.value, missing);
-    return (await commit(op)).ok ? missing.length : undefined;
-  });
+  let added = 0;
+  for (let commits = 0; commits < MOST_COMMITS; commits++) {
+    const written = await retrying("reindex roles", async (commit) => {
+      const entry = await kv.get<UserRecord>(key);
+      if (entry.value === null || entry.value.deletingSince !== undefined) return 0;
+      const missing = fitting(entry.value, await missingRoles(kv, entry.value), BATCH_MUTATIONS);
+      if (missing.length === 0) return 0;
+      const op = withHolders(kv.atomic().check(entry), entry.value, missing);
+      return (await commit(op)).ok ? missing.length : undefined;
+    });
+    if (written === 0) break;
+    added += written;
+  }
+  return added;
 }
 
 /** The roles of `user` the index has no entry for. */

@@ -35,8 +35,9 @@ export interface AuthOptions {
   /** A session ends this long after sign-in, used or not (whole ms, 400 days at most): 7 days. */
   absoluteTimeoutMs?: number;
   /**
-   * A session's idle timer is written back at most this often (whole ms): 5 minutes. Shorter
-   * makes the idle timeout exact to the minute and costs a KV write per page view more often.
+   * A session's idle timer is written back at most this often (whole ms, less than
+   * `idleTimeoutMs`): 5 minutes. Shorter makes the idle timeout exact to the minute and costs a KV
+   * write per page view more often.
    */
   refreshAfterMs?: number;
   /** Where `requireUser()` sends an anonymous visitor: `/login`. */
@@ -150,6 +151,16 @@ export function checkedAuth(options: AuthOptions) {
         `auth.${name} must be whole milliseconds from 1 to 400 days (${MOST_MS}), not ${ms}`,
       );
     }
+  }
+  // The idle timer moves on only when it is written back: at a refresh as long as the idle timeout
+  // (an `idleTimeoutMs` of 2 minutes beside the default 5), a session in use every few seconds
+  // ended at the idle timeout all the same.
+  if (checked.refreshAfterMs >= checked.idleTimeoutMs) {
+    throw new RangeError(
+      `auth.refreshAfterMs (${checked.refreshAfterMs}, ${DEFAULTS.refreshAfterMs} unless set) must ` +
+        `be less than auth.idleTimeoutMs (${checked.idleTimeoutMs}): the idle timer is written ` +
+        "back only that often, so a session in use would end as if unused",
+    );
   }
   for (const name of ["signInPerClient", "signInPerAccount", "signUpPerClient"] as const) {
     checkLimit(checked[name], `auth.${name}`);

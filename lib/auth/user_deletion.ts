@@ -2,7 +2,8 @@
  * @module
  * Deleting a user: marked first - from that commit on no sign-in anywhere starts a session for
  * them, since every session's commit checks the record, and no role lists them (their entries in
- * the role index go in that commit) - then their sessions ended, then the
+ * the role index go in that commit, or right after it for a record of more roles than one commit
+ * deletes) - then their sessions ended, then the
  * record and the email removed; a deletion cut short is finished by the next call, and meanwhile
  * the user is gone to everything that looks them up (`users.ts`).
  */
@@ -12,6 +13,9 @@ import { forgetDevices } from "./devices.ts";
 import { beganKey, endAllSessions } from "./sessions.ts";
 import { EMAILS, USERS, withoutHolders } from "./user_keys.ts";
 import { publicUser, storedEntry, UnknownUserError, type User, type UserRecord } from "./users.ts";
+
+/** Entries of the role index one commit deletes: KV takes 1,000 mutations, the mark is one. */
+const ENTRIES_A_COMMIT = 999;
 
 /** Whether the user with this (normalised) email is being deleted: a deletion cut short. */
 export async function beingDeleted(kv: Deno.Kv, email: string): Promise<boolean> {
@@ -150,10 +154,19 @@ export async function deleteUser(
     const op = withoutHolders(
       kv.atomic().check(entry).set(entry.key, record),
       record,
-      record.roles,
+      record.roles.slice(0, ENTRIES_A_COMMIT),
     );
     return (await commit(op)).ok ? record : undefined;
   });
+  // A record an older version wrote may hold 1,000 roles, past one commit with the mark (KV's bare
+  // "Too many mutations" at every call: the user could not be deleted). Marked, they list nowhere
+  // already, and no write gives them an entry again: the rest go a commit's worth at a time.
+  for (let at = ENTRIES_A_COMMIT; at < marked.roles.length; at += ENTRIES_A_COMMIT) {
+    const roles = marked.roles.slice(at, at + ENTRIES_A_COMMIT);
+    await retrying("delete a user", async (commit) => {
+      return (await commit(withoutHolders(kv.atomic(), marked, roles))).ok || undefined;
+    });
+  }
   // Every session begun before the mark is in the index: none can begin after it.
   await endAllSessions(kv, marked.id);
   await forgetDevices(kv, marked.id);

@@ -6,6 +6,7 @@
  * sessions.ts; and because every write of a user's roles (users.ts, user_deletion.ts) writes the
  * role index in the same commit, with the helpers here.
  */
+import { keySize, MAX_SET_KEYS_BYTES } from "../kv/limits.ts";
 
 export const USERS = ["auth", "users"] as const;
 export const EMAILS = ["auth", "emails"] as const;
@@ -30,6 +31,24 @@ export function byName(name: string): string {
 /** The index entry saying that the user holds `role`. */
 export function holderKey(role: string, user: Holder): Deno.KvKey {
   return [...HOLDERS, role, byName(user.name), user.id];
+}
+
+/**
+ * The first of `roles` whose entries for `user` one commit can write beside its other writes: at
+ * most `count` of them, and `bytes` of keys in all (KV sets 80 KiB of keys a commit at most: 500
+ * roles of 64 characters for a name of 40 pass it).
+ */
+export function fitting(
+  user: Holder,
+  roles: readonly string[],
+  count: number,
+  bytes = MAX_SET_KEYS_BYTES,
+): string[] {
+  let size = 0;
+  const past = roles.findIndex((role, i) =>
+    i >= count || (size += keySize(holderKey(role, user))) > bytes
+  );
+  return past === -1 ? [...roles] : roles.slice(0, past);
 }
 
 /** `op`, with the user's entries for `roles` written. */

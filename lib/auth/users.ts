@@ -11,11 +11,12 @@
  */
 import { HttpError } from "../shared/http_error.ts";
 import { commit, retrying } from "../kv/commit.ts";
+import { keySize, MAX_SET_KEYS_BYTES } from "../kv/limits.ts";
 import { normalizeEmail } from "./credentials.ts";
 import { hashPassword } from "./password.ts";
 import { declaredRolesOf, MAX_ROLES, refuseUndeclared, ROLE_NAME } from "./role_names.ts";
 import { endAllSessions, sessionsOf, withoutSessions } from "./sessions.ts";
-import { EMAILS, USERS, withHolders, withoutHolders } from "./user_keys.ts";
+import { EMAILS, fitting, USERS, withHolders, withoutHolders } from "./user_keys.ts";
 
 /**
  * A user as requests see them: what `currentUser()` and `state.user` hold. Never the password.
@@ -186,15 +187,18 @@ export async function insertUser(
     createdAt: Date.now(),
   };
   const emailKey = [...EMAILS, record.email];
-  return await retrying("create a user", async (commit) => {
+  const key = [...USERS, record.id];
+  // The roles whose entries fit in the commit beside the record; any others are given after it.
+  const first = fitting(record, record.roles, MAX_MUTATIONS - 2, setRoom(emailKey, key));
+  const created = await retrying("create a user", async (commit) => {
     const result = await commit(
       withHolders(
         kv.atomic()
           .check({ key: emailKey, versionstamp: null })
           .set(emailKey, record.id)
-          .set([...USERS, record.id], record),
+          .set(key, { ...record, roles: first }),
         record,
-        record.roles,
+        first,
       ),
     );
     if (result.ok) return record;
@@ -202,6 +206,13 @@ export async function insertUser(
     if ((await kv.get(emailKey)).value !== null) throw new UserExistsError(record.email);
     return undefined;
   });
+  if (first.length < record.roles.length) await setRoles(kv, record.email, record.roles);
+  return created;
+}
+
+/** The bytes of keys a commit that sets `keys` may still set: KV's 80 KiB, less theirs. */
+function setRoom(...keys: Deno.KvKey[]): number {
+  return keys.reduce((room, key) => room - keySize(key), MAX_SET_KEYS_BYTES);
 }
 
 /** Stores a new hash for the user (a sign-in found theirs made with older parameters). */
@@ -365,20 +376,32 @@ export async function setRoles(
     const held = entry.value.roles;
     const removed = held.filter((role) => !checked.includes(role));
     const sessions = await sessionsOf(kv, user.id);
-    // Every role's entry is written, not only the added ones': an entry missing (a user written by
-    // a version before the index) is mended by any change. A change too big for one commit (KV
-    // takes 1,000 mutations) drops roles first, as many as fit (a record an older version wrote may
-    // hold 1,000), and adds the rest at a later attempt: in between the user holds less, not more.
+    // A change too big for one commit (KV takes 1,000 mutations and 80 KiB of keys set) is
+    // several: the roles taken away first, as many a commit as fit (a record an older version
+    // wrote may hold 1,000), then those given, as many as fit (500 roles of 64 characters for a
+    // name of 40 pass the 80 KiB): in between the user holds less, not more. Every role's entry
+    // is written when it fits, not only the given ones': an entry missing (a user written by a
+    // version before the index) is mended by any change.
     const budget = MAX_MUTATIONS - 1 - 2 * sessions.length;
-    const split = removed.length + checked.length > budget;
-    const kept = split ? checked.filter((role) => held.includes(role)) : checked;
-    const dropped = split ? removed.slice(0, budget - kept.length) : removed;
+    const dropped = removed.slice(0, budget);
+    const given = checked.filter((role) => !held.includes(role));
+    const dropping = dropped.length < removed.length;
+    const written = dropping ? [] : fitting(
+      entry.value,
+      [...given, ...checked.filter((role) => held.includes(role))],
+      budget - dropped.length,
+      setRoom(key),
+    );
     const gone = new Set(dropped);
-    const roles = split ? held.filter((role) => !gone.has(role)) : checked;
+    const has = new Set([...held, ...written]);
+    const roles = dropping
+      ? held.filter((role) => !gone.has(role))
+      : checked.filter((role) => has.has(role));
+    const done = !dropping && roles.length === checked.length;
     const updated = { ...entry.value, roles };
     let op = withoutSessions(kv.atomic().check(entry).set(key, updated), user.id, sessions);
-    op = withHolders(withoutHolders(op, updated, dropped), updated, kept);
-    return (await commit(op)).ok && !split ? updated : undefined;
+    op = withHolders(withoutHolders(op, updated, dropped), updated, written);
+    return (await commit(op)).ok && done ? updated : undefined;
   });
   await endAllSessions(kv, updated.id); // any past the first batch (a user keeps few)
   return publicUser(updated);

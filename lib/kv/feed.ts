@@ -17,6 +17,14 @@
 import { keyName } from "./key_name.ts";
 import { after, type KvLog, type Logged } from "./log.ts";
 
+/** The most missed items a subscriber reads at once (`maxBacklog`): KV's `limit` of that read. */
+export const MAX_BACKLOG = 10_000;
+/** The most recent items a feed keeps in memory (`ringSize`), per feed and process. */
+export const MAX_RING = 10_000;
+/** A feed's counter read at most this often, at least this seldom, when polled. */
+export const MIN_POLL_MS = 10;
+export const MAX_POLL_MS = 3_600_000;
+
 /**
  * How a feed keeps up: its ring of recent items, and polling for writes by other processes.
  *
@@ -32,9 +40,12 @@ import { after, type KvLog, type Logged } from "./log.ts";
  * @see docs/data.md - Live updates
  */
 export interface FeedOptions {
-  /** Recent items kept in memory for subscribers slightly behind (default 50). */
+  /** Recent items kept in memory for subscribers slightly behind: 1 to 10,000 (default 50). */
   ringSize?: number;
-  /** Also read the counter this often: needed only when other processes write the same file. */
+  /**
+   * Also read the counter this often, 10 ms to an hour: needed only when other processes write
+   * the same file (left out: never).
+   */
   pollIntervalMs?: number;
 }
 
@@ -53,8 +64,8 @@ export interface SubscribeOptions {
   /** Ends the subscription (and, with the last one, the watch). */
   signal?: AbortSignal;
   /**
-   * After a long absence, at most this many missed items are sent (default 50): the newest of
-   * them (`gaps: "skip"`), or none, with a {@link FeedGapError} (`gaps: "throw"`).
+   * After a long absence, at most this many missed items are sent, 1 to 10,000 (default 50): the
+   * newest of them (`gaps: "skip"`), or none, with a {@link FeedGapError} (`gaps: "throw"`).
    */
   maxBacklog?: number;
   /**
@@ -131,6 +142,7 @@ export function feedOf<T extends Logged>(
   log: KvLog<T>,
   options?: FeedOptions,
 ): Feed<T> {
+  checkFeedOptions(options);
   let ofStore = feeds.get(kv);
   if (!ofStore) feeds.set(kv, ofStore = new Map());
   const source: Sequence<T> = {
@@ -143,6 +155,31 @@ export function feedOf<T extends Logged>(
     keyName(log.latest),
     (onIdle) => followSequence(kv, source, options, onIdle),
   );
+}
+
+/**
+ * A `RangeError` for a ring or poll a feed cannot work with: a ring of 0 kept every item
+ * (`slice(-0)`), one of Infinity failed KV's read at the first item; a poll of 0 ms or Infinity
+ * ran without pause (`setInterval` takes them as at once).
+ */
+function checkFeedOptions({ ringSize, pollIntervalMs }: FeedOptions = {}): void {
+  if (
+    ringSize !== undefined && !(Number.isInteger(ringSize) && ringSize >= 1 && ringSize <= MAX_RING)
+  ) {
+    throw new RangeError(
+      `feedOf: a ringSize of ${ringSize} (a whole number from 1 to ${MAX_RING})`,
+    );
+  }
+  if (
+    pollIntervalMs !== undefined &&
+    !(Number.isInteger(pollIntervalMs) && pollIntervalMs >= MIN_POLL_MS &&
+      pollIntervalMs <= MAX_POLL_MS)
+  ) {
+    throw new RangeError(
+      `feedOf: a pollIntervalMs of ${pollIntervalMs} (whole milliseconds from ${MIN_POLL_MS} to ` +
+        `an hour's, ${MAX_POLL_MS}, or left out for no polling)`,
+    );
+  }
 }
 
 /**
@@ -332,6 +369,13 @@ export function followSequence<T>(
     since?: number,
     { signal, maxBacklog = 50, gaps = "skip" }: SubscribeOptions = {},
   ): AsyncGenerator<T> {
+    // Else Infinity ("send all"), 0 or a fraction failed the subscriber only once it fell behind,
+    // with KV's bare "Limit must be a positive integer".
+    if (!(Number.isInteger(maxBacklog) && maxBacklog >= 1 && maxBacklog <= MAX_BACKLOG)) {
+      throw new RangeError(
+        `subscribe: a maxBacklog of ${maxBacklog} (a whole number of items from 1 to ${MAX_BACKLOG})`,
+      );
+    }
     if (subscribers++ === 0) {
       failure = undefined;
       start();

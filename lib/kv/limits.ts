@@ -32,6 +32,12 @@ export const MAX_VALUE_BYTES = 65_536;
 export const MAX_KEY_BYTES = 2_048;
 
 /**
+ * The most bytes of keys one commit sets, in all (its deletes and checks are not counted): past
+ * it KV throws a bare `TypeError` ("Total key size too large"), whatever the count of mutations.
+ */
+export const MAX_SET_KEYS_BYTES = 81_920;
+
+/**
  * The longest the shell keeps a key by expiry (a rate limit's window, a collection's change
  * events): a year, well within what KV's `expireIn` takes (it refuses 10^16 ms).
  */

@@ -27,7 +27,7 @@ import type { Middleware } from "../server/types.ts";
 import { kvOf } from "./access.ts";
 import { inLine, inTurn, retrying } from "./commit.ts";
 import { keyName } from "./key_name.ts";
-import { assertFits, MAX_EXPIRE_MS } from "./limits.ts";
+import { keySize, MAX_EXPIRE_MS, MAX_KEY_BYTES } from "./limits.ts";
 
 /**
  * A limit: at most `limit` calls in any `windowMs`.
@@ -118,8 +118,7 @@ export async function limitCalls(
   now: () => number = Date.now,
 ): Promise<LimitResult> {
   checkLimit({ limit, windowMs });
-  const kvKey = ["rate_limit", ...key];
-  assertFits(kvKey);
+  const kvKey = await logKey(key);
   // One at a time in this isolate: a burst of calls racing each other for the key's commit ran
   // out of attempts (a KvBusyError, a 500, for each of hundreds), where they are only refusals.
   const name = keyName(kvKey);
@@ -167,6 +166,18 @@ export async function limitCalls(
         return result.ok ? { ok: true, remaining: limit - calls.length } : undefined;
       }),
   );
+}
+
+/**
+ * Where the key's log lives: `["rate_limit", ...key]`, or for a key longer than KV takes (a
+ * client's 10 KB string as a part: every call threw a `KvLimitError`, a 500 each) its SHA-256,
+ * under a root of its own, so that no key of the first kind names the same log.
+ */
+async function logKey(key: Deno.KvKeyPart[]): Promise<Deno.KvKey> {
+  const kvKey = ["rate_limit", ...key];
+  if (keySize(kvKey) <= MAX_KEY_BYTES) return kvKey;
+  const named = new TextEncoder().encode(keyName(key));
+  return ["rate_limit_digest", new Uint8Array(await crypto.subtle.digest("SHA-256", named))];
 }
 
 /**
