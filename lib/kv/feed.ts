@@ -14,6 +14,7 @@
  * A watch fires for writes by any worker of this process and, on Deno Deploy, any isolate; it does
  * not fire for writes by another process on the same SQLite file: there, set `pollIntervalMs`.
  */
+import { feedSettingsProblem } from "./feed_bounds.ts";
 import { keyName } from "./key_name.ts";
 import { after, type KvLog, type Logged } from "./log.ts";
 
@@ -32,9 +33,12 @@ import { after, type KvLog, type Logged } from "./log.ts";
  * @see docs/data.md - Live updates
  */
 export interface FeedOptions {
-  /** Recent items kept in memory for subscribers slightly behind (default 50). */
+  /** Recent items kept in memory for subscribers slightly behind: 1 to 10,000 (default 50). */
   ringSize?: number;
-  /** Also read the counter this often: needed only when other processes write the same file. */
+  /**
+   * Also read the counter this often, 10 ms to an hour: needed only when other processes write the
+   * same file (left out: never).
+   */
   pollIntervalMs?: number;
 }
 
@@ -53,7 +57,7 @@ export interface SubscribeOptions {
   /** Ends the subscription (and, with the last one, the watch). */
   signal?: AbortSignal;
   /**
-   * After a long absence, at most this many missed items are sent (default 50): the newest of
+   * After a long absence, at most this many missed items are sent, 1 to 10,000 (default 50): the newest of
    * them (`gaps: "skip"`), or none, with a {@link FeedGapError} (`gaps: "throw"`).
    */
   maxBacklog?: number;
@@ -103,6 +107,7 @@ const feeds = new WeakMap<Deno.Kv, Map<string, Feed<Logged>>>();
  * @param kv The store.
  * @param log The log to follow.
  * @param options Used when the feed is made (a first subscriber, while none follows the log).
+ * @throws {TypeError} When `ringSize` or `pollIntervalMs` is out of its bounds (named).
  * @returns The feed.
  *
  * @example
@@ -129,8 +134,10 @@ const feeds = new WeakMap<Deno.Kv, Map<string, Feed<Logged>>>();
 export function feedOf<T extends Logged>(
   kv: Deno.Kv,
   log: KvLog<T>,
-  options?: FeedOptions,
+  options: FeedOptions = {},
 ): Feed<T> {
+  const problem = feedSettingsProblem({ ...options, maxBacklog: undefined });
+  if (problem) throw new TypeError(`feedOf: ${problem}`);
   let ofStore = feeds.get(kv);
   if (!ofStore) feeds.set(kv, ofStore = new Map());
   const source: Sequence<T> = {
@@ -169,7 +176,11 @@ export function sharedFeed<T>(
     // Made and subscribed in one step, at the first `next`: the subscription counts itself before
     // it awaits anything, and one never started makes no feed. Not a generator around the feed's
     // (`yield*`): that held some 0.5 KB more a waiting subscriber (tests/feed_subscribers_test.ts).
-    subscribe: (since, options) => lazily(() => shared().subscribe(since, options)),
+    subscribe: (since, options) => {
+      const problem = feedSettingsProblem({ maxBacklog: options?.maxBacklog });
+      if (problem) throw new TypeError(`subscribe: ${problem}`);
+      return lazily(() => shared().subscribe(since, options));
+    },
     get subscribers() {
       return registry.get(name)?.subscribers ?? 0;
     },

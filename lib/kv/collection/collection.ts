@@ -113,8 +113,8 @@ export interface LiveOptions {
    */
   retainMs?: number;
   /**
-   * A page further behind than this many changes gets a fresh snapshot instead of every change
-   * (default 200).
+   * A page further behind than this many changes gets a fresh snapshot instead of every change:
+   * 1 to 10,000 (default 200).
    */
   maxBacklog?: number;
   /** Recent changes each view's feed keeps in memory for its followers: 1 to 10,000 (default 50). */

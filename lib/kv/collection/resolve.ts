@@ -3,6 +3,7 @@
  * A collection's declaration checked at run time, whatever the types said, and resolved: each
  * index to the functions that read and normalise its value, each state machine to its ways.
  */
+import { feedSettingsProblem, wholeWithin } from "../feed_bounds.ts";
 import { MAX_EXPIRE_MS } from "../limits.ts";
 import type { IndexSpec, LiveOptions } from "./collection.ts";
 import { type Declared, isKeyPart, type ResolvedIndex } from "./declared.ts";
@@ -18,11 +19,6 @@ export interface Declaration {
 
 /** The longest change events are kept. */
 const MAX_RETAIN_MS = MAX_EXPIRE_MS;
-/** The most recent changes a view's feed keeps in memory, per view and process. */
-const MAX_RING = 10_000;
-/** A followed view's counter read at most this often, at least this seldom, when polled. */
-const MIN_POLL_MS = 10;
-const MAX_POLL_MS = 3_600_000;
 
 export function resolveDeclaration(
   name: string,
@@ -98,20 +94,7 @@ export function resolveDeclaration(
   if (!wholeWithin(retainMs, 1, MAX_RETAIN_MS)) {
     throw problem(`live.retainMs must be whole milliseconds from 1 to a year's (${MAX_RETAIN_MS})`);
   }
-  // A ring of 0 kept every change (`slice(-0)`); a poll of 0 ms or Infinity ran without pause.
-  const { ringSize, pollIntervalMs } = live;
-  if (ringSize !== undefined && !wholeWithin(ringSize, 1, MAX_RING)) {
-    throw problem(`live.ringSize must be a whole number of changes from 1 to ${MAX_RING}`);
-  }
-  if (pollIntervalMs !== undefined && !wholeWithin(pollIntervalMs, MIN_POLL_MS, MAX_POLL_MS)) {
-    throw problem(
-      `live.pollIntervalMs must be whole milliseconds from ${MIN_POLL_MS} to an hour's ` +
-        `(${MAX_POLL_MS}), or left out for no polling`,
-    );
-  }
+  const feedProblem = feedSettingsProblem(live);
+  if (feedProblem) throw problem(`live.${feedProblem}`);
   return { name, schema, indexes: resolved, transitions: machines, retainMs };
-}
-
-function wholeWithin(value: number, min: number, max: number): boolean {
-  return Number.isInteger(value) && value >= min && value <= max;
 }
