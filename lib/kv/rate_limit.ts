@@ -27,7 +27,8 @@ import type { Middleware } from "../server/types.ts";
 import { kvOf } from "./access.ts";
 import { inLine, inTurn, retrying } from "./commit.ts";
 import { keyName } from "./key_name.ts";
-import { assertFits, MAX_EXPIRE_MS } from "./limits.ts";
+import { checkKey, nameOf } from "./key_too_long.ts";
+import { MAX_EXPIRE_MS } from "./limits.ts";
 
 /**
  * A limit: at most `limit` calls in any `windowMs`.
@@ -100,6 +101,9 @@ export type LimitResult =
  * @returns Counted (`ok: true`, calls left) or refused (`ok: false`, seconds to wait).
  * @throws {RangeError} When `limit` is not a whole number from 1 to 7,000 (the times of a window's
  * calls are one KV value), or `windowMs` not one from 1 to a year's.
+ * @throws {KeyTooLongError} When the parts of `key` after its first (whom it counts, often a
+ * client's) make it too long for KV: a 400 (code `too_long`) in a request.
+ * @throws {TypeError} When the key is too long for KV with only its first part.
  *
  * @example
  * ```ts
@@ -119,7 +123,8 @@ export async function limitCalls(
 ): Promise<LimitResult> {
   checkLimit({ limit, windowMs });
   const kvKey = ["rate_limit", ...key];
-  assertFits(kvKey);
+  // The limit's name is the product's; whom it counts may be a client's (an email, an id).
+  checkKey(() => `limitCalls(${nameOf(key[0])})`, kvKey, 2);
   // One at a time in this isolate: a burst of calls racing each other for the key's commit ran
   // out of attempts (a KvBusyError, a 500, for each of hundreds), where they are only refusals.
   const name = keyName(kvKey);
@@ -195,6 +200,7 @@ export interface RateLimitOptions extends CallLimit {
  * @param options The limit and its name.
  * @returns The middleware.
  * @throws {RangeError} As `limitCalls`, when it is made (the module's import), not at a request.
+ * @throws {TypeError} When `name` is too long for a KV key, when it is made.
  *
  * @example
  * ```ts
@@ -207,6 +213,8 @@ export interface RateLimitOptions extends CallLimit {
  */
 export function rateLimit({ name, ...limit }: RateLimitOptions): Middleware {
   checkLimit(limit, `rateLimit("${name}")`);
+  // Whom it counts is a client's address, short: only a name too long fails the key.
+  checkKey(() => `rateLimit(${nameOf(name)})`, ["rate_limit", name, ""], 2);
   return async function rateLimit(c, next) {
     const client = limitedClient(c) ?? "unknown";
     const result = await limitCalls(kvOf(c), [name, client], limit);
