@@ -7,13 +7,16 @@
  */
 import assert from "node:assert/strict";
 import {
+  deadJobs,
   defineJobs,
+  dropDeadJob,
   KeyTooLongError,
   kvLog,
   kvOf,
   limitCalls,
   newest,
   rateLimit,
+  retryDeadJob,
 } from "../lib/data.ts";
 import type { RouteModule } from "../lib/server/manifest.ts";
 import { captureLogs } from "../lib/testing.ts";
@@ -96,4 +99,16 @@ Deno.test("a key too long by the developer's own name: a TypeError naming it", a
   assert.throws(() => kvLog([name, "kitchen"]), /^TypeError: kvLog\(\["n{40}\.\.\.", \.\.\.\]\)/);
   const jobs = defineJobs({ [name]: { run() {} } });
   await assert.rejects(jobs.enqueue(kv, name, undefined), /^TypeError: Job "n{40}\.\.\.": its key/);
+});
+
+Deno.test("a dead job's name or id too long for a key names none; a page's place too long is a 400", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  // Before: KV's bare TypeError ("Key too large for read"), a 500 on an ops page.
+  assert.equal(await retryDeadJob(kv, "hook", LONG), false);
+  assert.equal(await dropDeadJob(kv, "hook", LONG), false);
+  assert.deepEqual(await deadJobs(kv, LONG), []);
+  await assert.rejects(
+    deadJobs(kv, "hook", { after: { job: "hook", id: LONG } }),
+    (error: Error) => error instanceof KeyTooLongError && error.status === 400,
+  );
 });
