@@ -47,7 +47,10 @@ Deno.test("a client's value too long for a KV key reaching a limit, a job or a l
         limitCalls(kv, ["export", value], { limit: 3, windowMs: 60_000 })
       ),
       "hook/[value].ts": api((req, _value, kv) =>
-        jobs.enqueue(kv, "hook", "", { key: req.headers.get("x-delivery") ?? undefined })
+        jobs.enqueue(kv, "hook", "", {
+          key: req.headers.get("x-delivery") ?? undefined,
+          delay: 3_600_000, // not delivered after the app closes
+        })
       ),
       "rooms/[value].ts": api((_req, value, kv) => newest(kv, kvLog(["rooms", value]), 10)),
     },
