@@ -3,9 +3,9 @@
  * What an enqueue checks of a job before KV sees it: that its keys and message fit KV's limits, and
  * that its payload holds nothing KV would keep as a bare object.
  */
+import { checkKey, nameOf } from "../key_too_long.ts";
 import { assertFits, KvLimitError } from "../limits.ts";
 import { deadLetter } from "./dead.ts";
-import { checkKey, nameOf } from "../key_too_long.ts";
 import { deadKey, type JobMessage, triedKey } from "./message.ts";
 
 /** What KV's serializer keeps as it was, besides plain objects and arrays (walked into). */
@@ -104,6 +104,6 @@ export function fits(name: string, id: string, message: JobMessage): void {
     assertFits(deadKey(name, id), deadLetter(message, "00000-00000"));
   } catch (error) {
     if (!(error instanceof KvLimitError)) throw error;
-    throw new KvLimitError(`Job "${name}": ${error.message} (its key, or its payload)`);
+    throw new KvLimitError(`Job "${name}": ${error.message} (its payload)`);
   }
 }
