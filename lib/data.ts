@@ -81,6 +81,7 @@ export {
   type PayloadOf,
 } from "./kv/jobs/define.ts";
 export { SlotKeyError } from "./kv/jobs/slot_key.ts";
+export { KeyTooLongError } from "./kv/key_too_long.ts";
 export {
   type DeadJob,
   deadJobs,

@@ -66,14 +66,15 @@ const DEPTH = 6;
 
 /**
  * The kinds of folders a path holds tests of: the kinds named on the way to it below `tests/`
- * (`tests/clinic/e2e/booking_test.ts`: e2e), and those of the folders in it
- * (`tests/clinic/`, with `e2e/` and `process/`: both, as `deno test tests/clinic/` runs them).
+ * (`tests/clinic/e2e/booking_test.ts`: e2e), and those of the folders in it below a `tests/`
+ * (`tests/clinic/`, with `e2e/` and `process/`: both, as `deno test tests/clinic/` runs them). A
+ * folder elsewhere with such a name (`lib/process/`, `docs/e2e/`) holds no tests of that kind.
  */
 export function kindsIn(path: string): Set<string> {
   const parts = path.split(/[\\/]+/).filter(Boolean);
   const below = parts.lastIndexOf("tests");
-  const kinds = new Set(parts.slice(below + 1).filter((part) => part in NEEDS));
-  const walk = (dir: string, depth: number) => {
+  const kinds = new Set(below < 0 ? [] : parts.slice(below + 1).filter((part) => part in NEEDS));
+  const walk = (dir: string, inTests: boolean, depth: number) => {
     if (depth > DEPTH) return;
     let entries: Deno.DirEntry[];
     try {
@@ -85,11 +86,11 @@ export function kindsIn(path: string): Set<string> {
       if (!entry.isDirectory || entry.name === "node_modules" || entry.name.startsWith(".")) {
         continue;
       }
-      if (entry.name in NEEDS) kinds.add(entry.name);
-      walk(join(dir, entry.name), depth + 1);
+      if (inTests && entry.name in NEEDS) kinds.add(entry.name);
+      walk(join(dir, entry.name), inTests || entry.name === "tests", depth + 1);
     }
   };
-  walk(path, 1);
+  walk(path, below >= 0, 1);
   return kinds;
 }
 

@@ -35,6 +35,19 @@ Deno.test("a product's folders are known by their names at any depth under tests
   assert.deepEqual(names([`${root}/tests/notes`]), []);
 });
 
+Deno.test("a folder named like a kind counts only under tests/", async () => {
+  const names = (folders: string[]) => missingTools(folders, nothing()).map((tool) => tool.name);
+  assert.deepEqual(names(["lib/process"]), []);
+  assert.deepEqual(names(["examples/e2e/booking_test.ts"]), []);
+  const root = await Deno.makeTempDir();
+  await Deno.mkdir(`${root}/lib/process`, { recursive: true });
+  await Deno.mkdir(`${root}/docs/reliability`, { recursive: true });
+  await Deno.mkdir(`${root}/tests/e2e`, { recursive: true });
+  assert.deepEqual(names([root]), ["chromium"]);
+  assert.deepEqual(names([`${root}/lib`]), []);
+  await Deno.remove(root, { recursive: true });
+});
+
 Deno.test("a tool on the PATH is found, if it is executable", async () => {
   await using temp = await tempDir();
   const dir = temp.path;

@@ -1,7 +1,8 @@
 /**
  * @module
  * What a sign-up or sign-in form sends, checked before anything costs: the email normalised (trim,
- * Unicode NFC, lower case) and refused past 254 characters or without the shape of an address; the
+ * Unicode NFC, lower case) and refused past 254 characters, without the shape of an address, or
+ * with a lone surrogate; the
  * password 8 to 1,000 characters (NIST SP 800-63B: at least 8, and long passphrases welcome, but
  * not megabytes to hash). A value that is not a string (a file, nothing) is refused as empty. What
  * is wrong comes back field by field, for the form to show.
@@ -34,7 +35,10 @@ export function normalizeEmail(email: unknown): string | undefined {
   // ("\u0386\u0345" gives "\u03ac\u0345", which NFC makes "\u1fb4"), and then one address had two
   // spellings - two accounts, and a stored email that, typed back, named no user.
   const normal = email.trim().toLowerCase().normalize("NFC");
-  return normal.length <= MAX_EMAIL && EMAIL.test(normal) ? normal : undefined;
+  // Well formed: KV keys a lone surrogate as U+FFFD, so two such addresses shared one key.
+  return normal.length <= MAX_EMAIL && EMAIL.test(normal) && normal.isWellFormed()
+    ? normal
+    : undefined;
 }
 
 /**

@@ -181,7 +181,9 @@ export async function insertUser(
   const record: UserRecord = {
     id: crypto.randomUUID(),
     email: fields.email,
-    name: fields.name ?? fields.email.slice(0, fields.email.indexOf("@")).slice(0, 40),
+    // By code points: cut between a surrogate pair, an emoji left the name a lone half of it.
+    name: fields.name ??
+      [...fields.email.slice(0, fields.email.indexOf("@"))].slice(0, 40).join(""),
     roles: [...new Set(fields.roles ?? [])],
     passwordHash: fields.passwordHash,
     createdAt: Date.now(),
@@ -248,7 +250,7 @@ export interface NewUser<R extends string = string> {
   password: string;
   /** Their roles (none unless given). */
   roles?: readonly R[];
-  /** A name to show. */
+  /** A name to show: 1 to 200 characters, no control characters (default: the email's local part). */
   name?: string;
 }
 
@@ -261,6 +263,8 @@ export interface NewUser<R extends string = string> {
  * @returns The new user.
  * @throws {UserExistsError} When the email has an account.
  * @throws {RangeError} When the email is not an address or the password is empty.
+ * @throws {RangeError} When the name is blank, past 200 characters, or holds a control character
+ * or a lone surrogate ({@link TypeError} when it is not a string).
  * @throws {TypeError} When a role is not a role's name (letters, digits, `_ - . :`, 64 at most).
  * @throws {RangeError} When the app declares its roles (`routes/_roles.ts`) for `kv` and a role is
  * not one of them: the message names the declared ones; and when there are more than 500 roles.
@@ -284,13 +288,36 @@ export async function createUser(kv: Deno.Kv, fields: NewUser): Promise<User> {
   if (email === undefined) throw new RangeError(`Not an email address: ${fields.email}`);
   if (!fields.password) throw new RangeError("The password is empty");
   const roles = checkedRoles(fields.roles ?? [], "createUser", kv);
+  const name = fields.name === undefined ? undefined : checkedName(fields.name, "createUser");
   const record = await insertUser(kv, {
     email,
-    name: fields.name,
+    name,
     roles,
     passwordHash: await hashPassword(fields.password),
   });
   return publicUser(record);
+}
+
+/** The longest name a user is shown by. */
+const MAX_NAME = 200;
+
+/**
+ * `name` if it can be shown as one: a string of 1 to 200 characters, not blank, without control
+ * characters or lone surrogates (KV keys the role index by it, and stores those as U+FFFD).
+ */
+function checkedName(name: unknown, whose: string): string {
+  if (typeof name !== "string") {
+    throw new TypeError(`${whose}: name must be a string, not ${typeof name}`);
+  }
+  if (
+    name.length > MAX_NAME || !name.trim() || /\p{Cc}/u.test(name) || !name.isWellFormed()
+  ) {
+    throw new RangeError(
+      `${whose}: name must be 1 to ${MAX_NAME} characters, not blank, without control ` +
+        `characters or lone surrogates (${name.length} given)`,
+    );
+  }
+  return name;
 }
 
 /** Mutations KV takes in one atomic commit. */

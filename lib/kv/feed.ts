@@ -14,16 +14,9 @@
  * A watch fires for writes by any worker of this process and, on Deno Deploy, any isolate; it does
  * not fire for writes by another process on the same SQLite file: there, set `pollIntervalMs`.
  */
+import { feedSettingsProblem } from "./feed_bounds.ts";
 import { keyName } from "./key_name.ts";
 import { after, type KvLog, type Logged } from "./log.ts";
-
-/** The most missed items a subscriber reads at once (`maxBacklog`): KV's `limit` of that read. */
-export const MAX_BACKLOG = 10_000;
-/** The most recent items a feed keeps in memory (`ringSize`), per feed and process. */
-export const MAX_RING = 10_000;
-/** A feed's counter read at most this often, at least this seldom, when polled. */
-export const MIN_POLL_MS = 10;
-export const MAX_POLL_MS = 3_600_000;
 
 /**
  * How a feed keeps up: its ring of recent items, and polling for writes by other processes.
@@ -43,8 +36,8 @@ export interface FeedOptions {
   /** Recent items kept in memory for subscribers slightly behind: 1 to 10,000 (default 50). */
   ringSize?: number;
   /**
-   * Also read the counter this often, 10 ms to an hour: needed only when other processes write
-   * the same file (left out: never).
+   * Also read the counter this often, 10 ms to an hour: needed only when other processes write the
+   * same file (left out: never).
    */
   pollIntervalMs?: number;
 }
@@ -64,8 +57,8 @@ export interface SubscribeOptions {
   /** Ends the subscription (and, with the last one, the watch). */
   signal?: AbortSignal;
   /**
-   * After a long absence, at most this many missed items are sent, 1 to 10,000 (default 50): the
-   * newest of them (`gaps: "skip"`), or none, with a {@link FeedGapError} (`gaps: "throw"`).
+   * After a long absence, at most this many missed items are sent, 1 to 10,000 (default 50): the newest of
+   * them (`gaps: "skip"`), or none, with a {@link FeedGapError} (`gaps: "throw"`).
    */
   maxBacklog?: number;
   /**
@@ -114,6 +107,7 @@ const feeds = new WeakMap<Deno.Kv, Map<string, Feed<Logged>>>();
  * @param kv The store.
  * @param log The log to follow.
  * @param options Used when the feed is made (a first subscriber, while none follows the log).
+ * @throws {TypeError} When `ringSize` or `pollIntervalMs` is out of its bounds (named).
  * @returns The feed.
  *
  * @example
@@ -140,9 +134,10 @@ const feeds = new WeakMap<Deno.Kv, Map<string, Feed<Logged>>>();
 export function feedOf<T extends Logged>(
   kv: Deno.Kv,
   log: KvLog<T>,
-  options?: FeedOptions,
+  options: FeedOptions = {},
 ): Feed<T> {
-  checkFeedOptions(options);
+  const problem = feedSettingsProblem({ ...options, maxBacklog: undefined });
+  if (problem) throw new TypeError(`feedOf: ${problem}`);
   let ofStore = feeds.get(kv);
   if (!ofStore) feeds.set(kv, ofStore = new Map());
   const source: Sequence<T> = {
@@ -155,31 +150,6 @@ export function feedOf<T extends Logged>(
     keyName(log.latest),
     (onIdle) => followSequence(kv, source, options, onIdle),
   );
-}
-
-/**
- * A `RangeError` for a ring or poll a feed cannot work with: a ring of 0 kept every item
- * (`slice(-0)`), one of Infinity failed KV's read at the first item; a poll of 0 ms or Infinity
- * ran without pause (`setInterval` takes them as at once).
- */
-function checkFeedOptions({ ringSize, pollIntervalMs }: FeedOptions = {}): void {
-  if (
-    ringSize !== undefined && !(Number.isInteger(ringSize) && ringSize >= 1 && ringSize <= MAX_RING)
-  ) {
-    throw new RangeError(
-      `feedOf: a ringSize of ${ringSize} (a whole number from 1 to ${MAX_RING})`,
-    );
-  }
-  if (
-    pollIntervalMs !== undefined &&
-    !(Number.isInteger(pollIntervalMs) && pollIntervalMs >= MIN_POLL_MS &&
-      pollIntervalMs <= MAX_POLL_MS)
-  ) {
-    throw new RangeError(
-      `feedOf: a pollIntervalMs of ${pollIntervalMs} (whole milliseconds from ${MIN_POLL_MS} to ` +
-        `an hour's, ${MAX_POLL_MS}, or left out for no polling)`,
-    );
-  }
 }
 
 /**
@@ -206,7 +176,11 @@ export function sharedFeed<T>(
     // Made and subscribed in one step, at the first `next`: the subscription counts itself before
     // it awaits anything, and one never started makes no feed. Not a generator around the feed's
     // (`yield*`): that held some 0.5 KB more a waiting subscriber (tests/feed_subscribers_test.ts).
-    subscribe: (since, options) => lazily(() => shared().subscribe(since, options)),
+    subscribe: (since, options) => {
+      const problem = feedSettingsProblem({ maxBacklog: options?.maxBacklog });
+      if (problem) throw new TypeError(`subscribe: ${problem}`);
+      return lazily(() => shared().subscribe(since, options));
+    },
     get subscribers() {
       return registry.get(name)?.subscribers ?? 0;
     },
@@ -369,13 +343,6 @@ export function followSequence<T>(
     since?: number,
     { signal, maxBacklog = 50, gaps = "skip" }: SubscribeOptions = {},
   ): AsyncGenerator<T> {
-    // Else Infinity ("send all"), 0 or a fraction failed the subscriber only once it fell behind,
-    // with KV's bare "Limit must be a positive integer".
-    if (!(Number.isInteger(maxBacklog) && maxBacklog >= 1 && maxBacklog <= MAX_BACKLOG)) {
-      throw new RangeError(
-        `subscribe: a maxBacklog of ${maxBacklog} (a whole number of items from 1 to ${MAX_BACKLOG})`,
-      );
-    }
     if (subscribers++ === 0) {
       failure = undefined;
       start();

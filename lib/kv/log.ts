@@ -10,6 +10,7 @@
  */
 import { type Commit, inTurn, retrying } from "./commit.ts";
 import { keyName } from "./key_name.ts";
+import { checkKey, nameOf } from "./key_too_long.ts";
 import { assertFits } from "./limits.ts";
 
 /**
@@ -61,8 +62,12 @@ export interface Logged {
  * in commit order (two workers or Deploy isolates never take the same id, and ids have no gaps),
  * and the newest id under `[...prefix, "latest"]`. Makes no KV call: it only names the keys.
  *
- * @param prefix The log's key prefix, e.g. `["guestbook"]`.
+ * @param prefix The log's key prefix, e.g. `["guestbook"]`: its name first, then what a request
+ * gives, if anything (`["rooms", ctx.params.room]`).
  * @returns The log, for `append`, `newest`, `after` and `feedOf`.
+ * @throws {KeyTooLongError} When the parts after its name make the keys too long for KV: a 400
+ * (code `too_long`) in a request, as a client's id too long.
+ * @throws {TypeError} When the keys are too long for KV with only its name.
  *
  * @example
  * ```ts
@@ -82,6 +87,8 @@ export interface Logged {
  * @see docs/data.md - Ordered data: a log
  */
 export function kvLog<T extends Logged>(prefix: Deno.KvKey): KvLog<T> {
+  // Its name is the product's; what follows may be a request's (`ctx.params.room`).
+  checkKey(() => `kvLog([${nameOf(prefix[0])}, ...])`, [...prefix, "items", 0], 1, prefix.length);
   return { items: [...prefix, "items"], latest: [...prefix, "latest"] };
 }
 

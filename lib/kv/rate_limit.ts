@@ -1,7 +1,9 @@
 /**
  * @module
  * Rate limits on Deno KV: at most `limit` calls per key in any `windowMs` - a sliding log, exact
- * across `deno serve --parallel` workers, processes on one file and Deno Deploy isolates.
+ * across `deno serve --parallel` workers, processes on one file and Deno Deploy isolates. A limit
+ * past 7,000 calls, more than one KV value of call times holds, is counted in buckets instead
+ * (rate_limit_buckets.ts: exact at a sixtieth of the window).
  *
  * The key's value is the times of the calls still inside the window (at most `limit` numbers). A
  * call reads it, drops what has left the window, and if there is room appends now and writes it
@@ -25,9 +27,11 @@ import { limitedClient } from "../server/client.ts";
 import { tooManyRequests } from "../server/too_many_requests.ts";
 import type { Middleware } from "../server/types.ts";
 import { kvOf } from "./access.ts";
-import { inLine, inTurn, retrying } from "./commit.ts";
+import { type Commit, inLine, inTurn, retrying } from "./commit.ts";
 import { keyName } from "./key_name.ts";
-import { keySize, MAX_EXPIRE_MS, MAX_KEY_BYTES } from "./limits.ts";
+import { checkKey, nameOf } from "./key_too_long.ts";
+import { MAX_EXPIRE_MS } from "./limits.ts";
+import { countInBuckets } from "./rate_limit_buckets.ts";
 
 /**
  * A limit: at most `limit` calls in any `windowMs`.
@@ -48,21 +52,18 @@ export interface CallLimit {
 }
 
 /**
- * The most calls a window counts: their times are one KV value, 64 KiB at most, and V8 writes a
- * time in 9 bytes. A limit of 10,000 an hour threw KV's "Value too large" at the 7,281st call, and
- * every call of the key after it until the window moved on (a failure each, a 500).
+ * The most calls a window logs: their times are one KV value, 64 KiB at most, and V8 writes a
+ * time in 9 bytes (a limit of 10,000 an hour threw KV's "Value too large" at the 7,281st call).
+ * A larger limit is counted in buckets (rate_limit_buckets.ts).
  */
-const MAX_CALLS = 7_000;
+const MAX_LOGGED = 7_000;
 /** The longest window: the log expires with it. */
 const MAX_WINDOW_MS = MAX_EXPIRE_MS;
 
-/** Throws a `RangeError` naming `whose` limit, for one KV cannot count (see `MAX_CALLS`). */
+/** Throws a `RangeError` naming `whose` limit, for one KV cannot count. */
 export function checkLimit({ limit, windowMs }: CallLimit, whose = "limitCalls"): void {
-  if (!(Number.isInteger(limit) && limit >= 1 && limit <= MAX_CALLS)) {
-    throw new RangeError(
-      `${whose}: a limit of ${limit} calls (a whole number from 1 to ${MAX_CALLS}: the times of a ` +
-        "window's calls are one KV value)",
-    );
+  if (!(Number.isSafeInteger(limit) && limit >= 1)) {
+    throw new RangeError(`${whose}: a limit of ${limit} calls (a whole number, 1 or more)`);
   }
   if (!(Number.isInteger(windowMs) && windowMs >= 1 && windowMs <= MAX_WINDOW_MS)) {
     throw new RangeError(
@@ -91,15 +92,21 @@ export type LimitResult =
 
 /**
  * Counts a call for `key` if it is within the limit: a sliding log under `["rate_limit", ...key]`,
- * exact across workers, processes and Deploy isolates. A refused call writes nothing.
+ * exact across workers, processes and Deploy isolates. A limit past 7,000 calls is counted in 60
+ * buckets of the window under `["rate_limit", ...key, "buckets", n]`: exact at a bucket's width
+ * (never more than `limit` in any `windowMs`; a call may be refused up to a sixtieth of the window
+ * early). A refused call writes nothing.
  *
  * @param kv The store.
  * @param key What is limited, e.g. `["export", userId]`.
  * @param limit The limit.
  * @param now The clock, for tests.
  * @returns Counted (`ok: true`, calls left) or refused (`ok: false`, seconds to wait).
- * @throws {RangeError} When `limit` is not a whole number from 1 to 7,000 (the times of a window's
- * calls are one KV value), or `windowMs` not one from 1 to a year's.
+ * @throws {RangeError} When `limit` is not a whole number, 1 or more, or `windowMs` not one from 1
+ * to a year's.
+ * @throws {KeyTooLongError} When the parts of `key` after its first (whom it counts, often a
+ * client's) make it too long for KV: a 400 (code `too_long`) in a request.
+ * @throws {TypeError} When the key is too long for KV with only its first part.
  *
  * @example
  * ```ts
@@ -118,7 +125,10 @@ export async function limitCalls(
   now: () => number = Date.now,
 ): Promise<LimitResult> {
   checkLimit({ limit, windowMs });
-  const kvKey = await logKey(key);
+  const kvKey = ["rate_limit", ...key];
+  // The limit's name is the product's; whom it counts may be a client's (an email, an id).
+  // A bucket's key is the longest (rate_limit_buckets.ts).
+  checkKey(() => `limitCalls(${nameOf(key[0])})`, [...kvKey, "buckets", 0], 2, kvKey.length);
   // One at a time in this isolate: a burst of calls racing each other for the key's commit ran
   // out of attempts (a KvBusyError, a 500, for each of hundreds), where they are only refusals.
   const name = keyName(kvKey);
@@ -141,43 +151,44 @@ export async function limitCalls(
       // Named by the limit alone (`["export"]`): the rest of the key is whom it counts (a user's
       // id, a client's address), which must reach neither the logs nor Sentry, nor split the
       // digest.
-      retrying(`rate limit ${keyName(key.slice(0, 1))}`, async (commit) => {
-        const entry = await kv.get<number[]>(kvKey);
-        const t = now();
-        const logged = entry.value ?? [];
-        const calls = logged.map((at) => Math.min(at, t)).filter((at) => at > t - windowMs);
-        if (calls.length >= limit) {
-          // Times ahead of the clock are written back as now: else they would stay "now" until the
-          // clock caught up with them, refusing the key all that while.
-          if (logged.some((at) => at > t)) {
-            const result = await commit(
-              kv.atomic().check(entry).set(kvKey, calls, { expireIn: windowMs }),
-            );
-            if (!result.ok) return undefined;
-          }
-          // A slot frees when the call `limit` places before the end of the log leaves the window.
-          const freeAt = calls[calls.length - limit] + windowMs;
-          return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((freeAt - t) / 1000)) };
-        }
-        calls.push(t); // the latest: the others are at most `t`
-        const result = await commit(
-          kv.atomic().check(entry).set(kvKey, calls, { expireIn: windowMs }),
-        );
-        return result.ok ? { ok: true, remaining: limit - calls.length } : undefined;
-      }),
+      retrying(`rate limit ${keyName(key.slice(0, 1))}`, (commit) =>
+        limit <= MAX_LOGGED
+          ? countInLog(kv, kvKey, limit, windowMs, now(), commit)
+          : countInBuckets(kv, kvKey, limit, windowMs, now(), commit)),
   );
 }
 
 /**
- * Where the key's log lives: `["rate_limit", ...key]`, or for a key longer than KV takes (a
- * client's 10 KB string as a part: every call threw a `KvLimitError`, a 500 each) its SHA-256,
- * under a root of its own, so that no key of the first kind names the same log.
+ * Counts a call at `t` in the log of the window's call times under `kvKey`, if it holds fewer
+ * than `limit`; `undefined` when its commit lost a race (read again).
  */
-async function logKey(key: Deno.KvKeyPart[]): Promise<Deno.KvKey> {
-  const kvKey = ["rate_limit", ...key];
-  if (keySize(kvKey) <= MAX_KEY_BYTES) return kvKey;
-  const named = new TextEncoder().encode(keyName(key));
-  return ["rate_limit_digest", new Uint8Array(await crypto.subtle.digest("SHA-256", named))];
+async function countInLog(
+  kv: Deno.Kv,
+  kvKey: Deno.KvKey,
+  limit: number,
+  windowMs: number,
+  t: number,
+  commit: Commit,
+): Promise<LimitResult | undefined> {
+  const entry = await kv.get<number[]>(kvKey);
+  const logged = entry.value ?? [];
+  const calls = logged.map((at) => Math.min(at, t)).filter((at) => at > t - windowMs);
+  if (calls.length >= limit) {
+    // Times ahead of the clock are written back as now: else they would stay "now" until the
+    // clock caught up with them, refusing the key all that while.
+    if (logged.some((at) => at > t)) {
+      const result = await commit(
+        kv.atomic().check(entry).set(kvKey, calls, { expireIn: windowMs }),
+      );
+      if (!result.ok) return undefined;
+    }
+    // A slot frees when the call `limit` places before the end of the log leaves the window.
+    const freeAt = calls[calls.length - limit] + windowMs;
+    return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((freeAt - t) / 1000)) };
+  }
+  calls.push(t); // the latest: the others are at most `t`
+  const result = await commit(kv.atomic().check(entry).set(kvKey, calls, { expireIn: windowMs }));
+  return result.ok ? { ok: true, remaining: limit - calls.length } : undefined;
 }
 
 /**
@@ -206,6 +217,7 @@ export interface RateLimitOptions extends CallLimit {
  * @param options The limit and its name.
  * @returns The middleware.
  * @throws {RangeError} As `limitCalls`, when it is made (the module's import), not at a request.
+ * @throws {TypeError} When `name` is too long for a KV key, when it is made.
  *
  * @example
  * ```ts
@@ -218,6 +230,8 @@ export interface RateLimitOptions extends CallLimit {
  */
 export function rateLimit({ name, ...limit }: RateLimitOptions): Middleware {
   checkLimit(limit, `rateLimit("${name}")`);
+  // Whom it counts is a client's address, short: only a name too long fails the key.
+  checkKey(() => `rateLimit(${nameOf(name)})`, ["rate_limit", name, ""], 2);
   return async function rateLimit(c, next) {
     const client = limitedClient(c) ?? "unknown";
     const result = await limitCalls(kvOf(c), [name, client], limit);

@@ -311,10 +311,13 @@ Deno.test("/board: its pages, stream and actions only for a signed-in user", asy
 });
 
 /**
- * A board on its own store whose next read of task `id` lets `meanwhile` (another user's change)
- * happen after the read and before the action's commit: the race, every time.
+ * A board on its own store whose next `races` reads of task `id` each let `meanwhile` (another
+ * user's change) happen after the read and before the action's commit: the race, every time.
  */
-async function racedBoard(meanwhile: (store: Deno.Kv, id: string) => Promise<unknown>) {
+async function racedBoard(
+  meanwhile: (store: Deno.Kv, id: string) => Promise<unknown>,
+  races = 1,
+) {
   const store = await Deno.openKv(":memory:");
   const app = createApp(manifest, { root, kv: store });
   await createUser(store, { email: "racer@example.com", password: "unused by these tests" });
@@ -323,11 +326,11 @@ async function racedBoard(meanwhile: (store: Deno.Kv, id: string) => Promise<unk
   const { added } = await member.call(addTask, {}, formOf({ title: "Water the plants" }));
   const id = added!.id;
   const get = store.get.bind(store);
-  let armed = true;
+  let raced = 0;
   store.get = (async (key: Deno.KvKey, options?: { consistency?: Deno.KvConsistencyLevel }) => {
     const read = await get(key, options);
-    if (armed && key.includes(id)) {
-      armed = false;
+    if (raced < races && key.includes(id)) {
+      raced++;
       await meanwhile(store, id);
     }
     return read;
@@ -339,6 +342,7 @@ async function racedBoard(meanwhile: (store: Deno.Kv, id: string) => Promise<unk
     store,
     member,
     deleted,
+    raced: () => raced,
     async [Symbol.asyncDispose]() {
       await app.close();
       store.close();
@@ -353,6 +357,24 @@ Deno.test("a task moved by another user while it is deleted is deleted all the s
   assert.ok(removed?.versionstamp);
   assert.equal(await tasks.get(board.store, board.id), null);
   assert.deepEqual((await board.deleted()).map(({ value }) => value.title), ["Water the plants"]);
+});
+
+Deno.test("a task moved by others before each of the delete's tries: 409 after the third, the task kept, no entry", async () => {
+  const states = ["doing", "done", "todo"] as const;
+  let moves = 0;
+  await using board = await racedBoard(
+    (store, id) => tasks.update(store, id, { state: states[moves++ % states.length] }),
+    100,
+  );
+  const refused = await board.member.call(removeTask, {}, formOf({ id: board.id }))
+    .catch((error) => error);
+  assert.equal(refused.name, "ActionError");
+  assert.equal(refused.status, 409);
+  assert.match(refused.message, /changed meanwhile .*reload and try again/);
+  // Three reads, each lost to a move: the cap, not a loop until the others stop.
+  assert.equal(board.raced(), 3);
+  assert.equal((await tasks.get(board.store, board.id))?.value.state, "todo");
+  assert.deepEqual(await board.deleted(), []);
 });
 
 Deno.test("a task deleted by another user while it is deleted again: null, and no second entry", async () => {

@@ -3,7 +3,7 @@
  * A collection's declaration checked at run time, whatever the types said, and resolved: each
  * index to the functions that read and normalise its value, each state machine to its ways.
  */
-import { MAX_BACKLOG, MAX_POLL_MS, MAX_RING, MIN_POLL_MS } from "../feed.ts";
+import { feedSettingsProblem, wholeWithin } from "../feed_bounds.ts";
 import { MAX_EXPIRE_MS } from "../limits.ts";
 import type { IndexSpec, LiveOptions } from "./collection.ts";
 import { type Declared, isKeyPart, type ResolvedIndex } from "./declared.ts";
@@ -94,25 +94,7 @@ export function resolveDeclaration(
   if (!wholeWithin(retainMs, 1, MAX_RETAIN_MS)) {
     throw problem(`live.retainMs must be whole milliseconds from 1 to a year's (${MAX_RETAIN_MS})`);
   }
-  // A ring of 0 kept every change (`slice(-0)`); a poll of 0 ms or Infinity ran without pause.
-  const { ringSize, pollIntervalMs, maxBacklog } = live;
-  if (ringSize !== undefined && !wholeWithin(ringSize, 1, MAX_RING)) {
-    throw problem(`live.ringSize must be a whole number of changes from 1 to ${MAX_RING}`);
-  }
-  // The `limit` of KV's read of a page's missed changes: Infinity ("never a snapshot"), 0 or a
-  // fraction failed every page that fell behind the ring with KV's bare Error, at each reconnect.
-  if (maxBacklog !== undefined && !wholeWithin(maxBacklog, 1, MAX_BACKLOG)) {
-    throw problem(`live.maxBacklog must be a whole number of changes from 1 to ${MAX_BACKLOG}`);
-  }
-  if (pollIntervalMs !== undefined && !wholeWithin(pollIntervalMs, MIN_POLL_MS, MAX_POLL_MS)) {
-    throw problem(
-      `live.pollIntervalMs must be whole milliseconds from ${MIN_POLL_MS} to an hour's ` +
-        `(${MAX_POLL_MS}), or left out for no polling`,
-    );
-  }
+  const feedProblem = feedSettingsProblem(live);
+  if (feedProblem) throw problem(`live.${feedProblem}`);
   return { name, schema, indexes: resolved, transitions: machines, retainMs };
-}
-
-function wholeWithin(value: number, min: number, max: number): boolean {
-  return Number.isInteger(value) && value >= min && value <= max;
 }

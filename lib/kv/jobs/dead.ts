@@ -5,6 +5,8 @@
  * the cause is fixed, or drop it (`deno task jobs`).
  */
 import { retrying } from "../commit.ts";
+import { checkKey } from "../key_too_long.ts";
+import { keySize, MAX_KEY_BYTES } from "../limits.ts";
 import { deadKey, type JobMessage, triedOf } from "./message.ts";
 
 /**
@@ -62,7 +64,11 @@ export interface DeadJobsOptions {
 
 /**
  * The jobs that ran out of tries (`name` narrows them), `limit` (1000) at most a call: look, fix,
- * enqueue again, delete; or page on with `after`, the last one read.
+ * enqueue again, delete; or page on with `after`, the last one read. A `name` too long for a key
+ * names no job (none).
+ *
+ * @throws {KeyTooLongError} When `after` is too long for a key (a page's link, often a client's):
+ * a 400 (code `too_long`) in a request.
  *
  * @example
  * ```ts
@@ -89,6 +95,9 @@ export async function deadJobs(
       `deadJobs: after is a dead "${after.job}" job, but the list is of "${name}"`,
     );
   }
+  // What an ops page's link gave: a name too long names no job, a place too long is the link's.
+  if (name !== undefined && !storable(name, "")) return [];
+  if (after) checkKey(() => "deadJobs", deadKey(after.job, after.id), 2);
   const prefix = name === undefined ? ["_jobs", "dead"] : ["_jobs", "dead", name];
   // KV's `start` is inclusive: from `after` itself, which is then skipped.
   const selector = after ? { prefix, start: deadKey(after.job, after.id) } : { prefix };
@@ -131,6 +140,7 @@ const MARKS_A_COMMIT = 100;
  * @see docs/data.md - Background jobs
  */
 export async function retryDeadJob(kv: Deno.Kv, name: string, id: string): Promise<boolean> {
+  if (!storable(name, id)) return false;
   const entry = await kv.get<DeadLetter>(deadKey(name, id));
   if (entry.value === null) return false;
   const { payload, keyed, trace } = entry.value;
@@ -186,6 +196,7 @@ function whileDead(what: string, op: () => Deno.AtomicOperation): Promise<boolea
  * @see docs/data.md - Background jobs
  */
 export async function dropDeadJob(kv: Deno.Kv, name: string, id: string): Promise<boolean> {
+  if (!storable(name, id)) return false;
   const entry = await kv.get(deadKey(name, id));
   if (entry.value === null) return false;
   return await whileDead(
@@ -208,4 +219,9 @@ export function deadLetter(
   if (keyed) dead.keyed = keyed;
   if (trace) dead.trace = trace;
   return dead;
+}
+
+/** Whether a dead job of `name` and `id` could be stored: an enqueue refuses a key too long. */
+function storable(name: string, id: string): boolean {
+  return keySize(deadKey(name, id)) <= MAX_KEY_BYTES;
 }

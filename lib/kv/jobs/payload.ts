@@ -3,9 +3,10 @@
  * What an enqueue checks of a job before KV sees it: that its keys and message fit KV's limits, and
  * that its payload holds nothing KV would keep as a bare object.
  */
+import { checkKey, nameOf } from "../key_too_long.ts";
 import { assertFits, KvLimitError } from "../limits.ts";
 import { deadLetter } from "./dead.ts";
-import { deadKey, type JobMessage, tryKey } from "./message.ts";
+import { deadKey, type JobMessage, triedKey } from "./message.ts";
 
 /** What KV's serializer keeps as it was, besides plain objects and arrays (walked into). */
 const KEPT = [
@@ -90,15 +91,19 @@ export function keptFaithfully(name: string, payload: unknown): void {
   }
 }
 
-/** Refuses, with KV's limit named, a job whose keys or message KV would refuse at the commit. */
+/**
+ * Refuses, with KV's limit named, a job whose keys or message KV would refuse at the commit: its id
+ * (an enqueue's key, often a client's) too long is a `KeyTooLongError` (400).
+ */
 export function fits(name: string, id: string, message: JobMessage): void {
+  // The longest of its keys: a failed try's mark (a number is 9 bytes, whichever).
+  checkKey(() => `Job ${nameOf(name)}`, triedKey(name, id, 0), 3, 4);
   try {
-    // The longest of its keys, and its largest value: the dead letter it may become (the message
-    // less its tries, plus a failure's digest and time), which would otherwise be refused unlogged.
+    // Its largest value: the dead letter it may become (the message less its tries, plus a
+    // failure's digest and time), which would otherwise be refused unlogged.
     assertFits(deadKey(name, id), deadLetter(message, "00000-00000"));
-    assertFits(tryKey(name, id, 0)); // its try's lease: a number is 9 bytes, whichever
   } catch (error) {
     if (!(error instanceof KvLimitError)) throw error;
-    throw new KvLimitError(`Job "${name}": ${error.message} (its key, or its payload)`);
+    throw new KvLimitError(`Job "${name}": ${error.message} (its payload)`);
   }
 }
