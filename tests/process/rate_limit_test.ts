@@ -15,12 +15,13 @@ import { refusalLines } from "../../lib/server/request_log.ts";
 import { internalsOf } from "../../lib/server/internals.ts";
 import { cspAround, secureRequest, secureResponse } from "../../lib/server/security.ts";
 import { openStore } from "../../lib/kv/store.ts";
-import { tempStorePath } from "../helpers/kv.ts";
+import { tempStore } from "../helpers/kv.ts";
 
 const FIVE_A_MINUTE = { limit: 5, windowMs: 60_000 };
 
 Deno.test("10 concurrent calls through 10 handles on one file: exactly 5 allowed", async () => {
-  const path = await tempStorePath();
+  await using store = await tempStore();
+  const path = store.path;
   for (let round = 0; round < 3; round++) {
     // Opened at once, on a file that does not exist yet in the first round (openStore's retry).
     const handles = await Promise.all(Array.from({ length: 10 }, () => openStore(path)));
@@ -35,7 +36,8 @@ Deno.test("10 concurrent calls through 10 handles on one file: exactly 5 allowed
 });
 
 Deno.test("two processes, 6 concurrent calls each on one key: exactly 5 allowed", async () => {
-  const path = await tempStorePath();
+  await using store = await tempStore();
+  const path = store.path;
   const module = (file: string) => new URL(`../../lib/kv/${file}`, import.meta.url).href;
   // Each opens the new file at once with the other, says so, and calls once told to: the calls
   // race however slowly either process started (a line on stdin, not a time, is the barrier).
@@ -107,7 +109,8 @@ Deno.test("a sliding window: a slot frees when the oldest call leaves it; refusa
 });
 
 Deno.test("a limit's key expires with its window", async () => {
-  const path = await tempStorePath();
+  await using store = await tempStore();
+  const path = store.path;
   const kv = await Deno.openKv(path);
   const before = Date.now();
   await limitCalls(kv, ["sign", "ip"], FIVE_A_MINUTE);
