@@ -101,3 +101,32 @@ Deno.test("the request's abort after the shell stops the render, and is no failu
   await reader.cancel();
   assert.deepEqual(failures, []);
 });
+
+Deno.test("a page's render listens on the request's signal alone: React's listener stays off Deno's events", async () => {
+  // The watch is the render's signal as much as React reads one (lib/render/stream_failure.ts): an
+  // AbortController a request, and React's listener added to its signal and removed again by an
+  // event, cost every page some 3 KB (docs/performance.md, perf37). The abort itself still
+  // reaches React: the tests above.
+  const listened: EventTarget[] = [];
+  const add = EventTarget.prototype.addEventListener;
+  EventTarget.prototype.addEventListener = function (this: EventTarget, ...args) {
+    if (this instanceof AbortSignal) listened.push(this);
+    return add.apply(this, args);
+  };
+  const request = new AbortController();
+  try {
+    const res = await renderPage({ layouts: [], page: () => <p>done</p> }, {
+      context: { nonce: "n", assets: { boot: { entry: "", imports: [] }, islands: {} } },
+      props: { data: undefined, params: {}, url: new URL("http://localhost/"), state: {} },
+      status: 200,
+      signal: request.signal,
+      clock: { start: () => undefined },
+      onStreamError: () => ({ tail: "", stop: true }),
+    });
+    assert.match(await res.text(), /<p>done<\/p>/);
+  } finally {
+    EventTarget.prototype.addEventListener = add;
+  }
+  // Which signals were listened on: the request's, and no other.
+  assert.deepEqual(listened.map((signal) => signal === request.signal), [true]);
+});

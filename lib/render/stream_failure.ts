@@ -26,11 +26,19 @@ export interface BoundaryFailure {
  * One page's watch: a class, so that a request costs one object and the two functions React and
  * the deadline need (`onError`, `abort`), not a closure for every method. The request's abort
  * reaches it as an event listener object (`handleEvent`), not through a closure of its own.
+ *
+ * It is also the render's signal (`signal`), as much of one as React reads: `aborted`, `reason`
+ * and one "abort" listener. An `AbortController` of its own cost every request a controller, a
+ * signal, React's listener added to it through Deno's event machinery and removed again by an
+ * event when the render ended (docs/performance.md, perf37).
  */
 export class BoundaryWatch {
-  /** The render's signal: the request's, or ours once a failure stopped it. */
-  readonly signal: AbortSignal;
-  readonly #render = new AbortController();
+  /** Whether the render was stopped: the request's abort, the deadline, or a failure. */
+  aborted = false;
+  /** Why, once `aborted`: what React reports for the boundaries still waiting. */
+  reason: unknown;
+  /** React's, from `addEventListener`: dropped once the render has ended. */
+  #onAbort: (() => void) | undefined;
   readonly #request: AbortSignal;
   readonly #clock: DeadlineClock;
   /**
@@ -50,7 +58,6 @@ export class BoundaryWatch {
     deadline: Deadline | undefined,
     clock: DeadlineClock,
   ) {
-    this.signal = this.#render.signal;
     this.#request = request;
     this.#failing = onFailure;
     this.#clock = clock;
@@ -66,8 +73,23 @@ export class BoundaryWatch {
     this.abort(this.#request.reason);
   }
 
+  /** The render's signal, for React's `renderToReadableStream`. */
+  get signal(): AbortSignal {
+    return this as unknown as AbortSignal;
+  }
+
+  /** React's one listener (its `options`, which would remove it when the render ends, aside). */
+  addEventListener(_type: "abort", listener: () => void): void {
+    this.#onAbort = listener;
+  }
+
   /** Stops the render: the request's abort, a deadline's, or the client gone mid-stream. */
-  readonly abort = (reason: unknown): void => this.#render.abort(reason);
+  readonly abort = (reason: unknown = new DOMException("The render was stopped", "AbortError")) => {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    this.#onAbort?.();
+  };
 
   /** React's `onError`: returns the failed boundary's digest, if any. */
   readonly onError = (error: unknown): string | undefined => {
@@ -77,7 +99,7 @@ export class BoundaryWatch {
 
   #fail(error: unknown): string | undefined {
     if (this.#request.aborted) return;
-    if (this.signal.aborted) {
+    if (this.aborted) {
       // Once aborted, React reports the abort reason for every pending boundary: a failure only
       // when it is the deadline that passed, and then once.
       if (!(error instanceof DeadlineExceeded) || this.#expired) return;
@@ -86,8 +108,14 @@ export class BoundaryWatch {
     if (!this.#failing) return;
     const failure = this.#failing(error);
     (this.#tails ??= []).push(failure.tail);
-    if (failure.stop) this.#render.abort();
+    if (failure.stop) this.abort();
     return failure.digest;
+  }
+
+  /** The render has ended: nothing can fail any more, and React's listener has nothing to stop. */
+  #ended(): void {
+    this.#failing = undefined;
+    this.#onAbort = undefined;
   }
 
   /**
@@ -102,15 +130,15 @@ export class BoundaryWatch {
     head?: IslandsHead,
   ): TransformStream<Uint8Array, Uint8Array> | undefined {
     if (this.#early) {
-      this.#render.abort();
+      this.abort();
       throw this.#early[0];
     }
     this.#shellReady = true;
     if (complete) {
-      this.#failing = undefined;
+      this.#ended();
       return undefined;
     }
-    allReady.finally(() => this.#failing = undefined);
+    allReady.finally(() => this.#ended());
     // What still streams gets a deadline of its own.
     const streaming = this.#clock.start();
     if (streaming) {
