@@ -51,8 +51,15 @@ export {
 export type { Page } from "./kv/collection/read.ts";
 export type { Collision, ReindexOptions, ReindexReport } from "./kv/collection/reindex.ts";
 export type { CollectionSchema, InputOf, OutputOf, SchemaResult } from "./kv/collection/schema.ts";
-export type { CreateOptions, Patch, WriteOptions } from "./kv/collection/write.ts";
-export { commitAll, type Results, type Write } from "./kv/collection/together.ts";
+export type {
+  CommitAllOptions,
+  CreateOptions,
+  Patch,
+  SkippablePatch,
+  WriteOptions,
+} from "./kv/collection/write.ts";
+export { type AllResults, commitAll, type Results, type Write } from "./kv/collection/together.ts";
+export { type Skip, skip } from "./kv/collection/skip.ts";
 export { type ParsedForm, parseForm } from "./actions/input.ts";
 export {
   ConflictError,

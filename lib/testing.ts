@@ -2,8 +2,9 @@
  * The test kit for an app's own tests: `import { ... } from "shell/testing"`. A client that talks
  * to the app as a browser does - in-process or over HTTP, with a cookie jar - submits a page's
  * forms as a browser without JavaScript would and calls server actions as an island does; the app's
- * log lines per request; and a local stand-in for Sentry that reads what the real SDK sends.
- * Test-only: nothing here belongs in an app's modules.
+ * log lines per request; a local stand-in for Sentry that reads what the real SDK sends; and the
+ * app in a process of its own (`deno task start`, `deno serve --parallel`), for what only a process
+ * shows. Test-only: nothing here belongs in an app's modules.
  *
  * @example
  * ```ts
@@ -49,3 +50,4 @@ export {
   type SentryReceiver,
   startSentryReceiver,
 } from "./testing/sentry_receiver.ts";
+export { type ServerOptions, type StartedServer, startServer } from "./testing/server.ts";

@@ -1,22 +1,21 @@
 /**
  * @module
- * The test kit's `signInAs` against a real server process (`lib/cli/start.ts`, as `deno task
- * start`) that shares the test's KV file (`KV_PATH`): a user made with a role in that store, signed
- * in without a password through the client given the store, reaches a page and a server action
- * behind `requireRole()` over real HTTP, and the session so begun ends at a sign-out through the
- * real action, in the store the server reads. A server on another store (`:memory:`) cannot find
- * the session: the client's first request that reads it throws, saying so.
+ * The test kit's `signInAs` against a real server process (`deno task start`, by the test kit's
+ * `startServer`) that shares its KV file (`kvPath`) with the test: a user made with a role in that
+ * store, signed in without a password through the client given the store, reaches a page and a
+ * server action behind `requireRole()` over real HTTP, and the session so begun ends at a sign-out
+ * through the real action, in the store the server reads. A server on another store (`:memory:`)
+ * cannot find the session: the client's first request that reads it throws, saying so.
  */
 import assert from "node:assert/strict";
 import { actionId } from "../../lib/build/actions.ts";
 import { projectSalt } from "../../lib/build/salt.ts";
 import { tokenHash } from "../../lib/auth/token.ts";
 import { createUser } from "shell/auth";
-import { TestClient } from "shell/testing";
+import { startServer, TestClient } from "shell/testing";
 import { builtCopy } from "../helpers/built_copy.ts";
 import { tempStore } from "../helpers/kv.ts";
 import { FIXTURE_ROOT } from "../helpers/project_copy.ts";
-import { startServer } from "../helpers/server.ts";
 
 const FILES = {
   "routes/t/_actions.ts": `"use server";
@@ -62,10 +61,8 @@ async function keys(kv: Deno.Kv, prefix: Deno.KvKey): Promise<Deno.KvKey[]> {
 }
 
 Deno.test("signInAs to a server process through its KV file: a guarded page and action; sign-out ends it", async () => {
-  await using store = await tempStore();
-  const file = store.path;
-  await using server = await startServer({ KV_PATH: file }, { root: await project() });
-  using kv = await Deno.openKv(file);
+  await using server = await startServer({ root: await project() });
+  using kv = await Deno.openKv(server.kvPath);
   await createUser(kv, { email: "root@example.com", password: "unused here", roles: ["admin"] });
   await createUser(kv, { email: "member@example.com", password: "unused here" });
 
@@ -120,8 +117,7 @@ Deno.test("signInAs to a server process through its KV file: a guarded page and 
 });
 
 Deno.test("signInAs through a KV file the server does not use: the first request that reads it says so", async () => {
-  // The server keeps its store in memory, as it does unless KV_PATH names the test's file.
-  await using server = await startServer({}, { root: await project() });
+  await using server = await startServer({ root: await project(), env: { KV_PATH: ":memory:" } });
   await using store = await tempStore();
   using kv = await Deno.openKv(store.path);
   await createUser(kv, { email: "root@example.com", password: "unused here", roles: ["admin"] });

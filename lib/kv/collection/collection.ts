@@ -18,6 +18,7 @@ import { type Declaration, resolveDeclaration } from "./resolve.ts";
 import type { CollectionSchema, InputOf, OutputOf } from "./schema.ts";
 import { reindex, type ReindexOptions, type ReindexReport } from "./reindex.ts";
 import { findItem, getItem, listItems, PAGE, type Page, snapshotOf } from "./read.ts";
+import { type Skip, skip } from "./skip.ts";
 import { describe, type Write } from "./together.ts";
 import {
   createItem,
@@ -27,6 +28,7 @@ import {
   planCreate,
   planDelete,
   planUpdate,
+  type SkippablePatch,
   updateItem,
   type WriteOptions,
 } from "./write.ts";
@@ -257,6 +259,13 @@ export interface Collection<T, In = T, I extends string = string, U extends stri
    * writes nothing.
    */
   update(kv: Deno.Kv, id: string, patch: Patch<T>, options?: WriteOptions): Promise<Entity<T>>;
+  /** `update` with a function that may return `skip`: then nothing is written, and it resolves so. */
+  update(
+    kv: Deno.Kv,
+    id: string,
+    patch: SkippablePatch<T>,
+    options?: WriteOptions,
+  ): Promise<Entity<T> | Skip>;
   /**
    * Deletes the item, its index entries, and logs it; with `versionstamp`, only if the item is
    * still that version (`ConflictError`, 409). Resolves with the commit's versionstamp, or `null`
@@ -270,6 +279,12 @@ export interface Collection<T, In = T, I extends string = string, U extends stri
   creating(input: In, options?: CreateOptions): Write<Entity<T>>;
   /** `update`, described for `commitAll`, which commits it with other writes, all or none. */
   updating(id: string, patch: Patch<T>, options?: WriteOptions): Write<Entity<T>>;
+  /** `updating` with a function that may return `skip`: its result is then `skip`. */
+  updating(
+    id: string,
+    patch: SkippablePatch<T>,
+    options?: WriteOptions,
+  ): Write<Entity<T> | Skip>;
   /** `delete`, described for `commitAll`, which commits it with other writes, all or none. */
   deleting(id: string, options?: WriteOptions): Write<string | null>;
   /**
@@ -372,11 +387,15 @@ export function collection<
     get: (kv, id) => getItem(kv, d, id),
     find: (kv, index, value) => findItem(kv, d, index, value),
     list: (kv, query = {}) => listItems(kv, d, query),
-    update: (kv, id, patch, write) => updateItem(kv, d, id, patch, write),
+    // The overloads say which result may be `skip`: only one of a function that may return it.
+    update: (kv, id, patch, write) => updateItem(kv, d, id, patch, write) as Promise<Entity<never>>,
     delete: (kv, id, write) => deleteItem(kv, d, id, write),
     creating: (input, write) => describe(planCreate(d, input, write), ({ entity }) => entity!),
     updating: (id, patch, write) =>
-      describe(planUpdate(d, id, patch, write), ({ entity }) => entity!),
+      describe(
+        planUpdate(d, id, patch, write),
+        ({ entity, skipped }) => skipped ? skip : entity!,
+      ) as Write<Entity<never>>,
     deleting: (id, write) => describe(planDelete(d, id, write), ({ written }) => written ?? null),
     check: ({ id, versionstamp }) => itemCheck(d, id, versionstamp),
     checkAbsent: (index, value) => absenceCheck(d, index, value),

@@ -7,7 +7,8 @@
  * as it would be alone (schema, transitions, unique indexes, versionstamps and `checks`, change
  * logs), and all of them again from the read when the commit lost a race.
  */
-import { commitWrites, type Outcome, type Planned } from "./write.ts";
+import { type Skip, skip } from "./skip.ts";
+import { type CommitAllOptions, commitWrites, type Outcome, type Planned } from "./write.ts";
 
 /**
  * One write of a collection's item, described and not yet made: `commitAll` commits it with
@@ -55,6 +56,28 @@ export type Results<W extends readonly Write<unknown>[]> = {
   -readonly [K in keyof W]: W[K] extends Write<infer R> ? R : never;
 };
 
+/**
+ * What `commitAll` given `{ skipAll: true }` resolves with when it commits: each write's result,
+ * none of them `skip` (a write that skips skips them all).
+ *
+ * @example
+ * ```ts
+ * import type { Entity } from "shell/runtime";
+ * import type { AllResults, Skip, Write } from "shell/data";
+ *
+ * type Escalate = [Write<Entity<{ line: string }>>, Write<Entity<{ level: number }> | Skip>];
+ * const [, ticket]: AllResults<Escalate> = [
+ *   { id: "01JD0Q8ZV3C5X9M2K4W7T1B6RA", value: { line: "raised" }, versionstamp: "1" },
+ *   { id: "01JD0Q8ZV3C5X9M2K4W7T1B6RB", value: { level: 1 }, versionstamp: "1" },
+ * ];
+ * console.log(ticket.value.level);
+ * ```
+ * @see docs/data.md - Nothing to do
+ */
+export type AllResults<W extends readonly Write<unknown>[]> = {
+  -readonly [K in keyof W]: W[K] extends Write<infer R> ? Exclude<R, Skip> : never;
+};
+
 const planned = new WeakMap<Write<unknown>, { plan: Planned; result: (o: Outcome) => unknown }>();
 
 /** The `Write` of `plan`, resolving as `result` says from its outcome. */
@@ -73,12 +96,15 @@ export function describe<R>(plan: Planned, result: (outcome: Outcome) => R): Wri
  * and again on the items as they then are when another write wins the race (a bounded number of
  * times: `KvBusyError`). Every change is logged in its views' change logs, in the same commit.
  * An item written twice is a `TypeError`, and so is a `creating` write committed again after its
- * commit succeeded; a commit over KV's limits, a `ValidationError` (422) naming the limit.
+ * commit succeeded; a commit over KV's limits, a `ValidationError` (422) naming the limit. A
+ * function that returns `skip` (nothing to do) drops its write, whose result is then `skip`; with
+ * `{ skipAll: true }`, it drops every write of the commit, and `commitAll` resolves with `skip`.
  *
  * @param kv The store.
  * @param writes What to write: `loans.creating(...)`, `tools.updating(...)`, `tools.deleting(...)`.
- * @returns Each write's result in order: an entity for `creating` and `updating`, the commit's
- * versionstamp (or `null` for no such item) for `deleting`.
+ * @param options `skipAll`: a write that skips drops them all.
+ * @returns Each write's result in order: an entity for `creating` and `updating` (or `skip`), the
+ * commit's versionstamp (or `null` for no such item) for `deleting`; or `skip`, with `skipAll`.
  *
  * @example
  * ```ts
@@ -103,10 +129,48 @@ export function describe<R>(plan: Planned, result: (outcome: Outcome) => R): Wri
  * ```
  * @see docs/data.md - Several collections in one commit
  */
+export function commitAll<const W extends readonly Write<unknown>[]>(
+  kv: Deno.Kv,
+  writes: W,
+  options?: CommitAllOptions & { skipAll?: false },
+): Promise<Results<W>>;
+/**
+ * `commitAll`, where a write whose function returns `skip` drops every write of the commit: then
+ * nothing is committed and it resolves with `skip`; otherwise with each write's result.
+ *
+ * @param kv The store.
+ * @param writes What to write, both or neither.
+ * @param options `{ skipAll: true }`.
+ * @returns Each write's result in order, or `skip`.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { collection, commitAll, skip } from "shell/data";
+ *
+ * const tickets = collection("tickets", { schema: v.object({ level: v.number() }) });
+ * const notes = collection("notes", { schema: v.object({ line: v.string() }) });
+ *
+ * const kv = await Deno.openKv(":memory:");
+ * const ticket = await tickets.create(kv, { level: 1 });
+ * const done = await commitAll(kv, [
+ *   notes.creating({ line: "escalated" }),
+ *   tickets.updating(ticket.id, (t) => t.level >= 1 ? skip : { level: 1 }),
+ * ], { skipAll: true });
+ * console.log(done === skip); // true: no note either
+ * ```
+ * @see docs/data.md - Nothing to do
+ */
+export function commitAll<const W extends readonly Write<unknown>[]>(
+  kv: Deno.Kv,
+  writes: W,
+  options: CommitAllOptions & { skipAll: true },
+): Promise<AllResults<W> | Skip>;
 export async function commitAll<const W extends readonly Write<unknown>[]>(
   kv: Deno.Kv,
   writes: W,
-): Promise<Results<W>> {
+  options: CommitAllOptions = {},
+): Promise<Results<W> | AllResults<W> | Skip> {
   const described = writes.map((write) => {
     const found = planned.get(write);
     if (!found) {
@@ -116,6 +180,7 @@ export async function commitAll<const W extends readonly Write<unknown>[]>(
     }
     return found;
   });
-  const outcomes = await commitWrites(kv, described.map(({ plan }) => plan));
+  const outcomes = await commitWrites(kv, described.map(({ plan }) => plan), options);
+  if (options.skipAll && outcomes.some(({ skipped }) => skipped)) return skip;
   return described.map(({ result }, i) => result(outcomes[i])) as Results<W>;
 }

@@ -30,6 +30,7 @@ import { checkFailed } from "./checks.ts";
 import { ConflictError, TransitionError, ValidationError } from "./errors.ts";
 import { validate } from "./schema.ts";
 import { isId, newId } from "./ids.ts";
+import { type Skip, skip } from "./skip.ts";
 
 /**
  * What an update changes: some fields, or a function of the item as it is that returns them (run
@@ -47,6 +48,22 @@ import { isId, newId } from "./ids.ts";
  * @see docs/data.md - Conflicts
  */
 export type Patch<T> = Partial<T> | ((current: T) => Partial<T> | Promise<Partial<T>>);
+
+/**
+ * An update's function that may find nothing to do: it returns `skip`, and nothing is written.
+ *
+ * @example
+ * ```ts
+ * import { type SkippablePatch, skip } from "shell/data";
+ *
+ * type Ticket = { level: number };
+ * const escalate: SkippablePatch<Ticket> = (t) => t.level >= 2 ? skip : { level: t.level + 1 };
+ * ```
+ * @see docs/data.md - Nothing to do
+ */
+export type SkippablePatch<T> = (
+  current: T,
+) => Partial<T> | Skip | Promise<Partial<T> | Skip>;
 
 /**
  * A write that holds only while other items are as they were read: a count entered while its stock
@@ -112,13 +129,15 @@ export interface WriteOptions extends CreateOptions {
 
 /** What `decide` answers to leave the item as it is: nothing written. */
 export const KEEP = Symbol("keep");
-type Decision = object | null | typeof KEEP;
+/** `KEEP`, or `skip` (its function found nothing to do: the result says so). */
+type Decision = object | null | typeof KEEP | Skip;
 
 /**
  * One write of a commit: the item, what it holds only with (`checks`) and adds (`also`), the
  * unique indexes it leaves alone (`skip`: a reindex's item whose value there another item holds;
  * its other entries are still written), and `decide`, which says what the item becomes (an item,
- * `null` to delete it, `KEEP` to leave it) - again on each try, on the item as then read.
+ * `null` to delete it, `KEEP` to leave it, `skip` to leave it and say so) - again on each try, on
+ * the item as then read.
  */
 export interface Planned extends CreateOptions {
   d: Declared;
@@ -128,10 +147,33 @@ export interface Planned extends CreateOptions {
   decide: (current: Deno.KvEntryMaybe<object>) => Decision | Promise<Decision>;
 }
 
-/** What a write came to: the item as committed (`null`: none), and the commit's versionstamp. */
+/**
+ * What a write came to: the item as committed (`null`: none), the commit's versionstamp, and
+ * whether its function found nothing to do (`skip`).
+ */
 export interface Outcome {
   entity: Entity<object> | null;
   written?: string;
+  skipped?: boolean;
+}
+
+/**
+ * How `commitAll` takes a write that skips: alone (the others commit), or with all of them.
+ *
+ * @example
+ * ```ts
+ * import type { CommitAllOptions } from "shell/data";
+ * const bothOrNeither: CommitAllOptions = { skipAll: true };
+ * ```
+ * @see docs/data.md - Nothing to do
+ */
+export interface CommitAllOptions {
+  /**
+   * A write whose function returns `skip` drops the whole commit: nothing of any write is
+   * committed, and `commitAll` resolves with `skip`. Without it, only that write is dropped (the
+   * commit still holds only while its item is as read) and its result is `skip`.
+   */
+  skipAll?: boolean;
 }
 
 export function planCreate(
@@ -164,7 +206,7 @@ export function planCreate(
 export function planUpdate(
   d: Declared,
   id: string,
-  patch: Patch<object>,
+  patch: Patch<object> | SkippablePatch<object>,
   { versionstamp, checks, also }: WriteOptions = {},
 ): Planned {
   return {
@@ -183,6 +225,7 @@ export function planUpdate(
       // was taken for no change, skipped its state machine and kept its old index entries.
       const draft = typeof patch === "function" ? structuredClone(current.value) : current.value;
       const fields = typeof patch === "function" ? await patch(draft) : patch;
+      if (fields === skip) return skip;
       const next = await validate(d.name, d.schema, { ...draft, ...fields });
       assertTransitions(d, current.value, next);
       return isDeepStrictEqual(next, current.value) ? KEEP : next;
@@ -225,11 +268,11 @@ export async function updateItem(
   kv: Deno.Kv,
   d: Declared,
   id: string,
-  patch: Patch<object>,
+  patch: Patch<object> | SkippablePatch<object>,
   options?: WriteOptions,
-): Promise<Entity<object>> {
-  const [{ entity }] = await commitWrites(kv, [planUpdate(d, id, patch, options)]);
-  return entity!;
+): Promise<Entity<object> | Skip> {
+  const [{ entity, skipped }] = await commitWrites(kv, [planUpdate(d, id, patch, options)]);
+  return skipped ? skip : entity!;
 }
 
 export async function deleteItem(
@@ -265,7 +308,11 @@ function assertTransitions(d: Declared, from: object, to: object): void {
  * retry can pass). Resolves with each plan's outcome, in order. Within this isolate it waits for
  * the earlier writes of every collection it writes.
  */
-export function commitWrites(kv: Deno.Kv, plans: readonly Planned[]): Promise<Outcome[]> {
+export function commitWrites(
+  kv: Deno.Kv,
+  plans: readonly Planned[],
+  options: CommitAllOptions = {},
+): Promise<Outcome[]> {
   const seen = new Set<string>();
   for (const { d, id } of plans) {
     const name = keyName(keys.item(d, id));
@@ -277,7 +324,7 @@ export function commitWrites(kv: Deno.Kv, plans: readonly Planned[]): Promise<Ou
   return inTurns(
     kv,
     plans.map(({ d }) => d),
-    () => retrying(what, (commit) => attempt(kv, plans, commit)),
+    () => retrying(what, (commit) => attempt(kv, plans, commit, options)),
   );
 }
 
@@ -294,6 +341,7 @@ async function attempt(
   kv: Deno.Kv,
   plans: readonly Planned[],
   commit: Commit,
+  { skipAll }: CommitAllOptions,
 ): Promise<Outcome[] | undefined> {
   // A string that is no id names no item, and is not read (it may be too long for a key).
   const readable = (plan: Planned) => isId(plan.id);
@@ -321,9 +369,12 @@ async function attempt(
     );
     if (failed) throw checkFailed(d.name, failed);
     const next = await plan.decide(current);
-    if (next === KEEP) {
+    // Nothing to do for this one, and nothing for any when the others rest on it.
+    if (next === skip && skipAll) return plans.map(() => ({ entity: null, skipped: true }));
+    if (next === KEEP || next === skip) {
       const { value, versionstamp } = current;
-      outcomes.push({ entity: value === null ? null : { id, value, versionstamp: versionstamp! } });
+      const entity = value === null ? null : { id, value, versionstamp: versionstamp! };
+      outcomes.push(next === skip ? { entity, skipped: true } : { entity });
       // What the others write may rest on it (a function that let the item be as it was).
       kept.push(current, ...others);
       continue;

@@ -1,0 +1,97 @@
+/**
+ * @module
+ * `skip` (`lib/kv/collection/skip.ts`): an update's function that finds nothing to do in the item
+ * as read writes nothing and says so - alone (`update` resolves with `skip`, its `also` is not
+ * called, no change is logged), in `commitAll` (its result is `skip`, the other writes commit), and
+ * in `commitAll` with `skipAll` (nothing of any write, `commitAll` resolves with `skip`); two
+ * workers on one SQLite file escalating one ticket at once write exactly one activity line.
+ */
+import assert from "node:assert/strict";
+import * as v from "valibot";
+import { collection, commitAll, skip } from "../lib/data.ts";
+import { twoWorkers } from "./helpers/kv.ts";
+
+const tickets = collection("skip_tickets", {
+  schema: v.object({ title: v.string(), level: v.number() }),
+});
+const activity = collection("skip_activity", {
+  schema: v.object({ ticket: v.string(), line: v.string() }),
+  indexes: { byTicket: { key: "ticket" } },
+});
+
+/** Raises the ticket to level 1, with its activity line, unless it is there already. */
+function escalate(kv: Deno.Kv, id: string) {
+  return commitAll(kv, [
+    activity.creating({ ticket: id, line: "escalated to level 1" }),
+    tickets.updating(id, (ticket) => ticket.level >= 1 ? skip : { level: 1 }),
+  ], { skipAll: true });
+}
+
+async function linesOf(kv: Deno.Kv, ticket: string): Promise<string[]> {
+  const page = await activity.list(kv, { index: "byTicket", value: ticket });
+  return page.items.map((item) => item.value.line);
+}
+
+Deno.test("update: a function that returns skip writes nothing, calls no also, and says so", async () => {
+  using kv = await Deno.openKv(":memory:");
+  const ticket = await tickets.create(kv, { title: "Printer", level: 1 });
+  const before = await tickets.snapshot(kv);
+  let added = 0;
+  const result = await tickets.update(
+    kv,
+    ticket.id,
+    (t) => t.level >= 1 ? skip : { level: 1 },
+    { also: () => added++ },
+  );
+  assert.equal(result, skip);
+  assert.equal(added, 0);
+  assert.equal((await tickets.get(kv, ticket.id))?.versionstamp, ticket.versionstamp);
+  assert.equal((await tickets.snapshot(kv)).seq, before.seq, "no change logged");
+
+  // Something to do: the same function writes, and resolves with the item.
+  const low = await tickets.create(kv, { title: "Mouse", level: 0 });
+  const raised = await tickets.update(kv, low.id, (t) => t.level >= 1 ? skip : { level: 1 });
+  assert.notEqual(raised, skip);
+  assert.equal(raised !== skip && raised.value.level, 1);
+});
+
+Deno.test("commitAll: a write that skips is dropped and reported; the others commit", async () => {
+  using kv = await Deno.openKv(":memory:");
+  const ticket = await tickets.create(kv, { title: "Printer", level: 1 });
+  const [line, raised] = await commitAll(kv, [
+    activity.creating({ ticket: ticket.id, line: "looked at" }),
+    tickets.updating(ticket.id, (t) => t.level >= 1 ? skip : { level: 1 }),
+  ]);
+  assert.equal(raised, skip);
+  assert.equal(line.value.line, "looked at");
+  assert.deepEqual(await linesOf(kv, ticket.id), ["looked at"]);
+  assert.equal((await tickets.get(kv, ticket.id))?.versionstamp, ticket.versionstamp);
+});
+
+Deno.test("commitAll with skipAll: a write that skips drops every write, and commitAll says so", async () => {
+  using kv = await Deno.openKv(":memory:");
+  const ticket = await tickets.create(kv, { title: "Printer", level: 0 });
+  const first = await escalate(kv, ticket.id);
+  assert.notEqual(first, skip);
+  if (first === skip) return;
+  assert.equal(first[1].value.level, 1);
+  assert.deepEqual(await linesOf(kv, ticket.id), ["escalated to level 1"]);
+
+  const before = await activity.snapshot(kv);
+  assert.equal(await escalate(kv, ticket.id), skip);
+  assert.deepEqual(await linesOf(kv, ticket.id), ["escalated to level 1"], "no second line");
+  assert.equal((await activity.snapshot(kv)).seq, before.seq, "no change logged");
+});
+
+Deno.test("two workers on one SQLite file escalating one ticket: one escalates, the others skip", async () => {
+  await twoWorkers(async (one, other) => {
+    const ticket = await tickets.create(one, { title: "Printer", level: 0 });
+    const results = await Promise.all([
+      ...Array.from({ length: 5 }, () => escalate(one, ticket.id)),
+      ...Array.from({ length: 5 }, () => escalate(other, ticket.id)),
+    ]);
+    assert.equal(results.filter((result) => result !== skip).length, 1, "one escalation");
+    assert.deepEqual(await linesOf(other, ticket.id), ["escalated to level 1"]);
+    assert.equal((await tickets.get(one, ticket.id))?.value.level, 1);
+  });
+});

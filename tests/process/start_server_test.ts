@@ -1,0 +1,82 @@
+/**
+ * @module
+ * The test kit's `startServer` (`shell/testing`): `deno task start` and `deno serve --parallel`
+ * started on port 0 and a KV file of their own, their address read back; a stop ends the whole
+ * process group, also after the first process was killed with SIGKILL (what `deno task` had
+ * started is left then); a server that exits at start is an error quoting its stderr.
+ */
+import assert from "node:assert/strict";
+import { startServer } from "shell/testing";
+import { builtFixture } from "../helpers/built_copy.ts";
+import { within } from "../helpers/wait.ts";
+
+/** The live (not zombie) processes of process group `pgid`, read from /proc. */
+async function groupMembers(pgid: number): Promise<number[]> {
+  const members: number[] = [];
+  for await (const entry of Deno.readDir("/proc")) {
+    if (!/^\d+$/.test(entry.name)) continue;
+    const stat = await Deno.readTextFile(`/proc/${entry.name}/stat`).catch(() => "");
+    // After the command's name in parentheses: state, ppid, pgrp.
+    const [state, , pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (Number(pgrp) === pgid && state !== "Z") members.push(Number(entry.name));
+  }
+  return members;
+}
+
+async function exists(path: string): Promise<boolean> {
+  return await Deno.stat(path).then(() => true, () => false);
+}
+
+Deno.test("deno task start: served on a port of its own and a KV file of its own; a stop after a SIGKILL ends the rest of its group", async () => {
+  const server = await startServer({ root: await builtFixture() });
+  try {
+    assert.match(server.origin, /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.doesNotMatch(server.origin, /:0$/);
+    const res = await fetch(`${server.origin}/`);
+    assert.equal(res.status, 200);
+    await res.body?.cancel();
+    assert.ok(await exists(server.kvPath), `the store ${server.kvPath} is a file`);
+
+    // `deno task` runs the server as a child process: killing the first leaves that child.
+    Deno.kill(server.pid, "SIGKILL");
+    const left = await groupMembers(server.pid);
+    assert.ok(left.length > 0, "the task's child outlives it");
+  } finally {
+    // Bounded: a stop that signalled only the first process would wait for the pipes forever.
+    await within(server.stop(), 20_000, "the stop");
+  }
+  assert.deepEqual(await groupMembers(server.pid), []);
+  assert.equal(await exists(server.kvPath), false, "its store is removed");
+});
+
+Deno.test("deno serve --parallel: two workers, their log lines, nothing left after a stop", async () => {
+  let pid: number;
+  {
+    await using server = await startServer({
+      root: await builtFixture(),
+      parallel: 2,
+      env: { LOG_REQUESTS: "1" },
+    });
+    pid = server.pid;
+    assert.ok(server.stderr.some((line) => /Listening on .* with 2 threads/.test(line)));
+    const res = await fetch(`${server.origin}/`);
+    assert.equal(res.status, 200);
+    await res.body?.cancel();
+    const line = await server.waitForLog((line) => /^GET \/ 200/.test(String(line.msg)));
+    assert.equal(line.level, "info");
+    assert.ok(server.stdout.some((printed) => printed.startsWith("[serve-worker-")));
+    Deno.kill(pid, "SIGKILL");
+  }
+  assert.deepEqual(await groupMembers(pid), []);
+});
+
+Deno.test("a server that exits at start: the error quotes its stderr", async () => {
+  await assert.rejects(
+    startServer({ root: await builtFixture(), env: { REQUEST_TIMEOUT_MS: "soon" } }),
+    (error: Error) => {
+      assert.match(error.message, /exited with code 1 before listening/);
+      assert.match(error.message, /stderr:\n[^]*REQUEST_TIMEOUT_MS/);
+      return true;
+    },
+  );
+});
