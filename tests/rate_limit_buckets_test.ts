@@ -73,6 +73,31 @@ Deno.test("two handles on one file racing at a bucketed limit: exactly the slots
   });
 });
 
+Deno.test("a clock behind another worker's counts the buckets ahead of it: the limit holds, Retry-After from the newest", async () => {
+  await twoWorkers(async (one, other) => {
+    const limit = { limit: 8_000, windowMs: HOUR };
+    const ahead = T0 + 2 * WIDTH; // a worker whose clock runs two minutes ahead
+    const behind = T0;
+    await one.set(["rate_limit", "api", "c", "buckets", ahead / WIDTH], 7_999);
+    assert.deepEqual(await limitCalls(one, ["api", "c"], limit, () => ahead), {
+      ok: true,
+      remaining: 0,
+    });
+    // The slow clock's bucket is two before: its calls would have been 8,000 more in the hour.
+    const refused = await limitCalls(other, ["api", "c"], limit, () => behind);
+    // The bucket ahead leaves the slow clock's span when its current bucket is 61 past it.
+    assert.deepEqual(refused, { ok: false, retryAfterSeconds: 63 * WIDTH / 1000 });
+    // Racing: a call behind that counts while the bucket ahead moves on loses and reads again.
+    await other.set(["rate_limit", "api", "c", "buckets", ahead / WIDTH], 7_000);
+    const racing = [
+      ...Array.from({ length: 600 }, () => limitCalls(one, ["api", "c"], limit, () => ahead)),
+      ...Array.from({ length: 600 }, () => limitCalls(other, ["api", "c"], limit, () => behind)),
+    ];
+    const results = await Promise.all(racing);
+    assert.equal(results.filter((result) => result.ok).length, 1_000);
+  });
+});
+
 Deno.test("a limit is any whole number from 1; 7,000 and below keep the exact log", async () => {
   using kv = await Deno.openKv(":memory:");
   for (const limit of [0, -1, 1.5, Infinity, 2 ** 53]) {

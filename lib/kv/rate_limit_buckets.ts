@@ -16,6 +16,8 @@ type Counted = { ok: true; remaining: number } | { ok: false; retryAfterSeconds:
 
 /** How many slices a window is counted in. */
 const SLICES = 60;
+/** The most checks KV takes in one commit. */
+const MAX_CHECKS = 100;
 
 /** A bucket's width, and how many buckets a call counts (the current one included). */
 export function bucketsOf(windowMs: number): { width: number; span: number } {
@@ -40,16 +42,22 @@ export async function countInBuckets(
   const first = current - span + 1;
   const prefix = [...kvKey, "buckets"];
   const read = new Map<number, Deno.KvEntry<number>>();
-  const range = { start: [...prefix, first], end: [...prefix, current + 1] };
-  for await (const entry of kv.list<number>(range)) read.set(entry.key.at(-1) as number, entry);
+  // Buckets ahead of this clock too (another worker's runs ahead, or this one stepped back): they
+  // count as now, as the log's times ahead do. Unread, their calls got through twice over.
+  for await (const entry of kv.list<number>({ prefix, start: [...prefix, first] })) {
+    read.set(entry.key.at(-1) as number, entry);
+  }
   let counted = 0;
   for (const { value } of read.values()) counted += value;
   if (counted >= limit) {
-    // A slot frees when enough of the oldest buckets have left the span: bucket `b` leaves it
-    // when the current one is `b + span`.
+    // A slot frees when enough of the oldest buckets (listed first) have left the span: bucket
+    // `b` leaves it when the current one is `b + span`.
     let left = counted;
     let leaving = first;
-    while (leaving < current && (left -= read.get(leaving)?.value ?? 0) >= limit) leaving++;
+    for (const [bucket, { value }] of read) {
+      leaving = bucket;
+      if ((left -= value) < limit) break;
+    }
     const freeAt = (leaving + span) * width;
     return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((freeAt - t) / 1000)) };
   }
@@ -57,6 +65,9 @@ export async function countInBuckets(
   for (let bucket = first; bucket <= current; bucket++) {
     op.check({ key: [...prefix, bucket], versionstamp: read.get(bucket)?.versionstamp ?? null });
   }
+  // And the buckets ahead read, as many as KV's 100 checks a commit leave room for.
+  const ahead = [...read.values()].filter(({ key }) => (key.at(-1) as number) > current);
+  for (const entry of ahead.slice(0, MAX_CHECKS - span)) op.check(entry);
   const mine = read.get(current)?.value ?? 0;
   op.set([...prefix, current], mine + 1, { expireIn: span * width });
   const result = await commit(op);
