@@ -12,6 +12,7 @@ const RUNTIME = '<script src="/_app/boot.js" type="module" async=""></script>';
 const PAGE = `<!DOCTYPE html><html><head><meta charSet="utf-8"/>${RUNTIME}</head><body>` +
   `<app-island name="A"></app-island>${RUNTIME}</body></html>`;
 const TAGS = '<meta name="sentry-trace" content="t"/>';
+const tags = () => new TextEncoder().encode(TAGS);
 
 function context(islands: boolean): RenderContextValue {
   const assets = { boot: { entry: "/_app/boot.js", imports: [] }, islands: {} };
@@ -20,7 +21,7 @@ function context(islands: boolean): RenderContextValue {
 
 /** `html` through a writer, cut at `cuts`; the tail, if any, given to `finish`. */
 async function through(html: string, cuts: number[], ctx: RenderContextValue, tail?: string) {
-  const head = new IslandsHead(() => TAGS, ctx);
+  const head = new IslandsHead(tags, ctx);
   const bytes = new TextEncoder().encode(html);
   const starts = [0, ...cuts];
   const chunks = starts.map((start, i) => bytes.subarray(start, starts[i + 1] ?? bytes.length));
@@ -45,7 +46,7 @@ Deno.test("islands head: once, before the runtime's script, wherever the chunks 
   }
   assert.equal(await through(PAGE, [40, 50, 60, 70], context(true)), expected);
   // A page React finished with its shell, read whole.
-  const head = new IslandsHead(() => TAGS, context(true));
+  const head = new IslandsHead(tags, context(true));
   const page = new TextEncoder().encode(PAGE);
   assert.equal(new TextDecoder().decode(head.into(page)), expected);
 });

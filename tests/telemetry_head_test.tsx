@@ -14,6 +14,7 @@ import type { Telemetry } from "../lib/server/telemetry.ts";
 import { memoryApp } from "./helpers/app.ts";
 
 const TAG = '<meta name="sentry-trace" content="trace-of-the-request"/>';
+const TAG_BYTES = new TextEncoder().encode(TAG);
 
 /** A telemetry that only puts a tag in the head, counting how often it is asked. */
 function headSpy() {
@@ -21,7 +22,7 @@ function headSpy() {
   const telemetry: Telemetry = {
     head() {
       asked.count++;
-      return TAG;
+      return TAG_BYTES;
     },
     captureFailure: () => ({ trace_id: null, span_id: null, sentry_event_id: null }),
     flush: () => Promise.resolve(),

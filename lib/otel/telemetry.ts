@@ -42,8 +42,8 @@ export interface Reporter {
     eventId?: string,
     job?: string,
   ): string | null;
-  /** The page's part, from the request's span. */
-  head?(c: Context, span: Span | undefined, assets: Assets): string | undefined;
+  /** The page's part, from the request's span: HTML's bytes (`Telemetry.head`). */
+  head?(c: Context, span: Span | undefined, assets: Assets): Uint8Array | undefined;
   connectSources?: string[];
   flush(timeoutMs: number): Promise<void>;
 }

@@ -26,14 +26,14 @@ function runtimeTag(entry: string): Uint8Array {
  */
 export class IslandsHead {
   /** Holds the request's context (the telemetry's `head(c)`): let go of once asked. */
-  #html?: () => string | undefined;
+  #tags?: () => Uint8Array | undefined;
   readonly #context: RenderContextValue;
   /** The start of a chunk that may be the start of the runtime's tag: held for the next one. */
   #held?: Uint8Array;
   #done = false;
 
-  constructor(html: () => string | undefined, context: RenderContextValue) {
-    this.#html = html;
+  constructor(tags: () => Uint8Array | undefined, context: RenderContextValue) {
+    this.#tags = tags;
     this.#context = context;
   }
 
@@ -58,14 +58,14 @@ export class IslandsHead {
   into(page: Uint8Array<ArrayBuffer>): Uint8Array<ArrayBuffer> {
     const tag = runtimeTag(this.#context.assets.boot.entry);
     const at = find(page, tag);
-    const html = at === -1 || at + tag.length > page.length ? undefined : this.#take();
-    return html ? spliced(page, at, html) : page;
+    const tags = at === -1 || at + tag.length > page.length ? undefined : this.#take();
+    return tags ? spliced(page, at, tags) : page;
   }
 
-  #take(): string | undefined {
-    const html = this.#html?.();
-    this.#html = undefined;
-    return html;
+  #take(): Uint8Array | undefined {
+    const tags = this.#tags?.();
+    this.#tags = undefined;
+    return tags;
   }
 
   #search(chunk: Uint8Array, out: TransformStreamDefaultController<Uint8Array>): void {
@@ -80,18 +80,18 @@ export class IslandsHead {
       return;
     }
     this.#done = true;
-    const html = this.#take();
-    out.enqueue(html ? spliced(data, at, html) : data);
+    const tags = this.#take();
+    out.enqueue(tags ? spliced(data, at, tags) : data);
   }
 }
 
-/** `data` with `html` at `at`, in one chunk: each chunk costs a stream more than a copy. */
-function spliced(data: Uint8Array, at: number, html: string): Uint8Array<ArrayBuffer> {
-  const bytes = new Uint8Array(data.length + html.length * 3);
+/** `data` with `tags` at `at`, in one chunk: each chunk costs a stream more than a copy. */
+function spliced(data: Uint8Array, at: number, tags: Uint8Array): Uint8Array<ArrayBuffer> {
+  const bytes = new Uint8Array(data.length + tags.length);
   bytes.set(data.subarray(0, at));
-  const { written } = encoder.encodeInto(html, bytes.subarray(at));
-  bytes.set(data.subarray(at), at + written);
-  return bytes.subarray(0, data.length + written);
+  bytes.set(tags, at);
+  bytes.set(data.subarray(at), at + tags.length);
+  return bytes;
 }
 
 /** Where `part` begins in `data`, or where a start of it ends `data`; -1 for neither. */

@@ -47,10 +47,10 @@ export interface RenderOptions {
   /** Extra elements for the document (meta tags): React hoists them into `<head>`. */
   head?: ReactNode;
   /**
-   * HTML only a page where an island renders needs (`Telemetry.head`): asked once, by such a page
+   * HTML's bytes only a page where an island renders needs (`Telemetry.head`): asked once, by such a page
    * alone, and written before the island runtime's script (islands_head.ts).
    */
-  islandsHead?: () => string | undefined;
+  islandsHead?: () => Uint8Array | undefined;
   /** What a form posted just before returned, for its `useActionState` (see actions/). */
   formState?: FormState;
   /** Called for a Suspense boundary that failed; says what ends the stream. */

@@ -24,12 +24,12 @@ export interface DscSource {
   sampleRate?: number;
 }
 
-const isSampled = (ids: SpanIds) => (ids.traceFlags & 1) === 1;
+export const isSampled = (ids: SpanIds) => (ids.traceFlags & 1) === 1;
 const INVALID_TRACE = "0".repeat(32);
 
 /** A span that is part of a trace: OpenTelemetry's no-op spans carry an all-zero trace id. */
 export const isValidSpan = (ids: SpanIds | undefined): ids is SpanIds =>
-  ids?.traceId.length === 32 && ids.traceId !== INVALID_TRACE;
+  ids?.traceId.length === 32 && ids.spanId.length === 16 && ids.traceId !== INVALID_TRACE;
 
 /** `{traceId}-{spanId}-{1|0}`: the `sentry-trace` header and `<meta name="sentry-trace">`. */
 export function sentryTraceOf(ids: SpanIds): string {

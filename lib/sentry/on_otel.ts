@@ -43,9 +43,16 @@ import { isNotFoundRoute } from "../errors/not_found.ts";
 import { activeBaggageHeader } from "../otel/request_span.ts";
 import type { Reporter } from "../otel/telemetry.ts";
 import { browserConnectSources, privateHosts, type SentryConfig } from "./config.ts";
-import { type DscSource, isValidSpan, sentryTraceOf, traceBaggage, traceDsc } from "./dsc.ts";
+import {
+  type DscSource,
+  isSampled,
+  isValidSpan,
+  sentryTraceOf,
+  traceBaggage,
+  traceDsc,
+} from "./dsc.ts";
 import { propagateOnFetch } from "./otel_fetch.ts";
-import { sentryHead } from "./page.ts";
+import { sentryHead, unsampledHead } from "./page.ts";
 import { scrubIntegration } from "./scrub.ts";
 import { spotlightIntegration } from "./spotlight.ts";
 import { timedTransport } from "./transport.ts";
@@ -100,6 +107,7 @@ export function startSentryOnOtel(config: SentryConfig, sampleRate?: number): Re
     privateHosts: privateHosts(config),
   });
   const head = sentryHead(config);
+  const unsampled = unsampledHead(config, source);
 
   return {
     routes(app) {
@@ -111,7 +119,9 @@ export function startSentryOnOtel(config: SentryConfig, sampleRate?: number): Re
       if (isNotFoundRoute(c)) return undefined;
       const ids = span?.spanContext();
       if (!isValidSpan(ids)) return head(undefined, assets);
-      const baggage = traceBaggage(ids, c.req.header("baggage"), source);
+      const incoming = c.req.header("baggage");
+      if (!isSampled(ids) && !incoming?.includes("sentry-")) return unsampled(ids, assets);
+      const baggage = traceBaggage(ids, incoming, source);
       return head({ sentryTrace: sentryTraceOf(ids), baggage }, assets);
     },
     connectSources: browserConnectSources(config),

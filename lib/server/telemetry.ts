@@ -136,14 +136,14 @@ export interface Telemetry {
    */
   requestIds?(c?: Context): TraceIds | undefined;
   /**
-   * HTML for a page with islands (trace meta tags, the browser SDK's settings), written once into
+   * HTML's bytes for a page with islands (trace meta tags, the browser SDK's settings), written once into
    * its stream, right before the island runtime's script: in `<head>` when an island renders in the
    * shell (in a Suspense fallback too), before the boundary of the first one streamed later.
    * Asked only then: a page without runs no SDK to read it. `assets`: the build's chunks (the
    * browser SDK's, `assets.sentry`). Nothing escapes what it returns: attribute values must be
    * escaped by it.
    */
-  head?(c: Context, assets: Assets): string | undefined;
+  head?(c: Context, assets: Assets): Uint8Array | undefined;
   /** Origins the browser sends telemetry to, for the CSP's `connect-src`. */
   connectSources?: string[];
   /** Sends what is pending, waiting at most `timeoutMs`. */
