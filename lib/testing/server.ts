@@ -2,7 +2,7 @@
  * @module
  * The app in a process of its own, for a test over real HTTP: `deno task start` (the launcher), or
  * `deno serve --parallel main.ts` with N workers. It listens on a free loopback port (port 0, read
- * back from its `Listening on` line), on a KV file of its own in a temporary folder unless the test
+ * back from its `Listening on` line; one chosen before the start when its settings name its origin), on a KV file of its own in a temporary folder unless the test
  * names one, and runs in a process group of its own, which stopping ends whole: no worker or child
  * server outlives the test, even when the first process was killed. Test-only.
  */
@@ -26,8 +26,11 @@ export interface ServerOptions {
   /**
    * Settings added to the test's own environment (`SENTRY_DSN`, the product's). `KV_PATH` names a
    * store the test holds; by default the server gets a new file, `kvPath`, removed when it stops.
+   * Settings that name the server's own address (`APP_ORIGIN`, which the page cache and the host
+   * guard need) are a function of its origin: `(origin) => ({ APP_ORIGIN: origin })`. The port is
+   * then chosen before the start, and another tried when something took it meanwhile.
    */
-  env?: Record<string, string>;
+  env?: Record<string, string> | ((origin: string) => Record<string, string>);
   /** How long to wait for `Listening on` (a first start builds): 60 s by default. */
   listenMs?: number;
 }
@@ -89,7 +92,35 @@ const TAIL = 20;
  * ```
  */
 export async function startServer(options: ServerOptions = {}): Promise<StartedServer> {
-  const { root = Deno.cwd(), parallel, env = {}, listenMs = 60_000 } = options;
+  const { env = {} } = options;
+  if (typeof env !== "function") return await startOn(options, env, 0);
+  for (let tries = 1;; tries++) {
+    const port = freePort();
+    try {
+      return await startOn(options, env(`http://127.0.0.1:${port}`), port);
+    } catch (error) {
+      if (!(error instanceof PortTaken) || tries === PORT_TRIES) throw error;
+    }
+  }
+}
+
+/** How many ports a start whose settings name its origin tries, when each is taken meanwhile. */
+const PORT_TRIES = 5;
+
+/** The server exited before listening because something else bound its port after it was chosen. */
+class PortTaken extends Error {}
+
+function freePort(): number {
+  using listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  return listener.addr.port;
+}
+
+async function startOn(
+  options: ServerOptions,
+  env: Record<string, string>,
+  port: number,
+): Promise<StartedServer> {
+  const { root = Deno.cwd(), parallel, listenMs = 60_000 } = options;
   const ownStore = env.KV_PATH === undefined
     ? await Deno.makeTempDir({ prefix: "shell-server-" })
     : undefined;
@@ -97,14 +128,14 @@ export async function startServer(options: ServerOptions = {}): Promise<StartedS
   const child = new Deno.Command(Deno.execPath(), {
     args: parallel === undefined
       ? ["task", "start"]
-      : ["serve", "-A", "--parallel", "--host", "127.0.0.1", "--port", "0", "main.ts"],
+      : ["serve", "-A", "--parallel", "--host", "127.0.0.1", "--port", String(port), "main.ts"],
     cwd: root,
     env: {
       NODE_ENV: "production",
       ...(parallel === undefined ? {} : { DENO_JOBS: String(parallel) }),
       ...env,
       KV_PATH: kvPath,
-      PORT: "0",
+      PORT: String(port),
       HOSTNAME: "127.0.0.1",
     },
     stdout: "piped",
@@ -161,7 +192,9 @@ export async function startServer(options: ServerOptions = {}): Promise<StartedS
     }
     if (!listening) {
       const { code } = await child.status;
-      throw new Error(`the server exited with code ${code} before listening\n${output()}`);
+      const why = `the server exited with code ${code} before listening\n${output()}`;
+      if (port !== 0 && /AddrInUse|address already in use/i.test(why)) throw new PortTaken(why);
+      throw new Error(why);
     }
   } catch (error) {
     await stop(0);

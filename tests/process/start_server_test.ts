@@ -80,3 +80,27 @@ Deno.test("a server that exits at start: the error quotes its stderr", async () 
     },
   );
 });
+
+Deno.test("settings that name the server's own origin: APP_ORIGIN is where it listens, and other hosts get 400", async () => {
+  const given: string[] = [];
+  await using server = await startServer({
+    root: await builtFixture(),
+    parallel: 2,
+    env: (origin) => {
+      given.push(origin);
+      return { APP_ORIGIN: origin };
+    },
+  });
+  assert.deepEqual(given, [server.origin]);
+  const home = await fetch(`${server.origin}/`);
+  assert.equal(home.status, 200);
+  await home.body?.cancel();
+  // fetch sends its own Host: the other host goes over a connection of the test's.
+  const port = Number(new URL(server.origin).port);
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  await conn.write(
+    new TextEncoder().encode("GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"),
+  );
+  const answer = await new Response(conn.readable).text();
+  assert.match(answer, /^HTTP\/1\.1 400 [^]*unknown host/);
+});
