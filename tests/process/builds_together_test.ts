@@ -7,10 +7,12 @@
  * temporary folder, a rename that loses to another's identical result is fine, and no session
  * removes a temporary folder another one is still writing. The server's Sentry SDK
  * (`tests/helpers/server_sdk_session.ts`) is written file by file, never a folder another build
- * is writing removed.
+ * is writing removed. And whole `deno task build`s at once take turns (`lib/build/lock.ts`): each
+ * exits 0 and the bundle their fingerprint records is the one on disk.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { bundleIntact } from "../../lib/build/bundle_record.ts";
 import { contentOf, FILES } from "../helpers/cached_build_session.ts";
 import { copyProject } from "../helpers/project_copy.ts";
 import { tempDir } from "../helpers/temp_dir.ts";
@@ -18,6 +20,8 @@ import { tempDir } from "../helpers/temp_dir.ts";
 const helper = (name: string) => new URL(`../helpers/${name}`, import.meta.url).pathname;
 const SESSIONS = 4;
 const ROUNDS = 5;
+/** Whole builds take seconds: fewer rounds (unlocked, about one in five failed). */
+const BUILD_ROUNDS = 5;
 
 interface Session {
   child: Deno.ChildProcess;
@@ -87,5 +91,26 @@ Deno.test("builds writing the server's Sentry SDK at once all succeed and leave 
       const code = await Deno.readTextFile(join(sdk, file));
       assert.match(code, /^[^]{10000,}$/, `round ${round}: ${file} is whole`);
     }
+  }
+});
+
+Deno.test("deno task builds at once all succeed and leave a whole build", async () => {
+  await using copy = await copyProject();
+  const build = () =>
+    new Deno.Command(Deno.execPath(), {
+      args: ["task", "build"],
+      cwd: copy.root,
+      env: { NODE_ENV: "production" },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+  for (let round = 1; round <= BUILD_ROUNDS; round++) {
+    const ends = await Promise.all([build(), build()]);
+    for (const [i, { code, stderr }] of ends.entries()) {
+      assert.equal(code, 0, `round ${round}, build ${i}: ${new TextDecoder().decode(stderr)}`);
+    }
+    const fingerprint = await Deno.readTextFile(join(copy.root, "_build/fingerprint"));
+    const record = fingerprint.slice(fingerprint.indexOf("\n") + 1);
+    assert.ok(bundleIntact(join(copy.root, "_build/server"), record), `round ${round}`);
   }
 });
