@@ -23,6 +23,7 @@ import { buildDir, fingerprint, ignoreNotFound } from "./fingerprint.ts";
 import { browserSources, serverSources, type Sources, SOURCES_FILE } from "./graph.ts";
 import { manifestSource } from "./manifest_file.ts";
 import { injectDebugIds } from "./debug_ids.ts";
+import { withBuildLock } from "./lock.ts";
 import { precompress } from "./precompress.ts";
 import { BuildProblem, isBuildFailure, problemOf } from "./problem.ts";
 import { type Scan, scan } from "./scan.ts";
@@ -44,12 +45,12 @@ const KEPT_BUILDS = 3;
 export const NO_ASSETS: Assets = { boot: { entry: "", imports: [] }, islands: {} };
 
 /**
- * Builds into `_build/` (or `_build/dev/`). A mistake in the project's files - esbuild's errors
+ * Builds into `_build/` (or `_build/dev/`), one build of the project at a time (`lock.ts`). A mistake in the project's files - esbuild's errors
  * among them, and imports of files that are not there - throws a `BuildProblem`.
  */
 export async function build(options: BuildOptions): Promise<void> {
   try {
-    await buildNow(options);
+    await withBuildLock(options.root, () => buildNow(options));
   } catch (error) {
     throw isBuildFailure(error) ? problemOf(error.errors) : error;
   }
@@ -58,8 +59,8 @@ export async function build(options: BuildOptions): Promise<void> {
 async function buildNow({ root, dev }: BuildOptions): Promise<void> {
   const outDir = buildDir(dev);
   const assetDir = `${outDir}/static`;
-  // Gone until the build ends, written last: a build killed half-way (or two at once, one of
-  // them done) leaves a stale build, which the next start makes again, not half of one it serves.
+  // Gone until the build ends, written last: a build killed half-way leaves a stale build, which
+  // the next start makes again, not half of one it serves.
   await rm(join(root, outDir, "fingerprint")).catch(ignoreNotFound);
   const { scan: found, actions } = await scanProject(root);
   await mkdir(join(root, assetDir), { recursive: true });

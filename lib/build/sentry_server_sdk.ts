@@ -14,12 +14,12 @@
  * only when the locked packages, esbuild or these files change.
  */
 import * as esbuild from "esbuild";
-import { mkdir, rm, writeFile } from "node:fs/promises";
+import { mkdir, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { cachedBuild } from "./vendor_cache.ts";
 
 const ENTRIES = { sdk: "lib/sentry/sdk_entry.ts", sdk_tracing: "lib/sentry/sdk_tracing_entry.ts" };
-/** The folder below the build's output, replaced whole by each build. */
+/** The folder below the build's output, its files replaced by each build. */
 const SERVER_SDK_DIR = "server-sdk";
 
 /** Writes the bundles into `<outDir>/server-sdk/` (outDir relative to root). */
@@ -50,7 +50,11 @@ export async function buildServerSdk(root: string, outDir: string): Promise<void
     });
     return result.outputFiles;
   });
-  await rm(outdir, { recursive: true, force: true });
+  // File by file, each whole: another build may be writing the same files, a server loading them.
   await mkdir(outdir, { recursive: true });
-  for (const file of files) await writeFile(file.path, file.contents);
+  for (const file of files) {
+    const temporary = `${file.path}.${crypto.randomUUID()}`;
+    await writeFile(temporary, file.contents);
+    await rename(temporary, file.path);
+  }
 }

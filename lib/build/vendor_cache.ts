@@ -4,7 +4,10 @@
  * browser SDK's prebundle (`sentry_prebundle.ts`) - each under `<folder>/<name>-<key>/`, the key a
  * hash of what it is made from (the locked package versions, esbuild's version, the given
  * sources). A run that finds its key reads the files - milliseconds - rather than build them,
- * which costs a few hundred.
+ * which costs a few hundred. Builds of one project may run at once (two `deno task build`s, a dev
+ * server and a build, CI runs sharing a cache folder): each writes its own temporary folder and
+ * renames it into place, and removes only its own leftovers, older entries and temporary folders
+ * old enough that no live session can still be writing them.
  */
 import * as esbuild from "esbuild";
 import { createHash } from "node:crypto";
@@ -28,6 +31,12 @@ export interface CachedBuild {
   outdir: string;
 }
 
+/**
+ * How old another session's temporary folder must be to count as a dead session's: writing one
+ * takes milliseconds once its build is done.
+ */
+const STALE_MS = 60 * 60 * 1000;
+
 /** `build`'s outputs (paths below `outdir`), from the cache when `sources` are unchanged. */
 export async function cachedBuild(
   { root, folder, name, sources, outdir }: CachedBuild,
@@ -47,18 +56,39 @@ export async function cachedBuild(
   const outputs = await build();
   // Whole or not at all: another session may be reading or writing the same.
   const temporary = `${dir}.${crypto.randomUUID()}`;
-  for (const output of outputs) {
-    const file = join(temporary, relative(outdir, output.path));
-    await mkdir(dirname(file), { recursive: true });
-    await writeFile(file, output.contents);
-  }
-  await rename(temporary, dir).catch(() => rm(temporary, { recursive: true }));
-  for (const entry of await readdir(cache)) {
-    if (entry.startsWith(`${name}-`) && join(cache, entry) !== dir) {
-      await rm(join(cache, entry), { recursive: true, force: true });
+  try {
+    for (const output of outputs) {
+      const file = join(temporary, relative(outdir, output.path));
+      await mkdir(dirname(file), { recursive: true });
+      await writeFile(file, output.contents);
     }
+    await rename(temporary, dir).catch(async (error) => {
+      // Lost to another session's rename: the same key, so the same files.
+      if ((await filesBelow(dir)).length === 0) throw error;
+    });
+  } finally {
+    await rm(temporary, { recursive: true, force: true });
   }
+  await removeOlder(cache, name, dir);
   return outputs;
+}
+
+/**
+ * Removes the other entries of `name` in `cache`, and temporary folders that only a dead session
+ * can have left: a live one may be writing them.
+ */
+async function removeOlder(cache: string, name: string, kept: string): Promise<void> {
+  const entry = new RegExp(`^${name}-[0-9a-f]{16}(\\.[0-9a-f-]{36})?$`);
+  for (const found of await readdir(cache)) {
+    const path = join(cache, found);
+    const [whole, temporary] = entry.exec(found) ?? [];
+    if (!whole || path === kept) continue;
+    if (temporary) {
+      const info = await stat(path).catch(() => undefined); // removed meanwhile by its session
+      if (!info || Date.now() - info.mtimeMs < STALE_MS) continue;
+    }
+    await rm(path, { recursive: true, force: true });
+  }
 }
 
 async function keyOf(root: string, sources: string[]): Promise<string> {
