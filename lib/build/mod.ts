@@ -45,8 +45,9 @@ const KEPT_BUILDS = 3;
 export const NO_ASSETS: Assets = { boot: { entry: "", imports: [] }, islands: {} };
 
 /**
- * Builds into `_build/` (or `_build/dev/`), one build of the project at a time (`lock.ts`). A mistake in the project's files - esbuild's errors
- * among them, and imports of files that are not there - throws a `BuildProblem`.
+ * Builds into `_build/` (or `_build/dev/`), one build of the project at a time (`lock.ts`). A
+ * mistake in the project's files - esbuild's errors among them, and imports of files that are not
+ * there - throws a `BuildProblem`.
  */
 export async function build(options: BuildOptions): Promise<void> {
   try {
