@@ -12,6 +12,7 @@ import {
   type AllResults,
   collection,
   commitAll,
+  ConflictError,
   type Results,
   type Skip,
   skip,
@@ -106,6 +107,25 @@ Deno.test("commitAll with skipAll from a boolean: typed as either could resolve,
     else assert.deepEqual(done !== skip && done[1], skip);
   }
   assert.deepEqual(await linesOf(kv, ticket.id), ["skipAll false"]);
+});
+
+Deno.test("a skip never hides a conflict: a write's failed check is a 409 though its function skips", async () => {
+  using kv = await Deno.openKv(":memory:");
+  const ticket = await tickets.create(kv, { title: "Printer", level: 1 });
+  const seen = await activity.create(kv, { ticket: ticket.id, line: "seen" });
+  await activity.update(kv, seen.id, { line: "seen again" });
+  for (const skipAll of [true, false]) {
+    await assert.rejects(
+      commitAll(kv, [
+        activity.creating({ ticket: ticket.id, line: "escalated" }),
+        tickets.updating(ticket.id, (t) => t.level >= 1 ? skip : { level: 1 }, {
+          checks: [activity.check(seen)],
+        }),
+      ], { skipAll }),
+      (error) => error instanceof ConflictError && error.reason === "checked",
+    );
+  }
+  assert.deepEqual(await linesOf(kv, ticket.id), ["seen again"]);
 });
 
 Deno.test("two workers on one SQLite file escalating one ticket: one escalates, the others skip", async () => {
