@@ -14,10 +14,10 @@ const GRACE_STEPS = 25;
 
 // $1: the group; $2: a folder to remove once it is gone, or "". The read returns at the pipe's end.
 const SCRIPT = `read -r _
-kill -TERM -- "-$1" 2>/dev/null
+kill -TERM "-$1" 2>/dev/null
 i=0
-while [ "$i" -lt ${GRACE_STEPS} ] && kill -0 -- "-$1" 2>/dev/null; do sleep 0.2; i=$((i + 1)); done
-kill -KILL -- "-$1" 2>/dev/null
+while [ "$i" -lt ${GRACE_STEPS} ] && kill -0 "-$1" 2>/dev/null; do sleep 0.2; i=$((i + 1)); done
+kill -KILL "-$1" 2>/dev/null
 [ -z "$2" ] || rm -rf -- "$2"
 `;
 
