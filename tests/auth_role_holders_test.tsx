@@ -338,6 +338,53 @@ Deno.test("a store from before the index whose entries pass a commit's 80 KiB of
   assert.deepEqual(await reindexRoles(kv), { users: 61, added: 0, removed: 0 });
 });
 
+Deno.test("a first batch that lost its commit, gone through user by user, counts no entry twice", async () => {
+  using kv = await Deno.openKv(":memory:");
+  const legacy = async (id: string, roles: string[]) => {
+    const record: UserRecord = {
+      id,
+      email: `${id.slice(0, 8)}@example.com`,
+      name: id.slice(0, 8),
+      roles,
+      passwordHash: HASH,
+      createdAt: Date.now(),
+    };
+    await kv.set(["auth", "users", id], record); // as a version before the index wrote it
+    return record;
+  };
+  // Listed first: one role. Then 1,000, past one batch: its first 899 in the first batch.
+  const nurse = await legacy("00000000-0000-4000-8000-000000000000", ["nurse"]);
+  const hoarder = await legacy(
+    "11111111-1111-4111-8111-111111111111",
+    Array.from({ length: 1_000 }, (_, i) => `permission:${i}`),
+  );
+  // The first batch's commit loses: the nurse's record changes just before it.
+  let raced = false;
+  const racing = new Proxy(kv, {
+    get(target, name) {
+      const value = Reflect.get(target, name, target);
+      if (name !== "atomic") return typeof value === "function" ? value.bind(target) : value;
+      return () => {
+        const op = target.atomic();
+        const commit = op.commit.bind(op);
+        op.commit = async () => {
+          if (!raced) {
+            raced = true;
+            await target.set(["auth", "users", nurse.id], { ...nurse, name: "nurse" });
+          }
+          return await commit();
+        };
+        return op;
+      };
+    },
+  });
+  // Before: 1,102 - the hoarder's last 101 entries, written user by user, counted again.
+  assert.deepEqual(await reindexRoles(racing), { users: 2, added: 1_001, removed: 0 });
+  assert.ok(raced);
+  assert.equal((await indexed(kv, hoarder.id)).length, 1_000);
+  assert.deepEqual(await indexed(kv, nurse.id), ["nurse"]);
+});
+
 Deno.test("a store reindexed by a script is not read whole again by its first listing", async () => {
   using kv = await Deno.openKv(":memory:");
   const record: UserRecord = {

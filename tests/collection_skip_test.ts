@@ -8,7 +8,15 @@
  */
 import assert from "node:assert/strict";
 import * as v from "valibot";
-import { collection, commitAll, skip } from "../lib/data.ts";
+import {
+  type AllResults,
+  collection,
+  commitAll,
+  ConflictError,
+  type Results,
+  type Skip,
+  skip,
+} from "../lib/data.ts";
 import { twoWorkers } from "./helpers/kv.ts";
 
 const tickets = collection("skip_tickets", {
@@ -81,6 +89,43 @@ Deno.test("commitAll with skipAll: a write that skips drops every write, and com
   assert.equal(await escalate(kv, ticket.id), skip);
   assert.deepEqual(await linesOf(kv, ticket.id), ["escalated to level 1"], "no second line");
   assert.equal((await activity.snapshot(kv)).seq, before.seq, "no change logged");
+});
+
+Deno.test("commitAll with skipAll from a boolean: typed as either could resolve, and each does", async () => {
+  using kv = await Deno.openKv(":memory:");
+  const ticket = await tickets.create(kv, { title: "Printer", level: 1 });
+  for (const skipAll of [true, false]) {
+    const writes = [
+      activity.creating({ ticket: ticket.id, line: `skipAll ${skipAll}` }),
+      tickets.updating(ticket.id, (t) => t.level >= 1 ? skip : { level: 1 }),
+    ] as const;
+    // Before, only a literal true or false was taken: a boolean was a type error.
+    const done: Results<typeof writes> | Skip = await commitAll(kv, writes, { skipAll });
+    // @ts-expect-error Without skipAll a write's result may be skip itself.
+    const all: AllResults<typeof writes> | Skip = done;
+    if (skipAll) assert.equal(all, skip);
+    else assert.deepEqual(done !== skip && done[1], skip);
+  }
+  assert.deepEqual(await linesOf(kv, ticket.id), ["skipAll false"]);
+});
+
+Deno.test("a skip never hides a conflict: a write's failed check is a 409 though its function skips", async () => {
+  using kv = await Deno.openKv(":memory:");
+  const ticket = await tickets.create(kv, { title: "Printer", level: 1 });
+  const seen = await activity.create(kv, { ticket: ticket.id, line: "seen" });
+  await activity.update(kv, seen.id, { line: "seen again" });
+  for (const skipAll of [true, false]) {
+    await assert.rejects(
+      commitAll(kv, [
+        activity.creating({ ticket: ticket.id, line: "escalated" }),
+        tickets.updating(ticket.id, (t) => t.level >= 1 ? skip : { level: 1 }, {
+          checks: [activity.check(seen)],
+        }),
+      ], { skipAll }),
+      (error) => error instanceof ConflictError && error.reason === "checked",
+    );
+  }
+  assert.deepEqual(await linesOf(kv, ticket.id), ["seen again"]);
 });
 
 Deno.test("two workers on one SQLite file escalating one ticket: one escalates, the others skip", async () => {

@@ -104,6 +104,33 @@ Deno.test("a key too long by the developer's own name: a TypeError naming it", a
   await assert.rejects(jobs.enqueue(kv, name, undefined), /^TypeError: Job "n{40}\.\.\.": its key/);
 });
 
+Deno.test("a rate limit's name just short enough when it is made: its requests are never a TypeError", async () => {
+  await using kv = await Deno.openKv(":memory:");
+  using logs = captureLogs();
+  const limit = { limit: 1, windowMs: 1_000 };
+  // The longest name rateLimit takes. Before, it left out the "buckets", n that limitCalls adds:
+  // a name a few bytes shorter passed, and every request threw a TypeError, a 500.
+  let name = "";
+  for (let length = 2_048; length > 1_900 && !name; length--) {
+    try {
+      rateLimit({ name: "n".repeat(length), ...limit });
+      name = "n".repeat(length);
+    } catch { /* too long still */ }
+  }
+  const app = memoryApp({
+    routes: {
+      "_middleware.ts": { handler: rateLimit({ name, ...limit }) },
+      "index.ts": { handler: { GET: () => new Response("ok") } },
+    },
+  }, { kv });
+  const res = await app.request("/", { headers: { accept: "application/json" } });
+  await res.body?.cancel();
+  // Whom it counts ("unknown" here) may still be too long beside it: a 400, never a failure.
+  assert.notEqual(res.status, 500);
+  assert.deepEqual(logs.lines.filter((line) => line.level === "error"), []);
+  await app.close();
+});
+
 Deno.test("a dead job's name or id too long for a key names none; a page's place too long is a 400", async () => {
   await using kv = await Deno.openKv(":memory:");
   // Before: KV's bare TypeError ("Key too large for read"), a 500 on an ops page.

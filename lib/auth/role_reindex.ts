@@ -149,11 +149,16 @@ export async function reindexRoles(kv: Deno.Kv): Promise<RolesReindexed> {
   let batch: { entry: Deno.KvEntry<UserRecord>; missing: string[] }[] = [];
   let mutations = 0;
   let bytes = 0;
+  // The last user of a batch that lost, which went user by user: all their entries were written.
+  let alone: Deno.KvEntry<UserRecord> | undefined;
   const write = async () => {
     const op = kv.atomic();
     for (const { entry, missing } of batch) withHolders(op.check(entry), entry.value, missing);
     if (batch.length > 0 && (await commit(op)).ok) done.added += mutations;
-    else for (const { entry } of batch) done.added += await indexUser(kv, entry.key);
+    else {
+      for (const { entry } of batch) done.added += await indexUser(kv, entry.key);
+      alone = batch.at(-1)?.entry;
+    }
     batch = [];
     mutations = bytes = 0;
   };
@@ -169,6 +174,8 @@ export async function reindexRoles(kv: Deno.Kv): Promise<RolesReindexed> {
         mutations === BATCH_MUTATIONS || bytes + size > MAX_SET_KEYS_BYTES ||
         (another && batch.length === BATCH_USERS)
       ) await write();
+      // Its roles not yet batched are written already: in the next batch they were counted twice.
+      if (alone === entry) break;
       if (batch.at(-1)?.entry !== entry) batch.push({ entry, missing: [] });
       batch.at(-1)!.missing.push(role);
       mutations++;

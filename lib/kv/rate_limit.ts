@@ -125,10 +125,8 @@ export async function limitCalls(
   now: () => number = Date.now,
 ): Promise<LimitResult> {
   checkLimit({ limit, windowMs });
+  checkLimitKey(() => `limitCalls(${nameOf(key[0])})`, key);
   const kvKey = ["rate_limit", ...key];
-  // The limit's name is the product's; whom it counts may be a client's (an email, an id).
-  // A bucket's key is the longest (rate_limit_buckets.ts).
-  checkKey(() => `limitCalls(${nameOf(key[0])})`, [...kvKey, "buckets", 0], 2, kvKey.length);
   // One at a time in this isolate: a burst of calls racing each other for the key's commit ran
   // out of attempts (a KvBusyError, a 500, for each of hundreds), where they are only refusals.
   const name = keyName(kvKey);
@@ -156,6 +154,16 @@ export async function limitCalls(
           ? countInLog(kv, kvKey, limit, windowMs, now(), commit)
           : countInBuckets(kv, kvKey, limit, windowMs, now(), commit)),
   );
+}
+
+/**
+ * Throws as `checkKey` for a limit on `key`, whose longest KV key is a bucket's
+ * (rate_limit_buckets.ts). Its first part, the limit's name, is the product's; the rest is whom it
+ * counts, which may be a client's (an email, an id). The one check for `limitCalls` and for
+ * `rateLimit` when it is made: a name that passes there never fails at a request.
+ */
+function checkLimitKey(where: () => string, key: Deno.KvKeyPart[]): void {
+  checkKey(where, ["rate_limit", ...key, "buckets", 0], 2, key.length + 1);
 }
 
 /**
@@ -230,8 +238,8 @@ export interface RateLimitOptions extends CallLimit {
  */
 export function rateLimit({ name, ...limit }: RateLimitOptions): Middleware {
   checkLimit(limit, `rateLimit("${name}")`);
-  // Whom it counts is a client's address, short: only a name too long fails the key.
-  checkKey(() => `rateLimit(${nameOf(name)})`, ["rate_limit", name, ""], 2);
+  // Whom it counts is a client's address, not known yet: only a name too long fails the key.
+  checkLimitKey(() => `rateLimit(${nameOf(name)})`, [name, ""]);
   return async function rateLimit(c, next) {
     const client = limitedClient(c) ?? "unknown";
     const result = await limitCalls(kvOf(c), [name, client], limit);

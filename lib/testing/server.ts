@@ -4,10 +4,12 @@
  * `deno serve --parallel main.ts` with N workers. It listens on a free loopback port (port 0, read
  * back from its `Listening on` line; one chosen before the start when its settings name its origin), on a KV file of its own in a temporary folder unless the test
  * names one, and runs in a process group of its own, which stopping ends whole: no worker or child
- * server outlives the test, even when the first process was killed. Test-only.
+ * server outlives the test, even when the first process was killed, nor the test run when that is
+ * interrupted or killed (a watchdog ends the group then). Test-only.
  */
 import { Arrivals } from "./arrivals.ts";
 import type { LogLine } from "./logs.ts";
+import { watchGroup } from "./watchdog.ts";
 
 /**
  * How to start the server.
@@ -143,6 +145,8 @@ async function startOn(
     // A process group of its own (setsid), so a stop reaches every process the server started.
     detached: true,
   }).spawn();
+  // Ends the group and its store if the test process is gone before it stopped the server.
+  const watchdog = watchGroup(child.pid, ownStore);
 
   const stdout: string[] = [];
   const stderr: string[] = [];
@@ -173,6 +177,7 @@ async function startOn(
       signalGroup("SIGKILL");
       const { code } = await child.status;
       await read;
+      await watchdog[Symbol.asyncDispose]();
       if (ownStore) await Deno.remove(ownStore, { recursive: true }).catch(() => {});
       return code;
     })();

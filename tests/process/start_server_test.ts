@@ -8,20 +8,8 @@
 import assert from "node:assert/strict";
 import { startServer } from "shell/testing";
 import { builtFixture } from "../helpers/built_copy.ts";
+import { groupMembers } from "../helpers/process_group.ts";
 import { within } from "../helpers/wait.ts";
-
-/** The live (not zombie) processes of process group `pgid`, read from /proc. */
-async function groupMembers(pgid: number): Promise<number[]> {
-  const members: number[] = [];
-  for await (const entry of Deno.readDir("/proc")) {
-    if (!/^\d+$/.test(entry.name)) continue;
-    const stat = await Deno.readTextFile(`/proc/${entry.name}/stat`).catch(() => "");
-    // After the command's name in parentheses: state, ppid, pgrp.
-    const [state, , pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    if (Number(pgrp) === pgid && state !== "Z") members.push(Number(entry.name));
-  }
-  return members;
-}
 
 async function exists(path: string): Promise<boolean> {
   return await Deno.stat(path).then(() => true, () => false);

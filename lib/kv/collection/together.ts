@@ -166,6 +166,39 @@ export function commitAll<const W extends readonly Write<unknown>[]>(
   writes: W,
   options: CommitAllOptions & { skipAll: true },
 ): Promise<AllResults<W> | Skip>;
+/**
+ * `commitAll`, with `skipAll` known only when it runs (a `boolean`): each write's result, any of
+ * them `skip` when `skipAll` is false; or `skip`, when it is true.
+ *
+ * @param kv The store.
+ * @param writes What to write.
+ * @param options `skipAll`: a write that skips drops them all.
+ * @returns Each write's result in order, or `skip`.
+ *
+ * @example
+ * ```ts
+ * import * as v from "valibot";
+ * import { collection, commitAll, skip } from "shell/data";
+ *
+ * const tickets = collection("tickets", { schema: v.object({ level: v.number() }) });
+ * const notes = collection("notes", { schema: v.object({ line: v.string() }) });
+ *
+ * const kv = await Deno.openKv(":memory:");
+ * const ticket = await tickets.create(kv, { level: 1 });
+ * const strict: boolean = Deno.args.includes("--strict");
+ * const done = await commitAll(kv, [
+ *   notes.creating({ line: "escalated" }),
+ *   tickets.updating(ticket.id, (t) => t.level >= 1 ? skip : { level: 1 }),
+ * ], { skipAll: strict });
+ * console.log(done === skip || done[1] === skip); // true
+ * ```
+ * @see docs/data.md - Nothing to do
+ */
+export function commitAll<const W extends readonly Write<unknown>[]>(
+  kv: Deno.Kv,
+  writes: W,
+  options?: CommitAllOptions,
+): Promise<Results<W> | Skip>;
 export async function commitAll<const W extends readonly Write<unknown>[]>(
   kv: Deno.Kv,
   writes: W,
