@@ -85,8 +85,9 @@ Deno.test("a clock behind another worker's counts the buckets ahead of it: the l
     });
     // The slow clock's bucket is two before: its calls would have been 8,000 more in the hour.
     const refused = await limitCalls(other, ["api", "c"], limit, () => behind);
-    // The bucket ahead leaves the slow clock's span when its current bucket is 61 past it.
-    assert.deepEqual(refused, { ok: false, retryAfterSeconds: 63 * WIDTH / 1000 });
+    // The bucket ahead leaves the slow clock's span when its current bucket is 61 past it, two
+    // minutes after KV drops it: a window and a bucket after it was written.
+    assert.deepEqual(refused, { ok: false, retryAfterSeconds: 61 * WIDTH / 1000 });
     // Racing: a call behind that counts while the bucket ahead moves on loses and reads again.
     await other.set(["rate_limit", "api", "c", "buckets", ahead / WIDTH], 7_000);
     const racing = [
@@ -96,6 +97,20 @@ Deno.test("a clock behind another worker's counts the buckets ahead of it: the l
     const results = await Promise.all(racing);
     assert.equal(results.filter((result) => result.ok).length, 1_000);
   });
+});
+
+Deno.test("Retry-After is at most a window and a bucket, however far ahead the buckets counted", async () => {
+  using kv = await Deno.openKv(":memory:");
+  const limit = { limit: 8_000, windowMs: HOUR };
+  // A window made an hour from a minute: the minute's buckets (a second wide) number 60 times
+  // those of the hour's, all "ahead"; and a clock that leapt a day ahead before it came back.
+  await kv.set(["rate_limit", "api", "longer", "buckets", T0 / 1_000], 8_000);
+  await kv.set(["rate_limit", "api", "leapt", "buckets", (T0 + 24 * HOUR) / WIDTH], 8_000);
+  for (const whom of ["longer", "leapt"]) {
+    const refused = await limitCalls(kv, ["api", whom], limit, () => T0);
+    // KV drops each a window and a bucket after it was written (not centuries, or a day, later).
+    assert.deepEqual(refused, { ok: false, retryAfterSeconds: 61 * WIDTH / 1000 }, whom);
+  }
 });
 
 Deno.test("a limit is any whole number from 1; 7,000 and below keep the exact log", async () => {

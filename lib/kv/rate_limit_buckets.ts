@@ -58,8 +58,11 @@ export async function countInBuckets(
       leaving = bucket;
       if ((left -= value) < limit) break;
     }
-    const freeAt = (leaving + span) * width;
-    return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil((freeAt - t) / 1000)) };
+    // Yet no bucket outlives its key: KV drops it a span after it was last written, by a clock now
+    // at most. A bucket far ahead (a clock that leapt, or a window made longer: the old buckets'
+    // numbers are of the shorter width) would otherwise say years.
+    const freeIn = Math.min((leaving + span) * width - t, span * width);
+    return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil(freeIn / 1000)) };
   }
   const op = kv.atomic();
   for (let bucket = first; bucket <= current; bucket++) {
