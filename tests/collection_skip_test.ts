@@ -91,6 +91,25 @@ Deno.test("commitAll with skipAll: a write that skips drops every write, and com
   assert.equal((await activity.snapshot(kv)).seq, before.seq, "no change logged");
 });
 
+Deno.test("skip is one value across copies of the module: another copy's skip skips", async () => {
+  using kv = await Deno.openKv(":memory:");
+  // A second copy, as a product holding the shell twice (two versions, a vendored copy) has: its
+  // function returns that copy's skip to this copy's update.
+  const copy = new URL("../lib/kv/collection/skip.ts?second-copy", import.meta.url).href;
+  const { skip: theirs } = await import(copy);
+  assert.notEqual(copy, new URL("../lib/kv/collection/skip.ts", import.meta.url).href);
+  const ticket = await tickets.create(kv, { title: "Printer", level: 1 });
+  const before = await activity.snapshot(kv);
+  const result = await commitAll(kv, [
+    activity.creating({ ticket: ticket.id, line: "escalated to level 1" }),
+    tickets.updating(ticket.id, () => theirs),
+  ], { skipAll: true });
+  assert.equal(result, skip);
+  assert.deepEqual(await linesOf(kv, ticket.id), [], "no activity line");
+  assert.equal((await activity.snapshot(kv)).seq, before.seq);
+  assert.equal(await tickets.update(kv, ticket.id, () => theirs), skip);
+});
+
 Deno.test("commitAll with skipAll from a boolean: typed as either could resolve, and each does", async () => {
   using kv = await Deno.openKv(":memory:");
   const ticket = await tickets.create(kv, { title: "Printer", level: 1 });

@@ -24,7 +24,9 @@
  * ```
  * @see docs/data.md - Nothing to do
  */
-export const skip: unique symbol = Symbol("skip");
+// In the global registry: a product holding two copies of the shell (two versions, a vendored one)
+// has one skip, where another copy's was taken as an empty patch - its write and the others' made.
+export const skip: unique symbol = Symbol.for("shell/data.skip");
 
 /**
  * The type of `skip`.
