@@ -60,3 +60,31 @@ Deno.test("a name taken from the email is cut by characters, never between a sur
   assert.equal(user.name, `${"a".repeat(39)}\u{1F600}`);
   assert.ok(user.name.isWellFormed());
 });
+
+Deno.test("a name or an email with a bidi control, or a name showing nothing, is refused; emoji sequences and marks are not", async () => {
+  using kv = await Deno.openKv(":memory:");
+  // "\u202E" turns what follows around: this address reads "ada@example.com", the name "admin".
+  for (const email of ["ada@\u202Emoc.elpmaxe", "ada\u2067@example.com"]) {
+    assert.equal(normalizeEmail(email), undefined, JSON.stringify(email));
+    assert.deepEqual(checkCredentials({ email, password: PASSWORD }, true), {
+      ok: false,
+      errors: { email: "That is not an email address." },
+    });
+  }
+  const refused = ["\u202Enimda", "Ada\u202A", "Ada \u2066x\u2069", "\u200B", " \u200D\u2060 "];
+  for (const [i, name] of refused.entries()) {
+    await assert.rejects(
+      () => createUser(kv, { email: `user${i}@example.com`, password: PASSWORD, name }),
+      RangeError,
+      JSON.stringify(name),
+    );
+  }
+  assert.deepEqual(await Array.fromAsync(kv.list({ prefix: ["auth", "users"] })), []);
+  // A family of four (ZWJ sequences, 11 units each) up to the bound, and combining marks.
+  const family = "\u{1F468}\u200D\u{1F469}\u200D\u{1F467}\u200D\u{1F466}";
+  const names = [family.repeat(18), "Zoe\u0308 Ame\u0301lie", "\u0645\u0631\u06CC\u200C\u0645"];
+  for (const [i, name] of names.entries()) {
+    const user = await createUser(kv, { email: `ok${i}@example.com`, password: PASSWORD, name });
+    assert.equal(user.name, name);
+  }
+});

@@ -2,7 +2,7 @@
  * @module
  * What a sign-up or sign-in form sends, checked before anything costs: the email normalised (trim,
  * Unicode NFC, lower case) and refused past 254 characters, without the shape of an address, or
- * with a lone surrogate; the
+ * with a lone surrogate or a bidi control; the
  * password 8 to 1,000 characters (NIST SP 800-63B: at least 8, and long passphrases welcome, but
  * not megabytes to hash). A value that is not a string (a file, nothing) is refused as empty. What
  * is wrong comes back field by field, for the form to show.
@@ -12,6 +12,13 @@
 const MAX_EMAIL = 254;
 const MIN_PASSWORD = 8;
 const MAX_PASSWORD = 1000;
+
+/**
+ * Bidi embeddings, overrides and isolates: they turn the text after them around, so an address or a
+ * name holding one reads as another ("ada@\u202Emoc.elpmaxe" shows "ada@example.com"), and one
+ * left open turns the page's text beside it. No address holds one (IDNA refuses them).
+ */
+export const BIDI_CONTROL = /[\u202A-\u202E\u2066-\u2069]/u;
 
 // One `@`, something on both sides, a dot in the domain, no spaces or control characters. Whether
 // an address exists only mail can tell; this refuses what is plainly not one.
@@ -36,7 +43,8 @@ export function normalizeEmail(email: unknown): string | undefined {
   // spellings - two accounts, and a stored email that, typed back, named no user.
   const normal = email.trim().toLowerCase().normalize("NFC");
   // Well formed: KV keys a lone surrogate as U+FFFD, so two such addresses shared one key.
-  return normal.length <= MAX_EMAIL && EMAIL.test(normal) && normal.isWellFormed()
+  return normal.length <= MAX_EMAIL && EMAIL.test(normal) && normal.isWellFormed() &&
+      !BIDI_CONTROL.test(normal)
     ? normal
     : undefined;
 }

@@ -12,7 +12,7 @@
 import { HttpError } from "../shared/http_error.ts";
 import { commit, retrying } from "../kv/commit.ts";
 import { keySize, MAX_SET_KEYS_BYTES } from "../kv/limits.ts";
-import { normalizeEmail } from "./credentials.ts";
+import { BIDI_CONTROL, normalizeEmail } from "./credentials.ts";
 import { hashPassword } from "./password.ts";
 import { declaredRolesOf, MAX_ROLES, refuseUndeclared, ROLE_NAME } from "./role_names.ts";
 import { endAllSessions, sessionsOf, withoutSessions } from "./sessions.ts";
@@ -263,8 +263,8 @@ export interface NewUser<R extends string = string> {
  * @returns The new user.
  * @throws {UserExistsError} When the email has an account.
  * @throws {RangeError} When the email is not an address or the password is empty.
- * @throws {RangeError} When the name is blank, past 200 characters, or holds a control character
- * or a lone surrogate ({@link TypeError} when it is not a string).
+ * @throws {RangeError} When the name is blank, past 200 characters, or holds a control character,
+ * a bidi control or a lone surrogate ({@link TypeError} when it is not a string).
  * @throws {TypeError} When a role is not a role's name (letters, digits, `_ - . :`, 64 at most).
  * @throws {RangeError} When the app declares its roles (`routes/_roles.ts`) for `kv` and a role is
  * not one of them: the message names the declared ones; and when there are more than 500 roles.
@@ -300,21 +300,25 @@ export async function createUser(kv: Deno.Kv, fields: NewUser): Promise<User> {
 
 /** The longest name a user is shown by. */
 const MAX_NAME = 200;
+/** What shows: not only spaces and format characters (a zero-width space is blank too). */
+const VISIBLE = /[^\s\p{Cf}]/u;
 
 /**
  * `name` if it can be shown as one: a string of 1 to 200 characters, not blank, without control
- * characters or lone surrogates (KV keys the role index by it, and stores those as U+FFFD).
+ * characters, bidi controls or lone surrogates (KV keys the role index by it, and stores those as
+ * U+FFFD).
  */
 function checkedName(name: unknown, whose: string): string {
   if (typeof name !== "string") {
     throw new TypeError(`${whose}: name must be a string, not ${typeof name}`);
   }
   if (
-    name.length > MAX_NAME || !name.trim() || /\p{Cc}/u.test(name) || !name.isWellFormed()
+    name.length > MAX_NAME || !VISIBLE.test(name) || /\p{Cc}/u.test(name) ||
+    BIDI_CONTROL.test(name) || !name.isWellFormed()
   ) {
     throw new RangeError(
       `${whose}: name must be 1 to ${MAX_NAME} characters, not blank, without control ` +
-        `characters or lone surrogates (${name.length} given)`,
+        `characters, bidi controls or lone surrogates (${name.length} given)`,
     );
   }
   return name;
