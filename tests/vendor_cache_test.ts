@@ -36,3 +36,27 @@ Deno.test("storing a build clears older entries and dead sessions' leftovers onl
   assert.ok(left.includes(other), "another name's entry stays");
   assert.ok(!left.includes(older) && !left.includes(dead), `left: ${left}`);
 });
+
+Deno.test("a session whose entry another key's session removes while it reads builds it", async () => {
+  await using dir = await tempDir("vendor-cache-keys-");
+  const root = dir.path;
+  const outdir = join(root, "out");
+  const files = 200;
+  // Two sessions of one project with different sources (a dev server and a build of an edited
+  // checkout): each stores its key and removes the other's, often while that one reads it.
+  const session = async (source: string) => {
+    await Deno.writeTextFile(join(root, source), source);
+    for (let round = 0; round < 50; round++) {
+      const outputs = await cachedBuild(
+        { root, folder: "cache", name: "bundle", sources: [source], outdir },
+        () =>
+          Promise.resolve(Array.from({ length: files }, (_, i) => ({
+            path: join(outdir, `file${i}.js`),
+            contents: new TextEncoder().encode(`${source} ${i}`),
+          }))),
+      );
+      assert.equal(outputs.length, files);
+    }
+  };
+  await Promise.all([session("a.txt"), session("b.txt")]);
+});

@@ -7,7 +7,8 @@
  * which costs a few hundred. Builds of one project may run at once (two `deno task build`s, a dev
  * server and a build, CI runs sharing a cache folder): each writes its own temporary folder and
  * renames it into place, and removes only its own leftovers, older entries and temporary folders
- * old enough that no live session can still be writing them.
+ * old enough that no live session can still be writing them. A session reading an entry another
+ * removes (its key's sources differ) builds it again.
  */
 import * as esbuild from "esbuild";
 import { createHash } from "node:crypto";
@@ -31,6 +32,12 @@ export interface CachedBuild {
   outdir: string;
 }
 
+/** An entry holds its outputs in a folder, beside the list of them. */
+const OUTPUTS = "outputs";
+const LIST = "list.json";
+/** Changes the keys when the entries' layout changes: entries of an older one are removed. */
+const LAYOUT = "2";
+
 /**
  * How old another session's temporary folder must be to count as a dead session's: writing one
  * takes milliseconds once its build is done.
@@ -44,24 +51,19 @@ export async function cachedBuild(
 ): Promise<Output[]> {
   const cache = join(root, folder);
   const dir = join(cache, `${name}-${await keyOf(root, sources)}`);
-  const files = await filesBelow(dir);
-  if (files.length > 0) {
-    return await Promise.all(
-      files.map(async (file) => ({
-        path: join(outdir, file),
-        contents: await readFile(join(dir, file)),
-      })),
-    );
-  }
+  const stored = await readEntry(dir, outdir);
+  if (stored) return stored;
   const outputs = await build();
   // Whole or not at all: another session may be reading or writing the same.
   const temporary = `${dir}.${crypto.randomUUID()}`;
   try {
-    for (const output of outputs) {
-      const file = join(temporary, relative(outdir, output.path));
+    const files = outputs.map((output) => relative(outdir, output.path));
+    for (const [i, output] of outputs.entries()) {
+      const file = join(temporary, OUTPUTS, files[i]);
       await mkdir(dirname(file), { recursive: true });
       await writeFile(file, output.contents);
     }
+    await writeFile(join(temporary, LIST), JSON.stringify(files));
     await rename(temporary, dir).catch(async (error) => {
       // Lost to another session's rename: the same key, so the same files.
       if ((await filesBelow(dir)).length === 0) throw error;
@@ -71,6 +73,26 @@ export async function cachedBuild(
   }
   await removeOlder(cache, name, dir);
   return outputs;
+}
+
+/**
+ * The outputs stored in `dir`, or none if it is missing - or is being removed, by a session that
+ * stored another key: then the build is made again. Its list says which files make it whole, which
+ * a listing of the folder half-way through its removal would not.
+ */
+async function readEntry(dir: string, outdir: string): Promise<Output[] | undefined> {
+  try {
+    const files: string[] = JSON.parse(await readFile(join(dir, LIST), "utf8"));
+    return await Promise.all(
+      files.map(async (file) => ({
+        path: join(outdir, file),
+        contents: await readFile(join(dir, OUTPUTS, file)),
+      })),
+    );
+  } catch (error) {
+    if ((error as { code?: string }).code === "ENOENT") return undefined;
+    throw error;
+  }
 }
 
 /**
@@ -92,7 +114,7 @@ async function removeOlder(cache: string, name: string, kept: string): Promise<v
 }
 
 async function keyOf(root: string, sources: string[]): Promise<string> {
-  const hash = createHash("sha256").update(esbuild.version);
+  const hash = createHash("sha256").update(LAYOUT).update(esbuild.version);
   for (const source of ["deno.lock", ...sources]) {
     const path = join(root, source);
     const info = await stat(path).catch(() => undefined); // a project need not lock its packages

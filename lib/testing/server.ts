@@ -145,8 +145,23 @@ async function startOn(
     // A process group of its own (setsid), so a stop reaches every process the server started.
     detached: true,
   }).spawn();
+  const signalGroup = (signal: Deno.Signal) => {
+    try {
+      Deno.kill(-child.pid, signal);
+    } catch { /* none of the group is left */ }
+  };
   // Ends the group and its store if the test process is gone before it stopped the server.
-  const watchdog = watchGroup(child.pid, ownStore);
+  let watchdog: AsyncDisposable;
+  try {
+    watchdog = watchGroup(child.pid, ownStore);
+  } catch (error) {
+    // No `sh` to run it: nothing else would end the group then.
+    signalGroup("SIGKILL");
+    await child.status;
+    await Promise.all([child.stdout.cancel(), child.stderr.cancel()]);
+    if (ownStore) await Deno.remove(ownStore, { recursive: true }).catch(() => {});
+    throw error;
+  }
 
   const stdout: string[] = [];
   const stderr: string[] = [];
@@ -161,11 +176,6 @@ async function startOn(
   const output = () =>
     `stderr:\n${stderr.slice(-TAIL).join("\n")}\nstdout:\n${stdout.slice(-TAIL).join("\n")}`;
 
-  const signalGroup = (signal: Deno.Signal) => {
-    try {
-      Deno.kill(-child.pid, signal);
-    } catch { /* none of the group is left */ }
-  };
   let stopped: Promise<number> | undefined;
   const stop = (graceMs = 10_000) =>
     stopped ??= (async () => {

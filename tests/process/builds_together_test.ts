@@ -74,7 +74,7 @@ Deno.test("sessions building one vendor module at once all succeed and leave it 
     assert.equal(entries.length, 1, `round ${round}: one entry, no leftovers: ${entries}`);
     assert.match(entries[0], /^bundle-[0-9a-f]{16}$/);
     for (let i = 0; i < FILES; i++) {
-      const file = join(root, "cache", entries[0], `part${i % 10}`, `file${i}.js`);
+      const file = join(root, "cache", entries[0], "outputs", `part${i % 10}`, `file${i}.js`);
       assert.equal(await Deno.readTextFile(file), contentOf(i), `round ${round}: ${file}`);
     }
   }
