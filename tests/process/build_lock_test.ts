@@ -4,11 +4,11 @@
  * with the holder's process id, and keeps waiting: it runs once the holder lets go.
  */
 import assert from "node:assert/strict";
-import { withBuildLock } from "../lib/build/lock.ts";
-import { tempDir } from "./helpers/temp_dir.ts";
-import { within } from "./helpers/wait.ts";
+import { withBuildLock } from "../../lib/build/lock.ts";
+import { tempDir } from "../helpers/temp_dir.ts";
+import { within } from "../helpers/wait.ts";
 
-const LOCK = new URL("../lib/build/lock.ts", import.meta.url).href;
+const LOCK = new URL("../../lib/build/lock.ts", import.meta.url).href;
 
 Deno.test("a build waiting for the lock says which process holds it, then runs", async () => {
   await using dir = await tempDir("build-lock-");
