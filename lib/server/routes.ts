@@ -102,7 +102,9 @@ function dispatcher(route: ManifestRoute, render: PageRenderer): Dispatch {
       (page && (method === "GET" || method === "HEAD") ? renderPage : undefined);
     if (!run) return Promise.resolve(c.text("Method Not Allowed", 405, { Allow: allow }));
     // A page's GET is its render's promise as it is: no async step of its own around it.
-    if (run === renderPage && method === "GET") return new Scope(c, route, render, paramsOf(c)).render();
+    if (run === renderPage && method === "GET") {
+      return new Scope(c, route, render, paramsOf(c)).render();
+    }
     return answer(c, method, run);
   };
 }
