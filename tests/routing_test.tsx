@@ -16,6 +16,7 @@ import {
   type Middleware,
   type PageProps,
 } from "../lib/mod.ts";
+import { HonoRequest } from "hono/request";
 import { memoryApp } from "./helpers/app.ts";
 
 /**
@@ -126,6 +127,9 @@ const app = memoryApp({
       default: ({ params, data }: PageProps<unknown>) => (
         <p id="same">{params === data ? "one object" : "two objects"} {params.shelf}</p>
       ),
+    },
+    "plain.tsx": {
+      default: ({ params }: PageProps) => <p id="params">{JSON.stringify(params)}</p>,
     },
     "any.ts": { handler: ANY_METHOD },
     "teapot.tsx": {
@@ -250,6 +254,42 @@ Deno.test("a page's params are its handler's ctx.params: the URL's params decode
   const { res, body } = await get("/shelves/top%20left");
   assert.equal(res.status, 200);
   assert.match(body, /<p id="same">one object<!-- --> <!-- -->top left<\/p>/);
+});
+
+Deno.test("a route without params gets empty ones, Hono's decoding of none skipped", async () => {
+  const param = HonoRequest.prototype.param;
+  let calls = 0;
+  HonoRequest.prototype.param = function (this: HonoRequest, ...args: []) {
+    calls++;
+    return param.apply(this, args);
+  } as typeof param;
+  try {
+    const plain = await get("/plain");
+    assert.equal(plain.res.status, 200);
+    assert.match(plain.body, /<p id="params">\{\}<\/p>/);
+    assert.equal(calls, 0, "no params to decode");
+    assert.match((await get("/shelves/top%20left")).body, /top left/);
+    assert.equal(calls, 1, "a route with params still decodes them, once");
+  } finally {
+    HonoRequest.prototype.param = param;
+  }
+});
+
+Deno.test("a page's tree is made once, not for each request", async () => {
+  let reads = 0;
+  const once = {
+    get default() {
+      reads++;
+      return () => <p id="once">once</p>;
+    },
+  };
+  const app = memoryApp({ routes: { "once.tsx": once } });
+  const made = reads;
+  for (let i = 0; i < 3; i++) {
+    const res = await app.request("/once");
+    assert.match(await res.text(), /<p id="once">once<\/p>/);
+  }
+  assert.equal(reads, made, "the page's module read only when the app was made");
 });
 
 Deno.test("layouts nest outermost first around the page", async () => {

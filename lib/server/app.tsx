@@ -47,7 +47,7 @@ import { withHonestHead } from "./head.ts";
 import { InFlight } from "./in_flight.ts";
 import { refusalLines } from "./request_log.ts";
 import { internalsOf } from "./internals.ts";
-import type { Manifest } from "./manifest.ts";
+import type { Manifest, ManifestRoute } from "./manifest.ts";
 import { type AppOptions, resolveOptions } from "./options.ts";
 import { registerRoutes } from "./routes.ts";
 import { type AppScope, withScope } from "./scope.ts";
@@ -227,7 +227,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
   }
   mountActions(app, manifest.actions.entries, actionOptions);
 
-  const rules = speculationRules(manifest.routes);
+  const rulesHtml = { __html: speculationRules(manifest.routes) };
   const telemetryHead = telemetry?.head?.bind(telemetry);
   const renderContext = (c: Context) => {
     const kept = keptInputOf(c);
@@ -258,7 +258,7 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
           <script
             type="speculationrules"
             nonce={nonceOf(c)}
-            dangerouslySetInnerHTML={{ __html: rules }}
+            dangerouslySetInnerHTML={rulesHtml}
           />
           {keptNotice(keptInputOf(c))}
           {restoredPageCheck(c)}
@@ -314,18 +314,20 @@ export function createApp(manifest: Manifest, appOptions: AppOptions): App {
       hit: telemetry?.hit?.bind(telemetry),
     },
   });
+  // Each route's tree made once: the same for every request of it.
+  const trees = new Map<ManifestRoute, PageTree>();
+  for (const route of manifest.routes) {
+    const page = route.module.default;
+    if (!page) continue;
+    const styles = manifest.styles?.pages[route.file];
+    trees.set(route, { app: manifest.app, layouts: route.layouts, page, styles });
+  }
   registerRoutes(
     app,
     manifest.routes,
     (c, route, params, data, init) => {
-      const page = route.module.default;
-      if (!page) throw new Error(`routes/${route.file} has no default export to render`);
-      const tree = {
-        app: manifest.app,
-        layouts: route.layouts,
-        page,
-        styles: manifest.styles?.pages[route.file],
-      };
+      const tree = trees.get(route);
+      if (!tree) throw new Error(`routes/${route.file} has no default export to render`);
       return renderSpan(c, tree, pageProps(c, params, data), undefined, init);
     },
     telemetry,

@@ -67,9 +67,11 @@ export type Dispatch = (c: Context) => Promise<Response>;
 
 function dispatcher(route: ManifestRoute, render: PageRenderer): Dispatch {
   const { handler, default: page } = route.module;
+  // A pattern without `:` has no params: Hono's decoding of none is skipped (a request's garbage).
+  const paramsOf = route.pattern.includes(":") ? (c: Context) => c.req.param() : () => ({});
   if (typeof handler === "function") {
     return async (c) => {
-      const scope = new Scope(c, route, render);
+      const scope = new Scope(c, route, render, paramsOf(c));
       return ownAnswer(c, scope, mutable(await handler(c.req.raw, scope)));
     };
   }
@@ -83,7 +85,7 @@ function dispatcher(route: ManifestRoute, render: PageRenderer): Dispatch {
   const renderPage: Handler = (_req, ctx) => ctx.render();
 
   async function answer(c: Context, method: string, run: Handler): Promise<Response> {
-    const scope = new Scope(c, route, render);
+    const scope = new Scope(c, route, render, paramsOf(c));
     const made = await run(c.req.raw, scope);
     // The page's own render made its response: no need to probe it.
     const res = run === renderPage ? made : ownAnswer(c, scope, mutable(made));
@@ -100,7 +102,9 @@ function dispatcher(route: ManifestRoute, render: PageRenderer): Dispatch {
       (page && (method === "GET" || method === "HEAD") ? renderPage : undefined);
     if (!run) return Promise.resolve(c.text("Method Not Allowed", 405, { Allow: allow }));
     // A page's GET is its render's promise as it is: no async step of its own around it.
-    if (run === renderPage && method === "GET") return new Scope(c, route, render).render();
+    if (run === renderPage && method === "GET") {
+      return new Scope(c, route, render, paramsOf(c)).render();
+    }
     return answer(c, method, run);
   };
 }
@@ -141,8 +145,9 @@ class Scope implements RouteContext<unknown, AnyParams> {
     private readonly c: Context,
     private readonly route: ManifestRoute,
     private readonly renderer: PageRenderer,
+    params: AnyParams,
   ) {
-    this.params = c.req.param() as AnyParams;
+    this.params = params;
     this[CONTEXT] = c;
   }
 
