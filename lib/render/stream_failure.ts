@@ -83,6 +83,11 @@ export class BoundaryWatch {
     this.#onAbort = listener;
   }
 
+  /** React 19.3 never calls it; a later React that does finds it, not a TypeError every render. */
+  removeEventListener(_type: "abort", listener: () => void): void {
+    if (this.#onAbort === listener) this.#onAbort = undefined;
+  }
+
   /** Stops the render: the request's abort, a deadline's, or the client gone mid-stream. */
   readonly abort = (reason: unknown = new DOMException("The render was stopped", "AbortError")) => {
     if (this.aborted) return;
