@@ -215,6 +215,9 @@ export interface RateLimitOptions extends CallLimit {
   name: string;
 }
 
+/** Room kept in a limit's key for whom it counts: past it, a client's odd address is its 400. */
+const CLIENT_ROOM = "x".repeat(64);
+
 /**
  * Middleware: `limit` requests per client (`clientAddress`, an IPv6 one by its /64) in any
  * `windowMs`. Over it, 429 with `Retry-After` (a short page for a browser's form post, a line of
@@ -238,8 +241,9 @@ export interface RateLimitOptions extends CallLimit {
  */
 export function rateLimit({ name, ...limit }: RateLimitOptions): Middleware {
   checkLimit(limit, `rateLimit("${name}")`);
-  // Whom it counts is a client's address, not known yet: only a name too long fails the key.
-  checkLimitKey(() => `rateLimit(${nameOf(name)})`, [name, ""]);
+  // Whom it counts is a client's address, not known yet: checked as one of the longest a client
+  // has (an IPv6 /64 is at most 24 characters, "unknown" 7), so only a name too long fails here.
+  checkLimitKey(() => `rateLimit(${nameOf(name)})`, [name, CLIENT_ROOM]);
   return async function rateLimit(c, next) {
     const client = limitedClient(c) ?? "unknown";
     const result = await limitCalls(kvOf(c), [name, client], limit);
