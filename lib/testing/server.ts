@@ -122,29 +122,19 @@ async function startOn(
   env: Record<string, string>,
   port: number,
 ): Promise<StartedServer> {
-  const { root = Deno.cwd(), parallel, listenMs = 60_000 } = options;
+  const { listenMs = 60_000 } = options;
   const ownStore = env.KV_PATH === undefined
     ? await Deno.makeTempDir({ prefix: "shell-server-" })
     : undefined;
   const kvPath = ownStore ? `${ownStore}/kv.sqlite3` : env.KV_PATH!;
-  const child = new Deno.Command(Deno.execPath(), {
-    args: parallel === undefined
-      ? ["task", "start"]
-      : ["serve", "-A", "--parallel", "--host", "127.0.0.1", "--port", String(port), "main.ts"],
-    cwd: root,
-    env: {
-      NODE_ENV: "production",
-      ...(parallel === undefined ? {} : { DENO_JOBS: String(parallel) }),
-      ...env,
-      KV_PATH: kvPath,
-      PORT: String(port),
-      HOSTNAME: "127.0.0.1",
-    },
-    stdout: "piped",
-    stderr: "piped",
-    // A process group of its own (setsid), so a stop reaches every process the server started.
-    detached: true,
-  }).spawn();
+  let child: Deno.ChildProcess;
+  try {
+    child = spawnServer(options, env, port, kvPath);
+  } catch (error) {
+    // A root that is not there, say: the store made for the server goes with it.
+    if (ownStore) await Deno.remove(ownStore, { recursive: true }).catch(() => {});
+    throw error;
+  }
   const signalGroup = (signal: Deno.Signal) => {
     try {
       Deno.kill(-child.pid, signal);
@@ -259,4 +249,32 @@ function jsonLine(printed: string): LogLine[] {
   } catch {
     return [];
   }
+}
+
+/** The server's process, in a process group of its own. */
+function spawnServer(
+  options: ServerOptions,
+  env: Record<string, string>,
+  port: number,
+  kvPath: string,
+): Deno.ChildProcess {
+  const { root = Deno.cwd(), parallel } = options;
+  return new Deno.Command(Deno.execPath(), {
+    args: parallel === undefined
+      ? ["task", "start"]
+      : ["serve", "-A", "--parallel", "--host", "127.0.0.1", "--port", String(port), "main.ts"],
+    cwd: root,
+    env: {
+      NODE_ENV: "production",
+      ...(parallel === undefined ? {} : { DENO_JOBS: String(parallel) }),
+      ...env,
+      KV_PATH: kvPath,
+      PORT: String(port),
+      HOSTNAME: "127.0.0.1",
+    },
+    stdout: "piped",
+    stderr: "piped",
+    // A process group of its own (setsid), so a stop reaches every process the server started.
+    detached: true,
+  }).spawn();
 }

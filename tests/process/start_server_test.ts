@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { startServer } from "shell/testing";
 import { builtFixture } from "../helpers/built_copy.ts";
 import { groupMembers } from "../helpers/process_group.ts";
+import { tempDir } from "../helpers/temp_dir.ts";
 import { within } from "../helpers/wait.ts";
 
 async function exists(path: string): Promise<boolean> {
@@ -67,6 +68,24 @@ Deno.test("a server that exits at start: the error quotes its stderr", async () 
       return true;
     },
   );
+});
+
+Deno.test("a root that is not there: the start rejects and leaves no store behind", async () => {
+  // The server's own store is made in the temp folder before the spawn, which throws at once for a
+  // missing folder: it was left behind (review34). Its own TMPDIR, so no other test's store counts.
+  await using tmp = await tempDir("start-server-tmp-");
+  const before = Deno.env.get("TMPDIR");
+  Deno.env.set("TMPDIR", tmp.path);
+  try {
+    await assert.rejects(
+      startServer({ root: `${tmp.path}/no-such-project` }),
+      Deno.errors.NotFound,
+    );
+  } finally {
+    if (before === undefined) Deno.env.delete("TMPDIR");
+    else Deno.env.set("TMPDIR", before);
+  }
+  assert.deepEqual(await Array.fromAsync(Deno.readDir(tmp.path)), []);
 });
 
 Deno.test("settings that name the server's own origin: APP_ORIGIN is where it listens, and other hosts get 400", async () => {
