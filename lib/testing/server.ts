@@ -8,6 +8,7 @@
  * interrupted or killed (a watchdog ends the group then). Test-only.
  */
 import { Arrivals } from "./arrivals.ts";
+import { collectLines, jsonLine } from "./lines.ts";
 import type { LogLine } from "./logs.ts";
 import { watchGroup } from "./watchdog.ts";
 
@@ -162,7 +163,11 @@ async function startOn(
     arrivals.arrived();
   });
   // Ends once every process of the group has let go of the pipes.
-  const read = Promise.all([collect(child.stdout, stdout), collect(child.stderr, stderr)]);
+  const arrived = () => arrivals.arrived();
+  const read = Promise.all([
+    collectLines(child.stdout, stdout, arrived),
+    collectLines(child.stderr, stderr, arrived),
+  ]);
   const output = () =>
     `stderr:\n${stderr.slice(-TAIL).join("\n")}\nstdout:\n${stdout.slice(-TAIL).join("\n")}`;
 
@@ -225,30 +230,6 @@ async function startOn(
       await stop();
     },
   };
-
-  async function collect(stream: ReadableStream<Uint8Array>, into: string[]) {
-    const decoder = new TextDecoder();
-    let rest = "";
-    for await (const bytes of stream) {
-      const lines = (rest + decoder.decode(bytes, { stream: true })).split("\n");
-      rest = lines.pop()!;
-      into.push(...lines);
-      arrivals.arrived();
-    }
-    if (rest) into.push(rest);
-    arrivals.arrived();
-  }
-}
-
-/** A stdout line as a log line, without the name `deno serve --parallel` puts before a worker's. */
-function jsonLine(printed: string): LogLine[] {
-  const line = printed.replace(/^\[serve-worker-\d+ *\] /, "");
-  if (!line.startsWith("{")) return [];
-  try {
-    return [JSON.parse(line)];
-  } catch {
-    return [];
-  }
 }
 
 /** The server's process, in a process group of its own. */

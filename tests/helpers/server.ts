@@ -9,6 +9,7 @@
  * in their settings (`APP_ORIGIN`) give them as a function of it.
  */
 import { Arrivals } from "../../lib/testing/arrivals.ts";
+import { collectLines, jsonLine } from "../../lib/testing/lines.ts";
 import { builtFixture } from "./built_copy.ts";
 
 export interface TestServer {
@@ -113,31 +114,15 @@ async function startOn(
   const stdout: string[] = [];
   const stderr: string[] = [];
   const arrivals = new Arrivals();
-  const collect = async (stream: ReadableStream<Uint8Array>, into: string[]) => {
-    const decoder = new TextDecoder();
-    let rest = "";
-    for await (const bytes of stream) {
-      const lines = (rest + decoder.decode(bytes, { stream: true })).split("\n");
-      rest = lines.pop()!;
-      into.push(...lines);
-      arrivals.arrived();
-    }
-    if (rest) into.push(rest);
-  };
-  const done = Promise.all([collect(child.stdout, stdout), collect(child.stderr, stderr)]);
+  const arrived = () => arrivals.arrived();
+  const done = Promise.all([
+    collectLines(child.stdout, stdout, arrived),
+    collectLines(child.stderr, stderr, arrived),
+  ]);
   const origin = `http://127.0.0.1:${port}`;
 
-  const logs = () =>
-    stdout.flatMap((printed) => {
-      // `deno serve --parallel` prefixes each worker's lines with its name (docs/failures.md).
-      const line = printed.replace(/^\[serve-worker-\d+ *\] /, "");
-      if (!line.startsWith("{")) return [];
-      try {
-        return [JSON.parse(line)];
-      } catch {
-        return [];
-      }
-    });
+  // `deno serve --parallel` prefixes each worker's lines with its name (docs/failures.md).
+  const logs = () => stdout.flatMap(jsonLine);
 
   const waitFor = <T>(find: () => T | undefined, ms: number, what: string): Promise<T> =>
     arrivals.until(
